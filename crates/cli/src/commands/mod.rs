@@ -1,0 +1,18 @@
+//! One function per subcommand.
+
+mod check_frames;
+
+use std::process::ExitCode;
+
+use crate::args::{Cli, Command};
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Schema => {
+            print!("{}", mindgate_protocol::json_schema_string());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::CheckFrames { input } => check_frames::run(&input),
+    }
+}

@@ -1,0 +1,319 @@
+//! The never-panicking frame parser.
+//!
+//! Checks run in the protocol's order: not JSON / not an object / bad `gm` →
+//! [`ParseResult::Invalid`]; `gm` ≠ 1 → [`ParseResult::VersionMismatch`]; bad
+//! `type`, `payload`, `runId`, `seq`, `ts` → invalid; unknown `type` →
+//! [`ParseResult::UnknownType`]; otherwise the payload is validated against its
+//! type → [`ParseResult::Ok`] or invalid with the offending path.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Serialize;
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::PROTOCOL_VERSION;
+use crate::envelope::{Envelope, Extra, OpaqueEnvelope};
+use crate::message::Message;
+
+/// Largest frame accepted, in bytes (16 MiB, the WebSocket frame cap).
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// Deepest nesting of arrays/objects accepted (serde_json's recursion limit).
+pub const MAX_DEPTH: usize = 128;
+
+/// One problem found in a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParseIssue {
+    /// Where, as a dotted path (`payload.deltas[0].t`); empty for the whole frame.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The outcome of parsing one frame. Exactly one of four.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseResult {
+    /// A valid envelope of a known type.
+    Ok(Envelope),
+    /// A valid envelope of a type this version does not know: keep or ignore it, never fail.
+    UnknownType(OpaqueEnvelope),
+    /// The sender speaks another protocol major: stop talking to it.
+    VersionMismatch {
+        /// The `gm` it sent.
+        received: i64,
+    },
+    /// Structurally broken: drop the frame.
+    Invalid {
+        /// One-line reason.
+        reason: String,
+        /// Details, when there are any.
+        issues: Vec<ParseIssue>,
+    },
+}
+
+impl ParseResult {
+    /// A short verdict: `ok`, `unknown-type`, `version-mismatch: N` or `invalid: reason`.
+    pub fn verdict(&self) -> String {
+        match self {
+            ParseResult::Ok(_) => "ok".to_owned(),
+            ParseResult::UnknownType(_) => "unknown-type".to_owned(),
+            ParseResult::VersionMismatch { received } => format!("version-mismatch: {received}"),
+            ParseResult::Invalid { reason, .. } => format!("invalid: {reason}"),
+        }
+    }
+
+    fn invalid(reason: impl Into<String>) -> Self {
+        ParseResult::Invalid {
+            reason: reason.into(),
+            issues: Vec::new(),
+        }
+    }
+}
+
+/// Parses one frame. Never panics; memory use is bounded by the frame size.
+pub fn parse_envelope(frame: &str) -> ParseResult {
+    if frame.len() > MAX_FRAME_BYTES {
+        return ParseResult::invalid(format!(
+            "frame is {} bytes, over the {} byte limit",
+            frame.len(),
+            MAX_FRAME_BYTES
+        ));
+    }
+    let head: Head<'_> = match serde_json::from_str(frame) {
+        Ok(head) => head,
+        Err(e) => return ParseResult::invalid(json_error_reason(&e)),
+    };
+    let Head(fields) = head;
+    let mut gm = None;
+    let mut seq = None;
+    let mut ts = None;
+    let mut run_id = None;
+    let mut type_name = None;
+    let mut payload = None;
+    let mut extra_raw = Vec::new();
+    for (key, raw) in fields {
+        match key.as_ref() {
+            "gm" => gm = Some(raw),
+            "seq" => seq = Some(raw),
+            "ts" => ts = Some(raw),
+            "runId" => run_id = Some(raw),
+            "type" => type_name = Some(raw),
+            "payload" => payload = Some(raw),
+            _ => extra_raw.push((key, raw)),
+        }
+    }
+
+    let Some(gm) = gm.and_then(as_integer) else {
+        return ParseResult::invalid("missing or non-integer 'gm'");
+    };
+    if gm != i64::from(PROTOCOL_VERSION) {
+        return ParseResult::VersionMismatch { received: gm };
+    }
+    let Some(type_name) = type_name.and_then(as_string) else {
+        return ParseResult::invalid("missing or non-string 'type'");
+    };
+    let Some(payload) = payload.filter(|p| p.get().starts_with('{')) else {
+        return ParseResult::invalid("missing or non-object 'payload'");
+    };
+    let Some(run_id) = run_id.and_then(as_string) else {
+        return ParseResult::invalid("missing or non-string 'runId'");
+    };
+    if run_id.is_empty() {
+        return ParseResult::invalid("'runId' is empty");
+    }
+    let Some(seq) = seq.and_then(as_integer).and_then(|s| u64::try_from(s).ok()) else {
+        return ParseResult::invalid("missing or invalid 'seq' (a non-negative integer)");
+    };
+    let Some(ts) = ts.and_then(as_millis) else {
+        return ParseResult::invalid("missing or non-numeric 'ts'");
+    };
+    let mut extra = Map::new();
+    for (key, raw) in extra_raw {
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(v) => {
+                extra.insert(key.into_owned(), v);
+            }
+            Err(e) => return ParseResult::invalid(json_error_reason(&e)),
+        }
+    }
+
+    let payload = payload.get();
+    let message = match type_name.as_ref() {
+        "run.started" => typed(payload, Message::RunStarted),
+        "run.finished" => typed(payload, Message::RunFinished),
+        "graph.hint" => typed(payload, Message::GraphHint),
+        "node.started" => typed(payload, Message::NodeStarted),
+        "node.token" => typed(payload, Message::NodeToken),
+        "node.finished" => typed(payload, Message::NodeFinished),
+        "node.error" => typed(payload, Message::NodeError),
+        "exec.paused" => typed(payload, Message::ExecPaused),
+        "exec.resumed" => typed(payload, Message::ExecResumed),
+        "exec.refused" => typed(payload, Message::ExecRefused),
+        "exec.resume" => typed(payload, Message::ExecResume),
+        "breakpoint.set" => typed(payload, Message::BreakpointSet),
+        "breakpoint.clear" => typed(payload, Message::BreakpointClear),
+        "mode.set" => typed(payload, Message::ModeSet),
+        "hello" => typed(payload, Message::Hello),
+        "hello.ack" => typed(payload, Message::HelloAck),
+        _ => {
+            let payload: Extra = match serde_json::from_str(payload) {
+                Ok(p) => p,
+                Err(e) => return ParseResult::invalid(json_error_reason(&e)),
+            };
+            return ParseResult::UnknownType(OpaqueEnvelope {
+                gm: PROTOCOL_VERSION,
+                seq,
+                ts,
+                run_id: run_id.into_owned(),
+                type_name: type_name.into_owned(),
+                payload,
+                extra,
+            });
+        }
+    };
+    match message {
+        Ok(message) => ParseResult::Ok(Envelope {
+            gm: PROTOCOL_VERSION,
+            seq,
+            ts,
+            run_id: run_id.into_owned(),
+            message,
+            extra,
+        }),
+        Err(issue) => ParseResult::Invalid {
+            reason: format!("invalid '{type_name}' payload: {}", issue.message),
+            issues: vec![issue],
+        },
+    }
+}
+
+fn typed<T: DeserializeOwned>(
+    payload: &str,
+    wrap: impl FnOnce(T) -> Message,
+) -> Result<Message, ParseIssue> {
+    let mut de = serde_json::Deserializer::from_str(payload);
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(value) => Ok(wrap(value)),
+        Err(err) => {
+            let path = err.path().to_string();
+            let message = strip_position(&err.into_inner().to_string());
+            Err(ParseIssue {
+                path: if path == "." || path.is_empty() {
+                    "payload".to_owned()
+                } else {
+                    format!("payload.{path}")
+                },
+                message: if message.contains("recursion limit") {
+                    format!("nesting deeper than {MAX_DEPTH} levels")
+                } else {
+                    message
+                },
+            })
+        }
+    }
+}
+
+/// serde_json messages end in " at line 1 column 57"; keep them short and stable.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+fn json_error_reason(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    if msg.contains("recursion limit") {
+        format!("nesting deeper than {MAX_DEPTH} levels")
+    } else if e.is_syntax() || e.is_eof() {
+        format!("not JSON: {msg}")
+    } else if msg.starts_with("invalid type") {
+        "envelope is not an object".to_owned()
+    } else {
+        msg
+    }
+}
+
+fn as_integer(raw: &RawValue) -> Option<i64> {
+    let text = raw.get();
+    if text.contains(['.', 'e', 'E']) {
+        // 1.0 is not an integer on the wire; neither is 1e0.
+        return None;
+    }
+    text.parse::<i64>().ok()
+}
+
+fn as_millis(raw: &RawValue) -> Option<i64> {
+    let text = raw.get();
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(v);
+    }
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && !text.starts_with('"') => Some(v.round() as i64),
+        _ => None,
+    }
+}
+
+fn as_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if !text.starts_with('"') {
+        return None;
+    }
+    if !text.contains('\\') {
+        return Some(Cow::Borrowed(&text[1..text.len() - 1]));
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+}
+
+/// The top-level object, split into keys and raw (unparsed) values.
+struct Head<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Head<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct HeadVisitor;
+        impl<'de> Visitor<'de> for HeadVisitor {
+            type Value = Head<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an envelope object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields = Vec::with_capacity(6);
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let raw: &'de RawValue = map.next_value()?;
+                    if let Some(slot) = fields.iter_mut().find(|(k, _)| *k == key) {
+                        // Duplicate key: the last one wins, as in JSON.parse.
+                        slot.1 = raw;
+                    } else {
+                        fields.push((key, raw));
+                    }
+                }
+                Ok(Head(fields))
+            }
+        }
+        d.deserialize_map(HeadVisitor)
+    }
+}

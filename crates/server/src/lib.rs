@@ -1,0 +1,1 @@
+//! Mindgate server.
