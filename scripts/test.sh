@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs every test of the project on a fresh machine: installs what the tests need
+# (a Python virtual environment with the real GraphMind client and the MCP SDK,
+# Debian's chromium and playwright-core for the browser tests), then checks
+# formatting and lints, builds, and runs the Rust, Python and browser suites.
+#
+# Environment:
+#   MINDGATE_SKIP_BROWSER=1   skip the browser end-to-end tests
+#   MINDGATE_VENV=DIR         where the Python environment lives (default .venv)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+step() { printf '\n== %s ==\n' "$*"; }
+failures=()
+
+step "Rust: format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "Rust: build"
+cargo build --workspace --locked
+export MINDGATE_BIN="$root/target/debug/mindgate"
+
+step "Rust: tests"
+if ! cargo test --workspace --locked 2>&1 | tee target/rust-tests.log; then
+  failures+=("rust")
+fi
+
+step "Python: environment"
+venv=${MINDGATE_VENV:-$root/.venv}
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+export PYTHON="$venv/bin/python"
+
+if compgen -G "tests/python/test_*.py" >/dev/null; then
+  step "Python: real-client tests"
+  if ! "$venv/bin/python" -m pytest -q tests/python; then
+    failures+=("python")
+  fi
+fi
+
+if [ -z "${MINDGATE_SKIP_BROWSER:-}" ] && [ -f tests/browser/package.json ]; then
+  step "Browser: environment"
+  if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+  fi
+  (cd tests/browser && npm ci --no-audit --no-fund --silent)
+  step "Browser: end-to-end tests"
+  if ! (cd tests/browser && node --test --test-concurrency=1); then
+    failures+=("browser")
+  fi
+fi
+
+step "Summary"
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "failed suites: ${failures[*]}"
+  exit 1
+fi
+echo "all suites passed"
