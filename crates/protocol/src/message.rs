@@ -128,9 +128,9 @@ pub struct GraphHint {
 pub struct Redaction {
     /// Number of redacted values.
     pub count: u64,
-    /// The redacted keys.
-    #[serde(default)]
-    pub keys: Vec<String>,
+    /// The redacted keys (absent stays absent on re-serialisation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
     /// Unknown fields, kept as received.
     #[serde(flatten)]
     pub extra: Extra,
@@ -303,8 +303,12 @@ pub struct LoopInfo {
 pub struct SmartInfo {
     /// The rule that fired.
     pub rule: String,
-    /// Rule details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Rule details (any JSON; a `null` is kept).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub detail: Option<Value>,
     /// Unknown fields, kept as received.
     #[serde(flatten)]
@@ -362,8 +366,12 @@ pub struct ExecResumed {
     /// Echo of the request that released it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-    /// Who released it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Who released it (any JSON; a `null` is kept).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub principal: Option<Value>,
     /// Unknown fields, kept as received.
     #[serde(flatten)]

@@ -34,6 +34,9 @@ pub struct ParseIssue {
 }
 
 /// The outcome of parsing one frame. Exactly one of four.
+// `Ok` is by far the common case, so boxing it would add an allocation to
+// nearly every frame to shrink the rare ones.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParseResult {
     /// A valid envelope of a known type.
@@ -74,6 +77,11 @@ impl ParseResult {
 }
 
 /// Parses one frame. Never panics; memory use is bounded by the frame size.
+///
+/// A string holding a lone UTF-16 surrogate escape (`"\ud800"`, which
+/// JavaScript accepts and the Python client writes on purpose) cannot be a Rust
+/// string: such a frame is parsed again with each lone surrogate replaced by
+/// U+FFFD instead of being dropped.
 pub fn parse_envelope(frame: &str) -> ParseResult {
     if frame.len() > MAX_FRAME_BYTES {
         return ParseResult::invalid(format!(
@@ -82,6 +90,64 @@ pub fn parse_envelope(frame: &str) -> ParseResult {
             MAX_FRAME_BYTES
         ));
     }
+    let result = parse_frame(frame);
+    if matches!(result, ParseResult::Invalid { .. })
+        && let Some(fixed) = replace_lone_surrogates(frame)
+    {
+        return parse_frame(&fixed);
+    }
+    result
+}
+
+/// `frame` with every lone surrogate escape replaced by `\ufffd`, or `None`
+/// when it has none.
+fn replace_lone_surrogates(frame: &str) -> Option<String> {
+    fn hex4(bytes: &[u8], at: usize) -> Option<u16> {
+        let digits = bytes.get(at..at + 4)?;
+        let text = std::str::from_utf8(digits).ok()?;
+        u16::from_str_radix(text, 16).ok()
+    }
+    let bytes = frame.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex4(bytes, i + 2) else {
+            i += 2;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&unit);
+        let is_low = (0xDC00..0xE000).contains(&unit);
+        if is_high
+            && bytes.get(i + 6) == Some(&b'\\')
+            && bytes.get(i + 7) == Some(&b'u')
+            && hex4(bytes, i + 8).is_some_and(|next| (0xDC00..0xE000).contains(&next))
+        {
+            i += 12; // a proper pair
+            continue;
+        }
+        if is_high || is_low {
+            let buf = out.get_or_insert_with(|| String::with_capacity(frame.len()));
+            buf.push_str(&frame[copied..i]);
+            buf.push_str("\\ufffd");
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    let mut buf = out?;
+    buf.push_str(&frame[copied..]);
+    Some(buf)
+}
+
+fn parse_frame(frame: &str) -> ParseResult {
     let head: Head<'_> = match serde_json::from_str(frame) {
         Ok(head) => head,
         Err(e) => return ParseResult::invalid(json_error_reason(&e)),
@@ -106,7 +172,7 @@ pub fn parse_envelope(frame: &str) -> ParseResult {
         }
     }
 
-    let Some(gm) = gm.and_then(as_integer) else {
+    let Some(gm) = gm.and_then(as_version) else {
         return ParseResult::invalid("missing or non-integer 'gm'");
     };
     if gm != i64::from(PROTOCOL_VERSION) {
@@ -124,7 +190,7 @@ pub fn parse_envelope(frame: &str) -> ParseResult {
     if run_id.is_empty() {
         return ParseResult::invalid("'runId' is empty");
     }
-    let Some(seq) = seq.and_then(as_integer).and_then(|s| u64::try_from(s).ok()) else {
+    let Some(seq) = seq.and_then(as_sequence) else {
         return ParseResult::invalid("missing or invalid 'seq' (a non-negative integer)");
     };
     let Some(ts) = ts.and_then(as_millis) else {
@@ -246,6 +312,32 @@ fn as_integer(raw: &RawValue) -> Option<i64> {
     text.parse::<i64>().ok()
 }
 
+/// `seq` as a non-negative integer (the full `u64` range; `-0` is 0).
+fn as_sequence(raw: &RawValue) -> Option<u64> {
+    match raw.get() {
+        "-0" => Some(0),
+        text => text.parse::<u64>().ok(),
+    }
+}
+
+/// `gm` as an integer. An integer too large for `i64` is still an integer (a
+/// version this build does not speak), so it saturates rather than being invalid.
+fn as_version(raw: &RawValue) -> Option<i64> {
+    let text = raw.get();
+    if let Some(v) = as_integer(raw) {
+        return Some(v);
+    }
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(if text.starts_with('-') {
+            i64::MIN
+        } else {
+            i64::MAX
+        });
+    }
+    None
+}
+
 fn as_millis(raw: &RawValue) -> Option<i64> {
     let text = raw.get();
     if let Ok(v) = text.parse::<i64>() {
@@ -302,14 +394,12 @@ impl<'de> de::Deserialize<'de> for Head<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut fields = Vec::with_capacity(6);
+                // Duplicate keys are kept here and resolved by the caller (the
+                // last one wins, as in JSON.parse): searching for them here
+                // would make a frame with many keys quadratic to parse.
                 while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
                     let raw: &'de RawValue = map.next_value()?;
-                    if let Some(slot) = fields.iter_mut().find(|(k, _)| *k == key) {
-                        // Duplicate key: the last one wins, as in JSON.parse.
-                        slot.1 = raw;
-                    } else {
-                        fields.push((key, raw));
-                    }
+                    fields.push((key, raw));
                 }
                 Ok(Head(fields))
             }
