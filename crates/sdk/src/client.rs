@@ -1,0 +1,831 @@
+//! The client session: event emission into the replay buffer, gates, runs and
+//! the handle the transport thread works through.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use mindgate_protocol::{
+    Envelope, ExecPaused, ExecRefused, ExecResumed, HintNode, LoopInfo, Message, NodeKind,
+    PausePoint, PauseReason, RefuseCode, RunFinished, RunStarted, RunStatus, SdkInfo,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::buffer::{Frame, PLACEHOLDER_HEAD, Ring};
+use crate::config::{Config, LoopMode, MAX_PAYLOAD_BYTES};
+use crate::gate::{Decision, GateNode, Gates, Held, InjectCheck, Settled};
+use crate::ids;
+use crate::loop_guard::LoopGuard;
+use crate::node::Node;
+use crate::run::{Outcome, RunRef, Scope};
+use crate::shrink::shrink_payload;
+use crate::warn::Warner;
+
+/// The SDK's name and version as announced in `hello` and `run.started`.
+pub const SDK_NAME: &str = "mindgate-sdk";
+/// The SDK version.
+pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Mutable state behind one lock: the seq counter and the replay buffer.
+pub(crate) struct Core {
+    pub(crate) seq: u64,
+    pub(crate) ring: Ring,
+    pub(crate) session_token: Option<String>,
+    implicit: Option<RunRef>,
+}
+
+/// Everything the host-side API and the transport thread share.
+pub(crate) struct Shared {
+    pub(crate) enabled: bool,
+    pub(crate) config: Config,
+    pub(crate) url: String,
+    pub(crate) attached: AtomicBool,
+    started: AtomicBool,
+    pub(crate) core: Mutex<Core>,
+    /// Wakes the writer when frames are pending.
+    pub(crate) wake: Notify,
+    /// Asks the supervisor to connect now.
+    pub(crate) kick: Notify,
+    /// Attachment state for `ready()` waiters.
+    pub(crate) attached_tx: watch::Sender<bool>,
+    /// Frames (by buffer index) the writer has flushed to the socket.
+    pub(crate) sent: AtomicU64,
+    pub(crate) gates: Gates,
+    pub(crate) loop_guard: LoopGuard,
+    pub(crate) warner: Warner,
+    pub(crate) runtime: OnceLock<tokio::runtime::Handle>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// A connection to the Mindgate viewer. Cheap to clone; clones share one session.
+///
+/// Most code uses the process-wide client through the free functions
+/// ([`crate::run`], [`crate::tool`], …); create one explicitly for tests or to
+/// talk to a second viewer.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Fail open: nothing may stay held once the last handle is gone.
+        self.shared.release_all();
+        self.shared.shutdown.cancel();
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("enabled", &self.inner.shared.enabled)
+            .field("url", &self.inner.shared.url)
+            .field("attached", &self.is_attached())
+            .finish()
+    }
+}
+
+/// A snapshot of the client's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// The SDK is on.
+    pub enabled: bool,
+    /// The background transport was started (a socket may have been opened).
+    pub started: bool,
+    /// A viewer is attached.
+    pub attached: bool,
+    /// Events in the replay buffer.
+    pub buffered: usize,
+    /// Events dropped from the buffer since start.
+    pub dropped: u64,
+    /// Gates currently held.
+    pub held_gates: usize,
+    /// The next `seq`.
+    pub seq: u64,
+}
+
+/// What a gate did: the decision and how long it held.
+#[derive(Debug)]
+pub(crate) struct Gated {
+    pub(crate) decision: Decision,
+    pub(crate) held: Duration,
+}
+
+impl Gated {
+    const OPEN: Gated = Gated {
+        decision: Decision::Continue,
+        held: Duration::ZERO,
+    };
+}
+
+impl Client {
+    /// Creates a client. Nothing connects until the first event or gate.
+    pub fn new(config: Config) -> Self {
+        let enabled = config.resolve_enabled();
+        let url = config.resolve_url();
+        let guard = config.resolve_loop_guard();
+        let (attached_tx, _) = watch::channel(false);
+        let shared = Shared {
+            enabled,
+            url,
+            attached: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            core: Mutex::new(Core {
+                seq: 0,
+                ring: Ring::new(if enabled { config.buffer_size } else { 1 }),
+                session_token: None,
+                implicit: None,
+            }),
+            wake: Notify::new(),
+            kick: Notify::new(),
+            attached_tx,
+            sent: AtomicU64::new(0),
+            gates: Gates::default(),
+            loop_guard: LoopGuard::new(guard),
+            warner: Warner::new(config.warn_interval),
+            runtime: OnceLock::new(),
+            shutdown: CancellationToken::new(),
+            config,
+        };
+        Client {
+            inner: Arc::new(Inner {
+                shared: Arc::new(shared),
+            }),
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
+    /// Whether the SDK is on (see [`Config::resolve_enabled`]).
+    pub fn is_enabled(&self) -> bool {
+        self.inner.shared.enabled
+    }
+
+    /// Whether a viewer is attached right now.
+    pub fn is_attached(&self) -> bool {
+        self.inner.shared.attached.load(Ordering::Acquire)
+    }
+
+    /// The viewer URL this client connects to.
+    pub fn url(&self) -> &str {
+        &self.inner.shared.url
+    }
+
+    /// A snapshot of the client's state.
+    pub fn stats(&self) -> Stats {
+        let s = &self.inner.shared;
+        let (buffered, dropped, seq) = s
+            .core
+            .lock()
+            .map(|c| (c.ring.len(), c.ring.dropped(), c.seq))
+            .unwrap_or_default();
+        Stats {
+            enabled: s.enabled,
+            started: s.started.load(Ordering::Acquire),
+            attached: self.is_attached(),
+            buffered,
+            dropped,
+            held_gates: s.gates.held_count(),
+            seq,
+        }
+    }
+
+    /// Connects now (if not yet) and waits until attached, up to `timeout`.
+    /// `false` means "carry on detached", never an error.
+    pub async fn ready(&self, timeout: Duration) -> bool {
+        let s = self.inner.shared.clone();
+        if !s.enabled {
+            return false;
+        }
+        s.ensure_started();
+        s.kick.notify_one();
+        if s.attached.load(Ordering::Acquire) {
+            return true;
+        }
+        let mut rx = s.attached_tx.subscribe();
+        let Some(rt) = s.runtime.get() else {
+            return false;
+        };
+        // The wait runs on the SDK's own runtime, so it needs no timer from the host's.
+        let task = rt.spawn(async move {
+            tokio::time::timeout(timeout, rx.wait_for(|a| *a))
+                .await
+                .is_ok_and(|r| r.is_ok())
+        });
+        task.await.unwrap_or(false)
+    }
+
+    /// Waits (up to `timeout`) until every event emitted so far was written to the
+    /// viewer. Returns `false` when detached or on timeout.
+    pub async fn flush(&self, timeout: Duration) -> bool {
+        let s = self.inner.shared.clone();
+        if !s.enabled || !s.attached.load(Ordering::Acquire) {
+            return false;
+        }
+        let target = s
+            .core
+            .lock()
+            .map(|c| c.ring.pushed_total())
+            .unwrap_or_default();
+        let Some(rt) = s.runtime.get().cloned() else {
+            return false;
+        };
+        s.wake.notify_one();
+        let task = rt.spawn(async move {
+            let deadline = Instant::now() + timeout;
+            loop {
+                if s.sent.load(Ordering::Acquire) >= target {
+                    return true;
+                }
+                if Instant::now() >= deadline || !s.attached.load(Ordering::Acquire) {
+                    return false;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        task.await.unwrap_or(false)
+    }
+
+    /// Releases every held gate, finishes the implicit run, flushes (up to
+    /// `timeout`) and closes the connection. The client stays usable detached.
+    pub async fn shutdown(&self, timeout: Duration) {
+        let s = self.inner.shared.clone();
+        if !s.enabled {
+            return;
+        }
+        s.release_all();
+        let implicit = s.core.lock().ok().and_then(|mut c| c.implicit.take());
+        if let Some(run) = implicit {
+            s.emit(
+                &run,
+                Message::RunFinished(RunFinished {
+                    status: RunStatus::Ok,
+                    error: None,
+                    extra: Map::new(),
+                }),
+            );
+        }
+        self.flush(timeout).await;
+        s.shutdown.cancel();
+    }
+
+    /// Runs `fut` as a named run: `run.started`, an `agent:<name>` node, and
+    /// `run.finished` with `ok`, `error` (with the error) or `aborted`.
+    /// The future's output is returned untouched.
+    pub async fn run<F>(&self, name: &str, meta: impl Serialize, fut: F) -> F::Output
+    where
+        F: Future,
+        F::Output: Outcome,
+    {
+        let s = &self.inner.shared;
+        let run = RunRef::new(ids::new_run_id(), name);
+        if !s.enabled {
+            let scope = Scope {
+                client: self.clone(),
+                run,
+                parent: None,
+            };
+            return scope.enter(fut).await;
+        }
+        let agent_id: Arc<str> = Arc::from(ids::node_id(NodeKind::Agent, name));
+        let mut meta_map = s.config.meta.clone().unwrap_or_default();
+        meta_map.insert("name".to_owned(), Value::String(name.to_owned()));
+        match serde_json::to_value(meta) {
+            Ok(Value::Object(m)) => meta_map.extend(m),
+            Ok(Value::Null) | Err(_) => {}
+            Ok(other) => {
+                meta_map.insert("value".to_owned(), other);
+            }
+        }
+        s.emit(&run, run_started(&s.config.app_name, meta_map));
+        s.emit(
+            &run,
+            Message::NodeStarted(mindgate_protocol::NodeStarted {
+                node_id: agent_id.to_string(),
+                parent_id: None,
+                kind: NodeKind::Agent,
+                name: name.to_owned(),
+                instance_id: run.id().to_string(),
+                input: None,
+                collapsed: None,
+                redaction: None,
+                extra: Map::new(),
+            }),
+        );
+        let started = Instant::now();
+        let scope = Scope {
+            client: self.clone(),
+            run: run.clone(),
+            parent: Some(agent_id.clone()),
+        };
+        let out = scope.enter(fut).await;
+        let failure = out.failure();
+        let aborted = run.cancel_token().is_cancelled();
+        let status = if aborted {
+            RunStatus::Aborted
+        } else if failure.is_some() {
+            RunStatus::Error
+        } else {
+            RunStatus::Ok
+        };
+        let held = run.held();
+        if let (Some(err), false) = (&failure, aborted) {
+            s.emit(
+                &run,
+                Message::NodeError(mindgate_protocol::NodeError {
+                    node_id: agent_id.to_string(),
+                    instance_id: Some(run.id().to_string()),
+                    error: err.clone(),
+                    held_ms: ms_if_any(held),
+                    extra: Map::new(),
+                }),
+            );
+        }
+        s.emit(
+            &run,
+            Message::NodeFinished(mindgate_protocol::NodeFinished {
+                node_id: agent_id.to_string(),
+                instance_id: Some(run.id().to_string()),
+                output: None,
+                usage: None,
+                duration_ms: ms(started.elapsed()),
+                status: match status {
+                    RunStatus::Ok => mindgate_protocol::NodeStatus::Ok,
+                    RunStatus::Error => mindgate_protocol::NodeStatus::Error,
+                    RunStatus::Aborted => mindgate_protocol::NodeStatus::Aborted,
+                },
+                held_ms: ms_if_any(held),
+                extra: Map::new(),
+            }),
+        );
+        s.emit(
+            &run,
+            Message::RunFinished(RunFinished {
+                status,
+                error: if aborted {
+                    Some(mindgate_protocol::ErrorInfo {
+                        name: crate::Aborted::NAME.to_owned(),
+                        message: crate::Aborted.to_string(),
+                        stack: None,
+                        extra: Map::new(),
+                    })
+                } else {
+                    failure
+                },
+                extra: Map::new(),
+            }),
+        );
+        s.loop_guard.forget(run.id());
+        out
+    }
+
+    /// A node builder bound to this client (outside a run: its implicit run).
+    pub fn node(&self, kind: NodeKind, name: impl Into<String>) -> Node {
+        Node::with_scope(kind, name.into(), Some(self.scope_here()))
+    }
+
+    /// Pre-announces nodes so the viewer draws them greyed before they run.
+    pub fn graph_hint(&self, nodes: impl IntoIterator<Item = HintNode>) {
+        let s = &self.inner.shared;
+        if !s.enabled {
+            return;
+        }
+        let nodes: Vec<HintNode> = nodes.into_iter().collect();
+        if nodes.is_empty() {
+            return;
+        }
+        let scope = self.scope_here();
+        s.emit(
+            &scope.run,
+            Message::GraphHint(mindgate_protocol::GraphHint {
+                nodes,
+                gap: None,
+                extra: Map::new(),
+            }),
+        );
+    }
+
+    /// Emits one event in the current run (or the implicit run). Returns its `seq`,
+    /// or `None` when the SDK is off.
+    pub fn emit(&self, message: Message) -> Option<u64> {
+        let s = &self.inner.shared;
+        if !s.enabled {
+            return None;
+        }
+        let run = match Scope::current() {
+            Some(scope) if Arc::ptr_eq(&scope.client.inner, &self.inner) => scope.run,
+            _ => s.implicit_run(),
+        };
+        s.emit(&run, message)
+    }
+
+    /// A gate for hand-written integrations: returns at once unless the viewer
+    /// wants this node to hold at `point`, then waits for its decision. Abort
+    /// cancels the current run's token before returning.
+    ///
+    /// Detached, this is a load and a branch: no allocation, no lock.
+    pub async fn gate(&self, point: PausePoint, node: GateNode<'_>) -> Decision {
+        if !self.inner.shared.attached.load(Ordering::Acquire) {
+            return Decision::Continue;
+        }
+        let run = match Scope::current() {
+            Some(scope) if Arc::ptr_eq(&scope.client.inner, &self.inner) => scope.run,
+            _ => self.inner.shared.implicit_run(),
+        };
+        self.inner
+            .shared
+            .gate(&run, point, node, None)
+            .await
+            .decision
+    }
+
+    /// The scope a node created here runs in.
+    pub(crate) fn scope_here(&self) -> Scope {
+        match Scope::current() {
+            Some(scope) if Arc::ptr_eq(&scope.client.inner, &self.inner) => scope,
+            _ => Scope {
+                client: self.clone(),
+                run: self.inner.shared.implicit_run(),
+                parent: None,
+            },
+        }
+    }
+}
+
+pub(crate) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub(crate) fn ms_if_any(d: Duration) -> Option<f64> {
+    (!d.is_zero()).then(|| ms(d))
+}
+
+fn sdk_info() -> SdkInfo {
+    SdkInfo {
+        name: SDK_NAME.to_owned(),
+        version: SDK_VERSION.to_owned(),
+        extra: Map::new(),
+    }
+}
+
+fn run_started(app: &str, meta: Map<String, Value>) -> Message {
+    Message::RunStarted(RunStarted {
+        app: app.to_owned(),
+        sdk: sdk_info(),
+        meta: Some(meta),
+        extra: Map::new(),
+    })
+}
+
+/// Releases a hold if its waiter goes away (the host dropped the node's future).
+struct HoldGuard<'a> {
+    shared: &'a Arc<Shared>,
+    pause_id: Option<Arc<str>>,
+}
+
+impl Drop for HoldGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.pause_id.take() {
+            self.shared.settle(&id, Decision::Continue, None);
+        }
+    }
+}
+
+impl Shared {
+    /// Starts the transport thread once (lazy connect).
+    pub(crate) fn ensure_started(self: &Arc<Self>) {
+        if !self.enabled || self.started.load(Ordering::Acquire) {
+            return;
+        }
+        if self.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        crate::transport::spawn(self.clone());
+    }
+
+    /// The client's implicit run, created (and announced) on first use.
+    pub(crate) fn implicit_run(self: &Arc<Self>) -> RunRef {
+        let (run, fresh) = {
+            let Ok(mut core) = self.core.lock() else {
+                return RunRef::new(ids::new_run_id(), "implicit");
+            };
+            match &core.implicit {
+                Some(run) => (run.clone(), false),
+                None => {
+                    let run = RunRef::new(ids::new_run_id(), "implicit");
+                    core.implicit = Some(run.clone());
+                    (run, true)
+                }
+            }
+        };
+        if fresh {
+            let mut meta = self.config.meta.clone().unwrap_or_default();
+            meta.insert("name".to_owned(), Value::String("implicit".to_owned()));
+            meta.insert("implicit".to_owned(), Value::Bool(true));
+            self.emit(&run, run_started(&self.config.app_name, meta));
+        }
+        run
+    }
+
+    /// Serialises `message` for `run`, assigns its `seq` and appends it to the
+    /// replay buffer (which is also the send queue). Never fails loudly.
+    pub(crate) fn emit(self: &Arc<Self>, run: &RunRef, message: Message) -> Option<u64> {
+        if !self.enabled {
+            return None;
+        }
+        self.ensure_started();
+        let envelope = Envelope::new(run.id().as_ref(), 0, message);
+        let mut text = envelope.to_json();
+        if text.len() > MAX_PAYLOAD_BYTES {
+            text = self.within_budget(&envelope, text);
+        }
+        if !text.starts_with(PLACEHOLDER_HEAD) {
+            self.warner
+                .warn("emit", &"an event could not be serialised; it was dropped");
+            return None;
+        }
+        let (seq, wake) = {
+            let Ok(mut core) = self.core.lock() else {
+                self.warner
+                    .warn("emit-lock", &"event buffer unavailable; events are dropped");
+                return None;
+            };
+            let seq = core.seq;
+            core.seq += 1;
+            core.ring.push(Arc::new(Frame {
+                seq,
+                run_id: run.id().clone(),
+                text,
+            }));
+            (seq, core.ring.has_pending())
+        };
+        if wake {
+            self.wake.notify_one();
+        }
+        Some(seq)
+    }
+
+    /// Shrinks an oversized payload (see [`crate::shrink`]).
+    fn within_budget(&self, envelope: &Envelope, text: String) -> String {
+        let value = envelope.to_value();
+        let Some(payload) = value.get("payload") else {
+            return text;
+        };
+        let bytes = serde_json::to_string(payload)
+            .map(|p| p.len())
+            .unwrap_or(text.len());
+        if bytes <= MAX_PAYLOAD_BYTES {
+            return text;
+        }
+        let shrunk = shrink_payload(payload, bytes, MAX_PAYLOAD_BYTES);
+        let head = Envelope::new(
+            envelope.run_id.clone(),
+            0,
+            Message::GraphHint(mindgate_protocol::GraphHint {
+                nodes: Vec::new(),
+                gap: None,
+                extra: Map::new(),
+            }),
+        )
+        .with_ts(envelope.ts);
+        // Same envelope, other type: splice the type name and the shrunk payload.
+        let Ok(payload_text) = serde_json::to_string(&shrunk) else {
+            return text;
+        };
+        let Ok(type_text) = serde_json::to_string(envelope.type_name()) else {
+            return text;
+        };
+        let Ok(run_text) = serde_json::to_string(&head.run_id) else {
+            return text;
+        };
+        self.warner.warn(
+            "payload-budget",
+            &format!(
+                "a {} event of {bytes} bytes was shrunk (the viewer stores at most {} KB per payload)",
+                envelope.type_name(),
+                MAX_PAYLOAD_BYTES / 1024
+            ),
+        );
+        format!(
+            "{PLACEHOLDER_HEAD}\"ts\":{},\"runId\":{run_text},\"type\":{type_text},\"payload\":{payload_text}}}",
+            head.ts
+        )
+    }
+
+    /// The gate engine: decides whether to hold and waits for the decision.
+    pub(crate) async fn gate(
+        self: &Arc<Self>,
+        run: &RunRef,
+        point: PausePoint,
+        node: GateNode<'_>,
+        check: Option<InjectCheck>,
+    ) -> Gated {
+        if !self.attached.load(Ordering::Acquire) {
+            return Gated::OPEN;
+        }
+        let loop_info = if point == PausePoint::Before
+            && self.loop_guard.applies_to(node.kind, node.node_id, node.name)
+        {
+            self.loop_guard.consult(run.id(), node.kind, node.node_id)
+        } else {
+            None
+        };
+        let reason = match &loop_info {
+            Some(_) => PauseReason::Loop,
+            None => match self
+                .gates
+                .reason(point, node.target(), self.config.step_pauses_after)
+            {
+                Some(r) => r,
+                None => return Gated::OPEN,
+            },
+        };
+        if run.cancel_token().is_cancelled() {
+            return Gated {
+                decision: Decision::Abort,
+                held: Duration::ZERO,
+            };
+        }
+        self.hold(run, point, node, reason, loop_info, check).await
+    }
+
+    async fn hold(
+        self: &Arc<Self>,
+        run: &RunRef,
+        point: PausePoint,
+        node: GateNode<'_>,
+        reason: PauseReason,
+        loop_info: Option<LoopInfo>,
+        check: Option<InjectCheck>,
+    ) -> Gated {
+        let started = Instant::now();
+        let (tx, rx) = oneshot::channel();
+        let pause_id: Arc<str> = Arc::from(ids::next_id("pause"));
+        run.hold_opened();
+        self.gates.hold(
+            pause_id.clone(),
+            Held {
+                tx,
+                run: run.clone(),
+                check,
+                since: started,
+            },
+        );
+        let mut guard = HoldGuard {
+            shared: self,
+            pause_id: Some(pause_id.clone()),
+        };
+        // Registered first, announced second: a resume racing back finds the gate.
+        self.emit(
+            run,
+            Message::ExecPaused(ExecPaused {
+                pause_id: pause_id.to_string(),
+                node_id: node.node_id.to_owned(),
+                point,
+                reason: Some(reason),
+                loop_info,
+                smart: None,
+                editable: None,
+                extra: Map::new(),
+            }),
+        );
+        // The viewer may have gone between the check and the registration.
+        if !self.attached.load(Ordering::Acquire) {
+            self.settle(&pause_id, Decision::Continue, None);
+        } else if let Some(timeout) = self.config.pause_timeout {
+            self.schedule_timeout(pause_id.clone(), timeout);
+        }
+        let cancel = run.cancel_token().clone();
+        let decision = tokio::select! {
+            biased;
+            d = rx => d.unwrap_or(Decision::Continue),
+            _ = cancel.cancelled() => {
+                // Another gate of this run aborted it: this hold ends as an abort too.
+                self.settle(&pause_id, Decision::Abort, None);
+                Decision::Abort
+            }
+        };
+        guard.pause_id = None;
+        Gated {
+            decision,
+            held: started.elapsed(),
+        }
+    }
+
+    fn schedule_timeout(self: &Arc<Self>, pause_id: Arc<str>, timeout: Duration) {
+        let Some(rt) = self.runtime.get() else {
+            return;
+        };
+        let weak = Arc::downgrade(self);
+        rt.spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if let Some(s) = weak.upgrade() {
+                s.settle(&pause_id, Decision::Continue, None);
+            }
+        });
+    }
+
+    /// Releases one hold and emits `exec.resumed` (or `exec.refused` when an
+    /// inject value does not fit the node's output type). Returns whether it released.
+    pub(crate) fn settle(
+        self: &Arc<Self>,
+        pause_id: &str,
+        decision: Decision,
+        request_id: Option<String>,
+    ) -> bool {
+        let action = decision.action();
+        match self.gates.settle(pause_id, decision) {
+            Settled::Released(run) => {
+                self.emit(
+                    &run,
+                    Message::ExecResumed(ExecResumed {
+                        pause_id: pause_id.to_owned(),
+                        action,
+                        edited: None,
+                        request_id,
+                        principal: None,
+                        extra: Map::new(),
+                    }),
+                );
+                true
+            }
+            Settled::Refused(run, message) => {
+                self.emit(
+                    &run,
+                    Message::ExecRefused(ExecRefused {
+                        pause_id: pause_id.to_owned(),
+                        code: RefuseCode::Schema,
+                        message: Some(message),
+                        request_id,
+                        extra: Map::new(),
+                    }),
+                );
+                false
+            }
+            Settled::Unknown => false,
+        }
+    }
+
+    /// Fail-open: releases every held gate with `continue`, each with `exec.resumed`.
+    pub(crate) fn release_all(self: &Arc<Self>) -> usize {
+        let released = self.gates.release_all();
+        let n = released.len();
+        for (pause_id, run) in released {
+            self.emit(
+                &run,
+                Message::ExecResumed(ExecResumed {
+                    pause_id: pause_id.to_string(),
+                    action: mindgate_protocol::ResumeAction::Continue,
+                    edited: None,
+                    request_id: None,
+                    principal: None,
+                    extra: Map::new(),
+                }),
+            );
+        }
+        n
+    }
+
+    /// Logs one warning per streak when the loop guard will not hold.
+    pub(crate) fn loop_warning(&self, run: &RunRef, kind: NodeKind, node_id: &str, repeats: u64) {
+        let holds = self.loop_guard.mode() == LoopMode::Pause
+            && self.attached.load(Ordering::Acquire);
+        if holds || !self.loop_guard.claim_warning(run.id(), kind) {
+            return;
+        }
+        let because = if self.loop_guard.mode() == LoopMode::Warn {
+            "the loop guard is in warn mode, so it is not held"
+        } else {
+            "no debugger is attached to hold it (run `mindgate serve` to pause it there)"
+        };
+        self.warner.warn(
+            "loop",
+            &format!(
+                "possible loop: {node_id} was called {repeats} times in a row with identical \
+                 input (threshold {}); {because}",
+                self.loop_guard.threshold()
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_is_send_and_sync() {
+        fn is<T: Send + Sync>() {}
+        is::<Client>();
+    }
+}

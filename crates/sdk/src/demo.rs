@@ -1,0 +1,1 @@
+//! `mindgate demo`: a scripted agent that shows every feature of the viewer.
