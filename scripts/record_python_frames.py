@@ -12,8 +12,8 @@ deltas (text, reasoning, tool-args) with usage (through ``instrument_openai``
 on a duck-typed stand-in client, no network), a breakpoint pause resumed with
 ``continue``, a tool that raises (error pause resumed with ``inject``), the
 loop guard holding a third identical call, a run that fails (error pause
-resumed with ``continue``), a span, a graph hint, and a second session with
-redaction switched on.
+resumed with ``continue``), a span whose input holds a lone surrogate, a graph
+hint, and a second session with redaction switched on.
 
 Run it with the interpreter that has graphmind-ai installed:
 
@@ -230,7 +230,9 @@ def run_agent(url: str) -> None:
         parse_date("first of sept")  # raises; held at the error gate, resumed with inject
         for _ in range(3):
             poll_status("job-7")  # the third identical call is held by the loop guard
-        with gm.span("policy", kind="retriever", input={"query": "refunds"}) as span:
+        # A lone surrogate (e.g. from surrogateescape-decoded bytes): the client
+        # writes it as a `\udXXX` escape, which JavaScript accepts.
+        with gm.span("policy", kind="retriever", input={"query": "refunds \udca9"}) as span:
             span.set_output({"docs": 2})
         client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "ok"}])
 
