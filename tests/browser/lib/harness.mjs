@@ -1,0 +1,149 @@
+// Shared set-up for the browser tests: start `mindgate serve` on a free port
+// with a temporary MINDGATE_HOME, launch Debian's chromium through
+// playwright-core, run the real GraphMind Python agent, collect console errors.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(here, '../../..');
+export const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'browser');
+export const PYTHON = process.env.PYTHON || '/tmp/gmvenv/bin/python';
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const USE_MOCK = process.env.MINDGATE_MOCK === '1';
+const BIN = process.env.MINDGATE_BIN || path.join(ROOT, 'target/debug/mindgate');
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts the server; resolves to { port, url, token, home, stop(), logs() }. */
+export async function startServer() {
+  const home = mkdtempSync(path.join(tmpdir(), 'mindgate-browser-'));
+  const port = await freePort();
+  const [cmd, args] = USE_MOCK
+    ? [PYTHON, [path.join(ROOT, 'tests/browser/mock/mock_server.py'), '--port', String(port), '--home', home]]
+    : [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db')]];
+  if (!USE_MOCK && !existsSync(BIN)) throw new Error(`mindgate binary not found at ${BIN}: run cargo build -p mindgate-cli (or set MINDGATE_BIN)`);
+  const child = spawn(cmd, args, { env: { ...process.env, MINDGATE_HOME: home, RUST_LOG: process.env.RUST_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { out += d; });
+  const info = path.join(home, 'run', `serve-${port}.json`);
+  const deadline = Date.now() + 20000;
+  let token = null;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${out}`);
+    if (existsSync(info)) {
+      try { token = JSON.parse(readFileSync(info, 'utf8')).token; } catch { /* partially written */ }
+    }
+    if (!token) {
+      const m = /[#?&]token=([A-Za-z0-9_.~-]+)/.exec(out);
+      if (m) token = m[1];
+    }
+    if (token) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/health`);
+        if (res.ok) break;
+      } catch { /* not listening yet */ }
+    }
+    await sleep(100);
+  }
+  if (!token) throw new Error(`server did not become ready:\n${out}`);
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    port, token, home, base,
+    url: (hash = '') => `${base}/${hash || '#'}${hash ? '&' : ''}token=${token}`,
+    logs: () => out,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        for (let i = 0; i < 50 && child.exitCode === null; i++) await sleep(100);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      rmSync(home, { recursive: true, force: true });
+    },
+    process: child,
+  };
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
+      '--no-first-run', '--disable-component-update', '--disable-sync', '--enable-precise-memory-info'],
+  });
+}
+
+/** A page that records console errors and page errors. */
+export async function openPage(browser, url, { width = 1440, height = 900, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, colorScheme });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await page.goto(url);
+  return { page, context, errors };
+}
+
+/** Runs the GraphMind agent; resolves when it prints `waitFor` (or exits). */
+export function runAgent(port, env = {}) {
+  const child = spawn(PYTHON, [path.join(ROOT, 'tests/browser/agents/travel_agent.py')], {
+    env: { ...process.env, GRAPHMIND_URL: `ws://127.0.0.1:${port}/ingest`, PYTHONUNBUFFERED: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const waiters = [];
+  const check = () => { for (const w of [...waiters]) if (out.includes(w.text)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(out); } };
+  child.stdout.on('data', (d) => { out += d; check(); });
+  child.stderr.on('data', (d) => { out += d; });
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor(text, ms = 20000) {
+      if (out.includes(text)) return Promise.resolve(out);
+      return new Promise((resolve, reject) => {
+        const w = { text, resolve };
+        waiters.push(w);
+        setTimeout(() => { if (waiters.includes(w)) reject(new Error(`agent did not print ${JSON.stringify(text)} within ${ms} ms. Output:\n${out}`)); }, ms);
+        exited.then(() => setTimeout(() => { if (waiters.includes(w)) reject(new Error(`agent exited before printing ${JSON.stringify(text)}. Output:\n${out}`)); }, 50));
+      });
+    },
+    kill() { if (child.exitCode === null) child.kill('SIGKILL'); },
+  };
+}
+
+/** Polls fn until it returns a truthy value. */
+export async function until(fn, { timeout = 15000, interval = 100, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    last = await fn();
+    if (last) return last;
+    await sleep(interval);
+  }
+  throw new Error(`timed out waiting for ${what} (last value: ${JSON.stringify(last)})`);
+}
+
+export function artifact(name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return path.join(ARTIFACTS, name);
+}

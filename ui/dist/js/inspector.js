@@ -1,0 +1,152 @@
+// The inspector: every instance of the selected node with status, timings,
+// usage, input, output, error and streamed text.
+
+import { el, fmtDuration, fmtTime, fmtCount, KIND_GLYPH } from './util.js';
+import { VirtualList } from './vlist.js';
+import { JsonTree } from './jsontree.js';
+
+export class Inspector {
+  constructor(host, store) {
+    this.store = store;
+    this.host = host;
+    this.head = el('div', { class: 'insp-head' });
+    this.empty = el('p', { class: 'muted pad' }, 'Click a box in the graph (or a bar in the timeline) to inspect it.');
+    this.instHead = el('h3', { class: 'insp-sub' }, 'Instances');
+    const instHost = el('div', { class: 'insp-insts' });
+    this.instList = new VirtualList(instHost, 28, (inst) => this.instRow(inst), { label: 'Instances', role: 'listbox', focusable: true });
+    this.instHost = instHost;
+    this.facts = el('dl', { class: 'facts' });
+    this.tokensBox = el('section', { class: 'insp-block', hidden: true },
+      el('h3', { class: 'insp-sub' }, 'Streamed text'), this.tokensPre = el('pre', { class: 'tokens', 'aria-live': 'off' }));
+    this.errorBox = el('section', { class: 'insp-block err-block', hidden: true });
+    const inHost = el('section', { class: 'insp-block' }, el('h3', { class: 'insp-sub' }, 'Input'));
+    const outHost = el('section', { class: 'insp-block' }, el('h3', { class: 'insp-sub' }, 'Output'));
+    this.input = new JsonTree(inHost, 'Input');
+    this.output = new JsonTree(outHost, 'Output');
+    this.body = el('div', { class: 'insp-body', hidden: true },
+      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.errorBox, this.tokensBox, inHost, outHost));
+    host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
+    this.node = null;
+    this.rev = -1;
+    store.on('select', () => this.render(true));
+    store.on('run', () => this.render(true));
+    store.on('model', () => this.render(false));
+    store.on('inspect', (id) => {
+      this.store.selectNode(id);
+      const first = this.host.querySelector('.insp-head button, .insp-insts [role=option]');
+      if (first) first.focus();
+    });
+  }
+
+  render(force) {
+    const m = this.store.model;
+    const node = m && this.store.nodeId ? m.nodes.get(this.store.nodeId) : null;
+    if (!node) {
+      this.node = null;
+      this.head.replaceChildren();
+      this.empty.hidden = false;
+      this.body.hidden = true;
+      return;
+    }
+    if (!force && node === this.node && node.rev === this.rev) return;
+    const nodeChanged = node !== this.node;
+    this.node = node;
+    this.rev = node.rev;
+    this.empty.hidden = true;
+    this.body.hidden = false;
+    this.renderHead(node);
+    const insts = node.insts;
+    this.instHead.textContent = `Instances (${insts.length})`;
+    this.instHost.style.height = `${Math.max(1, Math.min(insts.length, 6)) * 28 + 2}px`;
+    this.instList.setItems(insts);
+    let inst = this.store.instanceId ? m.instances.get(this.store.instanceId) : null;
+    if (!inst || inst.node !== node) inst = insts[insts.length - 1] || null;
+    if (nodeChanged && inst) this.instList.scrollToIndex(insts.indexOf(inst));
+    this.renderInstance(inst);
+  }
+
+  renderHead(node) {
+    const paused = this.store.pauses.some((p) => p.runId === this.store.runId && p.nodeId === node.id);
+    const status = paused ? 'paused' : node.status;
+    const bp = (point) => el('button', {
+      type: 'button', class: 'small-btn',
+      onclick: () => this.store.addBreakpoint({ kind: node.kind, name: node.name, point }),
+    }, point === 'error' ? 'Break on error' : `Break ${point}`);
+    this.head.replaceChildren(
+      el('div', { class: 'insp-title' },
+        el('span', { class: 'kind-glyph', title: node.kind }, KIND_GLYPH[node.kind] || '?'),
+        el('span', { class: 'insp-name' }, node.name),
+        el('span', { class: `pill st-${status}` }, status)),
+      el('div', { class: 'mono small muted' }, node.id, node.parentId ? ` ← ${node.parentId}` : ''),
+      el('div', { class: 'insp-actions', role: 'group', 'aria-label': `Breakpoints for ${node.name}` }, bp('before'), bp('after'), bp('error')),
+    );
+  }
+
+  instRow(inst) {
+    const i = inst.node.insts.indexOf(inst);
+    const selected = this.current === inst;
+    const dur = inst.durationMs ?? (inst.end === null ? Date.now() - inst.start : null);
+    return el('div', {
+      role: 'option', class: `inst-row${selected ? ' selected' : ''}`, tabindex: '-1', 'aria-selected': selected ? 'true' : 'false',
+      onclick: () => this.store.selectInstance(inst.id),
+      onkeydown: (e) => {
+        const list = inst.node.insts;
+        if (e.key === 'ArrowDown' && list[i + 1]) { e.preventDefault(); this.store.selectInstance(list[i + 1].id); }
+        if (e.key === 'ArrowUp' && list[i - 1]) { e.preventDefault(); this.store.selectInstance(list[i - 1].id); }
+      },
+    },
+      el('span', { class: 'mono small' }, `#${i + 1}`),
+      el('span', { class: `status-dot st-${inst.status}` }),
+      el('span', { class: 'small' }, inst.status),
+      el('span', { class: 'small muted' }, fmtDuration(dur)),
+      inst.heldMs ? el('span', { class: 'small held' }, `held ${fmtDuration(inst.heldMs)}`) : '',
+      inst.injected ? el('span', { class: 'small pill st-paused' }, 'injected') : '');
+  }
+
+  renderInstance(inst) {
+    const prev = this.current;
+    this.current = inst;
+    if (prev !== inst) {
+      this.instList.refresh();
+      const row = this.instHost.querySelector('.inst-row.selected');
+      if (row && this.instHost.contains(document.activeElement)) row.focus();
+    }
+    if (!inst) {
+      this.facts.replaceChildren();
+      this.input.setValue(undefined);
+      this.output.setValue(undefined);
+      this.errorBox.hidden = true;
+      this.tokensBox.hidden = true;
+      return;
+    }
+    const fact = (k, v) => [el('dt', {}, k), el('dd', {}, v)];
+    const u = inst.usage;
+    const dur = inst.durationMs ?? (inst.end === null ? Date.now() - inst.start : null);
+    this.facts.replaceChildren(
+      ...fact('Instance', el('span', { class: 'mono small' }, inst.id)),
+      ...fact('Status', el('span', { class: `pill st-${inst.status}` }, inst.status + (inst.injected ? ' (injected)' : '') + (inst.recovered ? ' (recovered from error)' : ''))),
+      ...fact('Started', fmtTime(inst.start)),
+      ...fact('Duration', `${fmtDuration(dur)}${inst.end === null ? ' so far' : ''}`),
+      ...fact('Held', inst.heldMs ? fmtDuration(inst.heldMs) : inst.holds.length ? `${inst.holds.length} hold(s)` : '–'),
+      ...(u ? fact('Usage', `${fmtCount(u.inputTokens || 0)} in · ${fmtCount(u.outputTokens || 0)} out${u.reasoningTokens ? ` · ${fmtCount(u.reasoningTokens)} reasoning` : ''}${u.cacheReadTokens ? ` · ${fmtCount(u.cacheReadTokens)} cached` : ''}`) : []),
+    );
+    if (inst.error) {
+      this.errorBox.hidden = false;
+      this.errorBox.replaceChildren(
+        el('h3', { class: 'insp-sub' }, 'Error'),
+        el('div', { class: 'err-title' }, `${inst.error.name || 'Error'}: ${inst.error.message || ''}`),
+        inst.error.stack ? el('pre', { class: 'stack' }, inst.error.stack) : '');
+    } else {
+      this.errorBox.hidden = true;
+    }
+    const text = Object.entries(inst.tokens).map(([ch, v]) => (ch === 'text' ? v : `[${ch}] ${v}`)).join('\n');
+    this.tokensBox.hidden = !text;
+    if (this.tokensPre.textContent !== text) {
+      const atEnd = this.tokensPre.scrollTop + this.tokensPre.clientHeight >= this.tokensPre.scrollHeight - 4;
+      this.tokensPre.textContent = text;
+      if (atEnd) this.tokensPre.scrollTop = this.tokensPre.scrollHeight;
+    }
+    this.input.setValue(inst.input);
+    this.output.setValue(inst.output);
+  }
+}

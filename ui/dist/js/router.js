@@ -1,0 +1,36 @@
+// Deep links: #/run/<runId>/node/<nodeId>. The hash is the source of truth for
+// back/forward; selection inside a run rewrites it without a history entry.
+
+export class Router {
+  constructor(store) {
+    this.store = store;
+    window.addEventListener('hashchange', () => this.apply());
+    store.on('select', () => this.write());
+  }
+
+  static parse(hash) {
+    const m = /^#\/run\/([^/]+)(?:\/node\/(.+))?$/.exec(hash || '');
+    if (!m) return { runId: null, nodeId: null };
+    return { runId: decodeURIComponent(m[1]), nodeId: m[2] ? decodeURIComponent(m[2]) : null };
+  }
+
+  static format(runId, nodeId) {
+    if (!runId) return '#/';
+    return `#/run/${encodeURIComponent(runId)}${nodeId ? `/node/${encodeURIComponent(nodeId)}` : ''}`;
+  }
+
+  apply() {
+    const { runId, nodeId } = Router.parse(location.hash);
+    this.store.selectRun(runId, nodeId);
+  }
+
+  go(runId, nodeId) {
+    const h = Router.format(runId, nodeId);
+    if (location.hash !== h) location.hash = h; else this.apply();
+  }
+
+  write() {
+    const h = Router.format(this.store.runId, this.store.nodeId);
+    if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
+  }
+}

@@ -1,0 +1,82 @@
+// The run bar: Run / Step mode, pause-on-error, breakpoint chips, graph tools.
+
+import { el, fmtDuration, fmtCount } from './util.js';
+import { describeMatcher } from './store.js';
+
+const KINDS = ['agent', 'llm', 'tool', 'chain', 'retriever', 'server', 'resource', 'prompt', 'custom'];
+
+function isPauseOnError(m) { return m.point === 'error' && !m.kind && !m.name; }
+
+export class RunBar {
+  constructor(host, store, graph) {
+    this.store = store;
+    this.graph = graph;
+    this.runBtn = el('button', { type: 'button', class: 'seg', 'aria-pressed': 'true', onclick: () => store.setMode('run') }, 'Run');
+    this.stepBtn = el('button', { type: 'button', class: 'seg', 'aria-pressed': 'false', onclick: () => store.setMode('step') }, 'Step');
+    this.errToggle = el('input', { type: 'checkbox', id: 'pause-on-error', onchange: (e) => this.togglePauseOnError(e.target.checked) });
+    this.kindSel = el('select', {
+      'aria-label': 'Add a breakpoint before every node of a kind',
+      onchange: (e) => { if (e.target.value) store.addBreakpoint({ kind: e.target.value, point: 'before' }); e.target.value = ''; },
+    }, el('option', { value: '' }, '+ Break by kind…'), KINDS.map((k) => el('option', { value: k }, `before every ${k}`)));
+    this.chips = el('div', { class: 'chips', role: 'list', 'aria-label': 'Breakpoints' });
+    this.info = el('div', { class: 'run-info small', 'aria-live': 'off' });
+    host.append(
+      el('div', { class: 'seg-group', role: 'group', 'aria-label': 'Execution mode' }, this.runBtn, this.stepBtn),
+      el('label', { class: 'toggle', for: 'pause-on-error' }, this.errToggle, 'Pause on error'),
+      this.kindSel,
+      this.chips,
+      el('div', { class: 'spacer' }),
+      this.info,
+      el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Fit graph to view', title: 'Fit (F)', onclick: () => graph.fit() }, '⤢'),
+      el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Zoom in', title: 'Zoom in (+)', onclick: () => this.zoom(1.25) }, '+'),
+      el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Zoom out', title: 'Zoom out (−)', onclick: () => this.zoom(0.8) }, '−'),
+    );
+    store.on('state', () => this.render());
+    store.on('conn', () => this.render());
+    store.on('run', () => this.renderInfo());
+    store.on('model', () => this.renderInfo());
+    store.on('runs', () => this.renderInfo());
+    setInterval(() => { if (store.model && store.model.info.status === 'running') this.renderInfo(); }, 1000);
+    this.render();
+  }
+
+  zoom(f) {
+    const [w, h] = this.graph.viewSize();
+    this.graph.zoomAt(f, w / 2, h / 2);
+  }
+
+  togglePauseOnError(on) {
+    if (on) this.store.addBreakpoint({ point: 'error' });
+    else for (const m of this.store.breakpoints.filter(isPauseOnError)) this.store.removeBreakpoint(m);
+  }
+
+  render() {
+    const s = this.store;
+    const ro = s.readOnly;
+    this.runBtn.setAttribute('aria-pressed', String(s.mode === 'run'));
+    this.stepBtn.setAttribute('aria-pressed', String(s.mode === 'step'));
+    for (const b of [this.runBtn, this.stepBtn, this.errToggle, this.kindSel]) b.disabled = ro;
+    this.errToggle.checked = s.breakpoints.some(isPauseOnError);
+    this.chips.replaceChildren(...s.breakpoints.filter((m) => !isPauseOnError(m)).map((m) => {
+      const text = describeMatcher(m);
+      return el('span', { class: `chip pt-${m.point || 'before'}`, role: 'listitem' },
+        el('span', {}, text),
+        el('button', { type: 'button', class: 'chip-x', disabled: ro, 'aria-label': `Remove breakpoint ${text}`, onclick: () => s.removeBreakpoint(m) }, '✕'));
+    }));
+  }
+
+  renderInfo() {
+    const m = this.store.model;
+    if (!m) { this.info.textContent = ''; return; }
+    const r = this.store.runs.get(m.runId) || {};
+    const status = m.info.status === 'running' && r.status && r.status !== 'running' ? r.status : m.info.status;
+    const start = m.info.startedAt || r.startedAt;
+    const end = m.info.finishedAt || r.finishedAt;
+    const dur = start ? (end || Date.now()) - start : null;
+    const u = m.usage();
+    this.info.replaceChildren(
+      el('strong', {}, m.info.name || r.name || m.runId), ' ',
+      el('span', { class: `pill st-${status}` }, status), ' ',
+      el('span', { class: 'muted' }, `${fmtDuration(dur)} · ${fmtCount(m.nodes.size)} nodes · ${fmtCount(m.instList.length)} instances · ${fmtCount(m.eventCount)} events${u.inputTokens + u.outputTokens ? ` · ${fmtCount(u.inputTokens + u.outputTokens)} tokens` : ''}`));
+  }
+}

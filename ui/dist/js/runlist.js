@@ -1,0 +1,81 @@
+// The run list: newest first, live, filterable by status and text, virtualised
+// and paged (older runs are fetched over HTTP on demand).
+
+import { el, fmtDuration, fmtTime, fmtCount } from './util.js';
+import { VirtualList } from './vlist.js';
+
+const STATUSES = ['all', 'running', 'ok', 'error', 'aborted', 'abandoned'];
+
+export class RunList {
+  constructor(host, store, router) {
+    this.store = store;
+    this.router = router;
+    this.filterText = '';
+    this.filterStatus = 'all';
+    const text = el('input', {
+      type: 'search', class: 'runs-filter', placeholder: 'Filter runs', 'aria-label': 'Filter runs by name, app or id',
+      oninput: (e) => { this.filterText = e.target.value.trim().toLowerCase(); this.update(); },
+    });
+    const status = el('select', {
+      'aria-label': 'Filter runs by status',
+      onchange: (e) => { this.filterStatus = e.target.value; this.update(); },
+    }, STATUSES.map((s) => el('option', { value: s }, s === 'all' ? 'All statuses' : s)));
+    this.count = el('span', { class: 'muted small', 'aria-live': 'polite' });
+    host.append(
+      el('div', { class: 'panel-head' }, el('h2', {}, 'Runs'), this.count),
+      el('div', { class: 'runs-filters' }, text, status),
+    );
+    const listHost = el('div', { class: 'runs-list-host' });
+    host.append(listHost);
+    this.list = new VirtualList(listHost, 72, (r, i) => this.row(r, i), { label: 'Runs' });
+    this.more = el('button', { type: 'button', class: 'link-button', onclick: () => store.loadOlderRuns() }, 'Load older runs');
+    this.emptyMsg = el('p', { class: 'muted small pad' }, 'No runs yet. Start an instrumented agent with GRAPHMIND_URL pointing here.');
+    host.append(el('div', { class: 'runs-foot' }, this.emptyMsg, this.more));
+    store.on('runs', () => this.update());
+    store.on('run', () => this.list.refresh());
+  }
+
+  update() {
+    const q = this.filterText;
+    const st = this.filterStatus;
+    const items = this.store.runsOrdered.filter((r) => {
+      if (st !== 'all' && r.status !== st) return false;
+      if (!q) return true;
+      return (r.name || '').toLowerCase().includes(q) || (r.app || '').toLowerCase().includes(q) || (r.id || '').toLowerCase().includes(q);
+    });
+    this.items = items;
+    this.list.setItems(items);
+    const total = this.store.runsOrdered.length;
+    this.count.textContent = items.length === total ? `${total}` : `${items.length} of ${total}`;
+    this.emptyMsg.hidden = total > 0;
+    this.more.hidden = this.store.olderExhausted;
+  }
+
+  row(r, i) {
+    const selected = r.id === this.store.runId;
+    const dur = r.durationMs ?? (r.finishedAt && r.startedAt ? r.finishedAt - r.startedAt : r.status === 'running' && r.startedAt ? Date.now() - r.startedAt : null);
+    const c = r.counts || {};
+    const u = r.usage || {};
+    const tokens = (u.inputTokens || 0) + (u.outputTokens || 0);
+    const row = el('div', {
+      role: 'listitem', class: `run-row${selected ? ' selected' : ''}`,
+    },
+      el('button', {
+        type: 'button', class: 'run-button', 'aria-current': selected ? 'true' : null,
+        'aria-label': `Run ${r.name || r.id}, ${r.status}, started ${fmtTime(r.startedAt)}`,
+        onclick: () => this.router.go(r.id, null),
+      },
+        el('span', { class: 'run-line1' },
+          el('span', { class: `status-dot st-${r.status}`, title: r.status }),
+          el('span', { class: 'run-name' }, r.name || r.id),
+          el('span', { class: `pill st-${r.status}` }, r.status)),
+        el('span', { class: 'run-line2 muted small' },
+          `${r.app || '—'} · ${fmtTime(r.startedAt)} · ${fmtDuration(dur)}`),
+        el('span', { class: 'run-line3 muted small' },
+          `${fmtCount(c.events)} ev · ${fmtCount(c.nodes)} nodes`,
+          c.errors ? el('span', { class: 'err-count' }, ` · ${c.errors} err`) : '',
+          tokens ? ` · ${fmtCount(tokens)} tok` : '')),
+    );
+    return row;
+  }
+}

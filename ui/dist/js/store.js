@@ -1,0 +1,310 @@
+// One store fed by the /ws/ui feed. Views subscribe to its topics:
+//   conn     connection state changed
+//   runs     run list changed
+//   state    breakpoints / mode / pauses / apps changed
+//   run      the selected run changed (new model)
+//   model    the selected run's model changed (at most once per frame)
+//   select   node or instance selection changed
+//   result   a resume / control outcome arrived (never swallowed)
+//   inspect  focus the inspector on a node
+
+import { Emitter, toast } from './util.js';
+import { Feed, api } from './conn.js';
+import { RunModel } from './runmodel.js';
+
+let requestCounter = 0;
+
+export class Store extends Emitter {
+  constructor(token) {
+    super();
+    this.token = token;
+    this.readOnly = !token;
+    this.conn = { state: 'connecting', reason: '', retryInMs: 0, version: '' };
+    this.runs = new Map();
+    this.runsOrdered = [];
+    this.olderExhausted = false;
+    this.breakpoints = [];
+    this.mode = 'run';
+    this.pauses = [];
+    this.apps = [];
+    this.runId = null;
+    this.model = null;
+    this.replaying = false;
+    this.nodeId = null;
+    this.instanceId = null;
+    this.pending = new Map(); // requestId -> resolve
+    this.results = [];
+    this.graph = null; // set by main
+    this.modelQueued = false;
+    this.runsQueued = false;
+    this.feed = new Feed(token, (m) => this.handle(m), (s, d) => this.onConn(s, d));
+  }
+
+  start() { this.feed.connect(); }
+
+  onConn(state, detail = {}) {
+    this.conn = { ...this.conn, state, reason: detail.reason || '', retryInMs: detail.retryInMs || 0 };
+    if (state === 'closed') {
+      // Pause state is stale while disconnected; the server re-sends it.
+      for (const [, r] of this.pending) r({ result: 'error', message: 'disconnected before the server answered' });
+      this.pending.clear();
+    }
+    this.emit('conn', this.conn);
+  }
+
+  // ---- feed messages -----------------------------------------------------
+
+  handle(msg) {
+    switch (msg.type) {
+      case 'welcome':
+        this.conn.version = msg.version || '';
+        this.readOnly = !!msg.readOnly;
+        this.emit('conn', this.conn);
+        this.feed.send({ type: 'subscribe', runId: '*' });
+        if (this.runId) this.feed.send({ type: 'subscribe', runId: this.runId });
+        break;
+      case 'state':
+        if (Array.isArray(msg.breakpoints)) this.breakpoints = msg.breakpoints;
+        if (msg.mode) this.mode = msg.mode;
+        if (Array.isArray(msg.pauses)) this.pauses = msg.pauses;
+        if (Array.isArray(msg.apps)) this.apps = msg.apps;
+        this.syncPaused();
+        this.emit('state', this);
+        break;
+      case 'runs':
+        this.runs = new Map();
+        for (const r of msg.runs || []) this.runs.set(r.id, r);
+        this.olderExhausted = (msg.runs || []).length < 200;
+        this.queueRuns();
+        break;
+      case 'run.update':
+        if (msg.run && msg.run.id) { this.runs.set(msg.run.id, { ...this.runs.get(msg.run.id), ...msg.run }); this.queueRuns(); }
+        break;
+      case 'run.deleted':
+        this.runs.delete(msg.runId);
+        this.queueRuns();
+        if (msg.runId === this.runId) this.selectRun(null);
+        break;
+      case 'replay.start':
+        if (msg.runId === this.runId) {
+          this.replaying = true;
+          if (this.graph && !this.graph.opened) this.graph.setProgress('Loading run…');
+        }
+        break;
+      case 'event':
+        if (msg.runId === this.runId && this.model) {
+          const changed = this.model.apply(msg.event);
+          if (this.replaying) {
+            if (this.graph && !this.graph.opened && (this.model.eventCount & 1023) === 0) {
+              this.graph.setProgress(`Loading run… ${this.model.eventCount.toLocaleString()} events`);
+            }
+          } else if (changed) {
+            this.queueModel();
+          }
+        }
+        break;
+      case 'replay.end':
+        if (msg.runId === this.runId) this.finishReplay();
+        break;
+      case 'resume.result': {
+        const r = this.pending.get(msg.requestId);
+        this.pending.delete(msg.requestId);
+        if (r) r({ result: msg.result, message: msg.message });
+        break;
+      }
+      case 'error': {
+        const r = msg.requestId && this.pending.get(msg.requestId);
+        if (r) { this.pending.delete(msg.requestId); r({ result: 'error', message: msg.message, code: msg.code }); }
+        else {
+          this.note('error', msg.message || 'server error');
+          toast(msg.message || 'server error', 'error');
+        }
+        break;
+      }
+      default:
+    }
+  }
+
+  finishReplay() {
+    this.replaying = false;
+    if (this.graph && !this.graph.opened) this.graph.open();
+    this.syncPaused();
+    this.emit('model', this.model);
+    if (this.nodeId) this.emit('select', { reveal: true });
+  }
+
+  queueRuns() {
+    if (this.runsQueued) return;
+    this.runsQueued = true;
+    requestAnimationFrame(() => {
+      this.runsQueued = false;
+      this.runsOrdered = [...this.runs.values()].sort((a, b) => (b.startedAt || 0) - (a.startedAt || 0));
+      this.emit('runs', this.runsOrdered);
+    });
+  }
+
+  queueModel() {
+    if (this.graph) this.graph.invalidate();
+    if (this.modelQueued) return;
+    this.modelQueued = true;
+    requestAnimationFrame(() => { this.modelQueued = false; this.emit('model', this.model); });
+  }
+
+  syncPaused() {
+    if (!this.graph) return;
+    const ids = new Set(this.pauses.filter((p) => p.runId === this.runId).map((p) => p.nodeId));
+    this.graph.setPaused(ids);
+  }
+
+  // ---- selection ---------------------------------------------------------
+
+  selectRun(runId, nodeId = null) {
+    if (runId === this.runId) {
+      if (nodeId !== this.nodeId) this.selectNode(nodeId, { reveal: true });
+      return;
+    }
+    if (this.runId && this.runId !== this.local) this.feed.send({ type: 'unsubscribe', runId: this.runId });
+    this.runId = runId;
+    this.model = runId ? new RunModel(runId) : null;
+    this.nodeId = nodeId;
+    this.instanceId = null;
+    this.replaying = !!runId;
+    if (this.graph) this.graph.setModel(this.model);
+    if (runId && runId !== this.local) {
+      if (!this.feed.send({ type: 'subscribe', runId })) this.graph && this.graph.setProgress('Waiting for the server…');
+      else this.graph && this.graph.setProgress('Loading run…');
+    }
+    this.syncPaused();
+    this.emit('run', this.model);
+    this.emit('select', { reveal: true });
+  }
+
+  selectNode(nodeId, { reveal = false, instanceId = null } = {}) {
+    this.nodeId = nodeId;
+    this.instanceId = instanceId;
+    if (this.graph && this.model) {
+      const n = nodeId ? this.model.nodes.get(nodeId) : null;
+      this.graph.selected = n || null;
+      if (n && reveal && this.graph.opened) this.graph.reveal(n);
+      this.graph.invalidate();
+    }
+    this.emit('select', { reveal });
+  }
+
+  selectInstance(instanceId) {
+    this.instanceId = instanceId;
+    this.emit('select', { reveal: false });
+  }
+
+  // ---- controls ----------------------------------------------------------
+
+  control(type, payload, runId = '*') {
+    const requestId = `ui-${Date.now().toString(36)}-${++requestCounter}`;
+    const envelope = { gm: 1, seq: 0, ts: Date.now(), runId, type, payload: { ...payload } };
+    if (type === 'exec.resume') envelope.payload.requestId = requestId;
+    return new Promise((resolve) => {
+      if (!this.feed.send({ type: 'control', requestId, envelope })) {
+        resolve({ result: 'error', message: 'not connected to the server' });
+        return;
+      }
+      if (type === 'exec.resume') {
+        this.pending.set(requestId, resolve);
+        setTimeout(() => {
+          if (this.pending.delete(requestId)) resolve({ result: 'error', message: 'no answer from the server within 10 s' });
+        }, 10000);
+      } else {
+        // Breakpoint and mode changes answer with a new `state` (or an `error`).
+        this.pending.set(requestId, resolve);
+        setTimeout(() => { if (this.pending.delete(requestId)) resolve({ result: 'ok' }); }, 1500);
+      }
+    });
+  }
+
+  async resume(pause, action, output) {
+    const payload = { pauseId: pause.pauseId, action };
+    if (action === 'inject') payload.output = output;
+    let out;
+    if (this.feed.open) {
+      out = await this.control('exec.resume', payload, pause.runId);
+    } else {
+      try {
+        const body = { action };
+        if (action === 'inject') body.output = output;
+        out = await api(this.token, `/api/runs/${encodeURIComponent(pause.runId)}/pauses/${encodeURIComponent(pause.pauseId)}/resume`, { method: 'POST', body });
+      } catch (err) {
+        out = { result: 'error', message: err.message };
+      }
+    }
+    const label = `${cap(action)} ${pause.nodeId}`;
+    const kind = out.result === 'resumed' ? 'ok' : (out.result === 'taken' || out.result === 'no-such-pause') ? 'warn' : 'error';
+    const text = `${label} → ${out.result}${out.message ? ` (${out.message})` : ''}`;
+    this.note(kind, text);
+    toast(text, kind);
+    return out;
+  }
+
+  note(kind, text) {
+    this.results.unshift({ kind, text, at: Date.now() });
+    if (this.results.length > 30) this.results.length = 30;
+    this.emit('result', this.results);
+  }
+
+  async addBreakpoint(matcher) {
+    const out = await this.control('breakpoint.set', { matcher });
+    this.reportControl(out, `Breakpoint ${describeMatcher(matcher)}`);
+  }
+
+  async removeBreakpoint(matcher) {
+    const out = await this.control('breakpoint.clear', { matcher });
+    this.reportControl(out, `Removed breakpoint ${describeMatcher(matcher)}`);
+  }
+
+  async setMode(mode) {
+    const out = await this.control('mode.set', { mode });
+    this.reportControl(out, `Mode ${mode}`);
+  }
+
+  reportControl(out, what) {
+    if (out.result === 'error') {
+      const text = `${what} failed: ${out.message}`;
+      this.note('error', text);
+      toast(text, 'error');
+    } else {
+      this.note('ok', what);
+    }
+  }
+
+  async loadOlderRuns() {
+    const last = this.runsOrdered[this.runsOrdered.length - 1];
+    const q = new URLSearchParams({ limit: '200' });
+    if (last && last.startedAt) q.set('before', String(last.startedAt));
+    try {
+      const data = await api(this.token, `/api/runs?${q}`);
+      const list = (data && data.runs) || [];
+      for (const r of list) if (!this.runs.has(r.id)) this.runs.set(r.id, r);
+      if (list.length < 200) this.olderExhausted = true;
+      this.queueRuns();
+    } catch (err) {
+      toast(`Could not load older runs: ${err.message}`, 'error');
+    }
+  }
+
+  async deleteRun(runId) {
+    try {
+      await api(this.token, `/api/runs/${encodeURIComponent(runId)}`, { method: 'DELETE' });
+      this.runs.delete(runId);
+      this.queueRuns();
+      if (runId === this.runId) this.selectRun(null);
+    } catch (err) {
+      toast(`Could not delete the run: ${err.message}`, 'error');
+    }
+  }
+}
+
+function cap(s) { return s.charAt(0).toUpperCase() + s.slice(1); }
+
+export function describeMatcher(m) {
+  const point = m.point || 'before';
+  const what = m.name ? `${m.kind ? m.kind + ':' : ''}${m.name}` : m.kind ? `every ${m.kind}` : 'every node';
+  return point === 'error' ? `on error in ${what}` : `${point} ${what}`;
+}
