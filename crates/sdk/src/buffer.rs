@@ -194,7 +194,10 @@ mod tests {
         assert_eq!((r.len(), r.dropped()), (3, 2));
         r.attach();
         let mut out = Vec::new();
-        let gap = r.take(&mut out).flatten().map(|g| (g.count, g.from_seq, g.to_seq));
+        let gap = r
+            .take(&mut out)
+            .flatten()
+            .map(|g| (g.count, g.from_seq, g.to_seq));
         assert_eq!(gap, Some((2, 1, 2)));
         assert_eq!(seqs(&out), vec![3, 4, 5]);
         // Live frames follow; no gap again.
@@ -229,7 +232,10 @@ mod tests {
             r.push(frame(s));
         }
         let mut out = Vec::new();
-        let gap = r.take(&mut out).flatten().map(|g| (g.count, g.from_seq, g.to_seq));
+        let gap = r
+            .take(&mut out)
+            .flatten()
+            .map(|g| (g.count, g.from_seq, g.to_seq));
         assert_eq!(gap, Some((3, 1, 3)));
         assert_eq!(seqs(&out), vec![4, 5]);
         assert!(!r.has_pending());

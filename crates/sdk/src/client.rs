@@ -634,7 +634,9 @@ impl Shared {
             return Gated::OPEN;
         }
         let loop_info = if point == PausePoint::Before
-            && self.loop_guard.applies_to(node.kind, node.node_id, node.name)
+            && self
+                .loop_guard
+                .applies_to(node.kind, node.node_id, node.name)
         {
             self.loop_guard.consult(run.id(), node.kind, node.node_id)
         } else {
@@ -798,8 +800,8 @@ impl Shared {
 
     /// Logs one warning per streak when the loop guard will not hold.
     pub(crate) fn loop_warning(&self, run: &RunRef, kind: NodeKind, node_id: &str, repeats: u64) {
-        let holds = self.loop_guard.mode() == LoopMode::Pause
-            && self.attached.load(Ordering::Acquire);
+        let holds =
+            self.loop_guard.mode() == LoopMode::Pause && self.attached.load(Ordering::Acquire);
         if holds || !self.loop_guard.claim_warning(run.id(), kind) {
             return;
         }

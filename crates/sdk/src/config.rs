@@ -255,7 +255,12 @@ impl Config {
         let production = PRODUCTION_VARS
             .iter()
             .find_map(|key| self.var(key))
-            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "production" | "prod"));
+            .is_some_and(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "production" | "prod"
+                )
+            });
         !production || is_one(MINDGATE_FORCE) || is_one(GRAPHMIND_FORCE)
     }
 
@@ -298,9 +303,13 @@ mod tests {
 
     #[test]
     fn kill_switch_beats_code() {
-        let c = Config::default().enabled(true).env([(GRAPHMIND_DISABLED, "1")]);
+        let c = Config::default()
+            .enabled(true)
+            .env([(GRAPHMIND_DISABLED, "1")]);
         assert!(!c.resolve_enabled());
-        let c = Config::default().enabled(true).env([(MINDGATE_DISABLED, "1")]);
+        let c = Config::default()
+            .enabled(true)
+            .env([(MINDGATE_DISABLED, "1")]);
         assert!(!c.resolve_enabled());
     }
 
@@ -308,7 +317,11 @@ mod tests {
     fn production_needs_force() {
         let none: [(&str, &str); 0] = [];
         assert!(Config::default().env(none).resolve_enabled());
-        assert!(!Config::default().env([("APP_ENV", "Production")]).resolve_enabled());
+        assert!(
+            !Config::default()
+                .env([("APP_ENV", "Production")])
+                .resolve_enabled()
+        );
         assert!(
             Config::default()
                 .env([("APP_ENV", "prod"), (GRAPHMIND_FORCE, "1")])
@@ -326,10 +339,19 @@ mod tests {
     fn url_precedence() {
         let none: [(&str, &str); 0] = [];
         assert_eq!(Config::default().env(none).resolve_url(), DEFAULT_URL);
-        let env = [(GRAPHMIND_URL, "ws://127.0.0.1:1/g"), (MINDGATE_URL, "ws://127.0.0.1:2/m")];
-        assert_eq!(Config::default().env(env).resolve_url(), "ws://127.0.0.1:2/m");
+        let env = [
+            (GRAPHMIND_URL, "ws://127.0.0.1:1/g"),
+            (MINDGATE_URL, "ws://127.0.0.1:2/m"),
+        ];
         assert_eq!(
-            Config::default().env(env).url("ws://127.0.0.1:3/c").resolve_url(),
+            Config::default().env(env).resolve_url(),
+            "ws://127.0.0.1:2/m"
+        );
+        assert_eq!(
+            Config::default()
+                .env(env)
+                .url("ws://127.0.0.1:3/c")
+                .resolve_url(),
             "ws://127.0.0.1:3/c"
         );
         assert_eq!(

@@ -235,15 +235,27 @@ mod tests {
         let t = target(NodeKind::Tool, "search");
         assert_eq!(g.reason(PausePoint::Before, t, true), None);
         g.arm(vec![BreakpointMatcher::on_error()], RunMode::Run);
-        assert_eq!(g.reason(PausePoint::Error, t, true), Some(PauseReason::Error));
+        assert_eq!(
+            g.reason(PausePoint::Error, t, true),
+            Some(PauseReason::Error)
+        );
         assert_eq!(g.reason(PausePoint::Before, t, true), None);
         g.add(BreakpointMatcher::default().name("search"));
-        assert_eq!(g.reason(PausePoint::Before, t, true), Some(PauseReason::Breakpoint));
+        assert_eq!(
+            g.reason(PausePoint::Before, t, true),
+            Some(PauseReason::Breakpoint)
+        );
         g.remove(&BreakpointMatcher::default().name("search"));
         assert_eq!(g.reason(PausePoint::Before, t, true), None);
         g.set_mode(RunMode::Step);
-        assert_eq!(g.reason(PausePoint::Before, t, true), Some(PauseReason::Step));
-        assert_eq!(g.reason(PausePoint::After, t, true), Some(PauseReason::Step));
+        assert_eq!(
+            g.reason(PausePoint::Before, t, true),
+            Some(PauseReason::Step)
+        );
+        assert_eq!(
+            g.reason(PausePoint::After, t, true),
+            Some(PauseReason::Step)
+        );
         assert_eq!(g.reason(PausePoint::After, t, false), None);
         g.disarm();
         assert_eq!(g.reason(PausePoint::Error, t, true), None);
@@ -252,7 +264,9 @@ mod tests {
     #[test]
     fn inject_check_names_the_type() {
         assert!(inject_check::<u32>(&serde_json::json!(3)).is_ok());
-        let err = inject_check::<u32>(&serde_json::json!("three")).err().unwrap_or_default();
+        let err = inject_check::<u32>(&serde_json::json!("three"))
+            .err()
+            .unwrap_or_default();
         assert!(err.contains("`u32`"), "{err}");
     }
 }

@@ -283,7 +283,10 @@ mod tests {
     #[test]
     fn fingerprint_ignores_key_order_meta_and_float_spelling() {
         let g = guard();
-        let a = g.fingerprint("tool:x", Some(&json!({"a": 1, "b": 2.0, "_meta": {"p": 1}})));
+        let a = g.fingerprint(
+            "tool:x",
+            Some(&json!({"a": 1, "b": 2.0, "_meta": {"p": 1}})),
+        );
         let b = g.fingerprint("tool:x", Some(&json!({"b": 2, "a": 1})));
         assert_eq!(a, b);
         assert_eq!(a.len(), 32);
@@ -302,7 +305,9 @@ mod tests {
         }
         let rec = g.record(&run, NodeKind::Tool, "tool:x", fp.clone(), 3);
         assert_eq!(rec.map(|r| r.at_threshold), Some(true));
-        let info = g.consult("r1", NodeKind::Tool, "tool:x").map(|i| (i.repeats, i.first_seq, i.last_seq));
+        let info = g
+            .consult("r1", NodeKind::Tool, "tool:x")
+            .map(|i| (i.repeats, i.first_seq, i.last_seq));
         assert_eq!(info, Some((3, 1, 3)));
         // Tripped: a retry (no new start) runs on.
         assert!(g.consult("r1", NodeKind::Tool, "tool:x").is_none());

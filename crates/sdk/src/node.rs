@@ -203,7 +203,9 @@ impl Node {
         }
         let shared = scope.client.shared().clone();
         let kind = self.kind;
-        let node_id = self.node_id.unwrap_or_else(|| ids::node_id(kind, &self.name));
+        let node_id = self
+            .node_id
+            .unwrap_or_else(|| ids::node_id(kind, &self.name));
         let instance_id = self.instance_id.unwrap_or_else(|| match kind {
             NodeKind::Llm => format!("{}:s{}", run.id(), run.next_step()),
             _ => ids::next_id("call"),
@@ -217,11 +219,8 @@ impl Node {
                 .map(str::to_owned),
         };
         let watched = shared.loop_guard.applies_to(kind, &node_id, &self.name);
-        let fingerprint = watched.then(|| {
-            shared
-                .loop_guard
-                .fingerprint(&node_id, self.input.as_ref())
-        });
+        let fingerprint =
+            watched.then(|| shared.loop_guard.fingerprint(&node_id, self.input.as_ref()));
         let seq = shared.emit(
             &run,
             Message::NodeStarted(mindgate_protocol::NodeStarted {
@@ -271,7 +270,9 @@ impl Node {
         let mut held = Duration::ZERO;
 
         loop {
-            let gated = shared.gate(&run, PausePoint::Before, gate_node, check).await;
+            let gated = shared
+                .gate(&run, PausePoint::Before, gate_node, check)
+                .await;
             held += gated.held;
             match gated.decision {
                 Decision::Abort => {

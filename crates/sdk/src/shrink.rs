@@ -29,10 +29,8 @@ pub fn shrink_payload(payload: &Value, bytes: usize, budget: usize) -> Value {
     };
     let mut out = map.clone();
     // Pass 1: shrink the biggest fields first, type-preservingly.
-    let mut sizes: Vec<(String, usize)> = out
-        .iter()
-        .map(|(k, v)| (k.clone(), json_len(v)))
-        .collect();
+    let mut sizes: Vec<(String, usize)> =
+        out.iter().map(|(k, v)| (k.clone(), json_len(v))).collect();
     sizes.sort_by(|a, b| b.1.cmp(&a.1));
     let mut total = bytes;
     for (key, size) in &sizes {
@@ -78,7 +76,10 @@ fn marker(v: &Value, bytes: usize) -> Value {
     let mut m = Map::new();
     m.insert(TRUNCATED_KEY.to_owned(), Value::Bool(true));
     m.insert("bytes".to_owned(), Value::from(bytes as u64));
-    m.insert("preview".to_owned(), Value::String(cut(&text, PREVIEW_CHARS)));
+    m.insert(
+        "preview".to_owned(),
+        Value::String(cut(&text, PREVIEW_CHARS)),
+    );
     Value::Object(m)
 }
 

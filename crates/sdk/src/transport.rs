@@ -40,9 +40,10 @@ pub(crate) fn spawn(shared: Arc<Shared>) {
     {
         Ok(rt) => rt,
         Err(e) => {
-            shared
-                .warner
-                .warn("transport-runtime", &format!("cannot start the transport runtime ({e}); staying detached"));
+            shared.warner.warn(
+                "transport-runtime",
+                &format!("cannot start the transport runtime ({e}); staying detached"),
+            );
             return;
         }
     };
@@ -86,18 +87,18 @@ async fn supervise(shared: Arc<Shared>) {
 
 async fn attempt(shared: &Arc<Shared>) {
     let connect = tokio_tungstenite::connect_async(shared.url.as_str());
-    let mut socket: Socket = match tokio::time::timeout(shared.config.connect_timeout, connect).await
-    {
-        Ok(Ok((socket, _response))) => socket,
-        Ok(Err(e)) => {
-            shared.warner.warn(
-                "transport-connect",
-                &format!("no viewer at {} ({e}); staying detached", shared.url),
-            );
-            return;
-        }
-        Err(_) => {
-            shared.warner.warn(
+    let mut socket: Socket =
+        match tokio::time::timeout(shared.config.connect_timeout, connect).await {
+            Ok(Ok((socket, _response))) => socket,
+            Ok(Err(e)) => {
+                shared.warner.warn(
+                    "transport-connect",
+                    &format!("no viewer at {} ({e}); staying detached", shared.url),
+                );
+                return;
+            }
+            Err(_) => {
+                shared.warner.warn(
                 "transport-timeout",
                 &format!(
                     "the viewer at {} did not accept the connection within {} ms; staying detached",
@@ -105,13 +106,18 @@ async fn attempt(shared: &Arc<Shared>) {
                     shared.config.connect_timeout.as_millis()
                 ),
             );
-            return;
-        }
-    };
+                return;
+            }
+        };
     if socket.send(WsMessage::text(hello(shared))).await.is_err() {
         return;
     }
-    let ack = match tokio::time::timeout(shared.config.handshake_timeout, await_ack(shared, &mut socket)).await {
+    let ack = match tokio::time::timeout(
+        shared.config.handshake_timeout,
+        await_ack(shared, &mut socket),
+    )
+    .await
+    {
         Ok(Some(ack)) => ack,
         Ok(None) => return,
         Err(_) => {
@@ -252,7 +258,10 @@ async fn pump(shared: &Arc<Shared>, socket: Socket) {
                 continue;
             }
             if let Some((gap, seq)) = gap
-                && sink.feed(WsMessage::text(gap_marker(&gap, seq))).await.is_err()
+                && sink
+                    .feed(WsMessage::text(gap_marker(&gap, seq)))
+                    .await
+                    .is_err()
             {
                 return;
             }
@@ -319,9 +328,10 @@ pub(crate) fn handle_control(shared: &Arc<Shared>, text: &str) {
     let env = match parse_envelope(text) {
         ParseResult::Ok(env) => env,
         ParseResult::Invalid { reason, .. } => {
-            shared
-                .warner
-                .warn("transport-invalid", &format!("ignoring an invalid frame: {reason}"));
+            shared.warner.warn(
+                "transport-invalid",
+                &format!("ignoring an invalid frame: {reason}"),
+            );
             return;
         }
         // Unknown types and mid-stream version noise: tolerate.
