@@ -1,0 +1,516 @@
+//! Finding sessions on disk and summarising them as tasks.
+//!
+//! Default homes (each overridable in [`DiscoveryConfig`], or by the environment variables the
+//! agents themselves use, listed in [`env`]):
+//!
+//! | agent | sessions folder |
+//! | --- | --- |
+//! | DSH | `$DSH_HOME/sessions` (`~/.dsh/sessions`) |
+//! | pi | `$PI_CODING_AGENT_DIR/sessions` (`~/.pi/agent/sessions`) |
+//! | Claude Code | `$CLAUDE_CONFIG_DIR/projects` (`~/.claude/projects`) |
+//! | Codex | `$CODEX_HOME/sessions` (`~/.codex/sessions`) |
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::graph::{BuildOptions, Counts, GraphTree, Status, TaskGraph, build_session_tree};
+use crate::read::{detect_agent, dsh_session_file, read_session_as};
+use crate::session::{Agent, Session};
+use crate::util::workspace_slug;
+
+/// Environment variables read by [`DiscoveryConfig::from_env`].
+pub mod env {
+    /// DSH home (sessions under `$DSH_HOME/sessions`).
+    pub const DSH_HOME: &str = "DSH_HOME";
+    /// pi agent folder (sessions under `$PI_CODING_AGENT_DIR/sessions`).
+    pub const PI_CODING_AGENT_DIR: &str = "PI_CODING_AGENT_DIR";
+    /// Claude Code config folder (sessions under `$CLAUDE_CONFIG_DIR/projects`).
+    pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+    /// Codex home (sessions under `$CODEX_HOME/sessions`).
+    pub const CODEX_HOME: &str = "CODEX_HOME";
+}
+
+/// Where to look for sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryConfig {
+    /// DSH sessions folder (`<slug>/<session-dir>/session*.jsonl*`).
+    pub dsh_sessions: Option<PathBuf>,
+    /// pi sessions folder (`<slug>/<timestamp>_<uuid>.jsonl`).
+    pub pi_sessions: Option<PathBuf>,
+    /// Claude Code projects folder (`<slug>/<sessionId>.jsonl`).
+    pub claude_projects: Option<PathBuf>,
+    /// Codex sessions folder (`YYYY/MM/DD/rollout-*.jsonl`).
+    pub codex_sessions: Option<PathBuf>,
+    /// Extra session files or folders (searched recursively, a few levels deep).
+    pub extra_paths: Vec<PathBuf>,
+    /// A session modified within this window that ends on an open turn/step is live.
+    pub live_window: Duration,
+    /// "Now" for the live test (`None`: the system clock). Set it for reproducible output.
+    pub now: Option<SystemTime>,
+}
+
+impl Default for DiscoveryConfig {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl DiscoveryConfig {
+    /// No homes at all (add paths yourself).
+    pub fn empty() -> Self {
+        Self {
+            dsh_sessions: None,
+            pi_sessions: None,
+            claude_projects: None,
+            codex_sessions: None,
+            extra_paths: Vec::new(),
+            live_window: Duration::from_secs(180),
+            now: None,
+        }
+    }
+
+    /// Homes from the environment, falling back to the defaults under the user's home folder.
+    pub fn from_env() -> Self {
+        Self::from_lookup(|k| std::env::var_os(k).map(PathBuf::from), dirs::home_dir())
+    }
+
+    /// Like [`from_env`](Self::from_env) with an injected lookup and home (for tests).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<PathBuf>, home: Option<PathBuf>) -> Self {
+        let pick = |var: &str, default: &[&str], sub: &str| -> Option<PathBuf> {
+            get(var)
+                .filter(|p| !p.as_os_str().is_empty())
+                .or_else(|| {
+                    home.as_ref()
+                        .map(|h| default.iter().fold(h.clone(), |p, c| p.join(c)))
+                })
+                .map(|p| p.join(sub))
+        };
+        Self {
+            dsh_sessions: pick(env::DSH_HOME, &[".dsh"], "sessions"),
+            pi_sessions: pick(env::PI_CODING_AGENT_DIR, &[".pi", "agent"], "sessions"),
+            claude_projects: pick(env::CLAUDE_CONFIG_DIR, &[".claude"], "projects"),
+            codex_sessions: pick(env::CODEX_HOME, &[".codex"], "sessions"),
+            ..Self::empty()
+        }
+    }
+
+    fn now(&self) -> SystemTime {
+        self.now.unwrap_or_else(SystemTime::now)
+    }
+}
+
+/// A session found on disk, not yet read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SessionLocation {
+    /// Format.
+    pub agent: Agent,
+    /// File (pi, Claude Code, Codex) or folder (DSH).
+    pub path: PathBuf,
+    /// Workspace slug from the folder layout, when it has one.
+    pub workspace: Option<String>,
+}
+
+/// One row of the task list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskSummary {
+    /// Session id.
+    pub id: String,
+    /// Format.
+    pub agent: Agent,
+    /// Workspace slug.
+    pub workspace: String,
+    /// Title.
+    pub title: String,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Task status.
+    pub status: Status,
+    /// Start, Unix ms.
+    pub start_time: Option<i64>,
+    /// Duration.
+    pub duration_ms: i64,
+    /// Modified within the live window and ends on an open turn or step.
+    pub live: bool,
+    /// File or folder.
+    pub path: PathBuf,
+    /// Last modification, Unix ms.
+    pub modified_ms: i64,
+    /// Parent session (for subagent and forked sessions).
+    pub parent_session: Option<String>,
+    /// Summary counts.
+    pub counts: Counts,
+    /// Number of read warnings.
+    pub warnings: usize,
+}
+
+fn list_dir(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    v.sort();
+    v
+}
+
+fn name_of(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+}
+
+/// Lists the sessions under the configured homes and extra paths (cheap: no parsing, except
+/// sniffing the first lines of files found under extra paths).
+pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
+    let mut out = Vec::new();
+    if let Some(root) = &config.dsh_sessions {
+        for ws in list_dir(root).into_iter().filter(|p| p.is_dir()) {
+            if dsh_session_file(&ws).is_some() {
+                out.push(SessionLocation {
+                    agent: Agent::Dsh,
+                    path: ws,
+                    workspace: None,
+                });
+                continue;
+            }
+            let slug = name_of(&ws).to_owned();
+            for s in list_dir(&ws).into_iter().filter(|p| p.is_dir()) {
+                if dsh_session_file(&s).is_some() {
+                    out.push(SessionLocation {
+                        agent: Agent::Dsh,
+                        path: s,
+                        workspace: Some(slug.clone()),
+                    });
+                }
+            }
+        }
+    }
+    for (root, agent) in [
+        (&config.pi_sessions, Agent::Pi),
+        (&config.claude_projects, Agent::ClaudeCode),
+    ] {
+        let Some(root) = root else { continue };
+        for ws in list_dir(root).into_iter().filter(|p| p.is_dir()) {
+            let slug = name_of(&ws).to_owned();
+            for f in list_dir(&ws) {
+                if f.is_file() && name_of(&f).ends_with(".jsonl") {
+                    out.push(SessionLocation {
+                        agent,
+                        path: f,
+                        workspace: Some(slug.clone()),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(root) = &config.codex_sessions {
+        walk(root, 5, &mut |p| {
+            if name_of(p).starts_with("rollout-") && name_of(p).ends_with(".jsonl") {
+                out.push(SessionLocation {
+                    agent: Agent::Codex,
+                    path: p.to_path_buf(),
+                    workspace: None,
+                });
+            }
+        });
+    }
+    for extra in &config.extra_paths {
+        if extra.is_file() || dsh_session_file(extra).is_some() {
+            if let Ok(agent) = detect_agent(extra) {
+                out.push(SessionLocation {
+                    agent,
+                    path: extra.clone(),
+                    workspace: None,
+                });
+            }
+            continue;
+        }
+        let mut found = Vec::new();
+        walk_dirs(extra, 4, &mut |p| {
+            if p.is_dir() {
+                if dsh_session_file(p).is_some() {
+                    found.push(SessionLocation {
+                        agent: Agent::Dsh,
+                        path: p.to_path_buf(),
+                        workspace: None,
+                    });
+                    return false;
+                }
+                // Claude Code subagent folders belong to their parent session.
+                return name_of(p) != "subagents";
+            }
+            let n = name_of(p);
+            if n.ends_with(".jsonl")
+                && let Ok(agent) = detect_agent(p)
+            {
+                found.push(SessionLocation {
+                    agent,
+                    path: p.to_path_buf(),
+                    workspace: None,
+                });
+            }
+            false
+        });
+        out.extend(found);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.dedup();
+    out
+}
+
+fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
+    for p in list_dir(dir) {
+        if p.is_dir() {
+            if depth > 0 {
+                walk(&p, depth - 1, f);
+            }
+        } else {
+            f(&p);
+        }
+    }
+}
+
+/// Walks files and folders; `f` returns whether to descend into a folder.
+fn walk_dirs(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path) -> bool) {
+    for p in list_dir(dir) {
+        let descend = f(&p);
+        if p.is_dir() && descend && depth > 0 {
+            walk_dirs(&p, depth - 1, f);
+        }
+    }
+}
+
+fn modified(loc: &SessionLocation) -> (i64, u64) {
+    let file = if loc.path.is_dir() {
+        dsh_session_file(&loc.path).unwrap_or_else(|| loc.path.clone())
+    } else {
+        loc.path.clone()
+    };
+    match fs::metadata(&file) {
+        Ok(m) => {
+            let t = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as i64);
+            (t, m.len())
+        }
+        Err(_) => (0, 0),
+    }
+}
+
+fn is_recent(modified_ms: i64, config: &DiscoveryConfig) -> bool {
+    let now = config
+        .now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    now - modified_ms <= config.live_window.as_millis() as i64
+}
+
+/// Reads a located session and builds its graph tree (live mode when recently modified).
+pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Session, GraphTree)> {
+    let session = read_session_as(&loc.path, loc.agent)?;
+    let (modified_ms, _) = modified(loc);
+    let workspace = loc
+        .workspace
+        .clone()
+        .or_else(|| session.cwd().map(workspace_slug));
+    let opts = BuildOptions {
+        live: is_recent(modified_ms, config),
+        workspace,
+        ..BuildOptions::default()
+    };
+    let tree = build_session_tree(&session, &opts);
+    Ok((session, tree))
+}
+
+fn summary_of(
+    loc: &SessionLocation,
+    session: &Session,
+    g: &TaskGraph,
+    modified_ms: i64,
+) -> TaskSummary {
+    TaskSummary {
+        id: session.id.clone(),
+        agent: loc.agent,
+        workspace: g.workspace.clone(),
+        title: g.title.clone(),
+        cwd: g.cwd.clone(),
+        status: g.status,
+        start_time: g.start_time,
+        duration_ms: g.duration_ms,
+        live: g.meta.live && g.status == Status::Running,
+        path: loc.path.clone(),
+        modified_ms,
+        parent_session: session.header.parent_session.clone(),
+        counts: g.summary.counts,
+        warnings: session.warnings.len(),
+    }
+}
+
+/// Reads and summarises one located session.
+pub fn summarize(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<TaskSummary> {
+    let (session, tree) = load_tree(loc, config)?;
+    Ok(summary_of(loc, &session, &tree.graph, modified(loc).0))
+}
+
+/// Finds and summarises every session, newest start first. Unreadable sessions are skipped
+/// (logged at `warn` level).
+pub fn discover(config: &DiscoveryConfig) -> Vec<TaskSummary> {
+    let mut c = Catalog::new(config.clone());
+    c.refresh();
+    c.tasks().to_vec()
+}
+
+/// Loads a session by id (exact or unique prefix) or by path.
+pub fn load(config: &DiscoveryConfig, id_or_path: &str) -> Result<Session> {
+    let mut c = Catalog::new(config.clone());
+    let p = Path::new(id_or_path);
+    if p.exists() {
+        return c.load(id_or_path);
+    }
+    c.refresh();
+    c.load(id_or_path)
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    loc: SessionLocation,
+    modified_ms: i64,
+    len: u64,
+    summary: TaskSummary,
+}
+
+/// A cached task list: [`refresh`](Self::refresh) re-reads only sessions whose file changed
+/// (modification time or size).
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    config: DiscoveryConfig,
+    entries: HashMap<PathBuf, Entry>,
+    tasks: Vec<TaskSummary>,
+}
+
+impl Catalog {
+    /// An empty catalog over `config`.
+    pub fn new(config: DiscoveryConfig) -> Self {
+        Self {
+            config,
+            entries: HashMap::new(),
+            tasks: Vec::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DiscoveryConfig {
+        &self.config
+    }
+
+    /// Rescans the homes; returns the task list (newest start first, then path).
+    pub fn refresh(&mut self) -> &[TaskSummary] {
+        let locs = find_sessions(&self.config);
+        let mut next = HashMap::with_capacity(locs.len());
+        for loc in locs {
+            let (modified_ms, len) = modified(&loc);
+            let recent = is_recent(modified_ms, &self.config);
+            let cached = self.entries.remove(&loc.path).filter(|e| {
+                e.modified_ms == modified_ms && e.len == len && e.loc == loc
+                    // a live summary goes stale when the live window passes
+                    && !(e.summary.live && !recent)
+            });
+            let entry = match cached {
+                Some(e) => e,
+                None => match load_tree(&loc, &self.config) {
+                    Ok((session, tree)) => Entry {
+                        summary: summary_of(&loc, &session, &tree.graph, modified_ms),
+                        loc: loc.clone(),
+                        modified_ms,
+                        len,
+                    },
+                    Err(e) => {
+                        tracing::warn!(path = %loc.path.display(), error = %e, "skipping session");
+                        continue;
+                    }
+                },
+            };
+            next.insert(loc.path.clone(), entry);
+        }
+        self.entries = next;
+        let mut tasks: Vec<TaskSummary> =
+            self.entries.values().map(|e| e.summary.clone()).collect();
+        tasks.sort_by(|a, b| {
+            b.start_time
+                .cmp(&a.start_time)
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        self.tasks = tasks;
+        &self.tasks
+    }
+
+    /// The task list as of the last refresh.
+    pub fn tasks(&self) -> &[TaskSummary] {
+        &self.tasks
+    }
+
+    /// Resolves an id (exact, else unique prefix) or a path to a location.
+    pub fn locate(&self, id_or_path: &str) -> Result<SessionLocation> {
+        let p = Path::new(id_or_path);
+        if p.exists() {
+            if let Some(e) = self.entries.get(p) {
+                return Ok(e.loc.clone());
+            }
+            let agent = detect_agent(p)?;
+            return Ok(SessionLocation {
+                agent,
+                path: p.to_path_buf(),
+                workspace: None,
+            });
+        }
+        let exact: Vec<&Entry> = self
+            .entries
+            .values()
+            .filter(|e| e.summary.id == id_or_path)
+            .collect();
+        let hits = if exact.is_empty() {
+            self.entries
+                .values()
+                .filter(|e| !id_or_path.is_empty() && e.summary.id.starts_with(id_or_path))
+                .collect()
+        } else {
+            exact
+        };
+        match hits.as_slice() {
+            [] => Err(Error::NotFound {
+                id: id_or_path.to_owned(),
+            }),
+            [one] => Ok(one.loc.clone()),
+            many => {
+                let mut candidates: Vec<PathBuf> =
+                    many.iter().map(|e| e.loc.path.clone()).collect();
+                candidates.sort();
+                Err(Error::Ambiguous {
+                    id: id_or_path.to_owned(),
+                    candidates,
+                })
+            }
+        }
+    }
+
+    /// Reads a session (with children) by id or path.
+    pub fn load(&self, id_or_path: &str) -> Result<Session> {
+        let loc = self.locate(id_or_path)?;
+        read_session_as(&loc.path, loc.agent)
+    }
+
+    /// Reads a session and builds its graph tree (live mode when recently modified).
+    pub fn tree(&self, id_or_path: &str) -> Result<(Session, GraphTree)> {
+        let loc = self.locate(id_or_path)?;
+        load_tree(&loc, &self.config)
+    }
+
+    /// Reads a session and builds its graph.
+    pub fn graph(&self, id_or_path: &str) -> Result<TaskGraph> {
+        self.tree(id_or_path).map(|(_, t)| t.graph)
+    }
+}

@@ -1,0 +1,50 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Errors of reading and finding sessions. Malformed content is never an error: it becomes
+/// [`ReadWarning`](crate::ReadWarning)s on the session.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or folder could not be read.
+    #[error("cannot read {}", path.display())]
+    Io {
+        /// What was being read.
+        path: PathBuf,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The path exists but holds no session file this crate knows.
+    #[error("{} is not a DSH, pi, Claude Code or Codex session", path.display())]
+    NotASession {
+        /// The path.
+        path: PathBuf,
+    },
+    /// No discovered session has this id (or path).
+    #[error("no session with id or path `{id}`")]
+    NotFound {
+        /// What was asked for.
+        id: String,
+    },
+    /// Several discovered sessions match this id prefix.
+    #[error("`{id}` matches {} sessions", candidates.len())]
+    Ambiguous {
+        /// What was asked for.
+        id: String,
+        /// Paths of the matches.
+        candidates: Vec<PathBuf>,
+    },
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! Building the task graph from events.
+//!
+//! [`build_graph`] is a pure function of the events and [`BuildOptions`];
+//! [`IncrementalGraph`] keeps the same state between appends (a full build is exactly
+//! "new + append everything + finish", so both always agree).
+
+mod builder;
+pub mod classify;
+mod critical;
+mod model;
+
+use serde::{Deserialize, Serialize};
+
+pub use builder::{AppendStats, IncrementalGraph};
+pub use model::*;
+
+use crate::event::Event;
+use crate::session::{Agent, Session};
+
+/// Options of a graph build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildOptions {
+    /// Live mode: open nodes stay `RUNNING`. Archived mode (`false`): open nodes are closed
+    /// as `FAILED` (tool/test) or `CANCELLED` with `meta.unclosed = true`.
+    pub live: bool,
+    /// Session id to use instead of the header's.
+    pub session_id: Option<String>,
+    /// Task id (root session id) when building a child session's graph.
+    pub task_id: Option<String>,
+    /// Workspace slug to use instead of the one derived from the header's `cwd`.
+    pub workspace: Option<String>,
+    /// The agent that wrote the events (goes to `meta.header.agent`).
+    pub agent: Option<Agent>,
+    /// Child sessions that subagent calls can be linked to.
+    pub children: Vec<ChildSummary>,
+    /// Tool outputs and messages in node meta are cut to this many characters
+    /// (the events API keeps them whole).
+    pub max_output_chars: usize,
+    /// A child created within the call window ± this many ms matches a subagent call.
+    pub child_window_ms: i64,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            live: false,
+            session_id: None,
+            task_id: None,
+            workspace: None,
+            agent: None,
+            children: Vec::new(),
+            max_output_chars: 4096,
+            child_window_ms: 5_000,
+        }
+    }
+}
+
+/// What a parent graph needs to know about a child (subagent) session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildSummary {
+    /// Child session id.
+    pub id: String,
+    /// Where to load it from (path, or id).
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// Child title.
+    pub title: String,
+    /// Child task status.
+    pub status: Status,
+    /// Child summary counts.
+    pub counts: Counts,
+    /// The child's `parentSession`, when it names one.
+    pub parent_session: Option<String>,
+    /// When the child was created (for window matching).
+    pub created_ms: Option<i64>,
+    /// The spawning call id, when the format records it (exact matching).
+    pub call_id: Option<String>,
+}
+
+impl ChildSummary {
+    /// Summarises a child graph.
+    pub fn from_graph(g: &TaskGraph, reference: impl Into<String>) -> Self {
+        Self {
+            id: g.session_id.clone(),
+            reference: reference.into(),
+            title: g.title.clone(),
+            status: g.status,
+            counts: g.summary.counts,
+            parent_session: g
+                .meta
+                .header
+                .get("parent_session")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned),
+            created_ms: g.start_time,
+            call_id: None,
+        }
+    }
+}
+
+/// Builds the task graph of `events` (any order; sorted by `seq` and de-duplicated first).
+///
+/// ```
+/// use mindgate_taskgraph::{build_graph, BuildOptions, Event, EventKind, TurnEndKind, TurnReason};
+///
+/// let events = vec![
+///     Event::new(1, 1_000, EventKind::UserMessage { text: "fix the bug".into() }),
+///     Event::new(2, 1_000, EventKind::TurnStart { turn: 1 }),
+///     Event::new(3, 1_100, EventKind::StepStart { turn: 1, step: 1 }),
+///     Event::new(4, 1_900, EventKind::StepEnd { turn: 1, step: 1 }),
+///     Event::new(5, 2_000, EventKind::TurnEnd { turn: 1, reason: TurnReason::new(TurnEndKind::Completed) }),
+/// ];
+/// let g = build_graph(&events, &BuildOptions::default());
+/// assert_eq!(g.title, "fix the bug");
+/// assert_eq!(g.critical_path.node_ids, ["task", "phase-1", "step-1-1"]);
+/// assert_eq!(g.critical_path.duration_ms, 800);
+/// ```
+pub fn build_graph(events: &[Event], options: &BuildOptions) -> TaskGraph {
+    let mut b = IncrementalGraph::new(options.clone());
+    if events.windows(2).all(|w| w[0].seq <= w[1].seq) {
+        b.append_iter(events.iter());
+    } else {
+        let mut order: Vec<&Event> = events.iter().collect();
+        order.sort_by_key(|e| e.seq);
+        b.append_iter(order.into_iter());
+    }
+    b.finish()
+}
+
+/// A session's graph with its children's graphs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GraphTree {
+    /// This session's graph (subagent nodes carry `child_session`).
+    pub graph: TaskGraph,
+    /// Child sessions' graphs, in the session's child order.
+    pub children: Vec<GraphTree>,
+}
+
+/// Builds a session's graph and, recursively, its children's; links subagent calls to children
+/// (explicit ids first, then `parentSession` + creation time within the call window ± 5 s).
+///
+/// `options.children` is extended with the session's children; `session_id`, `agent` are
+/// filled from the session when unset.
+pub fn build_session_tree(session: &Session, options: &BuildOptions) -> GraphTree {
+    build_tree(session, options, None)
+}
+
+fn build_tree(session: &Session, options: &BuildOptions, task_id: Option<&str>) -> GraphTree {
+    let root_id = task_id.unwrap_or(&session.id).to_owned();
+    let children: Vec<GraphTree> = session
+        .children
+        .iter()
+        .map(|c| {
+            let child_opts = BuildOptions {
+                session_id: None,
+                task_id: Some(root_id.clone()),
+                workspace: options.workspace.clone(),
+                children: Vec::new(),
+                ..options.clone()
+            };
+            build_tree(c, &child_opts, Some(&root_id))
+        })
+        .collect();
+    let mut opts = options.clone();
+    if opts.session_id.is_none() && !session.id.is_empty() {
+        opts.session_id = Some(session.id.clone());
+    }
+    if task_id.is_some() {
+        opts.task_id = Some(root_id.clone());
+    }
+    opts.agent = opts.agent.or(Some(session.agent));
+    for (c, tree) in session.children.iter().zip(&children) {
+        let reference = if c.path.as_os_str().is_empty() {
+            c.id.clone()
+        } else {
+            c.path.display().to_string()
+        };
+        let mut s = ChildSummary::from_graph(&tree.graph, reference);
+        s.id.clone_from(&c.id);
+        s.parent_session = c.header.parent_session.clone();
+        s.created_ms = c.header.created_ms.or(s.created_ms);
+        opts.children.push(s);
+    }
+    let graph = build_graph(&session.events, &opts);
+    GraphTree { graph, children }
+}
+
+/// Builds only the root graph of [`build_session_tree`].
+pub fn build_session_graph(session: &Session, options: &BuildOptions) -> TaskGraph {
+    build_session_tree(session, options).graph
+}
+
+/// The weight the critical path gives each node, in node order: task and phase 0; an agent
+/// step its duration minus its child tools' durations (floored at 0); any other node its
+/// duration.
+pub fn node_weights(g: &TaskGraph) -> Vec<i64> {
+    let index: std::collections::HashMap<&str, usize> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut child = vec![0i64; g.nodes.len()];
+    for n in &g.nodes {
+        if n.node_type.is_tool_like()
+            && let Some(p) = n.parent_id.as_deref().and_then(|p| index.get(p))
+            && g.nodes[*p].node_type == NodeType::Agent
+        {
+            child[*p] += n.duration_ms;
+        }
+    }
+    g.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match n.node_type {
+            NodeType::Task | NodeType::Phase => 0,
+            NodeType::Agent => (n.duration_ms - child[i]).max(0),
+            _ => n.duration_ms.max(0),
+        })
+        .collect()
+}

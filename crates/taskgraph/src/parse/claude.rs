@@ -1,0 +1,522 @@
+//! Claude Code sessions (`~/.claude/projects/<cwd slug>/<sessionId>.jsonl`).
+//!
+//! Lines are `user`, `assistant`, `system`, `summary`, … objects with `uuid`, `parentUuid`,
+//! `isSidechain`, `sessionId`, `cwd`, `timestamp`. One API response is split over several
+//! `assistant` lines sharing `message.id` (and `requestId`); they are merged into one LLM step
+//! and their usage is counted once (the last line's figures). Tool results come back in `user`
+//! lines as `tool_result` parts. `system` lines with subtype `api_error` are failed attempts of
+//! the step that follows (`llm/retry`). `TodoWrite` calls also yield a `todo/write` event;
+//! `Task`/`Agent` calls a `subagent/descriptor` (with the child id when the result names
+//! `agentId`). Sidechain lines in the main file become child sessions; subagent files
+//! (`<sessionId>/subagents/agent-<id>.jsonl`) are read with [`parse_subagent`].
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Value, json};
+
+use crate::event::{
+    Event, EventKind, Failure, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
+    Usage,
+};
+use crate::session::{Agent, ReadWarning, Session};
+use crate::util::{code_string, str_field, time_value_ms, u64_field, value_text};
+
+/// Parses a main Claude Code session file; sidechain lines become `children`.
+pub fn parse(bytes: &[u8], file: &str) -> Session {
+    let (lines, warnings) = collect(bytes, file);
+    let (main, side): (Vec<_>, Vec<_>) = lines.into_iter().partition(|(_, v)| {
+        !v.get("isSidechain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    });
+    let mut session = build(&main, None, warnings);
+    // Group sidechain lines into chains by parentUuid.
+    let mut chain_of: HashMap<String, usize> = HashMap::new();
+    let mut chains: Vec<Vec<(u64, Value)>> = Vec::new();
+    for (line, v) in side {
+        let parent = str_field(&v, &["parentUuid"]).and_then(|p| chain_of.get(p).copied());
+        let idx = parent.unwrap_or_else(|| {
+            chains.push(Vec::new());
+            chains.len() - 1
+        });
+        if let Some(u) = str_field(&v, &["uuid"]) {
+            chain_of.insert(u.to_owned(), idx);
+        }
+        chains[idx].push((line, v));
+    }
+    for (n, chain) in chains.into_iter().enumerate() {
+        let mut child = build(&chain, Some(&session.id), Vec::new());
+        child.id = format!("{}/sidechain-{}", session.id, n + 1);
+        child.header.id = child.id.clone();
+        for e in &mut child.events {
+            if let EventKind::Session(h) = &mut e.kind {
+                h.id = child.id.clone();
+            }
+        }
+        session.children.push(child);
+    }
+    session
+}
+
+/// Parses a subagent file (`agent-<id>.jsonl`): every line belongs to the one child session.
+///
+/// `parent_id` is the spawning session's id; the child id is `agent-<agentId>`.
+pub fn parse_subagent(bytes: &[u8], file: &str, parent_id: &str) -> Session {
+    let (lines, warnings) = collect(bytes, file);
+    let mut s = build(&lines, Some(parent_id), warnings);
+    let agent_id = lines
+        .iter()
+        .find_map(|(_, v)| str_field(v, &["agentId"]).map(str::to_owned))
+        .or_else(|| {
+            std::path::Path::new(file)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(|s| s.trim_start_matches("agent-").to_owned())
+        })
+        .unwrap_or_default();
+    s.id = format!("agent-{agent_id}");
+    s.header.id = s.id.clone();
+    for e in &mut s.events {
+        if let EventKind::Session(h) = &mut e.kind {
+            h.id = s.id.clone();
+        }
+    }
+    s
+}
+
+/// Reads JSON lines, dropping repeated `uuid`s (resumed sessions rewrite history).
+fn collect(bytes: &[u8], file: &str) -> (Vec<(u64, Value)>, Vec<ReadWarning>) {
+    let mut warnings = Vec::new();
+    let mut seen = HashSet::new();
+    let mut lines = Vec::new();
+    super::for_each_json_line(bytes, file, &mut warnings, |line, v, _| {
+        if let Some(u) = str_field(&v, &["uuid"])
+            && !seen.insert(u.to_owned())
+        {
+            return;
+        }
+        lines.push((line, v));
+    });
+    (lines, warnings)
+}
+
+fn build(lines: &[(u64, Value)], parent: Option<&str>, warnings: Vec<ReadWarning>) -> Session {
+    let mut session = Session::new("", Agent::ClaudeCode);
+    let first_time = lines
+        .iter()
+        .find_map(|(_, v)| v.get("timestamp").and_then(time_value_ms));
+    let session_id = lines
+        .iter()
+        .find_map(|(_, v)| str_field(v, &["sessionId"]))
+        .unwrap_or_default()
+        .to_owned();
+    let header = SessionStart {
+        id: session_id.clone(),
+        version: lines
+            .iter()
+            .find_map(|(_, v)| str_field(v, &["version"]).map(str::to_owned)),
+        cwd: lines
+            .iter()
+            .find_map(|(_, v)| str_field(v, &["cwd"]).map(str::to_owned)),
+        created_ms: first_time,
+        parent_session: parent.map(str::to_owned),
+        delegation_depth: u32::from(parent.is_some()),
+        origin: Some("claude-code".into()),
+        raw: json!({
+            "sessionId": session_id,
+            "gitBranch": lines.iter().find_map(|(_, v)| str_field(v, &["gitBranch"])),
+        }),
+    };
+    session.id = session_id;
+    let mut c = Conv {
+        events: vec![Event::new(
+            0,
+            first_time.unwrap_or(0),
+            EventKind::Session(header.clone()),
+        )],
+        last_time: first_time.unwrap_or(0),
+        last_input_time: first_time.unwrap_or(0),
+        ..Conv::default()
+    };
+    session.header = header;
+    let mut summaries = Vec::new();
+    for (line, v) in lines {
+        if str_field(v, &["type"]) == Some("summary") {
+            if let Some(s) = str_field(v, &["summary"]) {
+                summaries.push(Value::from(s));
+                if summaries.len() == 1 {
+                    let t = c.last_time;
+                    c.push(
+                        *line,
+                        t,
+                        EventKind::Title {
+                            title: s.to_owned(),
+                        },
+                    );
+                }
+            }
+            continue;
+        }
+        c.line(*line, v);
+    }
+    c.finish();
+    if !summaries.is_empty() {
+        session
+            .meta
+            .insert("summaries".into(), Value::Array(summaries));
+    }
+    session.events = c.events;
+    session.normalize_events();
+    session.warnings = warnings;
+    session
+}
+
+#[derive(Default)]
+struct Conv {
+    events: Vec<Event>,
+    turn: u32,
+    step: u32,
+    turn_open: bool,
+    step_open: bool,
+    /// The open step has received assistant content (false: opened by an `api_error`).
+    step_has_response: bool,
+    msg_id: Option<String>,
+    group_usage: Option<Usage>,
+    group_stop: Option<String>,
+    group_tool_use: bool,
+    group_last_time: i64,
+    last_time: i64,
+    last_input_time: i64,
+    last_stop: Option<String>,
+    last_was_result: bool,
+    open_calls: HashSet<String>,
+    task_calls: HashSet<String>,
+    retries: u32,
+}
+
+impl Conv {
+    fn push(&mut self, seq: u64, time: i64, kind: EventKind) {
+        self.events.push(Event::new(seq, time, kind));
+    }
+
+    fn open_turn(&mut self, seq: u64, time: i64) {
+        self.turn += 1;
+        self.step = 0;
+        self.turn_open = true;
+        self.last_stop = None;
+        let turn = self.turn;
+        self.push(seq, time, EventKind::TurnStart { turn });
+    }
+
+    fn open_step(&mut self, seq: u64) {
+        if !self.turn_open {
+            let t = self.last_input_time;
+            self.open_turn(seq, t);
+        }
+        self.step += 1;
+        self.step_open = true;
+        self.step_has_response = false;
+        self.retries = 0;
+        let (turn, step, t) = (self.turn, self.step, self.last_input_time);
+        self.push(seq, t, EventKind::StepStart { turn, step });
+    }
+
+    fn close_group(&mut self, seq: u64) {
+        if !self.step_open {
+            return;
+        }
+        let t = if self.step_has_response {
+            self.group_last_time
+        } else {
+            self.last_time
+        };
+        if let Some(u) = self.group_usage.take() {
+            self.push(seq, t, EventKind::Usage(u));
+        }
+        if let Some(r) = self.group_stop.clone() {
+            self.push(seq, t, EventKind::Finish { reason: r });
+        }
+        let (turn, step) = (self.turn, self.step);
+        self.push(seq, t, EventKind::StepEnd { turn, step });
+        self.step_open = false;
+        self.msg_id = None;
+        let stop = self.group_stop.take();
+        self.last_stop = if self.group_tool_use {
+            Some("tool_use".into())
+        } else if self.step_has_response {
+            Some(stop.unwrap_or_else(|| "end_turn".into()))
+        } else {
+            None
+        };
+        self.group_tool_use = false;
+        self.last_input_time = self.last_input_time.max(t);
+    }
+
+    fn close_turn(&mut self, seq: u64, kind: TurnEndKind, message: Option<String>) {
+        self.close_group(seq);
+        if self.turn_open {
+            self.turn_open = false;
+            let (turn, t) = (self.turn, self.last_time);
+            self.push(
+                seq,
+                t,
+                EventKind::TurnEnd {
+                    turn,
+                    reason: TurnReason { kind, message },
+                },
+            );
+        }
+    }
+
+    fn line(&mut self, seq: u64, v: &Value) {
+        let time = v
+            .get("timestamp")
+            .and_then(time_value_ms)
+            .unwrap_or(self.last_time);
+        match str_field(v, &["type"]).unwrap_or_default() {
+            "user" => self.user(seq, time, v),
+            "assistant" => self.assistant(seq, time, v),
+            "system" => {
+                if str_field(v, &["subtype"]) == Some("api_error") {
+                    if !self.step_open || self.step_has_response {
+                        self.close_group(seq);
+                        self.open_step(seq);
+                    }
+                    self.retries += 1;
+                    let err = v.get("error").unwrap_or(&Value::Null);
+                    let inner = err.get("error").unwrap_or(err);
+                    let failure = Failure {
+                        message: str_field(inner, &["message"])
+                            .map(str::to_owned)
+                            .or_else(|| inner.get("error").map(value_text))
+                            .unwrap_or_else(|| value_text(err)),
+                        code: code_string(err.get("status").or_else(|| inner.get("type"))),
+                    };
+                    let retry = u64_field(v, &["retryAttempt"]).map_or(self.retries, |n| n as u32);
+                    self.push(
+                        seq,
+                        time,
+                        EventKind::LlmRetry {
+                            retry,
+                            max_retries: u64_field(v, &["maxRetries"]).map(|n| n as u32),
+                            delay_ms: u64_field(v, &["retryInMs"]),
+                            failure,
+                        },
+                    );
+                }
+            }
+            other => {
+                if let Some(t) = str_field(v, &["customTitle"])
+                    && other.contains("title")
+                {
+                    self.push(
+                        seq,
+                        time,
+                        EventKind::Title {
+                            title: t.to_owned(),
+                        },
+                    );
+                }
+            }
+        }
+        self.last_time = time;
+    }
+
+    fn user(&mut self, seq: u64, time: i64, v: &Value) {
+        let msg = v.get("message").unwrap_or(&Value::Null);
+        let content = msg.get("content").unwrap_or(&Value::Null);
+        let mut text = String::new();
+        let mut had_result = false;
+        match content {
+            Value::String(s) => text = s.clone(),
+            Value::Array(parts) => {
+                for p in parts {
+                    if str_field(p, &["type"]) == Some("tool_result") {
+                        if !had_result {
+                            self.close_group(seq);
+                        }
+                        had_result = true;
+                        let id = str_field(p, &["tool_use_id"])
+                            .unwrap_or_default()
+                            .to_owned();
+                        self.open_calls.remove(&id);
+                        self.push(
+                            seq,
+                            time,
+                            EventKind::ToolResult {
+                                call_id: id.clone(),
+                                output: p.get("content").map(value_text).unwrap_or_default(),
+                                is_error: p
+                                    .get("is_error")
+                                    .and_then(Value::as_bool)
+                                    .unwrap_or(false),
+                            },
+                        );
+                        if self.task_calls.contains(&id)
+                            && let Some(agent) = v
+                                .get("toolUseResult")
+                                .and_then(|r| str_field(r, &["agentId"]))
+                        {
+                            self.push(
+                                seq,
+                                time,
+                                EventKind::SubagentDescriptor(SubagentDescriptor {
+                                    call_id: Some(id),
+                                    session_id: Some(format!("agent-{agent}")),
+                                    ..SubagentDescriptor::default()
+                                }),
+                            );
+                        }
+                    } else if let Some(t) = str_field(p, &["text"]) {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(t);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if had_result {
+            self.last_input_time = time;
+            self.last_was_result = true;
+            return;
+        }
+        if text.is_empty()
+            || v.get("isMeta").and_then(Value::as_bool).unwrap_or(false)
+            || text.starts_with("<local-command")
+            || v.get("isCompactSummary")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        {
+            return;
+        }
+        self.last_was_result = false;
+        if text.starts_with("[Request interrupted by user") {
+            self.close_turn(seq, TurnEndKind::Aborted, Some(text));
+            self.last_input_time = time;
+            return;
+        }
+        let kind = if self.last_stop.as_deref() == Some("error") {
+            TurnEndKind::Error
+        } else {
+            TurnEndKind::Completed
+        };
+        self.close_turn(seq, kind, None);
+        self.push(seq, time, EventKind::UserMessage { text });
+        self.last_input_time = time;
+        self.open_turn(seq, time);
+    }
+
+    fn assistant(&mut self, seq: u64, time: i64, v: &Value) {
+        let msg = v.get("message").unwrap_or(&Value::Null);
+        let id = str_field(msg, &["id"])
+            .map(str::to_owned)
+            .or_else(|| str_field(v, &["requestId", "uuid"]).map(str::to_owned));
+        let continuing =
+            self.step_open && self.step_has_response && id.is_some() && self.msg_id == id;
+        if !continuing {
+            if self.step_open && !self.step_has_response {
+                // Reuse the step opened by api_error lines.
+            } else {
+                self.close_group(seq);
+                self.open_step(seq);
+            }
+            self.step_has_response = true;
+            self.msg_id = id;
+            let t = self.last_input_time;
+            self.push(
+                seq,
+                t,
+                EventKind::RequestHeader {
+                    provider: Some("anthropic".into()),
+                    model: str_field(msg, &["model"]).map(str::to_owned),
+                },
+            );
+        }
+        self.last_was_result = false;
+        self.group_last_time = time;
+        if let Some(u) = msg.get("usage").filter(|u| u.is_object()) {
+            // Split lines repeat the response's usage: keep the last figures, count them once.
+            self.group_usage = Some(Usage {
+                input: u64_field(u, &["input_tokens"]).unwrap_or(0)
+                    + u64_field(u, &["cache_creation_input_tokens"]).unwrap_or(0),
+                output: u64_field(u, &["output_tokens"]).unwrap_or(0),
+                cache_read: u64_field(u, &["cache_read_input_tokens"]).unwrap_or(0),
+            });
+        }
+        if let Some(r) = str_field(msg, &["stop_reason"]) {
+            self.group_stop = Some(r.to_owned());
+        }
+        if v.get("isApiErrorMessage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        {
+            self.group_stop = Some("error".into());
+        }
+        if let Some(Value::Array(parts)) = msg.get("content") {
+            for p in parts {
+                if str_field(p, &["type"]) != Some("tool_use") {
+                    continue;
+                }
+                self.group_tool_use = true;
+                let call_id = str_field(p, &["id"]).unwrap_or_default().to_owned();
+                let name = str_field(p, &["name"]).unwrap_or("tool").to_owned();
+                let input = p.get("input").cloned().unwrap_or(Value::Null);
+                let (turn, step) = (self.turn, self.step);
+                self.open_calls.insert(call_id.clone());
+                self.push(
+                    seq,
+                    time,
+                    EventKind::ToolCall {
+                        turn,
+                        step,
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        arguments: input.clone(),
+                    },
+                );
+                match name.as_str() {
+                    "TodoWrite" => self.push(
+                        seq,
+                        time,
+                        EventKind::TodoWrite {
+                            todos: Todo::list_from_value(
+                                input.get("todos").unwrap_or(&Value::Null),
+                            ),
+                            call_id: Some(call_id),
+                        },
+                    ),
+                    "Task" | "Agent" => {
+                        self.task_calls.insert(call_id.clone());
+                        self.push(
+                            seq,
+                            time,
+                            EventKind::SubagentDescriptor(SubagentDescriptor {
+                                call_id: Some(call_id),
+                                session_id: None,
+                                name: str_field(&input, &["subagent_type"]).map(str::to_owned),
+                                description: str_field(&input, &["description"]).map(str::to_owned),
+                                prompt: str_field(&input, &["prompt"]).map(str::to_owned),
+                            }),
+                        )
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let seq = self.events.last().map_or(0, |e| e.seq);
+        self.close_group(seq);
+        if !self.turn_open || !self.open_calls.is_empty() || self.last_was_result {
+            return; // still working (or nothing open)
+        }
+        match self.last_stop.as_deref() {
+            Some("tool_use") | None => {}
+            Some("error") => self.close_turn(seq, TurnEndKind::Error, None),
+            Some(_) => self.close_turn(seq, TurnEndKind::Completed, None),
+        }
+    }
+}

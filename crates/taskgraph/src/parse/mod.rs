@@ -1,0 +1,91 @@
+//! Pure parsers: bytes of one session file in, [`Session`] out. No file system access here;
+//! see [`crate::read`] for that.
+//!
+//! Every parser is lenient: a line it cannot use becomes a [`ReadWarning`] (file and line) and
+//! parsing goes on. None of them panics on any input.
+
+pub mod claude;
+pub mod codex;
+pub mod dsh;
+pub mod pi;
+
+use serde_json::Value;
+
+use crate::session::{Agent, ReadWarning, Session};
+
+/// Parses one session file's (decompressed) bytes as `agent`'s format.
+///
+/// `file` labels warnings. Claude Code subagent files and DSH zstd files need the dedicated
+/// entry points ([`claude::parse_subagent`], [`dsh::decode_zstd_frames`]).
+pub fn parse_bytes(agent: Agent, bytes: &[u8], file: &str) -> Session {
+    match agent {
+        Agent::Dsh => dsh::parse(bytes, file),
+        Agent::Pi => pi::parse(bytes, file),
+        Agent::ClaudeCode => claude::parse(bytes, file),
+        Agent::Codex => codex::parse(bytes, file),
+    }
+}
+
+/// Guesses the format of a JSONL session from its first lines.
+pub fn sniff_agent(bytes: &[u8]) -> Option<Agent> {
+    for line in bytes.split(|b| *b == b'\n').take(8) {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
+        if v.get("payload").is_some() || ty == "session_meta" || ty == "turn_context" {
+            return Some(Agent::Codex);
+        }
+        if ty == "session" {
+            if v.get("createdAt").is_some() || v.get("delegationDepth").is_some() {
+                return Some(Agent::Dsh);
+            }
+            return Some(Agent::Pi);
+        }
+        if v.get("seq").is_some() && v.get("data").is_some() {
+            return Some(Agent::Dsh);
+        }
+        if v.get("sessionId").is_some() || v.get("uuid").is_some() || ty == "summary" {
+            return Some(Agent::ClaudeCode);
+        }
+        if v.get("parentId").is_some() && v.get("id").is_some() {
+            return Some(Agent::Pi);
+        }
+    }
+    None
+}
+
+/// Calls `f(line_number, object)` for every JSON object line of `bytes` (1-based numbers).
+///
+/// Blank lines are skipped silently; lines that are not JSON objects become warnings.
+pub(crate) fn for_each_json_line(
+    bytes: &[u8],
+    file: &str,
+    warnings: &mut Vec<ReadWarning>,
+    mut f: impl FnMut(u64, Value, &mut Vec<ReadWarning>),
+) {
+    let ends_with_newline = bytes.last() == Some(&b'\n');
+    let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
+    while let Some((idx, raw)) = lines.next() {
+        let lineno = idx as u64 + 1;
+        let is_last = lines
+            .peek()
+            .is_none_or(|(_, rest)| rest.is_empty() && ends_with_newline);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(raw) {
+            Ok(v @ Value::Object(_)) => f(lineno, v, warnings),
+            Ok(_) => warnings.push(ReadWarning::new(file, lineno, "line is not a JSON object")),
+            Err(e) => {
+                let msg = if is_last && !ends_with_newline && e.is_eof() {
+                    format!("truncated last line ({} bytes)", raw.len())
+                } else {
+                    format!("invalid JSON: {e}")
+                };
+                warnings.push(ReadWarning::new(file, lineno, msg));
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! File I/O: reading one session (file or folder) from disk, children included.
+//!
+//! The parsing itself is pure and lives in [`crate::parse`].
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::parse::{self, claude, dsh};
+use crate::session::{Agent, ReadWarning, Session};
+
+/// How deep child sessions are followed (guards against cycles in `parentSession`).
+const MAX_CHILD_DEPTH: usize = 8;
+
+/// Reads the session at `path`, guessing its format (see [`detect_agent`]).
+pub fn read_session(path: &Path) -> Result<Session> {
+    let agent = detect_agent(path)?;
+    read_session_as(path, agent)
+}
+
+/// Reads the session at `path` as `agent`'s format, with its child sessions.
+pub fn read_session_as(path: &Path, agent: Agent) -> Result<Session> {
+    read_with_depth(path, agent, 0)
+}
+
+fn read_with_depth(path: &Path, agent: Agent, depth: usize) -> Result<Session> {
+    match agent {
+        Agent::Dsh => read_dsh(path, depth),
+        Agent::ClaudeCode => {
+            let bytes = read_file(path)?;
+            let mut s = claude::parse(&bytes, &path.display().to_string());
+            s.path = path.to_path_buf();
+            for c in &mut s.children {
+                c.path = path.to_path_buf();
+            }
+            // <dir>/<sessionId>/subagents/agent-*.jsonl
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            let sub = path.with_file_name(stem).join("subagents");
+            for f in sorted_files(&sub, |n| n.starts_with("agent-") && n.ends_with(".jsonl")) {
+                match read_file(&f) {
+                    Ok(b) => {
+                        let mut child = claude::parse_subagent(&b, &f.display().to_string(), &s.id);
+                        child.path = f;
+                        s.children.push(child);
+                    }
+                    Err(e) => {
+                        s.warnings
+                            .push(ReadWarning::new(f.display().to_string(), 0, e.to_string()))
+                    }
+                }
+            }
+            Ok(s)
+        }
+        Agent::Pi | Agent::Codex => {
+            let bytes = read_file(path)?;
+            let mut s = parse::parse_bytes(agent, &bytes, &path.display().to_string());
+            s.path = path.to_path_buf();
+            if s.id.is_empty() {
+                s.id = file_id(path);
+                s.header.id = s.id.clone();
+            }
+            Ok(s)
+        }
+    }
+}
+
+fn file_id(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .trim_end_matches(".jsonl")
+        .to_owned()
+}
+
+/// Reads a whole file.
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| Error::io(path, e))
+}
+
+fn sorted_files(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(&keep))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The DSH session file in a session folder: the highest version present
+/// (`session.v4.jsonl[.zstd]` > … > `session.v1…` > `session.jsonl[.zstd]`).
+pub fn dsh_session_file(dir: &Path) -> Option<PathBuf> {
+    let rd = fs::read_dir(dir).ok()?;
+    rd.filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            dsh_version(name).map(|v| (v, p.clone()))
+        })
+        .max_by_key(|(v, _)| *v)
+        .map(|(_, p)| p)
+}
+
+/// The version of a DSH session file name (`session.jsonl.zstd` is 0), or `None`.
+pub fn dsh_version(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("session.")?;
+    let rest = rest.strip_suffix(".zstd").unwrap_or(rest);
+    let rest = rest.strip_suffix(".jsonl")?;
+    if rest.is_empty() {
+        return Some(0);
+    }
+    rest.strip_prefix('v')?.parse().ok()
+}
+
+fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
+    let (dir, file) = if path.is_dir() {
+        let f = dsh_session_file(path).ok_or_else(|| Error::NotASession {
+            path: path.to_path_buf(),
+        })?;
+        (path.to_path_buf(), f)
+    } else {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            path.to_path_buf(),
+        )
+    };
+    let label = file.display().to_string();
+    let raw = read_file(&file)?;
+    let mut warnings = Vec::new();
+    let bytes = if label.ends_with(".zstd") || raw.starts_with(&dsh::ZSTD_MAGIC) {
+        dsh::decode_zstd_frames(&raw, &label, &mut warnings)
+    } else {
+        raw
+    };
+    let mut s = dsh::parse(&bytes, &label);
+    warnings.append(&mut s.warnings);
+    s.warnings = warnings;
+    s.path = dir.clone();
+    if s.id.is_empty() {
+        s.id = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        s.header.id = s.id.clone();
+    }
+    if depth < MAX_CHILD_DEPTH
+        && let Some(ws) = dir.parent()
+    {
+        for sib in dsh_child_dirs(ws, &dir, &s.id) {
+            match read_dsh(&sib, depth + 1) {
+                Ok(c) => s.children.push(c),
+                Err(e) => s.warnings.push(ReadWarning::new(
+                    sib.display().to_string(),
+                    0,
+                    e.to_string(),
+                )),
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Session folders next to `dir` whose header names `parent_id` as `parentSession`.
+fn dsh_child_dirs(workspace: &Path, dir: &Path, parent_id: &str) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(workspace) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(i64, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p != dir)
+        .filter_map(|p| {
+            let f = dsh_session_file(&p)?;
+            let h = read_first_json_line(&f)?;
+            let parent = h.get("parentSession").and_then(Value::as_str)?;
+            (parent == parent_id).then(|| {
+                let t = h
+                    .get("createdAt")
+                    .and_then(crate::util::time_value_ms)
+                    .unwrap_or(0);
+                (t, p)
+            })
+        })
+        .collect();
+    out.sort();
+    out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Reads and parses only the first line of a (possibly zstd) JSONL file.
+pub(crate) fn read_first_json_line(path: &Path) -> Option<Value> {
+    let f = fs::File::open(path).ok()?;
+    let mut line = String::new();
+    let is_zstd = path.extension().is_some_and(|e| e == "zstd");
+    let reader: Box<dyn Read> = if is_zstd {
+        Box::new(zstd::stream::read::Decoder::new(f).ok()?)
+    } else {
+        Box::new(f)
+    };
+    BufReader::new(reader.take(16 * 1024 * 1024))
+        .read_line(&mut line)
+        .ok()?;
+    serde_json::from_str(line.trim()).ok()
+}
+
+/// Guesses the format of a session path.
+///
+/// A folder holding `session*.jsonl[.zstd]` (or such a file) is DSH; `rollout-*.jsonl` is
+/// Codex; other `.jsonl` files are sniffed from their first lines.
+pub fn detect_agent(path: &Path) -> Result<Agent> {
+    let meta = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_dir() {
+        return if dsh_session_file(path).is_some() {
+            Ok(Agent::Dsh)
+        } else {
+            Err(Error::NotASession {
+                path: path.to_path_buf(),
+            })
+        };
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if dsh_version(name).is_some() {
+        return Ok(Agent::Dsh);
+    }
+    if name.starts_with("rollout-") {
+        return Ok(Agent::Codex);
+    }
+    let mut head = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(256 * 1024).read_to_end(&mut head))
+        .map_err(|e| Error::io(path, e))?;
+    if head.starts_with(&dsh::ZSTD_MAGIC) {
+        return Ok(Agent::Dsh);
+    }
+    parse::sniff_agent(&head).ok_or_else(|| Error::NotASession {
+        path: path.to_path_buf(),
+    })
+}
