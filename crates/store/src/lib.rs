@@ -1,1 +1,60 @@
-//! Mindgate store.
+//! Mindgate's run store: SQLite persistence of GraphMind runs and events, and
+//! the logical-graph projection every view shares.
+//!
+//! * [`Writer`] owns the only read-write connection and a dedicated thread that
+//!   batches appends into transactions (see its docs for the durability bound).
+//! * [`RunStore`] is the synchronous read API (runs, events, graph, node detail,
+//!   search, recent errors). It works without any async runtime and can open a
+//!   database read-only while another process writes it.
+//! * [`project`] folds a run's events into a [`RunGraph`] / [`NodeDetail`].
+//!
+//! Storage layout: `runs` (one row per run with counters) and `events`
+//! (`WITHOUT ROWID`, keyed `(run_key, seq)`, payload text stored once with
+//! whitespace removed, event types interned as small integers). Appends use
+//! `INSERT OR IGNORE`, so replays after a reconnect are deduplicated.
+//!
+//! ```
+//! use mindgate_store::{NewEvent, RunStore, Writer, WriterConfig};
+//! use mindgate_protocol::parse_envelope;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("mindgate.db");
+//! let (writer, _report) = Writer::open(&path, WriterConfig::default(), None).unwrap();
+//! let frame = r#"{"gm":1,"seq":1,"ts":5,"runId":"r1","type":"run.started",
+//!   "payload":{"app":"demo","sdk":{"name":"x","version":"1"}}}"#;
+//! let event = NewEvent::from_frame(frame, &parse_envelope(frame)).unwrap();
+//! writer.append(event.clone()).unwrap();
+//! writer.append(event).unwrap(); // a replay: ignored
+//! writer.flush().unwrap();
+//! let store = RunStore::open(&path).unwrap();
+//! let run = store.get_run("r1").unwrap().unwrap();
+//! assert_eq!((run.app.as_str(), run.counts.events), ("demo", 1));
+//! writer.close().unwrap();
+//! ```
+
+mod error;
+mod ingest;
+mod model;
+pub mod projection;
+mod reader;
+mod schema;
+mod writer;
+
+pub use error::{Result, StoreError};
+pub use ingest::{EventFacts, NewEvent, minify};
+pub use model::{
+    Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
+    UsageTotals,
+};
+pub use projection::{NodeDetail, RunGraph, RunProjection, project};
+pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
+pub use schema::SCHEMA_VERSION;
+pub use writer::{CommitHook, Committed, OpenReport, TryAppendError, Writer, WriterConfig};
+
+/// The current wall clock in epoch milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,41 @@
+//! The store's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Creating or securing the database directory or file failed.
+    #[error("cannot prepare {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The writer thread is gone (the store was closed or crashed).
+    #[error("the store writer has stopped")]
+    WriterGone,
+    /// The database was written by a newer Mindgate.
+    #[error("database schema version {found} is newer than this build supports ({supported})")]
+    SchemaTooNew {
+        /// Version found in the file.
+        found: i64,
+        /// Newest version this build knows.
+        supported: i64,
+    },
+    /// A stored value could not be decoded.
+    #[error("corrupt stored value in run {run_id}: {message}")]
+    Corrupt {
+        /// The run involved.
+        run_id: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// Shorthand result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

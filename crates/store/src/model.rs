@@ -1,0 +1,266 @@
+//! Plain data types the store reads and writes.
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// The lifecycle state of a run as the store sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Events are (or may still be) arriving.
+    Running,
+    /// `run.finished` with status `ok`.
+    Ok,
+    /// `run.finished` with status `error`.
+    Error,
+    /// `run.finished` with status `aborted`.
+    Aborted,
+    /// The app went away without finishing the run.
+    Abandoned,
+}
+
+impl RunState {
+    /// Every state, in declaration order.
+    pub const ALL: &'static [RunState] = &[
+        RunState::Running,
+        RunState::Ok,
+        RunState::Error,
+        RunState::Aborted,
+        RunState::Abandoned,
+    ];
+
+    /// The stored / wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Ok => "ok",
+            RunState::Error => "error",
+            RunState::Aborted => "aborted",
+            RunState::Abandoned => "abandoned",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        RunState::ALL.iter().copied().find(|st| st.as_str() == s)
+    }
+
+    /// Whether the run has ended (any state but `running`).
+    pub fn is_terminal(self) -> bool {
+        self != RunState::Running
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Event, node and error counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Stored events.
+    pub events: u64,
+    /// Distinct logical nodes that emitted events.
+    pub nodes: u64,
+    /// `node.error` events.
+    pub errors: u64,
+}
+
+/// Token usage summed over a run (non-inclusive `usage` only, so nothing counts twice).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// One row of the run list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    /// Run id as the app chose it.
+    pub id: String,
+    /// Application name.
+    pub app: String,
+    /// Display name (`meta.name`, else the app name).
+    pub name: String,
+    /// Lifecycle state.
+    pub status: RunState,
+    /// Epoch ms of `run.started` (or of the first event).
+    pub started_at: i64,
+    /// Epoch ms of `run.finished` (or of abandonment).
+    pub finished_at: Option<i64>,
+    /// `finishedAt - startedAt`, or up to the latest event while running.
+    pub duration_ms: Option<i64>,
+    /// Counts.
+    pub counts: Counts,
+    /// Token usage.
+    pub usage: UsageTotals,
+    /// Where the run came from: `live`, `import` or `demo`.
+    pub source: String,
+    /// `run.started` metadata, as sent.
+    pub meta: Option<Value>,
+    /// The instrumentation library (`run.started.sdk`).
+    pub sdk: Option<Value>,
+    /// Highest stored `seq`.
+    pub last_seq: Option<u64>,
+    /// Epoch ms of the latest event.
+    pub last_event_at: i64,
+}
+
+/// Which runs [`crate::RunStore::list_runs`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFilter {
+    /// At most this many (default 50, capped at 1,000).
+    pub limit: Option<u32>,
+    /// Only runs started strictly before this epoch ms (pagination cursor).
+    pub before: Option<i64>,
+    /// Only runs in this state.
+    pub status: Option<RunState>,
+    /// Only runs of this app.
+    pub app: Option<String>,
+    /// Substring of the run id, name or app (case-insensitive).
+    pub q: Option<String>,
+}
+
+impl RunFilter {
+    /// Default page size.
+    pub const DEFAULT_LIMIT: u32 = 50;
+    /// Largest page size.
+    pub const MAX_LIMIT: u32 = 1_000;
+
+    /// The effective limit.
+    pub fn effective_limit(&self) -> u32 {
+        self.limit
+            .unwrap_or(Self::DEFAULT_LIMIT)
+            .clamp(1, Self::MAX_LIMIT)
+    }
+}
+
+/// A page of runs, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunList {
+    /// The runs.
+    pub runs: Vec<RunSummary>,
+    /// Pass as `before` to get the next page; `None` when this was the last.
+    pub next_before: Option<i64>,
+}
+
+/// One stored event. Serialises as the envelope the app sent
+/// (`{gm, seq, ts, runId, type, payload, …}`; whitespace is not preserved).
+#[derive(Debug, Clone)]
+pub struct StoredEvent {
+    /// Owning run.
+    pub run_id: String,
+    /// Sender sequence number.
+    pub seq: u64,
+    /// Sender wall clock, epoch ms.
+    pub ts: i64,
+    /// Envelope `type`.
+    pub type_name: String,
+    /// Logical node, when the event is about one.
+    pub node_id: Option<String>,
+    /// The payload JSON object text, as received (whitespace removed).
+    pub payload: Box<RawValue>,
+    /// Unknown envelope fields (a JSON object text), when there were any.
+    pub extra: Option<Box<RawValue>>,
+}
+
+impl StoredEvent {
+    /// The payload parsed into a JSON value.
+    pub fn payload_value(&self) -> Value {
+        serde_json::from_str(self.payload.get()).unwrap_or(Value::Null)
+    }
+
+    /// The envelope as one JSON text frame.
+    pub fn envelope_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned())
+    }
+}
+
+impl Serialize for StoredEvent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let extra: Option<Map<String, Value>> = self
+            .extra
+            .as_ref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok());
+        let mut map = s.serialize_map(Some(6 + extra.as_ref().map_or(0, Map::len)))?;
+        map.serialize_entry("gm", &mindgate_protocol::PROTOCOL_VERSION)?;
+        map.serialize_entry("seq", &self.seq)?;
+        map.serialize_entry("ts", &self.ts)?;
+        map.serialize_entry("runId", &self.run_id)?;
+        map.serialize_entry("type", &self.type_name)?;
+        map.serialize_entry("payload", &self.payload)?;
+        if let Some(extra) = extra {
+            for (k, v) in extra {
+                if !matches!(
+                    k.as_str(),
+                    "gm" | "seq" | "ts" | "runId" | "type" | "payload"
+                ) {
+                    map.serialize_entry(&k, &v)?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// A page of events in `seq` order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventPage {
+    /// The events (serialised as envelopes).
+    pub events: Vec<StoredEvent>,
+    /// Pass as `afterSeq` for the next page (the last `seq` returned, or the
+    /// `afterSeq` asked for when nothing newer exists).
+    pub next_after_seq: Option<u64>,
+    /// Whether more events follow.
+    pub has_more: bool,
+}
+
+/// A search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventHit {
+    /// Run.
+    pub run_id: String,
+    /// Event `seq`.
+    pub seq: u64,
+    /// Event time, epoch ms.
+    pub ts: i64,
+    /// Event type.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Node, if any.
+    pub node_id: Option<String>,
+    /// Up to ~160 characters of payload around the match.
+    pub snippet: String,
+}
+
+/// A recent `node.error`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorHit {
+    /// Run.
+    pub run_id: String,
+    /// Run display name.
+    pub run_name: String,
+    /// Event `seq`.
+    pub seq: u64,
+    /// Event time, epoch ms.
+    pub ts: i64,
+    /// Failing node.
+    pub node_id: Option<String>,
+    /// Error class.
+    pub name: String,
+    /// Error message.
+    pub message: String,
+}

@@ -1,0 +1,582 @@
+//! The logical graph of a run: one pure function over its stored events.
+//!
+//! [`project`] folds a run's events into one entry per logical `nodeId`, each
+//! with its instances (executions). [`RunProjection::graph`] is the shape of
+//! `GET /api/runs/:id/graph`; [`RunProjection::node`] is the full detail of one
+//! node (inputs, outputs, errors, pauses). The HTTP API, the UI feed and the
+//! MCP server all use this code, so they always agree.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::StoredEvent;
+
+/// The state of a node or of one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeState {
+    /// Announced by `graph.hint`, never ran.
+    Hinted,
+    /// Started, not finished.
+    Running,
+    /// Held at a gate right now.
+    Paused,
+    /// Finished normally.
+    Ok,
+    /// Failed (or is held at its error gate).
+    Error,
+    /// Aborted.
+    Aborted,
+}
+
+impl NodeState {
+    fn from_wire(s: &str) -> NodeState {
+        match s {
+            "ok" => NodeState::Ok,
+            "error" => NodeState::Error,
+            "aborted" => NodeState::Aborted,
+            _ => NodeState::Running,
+        }
+    }
+}
+
+/// `{source, target}`: a parent → child edge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphEdge {
+    /// Parent node id.
+    pub source: String,
+    /// Child node id.
+    pub target: String,
+}
+
+/// A short error: class and message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorBrief {
+    /// Error class.
+    pub name: String,
+    /// Message.
+    pub message: String,
+}
+
+/// One execution of a node, as the graph shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphInstance {
+    /// Instance id.
+    pub instance_id: String,
+    /// State.
+    pub status: NodeState,
+    /// Epoch ms of `node.started`.
+    pub started_at: Option<i64>,
+    /// Epoch ms of `node.finished`.
+    pub finished_at: Option<i64>,
+    /// Reported wall time (includes `heldMs`).
+    pub duration_ms: Option<f64>,
+    /// Time held at gates.
+    pub held_ms: Option<f64>,
+    /// Token usage as reported.
+    pub usage: Option<Value>,
+    /// Accumulated streamed text (`t: "text"`).
+    pub tokens: String,
+    /// Accumulated reasoning text.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    /// The app substituted an injected value.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub injected: bool,
+    /// The latest error of this instance.
+    pub error: Option<ErrorBrief>,
+    /// `seq` of `node.started`.
+    pub first_seq: Option<u64>,
+}
+
+/// One logical node of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNode {
+    /// Stable logical id.
+    pub node_id: String,
+    /// Kind (`agent`, `llm`, `tool`, …).
+    pub kind: String,
+    /// Display name.
+    pub name: String,
+    /// Parent logical node.
+    pub parent_id: Option<String>,
+    /// Aggregate state: `paused` if any instance is held, else `running` if any
+    /// runs, else the latest instance's state; `hinted` when it never ran.
+    pub status: NodeState,
+    /// Announced by `graph.hint` but never ran.
+    pub hinted: bool,
+    /// The executions, in start order.
+    pub instances: Vec<GraphInstance>,
+}
+
+/// `GET /api/runs/:id/graph`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunGraph {
+    /// The run.
+    pub run_id: String,
+    /// Nodes in order of first appearance.
+    pub nodes: Vec<GraphNode>,
+    /// Parent → child edges between nodes present in `nodes`.
+    pub edges: Vec<GraphEdge>,
+}
+
+/// A gate hold seen in the events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseRecord {
+    /// Pause id.
+    pub pause_id: String,
+    /// Gate point.
+    pub point: String,
+    /// Why it held.
+    pub reason: Option<String>,
+    /// Epoch ms of `exec.paused`.
+    pub since: i64,
+    /// Epoch ms of `exec.resumed`, if released.
+    pub resumed_at: Option<i64>,
+    /// How it was released.
+    pub action: Option<String>,
+}
+
+/// One execution in full.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceDetail {
+    /// The graph fields.
+    #[serde(flatten)]
+    pub summary: GraphInstance,
+    /// Input as sent.
+    pub input: Option<Value>,
+    /// Output as sent.
+    pub output: Option<Value>,
+    /// Full error (`name`, `message`, `stack`, …) as sent.
+    pub error_detail: Option<Value>,
+    /// Streamed tool-call arguments.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tool_args: String,
+    /// Holds of this instance.
+    pub pauses: Vec<PauseRecord>,
+    /// The `node.started` payload's other fields (redaction, collapsed, …).
+    pub started: Option<Value>,
+}
+
+/// `GET /api/runs/:id/nodes/:nodeId`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeDetail {
+    /// The run.
+    pub run_id: String,
+    /// Node id.
+    pub node_id: String,
+    /// Kind.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Parent.
+    pub parent_id: Option<String>,
+    /// Aggregate state.
+    pub status: NodeState,
+    /// Hinted, never ran.
+    pub hinted: bool,
+    /// Every instance in full.
+    pub instances: Vec<InstanceDetail>,
+}
+
+#[derive(Debug, Clone)]
+struct InstanceAcc {
+    detail: InstanceDetail,
+    finished: bool,
+    errored: bool,
+    open_pauses: usize,
+}
+
+#[derive(Debug, Clone)]
+struct NodeAcc {
+    node_id: String,
+    kind: String,
+    name: String,
+    parent_id: Option<String>,
+    hinted: bool,
+    instances: Vec<InstanceAcc>,
+}
+
+/// The folded state of a run. Build it with [`project`].
+#[derive(Debug, Clone)]
+pub struct RunProjection {
+    run_id: String,
+    nodes: Vec<NodeAcc>,
+    index: HashMap<String, usize>,
+    /// pause id → (node index, instance index)
+    pauses: HashMap<String, (usize, usize)>,
+    run_finished: bool,
+}
+
+fn s(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn new_instance(id: String) -> InstanceAcc {
+    InstanceAcc {
+        detail: InstanceDetail {
+            summary: GraphInstance {
+                instance_id: id,
+                status: NodeState::Running,
+                started_at: None,
+                finished_at: None,
+                duration_ms: None,
+                held_ms: None,
+                usage: None,
+                tokens: String::new(),
+                reasoning: String::new(),
+                injected: false,
+                error: None,
+                first_seq: None,
+            },
+            input: None,
+            output: None,
+            error_detail: None,
+            tool_args: String::new(),
+            pauses: Vec::new(),
+            started: None,
+        },
+        finished: false,
+        errored: false,
+        open_pauses: 0,
+    }
+}
+
+impl RunProjection {
+    fn node_mut(&mut self, node_id: &str, payload: &Value) -> usize {
+        if let Some(&i) = self.index.get(node_id) {
+            return i;
+        }
+        let (kind, name) = match node_id.split_once(':') {
+            Some((k, n)) => (k.to_owned(), n.to_owned()),
+            None => ("custom".to_owned(), node_id.to_owned()),
+        };
+        self.nodes.push(NodeAcc {
+            node_id: node_id.to_owned(),
+            kind: s(payload, "kind").unwrap_or(kind),
+            name: s(payload, "name").unwrap_or(name),
+            parent_id: s(payload, "parentId"),
+            hinted: false,
+            instances: Vec::new(),
+        });
+        let i = self.nodes.len() - 1;
+        self.index.insert(node_id.to_owned(), i);
+        i
+    }
+
+    /// The instance an event without (or with) an `instanceId` refers to.
+    fn instance_for(&mut self, node: usize, instance_id: Option<&str>) -> usize {
+        let n = &mut self.nodes[node];
+        if let Some(id) = instance_id {
+            if let Some(i) = n
+                .instances
+                .iter()
+                .rposition(|inst| inst.detail.summary.instance_id == id)
+            {
+                return i;
+            }
+            n.instances.push(new_instance(id.to_owned()));
+            return n.instances.len() - 1;
+        }
+        if let Some(i) = n.instances.iter().rposition(|inst| !inst.finished) {
+            return i;
+        }
+        if !n.instances.is_empty() {
+            return n.instances.len() - 1;
+        }
+        n.instances.push(new_instance(String::new()));
+        0
+    }
+
+    fn apply(&mut self, ev: &StoredEvent) {
+        let payload: Value = match serde_json::from_str(ev.payload.get()) {
+            Ok(v) => v,
+            Err(_) => return,
+        };
+        match ev.type_name.as_str() {
+            "graph.hint" => {
+                if let Some(nodes) = payload.get("nodes").and_then(Value::as_array) {
+                    for hint in nodes {
+                        if let Some(id) = hint.get("nodeId").and_then(Value::as_str) {
+                            let known = self.index.contains_key(id);
+                            let i = self.node_mut(id, hint);
+                            if !known {
+                                self.nodes[i].hinted = true;
+                            }
+                        }
+                    }
+                }
+            }
+            "node.started" => {
+                let Some(id) = s(&payload, "nodeId") else {
+                    return;
+                };
+                let ni = self.node_mut(&id, &payload);
+                let node = &mut self.nodes[ni];
+                if let Some(kind) = s(&payload, "kind") {
+                    node.kind = kind;
+                }
+                if let Some(name) = s(&payload, "name") {
+                    node.name = name;
+                }
+                if let Some(parent) = s(&payload, "parentId") {
+                    node.parent_id = Some(parent);
+                }
+                let inst_id = s(&payload, "instanceId").unwrap_or_default();
+                // A second node.started for a live instance (a retry) reuses it.
+                let ii = match node
+                    .instances
+                    .iter()
+                    .rposition(|i| i.detail.summary.instance_id == inst_id)
+                {
+                    Some(i) => i,
+                    None => {
+                        node.instances.push(new_instance(inst_id));
+                        node.instances.len() - 1
+                    }
+                };
+                let inst = &mut node.instances[ii];
+                let d = &mut inst.detail;
+                d.summary.started_at.get_or_insert(ev.ts);
+                d.summary.first_seq.get_or_insert(ev.seq);
+                d.input = payload.get("input").cloned();
+                let mut rest = payload.clone();
+                if let Some(obj) = rest.as_object_mut() {
+                    for key in ["nodeId", "kind", "name", "instanceId", "parentId", "input"] {
+                        obj.remove(key);
+                    }
+                    if !obj.is_empty() {
+                        d.started = Some(rest);
+                    }
+                }
+            }
+            "node.token" => {
+                let Some(id) = s(&payload, "nodeId") else {
+                    return;
+                };
+                let ni = self.node_mut(&id, &payload);
+                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                let d = &mut self.nodes[ni].instances[ii].detail;
+                if let Some(deltas) = payload.get("deltas").and_then(Value::as_array) {
+                    for delta in deltas {
+                        let v = delta.get("v").and_then(Value::as_str).unwrap_or_default();
+                        match delta.get("t").and_then(Value::as_str) {
+                            Some("reasoning") => d.summary.reasoning.push_str(v),
+                            Some("tool-args") => d.tool_args.push_str(v),
+                            _ => d.summary.tokens.push_str(v),
+                        }
+                    }
+                }
+            }
+            "node.finished" => {
+                let Some(id) = s(&payload, "nodeId") else {
+                    return;
+                };
+                let ni = self.node_mut(&id, &payload);
+                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                let inst = &mut self.nodes[ni].instances[ii];
+                inst.finished = true;
+                let d = &mut inst.detail;
+                let status = payload
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .map_or(NodeState::Ok, NodeState::from_wire);
+                d.summary.status = status;
+                d.summary.finished_at = Some(ev.ts);
+                d.summary.duration_ms = payload.get("durationMs").and_then(Value::as_f64);
+                if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
+                    d.summary.held_ms = Some(h);
+                }
+                d.summary.usage = payload.get("usage").cloned();
+                d.summary.injected = payload.get("injected").and_then(Value::as_bool) == Some(true);
+                if payload.get("output").is_some() {
+                    d.output = payload.get("output").cloned();
+                }
+                if status == NodeState::Ok {
+                    // Recovered (retry succeeded or a value was injected).
+                    inst.errored = false;
+                }
+            }
+            "node.error" => {
+                let Some(id) = s(&payload, "nodeId") else {
+                    return;
+                };
+                let ni = self.node_mut(&id, &payload);
+                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                let inst = &mut self.nodes[ni].instances[ii];
+                inst.errored = true;
+                let d = &mut inst.detail;
+                if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
+                    d.summary.held_ms = Some(h);
+                }
+                if let Some(err) = payload.get("error") {
+                    d.summary.error = Some(ErrorBrief {
+                        name: s(err, "name").unwrap_or_default(),
+                        message: s(err, "message").unwrap_or_default(),
+                    });
+                    d.error_detail = Some(err.clone());
+                }
+            }
+            "exec.paused" => {
+                let (Some(id), Some(pause_id)) = (s(&payload, "nodeId"), s(&payload, "pauseId"))
+                else {
+                    return;
+                };
+                let ni = self.node_mut(&id, &payload);
+                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                let inst = &mut self.nodes[ni].instances[ii];
+                inst.open_pauses += 1;
+                inst.detail.pauses.push(PauseRecord {
+                    pause_id: pause_id.clone(),
+                    point: s(&payload, "point").unwrap_or_default(),
+                    reason: s(&payload, "reason"),
+                    since: ev.ts,
+                    resumed_at: None,
+                    action: None,
+                });
+                self.pauses.insert(pause_id, (ni, ii));
+            }
+            "exec.resumed" => {
+                let Some(pause_id) = s(&payload, "pauseId") else {
+                    return;
+                };
+                if let Some((ni, ii)) = self.pauses.remove(&pause_id) {
+                    let inst = &mut self.nodes[ni].instances[ii];
+                    inst.open_pauses = inst.open_pauses.saturating_sub(1);
+                    if let Some(p) = inst
+                        .detail
+                        .pauses
+                        .iter_mut()
+                        .rev()
+                        .find(|p| p.pause_id == pause_id)
+                    {
+                        p.resumed_at = Some(ev.ts);
+                        p.action = s(&payload, "action");
+                    }
+                }
+            }
+            "run.finished" => self.run_finished = true,
+            _ => {}
+        }
+    }
+
+    fn instance_state(inst: &InstanceAcc, run_open: bool) -> NodeState {
+        if inst.open_pauses > 0 && run_open && !inst.finished {
+            NodeState::Paused
+        } else if inst.finished {
+            inst.detail.summary.status
+        } else if inst.errored {
+            NodeState::Error
+        } else {
+            NodeState::Running
+        }
+    }
+
+    fn aggregate(states: &[NodeState], hinted: bool) -> NodeState {
+        if states.is_empty() {
+            return if hinted {
+                NodeState::Hinted
+            } else {
+                NodeState::Running
+            };
+        }
+        if states.contains(&NodeState::Paused) {
+            NodeState::Paused
+        } else if states.contains(&NodeState::Running) {
+            NodeState::Running
+        } else {
+            states.last().copied().unwrap_or(NodeState::Ok)
+        }
+    }
+
+    fn finished_instances(&self, ni: usize) -> Vec<InstanceDetail> {
+        self.nodes[ni]
+            .instances
+            .iter()
+            .map(|inst| {
+                let mut d = inst.detail.clone();
+                d.summary.status = Self::instance_state(inst, !self.run_finished);
+                d
+            })
+            .collect()
+    }
+
+    /// The graph view: every node with its instances, and parent → child edges.
+    pub fn graph(&self) -> RunGraph {
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        let mut edges = Vec::new();
+        for (ni, n) in self.nodes.iter().enumerate() {
+            let instances: Vec<GraphInstance> = self
+                .finished_instances(ni)
+                .into_iter()
+                .map(|d| d.summary)
+                .collect();
+            let states: Vec<NodeState> = instances.iter().map(|i| i.status).collect();
+            let hinted = n.hinted && instances.is_empty();
+            nodes.push(GraphNode {
+                node_id: n.node_id.clone(),
+                kind: n.kind.clone(),
+                name: n.name.clone(),
+                parent_id: n.parent_id.clone(),
+                status: Self::aggregate(&states, n.hinted),
+                hinted,
+                instances,
+            });
+            if let Some(parent) = &n.parent_id
+                && self.index.contains_key(parent)
+                && parent != &n.node_id
+            {
+                edges.push(GraphEdge {
+                    source: parent.clone(),
+                    target: n.node_id.clone(),
+                });
+            }
+        }
+        RunGraph {
+            run_id: self.run_id.clone(),
+            nodes,
+            edges,
+        }
+    }
+
+    /// Full detail of one node, or `None` if no event names it.
+    pub fn node(&self, node_id: &str) -> Option<NodeDetail> {
+        let &ni = self.index.get(node_id)?;
+        let n = &self.nodes[ni];
+        let instances = self.finished_instances(ni);
+        let states: Vec<NodeState> = instances.iter().map(|i| i.summary.status).collect();
+        Some(NodeDetail {
+            run_id: self.run_id.clone(),
+            node_id: n.node_id.clone(),
+            kind: n.kind.clone(),
+            name: n.name.clone(),
+            parent_id: n.parent_id.clone(),
+            status: Self::aggregate(&states, n.hinted),
+            hinted: n.hinted && instances.is_empty(),
+            instances,
+        })
+    }
+}
+
+/// Folds a run's events (in `seq` order) into its logical graph. Pure; never fails.
+pub fn project(run_id: &str, events: &[StoredEvent]) -> RunProjection {
+    let mut p = RunProjection {
+        run_id: run_id.to_owned(),
+        nodes: Vec::new(),
+        index: HashMap::new(),
+        pauses: HashMap::new(),
+        run_finished: false,
+    };
+    for ev in events {
+        p.apply(ev);
+    }
+    p
+}

@@ -1,0 +1,483 @@
+//! The synchronous read API, shared by the HTTP server and the MCP server.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::error::{Result, StoreError};
+use crate::model::{
+    Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
+    UsageTotals,
+};
+use crate::projection::{NodeDetail, RunGraph, project};
+use crate::schema;
+use crate::writer::raw;
+
+/// Largest page of events [`RunStore::events`] returns.
+pub const MAX_EVENT_PAGE: u32 = 5_000;
+/// Default page of events.
+pub const DEFAULT_EVENT_PAGE: u32 = 1_000;
+
+/// Read access to a Mindgate database. Thread-safe; blocking (call it from a
+/// blocking context in async code).
+pub struct RunStore {
+    path: PathBuf,
+    conns: Vec<Mutex<Connection>>,
+    next: AtomicUsize,
+}
+
+impl std::fmt::Debug for RunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunStore")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, finished_at, last_event_at, \
+     source, meta_json, sdk_json, event_count, node_count, error_count, input_tokens, \
+     output_tokens, last_seq";
+
+fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
+    let status: String = r.get(3)?;
+    let started_at: i64 = r.get(4)?;
+    let finished_at: Option<i64> = r.get(5)?;
+    let last_event_at: i64 = r.get(6)?;
+    let meta: Option<String> = r.get(8)?;
+    let sdk: Option<String> = r.get(9)?;
+    Ok(RunSummary {
+        id: r.get(0)?,
+        app: r.get(1)?,
+        name: r.get(2)?,
+        status: RunState::parse(&status).unwrap_or(RunState::Abandoned),
+        started_at,
+        finished_at,
+        duration_ms: Some(finished_at.unwrap_or(last_event_at) - started_at),
+        counts: Counts {
+            events: r.get::<_, i64>(10)?.max(0) as u64,
+            nodes: r.get::<_, i64>(11)?.max(0) as u64,
+            errors: r.get::<_, i64>(12)?.max(0) as u64,
+        },
+        usage: UsageTotals {
+            input_tokens: r.get::<_, i64>(13)?.max(0) as u64,
+            output_tokens: r.get::<_, i64>(14)?.max(0) as u64,
+        },
+        source: r.get(7)?,
+        meta: meta.and_then(|m| serde_json::from_str(&m).ok()),
+        sdk: sdk.and_then(|m| serde_json::from_str(&m).ok()),
+        last_seq: r.get::<_, Option<i64>>(15)?.map(|v| v.max(0) as u64),
+        last_event_at,
+    })
+}
+
+/// Loads one run summary with an existing connection.
+pub(crate) fn load_summary(conn: &Connection, run_id: &str) -> Result<Option<RunSummary>> {
+    let sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([run_id], summary_from_row)
+        .optional()?)
+}
+
+fn type_names(conn: &Connection) -> Result<HashMap<i64, String>> {
+    let mut stmt = conn.prepare_cached("SELECT code, name FROM event_types")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    let mut map = HashMap::new();
+    for row in rows {
+        let (code, name) = row?;
+        map.insert(code, name);
+    }
+    Ok(map)
+}
+
+fn escape_like(q: &str) -> String {
+    let mut out = String::with_capacity(q.len() + 2);
+    out.push('%');
+    for c in q.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+impl RunStore {
+    /// Opens read access to the database another part of this process writes.
+    /// The file must exist (the [`crate::Writer`] creates it).
+    pub fn open(path: &Path) -> Result<RunStore> {
+        Self::open_with(path, false, 4)
+    }
+
+    /// Opens a database read-only (e.g. while `mindgate serve` writes it).
+    pub fn open_read_only(path: &Path) -> Result<RunStore> {
+        Self::open_with(path, true, 2)
+    }
+
+    fn open_with(path: &Path, read_only: bool, pool: usize) -> Result<RunStore> {
+        let mut conns = Vec::with_capacity(pool);
+        for _ in 0..pool.max(1) {
+            conns.push(Mutex::new(schema::open_reader(path, read_only)?));
+        }
+        Ok(RunStore {
+            path: path.to_path_buf(),
+            conns,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let n = self.conns.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            if let Ok(guard) = self.conns[(start + i) % n].try_lock() {
+                return f(&guard);
+            }
+        }
+        let guard = self.conns[start % n]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&guard)
+    }
+
+    /// Runs, newest first.
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<RunList> {
+        let limit = filter.effective_limit();
+        self.with_conn(|conn| {
+            let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE 1=1");
+            let mut args: Vec<rusqlite::types::Value> = Vec::new();
+            if let Some(before) = filter.before {
+                sql.push_str(" AND started_at < ?");
+                args.push(before.into());
+            }
+            if let Some(status) = filter.status {
+                sql.push_str(" AND status = ?");
+                args.push(status.as_str().to_owned().into());
+            }
+            if let Some(app) = &filter.app {
+                sql.push_str(" AND app = ?");
+                args.push(app.clone().into());
+            }
+            if let Some(q) = filter.q.as_deref().filter(|q| !q.is_empty()) {
+                sql.push_str(
+                    " AND (id LIKE ?1q ESCAPE '\\' OR name LIKE ?1q ESCAPE '\\' OR app LIKE ?1q ESCAPE '\\')",
+                );
+                let pattern = escape_like(q);
+                sql = sql.replace("?1q", "?");
+                args.push(pattern.clone().into());
+                args.push(pattern.clone().into());
+                args.push(pattern.into());
+            }
+            sql.push_str(" ORDER BY started_at DESC, key DESC LIMIT ?");
+            args.push((i64::from(limit) + 1).into());
+            let mut stmt = conn.prepare(&sql)?;
+            let mut runs = stmt
+                .query_map(rusqlite::params_from_iter(args), summary_from_row)?
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let more = runs.len() > limit as usize;
+            runs.truncate(limit as usize);
+            let next_before = if more {
+                runs.last().map(|r| r.started_at)
+            } else {
+                None
+            };
+            Ok(RunList { runs, next_before })
+        })
+    }
+
+    /// One run.
+    pub fn get_run(&self, run_id: &str) -> Result<Option<RunSummary>> {
+        self.with_conn(|conn| load_summary(conn, run_id))
+    }
+
+    fn run_key(conn: &Connection, run_id: &str) -> Result<Option<i64>> {
+        Ok(conn
+            .prepare_cached("SELECT key FROM runs WHERE id = ?1")?
+            .query_row([run_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Events of a run with `seq > after_seq` (all when `None`), in `seq` order.
+    /// `limit` defaults to 1,000 and is capped at 5,000. `None` if the run does not exist.
+    pub fn events(
+        &self,
+        run_id: &str,
+        after_seq: Option<u64>,
+        limit: Option<u32>,
+    ) -> Result<Option<EventPage>> {
+        let limit = limit.unwrap_or(DEFAULT_EVENT_PAGE).clamp(1, MAX_EVENT_PAGE);
+        self.with_conn(|conn| {
+            let Some(key) = Self::run_key(conn, run_id)? else {
+                return Ok(None);
+            };
+            let names = type_names(conn)?;
+            let after = after_seq.map_or(-1, |s| i64::try_from(s).unwrap_or(i64::MAX));
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, ts, type, node_id, payload, extra FROM events \
+                 WHERE run_key = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            )?;
+            let mut events = Vec::new();
+            let rows = stmt.query_map(params![key, after, i64::from(limit) + 1], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                ))
+            })?;
+            for row in rows {
+                let (seq, ts, code, node_id, payload, extra) = row?;
+                events.push(build_event(
+                    run_id, seq, ts, code, node_id, payload, extra, &names,
+                )?);
+            }
+            let has_more = events.len() > limit as usize;
+            events.truncate(limit as usize);
+            let next_after_seq = events.last().map(|e| e.seq).or(after_seq);
+            Ok(Some(EventPage {
+                events,
+                next_after_seq,
+                has_more,
+            }))
+        })
+    }
+
+    /// Every event of a run in `seq` order (`None` if the run does not exist).
+    pub fn all_events(&self, run_id: &str) -> Result<Option<Vec<StoredEvent>>> {
+        self.events_where(run_id, None)
+    }
+
+    fn events_where(
+        &self,
+        run_id: &str,
+        node_id: Option<&str>,
+    ) -> Result<Option<Vec<StoredEvent>>> {
+        self.with_conn(|conn| {
+            let Some(key) = Self::run_key(conn, run_id)? else {
+                return Ok(None);
+            };
+            let names = type_names(conn)?;
+            let mut out = Vec::new();
+            let sql = if node_id.is_some() {
+                "SELECT seq, ts, type, node_id, payload, extra FROM events \
+                 WHERE run_key = ?1 AND (node_id = ?2 OR node_id IS NULL) ORDER BY seq"
+            } else {
+                "SELECT seq, ts, type, node_id, payload, extra FROM events \
+                 WHERE run_key = ?1 AND ?2 IS NULL ORDER BY seq"
+            };
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map(params![key, node_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                ))
+            })?;
+            for row in rows {
+                let (seq, ts, code, node, payload, extra) = row?;
+                out.push(build_event(
+                    run_id, seq, ts, code, node, payload, extra, &names,
+                )?);
+            }
+            Ok(Some(out))
+        })
+    }
+
+    /// The logical graph of a run (`None` if the run does not exist).
+    pub fn graph(&self, run_id: &str) -> Result<Option<RunGraph>> {
+        Ok(self
+            .all_events(run_id)?
+            .map(|events| project(run_id, &events).graph()))
+    }
+
+    /// Every instance of one node in full (`None` if the run or node does not exist).
+    pub fn node_detail(&self, run_id: &str, node_id: &str) -> Result<Option<NodeDetail>> {
+        let Some(events) = self.events_where(run_id, Some(node_id))? else {
+            return Ok(None);
+        };
+        Ok(project(run_id, &events).node(node_id))
+    }
+
+    /// Events whose payload contains `query` (case-insensitive for ASCII), newest first.
+    pub fn search_events(
+        &self,
+        query: &str,
+        run_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<EventHit>> {
+        let limit = limit.clamp(1, 1_000);
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.with_conn(|conn| {
+            let names = type_names(conn)?;
+            let pattern = escape_like(query);
+            let mut stmt = conn.prepare_cached(
+                "SELECT r.id, e.seq, e.ts, e.type, e.node_id, e.payload FROM events e \
+                 JOIN runs r ON r.key = e.run_key \
+                 WHERE (?1 IS NULL OR r.id = ?1) AND e.payload LIKE ?2 ESCAPE '\\' \
+                 ORDER BY r.started_at DESC, e.seq DESC LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![run_id, pattern, i64::from(limit)], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?;
+            let mut hits = Vec::new();
+            for row in rows {
+                let (run, seq, ts, code, node_id, payload) = row?;
+                hits.push(EventHit {
+                    run_id: run,
+                    seq: seq.max(0) as u64,
+                    ts,
+                    type_name: names.get(&code).cloned().unwrap_or_default(),
+                    node_id,
+                    snippet: snippet(&payload, query),
+                });
+            }
+            Ok(hits)
+        })
+    }
+
+    /// The most recent `node.error` events across runs, newest first.
+    pub fn recent_errors(&self, limit: u32) -> Result<Vec<ErrorHit>> {
+        let limit = limit.clamp(1, 1_000) as usize;
+        self.with_conn(|conn| {
+            let mut runs_stmt = conn.prepare_cached(
+                "SELECT key, id, name FROM runs WHERE error_count > 0 ORDER BY started_at DESC LIMIT 200",
+            )?;
+            let runs = runs_stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+                })?
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let code: Option<i64> = conn
+                .query_row(
+                    "SELECT code FROM event_types WHERE name = 'node.error'",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let Some(code) = code else {
+                return Ok(Vec::new());
+            };
+            let mut hits = Vec::new();
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, ts, node_id, payload FROM events WHERE run_key = ?1 AND type = ?2 \
+                 ORDER BY seq DESC",
+            )?;
+            for (key, id, name) in runs {
+                let rows = stmt.query_map(params![key, code], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })?;
+                for row in rows {
+                    let (seq, ts, node_id, payload) = row?;
+                    let v: serde_json::Value =
+                        serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null);
+                    let err = &v["error"];
+                    hits.push(ErrorHit {
+                        run_id: id.clone(),
+                        run_name: name.clone(),
+                        seq: seq.max(0) as u64,
+                        ts,
+                        node_id,
+                        name: err["name"].as_str().unwrap_or_default().to_owned(),
+                        message: err["message"].as_str().unwrap_or_default().to_owned(),
+                    });
+                }
+                if hits.len() >= limit * 4 {
+                    break;
+                }
+            }
+            hits.sort_by_key(|h| std::cmp::Reverse(h.ts));
+            hits.truncate(limit);
+            Ok(hits)
+        })
+    }
+
+    /// The claim token stored with a run: `None` if the run does not exist,
+    /// `Some(None)` if it exists without a claim.
+    pub fn run_claim(&self, run_id: &str) -> Result<Option<Option<String>>> {
+        self.with_conn(|conn| {
+            Ok(conn
+                .prepare_cached("SELECT claim FROM runs WHERE id = ?1")?
+                .query_row([run_id], |r| r.get::<_, Option<String>>(0))
+                .optional()?)
+        })
+    }
+
+    /// Total events stored (all runs).
+    pub fn total_events(&self) -> Result<u64> {
+        self.with_conn(|conn| {
+            let n: i64 =
+                conn.query_row("SELECT COALESCE(SUM(event_count), 0) FROM runs", [], |r| {
+                    r.get(0)
+                })?;
+            Ok(n.max(0) as u64)
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_event(
+    run_id: &str,
+    seq: i64,
+    ts: i64,
+    code: i64,
+    node_id: Option<String>,
+    payload: String,
+    extra: Option<String>,
+    names: &HashMap<i64, String>,
+) -> Result<StoredEvent> {
+    let payload = raw(payload).ok_or_else(|| StoreError::Corrupt {
+        run_id: run_id.to_owned(),
+        message: format!("payload of seq {seq} is not JSON"),
+    })?;
+    Ok(StoredEvent {
+        run_id: run_id.to_owned(),
+        seq: seq.max(0) as u64,
+        ts,
+        type_name: names.get(&code).cloned().unwrap_or_default(),
+        node_id,
+        payload,
+        extra: extra.and_then(raw),
+    })
+}
+
+fn snippet(payload: &str, query: &str) -> String {
+    let lower = payload.to_ascii_lowercase();
+    let at = lower.find(&query.to_ascii_lowercase()).unwrap_or(0);
+    let mut start = at.saturating_sub(60);
+    while !payload.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (at + query.len() + 100).min(payload.len());
+    while !payload.is_char_boundary(end) {
+        end += 1;
+    }
+    payload[start..end].to_owned()
+}

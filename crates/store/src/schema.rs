@@ -1,0 +1,118 @@
+//! Opening the database file: permissions, pragmas and the schema.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Result, StoreError};
+
+/// Version of the schema this build writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS runs (
+    key INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    app TEXT NOT NULL DEFAULT '',
+    name TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'running',
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    last_event_at INTEGER NOT NULL,
+    source TEXT NOT NULL DEFAULT 'live',
+    meta_json TEXT,
+    sdk_json TEXT,
+    claim TEXT,
+    event_count INTEGER NOT NULL DEFAULT 0,
+    node_count INTEGER NOT NULL DEFAULT 0,
+    error_count INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    last_seq INTEGER
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs(started_at DESC);
+CREATE TABLE IF NOT EXISTS event_types (
+    code INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS events (
+    run_key INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    type INTEGER NOT NULL,
+    node_id TEXT,
+    payload TEXT NOT NULL,
+    extra TEXT,
+    PRIMARY KEY (run_key, seq)
+) WITHOUT ROWID;
+"#;
+
+/// Creates the parent directory (mode 0700) and the file (mode 0600) if needed.
+pub(crate) fn prepare_path(path: &Path) -> Result<()> {
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::create_dir_all(dir).map_err(io)?;
+        set_mode(dir, 0o700).map_err(io)?;
+    }
+    if !path.exists() {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        opts.open(path).map_err(io)?;
+    }
+    set_mode(path, 0o600).map_err(io)?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Opens the read-write connection and brings the schema up to date.
+pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
+    prepare_path(path)?;
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    conn.execute_batch(SCHEMA)?;
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    Ok(conn)
+}
+
+/// Opens a reading connection. `read_only` opens the file without write access
+/// (for tools that read a database another process is writing).
+pub(crate) fn open_reader(path: &Path, read_only: bool) -> Result<Connection> {
+    let flags = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
