@@ -415,9 +415,11 @@ impl Catalog {
             let (modified_ms, len) = modified(&loc);
             let recent = is_recent(modified_ms, &self.config);
             let cached = self.entries.remove(&loc.path).filter(|e| {
-                e.modified_ms == modified_ms && e.len == len && e.loc == loc
-                    // a live summary goes stale when the live window passes
-                    && !(e.summary.live && !recent)
+                // a live summary goes stale when the live window passes
+                (recent || !e.summary.live)
+                    && e.modified_ms == modified_ms
+                    && e.len == len
+                    && e.loc == loc
             });
             let entry = match cached {
                 Some(e) => e,

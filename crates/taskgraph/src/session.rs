@@ -136,7 +136,7 @@ pub fn normalize_events(events: &mut Vec<Event>) -> usize {
         if out.last().is_some_and(|l| l.seq != e.seq) {
             run_start = out.len();
         }
-        if out[run_start..].iter().any(|o| *o == e) {
+        if out[run_start..].contains(&e) {
             continue;
         }
         out.push(e);
