@@ -45,6 +45,8 @@ def main() -> int:
     status = "ok"
     try:
         with gm.run(name):
+            # Pre-announce a tool that this run never calls: drawn grey.
+            gm.graph_hint([{"nodeId": "tool:refund", "kind": "tool", "name": "refund"}])
             with gm.span("plan", kind="chain", input={"goal": "cheapest flight"}) as plan:
                 plan.set_output({"steps": ["search", "book"]})
             with gm.span("draft-reply", kind="llm", input={"prompt": "Say hello"}) as step:

@@ -33,9 +33,9 @@ export function freePort() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts the server; resolves to { port, url, token, home, stop(), logs() }. */
-export async function startServer() {
+export async function startServer({ port: wanted } = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'mindgate-browser-'));
-  const port = await freePort();
+  const port = wanted || await freePort();
   const [cmd, args] = USE_MOCK
     ? [PYTHON, [path.join(ROOT, 'tests/browser/mock/mock_server.py'), '--port', String(port), '--home', home]]
     : [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db')]];

@@ -240,17 +240,22 @@ export class GraphView {
     ctx.font = '600 12.5px system-ui, sans-serif';
     const badge = n.insts.length > 1 ? `×${n.insts.length}` : '';
     const nameMax = BOX_W - 44 - (badge ? 34 : 0);
-    if (n._labelFor !== n.name) { n._label = this.fit(n.name, nameMax); n._labelFor = n.name; }
+    if (n._labelFor !== n.name) { n._label = this.clipText(n.name, nameMax); n._labelFor = n.name; }
     ctx.fillText(n._label, n.x + 38, n.y + 17.5);
     // subtitle: streaming text while running, else a short summary
     ctx.font = '11px system-ui, sans-serif';
     ctx.fillStyle = c.muted;
     let sub;
-    if (paused) sub = '⏸ held';
-    else if (n.status === 'running' && n.tokenTail) sub = '▍' + n.tokenTail.replace(/\s+/g, ' ');
+    if (paused) sub = 'held at a gate';
+    else if (n.status === 'running' && n.tokenTail) sub = '› ' + n.tokenTail.replace(/\s+/g, ' ');
     else sub = this.summary(n);
-    if (n._subFor !== sub) { n._sub = this.fit(sub, BOX_W - 20, true); n._subFor = sub; }
+    if (n._subFor !== sub) { n._sub = this.clipText(sub, BOX_W - 20, true); n._subFor = sub; }
     ctx.fillText(n._sub, n.x + 12, n.y + 36);
+    if (paused) {
+      ctx.fillStyle = c.paused;
+      ctx.fillRect(n.x + BOX_W - 22, n.y + 28, 4, 11);
+      ctx.fillRect(n.x + BOX_W - 15, n.y + 28, 4, 11);
+    }
     if (badge) {
       ctx.font = '600 10.5px system-ui, sans-serif';
       const bw = ctx.measureText(badge).width + 10;
@@ -298,7 +303,7 @@ export class GraphView {
     return parts.join(' · ');
   }
 
-  fit(text, max, small) {
+  clipText(text, max, small) {
     const ctx = this.ctx;
     if (ctx.measureText(text).width <= max) return text;
     let lo = 0, hi = text.length;

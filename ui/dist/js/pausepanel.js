@@ -53,7 +53,7 @@ export class PausePanel {
         onclick: (e) => { if (e.target.tagName !== 'BUTTON') { this.focusId = p.pauseId; this.render(); this.reveal(p); } },
       },
         el('div', { class: 'pause-line' },
-          el('span', { class: 'pause-icon', 'aria-hidden': 'true' }, '⏸'),
+          el('span', { class: 'pause-icon', 'aria-hidden': 'true' }),
           el('button', { type: 'button', class: 'link-button pause-node', title: 'Show in graph', onclick: () => this.reveal(p) }, label),
           el('span', { class: 'pill st-paused' }, p.point),
           p.reason ? el('span', { class: 'small muted' }, p.reason) : ''),

@@ -20,13 +20,13 @@ export class RunBar {
     }, el('option', { value: '' }, '+ Break by kind…'), KINDS.map((k) => el('option', { value: k }, `before every ${k}`)));
     this.chips = el('div', { class: 'chips', role: 'list', 'aria-label': 'Breakpoints' });
     this.info = el('div', { class: 'run-info small', 'aria-live': 'off' });
+    document.getElementById('graph-region').append(this.info);
     host.append(
       el('div', { class: 'seg-group', role: 'group', 'aria-label': 'Execution mode' }, this.runBtn, this.stepBtn),
       el('label', { class: 'toggle', for: 'pause-on-error' }, this.errToggle, 'Pause on error'),
       this.kindSel,
       this.chips,
       el('div', { class: 'spacer' }),
-      this.info,
       el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Fit graph to view', title: 'Fit (F)', onclick: () => graph.fit() }, '⤢'),
       el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Zoom in', title: 'Zoom in (+)', onclick: () => this.zoom(1.25) }, '+'),
       el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Zoom out', title: 'Zoom out (−)', onclick: () => this.zoom(0.8) }, '−'),

@@ -1,0 +1,106 @@
+// Performance figures of the viewer on a big run (reported, not asserted as
+// wall-clock): first render of a 5,000-node / 100,000-event run, the frame
+// work of one incremental update, page memory. The events take the feed's code
+// path in the page (JSON text → store → model → layout → canvas).
+// Behaviour is asserted: the big run opens folded, adding nodes moves no
+// existing box, the inspector opens a megabyte value, no console errors.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { startServer, launchBrowser, openPage, until, artifact } from './lib/harness.mjs';
+
+let srv;
+let browser;
+
+before(async () => {
+  srv = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+});
+
+async function heapMB(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('Performance.enable');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const get = (n) => (metrics.find((m) => m.name === n) || {}).value || 0;
+  return { jsHeapUsedMB: +(get('JSHeapUsedSize') / 1048576).toFixed(1), domNodes: get('Nodes') };
+}
+
+test('5,000-node / 100,000-event run: first render, incremental update, memory', async () => {
+  const { page, errors } = await openPage(browser, srv.url());
+  await until(() => page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
+  const open = await page.evaluate(() => window.mindgate.openSynthetic(5000, 100000));
+  assert.equal(open.nodes, 5000);
+  assert.ok(open.events >= 100000, `events: ${open.events}`);
+  assert.ok(open.visibleBoxes > 0 && open.visibleBoxes <= 300, `a big run opens with deep subtrees folded (visible ${open.visibleBoxes})`);
+  const boxes = await page.evaluate(() => window.mindgate.boxes());
+  assert.ok(boxes.length > 0, 'boxes in view');
+  await page.screenshot({ path: artifact('10-synthetic-5000-nodes.png') });
+
+  const inc = await page.evaluate(() => window.mindgate.measureIncremental(40));
+  assert.equal(inc.moved, 0, 'no existing box moved when nodes were added');
+
+  // Unfold everything: all 5,000 boxes placed; measure a full-detail draw and an incremental update again.
+  const unfolded = await page.evaluate(async () => {
+    const { graph, store } = window.mindgate;
+    for (const n of store.model.order) n.folded = false;
+    const t0 = performance.now();
+    graph.layout.full();
+    const layoutMs = performance.now() - t0;
+    graph.scale = 0.5; graph.drawNow();
+    const drawHalfMs = graph.lastDrawMs;
+    graph.fit(); graph.drawNow();
+    return { placed: graph.layout.placedCount, fullLayoutMs: layoutMs, drawAtHalfZoomMs: drawHalfMs, drawAllFitMs: graph.lastDrawMs };
+  });
+  assert.ok(unfolded.placed >= 5000);
+  const incAll = await page.evaluate(() => window.mindgate.measureIncremental(40));
+  assert.equal(incAll.moved, 0);
+  await page.screenshot({ path: artifact('11-synthetic-unfolded-fit.png') });
+  const mem = await heapMB(page);
+
+  // Open a ~2 MB output in the inspector and expand one group of it.
+  const inspector = await page.evaluate(async () => {
+    const { store } = window.mindgate;
+    const node = store.model.order.find((n) => n.kind === 'tool');
+    const big = Array.from({ length: 20000 }, (_, i) => ({ i, text: `row ${i} `.repeat(8) }));
+    node.insts[node.insts.length - 1].output = big;
+    const t0 = performance.now();
+    store.selectNode(node.id);
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    const openMs = performance.now() - t0;
+    return { bytes: JSON.stringify(big).length, openMs, rows: document.querySelectorAll('#inspector .jt-row').length };
+  });
+  assert.ok(inspector.rows > 0 && inspector.rows < 200, `JSON tree rows in the DOM are virtualised (${inspector.rows})`);
+  await page.getByRole('button', { name: 'Expand entries 100 to 199' }).click();
+  await page.locator('#inspector .jt-key', { hasText: /^100$/ }).first().waitFor();
+
+  const figures = {
+    firstRenderMs: +open.firstRenderMs.toFixed(1),
+    processAndLayoutMs: +open.processAndLayoutMs.toFixed(1),
+    nodes: open.nodes, events: open.events, instances: open.instances, visibleBoxesAtOpen: open.visibleBoxes,
+    incrementalFolded: { medianMs: +inc.medianMs.toFixed(2), p95Ms: +inc.p95Ms.toFixed(2), maxMs: +inc.maxMs.toFixed(2) },
+    incrementalAllUnfolded: { medianMs: +incAll.medianMs.toFixed(2), p95Ms: +incAll.p95Ms.toFixed(2), maxMs: +incAll.maxMs.toFixed(2) },
+    unfolded: { placed: unfolded.placed, fullLayoutMs: +unfolded.fullLayoutMs.toFixed(1), drawAtHalfZoomMs: +unfolded.drawAtHalfZoomMs.toFixed(1), drawAllFitMs: +unfolded.drawAllFitMs.toFixed(1) },
+    memory: { heapMB: mem.jsHeapUsedMB, domNodes: mem.domNodes },
+    inspector2MB: { bytes: inspector.bytes, openMs: +inspector.openMs.toFixed(1), domRows: inspector.rows },
+  };
+  console.log(`VIEWER-PERF ${JSON.stringify(figures)}`);
+  writeFileSync(artifact('perf.json'), JSON.stringify(figures, null, 2));
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test('page memory without a run open (baseline)', async () => {
+  const { page, errors } = await openPage(browser, srv.url());
+  await until(() => page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
+  const mem = await heapMB(page);
+  console.log(`VIEWER-PERF-BASELINE ${JSON.stringify(mem)}`);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
