@@ -105,6 +105,8 @@ test('a breakpoint set from the node menu pauses the tool; Inject returns the JS
   await page.locator('.result-log .result.ok', { hasText: 'Inject tool:search_flights → resumed' }).waitFor();
   await until(async () => (await page.locator('.pause-item').count()) === 0, { what: 'no held gates' });
   await until(() => page.locator('.run-button', { hasText: 'trip-2' }).locator('.pill').textContent().then((t) => t === 'ok'), { what: 'trip-2 ok' });
+  // Boxes kept arriving live while the run was open: book ran after the inject.
+  await until(async () => (await box('book'))?.status === 'ok', { what: 'book box appears live' });
   // The inspector shows the injected output on the tool's instance.
   const b = await box('search_flights');
   await page.mouse.click(b.x + b.w / 2, b.y + b.h / 2);

@@ -12,6 +12,7 @@ export function syntheticFeed(runId, nodeCount = 5000, eventCount = 100000) {
   };
   ev('run.started', { app: 'synthetic', meta: { name: `synthetic ${nodeCount} nodes` } });
   const leaves = [];
+  const names = new Map();
   let made = 0;
   const node = (nodeId, kind, name, parentId) => {
     made++;
@@ -34,6 +35,7 @@ export function syntheticFeed(runId, nodeCount = 5000, eventCount = 100000) {
         const kind = l % 3 === 0 ? 'llm' : 'tool';
         const id = node(`${kind}:w${a}-${b}-${l}`, kind, `${kind === 'llm' ? 'step' : 'search'}-${a}-${b}-${l}`, s);
         leaves.push(id);
+        names.set(id, `${kind === 'llm' ? 'step' : 'search'}-${a}-${b}-${l}`);
         ev('node.finished', { nodeId: id, instanceId: `${id}#0`, durationMs: 5 + (l % 7), status: l % 97 === 0 ? 'error' : 'ok', output: { rows: l } });
       }
     }
@@ -43,7 +45,7 @@ export function syntheticFeed(runId, nodeCount = 5000, eventCount = 100000) {
   while (seq < eventCount - opened.length - 1) {
     const id = leaves[(k * 7919) % leaves.length];
     const inst = `${id}#r${k++}`;
-    ev('node.started', { nodeId: id, kind: id.slice(0, id.indexOf(':')), name: id, instanceId: inst });
+    ev('node.started', { nodeId: id, kind: id.slice(0, id.indexOf(':')), name: names.get(id), instanceId: inst });
     ev('node.finished', { nodeId: id, instanceId: inst, durationMs: 2, status: 'ok', usage: { inputTokens: 10, outputTokens: 5 } });
   }
   for (const id of opened.reverse()) ev('node.finished', { nodeId: id, instanceId: `${id}#0`, durationMs: 1000, status: 'ok' });

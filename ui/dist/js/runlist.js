@@ -29,7 +29,8 @@ export class RunList {
     host.append(listHost);
     this.list = new VirtualList(listHost, 72, (r, i) => this.row(r, i), { label: 'Runs' });
     this.more = el('button', { type: 'button', class: 'link-button', onclick: () => store.loadOlderRuns() }, 'Load older runs');
-    this.emptyMsg = el('p', { class: 'muted small pad' }, 'No runs yet. Start an instrumented agent with GRAPHMIND_URL pointing here.');
+    this.emptyMsg = el('p', { class: 'muted small pad' }, 'No runs yet. Start an agent instrumented with GraphMind; it connects to ',
+      el('code', {}, `ws://${location.host}/ingest`), location.port === '4747' ? ' by default.' : ' (set GRAPHMIND_URL).');
     host.append(el('div', { class: 'runs-foot' }, this.emptyMsg, this.more));
     store.on('runs', () => this.update());
     store.on('run', () => this.list.refresh());

@@ -78,7 +78,15 @@ export class Store extends Emitter {
         this.queueRuns();
         break;
       case 'run.update':
-        if (msg.run && msg.run.id) { this.runs.set(msg.run.id, { ...this.runs.get(msg.run.id), ...msg.run }); this.queueRuns(); }
+        if (msg.run && msg.run.id) {
+          const known = this.runs.has(msg.run.id);
+          this.runs.set(msg.run.id, { ...this.runs.get(msg.run.id), ...msg.run });
+          this.queueRuns();
+          // Nothing open yet: follow the first live run that starts.
+          if (!known && !this.runId && msg.run.status === 'running' && !location.hash.startsWith('#/run/')) {
+            location.hash = `#/run/${encodeURIComponent(msg.run.id)}`;
+          }
+        }
         break;
       case 'run.deleted':
         this.runs.delete(msg.runId);
@@ -100,6 +108,12 @@ export class Store extends Emitter {
             }
           } else if (changed) {
             this.queueModel();
+          }
+          if (!this.replaying && msg.event && msg.event.type === 'exec.refused') {
+            const p = msg.event.payload || {};
+            const text = `The app refused resume of ${p.pauseId}: ${p.code}${p.message ? ` (${p.message})` : ''}`;
+            this.note('error', text);
+            toast(text, 'error');
           }
         }
         break;
