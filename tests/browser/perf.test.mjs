@@ -8,7 +8,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { startServer, launchBrowser, openPage, until, artifact } from './lib/harness.mjs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { startServer, launchBrowser, openPage, until, artifact, PYTHON, ROOT } from './lib/harness.mjs';
 
 let srv;
 let browser;
@@ -83,6 +85,7 @@ test('5,000-node / 100,000-event run: first render, incremental update, memory',
   const figures = {
     firstRenderMs: +open.firstRenderMs.toFixed(1),
     processAndLayoutMs: +open.processAndLayoutMs.toFixed(1),
+    parseAndApplyEventsMs: +open.eventsMs.toFixed(1),
     nodes: open.nodes, events: open.events, instances: open.instances, visibleBoxesAtOpen: open.visibleBoxes,
     incrementalFolded: { medianMs: +inc.medianMs.toFixed(2), p95Ms: +inc.p95Ms.toFixed(2), maxMs: +inc.maxMs.toFixed(2) },
     incrementalAllUnfolded: { medianMs: +incAll.medianMs.toFixed(2), p95Ms: +incAll.p95Ms.toFixed(2), maxMs: +incAll.maxMs.toFixed(2) },
@@ -101,6 +104,29 @@ test('page memory without a run open (baseline)', async () => {
   await until(() => page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
   const mem = await heapMB(page);
   console.log(`VIEWER-PERF-BASELINE ${JSON.stringify(mem)}`);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test('a 100,000-event run stored by the server opens through the /ws/ui replay', { timeout: 300000 }, async () => {
+  const ingest = spawnSync(PYTHON, [path.join(ROOT, 'tests/browser/agents/synthetic_ingest.py'), `ws://127.0.0.1:${srv.port}/ingest`, '5000', '100000'], { encoding: 'utf8', timeout: 240000 });
+  assert.equal(ingest.status, 0, ingest.stderr);
+  const [, runId, sent] = /RUN (\S+) (\d+)/.exec(ingest.stdout);
+  await until(async () => {
+    const res = await fetch(`${srv.base}/api/runs?limit=5`);
+    const data = await res.json();
+    const r = (data.runs || []).find((x) => x.id === runId);
+    return r && r.counts && r.counts.events >= Number(sent);
+  }, { timeout: 120000, interval: 500, what: 'all events stored' });
+  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(runId)}`));
+  const opened = await until(() => page.evaluate(() => window.mindgate.store.lastOpen || null), { timeout: 120000, interval: 50, what: 'the run to open' });
+  assert.equal(opened.runId, runId);
+  assert.equal(opened.nodes, 5000);
+  assert.equal(opened.events, Number(sent));
+  const figures = { events: opened.events, nodes: opened.nodes, subscribeToFirstRenderMs: +opened.ms.toFixed(0), navigationToFirstRenderMs: +opened.at.toFixed(0) };
+  console.log(`VIEWER-PERF-REPLAY ${JSON.stringify(figures)}`);
+  writeFileSync(artifact('perf-replay.json'), JSON.stringify(figures, null, 2));
+  await page.screenshot({ path: artifact('12-replayed-100k-events.png') });
   assert.deepEqual(errors, []);
   await page.context().close();
 });

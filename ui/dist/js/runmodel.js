@@ -16,7 +16,8 @@ export class RunModel {
     this.instances = new Map();  // instanceId -> instance
     this.instList = [];          // instances in start order (timeline)
     this.rootId = null;          // the run's agent node, default parent
-    this.seen = new Set();       // applied seqs
+    this.seen = new Set();       // applied seqs beyond the bitmap
+    this.seenBits = new Uint8Array(1024); // applied seqs (bitmap)
     this.eventCount = 0;
     this.info = { app: '', name: '', status: 'running', startedAt: null, finishedAt: null, error: null };
     this.minTs = Infinity;
@@ -32,8 +33,20 @@ export class RunModel {
     if (!ev || typeof ev !== 'object') return false;
     const seq = ev.seq;
     if (typeof seq === 'number') {
-      if (this.seen.has(seq)) return false;
-      this.seen.add(seq);
+      if (seq >= 0 && seq < 1 << 26) {
+        // A bitmap for ordinary sequence numbers; a Set for huge ones.
+        const i = seq >> 3, bit = 1 << (seq & 7);
+        if (i >= this.seenBits.length) {
+          const grown = new Uint8Array(Math.max(i + 1, this.seenBits.length * 2));
+          grown.set(this.seenBits);
+          this.seenBits = grown;
+        }
+        if (this.seenBits[i] & bit) return false;
+        this.seenBits[i] |= bit;
+      } else {
+        if (this.seen.has(seq)) return false;
+        this.seen.add(seq);
+      }
     }
     this.eventCount++;
     const ts = typeof ev.ts === 'number' ? ev.ts : Date.now();

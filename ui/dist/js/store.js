@@ -141,7 +141,11 @@ export class Store extends Emitter {
 
   finishReplay() {
     this.replaying = false;
-    if (this.graph && !this.graph.opened) this.graph.open();
+    if (this.graph && !this.graph.opened) {
+      this.graph.open();
+      // Exposed for the performance test: subscribe → first full draw.
+      this.lastOpen = { runId: this.runId, events: this.model.eventCount, nodes: this.model.nodes.size, ms: performance.now() - this.subscribedAt, at: performance.now() };
+    }
     this.syncPaused();
     this.emit('model', this.model);
     if (this.nodeId) this.emit('select', { reveal: true });
@@ -183,6 +187,7 @@ export class Store extends Emitter {
     this.nodeId = nodeId;
     this.instanceId = null;
     this.replaying = !!runId;
+    this.subscribedAt = performance.now();
     if (this.graph) this.graph.setModel(this.model);
     if (runId && runId !== this.local) {
       if (!this.feed.send({ type: 'subscribe', runId })) this.graph && this.graph.setProgress('Waiting for the server…');
