@@ -1,1 +1,49 @@
-//! Mindgate server.
+//! `mindgate serve`: the local viewer server.
+//!
+//! * `/ingest` — instrumented apps (GraphMind protocol v1) attach here: handshake,
+//!   validated events into the store, controls back out, run claims.
+//! * `/ws/ui` — the live viewer feed (`docs/ui-feed.md`): replay then tail, race-free.
+//! * `/api/…` — the JSON HTTP API (`docs/http-api.md`).
+//! * `/` — the embedded browser viewer (`ui/dist`).
+//!
+//! Every request passes a Host/Origin guard; mutating requests and controls need
+//! the per-start token.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mindgate_server::ServerError> {
+//! use mindgate_server::{ServeConfig, start};
+//! let home = std::env::temp_dir().join("mindgate-doc");
+//! let server = start(ServeConfig::for_tests(&home)).await?;
+//! println!("open {}", server.url);
+//! server.stop().await?;
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod assets;
+mod config;
+mod error;
+mod guard;
+pub mod hub;
+mod ingest;
+mod serve;
+mod state;
+pub mod token_file;
+mod ui_feed;
+
+pub use assets::asset_paths;
+pub use config::{
+    DB_FILE_NAME, DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_PORT, ServeConfig,
+    default_home, env,
+};
+pub use error::{ApiError, ServerError};
+pub use guard::{check_host_origin, is_loopback_authority};
+pub use ingest::close_code;
+pub use serve::{RunningServer, router, serve, start};
+pub use state::AppState;
+
+/// Starts a server for tests: loopback, any free port, short timeouts, the
+/// database and token file under `home`.
+pub async fn start_for_tests(home: &std::path::Path) -> Result<RunningServer, ServerError> {
+    start(ServeConfig::for_tests(home)).await
+}

@@ -1,0 +1,389 @@
+//! The JSON HTTP API. Handlers only translate: reads go to the store (on the
+//! blocking pool), controls to the hub.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use mindgate_protocol::{BreakpointMatcher, ResumeAction, RunMode};
+use mindgate_store::{RunFilter, RunState, RunStore};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::hub::{ResumeRequest, VIEWER_VERSION};
+use crate::state::AppState;
+
+/// Longest `wait` accepted by `GET /api/pauses`.
+pub const MAX_PAUSE_WAIT: Duration = Duration::from_secs(60);
+
+type ApiResult<T = Response> = Result<T, ApiError>;
+
+async fn blocking<T: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce(&RunStore) -> mindgate_store::Result<T> + Send + 'static,
+) -> ApiResult<T> {
+    let store = state.store.clone();
+    match tokio::task::spawn_blocking(move || f(&store)).await {
+        Ok(r) => r.map_err(ApiError::from),
+        Err(e) => Err(ApiError::internal(format!("read task failed: {e}"))),
+    }
+}
+
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
+    q.map(|Query(v)| v)
+        .map_err(|e| ApiError::bad_request(format!("bad query string: {}", e.body_text())))
+}
+
+fn body<T>(b: Result<Json<T>, JsonRejection>) -> ApiResult<T> {
+    b.map(|Json(v)| v)
+        .map_err(|e| ApiError::bad_request(format!("bad JSON body: {}", e.body_text())))
+}
+
+fn run_not_found(run_id: &str) -> ApiError {
+    ApiError::not_found(format!("no run {run_id}"))
+}
+
+/// `GET /health`
+pub async fn health(State(state): State<AppState>) -> Json<Value> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let snap = state.hub.snapshot();
+    Json(json!({
+        "ok": true,
+        "version": VIEWER_VERSION,
+        "protocol": mindgate_protocol::PROTOCOL_VERSION,
+        "apps": snap.apps.len(),
+        "pauses": snap.pauses.len(),
+        "acceptedEvents": state.stats.accepted_events.load(Relaxed),
+        "invalidFrames": state.stats.invalid_frames.load(Relaxed),
+        "refusedEvents": state.stats.refused_events.load(Relaxed),
+    }))
+}
+
+/// Query of `GET /api/runs`.
+#[derive(Debug, Deserialize)]
+pub struct RunsQuery {
+    limit: Option<u32>,
+    before: Option<i64>,
+    status: Option<String>,
+    app: Option<String>,
+    q: Option<String>,
+}
+
+/// `GET /api/runs`
+pub async fn list_runs(
+    State(state): State<AppState>,
+    q: Result<Query<RunsQuery>, QueryRejection>,
+) -> ApiResult<Response> {
+    let q = query(q)?;
+    let status = match q.status.as_deref().filter(|s| !s.is_empty()) {
+        Some(s) => Some(RunState::parse(s).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unknown status '{s}' (running, ok, error, aborted, abandoned)"
+            ))
+        })?),
+        None => None,
+    };
+    let filter = RunFilter {
+        limit: q.limit,
+        before: q.before,
+        status,
+        app: q.app.filter(|a| !a.is_empty()),
+        q: q.q,
+    };
+    let list = blocking(&state, move |s| s.list_runs(&filter)).await?;
+    Ok(Json(list).into_response())
+}
+
+/// `GET /api/runs/{runId}`
+pub async fn get_run(
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+) -> ApiResult<Response> {
+    let id = run_id.clone();
+    let run = blocking(&state, move |s| s.get_run(&id)).await?;
+    let run = run.ok_or_else(|| run_not_found(&run_id))?;
+    let pauses = state.hub.pauses(Some(&run_id));
+    let mut v = serde_json::to_value(&run).unwrap_or_default();
+    v["pauses"] = json!(pauses);
+    Ok(Json(v).into_response())
+}
+
+/// `DELETE /api/runs/{runId}`
+pub async fn delete_run(
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+) -> ApiResult<Response> {
+    let writer = state.writer.clone();
+    let id = run_id.clone();
+    let deleted = tokio::task::spawn_blocking(move || writer.delete_run(&id))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))??;
+    if !deleted {
+        return Err(run_not_found(&run_id));
+    }
+    Ok(Json(json!({"deleted": true, "runId": run_id})).into_response())
+}
+
+/// Query of `GET /api/runs/{runId}/events`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsQuery {
+    after_seq: Option<u64>,
+    limit: Option<u32>,
+}
+
+/// `GET /api/runs/{runId}/events`
+pub async fn events(
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+    q: Result<Query<EventsQuery>, QueryRejection>,
+) -> ApiResult<Response> {
+    let q = query(q)?;
+    let id = run_id.clone();
+    let page = blocking(&state, move |s| s.events(&id, q.after_seq, q.limit)).await?;
+    let page = page.ok_or_else(|| run_not_found(&run_id))?;
+    Ok(Json(page).into_response())
+}
+
+/// `GET /api/runs/{runId}/graph`
+pub async fn graph(
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+) -> ApiResult<Response> {
+    let id = run_id.clone();
+    let graph = blocking(&state, move |s| s.graph(&id)).await?;
+    Ok(Json(graph.ok_or_else(|| run_not_found(&run_id))?).into_response())
+}
+
+/// `GET /api/runs/{runId}/nodes/{nodeId}`
+pub async fn node(
+    State(state): State<AppState>,
+    Path((run_id, node_id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let (r, n) = (run_id.clone(), node_id.clone());
+    let detail = blocking(&state, move |s| {
+        Ok(match s.get_run(&r)? {
+            None => None,
+            Some(_) => Some(s.node_detail(&r, &n)?),
+        })
+    })
+    .await?;
+    match detail {
+        None => Err(run_not_found(&run_id)),
+        Some(None) => Err(ApiError::not_found(format!(
+            "no node {node_id} in run {run_id}"
+        ))),
+        Some(Some(d)) => Ok(Json(d).into_response()),
+    }
+}
+
+/// Query of `GET /api/pauses`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PausesQuery {
+    run_id: Option<String>,
+    wait: Option<f64>,
+}
+
+/// `GET /api/pauses?runId&wait=SECONDS` — long-polls until a pause exists or `wait` passes.
+pub async fn pauses(
+    State(state): State<AppState>,
+    q: Result<Query<PausesQuery>, QueryRejection>,
+) -> ApiResult<Response> {
+    let q = query(q)?;
+    let wait = q
+        .wait
+        .filter(|w| w.is_finite() && *w > 0.0)
+        .map_or(Duration::ZERO, |w| {
+            Duration::from_secs_f64(w).min(MAX_PAUSE_WAIT)
+        });
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut changes = state.hub.watch();
+    loop {
+        changes.mark_unchanged();
+        let list = state.hub.pauses(q.run_id.as_deref());
+        if !list.is_empty() || tokio::time::Instant::now() >= deadline {
+            return Ok(Json(json!({"pauses": list})).into_response());
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+            _ = state.shutdown.cancelled() => {
+                return Ok(Json(json!({"pauses": list})).into_response());
+            }
+        }
+    }
+}
+
+/// `GET /api/runs/{runId}/pauses/{pauseId}`
+pub async fn get_pause(
+    State(state): State<AppState>,
+    Path((run_id, pause_id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    state
+        .hub
+        .pause(&run_id, &pause_id)
+        .map(|p| Json(p).into_response())
+        .ok_or_else(|| ApiError::not_found(format!("no pause {pause_id} is held in run {run_id}")))
+}
+
+/// Body of a resume request.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeBody {
+    action: String,
+    #[serde(default, deserialize_with = "present")]
+    output: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    input: Option<Value>,
+    request_id: Option<String>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `POST /api/runs/{runId}/pauses/{pauseId}/resume` with `{action, output?}`.
+pub async fn resume(
+    State(state): State<AppState>,
+    Path((run_id, pause_id)): Path<(String, String)>,
+    b: Result<Json<ResumeBody>, JsonRejection>,
+) -> ApiResult<Response> {
+    let b = body(b)?;
+    let action = ResumeAction::from_wire(&b.action).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "unknown action '{}' (continue, retry, inject, abort)",
+            b.action
+        ))
+    })?;
+    let (result, message) = state.hub.resume(
+        &run_id,
+        &pause_id,
+        ResumeRequest {
+            action,
+            output: b.output,
+            input: b.input,
+            request_id: b.request_id,
+        },
+    );
+    let mut v = json!({"result": result});
+    if let Some(m) = message {
+        v["message"] = json!(m);
+    }
+    Ok(Json(v).into_response())
+}
+
+/// `GET /api/debug`
+pub async fn debug(State(state): State<AppState>) -> Json<Value> {
+    let snap = state.hub.snapshot();
+    Json(json!({"breakpoints": snap.breakpoints, "mode": snap.mode}))
+}
+
+fn matcher_of(v: Value) -> ApiResult<BreakpointMatcher> {
+    let inner = match v {
+        Value::Object(mut m) if m.contains_key("matcher") => {
+            m.remove("matcher").unwrap_or_default()
+        }
+        other => other,
+    };
+    serde_json::from_value(inner)
+        .map_err(|e| ApiError::bad_request(format!("bad breakpoint matcher: {e}")))
+}
+
+/// `POST /api/breakpoints` with a matcher (or `{matcher}`).
+pub async fn add_breakpoint(
+    State(state): State<AppState>,
+    b: Result<Json<Value>, JsonRejection>,
+) -> ApiResult<Response> {
+    let matcher = matcher_of(body(b)?)?;
+    let added = state.hub.set_breakpoint(matcher);
+    let snap = state.hub.snapshot();
+    Ok(
+        Json(json!({"added": added, "breakpoints": snap.breakpoints, "mode": snap.mode}))
+            .into_response(),
+    )
+}
+
+/// `DELETE /api/breakpoints` with a matcher (or `{matcher}`).
+pub async fn clear_breakpoint(
+    State(state): State<AppState>,
+    b: Result<Json<Value>, JsonRejection>,
+) -> ApiResult<Response> {
+    let matcher = matcher_of(body(b)?)?;
+    let removed = state.hub.clear_breakpoint(matcher);
+    let snap = state.hub.snapshot();
+    Ok(
+        Json(json!({"removed": removed, "breakpoints": snap.breakpoints, "mode": snap.mode}))
+            .into_response(),
+    )
+}
+
+/// Body of `PUT /api/mode`.
+#[derive(Debug, Deserialize)]
+pub struct ModeBody {
+    mode: String,
+}
+
+/// `PUT /api/mode` with `{mode: "run"|"step"}`.
+pub async fn put_mode(
+    State(state): State<AppState>,
+    b: Result<Json<ModeBody>, JsonRejection>,
+) -> ApiResult<Response> {
+    let b = body(b)?;
+    let mode = RunMode::from_wire(&b.mode)
+        .ok_or_else(|| ApiError::bad_request(format!("unknown mode '{}' (run, step)", b.mode)))?;
+    state.hub.set_mode(mode);
+    let snap = state.hub.snapshot();
+    Ok(Json(json!({"breakpoints": snap.breakpoints, "mode": snap.mode})).into_response())
+}
+
+/// Query of `GET /api/search`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchQuery {
+    q: String,
+    run_id: Option<String>,
+    limit: Option<u32>,
+}
+
+/// `GET /api/search?q&runId&limit` — events whose payload contains `q`.
+pub async fn search(
+    State(state): State<AppState>,
+    q: Result<Query<SearchQuery>, QueryRejection>,
+) -> ApiResult<Response> {
+    let q = query(q)?;
+    let hits = blocking(&state, move |s| {
+        s.search_events(&q.q, q.run_id.as_deref(), q.limit.unwrap_or(50))
+    })
+    .await?;
+    Ok(Json(json!({"hits": hits})).into_response())
+}
+
+/// Query of `GET /api/errors`.
+#[derive(Debug, Deserialize)]
+pub struct ErrorsQuery {
+    limit: Option<u32>,
+}
+
+/// `GET /api/errors?limit` — recent `node.error`s across runs.
+pub async fn errors(
+    State(state): State<AppState>,
+    q: Result<Query<ErrorsQuery>, QueryRejection>,
+) -> ApiResult<Response> {
+    let q = query(q)?;
+    let errors = blocking(&state, move |s| s.recent_errors(q.limit.unwrap_or(20))).await?;
+    Ok(Json(json!({"errors": errors})).into_response())
+}
+
+/// 405 with a JSON body.
+pub async fn method_not_allowed() -> Response {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed on this route",
+    )
+    .into_response()
+}

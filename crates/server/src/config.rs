@@ -1,0 +1,88 @@
+//! Server configuration, defaults and the environment variables that set them.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mindgate_store::WriterConfig;
+
+/// Environment variables Mindgate reads, in one place.
+pub mod env {
+    /// Mindgate's home directory (database, token files). Default `~/.mindgate`.
+    pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
+    /// `tracing` filter for server logs (e.g. `info`, `mindgate_server=debug`).
+    pub const MINDGATE_LOG: &str = "MINDGATE_LOG";
+}
+
+/// Default TCP port (the GraphMind clients' default).
+pub const DEFAULT_PORT: u16 = 4747;
+/// File name of the database inside the home directory.
+pub const DB_FILE_NAME: &str = "mindgate.db";
+/// How long a run whose app disconnected stays `running` before it is `abandoned`.
+pub const DEFAULT_ABANDON_GRACE: Duration = Duration::from_secs(15);
+/// How long a new ingest connection may take to say `hello`.
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `$MINDGATE_HOME`, else `~/.mindgate`, else `./.mindgate`.
+pub fn default_home() -> PathBuf {
+    if let Some(home) = std::env::var_os(env::MINDGATE_HOME).filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    match std::env::home_dir() {
+        Some(dir) => dir.join(".mindgate"),
+        None => PathBuf::from(".mindgate"),
+    }
+}
+
+/// Everything `serve` needs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Address to bind.
+    pub host: IpAddr,
+    /// Port to bind (0 = any free port).
+    pub port: u16,
+    /// Allow a non-loopback bind address and non-loopback `Host` headers.
+    pub allow_remote: bool,
+    /// Home directory (token files live in `<home>/run/`).
+    pub home: PathBuf,
+    /// SQLite database file.
+    pub db_path: PathBuf,
+    /// Grace before a disconnected app's unfinished runs become `abandoned`.
+    pub abandon_grace: Duration,
+    /// Deadline for the first `hello` frame.
+    pub hello_timeout: Duration,
+    /// Fixed control token (random per start when `None`).
+    pub token: Option<String>,
+    /// Write `<home>/run/serve-<port>.json`.
+    pub write_token_file: bool,
+    /// Writer tuning.
+    pub writer: WriterConfig,
+}
+
+impl ServeConfig {
+    /// Defaults for `home`: `127.0.0.1:4747`, database `<home>/mindgate.db`.
+    pub fn new(home: &Path) -> ServeConfig {
+        ServeConfig {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            allow_remote: false,
+            home: home.to_path_buf(),
+            db_path: home.join(DB_FILE_NAME),
+            abandon_grace: DEFAULT_ABANDON_GRACE,
+            hello_timeout: DEFAULT_HELLO_TIMEOUT,
+            token: None,
+            write_token_file: true,
+            writer: WriterConfig::default(),
+        }
+    }
+
+    /// Settings for tests: any free loopback port, short grace and hello timeout.
+    pub fn for_tests(home: &Path) -> ServeConfig {
+        ServeConfig {
+            port: 0,
+            abandon_grace: Duration::from_millis(300),
+            hello_timeout: Duration::from_millis(500),
+            ..ServeConfig::new(home)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Request guards: the Host/Origin check (DNS rebinding, cross-site WebSocket
+//! hijacking) and the bearer token for mutating requests.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Whether `host` (a `Host` header value or an Origin's authority) names this
+/// machine's loopback interface on `port`.
+pub fn is_loopback_authority(authority: &str, port: u16) -> bool {
+    let (host, got_port) = split_authority(authority);
+    let host_ok = host.eq_ignore_ascii_case("localhost")
+        || matches!(host, "[::1]" | "::1")
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    let port_ok = match got_port {
+        Some(p) => p == port,
+        None => port == 80,
+    };
+    host_ok && port_ok
+}
+
+fn split_authority(authority: &str) -> (&str, Option<u16>) {
+    let authority = authority.trim();
+    if let Some(rest) = authority.strip_prefix('[') {
+        // [v6]:port
+        if let Some(end) = rest.find(']') {
+            let host = &authority[..end + 2];
+            let port = rest[end + 1..]
+                .strip_prefix(':')
+                .and_then(|p| p.parse().ok());
+            return (host, port);
+        }
+        return (authority, None);
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => match p.parse() {
+            Ok(port) => (h, Some(port)),
+            Err(_) => (authority, Some(0)),
+        },
+        _ => (authority, None),
+    }
+}
+
+/// Checks `Host` and `Origin`. Returns the refusal message, if any.
+pub fn check_host_origin(headers: &HeaderMap, port: u16, allow_remote: bool) -> Result<(), String> {
+    if !allow_remote {
+        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+            return Err("missing Host header".to_owned());
+        };
+        if !is_loopback_authority(host, port) {
+            return Err(format!(
+                "Host '{host}' is not this server's loopback address (DNS rebinding protection)"
+            ));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let ok = match origin.strip_prefix("http://") {
+            Some(authority) => {
+                if allow_remote {
+                    headers
+                        .get(header::HOST)
+                        .and_then(|h| h.to_str().ok())
+                        .is_some_and(|h| h.eq_ignore_ascii_case(authority))
+                        || is_loopback_authority(authority, port)
+                } else {
+                    is_loopback_authority(authority, port)
+                }
+            }
+            None => false,
+        };
+        if !ok {
+            return Err(format!(
+                "Origin '{origin}' is not this server (cross-site requests are refused)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Constant-time comparison of two tokens.
+pub fn token_matches(given: &str, expected: &str) -> bool {
+    let (a, b) = (given.as_bytes(), expected.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The bearer token of a request, if it carries one.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+/// Middleware: Host/Origin guard on everything; bearer token on mutating methods.
+pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if let Err(message) = check_host_origin(req.headers(), state.port, state.config.allow_remote) {
+        tracing::warn!(%message, "request refused by the host/origin guard");
+        return ApiError::new(StatusCode::FORBIDDEN, message).into_response();
+    }
+    let mutating = matches!(
+        *req.method(),
+        Method::POST | Method::PUT | Method::DELETE | Method::PATCH
+    );
+    if mutating {
+        let ok = bearer(req.headers()).is_some_and(|t| token_matches(t, &state.token));
+        if !ok {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "this request changes state and needs the viewer token: send \
+                 `Authorization: Bearer <token>` (the token is in the viewer URL and in \
+                 $MINDGATE_HOME/run/serve-<port>.json)",
+            )
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(host: Option<&str>, origin: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(v) = host {
+            h.insert(
+                header::HOST,
+                HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("x")),
+            );
+        }
+        if let Some(v) = origin {
+            h.insert(
+                header::ORIGIN,
+                HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("x")),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_hosts_on_our_port_pass() {
+        for host in ["127.0.0.1:4747", "localhost:4747", "[::1]:4747"] {
+            assert!(
+                check_host_origin(&headers(Some(host), None), 4747, false).is_ok(),
+                "{host}"
+            );
+        }
+        assert!(
+            check_host_origin(
+                &headers(Some("127.0.0.1:4747"), Some("http://localhost:4747")),
+                4747,
+                false
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn rebinding_and_foreign_origins_are_refused() {
+        let cases = [
+            (Some("evil.example:4747"), None),
+            (Some("127.0.0.1:9999"), None),
+            (None, None),
+            (Some("127.0.0.1:4747"), Some("http://evil.example")),
+            (Some("127.0.0.1:4747"), Some("null")),
+            (Some("127.0.0.1:4747"), Some("https://127.0.0.1:4747")),
+            (Some("127.0.0.1:4747"), Some("http://127.0.0.1:4748")),
+            (Some("127.0.0.1.evil.example:4747"), None),
+        ];
+        for (host, origin) in cases {
+            assert!(
+                check_host_origin(&headers(host, origin), 4747, false).is_err(),
+                "{host:?} {origin:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tokens_compare_exactly() {
+        assert!(token_matches("abc", "abc"));
+        assert!(!token_matches("abd", "abc"));
+        assert!(!token_matches("ab", "abc"));
+    }
+}

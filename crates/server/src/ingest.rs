@@ -1,0 +1,340 @@
+//! `/ingest`: the WebSocket instrumented apps dial.
+//!
+//! Handshake first (`hello` → `hello.ack`), then events in, controls out.
+//! Events are validated by the protocol crate, checked against run claims and
+//! queued for the writer; the connection survives bad frames.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
+use futures_util::StreamExt;
+use mindgate_protocol::{Direction, Envelope, Message, ParseResult, parse_envelope};
+use mindgate_store::{NewEvent, TryAppendError};
+
+use crate::hub::{ClaimVerdict, ConnId};
+use crate::state::{AppState, Stats};
+
+/// WebSocket close codes used here.
+pub mod close_code {
+    /// Normal closure.
+    pub const NORMAL: u16 = 1000;
+    /// Server going away (shutdown).
+    pub const GOING_AWAY: u16 = 1001;
+    /// Protocol error (wrong protocol version).
+    pub const PROTOCOL: u16 = 1002;
+    /// Policy violation (no hello, wrong first frame).
+    pub const POLICY: u16 = 1008;
+    /// Message too big.
+    pub const TOO_BIG: u16 = 1009;
+}
+
+const PING_EVERY: Duration = Duration::from_secs(30);
+
+async fn close(socket: &mut WebSocket, code: u16, reason: &str) {
+    let _ = socket
+        .send(WsMessage::Close(Some(CloseFrame {
+            code,
+            reason: Utf8Bytes::from(reason),
+        })))
+        .await;
+}
+
+fn text_of(msg: WsMessage) -> Option<Result<String, ()>> {
+    match msg {
+        WsMessage::Text(t) => Some(Ok(t.as_str().to_owned())),
+        WsMessage::Binary(b) => Some(String::from_utf8(b.to_vec()).map_err(|_| ())),
+        _ => None,
+    }
+}
+
+fn is_too_big(err: &axum::Error) -> bool {
+    let text = err.to_string().to_ascii_lowercase();
+    text.contains("too long") || text.contains("too big") || text.contains("capacity")
+}
+
+/// Serves one ingest connection until it closes or the server stops.
+pub async fn handle(mut socket: WebSocket, state: AppState) {
+    // 1. Handshake: the first frame must be `hello`.
+    let first = tokio::select! {
+        _ = state.shutdown.cancelled() => return,
+        r = tokio::time::timeout(state.config.hello_timeout, socket.next()) => r,
+    };
+    let hello = match first {
+        Err(_) => {
+            let reason = format!(
+                "no hello within {} ms",
+                state.config.hello_timeout.as_millis()
+            );
+            close(&mut socket, close_code::POLICY, &reason).await;
+            return;
+        }
+        Ok(None) => return,
+        Ok(Some(Err(e))) => {
+            if is_too_big(&e) {
+                close(&mut socket, close_code::TOO_BIG, "frame over 16 MiB").await;
+            }
+            return;
+        }
+        Ok(Some(Ok(msg))) => {
+            let Some(Ok(text)) = text_of(msg) else {
+                close(
+                    &mut socket,
+                    close_code::POLICY,
+                    "expected a hello text frame",
+                )
+                .await;
+                return;
+            };
+            match parse_envelope(&text) {
+                ParseResult::Ok(Envelope {
+                    message: Message::Hello(hello),
+                    ..
+                }) => {
+                    if hello.versions.protocol != mindgate_protocol::PROTOCOL_VERSION {
+                        let reason = format!(
+                            "protocol version mismatch: this viewer speaks GraphMind protocol v{}, the client announced v{}",
+                            mindgate_protocol::PROTOCOL_VERSION,
+                            hello.versions.protocol
+                        );
+                        close(&mut socket, close_code::PROTOCOL, &reason).await;
+                        return;
+                    }
+                    hello
+                }
+                ParseResult::VersionMismatch { received } => {
+                    let reason = format!(
+                        "protocol version mismatch: this viewer speaks gm {}, the client sent gm {received}",
+                        mindgate_protocol::PROTOCOL_VERSION
+                    );
+                    close(&mut socket, close_code::PROTOCOL, &reason).await;
+                    return;
+                }
+                _ => {
+                    close(
+                        &mut socket,
+                        close_code::POLICY,
+                        "the first frame must be a valid hello",
+                    )
+                    .await;
+                    return;
+                }
+            }
+        }
+    };
+    let attached = state.hub.attach(&hello);
+    let conn = attached.conn;
+    let app = hello.app.clone();
+    let token = attached.token.clone();
+    let mut controls = attached.controls;
+    tracing::info!(conn, app = ?app, "app attached");
+    if socket
+        .send(WsMessage::Text(Utf8Bytes::from(attached.ack)))
+        .await
+        .is_err()
+    {
+        finish(&state, conn);
+        return;
+    }
+
+    let mut session = Session {
+        conn,
+        app,
+        token,
+        allowed: HashSet::new(),
+        refused: HashSet::new(),
+        observed: HashSet::new(),
+    };
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.tick().await;
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => {
+                close(&mut socket, close_code::GOING_AWAY, "server shutting down").await;
+                break;
+            }
+            Some(frame) = controls.recv() => {
+                if socket.send(WsMessage::Text(Utf8Bytes::from(frame))).await.is_err() {
+                    break;
+                }
+            }
+            _ = ping.tick() => {
+                if socket.send(WsMessage::Ping(Default::default())).await.is_err() {
+                    break;
+                }
+            }
+            msg = socket.next() => {
+                let msg = match msg {
+                    None => break,
+                    Some(Err(e)) => {
+                        if is_too_big(&e) {
+                            tracing::warn!(conn, "frame over 16 MiB; closing");
+                            close(&mut socket, close_code::TOO_BIG, "frame over 16 MiB").await;
+                        } else {
+                            tracing::debug!(conn, error = %e, "ingest read failed");
+                        }
+                        break;
+                    }
+                    Some(Ok(msg)) => msg,
+                };
+                if let WsMessage::Close(_) = msg {
+                    break;
+                }
+                let Some(text) = text_of(msg) else { continue };
+                let Ok(text) = text else {
+                    invalid(&state, conn, "binary frame is not UTF-8");
+                    continue;
+                };
+                if let Some((code, reason)) = session.frame(&state, &text).await {
+                    close(&mut socket, code, &reason).await;
+                    break;
+                }
+            }
+        }
+    }
+    finish(&state, conn);
+}
+
+fn invalid(state: &AppState, conn: ConnId, reason: &str) {
+    let n = Stats::bump(&state.stats.invalid_frames);
+    // Rate-limited: the first few, then every 1,000th.
+    if n <= 10 || n.is_multiple_of(1_000) {
+        tracing::warn!(conn, total = n, "dropped invalid frame: {reason}");
+    }
+}
+
+/// After a connection ends: forget it and schedule abandonment of its unfinished runs.
+fn finish(state: &AppState, conn: ConnId) {
+    let Some((token, runs)) = state.hub.detach(conn) else {
+        return;
+    };
+    tracing::info!(conn, unfinished = runs.len(), "app detached");
+    if runs.is_empty() {
+        return;
+    }
+    let state = state.clone();
+    let grace = state.config.abandon_grace;
+    state.tasks.clone().spawn(async move {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(grace) => {}
+        }
+        if state.hub.token_attached(&token) {
+            return; // the app came back
+        }
+        let writer = state.writer.clone();
+        let result = tokio::task::spawn_blocking(move || writer.abandon(runs)).await;
+        match result {
+            Ok(Ok(n)) if n > 0 => tracing::info!(count = n, "runs abandoned"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "could not mark runs abandoned"),
+            _ => {}
+        }
+    });
+}
+
+struct Session {
+    conn: ConnId,
+    app: Option<String>,
+    token: String,
+    allowed: HashSet<String>,
+    refused: HashSet<String>,
+    observed: HashSet<String>,
+}
+
+impl Session {
+    /// Handles one text frame. Returns a close code and reason to end the connection.
+    async fn frame(&mut self, state: &AppState, text: &str) -> Option<(u16, String)> {
+        let parsed = parse_envelope(text);
+        let run_id = match &parsed {
+            ParseResult::Ok(env) => {
+                match Message::direction_of(env.type_name()) {
+                    Some(Direction::Event) => {}
+                    // A repeated hello or a control sent the wrong way: ignore.
+                    _ => return None,
+                }
+                env.run_id.clone()
+            }
+            ParseResult::UnknownType(op) => op.run_id.clone(),
+            ParseResult::VersionMismatch { received } => {
+                return Some((
+                    close_code::PROTOCOL,
+                    format!(
+                        "protocol version mismatch: this viewer speaks gm {}, the client sent gm {received}",
+                        mindgate_protocol::PROTOCOL_VERSION
+                    ),
+                ));
+            }
+            ParseResult::Invalid { reason, .. } => {
+                invalid(state, self.conn, reason);
+                return None;
+            }
+        };
+        if run_id == mindgate_protocol::WILDCARD_RUN_ID {
+            return None;
+        }
+        if !self.may_write(state, &run_id).await {
+            let n = Stats::bump(&state.stats.refused_events);
+            if n <= 10 || n.is_multiple_of(1_000) {
+                tracing::warn!(conn = self.conn, run = %run_id, "refused event for a run another app owns");
+            }
+            return None;
+        }
+        if let ParseResult::Ok(env) = &parsed
+            && (matches!(
+                env.message,
+                Message::ExecPaused(_) | Message::ExecResumed(_) | Message::RunFinished(_)
+            ) || self.observed.insert(run_id.clone()))
+        {
+            state.hub.observe(self.conn, env);
+        }
+        let event = NewEvent::from_frame(text, &parsed)?;
+        let mut event = event
+            .with_app_hint(self.app.clone())
+            .with_claim(Some(self.token.clone()));
+        // Back-pressure without blocking the runtime: retry while the queue is full.
+        loop {
+            match state.writer.try_append(event) {
+                Ok(()) => {
+                    Stats::bump(&state.stats.accepted_events);
+                    return None;
+                }
+                Err(TryAppendError::Full(back)) => {
+                    event = *back;
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                Err(TryAppendError::Gone) => {
+                    return Some((close_code::GOING_AWAY, "the store has stopped".to_owned()));
+                }
+            }
+        }
+    }
+
+    async fn may_write(&mut self, state: &AppState, run_id: &str) -> bool {
+        if self.allowed.contains(run_id) {
+            return true;
+        }
+        if self.refused.contains(run_id) {
+            return false;
+        }
+        let verdict = match state.hub.check_claim(self.conn, run_id) {
+            ClaimVerdict::Unknown => {
+                let store = state.store.clone();
+                let id = run_id.to_owned();
+                let stored = tokio::task::spawn_blocking(move || store.run_claim(&id))
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or(None);
+                state.hub.settle_claim(self.conn, run_id, stored)
+            }
+            v => v,
+        };
+        let ok = verdict == ClaimVerdict::Allowed;
+        if ok {
+            self.allowed.insert(run_id.to_owned());
+        } else {
+            self.refused.insert(run_id.to_owned());
+        }
+        ok
+    }
+}

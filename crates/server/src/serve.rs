@@ -1,0 +1,236 @@
+//! Wiring: the router, start-up, and graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Query, State, WebSocketUpgrade};
+use axum::middleware;
+use axum::response::Response;
+use axum::routing::{get, post};
+use mindgate_protocol::MAX_FRAME_BYTES;
+use mindgate_store::{CommitHook, Committed, RunStore, Writer};
+use serde::Deserialize;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::ServeConfig;
+use crate::error::ServerError;
+use crate::hub::{Hub, new_token};
+use crate::state::{AppState, FEED_CAPACITY, Stats};
+use crate::{api, assets, guard, ingest, token_file, ui_feed};
+
+async fn ingest_ws(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+    let tasks = state.tasks.clone();
+    ws.max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
+        .on_upgrade(move |socket| tasks.track_future(ingest::handle(socket, state)))
+}
+
+/// Query of `/ws/ui`.
+#[derive(Debug, Deserialize)]
+struct UiQuery {
+    token: Option<String>,
+}
+
+async fn ui_ws(
+    State(state): State<AppState>,
+    Query(q): Query<UiQuery>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let authorized = q
+        .token
+        .as_deref()
+        .is_some_and(|t| guard::token_matches(t, &state.token));
+    let tasks = state.tasks.clone();
+    ws.max_message_size(MAX_FRAME_BYTES)
+        .on_upgrade(move |socket| tasks.track_future(ui_feed::handle(socket, state, authorized)))
+}
+
+/// The whole HTTP surface over `state`.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/health", get(api::health))
+        .route("/ingest", get(ingest_ws))
+        .route("/ws/ui", get(ui_ws))
+        .route("/api/runs", get(api::list_runs))
+        .route(
+            "/api/runs/{run_id}",
+            get(api::get_run).delete(api::delete_run),
+        )
+        .route("/api/runs/{run_id}/events", get(api::events))
+        .route("/api/runs/{run_id}/graph", get(api::graph))
+        .route("/api/runs/{run_id}/nodes/{node_id}", get(api::node))
+        .route("/api/runs/{run_id}/pauses/{pause_id}", get(api::get_pause))
+        .route(
+            "/api/runs/{run_id}/pauses/{pause_id}/resume",
+            post(api::resume),
+        )
+        .route("/api/pauses", get(api::pauses))
+        .route("/api/debug", get(api::debug))
+        .route(
+            "/api/breakpoints",
+            post(api::add_breakpoint).delete(api::clear_breakpoint),
+        )
+        .route("/api/mode", axum::routing::put(api::put_mode))
+        .route("/api/search", get(api::search))
+        .route("/api/errors", get(api::errors))
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .fallback(assets::fallback)
+        .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
+        .with_state(state)
+}
+
+/// A started server.
+#[derive(Debug)]
+pub struct RunningServer {
+    /// Bound address.
+    pub addr: SocketAddr,
+    /// Control token.
+    pub token: String,
+    /// Viewer URL, token included (`http://127.0.0.1:4747/#token=…`).
+    pub url: String,
+    /// Database file.
+    pub db_path: PathBuf,
+    /// Token file, when one was written.
+    pub token_file: Option<PathBuf>,
+    /// Runs a previous process left `running`, now `abandoned`.
+    pub reconciled: Vec<String>,
+    shutdown: CancellationToken,
+    handle: tokio::task::JoinHandle<Result<(), ServerError>>,
+}
+
+impl RunningServer {
+    /// `ws://…/ingest` for apps.
+    pub fn ingest_url(&self) -> String {
+        format!("ws://{}/ingest", self.addr)
+    }
+
+    /// `http://…` base URL without the token.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting work, closes every socket, flushes the store, removes the
+    /// token file, and waits for all of it.
+    pub async fn stop(self) -> Result<(), ServerError> {
+        self.shutdown.cancel();
+        match self.handle.await {
+            Ok(r) => r,
+            Err(e) => Err(ServerError::Serve(std::io::Error::other(e.to_string()))),
+        }
+    }
+}
+
+/// Opens the store, binds, writes the token file and starts serving in the background.
+pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
+    if !config.host.is_loopback() && !config.allow_remote {
+        return Err(ServerError::RemoteNotAllowed(config.host));
+    }
+    let (feed, _) = broadcast::channel::<Arc<Committed>>(FEED_CAPACITY);
+    let hook_feed = feed.clone();
+    let hook: CommitHook = Box::new(move |c| {
+        let _ = hook_feed.send(Arc::new(c));
+    });
+    let db_path = config.db_path.clone();
+    let writer_config = config.writer.clone();
+    let opened = tokio::task::spawn_blocking(move || {
+        let (writer, report) = Writer::open(&db_path, writer_config, Some(hook))?;
+        let store = RunStore::open(&db_path)?;
+        Ok::<_, ServerError>((writer, report, store))
+    })
+    .await
+    .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))??;
+    let (writer, report, store) = opened;
+    let bind = SocketAddr::new(config.host, config.port);
+    let listener = match tokio::net::TcpListener::bind(bind).await {
+        Ok(l) => l,
+        Err(source) => {
+            let _ = writer.close();
+            return Err(ServerError::Bind { addr: bind, source });
+        }
+    };
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ServerError::Bind { addr: bind, source })?;
+    let token = config.token.clone().unwrap_or_else(new_token);
+    let url = format!("http://{addr}/#token={token}");
+    let token_file = if config.write_token_file {
+        Some(token_file::write(
+            &config.home,
+            &token_file::TokenFile {
+                port: addr.port(),
+                pid: std::process::id(),
+                token: token.clone(),
+                url: url.clone(),
+            },
+        )?)
+    } else {
+        None
+    };
+    let shutdown = CancellationToken::new();
+    let state = AppState {
+        hub: Arc::new(Hub::new()),
+        store: Arc::new(store),
+        writer: writer.clone(),
+        feed,
+        token: Arc::from(token.as_str()),
+        config: Arc::new(config),
+        port: addr.port(),
+        shutdown: shutdown.clone(),
+        tasks: TaskTracker::new(),
+        stats: Arc::new(Stats::default()),
+    };
+    let app = router(state.clone());
+    let stop = shutdown.clone();
+    let cleanup_file = token_file.clone();
+    let handle = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+            .map_err(ServerError::Serve);
+        // Sockets are closing (they watch the same token); wait for them so
+        // every event they received reaches the writer, then flush it.
+        state.tasks.close();
+        state.tasks.wait().await;
+        let w = state.writer.clone();
+        let closed = tokio::task::spawn_blocking(move || w.close()).await;
+        if let Some(path) = cleanup_file {
+            let _ = std::fs::remove_file(path);
+        }
+        tracing::info!("server stopped; store flushed");
+        served?;
+        match closed {
+            Ok(r) => r.map_err(ServerError::from),
+            Err(e) => Err(ServerError::Serve(std::io::Error::other(e.to_string()))),
+        }
+    });
+    tracing::info!(%addr, "mindgate serving");
+    Ok(RunningServer {
+        addr,
+        token,
+        url,
+        db_path: state_db_path(&writer),
+        token_file,
+        reconciled: report.reconciled,
+        shutdown,
+        handle,
+    })
+}
+
+fn state_db_path(writer: &Writer) -> PathBuf {
+    writer.path().to_path_buf()
+}
+
+/// Runs a server until `shutdown` completes, then stops it gracefully.
+pub async fn serve(
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    let server = start(config).await?;
+    shutdown.await;
+    server.stop().await
+}

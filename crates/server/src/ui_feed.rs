@@ -1,0 +1,377 @@
+//! `/ws/ui`: the live viewer feed (message set in `docs/ui-feed.md`).
+//!
+//! Race-free replay: the connection subscribes to committed batches *before*
+//! it reads any history; after replaying a run it remembers the highest `seq`
+//! sent and drops live events at or below it. If the connection falls behind
+//! the live feed, it re-reads what it missed from the database.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{Message as WsMessage, Utf8Bytes, WebSocket};
+use futures_util::StreamExt;
+use mindgate_protocol::{Message, ParseResult, WILDCARD_RUN_ID, parse_envelope};
+use mindgate_store::{Committed, RunFilter, RunSummary, StoredEvent};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::hub::{ResumeRequest, VIEWER_VERSION};
+use crate::state::AppState;
+
+/// How often coalesced `run.update`s are flushed.
+const RUN_UPDATE_EVERY: Duration = Duration::from_millis(250);
+/// Most runs in a `runs` reply.
+const RUNS_REPLY_LIMIT: u32 = 200;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventMsg<'a> {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    run_id: &'a str,
+    event: &'a StoredEvent,
+}
+
+struct Feed {
+    state: AppState,
+    authorized: bool,
+    /// run id → highest seq sent.
+    runs: HashMap<String, Option<u64>>,
+    list: bool,
+    dirty: HashMap<String, RunSummary>,
+}
+
+/// Serves one viewer connection. `authorized` = it presented the control token.
+pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
+    // Subscribe to live commits first: everything committed from now on reaches us.
+    let mut live = state.feed.subscribe();
+    let mut hub_changes = state.hub.watch();
+    hub_changes.mark_unchanged();
+    let mut feed = Feed {
+        state: state.clone(),
+        authorized,
+        runs: HashMap::new(),
+        list: false,
+        dirty: HashMap::new(),
+    };
+    let welcome = json!({"type": "welcome", "version": VIEWER_VERSION, "readOnly": !authorized});
+    if send(&mut socket, welcome.to_string()).await.is_err()
+        || feed.send_state(&mut socket).await.is_err()
+    {
+        return;
+    }
+    let mut tick = tokio::time::interval(RUN_UPDATE_EVERY);
+    loop {
+        let result = tokio::select! {
+            _ = state.shutdown.cancelled() => break,
+            msg = socket.next() => match msg {
+                None | Some(Err(_)) => break,
+                Some(Ok(WsMessage::Close(_))) => break,
+                Some(Ok(WsMessage::Text(text))) => feed.incoming(&mut socket, text.as_str()).await,
+                Some(Ok(_)) => Ok(()),
+            },
+            batch = live.recv() => match batch {
+                Ok(batch) => feed.live(&mut socket, &batch).await,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::debug!(missed = n, "viewer fell behind; catching up from the store");
+                    feed.catch_up(&mut socket).await
+                }
+                Err(RecvError::Closed) => break,
+            },
+            changed = hub_changes.changed() => match changed {
+                Ok(()) => feed.send_state(&mut socket).await,
+                Err(_) => break,
+            },
+            _ = tick.tick() => feed.flush_updates(&mut socket).await,
+        };
+        if result.is_err() {
+            break;
+        }
+    }
+    let _ = socket.send(WsMessage::Close(None)).await;
+}
+
+async fn send(socket: &mut WebSocket, text: String) -> Result<(), ()> {
+    socket
+        .send(WsMessage::Text(Utf8Bytes::from(text)))
+        .await
+        .map_err(|_| ())
+}
+
+fn error_msg(message: &str, code: Option<&str>, request_id: Option<&Value>) -> String {
+    let mut v = json!({"type": "error", "message": message});
+    if let Some(code) = code {
+        v["code"] = json!(code);
+    }
+    if let Some(id) = request_id {
+        v["requestId"] = id.clone();
+    }
+    v.to_string()
+}
+
+impl Feed {
+    async fn send_state(&mut self, socket: &mut WebSocket) -> Result<(), ()> {
+        let snap = self.state.hub.snapshot();
+        let mut v = serde_json::to_value(&snap).unwrap_or_else(|_| json!({}));
+        v["type"] = json!("state");
+        send(socket, v.to_string()).await
+    }
+
+    async fn incoming(&mut self, socket: &mut WebSocket, text: &str) -> Result<(), ()> {
+        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+            return send(
+                socket,
+                error_msg("message is not JSON", Some("bad-message"), None),
+            )
+            .await;
+        };
+        let run_id = msg.get("runId").and_then(Value::as_str).map(str::to_owned);
+        match msg.get("type").and_then(Value::as_str) {
+            Some("subscribe") => match run_id {
+                Some(id) if id == WILDCARD_RUN_ID => self.subscribe_list(socket).await,
+                Some(id) => self.subscribe_run(socket, id).await,
+                None => {
+                    send(
+                        socket,
+                        error_msg("subscribe needs a runId", Some("bad-message"), None),
+                    )
+                    .await
+                }
+            },
+            Some("unsubscribe") => {
+                match run_id.as_deref() {
+                    Some(WILDCARD_RUN_ID) => {
+                        self.list = false;
+                        self.dirty.clear();
+                    }
+                    Some(id) => {
+                        self.runs.remove(id);
+                    }
+                    None => {}
+                }
+                Ok(())
+            }
+            Some("control") => self.control(socket, &msg).await,
+            _ => {
+                send(
+                    socket,
+                    error_msg("unknown message type", Some("bad-message"), None),
+                )
+                .await
+            }
+        }
+    }
+
+    async fn subscribe_list(&mut self, socket: &mut WebSocket) -> Result<(), ()> {
+        self.list = true;
+        let store = self.state.store.clone();
+        let filter = RunFilter {
+            limit: Some(RUNS_REPLY_LIMIT),
+            ..Default::default()
+        };
+        let runs = tokio::task::spawn_blocking(move || store.list_runs(&filter))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .map(|l| l.runs)
+            .unwrap_or_default();
+        send(socket, json!({"type": "runs", "runs": runs}).to_string()).await
+    }
+
+    async fn subscribe_run(&mut self, socket: &mut WebSocket, run_id: String) -> Result<(), ()> {
+        send(
+            socket,
+            json!({"type": "replay.start", "runId": run_id}).to_string(),
+        )
+        .await?;
+        let last = self.send_stored(socket, &run_id, None).await?;
+        send(
+            socket,
+            json!({"type": "replay.end", "runId": run_id, "lastSeq": last}).to_string(),
+        )
+        .await?;
+        self.runs.insert(run_id, last);
+        Ok(())
+    }
+
+    /// Sends stored events of `run_id` after `after`; returns the highest seq sent (or `after`).
+    async fn send_stored(
+        &mut self,
+        socket: &mut WebSocket,
+        run_id: &str,
+        after: Option<u64>,
+    ) -> Result<Option<u64>, ()> {
+        let mut cursor = after;
+        loop {
+            let store = self.state.store.clone();
+            let id = run_id.to_owned();
+            let page = tokio::task::spawn_blocking(move || {
+                store.events(&id, cursor, Some(mindgate_store::MAX_EVENT_PAGE))
+            })
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten();
+            let Some(page) = page else { return Ok(cursor) };
+            for ev in &page.events {
+                let msg = EventMsg {
+                    ty: "event",
+                    run_id,
+                    event: ev,
+                };
+                send(socket, serde_json::to_string(&msg).map_err(|_| ())?).await?;
+            }
+            cursor = page.next_after_seq;
+            if !page.has_more {
+                return Ok(cursor);
+            }
+        }
+    }
+
+    async fn live(&mut self, socket: &mut WebSocket, batch: &Arc<Committed>) -> Result<(), ()> {
+        for ev in &batch.events {
+            let Some(last) = self.runs.get_mut(&ev.run_id) else {
+                continue;
+            };
+            if last.is_some_and(|l| ev.seq <= l) {
+                continue;
+            }
+            *last = Some(ev.seq);
+            let msg = EventMsg {
+                ty: "event",
+                run_id: &ev.run_id,
+                event: ev,
+            };
+            send(socket, serde_json::to_string(&msg).map_err(|_| ())?).await?;
+        }
+        if self.list {
+            for run in &batch.runs {
+                self.dirty.insert(run.id.clone(), run.clone());
+            }
+        }
+        for id in &batch.deleted {
+            self.dirty.remove(id);
+            self.runs.remove(id);
+            send(
+                socket,
+                json!({"type": "run.deleted", "runId": id}).to_string(),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn catch_up(&mut self, socket: &mut WebSocket) -> Result<(), ()> {
+        let runs: Vec<(String, Option<u64>)> =
+            self.runs.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        for (run_id, after) in runs {
+            let last = self.send_stored(socket, &run_id, after).await?;
+            self.runs.insert(run_id, last);
+        }
+        if self.list {
+            self.dirty.clear();
+            self.subscribe_list(socket).await?;
+        }
+        Ok(())
+    }
+
+    async fn flush_updates(&mut self, socket: &mut WebSocket) -> Result<(), ()> {
+        if self.dirty.is_empty() {
+            return Ok(());
+        }
+        let dirty = std::mem::take(&mut self.dirty);
+        for run in dirty.into_values() {
+            send(
+                socket,
+                json!({"type": "run.update", "run": run}).to_string(),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn control(&mut self, socket: &mut WebSocket, msg: &Value) -> Result<(), ()> {
+        let request_id = msg.get("requestId");
+        if !self.authorized {
+            return send(
+                socket,
+                error_msg(
+                    "controls need the viewer token (connect with ?token=<token>)",
+                    Some("unauthorized"),
+                    request_id,
+                ),
+            )
+            .await;
+        }
+        let Some(envelope) = msg.get("envelope") else {
+            return send(
+                socket,
+                error_msg("control needs an envelope", Some("bad-message"), request_id),
+            )
+            .await;
+        };
+        let env = match parse_envelope(&envelope.to_string()) {
+            ParseResult::Ok(env) => env,
+            other => {
+                let text = format!("invalid control envelope: {}", other.verdict());
+                return send(socket, error_msg(&text, Some("bad-envelope"), request_id)).await;
+            }
+        };
+        let hub = &self.state.hub;
+        match env.message {
+            Message::ExecResume(r) => {
+                if env.run_id == WILDCARD_RUN_ID {
+                    return send(
+                        socket,
+                        error_msg(
+                            "exec.resume must carry the run's id as runId",
+                            Some("bad-envelope"),
+                            request_id,
+                        ),
+                    )
+                    .await;
+                }
+                let req = ResumeRequest {
+                    action: r.action,
+                    output: r.output,
+                    input: r.input,
+                    request_id: r
+                        .request_id
+                        .or_else(|| request_id.and_then(Value::as_str).map(str::to_owned)),
+                };
+                let (result, message) = hub.resume(&env.run_id, &r.pause_id, req);
+                let mut v = json!({"type": "resume.result", "result": result});
+                if let Some(id) = request_id {
+                    v["requestId"] = id.clone();
+                }
+                if let Some(m) = message {
+                    v["message"] = json!(m);
+                }
+                send(socket, v.to_string()).await
+            }
+            Message::BreakpointSet(b) => {
+                hub.set_breakpoint(b.matcher);
+                Ok(())
+            }
+            Message::BreakpointClear(b) => {
+                hub.clear_breakpoint(b.matcher);
+                Ok(())
+            }
+            Message::ModeSet(m) => {
+                hub.set_mode(m.mode);
+                Ok(())
+            }
+            _ => send(
+                socket,
+                error_msg(
+                    "only exec.resume, breakpoint.set, breakpoint.clear and mode.set are controls",
+                    Some("bad-envelope"),
+                    request_id,
+                ),
+            )
+            .await,
+        }
+    }
+}
