@@ -145,6 +145,7 @@ export class Store extends Emitter {
       this.graph.open();
       // Exposed for the performance test: subscribe → first full draw.
       this.lastOpen = { runId: this.runId, events: this.model.eventCount, nodes: this.model.nodes.size, ms: performance.now() - this.subscribedAt, at: performance.now() };
+      if (!this.model.eventCount) this.graph.setProgress('No events stored for this run (yet). New events appear here live.');
     }
     this.syncPaused();
     this.emit('model', this.model);
@@ -162,7 +163,10 @@ export class Store extends Emitter {
   }
 
   queueModel() {
-    if (this.graph) this.graph.invalidate();
+    if (this.graph) {
+      if (!this.graph.progress.hidden && this.graph.opened) this.graph.setProgress('');
+      this.graph.invalidate();
+    }
     if (this.modelQueued) return;
     this.modelQueued = true;
     requestAnimationFrame(() => { this.modelQueued = false; this.emit('model', this.model); });
