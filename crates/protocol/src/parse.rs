@@ -148,29 +148,29 @@ fn replace_lone_surrogates(frame: &str) -> Option<String> {
 }
 
 fn parse_frame(frame: &str) -> ParseResult {
-    let head: Head<'_> = match serde_json::from_str(frame) {
-        Ok(head) => head,
+    // One pass that types the payload as it goes by, when `gm` and `type` come
+    // before it (the order every client writes). Anything unusual (another
+    // order, a duplicate, any error) falls back to reading the envelope with
+    // raw values first, which is what decides every verdict but `ok`.
+    let fields = match serde_json::from_str::<Head<'_>>(frame).or_else(|_| {
+        let mut de = serde_json::Deserializer::from_str(frame);
+        let head = de::DeserializeSeed::deserialize(HeadSeed { fast: false }, &mut de)?;
+        de.end()?;
+        Ok::<_, serde_json::Error>(head)
+    }) {
+        Ok(Head(fields)) => fields,
         Err(e) => return ParseResult::invalid(json_error_reason(&e)),
     };
-    let Head(fields) = head;
-    let mut gm = None;
-    let mut seq = None;
-    let mut ts = None;
-    let mut run_id = None;
-    let mut type_name = None;
-    let mut payload = None;
-    let mut extra_raw = Vec::new();
-    for (key, raw) in fields {
-        match key.as_ref() {
-            "gm" => gm = Some(raw),
-            "seq" => seq = Some(raw),
-            "ts" => ts = Some(raw),
-            "runId" => run_id = Some(raw),
-            "type" => type_name = Some(raw),
-            "payload" => payload = Some(raw),
-            _ => extra_raw.push((key, raw)),
-        }
-    }
+    let Fields {
+        gm,
+        seq,
+        ts,
+        run_id,
+        type_name,
+        payload,
+        typed: pre_typed,
+        extra: extra_raw,
+    } = fields;
 
     let Some(gm) = gm.and_then(as_version) else {
         return ParseResult::invalid("missing or non-integer 'gm'");
@@ -181,8 +181,10 @@ fn parse_frame(frame: &str) -> ParseResult {
     let Some(type_name) = type_name.and_then(as_string) else {
         return ParseResult::invalid("missing or non-string 'type'");
     };
-    let Some(payload) = payload.filter(|p| p.get().starts_with('{')) else {
-        return ParseResult::invalid("missing or non-object 'payload'");
+    let payload = match (pre_typed, payload) {
+        (Some(message), _) => Payload::Typed(message),
+        (None, Some(raw)) if raw.get().starts_with('{') => Payload::Raw(raw.get()),
+        _ => return ParseResult::invalid("missing or non-object 'payload'"),
     };
     let Some(run_id) = run_id.and_then(as_string) else {
         return ParseResult::invalid("missing or non-string 'runId'");
@@ -206,7 +208,19 @@ fn parse_frame(frame: &str) -> ParseResult {
         }
     }
 
-    let payload = payload.get();
+    let payload = match payload {
+        Payload::Typed(message) => {
+            return ParseResult::Ok(Envelope {
+                gm: PROTOCOL_VERSION,
+                seq,
+                ts,
+                run_id: run_id.into_owned(),
+                message,
+                extra,
+            });
+        }
+        Payload::Raw(raw) => raw,
+    };
     let message = match type_name.as_ref() {
         "run.started" => typed(payload, Message::RunStarted),
         "run.finished" => typed(payload, Message::RunFinished),
@@ -260,6 +274,11 @@ fn typed<T: DeserializeOwned>(
     payload: &str,
     wrap: impl FnOnce(T) -> Message,
 ) -> Result<Message, ParseIssue> {
+    // Fast path without path tracking (which copies every key it passes);
+    // only a payload that fails is parsed again to find where.
+    if let Ok(value) = serde_json::from_str::<T>(payload) {
+        return Ok(wrap(value));
+    }
     let mut de = serde_json::Deserializer::from_str(payload);
     match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(value) => Ok(wrap(value)),
@@ -361,7 +380,26 @@ fn as_string(raw: &RawValue) -> Option<Cow<'_, str>> {
 }
 
 /// The top-level object, split into keys and raw (unparsed) values.
-struct Head<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+struct Head<'a>(Fields<'a>);
+
+/// The envelope's fields, unparsed, except a payload the fast path typed.
+struct Fields<'a> {
+    gm: Option<&'a RawValue>,
+    seq: Option<&'a RawValue>,
+    ts: Option<&'a RawValue>,
+    run_id: Option<&'a RawValue>,
+    type_name: Option<&'a RawValue>,
+    payload: Option<&'a RawValue>,
+    typed: Option<Message>,
+    extra: Vec<(Cow<'a, str>, &'a RawValue)>,
+}
+
+/// A payload as far as it has been read. Lives on the stack for one call.
+#[allow(clippy::large_enum_variant)]
+enum Payload<'a> {
+    Typed(Message),
+    Raw(&'a str),
+}
 
 struct Key<'a>(Cow<'a, str>);
 
@@ -386,24 +424,108 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
 
 impl<'de> de::Deserialize<'de> for Head<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct HeadVisitor;
-        impl<'de> Visitor<'de> for HeadVisitor {
-            type Value = Head<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an envelope object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields = Vec::with_capacity(6);
-                // Duplicate keys are kept here and resolved by the caller (the
-                // last one wins, as in JSON.parse): searching for them here
-                // would make a frame with many keys quadratic to parse.
-                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    let raw: &'de RawValue = map.next_value()?;
-                    fields.push((key, raw));
+        de::DeserializeSeed::deserialize(HeadSeed { fast: true }, d)
+    }
+}
+
+/// Reads the envelope object. With `fast`, a payload of a known type that
+/// follows a valid `gm` and its `type` is deserialised in place, and any
+/// duplicate of those three keys is an error (the caller then reads again
+/// without `fast`, where the last duplicate wins, as in `JSON.parse`).
+struct HeadSeed {
+    fast: bool,
+}
+
+impl<'de> de::DeserializeSeed<'de> for HeadSeed {
+    type Value = Head<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for HeadSeed {
+    type Value = Head<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an envelope object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut f = Fields {
+            gm: None,
+            seq: None,
+            ts: None,
+            run_id: None,
+            type_name: None,
+            payload: None,
+            typed: None,
+            extra: Vec::new(),
+        };
+        // Duplicate keys are resolved by overwriting (the last one wins):
+        // searching for them would make a frame with many keys quadratic.
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let slot = match key.as_ref() {
+                "gm" => &mut f.gm,
+                "seq" => &mut f.seq,
+                "ts" => &mut f.ts,
+                "runId" => &mut f.run_id,
+                "type" => &mut f.type_name,
+                "payload" => {
+                    if self.fast {
+                        if f.payload.is_some() || f.typed.is_some() {
+                            return Err(de::Error::custom("duplicate payload"));
+                        }
+                        let known = f.gm.and_then(as_version) == Some(i64::from(PROTOCOL_VERSION));
+                        if let Some(type_name) = f.type_name.and_then(as_string).filter(|_| known)
+                            && Message::direction_of(&type_name).is_some()
+                        {
+                            f.typed = Some(map.next_value_seed(PayloadSeed(&type_name))?);
+                            continue;
+                        }
+                    }
+                    &mut f.payload
                 }
-                Ok(Head(fields))
+                _ => {
+                    f.extra.push((key, map.next_value()?));
+                    continue;
+                }
+            };
+            if self.fast && slot.is_some() {
+                return Err(de::Error::custom("duplicate envelope field"));
             }
+            *slot = Some(map.next_value()?);
         }
-        d.deserialize_map(HeadVisitor)
+        Ok(Head(f))
+    }
+}
+
+/// Deserialises a payload as the message type named by the envelope.
+struct PayloadSeed<'t>(&'t str);
+
+impl<'de> de::DeserializeSeed<'de> for PayloadSeed<'_> {
+    type Value = Message;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Message, D::Error> {
+        use serde::Deserialize;
+        Ok(match self.0 {
+            "run.started" => Message::RunStarted(Deserialize::deserialize(d)?),
+            "run.finished" => Message::RunFinished(Deserialize::deserialize(d)?),
+            "graph.hint" => Message::GraphHint(Deserialize::deserialize(d)?),
+            "node.started" => Message::NodeStarted(Deserialize::deserialize(d)?),
+            "node.token" => Message::NodeToken(Deserialize::deserialize(d)?),
+            "node.finished" => Message::NodeFinished(Deserialize::deserialize(d)?),
+            "node.error" => Message::NodeError(Deserialize::deserialize(d)?),
+            "exec.paused" => Message::ExecPaused(Deserialize::deserialize(d)?),
+            "exec.resumed" => Message::ExecResumed(Deserialize::deserialize(d)?),
+            "exec.refused" => Message::ExecRefused(Deserialize::deserialize(d)?),
+            "exec.resume" => Message::ExecResume(Deserialize::deserialize(d)?),
+            "breakpoint.set" => Message::BreakpointSet(Deserialize::deserialize(d)?),
+            "breakpoint.clear" => Message::BreakpointClear(Deserialize::deserialize(d)?),
+            "mode.set" => Message::ModeSet(Deserialize::deserialize(d)?),
+            "hello" => Message::Hello(Deserialize::deserialize(d)?),
+            "hello.ack" => Message::HelloAck(Deserialize::deserialize(d)?),
+            other => return Err(de::Error::custom(format_args!("unknown type {other}"))),
+        })
     }
 }

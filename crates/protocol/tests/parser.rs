@@ -177,6 +177,85 @@ fn payload_null_or_array_is_invalid_even_for_unknown_types() {
 }
 
 #[test]
+fn array_payloads_are_invalid_even_when_they_would_fit_positionally() {
+    for (type_name, payload) in [
+        ("mode.set", json!(["run"])),
+        ("exec.refused", json!(["p", "schema"])),
+        ("breakpoint.set", json!([{}])),
+    ] {
+        let mut v = sample("mode.set");
+        v["type"] = json!(type_name);
+        v["payload"] = payload;
+        assert_eq!(reason_of(&v.to_string()), "missing or non-object 'payload'");
+    }
+    // Nested objects too: a matcher is an object, not a tuple.
+    let mut v = sample("breakpoint.set");
+    v["payload"]["matcher"] = json!(["tool", "x", "before"]);
+    assert!(matches!(
+        parse_envelope(&v.to_string()),
+        ParseResult::Invalid { .. }
+    ));
+}
+
+#[test]
+fn payload_before_type_and_gm_parses_the_same() {
+    let canonical = r#"{"gm":1,"seq":1,"ts":0,"runId":"r","type":"node.token","payload":{"nodeId":"n","deltas":[{"t":"text","v":"x"}]}}"#;
+    let reordered = r#"{"payload":{"nodeId":"n","deltas":[{"t":"text","v":"x"}]},"runId":"r","ts":0,"type":"node.token","seq":1,"gm":1}"#;
+    assert!(matches!(parse_envelope(canonical), ParseResult::Ok(_)));
+    assert_eq!(parse_envelope(canonical), parse_envelope(reordered));
+    // A second `type` after the payload wins, whatever the payload was typed as.
+    let retyped = r#"{"gm":1,"seq":1,"ts":0,"runId":"r","type":"mode.set","payload":{"mode":"run"},"type":"x.y"}"#;
+    assert!(matches!(
+        parse_envelope(retyped),
+        ParseResult::UnknownType(_)
+    ));
+    let retyped = r#"{"gm":1,"seq":1,"ts":0,"runId":"r","type":"mode.set","payload":{"mode":"run"},"type":"node.token"}"#;
+    assert!(matches!(
+        parse_envelope(retyped),
+        ParseResult::Invalid { .. }
+    ));
+    // A second `gm` after the payload also wins.
+    let regm =
+        r#"{"gm":1,"seq":1,"ts":0,"runId":"r","type":"mode.set","payload":{"mode":"run"},"gm":2}"#;
+    assert_eq!(
+        parse_envelope(regm),
+        ParseResult::VersionMismatch { received: 2 }
+    );
+    // And a second payload.
+    let repay = r#"{"gm":1,"seq":1,"ts":0,"runId":"r","type":"mode.set","payload":{"mode":"run"},"payload":{"mode":"nope"}}"#;
+    assert!(matches!(parse_envelope(repay), ParseResult::Invalid { .. }));
+}
+
+#[test]
+fn nesting_limit_is_the_same_whatever_the_key_order() {
+    // The payload nests as deep as it may on its own; typing it inside the
+    // envelope (one level deeper) must not change the verdict.
+    let limit_ok = (1..MAX_DEPTH)
+        .rev()
+        .find(|d| {
+            let mut v = sample("node.started");
+            v["payload"]["input"] = serde_json::from_str(&nested(*d)).unwrap_or(Value::Null);
+            !v["payload"]["input"].is_null()
+                && matches!(parse_envelope(&v.to_string()), ParseResult::Ok(_))
+        })
+        .unwrap();
+    for depth in [limit_ok, limit_ok + 1] {
+        let inner = nested(depth);
+        let canonical = format!(
+            r#"{{"gm":1,"seq":1,"ts":0,"runId":"r","type":"node.started","payload":{{"nodeId":"n","kind":"tool","name":"n","instanceId":"i","input":{inner}}}}}"#
+        );
+        let reordered = format!(
+            r#"{{"payload":{{"nodeId":"n","kind":"tool","name":"n","instanceId":"i","input":{inner}}},"gm":1,"seq":1,"ts":0,"runId":"r","type":"node.started"}}"#
+        );
+        assert_eq!(
+            parse_envelope(&canonical),
+            parse_envelope(&reordered),
+            "depth {depth}"
+        );
+    }
+}
+
+#[test]
 fn unknown_type_is_an_opaque_valid_envelope() {
     let frame = r#"{"gm":1,"seq":9,"ts":5,"runId":"run_1","type":"node.teleported","payload":{"to":"mars","n":[1,2]},"hop":3}"#;
     let ParseResult::UnknownType(env) = parse_envelope(frame) else {

@@ -439,6 +439,31 @@ proptest! {
         prop_assert_eq!(compact, pretty);
     }
 
+    /// Key order does not change the outcome (the parser types the payload in
+    /// passing only when `gm` and `type` come first), for valid frames and for
+    /// frames whose payload is arbitrary.
+    #[test]
+    fn key_order_does_not_matter(
+        frame in valid_frame(),
+        other_payload in prop::option::of(any_json()),
+        order in any::<prop::sample::Index>(),
+        shift in 1usize..8,
+    ) {
+        let mut frame = frame;
+        if let Some(p) = other_payload {
+            frame["payload"] = p;
+        }
+        let map = frame.as_object().unwrap();
+        let mut keys: Vec<&String> = map.keys().collect();
+        let n = keys.len();
+        keys.swap(0, order.index(n));
+        keys.rotate_left(shift % n);
+        let shuffled: Map<String, Value> =
+            keys.into_iter().map(|k| (k.clone(), map[k].clone())).collect();
+        let shuffled_text = Value::Object(shuffled).to_string();
+        prop_assert_eq!(parse_envelope(&frame.to_string()), parse_envelope(&shuffled_text));
+    }
+
     /// Unknown types are valid, opaque envelopes that keep payload and extras.
     #[test]
     fn unknown_types_are_kept_opaque(
