@@ -27,4 +27,29 @@ pub enum Command {
         /// File of frames, or `-` for standard input.
         input: PathBuf,
     },
+    /// Run the viewer server: app ingest, HTTP API, live feed and the browser viewer.
+    ///
+    /// Prints the viewer URL (with its control token) and serves until Ctrl-C or
+    /// SIGTERM, then flushes every received event to the database.
+    Serve(ServeArgs),
+}
+
+/// Options of `mindgate serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// TCP port (apps dial ws://127.0.0.1:<port>/ingest).
+    #[arg(long, default_value_t = 4747)]
+    pub port: u16,
+    /// Address to bind; anything non-loopback needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// SQLite database file [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Allow a non-loopback --host (exposes your runs to the network).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Do not open the viewer in a browser.
+    #[arg(long)]
+    pub no_open: bool,
 }

@@ -1,6 +1,7 @@
 //! One function per subcommand.
 
 mod check_frames;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -14,5 +15,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::CheckFrames { input } => check_frames::run(&input),
+        Command::Serve(args) => serve::run(&args),
     }
 }

@@ -1,0 +1,103 @@
+//! `mindgate serve`: run the viewer server until Ctrl-C / SIGTERM.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use mindgate_server::{ServeConfig, default_home, env};
+
+use crate::args::ServeArgs;
+
+/// Starts the server, prints the viewer URL, and serves until a shutdown signal.
+pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(env::MINDGATE_LOG)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+    let home = default_home();
+    let mut config = ServeConfig::new(&home);
+    config.port = args.port;
+    config.host = args.host;
+    config.allow_remote = args.allow_remote;
+    if let Some(db) = &args.db {
+        config.db_path = db.clone();
+    }
+    if !args.host.is_loopback() {
+        if !args.allow_remote {
+            anyhow::bail!(
+                "refusing to listen on {} (not loopback): pass --allow-remote to expose Mindgate to the network",
+                args.host
+            );
+        }
+        eprintln!(
+            "mindgate: WARNING: listening on {} — anyone who can reach this address can read your runs",
+            args.host
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let db = config.db_path.clone();
+        let server = mindgate_server::start(config)
+            .await
+            .with_context(|| format!("cannot start the server (database {})", db.display()))?;
+        println!("Mindgate viewer: {}", server.url);
+        println!("Apps connect to:  {}", server.ingest_url());
+        println!("Database:         {}", server.db_path.display());
+        if !server.reconciled.is_empty() {
+            println!(
+                "{} run(s) left running by a previous server were marked abandoned",
+                server.reconciled.len()
+            );
+        }
+        if !args.no_open {
+            open_browser(&server.url);
+        }
+        shutdown_signal().await;
+        eprintln!("mindgate: shutting down, flushing events…");
+        server.stop().await.context("shutdown failed")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        tracing::debug!("no browser opener available; open the URL yourself");
+    }
+}
