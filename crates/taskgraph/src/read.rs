@@ -112,13 +112,12 @@ pub fn dsh_session_file(dir: &Path) -> Option<PathBuf> {
 
 /// The version of a DSH session file name (`session.jsonl.zstd` is 0), or `None`.
 pub fn dsh_version(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("session.")?;
-    let rest = rest.strip_suffix(".zstd").unwrap_or(rest);
-    let rest = rest.strip_suffix(".jsonl")?;
-    if rest.is_empty() {
+    let rest = name.strip_suffix(".zstd").unwrap_or(name);
+    let stem = rest.strip_suffix(".jsonl")?;
+    if stem == "session" {
         return Some(0);
     }
-    rest.strip_prefix('v')?.parse().ok()
+    stem.strip_prefix("session.v")?.parse().ok()
 }
 
 fn read_dsh(path: &Path, depth: usize) -> Result<Session> {

@@ -771,6 +771,11 @@ impl IncrementalGraph {
 
     fn phase_status(&self, p: usize) -> Status {
         let a = &self.aux[p];
+        // An aborted turn is the user's decision, not a failure: it stays CANCELLED even when
+        // the interrupted tool reported an error.
+        if a.reason == Some(TurnEndKind::Aborted) {
+            return Status::Cancelled;
+        }
         let failed_last = match (a.fail_end, a.ok_end) {
             (Some(f), Some(o)) => f > o,
             (Some(_), None) => true,

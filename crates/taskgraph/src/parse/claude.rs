@@ -185,6 +185,7 @@ struct Conv {
     group_stop: Option<String>,
     group_tool_use: bool,
     group_last_time: i64,
+    group_last_seq: u64,
     last_time: i64,
     last_input_time: i64,
     last_stop: Option<String>,
@@ -225,10 +226,10 @@ impl Conv {
         if !self.step_open {
             return;
         }
-        let t = if self.step_has_response {
-            self.group_last_time
+        let (t, seq) = if self.step_has_response {
+            (self.group_last_time, self.group_last_seq.min(seq))
         } else {
-            self.last_time
+            (self.last_time, seq)
         };
         if let Some(u) = self.group_usage.take() {
             self.push(seq, t, EventKind::Usage(u));
@@ -284,13 +285,29 @@ impl Conv {
                     }
                     self.retries += 1;
                     let err = v.get("error").unwrap_or(&Value::Null);
-                    let inner = err.get("error").unwrap_or(err);
+                    // The API error nests as {status, error: {type, error: {type, message}}}.
+                    let mut inner = err;
+                    let mut message = None;
+                    let mut kind = None;
+                    for _ in 0..4 {
+                        if let Some(m) = str_field(inner, &["message"]) {
+                            message = Some(m.to_owned());
+                        }
+                        if let Some(t) = str_field(inner, &["type"]).filter(|t| *t != "error") {
+                            kind = Some(t.to_owned());
+                        }
+                        match inner.get("error") {
+                            Some(next) if next.is_object() => inner = next,
+                            Some(Value::String(s)) => {
+                                message.get_or_insert_with(|| s.clone());
+                                break;
+                            }
+                            _ => break,
+                        }
+                    }
                     let failure = Failure {
-                        message: str_field(inner, &["message"])
-                            .map(str::to_owned)
-                            .or_else(|| inner.get("error").map(value_text))
-                            .unwrap_or_else(|| value_text(err)),
-                        code: code_string(err.get("status").or_else(|| inner.get("type"))),
+                        message: message.unwrap_or_else(|| value_text(err)),
+                        code: code_string(err.get("status")).or(kind),
                     };
                     let retry = u64_field(v, &["retryAttempt"]).map_or(self.retries, |n| n as u32);
                     self.push(
@@ -436,6 +453,7 @@ impl Conv {
         }
         self.last_was_result = false;
         self.group_last_time = time;
+        self.group_last_seq = seq;
         if let Some(u) = msg.get("usage").filter(|u| u.is_object()) {
             // Split lines repeat the response's usage: keep the last figures, count them once.
             self.group_usage = Some(Usage {

@@ -128,6 +128,7 @@ struct Conv {
     last_time: i64,
     last_input_time: i64,
     last_output_time: i64,
+    last_output_seq: u64,
     last_output_was_message: bool,
     pending_calls: i64,
     retries: u32,
@@ -150,6 +151,20 @@ impl Conv {
     fn close_step(&mut self, seq: u64, time: i64) {
         if self.step_open {
             self.step_open = false;
+            if self.step_has_output {
+                let reason = if self.last_output_was_message {
+                    "stop"
+                } else {
+                    "tool_calls"
+                };
+                self.push(
+                    seq,
+                    time,
+                    EventKind::Finish {
+                        reason: reason.into(),
+                    },
+                );
+            }
             let (turn, step) = (self.turn, self.step);
             self.push(seq, time, EventKind::StepEnd { turn, step });
             self.last_input_time = self.last_input_time.max(time);
@@ -254,7 +269,7 @@ impl Conv {
             }
             "stream_error" => {
                 if !self.step_open || self.step_has_output {
-                    self.close_step(seq, self.last_output_time);
+                    self.close_step(self.last_output_seq.min(seq), self.last_output_time);
                     self.open_step(seq, time);
                 }
                 self.retries += 1;
@@ -285,6 +300,7 @@ impl Conv {
         }
         self.step_has_output = true;
         self.last_output_time = time;
+        self.last_output_seq = seq;
     }
 
     fn response_item(&mut self, seq: u64, time: i64, p: &Value) {
@@ -307,7 +323,10 @@ impl Conv {
                 }
                 _ => {}
             },
-            "reasoning" => self.model_output(seq, time),
+            "reasoning" => {
+                self.model_output(seq, time);
+                self.last_output_was_message = false;
+            }
             "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
                 self.model_output(seq, time);
                 self.last_output_was_message = false;
@@ -354,7 +373,7 @@ impl Conv {
                 );
             }
             "function_call_output" | "custom_tool_call_output" => {
-                self.close_step(seq, self.last_output_time);
+                self.close_step(self.last_output_seq.min(seq), self.last_output_time);
                 self.pending_calls = (self.pending_calls - 1).max(0);
                 let call_id = str_field(p, &["call_id"]).unwrap_or_default().to_owned();
                 let (output, is_error) = tool_output(p.get("output").unwrap_or(&Value::Null));

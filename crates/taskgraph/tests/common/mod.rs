@@ -1,0 +1,92 @@
+//! Shared test helpers.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+
+use mindgate_taskgraph::graph::node_weights;
+use mindgate_taskgraph::{EdgeType, TaskGraph};
+
+pub const DSH: &str = "tests/fixtures/dsh/--Users-kevin-Desktop-Nothing-Napkin--";
+pub const PI: &str = "tests/fixtures/pi/--work-napkin--";
+pub const CLAUDE: &str = "tests/fixtures/claude/-work-napkin";
+pub const CODEX: &str = "tests/fixtures/codex/2026/08/24";
+
+/// Checks the critical path: starts at the task, follows execution edges (forward in node
+/// order), its weights sum to `duration_ms`, hot ids are its weight>0 nodes, and no path from
+/// the root is heavier (independent longest-path DP).
+pub fn check_critical_path(g: &TaskGraph) -> Result<(), String> {
+    let cp = &g.critical_path;
+    let index: HashMap<&str, usize> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let w = node_weights(g);
+    if cp.total_ms != g.duration_ms {
+        return Err("total_ms != task duration".into());
+    }
+    if cp.node_ids.first().map(String::as_str) != Some("task") {
+        return Err(format!("path does not start at task: {:?}", cp.node_ids));
+    }
+    if cp.edge_ids.len() + 1 != cp.node_ids.len() {
+        return Err("edge count mismatch".into());
+    }
+    for (k, eid) in cp.edge_ids.iter().enumerate() {
+        let e = g.edge(eid).ok_or(format!("unknown edge {eid}"))?;
+        if e.source != cp.node_ids[k] || e.target != cp.node_ids[k + 1] {
+            return Err(format!(
+                "edge {eid} does not join {} -> {}",
+                cp.node_ids[k],
+                cp.node_ids[k + 1]
+            ));
+        }
+        if !e.edge_type.is_execution() || e.edge_type == EdgeType::Contains || e.source == e.target
+        {
+            return Err(format!("edge {eid} is not an execution edge"));
+        }
+    }
+    let sum: i64 = cp.node_ids.iter().map(|id| w[index[id.as_str()]]).sum();
+    if sum != cp.duration_ms {
+        return Err(format!(
+            "weights sum {sum} != duration_ms {}",
+            cp.duration_ms
+        ));
+    }
+    let hot: Vec<&String> = cp
+        .node_ids
+        .iter()
+        .filter(|id| w[index[id.as_str()]] > 0)
+        .collect();
+    if hot != cp.hot_node_ids.iter().collect::<Vec<_>>() {
+        return Err("hot ids mismatch".into());
+    }
+    // Independent longest path.
+    let n = g.nodes.len();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for e in &g.edges {
+        if !e.edge_type.is_execution() || e.source == e.target {
+            continue;
+        }
+        let (s, t) = (index[e.source.as_str()], index[e.target.as_str()]);
+        if s >= t {
+            return Err(format!("execution edge {} points backwards", e.id));
+        }
+        preds[t].push(s);
+    }
+    let mut dist = vec![-1i64; n];
+    dist[0] = w[0];
+    for i in 1..n {
+        if let Some(best) = preds[i].iter().map(|&p| dist[p]).filter(|d| *d >= 0).max() {
+            dist[i] = best + w[i];
+        }
+    }
+    let best = dist.iter().copied().max().unwrap_or(0);
+    if best != cp.duration_ms {
+        return Err(format!(
+            "longest path {best} != duration_ms {}",
+            cp.duration_ms
+        ));
+    }
+    Ok(())
+}
