@@ -27,6 +27,9 @@ pub enum Command {
         /// File of frames, or `-` for standard input.
         input: PathBuf,
     },
+    /// Serve the Model Context Protocol over stdio, so a coding agent can query runs,
+    /// failures and task graphs (reads the database directly; `mindgate serve` may run too).
+    Mcp(McpArgs),
     /// Run the viewer server: app ingest, HTTP API, live feed and the browser viewer.
     ///
     /// Prints the viewer URL (with its control token) and serves until Ctrl-C or
@@ -52,4 +55,24 @@ pub struct ServeArgs {
     /// Do not open the viewer in a browser.
     #[arg(long)]
     pub no_open: bool,
+}
+
+/// Arguments of `mindgate mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// SQLite run database (default `$MINDGATE_HOME/mindgate.db`, else `~/.mindgate/mindgate.db`).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Mindgate home holding the running servers' token files (default `$MINDGATE_HOME`, else `~/.mindgate`).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Viewer port for deep links and control (default: the running server's, else 4747).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Also offer `list_pauses` and `resume`, sent to the running `mindgate serve` with its token.
+    #[arg(long)]
+    pub allow_control: bool,
+    /// Extra coding-agent session files or folders for `list_tasks` / `get_task_graph`.
+    #[arg(long = "sessions", value_name = "PATH")]
+    pub sessions: Vec<PathBuf>,
 }

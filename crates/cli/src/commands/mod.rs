@@ -1,6 +1,7 @@
 //! One function per subcommand.
 
 mod check_frames;
+mod mcp;
 mod serve;
 
 use std::process::ExitCode;
@@ -15,6 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::CheckFrames { input } => check_frames::run(&input),
+        Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => serve::run(&args),
     }
 }

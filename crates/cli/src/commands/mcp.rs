@@ -1,0 +1,35 @@
+//! `mindgate mcp`: the MCP server over stdio.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use mindgate_mcp::{DB_FILE_NAME, McpConfig};
+
+use crate::args::McpArgs;
+
+/// Runs the MCP server on standard input/output until the client disconnects.
+/// Logs go to standard error only (standard output carries the protocol).
+pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MINDGATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .try_init();
+    let home = args.home.unwrap_or_else(McpConfig::default_home);
+    let mut config = McpConfig::new(&home);
+    config.db_path = args.db.unwrap_or_else(|| home.join(DB_FILE_NAME));
+    config.port = args.port;
+    config.allow_control = args.allow_control;
+    config.discovery.extra_paths.extend(args.sessions);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime
+        .block_on(mindgate_mcp::serve_stdio(config))
+        .context("MCP server failed")?;
+    Ok(ExitCode::SUCCESS)
+}

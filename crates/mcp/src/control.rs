@@ -1,0 +1,290 @@
+//! The control tools (`list_pauses`, `resume`), offered only with
+//! `--allow-control`. They never touch the database: they go through a running
+//! `mindgate serve`'s HTTP API with the control token from its token file
+//! (`<home>/run/serve-<port>.json`, `{port, pid, token, url}`), so the server
+//! stays the only referee of held gates.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::bound::{cut_str, one_line};
+use crate::error::ToolError;
+use crate::output::{Links, ToolOutput, encode};
+use crate::params::{ListPausesArgs, ResumeActionArg, ResumeArgs};
+use crate::time::iso;
+
+/// How long one control request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A server to send control requests to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerEndpoint {
+    /// Loopback port.
+    pub port: u16,
+    /// Per-start control token (sent as `Authorization: Bearer …`).
+    pub token: String,
+}
+
+impl ServerEndpoint {
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct TokenFile {
+    port: u16,
+    #[serde(default)]
+    pid: Option<u32>,
+    token: String,
+}
+
+/// The folder holding `serve-<port>.json` token files.
+pub fn run_dir(home: &Path) -> PathBuf {
+    home.join("run")
+}
+
+fn pid_alive(pid: Option<u32>) -> bool {
+    let proc_root = Path::new("/proc");
+    match pid {
+        Some(pid) if proc_root.join("self").exists() => proc_root.join(pid.to_string()).exists(),
+        _ => true,
+    }
+}
+
+/// Finds the running server's port and token from the token files under
+/// `<home>/run/`: the file for `port` when given, else the most recently
+/// written one whose process is alive.
+pub fn find_server(home: &Path, port: Option<u16>) -> Result<ServerEndpoint, ToolError> {
+    let dir = run_dir(home);
+    let entries = std::fs::read_dir(&dir).map_err(|_| {
+        ToolError::NoServer(format!(
+            "no token files in {} — start `mindgate serve` (with the same MINDGATE_HOME) first",
+            dir.display()
+        ))
+    })?;
+    let mut best: Option<(SystemTime, ServerEndpoint)> = None;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !(name.starts_with("serve-") && name.ends_with(".json")) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(file) = serde_json::from_str::<TokenFile>(&text) else {
+            continue;
+        };
+        if port.is_some_and(|p| p != file.port) || !pid_alive(file.pid) || file.token.is_empty() {
+            continue;
+        }
+        let modified = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        if best.as_ref().is_none_or(|(t, _)| modified > *t) {
+            best = Some((
+                modified,
+                ServerEndpoint {
+                    port: file.port,
+                    token: file.token,
+                },
+            ));
+        }
+    }
+    best.map(|(_, ep)| ep).ok_or_else(|| {
+        ToolError::NoServer(match port {
+            Some(p) => format!(
+                "no live token file for port {p} in {} — is `mindgate serve --port {p}` running?",
+                dir.display()
+            ),
+            None => format!(
+                "no live token file in {} — start `mindgate serve` (with the same MINDGATE_HOME) first",
+                dir.display()
+            ),
+        })
+    })
+}
+
+fn client() -> Result<reqwest::Client, ToolError> {
+    reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .no_proxy()
+        .build()
+        .map_err(|e| ToolError::NoServer(format!("cannot build an HTTP client: {e}")))
+}
+
+async fn send(ep: &ServerEndpoint, req: reqwest::RequestBuilder) -> Result<Value, ToolError> {
+    let resp = req
+        .bearer_auth(&ep.token)
+        .send()
+        .await
+        .map_err(|e| ToolError::NoServer(format!("cannot reach {}: {e}", ep.base())))?;
+    let status = resp.status();
+    let body = resp.text().await.unwrap_or_default();
+    let value: Value = serde_json::from_str(&body).unwrap_or(Value::String(cut_str(&body, 500)));
+    if status.is_success() {
+        return Ok(value);
+    }
+    let message = value
+        .get("message")
+        .or_else(|| value.get("error"))
+        .map(|m| one_line(m, 500))
+        .unwrap_or_else(|| one_line(&value, 500));
+    Err(ToolError::Server {
+        status: status.as_u16(),
+        message,
+    })
+}
+
+/// `list_pauses`: the gates held right now (`GET /api/pauses`).
+pub async fn list_pauses(
+    ep: &ServerEndpoint,
+    args: &ListPausesArgs,
+    links: &Links,
+) -> Result<ToolOutput, ToolError> {
+    let mut url = format!("{}/api/pauses", ep.base());
+    if let Some(run) = &args.run_id {
+        let _ = write!(url, "?runId={}", encode(run));
+    }
+    let body = send(ep, client()?.get(url)).await?;
+    let list = match &body {
+        Value::Array(a) => a.clone(),
+        other => other
+            .get("pauses")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    };
+    let mut pauses = Vec::new();
+    let mut text = if list.is_empty() {
+        "No gate is held right now.".to_owned()
+    } else {
+        format!("{} held gate(s):\n", list.len())
+    };
+    for mut p in list.into_iter().take(200) {
+        let run = p
+            .get("runId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let node = p.get("nodeId").and_then(Value::as_str).map(str::to_owned);
+        if args.run_id.as_ref().is_some_and(|r| *r != run) {
+            continue;
+        }
+        let link = links.run_or_node(&run, node.as_deref());
+        let _ = writeln!(
+            text,
+            "- pause {} run {} node {} at `{}`{}{}\n  {}",
+            p.get("pauseId").and_then(Value::as_str).unwrap_or_default(),
+            run,
+            node.as_deref().unwrap_or("-"),
+            p.get("point").and_then(Value::as_str).unwrap_or_default(),
+            p.get("reason")
+                .and_then(Value::as_str)
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
+            p.get("since")
+                .and_then(Value::as_i64)
+                .map(|t| format!(", since {}", iso(t)))
+                .unwrap_or_default(),
+            link
+        );
+        if let Some(obj) = p.as_object_mut() {
+            obj.insert("link".to_owned(), Value::String(link));
+        }
+        pauses.push(p);
+    }
+    if !pauses.is_empty() {
+        text.push_str(
+            "Release one with resume {\"runId\", \"pauseId\", \"action\": continue|retry|inject|abort}.",
+        );
+    }
+    Ok(ToolOutput::new(text, json!({ "pauses": pauses })))
+}
+
+/// `resume`: releases a held gate (`POST /api/runs/:runId/pauses/:pauseId/resume`).
+/// Only the answer `resumed` is a success; `taken`, `no-such-pause`, `refused`
+/// and `timeout` come back as tool errors carrying the server's answer.
+pub async fn resume(ep: &ServerEndpoint, args: &ResumeArgs) -> Result<ToolOutput, ToolError> {
+    if args.run_id.trim().is_empty() {
+        return Err(ToolError::bad("runId", "must not be empty"));
+    }
+    if args.pause_id.trim().is_empty() {
+        return Err(ToolError::bad("pauseId", "must not be empty"));
+    }
+    match (args.action, &args.output) {
+        (ResumeActionArg::Inject, None) => {
+            return Err(ToolError::bad("output", "is required with action `inject`"));
+        }
+        (a, Some(_)) if a != ResumeActionArg::Inject => {
+            return Err(ToolError::bad(
+                "output",
+                "is only accepted with action `inject`",
+            ));
+        }
+        _ => {}
+    }
+    let mut body = json!({ "action": args.action.as_str() });
+    if let (Some(out), Some(obj)) = (&args.output, body.as_object_mut()) {
+        obj.insert("output".to_owned(), out.clone());
+    }
+    let url = format!(
+        "{}/api/runs/{}/pauses/{}/resume",
+        ep.base(),
+        encode(&args.run_id),
+        encode(&args.pause_id)
+    );
+    let answer = send(ep, client()?.post(url).json(&body)).await?;
+    let result = answer
+        .get("result")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if result != "resumed" {
+        let message = answer
+            .get("message")
+            .map(|m| one_line(m, 300))
+            .unwrap_or_default();
+        return Err(ToolError::Server {
+            status: 200,
+            message: format!(
+                "pause `{}` of run `{}` was not resumed: {}{}",
+                args.pause_id,
+                args.run_id,
+                if result.is_empty() {
+                    "no result"
+                } else {
+                    &result
+                },
+                if message.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({message})")
+                }
+            ),
+        });
+    }
+    Ok(ToolOutput::new(
+        format!(
+            "Resumed pause {} of run {} with `{}`.",
+            args.pause_id,
+            args.run_id,
+            args.action.as_str()
+        ),
+        json!({
+            "runId": args.run_id,
+            "pauseId": args.pause_id,
+            "action": args.action.as_str(),
+            "result": answer,
+        }),
+    ))
+}

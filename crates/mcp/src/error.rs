@@ -1,0 +1,140 @@
+//! The crate's error types.
+
+use std::path::PathBuf;
+
+/// Errors that stop the MCP server itself (start-up and transport).
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The stdio transport could not be set up or failed while serving.
+    #[error("MCP transport failed: {0}")]
+    Transport(String),
+}
+
+/// Why one tool call failed. Every variant becomes a tool result with
+/// `isError: true` and a message written for the model reading it; none of
+/// them is a protocol failure.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// An argument is missing, malformed or out of range.
+    #[error("invalid argument `{field}`: {message}")]
+    BadArgument {
+        /// The argument's name as the tool schema spells it.
+        field: &'static str,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
+    /// No run has this id.
+    #[error("no run with id `{run_id}` (call list_runs to see the stored runs)")]
+    UnknownRun {
+        /// The id asked for.
+        run_id: String,
+    },
+    /// The run exists but no event names this node.
+    #[error(
+        "run `{run_id}` has no node `{node_id}` (call get_run {{\"runId\": \"{run_id}\"}} to see its nodes)"
+    )]
+    UnknownNode {
+        /// The run.
+        run_id: String,
+        /// The node id asked for.
+        node_id: String,
+    },
+    /// The node exists but has no instance with this id.
+    #[error("node `{node_id}` of run `{run_id}` has no instance `{instance_id}`")]
+    UnknownInstance {
+        /// The run.
+        run_id: String,
+        /// The node.
+        node_id: String,
+        /// The instance id asked for.
+        instance_id: String,
+    },
+    /// No coding-agent session matches the id.
+    #[error("no task session with id or path `{id}` (call list_tasks to see the sessions found)")]
+    UnknownTask {
+        /// The id asked for.
+        id: String,
+    },
+    /// Several sessions match an id prefix.
+    #[error("`{id}` matches {count} task sessions; give more of the id: {candidates}")]
+    AmbiguousTask {
+        /// The prefix asked for.
+        id: String,
+        /// How many matched.
+        count: usize,
+        /// Their paths, comma separated.
+        candidates: String,
+    },
+    /// The run database does not exist or cannot be opened.
+    #[error("the run database {} is not available: {message}", path.display())]
+    NoDatabase {
+        /// Where it was looked for.
+        path: PathBuf,
+        /// Why it cannot be used.
+        message: String,
+    },
+    /// Reading the database or a session failed.
+    #[error("read failed: {0}")]
+    Read(String),
+    /// No running `mindgate serve` could be reached for a control tool.
+    #[error("no running Mindgate server: {0}")]
+    NoServer(String),
+    /// The server refused or failed a control request.
+    #[error("the server answered {status}: {message}")]
+    Server {
+        /// HTTP status code.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+}
+
+impl ToolError {
+    /// A stable, machine-readable code for the structured error content.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::BadArgument { .. } => "bad_argument",
+            ToolError::UnknownRun { .. } => "unknown_run",
+            ToolError::UnknownNode { .. } => "unknown_node",
+            ToolError::UnknownInstance { .. } => "unknown_instance",
+            ToolError::UnknownTask { .. } => "unknown_task",
+            ToolError::AmbiguousTask { .. } => "ambiguous_task",
+            ToolError::NoDatabase { .. } => "no_database",
+            ToolError::Read(_) => "read_failed",
+            ToolError::NoServer(_) => "no_server",
+            ToolError::Server { .. } => "server_error",
+        }
+    }
+
+    pub(crate) fn bad(field: &'static str, message: impl Into<String>) -> Self {
+        ToolError::BadArgument {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<mindgate_store::StoreError> for ToolError {
+    fn from(e: mindgate_store::StoreError) -> Self {
+        ToolError::Read(e.to_string())
+    }
+}
+
+impl From<mindgate_taskgraph::Error> for ToolError {
+    fn from(e: mindgate_taskgraph::Error) -> Self {
+        match e {
+            mindgate_taskgraph::Error::NotFound { id } => ToolError::UnknownTask { id },
+            mindgate_taskgraph::Error::Ambiguous { id, candidates } => ToolError::AmbiguousTask {
+                id,
+                count: candidates.len(),
+                candidates: candidates
+                    .iter()
+                    .take(10)
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+            other => ToolError::Read(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! What a tool returns (readable text plus structured content) and viewer deep links.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+
+use crate::bound::{MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, cut_str, fit};
+use crate::error::ToolError;
+
+/// The answer of one tool call: text for a model to read, and the same facts
+/// as a JSON object for programs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Readable summary (bounded by [`MAX_TEXT_CHARS`]).
+    pub text: String,
+    /// Structured content (a JSON object, bounded by [`MAX_STRUCTURED_CHARS`]).
+    pub value: Value,
+}
+
+impl ToolOutput {
+    /// Builds an output, enforcing both size bounds.
+    pub fn new(text: String, value: Value) -> Self {
+        let (mut value, cut) = fit(value, MAX_STRUCTURED_CHARS);
+        if !value.is_object() {
+            value = json!({ "preview": value });
+        }
+        if let (true, Some(obj)) = (cut, value.as_object_mut()) {
+            obj.insert("truncated".to_owned(), Value::Bool(true));
+        }
+        ToolOutput {
+            text: cut_str(&text, MAX_TEXT_CHARS),
+            value,
+        }
+    }
+
+    /// The MCP result: text content and structured content, not an error.
+    pub fn into_result(self) -> CallToolResult {
+        let mut r = CallToolResult::structured(self.value);
+        r.content = vec![ContentBlock::text(self.text)];
+        r
+    }
+}
+
+/// The MCP result of a failed call: `isError: true`, the message as text, and
+/// `{error: {code, message}}` as structured content.
+pub fn error_result(e: &ToolError) -> CallToolResult {
+    let message = e.to_string();
+    let mut r = CallToolResult::structured_error(json!({
+        "error": { "code": e.code(), "message": message }
+    }));
+    r.content = vec![ContentBlock::text(format!("Error: {message}"))];
+    r
+}
+
+/// Either outcome as an MCP result.
+pub fn to_result(r: Result<ToolOutput, ToolError>) -> CallToolResult {
+    match r {
+        Ok(out) => out.into_result(),
+        Err(e) => error_result(&e),
+    }
+}
+
+/// Builds viewer deep links (`http://127.0.0.1:<port>/#/run/<runId>/node/<nodeId>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Links {
+    base: String,
+}
+
+impl Links {
+    /// Links to the viewer on loopback `port`.
+    pub fn for_port(port: u16) -> Self {
+        Links {
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    /// The viewer's origin (`http://127.0.0.1:<port>`).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The run in the viewer.
+    pub fn run(&self, run_id: &str) -> String {
+        format!("{}/#/run/{}", self.base, encode(run_id))
+    }
+
+    /// The node of a run in the viewer.
+    pub fn node(&self, run_id: &str, node_id: &str) -> String {
+        format!(
+            "{}/#/run/{}/node/{}",
+            self.base,
+            encode(run_id),
+            encode(node_id)
+        )
+    }
+
+    /// A node link when there is a node, else the run link.
+    pub fn run_or_node(&self, run_id: &str, node_id: Option<&str>) -> String {
+        match node_id {
+            Some(n) => self.node(run_id, n),
+            None => self.run(run_id),
+        }
+    }
+
+    /// The HTTP API URL of a node's full detail (nothing cut).
+    pub fn api_node(&self, run_id: &str, node_id: &str) -> String {
+        format!(
+            "{}/api/runs/{}/nodes/{}",
+            self.base,
+            encode(run_id),
+            encode(node_id)
+        )
+    }
+}
+
+/// Percent-encodes like JavaScript's `encodeURIComponent` (the viewer decodes with
+/// `decodeURIComponent`).
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_encode_like_encode_uri_component() {
+        let l = Links::for_port(4747);
+        assert_eq!(
+            l.node("run 1", "tool:search/é"),
+            "http://127.0.0.1:4747/#/run/run%201/node/tool%3Asearch%2F%C3%A9"
+        );
+        assert_eq!(l.run("r-1_a.b"), "http://127.0.0.1:4747/#/run/r-1_a.b");
+        assert_eq!(l.run_or_node("r", None), l.run("r"));
+    }
+
+    #[test]
+    fn results_carry_text_and_structure() {
+        let ok = ToolOutput::new("hello".into(), json!({"a": 1})).into_result();
+        assert_eq!(ok.is_error, Some(false));
+        assert_eq!(ok.structured_content, Some(json!({"a": 1})));
+        assert_eq!(
+            ok.content[0].as_text().map(|t| t.text.as_str()),
+            Some("hello")
+        );
+        let err = error_result(&ToolError::UnknownRun { run_id: "x".into() });
+        assert_eq!(err.is_error, Some(true));
+        assert_eq!(
+            err.structured_content
+                .as_ref()
+                .map(|v| v["error"]["code"].clone()),
+            Some(json!("unknown_run"))
+        );
+    }
+
+    #[test]
+    fn oversized_outputs_are_bounded() {
+        let big = "z".repeat(MAX_STRUCTURED_CHARS * 2);
+        let out = ToolOutput::new(big.clone(), json!({"big": big}));
+        assert!(out.text.chars().count() < MAX_TEXT_CHARS + 40);
+        assert!(crate::bound::json_len(&out.value) <= MAX_STRUCTURED_CHARS + 20);
+        assert_eq!(out.value["truncated"], true);
+    }
+}

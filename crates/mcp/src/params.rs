@@ -1,0 +1,214 @@
+//! Tool arguments. Their JSON Schemas (the tools' `inputSchema`) are generated
+//! from these types, so the schema and the parser never disagree.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A run's lifecycle state, as a filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatusArg {
+    /// Events are (or may still be) arriving.
+    Running,
+    /// Finished with status `ok`.
+    Ok,
+    /// Finished with status `error`.
+    Error,
+    /// Aborted.
+    Aborted,
+    /// The app went away without finishing the run.
+    Abandoned,
+}
+
+impl From<RunStatusArg> for mindgate_store::RunState {
+    fn from(s: RunStatusArg) -> Self {
+        use mindgate_store::RunState;
+        match s {
+            RunStatusArg::Running => RunState::Running,
+            RunStatusArg::Ok => RunState::Ok,
+            RunStatusArg::Error => RunState::Error,
+            RunStatusArg::Aborted => RunState::Aborted,
+            RunStatusArg::Abandoned => RunState::Abandoned,
+        }
+    }
+}
+
+/// `list_runs` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListRunsArgs {
+    /// Most runs to return, newest first (default 20, at most 100).
+    pub limit: Option<u32>,
+    /// Only runs in this state.
+    pub status: Option<RunStatusArg>,
+    /// Only runs of this app (exact name).
+    pub app: Option<String>,
+    /// Case-insensitive substring of the run id, name or app.
+    pub query: Option<String>,
+    /// Only runs started strictly before this epoch-ms time (pass the previous
+    /// answer's `nextBefore` to page).
+    pub before: Option<i64>,
+}
+
+/// `get_run` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetRunArgs {
+    /// The run id (from list_runs, find_errors or search_events).
+    pub run_id: String,
+}
+
+/// `get_node` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetNodeArgs {
+    /// The run id.
+    pub run_id: String,
+    /// The logical node id (e.g. `tool:search`), from get_run.
+    pub node_id: String,
+    /// How many executions (instances) to return, latest first (default 3, at most 20).
+    pub instances: Option<u32>,
+    /// Return only this instance.
+    pub instance_id: Option<String>,
+    /// Characters kept per string in inputs, outputs, errors and streamed text
+    /// (default 2000, at most 20000).
+    pub max_chars: Option<u32>,
+}
+
+/// A point in time: epoch milliseconds, an RFC 3339 time, or a span back from
+/// now such as `30m`, `2h`, `7d`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SinceArg {
+    /// Epoch milliseconds.
+    Millis(i64),
+    /// `30s`, `15m`, `2h`, `7d`, or an RFC 3339 time.
+    Text(String),
+}
+
+/// `find_errors` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FindErrorsArgs {
+    /// Most failed nodes (and, separately, failed runs) to return (default 20, at most 100).
+    pub limit: Option<u32>,
+    /// Only errors at or after this time: epoch ms, RFC 3339, or `30m` / `2h` / `7d` ago.
+    pub since: Option<SinceArg>,
+}
+
+/// `search_events` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchEventsArgs {
+    /// Text to find in event payloads (case-insensitive for ASCII).
+    pub query: String,
+    /// Only search this run.
+    pub run_id: Option<String>,
+    /// Most hits to return, newest run first (default 20, at most 100).
+    pub limit: Option<u32>,
+}
+
+/// A coding agent whose sessions Mindgate reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentArg {
+    /// DeepSeek Harness.
+    Dsh,
+    /// pi coding agent.
+    Pi,
+    /// Claude Code.
+    ClaudeCode,
+    /// OpenAI Codex CLI.
+    Codex,
+}
+
+impl From<AgentArg> for mindgate_taskgraph::Agent {
+    fn from(a: AgentArg) -> Self {
+        use mindgate_taskgraph::Agent;
+        match a {
+            AgentArg::Dsh => Agent::Dsh,
+            AgentArg::Pi => Agent::Pi,
+            AgentArg::ClaudeCode => Agent::ClaudeCode,
+            AgentArg::Codex => Agent::Codex,
+        }
+    }
+}
+
+/// `list_tasks` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListTasksArgs {
+    /// Most sessions to return, newest first (default 20, at most 200).
+    pub limit: Option<u32>,
+    /// Only sessions of this coding agent.
+    pub agent: Option<AgentArg>,
+}
+
+/// How much of a task graph to return.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DetailArg {
+    /// Summary, critical path, failures, files changed (default).
+    #[default]
+    Summary,
+    /// The summary plus every node (bounded).
+    Full,
+}
+
+/// `get_task_graph` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetTaskGraphArgs {
+    /// Session id (exact or a unique prefix, from list_tasks) or a session file path.
+    pub id: String,
+    /// `summary` (default) or `full` (adds the node list).
+    pub detail: Option<DetailArg>,
+}
+
+/// `list_pauses` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListPausesArgs {
+    /// Only pauses of this run.
+    pub run_id: Option<String>,
+}
+
+/// How to release a held gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResumeActionArg {
+    /// Proceed normally (at an error gate: rethrow the original error).
+    Continue,
+    /// Re-run the node from the top.
+    Retry,
+    /// Skip execution (or swallow the error) and use `output` instead.
+    Inject,
+    /// Cancel the run.
+    Abort,
+}
+
+impl ResumeActionArg {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResumeActionArg::Continue => "continue",
+            ResumeActionArg::Retry => "retry",
+            ResumeActionArg::Inject => "inject",
+            ResumeActionArg::Abort => "abort",
+        }
+    }
+}
+
+/// `resume` arguments.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResumeArgs {
+    /// The run holding the gate.
+    pub run_id: String,
+    /// The pause id (from list_pauses).
+    pub pause_id: String,
+    /// `continue`, `retry`, `inject` or `abort`.
+    pub action: ResumeActionArg,
+    /// The value to use instead of the node's output (required by `inject`).
+    pub output: Option<serde_json::Value>,
+}

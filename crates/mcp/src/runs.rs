@@ -1,0 +1,816 @@
+//! The run tools: `list_runs`, `get_run`, `get_node`, `find_errors`, `search_events`.
+//!
+//! Every function here is synchronous and reads through [`RunStore`] — the same
+//! read API and projection the HTTP API serves — and only shapes and bounds the
+//! answer for a model.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use mindgate_store::projection::{GraphInstance, GraphNode, NodeState, RunGraph};
+use mindgate_store::{RunFilter, RunState, RunStore, RunSummary};
+use serde_json::{Map, Value, json};
+
+use crate::bound::{cut_str, one_line, preview};
+use crate::error::ToolError;
+use crate::output::{Links, ToolOutput};
+use crate::params::{FindErrorsArgs, GetNodeArgs, GetRunArgs, ListRunsArgs, SearchEventsArgs};
+use crate::time::{duration, iso, resolve_since};
+
+/// Default and largest `list_runs` page.
+pub const LIST_RUNS_DEFAULT: u32 = 20;
+/// Largest `list_runs` page.
+pub const LIST_RUNS_MAX: u32 = 100;
+/// Nodes listed by `get_run` (the rest are counted).
+pub const GET_RUN_MAX_NODES: usize = 150;
+/// Edges listed by `get_run`.
+pub const GET_RUN_MAX_EDGES: usize = 300;
+/// Errors listed by `get_run`.
+pub const GET_RUN_MAX_ERRORS: usize = 20;
+/// Lines of the node tree in `get_run`'s text.
+pub const GET_RUN_TREE_LINES: usize = 80;
+/// Default instances shown by `get_node`.
+pub const GET_NODE_DEFAULT_INSTANCES: u32 = 3;
+/// Largest `instances` of `get_node`.
+pub const GET_NODE_MAX_INSTANCES: u32 = 20;
+/// Default characters per value in `get_node`.
+pub const GET_NODE_DEFAULT_CHARS: u32 = 2_000;
+/// Largest `maxChars` of `get_node`.
+pub const GET_NODE_MAX_CHARS: u32 = 20_000;
+/// Default and largest limits of `find_errors` and `search_events`.
+pub const LIST_DEFAULT: u32 = 20;
+/// Largest limit of `find_errors` and `search_events`.
+pub const LIST_MAX: u32 = 100;
+
+fn check_limit(
+    field: &'static str,
+    v: Option<u32>,
+    default: u32,
+    max: u32,
+) -> Result<u32, ToolError> {
+    match v {
+        None => Ok(default),
+        Some(0) => Err(ToolError::bad(
+            field,
+            format!("must be between 1 and {max}"),
+        )),
+        Some(n) if n > max => Err(ToolError::bad(
+            field,
+            format!("{n} is more than the maximum of {max}"),
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
+fn check_id(field: &'static str, v: &str) -> Result<(), ToolError> {
+    if v.trim().is_empty() {
+        return Err(ToolError::bad(field, "must not be empty"));
+    }
+    if v.len() > 1_024 {
+        return Err(ToolError::bad(field, "is longer than 1024 bytes"));
+    }
+    Ok(())
+}
+
+/// A run summary as the tools show it: the HTTP API's shape without `sdk`,
+/// with `meta` previewed and a viewer `link`.
+pub fn run_value(run: &RunSummary, links: &Links) -> Value {
+    let mut v = serde_json::to_value(run).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("sdk");
+        if let Some(meta) = obj.get("meta").cloned() {
+            obj.insert("meta".to_owned(), preview(&meta, 200).0);
+        }
+        obj.insert("link".to_owned(), Value::String(links.run(&run.id)));
+    }
+    v
+}
+
+fn run_line(run: &RunSummary) -> String {
+    let mut s = format!(
+        "{} \"{}\" (app {}) — {}, started {}",
+        run.id,
+        cut_str(&run.name, 80),
+        cut_str(&run.app, 60),
+        run.status,
+        iso(run.started_at)
+    );
+    if let Some(d) = run.duration_ms {
+        let _ = write!(s, ", {}", duration(d as f64));
+    }
+    let _ = write!(
+        s,
+        ", {} events, {} nodes, {} errors",
+        run.counts.events, run.counts.nodes, run.counts.errors
+    );
+    if run.usage.input_tokens + run.usage.output_tokens > 0 {
+        let _ = write!(
+            s,
+            ", tokens {} in / {} out",
+            run.usage.input_tokens, run.usage.output_tokens
+        );
+    }
+    s
+}
+
+fn require_run(store: &RunStore, run_id: &str) -> Result<RunSummary, ToolError> {
+    store.get_run(run_id)?.ok_or_else(|| ToolError::UnknownRun {
+        run_id: run_id.to_owned(),
+    })
+}
+
+/// `list_runs`: runs newest first, filtered.
+pub fn list_runs(
+    store: &RunStore,
+    args: &ListRunsArgs,
+    links: &Links,
+) -> Result<ToolOutput, ToolError> {
+    let limit = check_limit("limit", args.limit, LIST_RUNS_DEFAULT, LIST_RUNS_MAX)?;
+    let filter = RunFilter {
+        limit: Some(limit),
+        before: args.before,
+        status: args.status.map(RunState::from),
+        app: args.app.clone().filter(|a| !a.is_empty()),
+        q: args.query.clone().filter(|q| !q.is_empty()),
+    };
+    let list = store.list_runs(&filter)?;
+    let mut text = if list.runs.is_empty() {
+        "No runs match.".to_owned()
+    } else {
+        format!("{} run(s), newest first:\n", list.runs.len())
+    };
+    for run in &list.runs {
+        let _ = writeln!(text, "- {}\n  {}", run_line(run), links.run(&run.id));
+    }
+    if let Some(next) = list.next_before {
+        let _ = writeln!(text, "More runs: call list_runs with before={next}.");
+    }
+    if !list.runs.is_empty() {
+        text.push_str("Open one with get_run {\"runId\": …}.");
+    }
+    let runs: Vec<Value> = list.runs.iter().map(|r| run_value(r, links)).collect();
+    Ok(ToolOutput::new(
+        text,
+        json!({ "runs": runs, "nextBefore": list.next_before }),
+    ))
+}
+
+fn usage_tokens(usage: Option<&Value>) -> (u64, u64) {
+    let get = |k: &str| {
+        usage
+            .and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    (get("inputTokens"), get("outputTokens"))
+}
+
+fn state_str(s: NodeState) -> Value {
+    serde_json::to_value(s).unwrap_or(Value::Null)
+}
+
+fn node_duration(n: &GraphNode) -> Option<f64> {
+    let durations: Vec<f64> = n.instances.iter().filter_map(|i| i.duration_ms).collect();
+    if durations.is_empty() {
+        None
+    } else {
+        Some(durations.iter().sum())
+    }
+}
+
+/// The `error` of the `run.finished` event, when the run's last event is one.
+fn run_finish_error(store: &RunStore, run: &RunSummary) -> Option<Value> {
+    let last = run.last_seq?;
+    let page = store.events(&run.id, last.checked_sub(1), Some(1)).ok()??;
+    let ev = page
+        .events
+        .into_iter()
+        .find(|e| e.type_name == "run.finished")?;
+    let err = ev.payload_value().get("error").cloned()?;
+    (!err.is_null()).then(|| preview(&err, 1_000).0)
+}
+
+/// `Name: message` of an error object, else its one-line JSON.
+fn error_line(e: &Value, max: usize) -> String {
+    match (e.get("name").and_then(Value::as_str), e.get("message")) {
+        (Some(name), Some(msg)) => format!("{name}: {}", one_line(msg, max)),
+        (None, Some(msg)) => one_line(msg, max),
+        _ => one_line(e, max),
+    }
+}
+
+fn tree_lines(graph: &RunGraph, max: usize) -> (Vec<String>, bool) {
+    let ids: HashSet<&str> = graph.nodes.iter().map(|n| n.node_id.as_str()).collect();
+    let mut children: HashMap<&str, Vec<&GraphNode>> = HashMap::new();
+    let mut roots = Vec::new();
+    for n in &graph.nodes {
+        match n.parent_id.as_deref() {
+            Some(p) if ids.contains(p) && p != n.node_id => children.entry(p).or_default().push(n),
+            _ => roots.push(n),
+        }
+    }
+    let mut lines = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(&GraphNode, usize)> = roots.into_iter().rev().map(|n| (n, 0)).collect();
+    let mut cut = false;
+    while let Some((n, depth)) = stack.pop() {
+        if !seen.insert(n.node_id.as_str()) {
+            continue;
+        }
+        if lines.len() >= max {
+            cut = true;
+            break;
+        }
+        let mut line = format!(
+            "{}{} ({}) {}",
+            "  ".repeat(depth.min(20)),
+            n.node_id,
+            n.kind,
+            serde_json::to_string(&n.status)
+                .unwrap_or_default()
+                .trim_matches('"')
+        );
+        if n.instances.len() > 1 {
+            let _ = write!(line, " ×{}", n.instances.len());
+        }
+        if let Some(d) = node_duration(n) {
+            let _ = write!(line, " {}", duration(d));
+        }
+        if let Some(e) = n.instances.iter().rev().find_map(|i| i.error.as_ref()) {
+            let _ = write!(
+                line,
+                " — {}: {}",
+                e.name,
+                one_line(&Value::String(e.message.clone()), 120)
+            );
+        }
+        lines.push(line);
+        if let Some(kids) = children.get(n.node_id.as_str()) {
+            for k in kids.iter().rev() {
+                stack.push((k, depth + 1));
+            }
+        }
+    }
+    // Nodes only reachable through a parent cycle.
+    if !cut && seen.len() < graph.nodes.len() {
+        for n in &graph.nodes {
+            if !seen.contains(n.node_id.as_str()) {
+                if lines.len() >= max {
+                    cut = true;
+                    break;
+                }
+                lines.push(format!("{} ({})", n.node_id, n.kind));
+            }
+        }
+    }
+    (lines, cut)
+}
+
+/// `get_run`: summary, the logical graph, errors, slowest nodes and tokens.
+pub fn get_run(
+    store: &RunStore,
+    args: &GetRunArgs,
+    links: &Links,
+) -> Result<ToolOutput, ToolError> {
+    check_id("runId", &args.run_id)?;
+    let run = require_run(store, &args.run_id)?;
+    let graph = store.graph(&run.id)?.ok_or_else(|| ToolError::UnknownRun {
+        run_id: run.id.clone(),
+    })?;
+    let link = |n: &str| links.node(&run.id, n);
+
+    let mut errors = Vec::new();
+    let mut instances: Vec<(&GraphNode, &GraphInstance)> = Vec::new();
+    let mut by_node_tokens: Vec<(String, u64, u64)> = Vec::new();
+    for n in &graph.nodes {
+        let (mut tin, mut tout) = (0, 0);
+        for i in &n.instances {
+            instances.push((n, i));
+            let (a, b) = usage_tokens(i.usage.as_ref());
+            tin += a;
+            tout += b;
+            if let Some(e) = &i.error {
+                errors.push(json!({
+                    "nodeId": n.node_id,
+                    "instanceId": i.instance_id,
+                    "name": e.name,
+                    "message": cut_str(&e.message, 500),
+                    "recovered": i.status == NodeState::Ok,
+                    "link": link(&n.node_id),
+                }));
+            }
+        }
+        if tin + tout > 0 {
+            by_node_tokens.push((n.node_id.clone(), tin, tout));
+        }
+    }
+    let error_total = errors.len();
+    errors.truncate(GET_RUN_MAX_ERRORS);
+    instances.retain(|(_, i)| i.duration_ms.is_some());
+    instances.sort_by(|a, b| {
+        b.1.duration_ms
+            .unwrap_or(0.0)
+            .total_cmp(&a.1.duration_ms.unwrap_or(0.0))
+    });
+    let slowest: Vec<Value> = instances
+        .iter()
+        .take(5)
+        .map(|(n, i)| {
+            json!({
+                "nodeId": n.node_id,
+                "instanceId": i.instance_id,
+                "kind": n.kind,
+                "durationMs": i.duration_ms,
+                "heldMs": i.held_ms,
+                "status": state_str(i.status),
+                "link": link(&n.node_id),
+            })
+        })
+        .collect();
+    by_node_tokens.sort_by(|a, b| (b.1 + b.2).cmp(&(a.1 + a.2)).then(a.0.cmp(&b.0)));
+    let tokens_by_node: Vec<Value> = by_node_tokens
+        .iter()
+        .take(10)
+        .map(|(n, i, o)| json!({"nodeId": n, "inputTokens": i, "outputTokens": o}))
+        .collect();
+    let paused: Vec<&str> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.status == NodeState::Paused)
+        .map(|n| n.node_id.as_str())
+        .collect();
+    let nodes: Vec<Value> = graph
+        .nodes
+        .iter()
+        .take(GET_RUN_MAX_NODES)
+        .map(|n| {
+            let last_error = n.instances.iter().rev().find_map(|i| i.error.as_ref());
+            let mut v = json!({
+                "nodeId": n.node_id,
+                "kind": n.kind,
+                "name": cut_str(&n.name, 200),
+                "parentId": n.parent_id,
+                "status": state_str(n.status),
+                "instances": n.instances.len(),
+                "durationMs": node_duration(n),
+                "link": link(&n.node_id),
+            });
+            if let (Some(e), Some(obj)) = (last_error, v.as_object_mut()) {
+                obj.insert(
+                    "error".to_owned(),
+                    json!({"name": e.name, "message": cut_str(&e.message, 300)}),
+                );
+            }
+            v
+        })
+        .collect();
+    let edges: Vec<&mindgate_store::projection::GraphEdge> =
+        graph.edges.iter().take(GET_RUN_MAX_EDGES).collect();
+    let run_error = run_finish_error(store, &run);
+
+    let mut text = format!("Run {}\n{}\n", run_line(&run), links.run(&run.id));
+    if let Some(e) = &run_error {
+        let _ = writeln!(text, "Run error: {}", error_line(e, 500));
+    }
+    if !paused.is_empty() {
+        let _ = writeln!(text, "Paused now at: {}", paused.join(", "));
+    }
+    if error_total > 0 {
+        let _ = writeln!(text, "\nErrors ({error_total}):");
+        for e in &errors {
+            let _ = writeln!(
+                text,
+                "- {} [{}] {}: {}{}\n  {}",
+                e["nodeId"].as_str().unwrap_or_default(),
+                e["instanceId"].as_str().unwrap_or_default(),
+                e["name"].as_str().unwrap_or_default(),
+                one_line(&e["message"], 300),
+                if e["recovered"] == true {
+                    " (recovered)"
+                } else {
+                    ""
+                },
+                e["link"].as_str().unwrap_or_default()
+            );
+        }
+    }
+    if !slowest.is_empty() {
+        text.push_str("\nSlowest:\n");
+        for s in &slowest {
+            let _ = writeln!(
+                text,
+                "- {} {}",
+                s["nodeId"].as_str().unwrap_or_default(),
+                duration(s["durationMs"].as_f64().unwrap_or(0.0))
+            );
+        }
+    }
+    if !tokens_by_node.is_empty() {
+        text.push_str("\nTokens by node:\n");
+        for t in &tokens_by_node {
+            let _ = writeln!(
+                text,
+                "- {} {} in / {} out",
+                t["nodeId"].as_str().unwrap_or_default(),
+                t["inputTokens"],
+                t["outputTokens"]
+            );
+        }
+    }
+    let (lines, tree_cut) = tree_lines(&graph, GET_RUN_TREE_LINES);
+    let _ = writeln!(
+        text,
+        "\nGraph ({} nodes, {} edges):",
+        graph.nodes.len(),
+        graph.edges.len()
+    );
+    for l in &lines {
+        let _ = writeln!(text, "{l}");
+    }
+    if tree_cut {
+        let _ = writeln!(
+            text,
+            "… (more nodes in the structured content and the viewer)"
+        );
+    }
+    text.push_str("\nInputs, outputs and full errors: get_node {\"runId\", \"nodeId\"}.");
+
+    let value = json!({
+        "run": run_value(&run, links),
+        "runError": run_error,
+        "errors": errors,
+        "errorCount": error_total,
+        "slowest": slowest,
+        "tokens": {
+            "inputTokens": run.usage.input_tokens,
+            "outputTokens": run.usage.output_tokens,
+            "byNode": tokens_by_node,
+        },
+        "paused": paused,
+        "graph": {
+            "nodeCount": graph.nodes.len(),
+            "edgeCount": graph.edges.len(),
+            "nodes": nodes,
+            "edges": edges,
+            "nodesTruncated": graph.nodes.len() > GET_RUN_MAX_NODES,
+            "edgesTruncated": graph.edges.len() > GET_RUN_MAX_EDGES,
+        },
+    });
+    Ok(ToolOutput::new(text, value))
+}
+
+/// `get_node`: a node's executions with inputs, outputs and errors previewed.
+pub fn get_node(
+    store: &RunStore,
+    args: &GetNodeArgs,
+    links: &Links,
+) -> Result<ToolOutput, ToolError> {
+    check_id("runId", &args.run_id)?;
+    check_id("nodeId", &args.node_id)?;
+    let want = check_limit(
+        "instances",
+        args.instances,
+        GET_NODE_DEFAULT_INSTANCES,
+        GET_NODE_MAX_INSTANCES,
+    )? as usize;
+    let max_chars = check_limit(
+        "maxChars",
+        args.max_chars,
+        GET_NODE_DEFAULT_CHARS,
+        GET_NODE_MAX_CHARS,
+    )? as usize;
+    let Some(detail) = store.node_detail(&args.run_id, &args.node_id)? else {
+        require_run(store, &args.run_id)?;
+        return Err(ToolError::UnknownNode {
+            run_id: args.run_id.clone(),
+            node_id: args.node_id.clone(),
+        });
+    };
+    let total = detail.instances.len();
+    let chosen: Vec<(usize, &mindgate_store::projection::InstanceDetail)> = match &args.instance_id
+    {
+        Some(id) => {
+            let hit: Vec<_> = detail
+                .instances
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| &i.summary.instance_id == id)
+                .collect();
+            if hit.is_empty() {
+                return Err(ToolError::UnknownInstance {
+                    run_id: args.run_id.clone(),
+                    node_id: args.node_id.clone(),
+                    instance_id: id.clone(),
+                });
+            }
+            hit
+        }
+        None => detail
+            .instances
+            .iter()
+            .enumerate()
+            .skip(total.saturating_sub(want))
+            .collect(),
+    };
+    let mut any_cut = false;
+    let mut inst_values = Vec::new();
+    let node_link = links.node(&detail.run_id, &detail.node_id);
+    let mut text = format!(
+        "Node {} ({}, \"{}\") of run {} — {}, {} instance(s){}\n{}\n",
+        detail.node_id,
+        detail.kind,
+        cut_str(&detail.name, 120),
+        detail.run_id,
+        state_str(detail.status).as_str().unwrap_or_default(),
+        total,
+        detail
+            .parent_id
+            .as_deref()
+            .map(|p| format!(", parent {p}"))
+            .unwrap_or_default(),
+        node_link
+    );
+    let text_chars = max_chars.min(4_000);
+    for (index, inst) in &chosen {
+        let raw = serde_json::to_value(inst).unwrap_or_else(|_| json!({}));
+        let (mut v, cut) = preview(&raw, max_chars);
+        any_cut |= cut;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("index".to_owned(), json!(index));
+        }
+        inst_values.push(v);
+        let s = &inst.summary;
+        let _ = write!(
+            text,
+            "\n#{} instance {} — {}",
+            index,
+            if s.instance_id.is_empty() {
+                "(unnamed)"
+            } else {
+                &s.instance_id
+            },
+            state_str(s.status).as_str().unwrap_or_default()
+        );
+        if let Some(d) = s.duration_ms {
+            let _ = write!(text, ", {}", duration(d));
+        }
+        if let Some(h) = s.held_ms.filter(|h| *h > 0.0) {
+            let _ = write!(text, " (held {})", duration(h));
+        }
+        if let Some(at) = s.started_at {
+            let _ = write!(text, ", started {}", iso(at));
+        }
+        text.push('\n');
+        if let Some(input) = &inst.input {
+            let _ = writeln!(text, "  input: {}", one_line(input, text_chars));
+        }
+        if let Some(output) = &inst.output {
+            let _ = writeln!(text, "  output: {}", one_line(output, text_chars));
+        }
+        if !s.tokens.is_empty() {
+            let _ = writeln!(
+                text,
+                "  streamed text: {}",
+                one_line(&Value::String(s.tokens.clone()), text_chars)
+            );
+        }
+        if !inst.tool_args.is_empty() {
+            let _ = writeln!(
+                text,
+                "  tool args: {}",
+                one_line(&Value::String(inst.tool_args.clone()), text_chars)
+            );
+        }
+        if let Some(e) = &inst.error_detail {
+            let name = e.get("name").and_then(Value::as_str).unwrap_or("Error");
+            let msg = e
+                .get("message")
+                .map(|m| one_line(m, text_chars))
+                .unwrap_or_default();
+            let _ = writeln!(text, "  error: {name}: {msg}");
+            if let Some(stack) = e.get("stack").and_then(Value::as_str) {
+                let (st, _) = crate::bound::cut(stack, text_chars.min(1_500));
+                let _ = writeln!(text, "  stack:\n    {}", st.replace('\n', "\n    "));
+            }
+        }
+        if let Some(u) = &s.usage {
+            let (i, o) = usage_tokens(Some(u));
+            let _ = writeln!(text, "  usage: {i} in / {o} out");
+        }
+        for p in &inst.pauses {
+            let _ = writeln!(
+                text,
+                "  paused {} at `{}`{}{}",
+                p.pause_id,
+                p.point,
+                p.reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default(),
+                match &p.action {
+                    Some(a) => format!(", released: {a}"),
+                    None => ", still held".to_owned(),
+                }
+            );
+        }
+    }
+    let shown = chosen.len();
+    if shown < total {
+        let _ = writeln!(
+            text,
+            "\nShowing {shown} of {total} instances (the latest); pass instances (up to {GET_NODE_MAX_INSTANCES}) or instanceId for others."
+        );
+    }
+    if any_cut {
+        let _ = writeln!(
+            text,
+            "\nValues were cut at {max_chars} characters: pass maxChars (up to {GET_NODE_MAX_CHARS}) for more, or read everything from {} (while `mindgate serve` runs).",
+            links.api_node(&detail.run_id, &detail.node_id)
+        );
+    }
+    let value = json!({
+        "runId": detail.run_id,
+        "nodeId": detail.node_id,
+        "kind": detail.kind,
+        "name": detail.name,
+        "parentId": detail.parent_id,
+        "status": state_str(detail.status),
+        "hinted": detail.hinted,
+        "instanceCount": total,
+        "instances": inst_values,
+        "valuesTruncated": any_cut,
+        "maxChars": max_chars,
+        "link": node_link,
+        "fullDetailUrl": links.api_node(&detail.run_id, &detail.node_id),
+    });
+    Ok(ToolOutput::new(text, value))
+}
+
+/// `find_errors`: recent failed nodes and failed runs, newest first.
+pub fn find_errors(
+    store: &RunStore,
+    args: &FindErrorsArgs,
+    links: &Links,
+    now_ms: i64,
+) -> Result<ToolOutput, ToolError> {
+    let limit = check_limit("limit", args.limit, LIST_DEFAULT, LIST_MAX)?;
+    let since = args
+        .since
+        .as_ref()
+        .map(|s| resolve_since(s, now_ms))
+        .transpose()?;
+    let fetch = if since.is_some() {
+        (limit * 4).min(1_000)
+    } else {
+        limit
+    };
+    let mut hits = store.recent_errors(fetch)?;
+    if let Some(t) = since {
+        hits.retain(|h| h.ts >= t);
+    }
+    hits.truncate(limit as usize);
+
+    let failed = store.list_runs(&RunFilter {
+        limit: Some(limit),
+        status: Some(RunState::Error),
+        ..RunFilter::default()
+    })?;
+    let mut runs = Vec::new();
+    let mut run_lines = Vec::new();
+    for run in failed.runs {
+        let at = run.finished_at.unwrap_or(run.last_event_at);
+        if since.is_some_and(|t| at < t) {
+            continue;
+        }
+        let error = run_finish_error(store, &run).or_else(|| {
+            hits.iter()
+                .find(|h| h.run_id == run.id)
+                .map(|h| json!({"name": h.name, "message": cut_str(&h.message, 500)}))
+        });
+        run_lines.push(format!(
+            "- {}{}\n  {}",
+            run_line(&run),
+            error
+                .as_ref()
+                .map(|e| format!("\n  error: {}", error_line(e, 300)))
+                .unwrap_or_default(),
+            links.run(&run.id)
+        ));
+        let mut v = run_value(&run, links);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("error".to_owned(), error.unwrap_or(Value::Null));
+        }
+        runs.push(v);
+    }
+
+    let nodes: Vec<Value> = hits
+        .iter()
+        .map(|h| {
+            json!({
+                "runId": h.run_id,
+                "runName": h.run_name,
+                "nodeId": h.node_id,
+                "seq": h.seq,
+                "ts": h.ts,
+                "name": h.name,
+                "message": cut_str(&h.message, 1_000),
+                "link": links.run_or_node(&h.run_id, h.node_id.as_deref()),
+            })
+        })
+        .collect();
+    let mut text = String::new();
+    if nodes.is_empty() && runs.is_empty() {
+        text.push_str("No errors found");
+        if let Some(t) = since {
+            let _ = write!(text, " since {}", iso(t));
+        }
+        text.push('.');
+    }
+    if !nodes.is_empty() {
+        let _ = writeln!(text, "Failed nodes ({}, newest first):", nodes.len());
+        for h in &hits {
+            let _ = writeln!(
+                text,
+                "- {} run {} (\"{}\") node {}: {}: {}\n  {}",
+                iso(h.ts),
+                h.run_id,
+                cut_str(&h.run_name, 60),
+                h.node_id.as_deref().unwrap_or("-"),
+                h.name,
+                one_line(&Value::String(h.message.clone()), 300),
+                links.run_or_node(&h.run_id, h.node_id.as_deref())
+            );
+        }
+    }
+    if !runs.is_empty() {
+        let _ = writeln!(text, "\nFailed runs ({}):", runs.len());
+        for l in &run_lines {
+            let _ = writeln!(text, "{l}");
+        }
+    }
+    if !nodes.is_empty() || !runs.is_empty() {
+        text.push_str("\nDetails: get_node {\"runId\", \"nodeId\"} or get_run {\"runId\"}.");
+    }
+    Ok(ToolOutput::new(
+        text,
+        json!({ "nodes": nodes, "runs": runs, "since": since }),
+    ))
+}
+
+/// `search_events`: events whose payload contains a text.
+pub fn search_events(
+    store: &RunStore,
+    args: &SearchEventsArgs,
+    links: &Links,
+) -> Result<ToolOutput, ToolError> {
+    if args.query.trim().is_empty() {
+        return Err(ToolError::bad("query", "must not be empty"));
+    }
+    if args.query.chars().count() > 500 {
+        return Err(ToolError::bad("query", "is longer than 500 characters"));
+    }
+    let limit = check_limit("limit", args.limit, LIST_DEFAULT, LIST_MAX)?;
+    if let Some(run) = &args.run_id {
+        check_id("runId", run)?;
+        require_run(store, run)?;
+    }
+    let hits = store.search_events(&args.query, args.run_id.as_deref(), limit)?;
+    let mut text = if hits.is_empty() {
+        format!(
+            "No event payload contains \"{}\".",
+            cut_str(&args.query, 100)
+        )
+    } else {
+        format!(
+            "{} hit(s) for \"{}\", newest run first:\n",
+            hits.len(),
+            cut_str(&args.query, 100)
+        )
+    };
+    let mut values = Vec::new();
+    for h in &hits {
+        let link = links.run_or_node(&h.run_id, h.node_id.as_deref());
+        let _ = writeln!(
+            text,
+            "- run {} seq {} {}{}: {}\n  {}",
+            h.run_id,
+            h.seq,
+            h.type_name,
+            h.node_id
+                .as_deref()
+                .map(|n| format!(" node {n}"))
+                .unwrap_or_default(),
+            one_line(&Value::String(h.snippet.clone()), 200),
+            link
+        );
+        let mut v = serde_json::to_value(h).unwrap_or_else(|_| json!({}));
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("link".to_owned(), Value::String(link));
+        }
+        values.push(v);
+    }
+    let mut out = Map::new();
+    out.insert("query".to_owned(), Value::String(args.query.clone()));
+    out.insert("hits".to_owned(), Value::Array(values));
+    Ok(ToolOutput::new(text, Value::Object(out)))
+}

@@ -1,0 +1,361 @@
+//! The MCP server: tool routing, lazy database access, transports.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mindgate_store::RunStore;
+use mindgate_taskgraph::{Catalog, DiscoveryConfig};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+
+use crate::control::{self, ServerEndpoint};
+use crate::error::ToolError;
+use crate::output::{Links, ToolOutput, to_result};
+use crate::params::{
+    FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs, ListRunsArgs,
+    ListTasksArgs, ResumeArgs, SearchEventsArgs,
+};
+use crate::{runs, tasks};
+
+/// Environment variable naming Mindgate's home (database, token files); the
+/// same one `mindgate serve` reads.
+pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
+/// File name of the database inside the home directory.
+pub const DB_FILE_NAME: &str = "mindgate.db";
+/// The viewer's default port, used for deep links when no server is found.
+pub const DEFAULT_PORT: u16 = 4747;
+/// Names of the tools offered only with control allowed.
+pub const CONTROL_TOOLS: [&str; 2] = ["list_pauses", "resume"];
+
+/// What the MCP server reads and where it links to.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// Mindgate's home (token files of running servers live in `<home>/run/`).
+    pub home: PathBuf,
+    /// The SQLite run database (opened read-only, on first use).
+    pub db_path: PathBuf,
+    /// Where coding-agent sessions are looked for.
+    pub discovery: DiscoveryConfig,
+    /// Viewer port for deep links and control. `None`: the port of the
+    /// running server found in `<home>/run/`, else [`DEFAULT_PORT`].
+    pub port: Option<u16>,
+    /// Offer `list_pauses` and `resume` (otherwise they are not listed).
+    pub allow_control: bool,
+    /// A fixed server to send control requests to (set when the tools are
+    /// mounted inside `mindgate serve` itself); `None`: find it from the token files.
+    pub control_endpoint: Option<ServerEndpoint>,
+}
+
+impl McpConfig {
+    /// Defaults for `home`: database `<home>/mindgate.db`, sessions from the
+    /// agents' usual homes (and their environment variables), read-only.
+    pub fn new(home: &Path) -> Self {
+        McpConfig {
+            home: home.to_path_buf(),
+            db_path: home.join(DB_FILE_NAME),
+            discovery: DiscoveryConfig::from_env(),
+            port: None,
+            allow_control: false,
+            control_endpoint: None,
+        }
+    }
+
+    /// `$MINDGATE_HOME`, else `~/.mindgate`, else `./.mindgate` (as `mindgate serve`).
+    pub fn default_home() -> PathBuf {
+        if let Some(home) = std::env::var_os(MINDGATE_HOME).filter(|v| !v.is_empty()) {
+            return PathBuf::from(home);
+        }
+        match dirs::home_dir() {
+            Some(dir) => dir.join(".mindgate"),
+            None => PathBuf::from(".mindgate"),
+        }
+    }
+}
+
+struct Shared {
+    config: McpConfig,
+    store: Mutex<Option<Arc<RunStore>>>,
+    catalog: Mutex<Catalog>,
+}
+
+impl Shared {
+    fn store(&self) -> Result<Arc<RunStore>, ToolError> {
+        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let path = &self.config.db_path;
+        if !path.exists() {
+            return Err(ToolError::NoDatabase {
+                path: path.clone(),
+                message: "it does not exist yet; `mindgate serve` creates it when it first starts"
+                    .to_owned(),
+            });
+        }
+        let store = RunStore::open_read_only(path).map_err(|e| ToolError::NoDatabase {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let store = Arc::new(store);
+        *slot = Some(store.clone());
+        Ok(store)
+    }
+
+    fn links(&self) -> Links {
+        let port = self
+            .config
+            .port
+            .or_else(|| self.config.control_endpoint.as_ref().map(|e| e.port))
+            .or_else(|| {
+                control::find_server(&self.config.home, None)
+                    .ok()
+                    .map(|e| e.port)
+            })
+            .unwrap_or(DEFAULT_PORT);
+        Links::for_port(port)
+    }
+
+    fn endpoint(&self) -> Result<ServerEndpoint, ToolError> {
+        match &self.config.control_endpoint {
+            Some(ep) => Ok(ep.clone()),
+            None => control::find_server(&self.config.home, self.config.port),
+        }
+    }
+}
+
+/// Mindgate's MCP server: read-only tools over runs and task graphs, plus the
+/// control tools when allowed. Cheap to clone (state is shared).
+#[derive(Clone)]
+pub struct MindgateMcp {
+    shared: Arc<Shared>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl std::fmt::Debug for MindgateMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MindgateMcp")
+            .field("db_path", &self.shared.config.db_path)
+            .field("allow_control", &self.shared.config.allow_control)
+            .finish()
+    }
+}
+
+fn now_ms() -> i64 {
+    mindgate_store::now_ms()
+}
+
+#[tool_router]
+impl MindgateMcp {
+    /// A server over `config`; the database is opened read-only on first use.
+    pub fn new(config: McpConfig) -> Self {
+        Self::build(config, None)
+    }
+
+    /// A server reading through an already open store (e.g. the one `mindgate
+    /// serve` holds), so the MCP tools and the HTTP API share one read API.
+    pub fn with_store(config: McpConfig, store: Arc<RunStore>) -> Self {
+        Self::build(config, Some(store))
+    }
+
+    fn build(config: McpConfig, store: Option<Arc<RunStore>>) -> Self {
+        let mut tool_router = Self::tool_router();
+        if !config.allow_control {
+            for name in CONTROL_TOOLS {
+                tool_router.remove_route(name);
+            }
+        }
+        let catalog = Catalog::new(config.discovery.clone());
+        MindgateMcp {
+            shared: Arc::new(Shared {
+                config,
+                store: Mutex::new(store),
+                catalog: Mutex::new(catalog),
+            }),
+            tool_router,
+        }
+    }
+
+    /// The names of the tools this server lists, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// The tool definitions (name, description, input schema) this server lists.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.tool_router.list_all()
+    }
+
+    async fn blocking(
+        &self,
+        f: impl FnOnce(&Shared) -> Result<ToolOutput, ToolError> + Send + 'static,
+    ) -> CallToolResult {
+        let shared = self.shared.clone();
+        let joined = tokio::task::spawn_blocking(move || f(&shared)).await;
+        to_result(joined.unwrap_or_else(|e| Err(ToolError::Read(format!("tool task failed: {e}")))))
+    }
+
+    async fn run_tool(
+        &self,
+        f: impl FnOnce(&RunStore, &Links) -> Result<ToolOutput, ToolError> + Send + 'static,
+    ) -> CallToolResult {
+        self.blocking(move |shared| {
+            let store = shared.store()?;
+            f(&store, &shared.links())
+        })
+        .await
+    }
+
+    async fn with_catalog(
+        &self,
+        f: impl FnOnce(&mut Catalog) -> Result<ToolOutput, ToolError> + Send + 'static,
+    ) -> CallToolResult {
+        self.blocking(move |shared| {
+            let mut catalog = shared.catalog.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut catalog)
+        })
+        .await
+    }
+
+    /// Lists recorded agent runs, newest first, with status, duration, counts,
+    /// tokens and a viewer link. Filter by status, app or a text query.
+    #[tool(
+        name = "list_runs",
+        description = "List recorded agent runs (newest first) with status, duration, event/node/error counts, token usage and a viewer deep link. Filter by status (running|ok|error|aborted|abandoned), app, or a text query on id/name/app; page with `before`.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn list_runs(&self, Parameters(args): Parameters<ListRunsArgs>) -> CallToolResult {
+        self.run_tool(move |s, l| runs::list_runs(s, &args, l))
+            .await
+    }
+
+    /// One run: summary, logical graph, errors, slowest nodes and token usage.
+    #[tool(
+        name = "get_run",
+        description = "Open one run: its summary, the logical node graph (tree of agent/llm/tool nodes with status and duration), every node error, the slowest executions, token usage by node, nodes paused now, and deep links. Use get_node for inputs and outputs.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn get_run(&self, Parameters(args): Parameters<GetRunArgs>) -> CallToolResult {
+        self.run_tool(move |s, l| runs::get_run(s, &args, l)).await
+    }
+
+    /// One node of a run: its executions with inputs, outputs and errors previewed.
+    #[tool(
+        name = "get_node",
+        description = "Inspect one node of a run: its latest executions (instances) with input, output, full error (name, message, stack), streamed text, tool arguments, usage and gate pauses. Values are previewed (default 2000 characters each; raise maxChars up to 20000, or pick instances / instanceId).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn get_node(&self, Parameters(args): Parameters<GetNodeArgs>) -> CallToolResult {
+        self.run_tool(move |s, l| runs::get_node(s, &args, l)).await
+    }
+
+    /// Recent failed nodes and failed runs with their error messages.
+    #[tool(
+        name = "find_errors",
+        description = "Find recent failures: failed nodes (node.error events, newest first, with error class and message) and runs that finished with status error, each with a deep link. Optionally only since a time (epoch ms, RFC 3339, or 30m / 2h / 7d ago).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn find_errors(
+        &self,
+        Parameters(args): Parameters<FindErrorsArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| runs::find_errors(s, &args, l, now_ms()))
+            .await
+    }
+
+    /// Events whose payload contains a text.
+    #[tool(
+        name = "search_events",
+        description = "Search the payloads of recorded events (inputs, outputs, errors, streamed tokens) for a text, across all runs or one run. Returns run id, seq, event type, node, a snippet around the match and a deep link.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn search_events(
+        &self,
+        Parameters(args): Parameters<SearchEventsArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| runs::search_events(s, &args, l))
+            .await
+    }
+
+    /// Coding-agent sessions (tasks) found on this machine.
+    #[tool(
+        name = "list_tasks",
+        description = "List coding-agent sessions (tasks) found on this machine — DeepSeek Harness, pi, Claude Code and Codex CLI — newest first, with title, status, live flag, duration and counts of turns, steps, tools, errors and files changed.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn list_tasks(&self, Parameters(args): Parameters<ListTasksArgs>) -> CallToolResult {
+        self.with_catalog(move |c| tasks::list_tasks(c, &args))
+            .await
+    }
+
+    /// A coding session's task graph summary.
+    #[tool(
+        name = "get_task_graph",
+        description = "Open a coding-agent session's task graph: status, counts, tokens, the critical path (longest chain of turns, LLM steps and tool calls, with durations), failures with their error text, retried and slowest steps, files changed and most used tools. detail: \"full\" adds the node list.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn get_task_graph(
+        &self,
+        Parameters(args): Parameters<GetTaskGraphArgs>,
+    ) -> CallToolResult {
+        self.with_catalog(move |c| tasks::get_task_graph(c, &args))
+            .await
+    }
+
+    /// Gates held right now (needs a running server and control allowed).
+    #[tool(
+        name = "list_pauses",
+        description = "List the gates (breakpoints, error pauses, loop guards) held right now by a running `mindgate serve`, with run, node, gate point, reason and a deep link.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn list_pauses(
+        &self,
+        Parameters(args): Parameters<ListPausesArgs>,
+    ) -> CallToolResult {
+        let shared = self.shared.clone();
+        let r = async move {
+            let ep = shared.endpoint()?;
+            let links = Links::for_port(ep.port);
+            control::list_pauses(&ep, &args, &links).await
+        }
+        .await;
+        to_result(r)
+    }
+
+    /// Releases a held gate through the running server.
+    #[tool(
+        name = "resume",
+        description = "Release a held gate of a live run through the running `mindgate serve`: continue, retry (re-run the node), inject (use `output` instead of running / instead of the error) or abort the run. The first release wins; others get `taken`.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn resume(&self, Parameters(args): Parameters<ResumeArgs>) -> CallToolResult {
+        let shared = self.shared.clone();
+        let r = async move {
+            let ep = shared.endpoint()?;
+            control::resume(&ep, &args).await
+        }
+        .await;
+        to_result(r)
+    }
+}
+
+/// Instructions sent to clients at initialisation.
+pub const INSTRUCTIONS: &str = "Mindgate records AI-agent runs (a graph of agent, llm and tool nodes) in a local database and reads coding-agent sessions as task graphs. Start with list_runs or find_errors, open a run with get_run, and inspect a failing node's input, output and error with get_node. For coding sessions use list_tasks and get_task_graph. Links point at the local viewer (`mindgate serve`).";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MindgateMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mindgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}

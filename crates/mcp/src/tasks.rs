@@ -1,0 +1,391 @@
+//! The task tools: `list_tasks` and `get_task_graph`, over the task-graph
+//! crate's [`Catalog`] (the same discovery and `build_graph` the viewer uses).
+
+use std::fmt::Write as _;
+
+use mindgate_taskgraph::graph::NodeRef;
+use mindgate_taskgraph::{Agent, Catalog, NodeMeta, TaskGraph, TaskSummary};
+use serde_json::{Value, json};
+
+use crate::bound::{cut_str, one_line, preview};
+use crate::error::ToolError;
+use crate::output::ToolOutput;
+use crate::params::{DetailArg, GetTaskGraphArgs, ListTasksArgs};
+use crate::time::{duration, iso};
+
+/// Default `list_tasks` page.
+pub const LIST_TASKS_DEFAULT: u32 = 20;
+/// Largest `list_tasks` page.
+pub const LIST_TASKS_MAX: u32 = 200;
+/// Nodes listed by `get_task_graph` with `detail: full`.
+pub const FULL_MAX_NODES: usize = 300;
+/// Files listed by `get_task_graph`.
+pub const MAX_FILES: usize = 200;
+
+fn status_str<T: serde::Serialize>(s: &T) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn task_value(t: &TaskSummary) -> Value {
+    json!({
+        "id": t.id,
+        "agent": t.agent,
+        "title": cut_str(&t.title, 200),
+        "workspace": t.workspace,
+        "cwd": t.cwd,
+        "status": t.status,
+        "startTime": t.start_time,
+        "durationMs": t.duration_ms,
+        "live": t.live,
+        "path": t.path,
+        "parentSession": t.parent_session,
+        "counts": t.counts,
+        "warnings": t.warnings,
+    })
+}
+
+/// `list_tasks`: coding-agent sessions found on this machine, newest first.
+/// Refreshes the catalog (only changed session files are read again).
+pub fn list_tasks(catalog: &mut Catalog, args: &ListTasksArgs) -> Result<ToolOutput, ToolError> {
+    let limit = match args.limit {
+        None => LIST_TASKS_DEFAULT,
+        Some(n) if (1..=LIST_TASKS_MAX).contains(&n) => n,
+        Some(n) => {
+            return Err(ToolError::bad(
+                "limit",
+                format!("{n} is not between 1 and {LIST_TASKS_MAX}"),
+            ));
+        }
+    } as usize;
+    let agent = args.agent.map(Agent::from);
+    let tasks: Vec<&TaskSummary> = catalog
+        .refresh()
+        .iter()
+        .filter(|t| agent.is_none_or(|a| t.agent == a))
+        .collect();
+    let total = tasks.len();
+    let shown: Vec<&TaskSummary> = tasks.into_iter().take(limit).collect();
+    let mut text = if shown.is_empty() {
+        "No coding-agent sessions found (looked in the DSH, pi, Claude Code and Codex homes)."
+            .to_owned()
+    } else {
+        format!(
+            "{total} session(s) found; {} shown, newest first:\n",
+            shown.len()
+        )
+    };
+    for t in &shown {
+        let c = &t.counts;
+        let _ = writeln!(
+            text,
+            "- {} [{}] \"{}\" — {}{}, {}{}; {} turns, {} steps, {} tools, {} errors, {} files changed\n  {}",
+            t.id,
+            t.agent.as_str(),
+            cut_str(&one_line(&Value::String(t.title.clone()), 200), 120),
+            status_str(&t.status),
+            if t.live { " (live)" } else { "" },
+            t.start_time
+                .map(iso)
+                .unwrap_or_else(|| "no start time".to_owned()),
+            if t.duration_ms > 0 {
+                format!(", {}", duration(t.duration_ms as f64))
+            } else {
+                String::new()
+            },
+            c.phases,
+            c.agents,
+            c.tools + c.skills + c.subagents + c.code_changes + c.tests + c.plans,
+            c.errors,
+            c.files_changed,
+            t.path.display()
+        );
+    }
+    if !shown.is_empty() {
+        text.push_str("Open one with get_task_graph {\"id\": …}.");
+    }
+    let values: Vec<Value> = shown.iter().map(|t| task_value(t)).collect();
+    Ok(ToolOutput::new(
+        text,
+        json!({ "tasks": values, "total": total }),
+    ))
+}
+
+fn node_ref_value(r: &NodeRef) -> Value {
+    json!({
+        "id": r.id,
+        "name": cut_str(&r.name, 200),
+        "type": r.node_type,
+        "status": r.status,
+        "durationMs": r.duration_ms,
+        "attempts": r.attempts,
+        "error": r.error.as_deref().map(|e| cut_str(e, 500)),
+    })
+}
+
+fn node_error(meta: &NodeMeta) -> Option<String> {
+    match meta {
+        NodeMeta::Tool(t) => t.error.clone(),
+        NodeMeta::Agent(a) => a.attempts.last().map(|at| {
+            serde_json::to_value(&at.failure)
+                .map(|v| one_line(&v, 300))
+                .unwrap_or_default()
+        }),
+        NodeMeta::Phase(p) => p.reason_message.clone(),
+        NodeMeta::Task(_) => None,
+    }
+}
+
+fn locate(catalog: &mut Catalog, id: &str) -> Result<TaskGraph, ToolError> {
+    if id.trim().is_empty() {
+        return Err(ToolError::bad("id", "must not be empty"));
+    }
+    match catalog.graph(id) {
+        Ok(g) => Ok(g),
+        Err(mindgate_taskgraph::Error::NotFound { .. }) => {
+            catalog.refresh();
+            Ok(catalog.graph(id)?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `get_task_graph`: a session's task graph — summary, critical path, failures,
+/// files changed (and, with `detail: full`, its nodes).
+pub fn get_task_graph(
+    catalog: &mut Catalog,
+    args: &GetTaskGraphArgs,
+) -> Result<ToolOutput, ToolError> {
+    let g = locate(catalog, &args.id)?;
+    let detail = args.detail.unwrap_or_default();
+    let s = &g.summary;
+    let name_of = |id: &str| g.node(id).map(|n| n.name.clone()).unwrap_or_default();
+
+    let critical: Vec<Value> = g
+        .critical_path
+        .node_ids
+        .iter()
+        .map(|id| {
+            let n = g.node(id);
+            json!({
+                "id": id,
+                "name": cut_str(&name_of(id), 200),
+                "type": n.map(|n| n.node_type),
+                "status": n.map(|n| n.status),
+                "durationMs": n.map(|n| n.duration_ms),
+                "hot": g.critical_path.hot_node_ids.contains(id),
+            })
+        })
+        .collect();
+    let files: Vec<&String> = s.files_changed.iter().take(MAX_FILES).collect();
+    let failures: Vec<Value> = s.failed_steps.iter().map(node_ref_value).collect();
+    let retried: Vec<Value> = s
+        .retried_steps
+        .iter()
+        .take(20)
+        .map(node_ref_value)
+        .collect();
+    let slowest: Vec<Value> = s.slowest_steps.iter().map(node_ref_value).collect();
+    let agent = g.meta.header.get("agent").cloned().unwrap_or(Value::Null);
+
+    let c = &s.counts;
+    let mut text = format!(
+        "Task {} \"{}\" — {}, {}{}\n",
+        g.task_id,
+        cut_str(&one_line(&Value::String(g.title.clone()), 300), 200),
+        status_str(&g.status),
+        g.start_time
+            .map(iso)
+            .unwrap_or_else(|| "no start time".to_owned()),
+        if g.duration_ms > 0 {
+            format!(", {}", duration(g.duration_ms as f64))
+        } else {
+            String::new()
+        },
+    );
+    if let Some(cwd) = &g.cwd {
+        let _ = writeln!(text, "cwd: {cwd}");
+    }
+    let _ = writeln!(
+        text,
+        "{} turns, {} LLM steps, {} tools, {} skills, {} subagents, {} code changes, {} tests, {} plans; {} errors, {} retries; tokens {} in / {} out / {} cache read",
+        c.phases,
+        c.agents,
+        c.tools,
+        c.skills,
+        c.subagents,
+        c.code_changes,
+        c.tests,
+        c.plans,
+        c.errors,
+        c.retries,
+        s.tokens.input,
+        s.tokens.output,
+        s.tokens.cache_read
+    );
+    if let Some(kind) = &g.meta.final_turn_reason.kind {
+        let _ = writeln!(
+            text,
+            "Last turn ended: {kind}{}",
+            g.meta
+                .final_turn_reason
+                .message
+                .as_deref()
+                .map(|m| format!(" — {}", cut_str(m, 300)))
+                .unwrap_or_default()
+        );
+    }
+    let _ = writeln!(
+        text,
+        "\nCritical path ({} of {}):",
+        duration(g.critical_path.duration_ms as f64),
+        duration(g.critical_path.total_ms as f64)
+    );
+    for (i, id) in g.critical_path.node_ids.iter().enumerate().take(60) {
+        let n = g.node(id);
+        let _ = writeln!(
+            text,
+            "{}. {} {} \"{}\" {} {}",
+            i + 1,
+            id,
+            n.map(|n| n.node_type.as_str()).unwrap_or("?"),
+            cut_str(&one_line(&Value::String(name_of(id)), 200), 80),
+            n.map(|n| status_str(&n.status)).unwrap_or_default(),
+            n.map(|n| duration(n.duration_ms as f64))
+                .unwrap_or_default()
+        );
+    }
+    if g.critical_path.node_ids.len() > 60 {
+        let _ = writeln!(text, "… {} more", g.critical_path.node_ids.len() - 60);
+    }
+    if !s.failed_steps.is_empty() {
+        let _ = writeln!(text, "\nFailures ({}):", s.failed_steps.len());
+        for f in s.failed_steps.iter().take(30) {
+            let _ = writeln!(
+                text,
+                "- {} {} \"{}\"{}: {}",
+                f.id,
+                f.node_type.as_str(),
+                cut_str(&one_line(&Value::String(f.name.clone()), 200), 80),
+                if f.attempts > 1 {
+                    format!(" after {} attempts", f.attempts)
+                } else {
+                    String::new()
+                },
+                f.error
+                    .as_deref()
+                    .map(|e| one_line(&Value::String(e.to_owned()), 300))
+                    .unwrap_or_else(|| "(no message)".to_owned())
+            );
+        }
+    }
+    if !s.slowest_steps.is_empty() {
+        text.push_str("\nSlowest steps:\n");
+        for r in &s.slowest_steps {
+            let _ = writeln!(
+                text,
+                "- {} \"{}\" {}",
+                r.id,
+                cut_str(&r.name, 80),
+                duration(r.duration_ms as f64)
+            );
+        }
+    }
+    if !s.files_changed.is_empty() {
+        let _ = writeln!(text, "\nFiles changed ({}):", s.files_changed.len());
+        for f in s.files_changed.iter().take(50) {
+            let _ = writeln!(text, "- {f}");
+        }
+        if s.files_changed.len() > 50 {
+            let _ = writeln!(text, "… {} more", s.files_changed.len() - 50);
+        }
+    }
+    if !s.most_used_tools.is_empty() {
+        let tools: Vec<String> = s
+            .most_used_tools
+            .iter()
+            .map(|t| format!("{} ×{}", t.name, t.count))
+            .collect();
+        let _ = writeln!(text, "\nMost used tools: {}", tools.join(", "));
+    }
+
+    let mut value = json!({
+        "taskId": g.task_id,
+        "sessionId": g.session_id,
+        "agent": agent,
+        "title": cut_str(&g.title, 500),
+        "workspace": g.workspace,
+        "cwd": g.cwd,
+        "status": g.status,
+        "startTime": g.start_time,
+        "endTime": g.end_time,
+        "durationMs": g.duration_ms,
+        "live": g.meta.live,
+        "counts": s.counts,
+        "tokens": s.tokens,
+        "criticalPath": {
+            "durationMs": g.critical_path.duration_ms,
+            "totalMs": g.critical_path.total_ms,
+            "nodes": critical,
+        },
+        "failures": failures,
+        "retried": retried,
+        "slowest": slowest,
+        "filesChanged": files,
+        "filesChangedTotal": s.files_changed.len(),
+        "mostUsedTools": s.most_used_tools,
+        "finalTurnReason": g.meta.final_turn_reason,
+        "nodeCount": g.nodes.len(),
+    });
+    if detail == DetailArg::Full {
+        let nodes: Vec<Value> = g
+            .nodes
+            .iter()
+            .take(FULL_MAX_NODES)
+            .map(|n| {
+                let mut v = json!({
+                    "id": n.id,
+                    "type": n.node_type,
+                    "name": cut_str(&n.name, 200),
+                    "status": n.status,
+                    "durationMs": n.duration_ms,
+                    "parentId": n.parent_id,
+                });
+                if let (Some(e), Some(obj)) = (node_error(&n.meta), v.as_object_mut()) {
+                    obj.insert("error".to_owned(), Value::String(cut_str(&e, 300)));
+                }
+                if let (NodeMeta::Tool(t), Some(obj)) = (&n.meta, v.as_object_mut()) {
+                    obj.insert("toolName".to_owned(), Value::String(t.tool_name.clone()));
+                    obj.insert("arguments".to_owned(), preview(&t.arguments, 200).0);
+                }
+                v
+            })
+            .collect();
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("nodes".to_owned(), Value::Array(nodes));
+            obj.insert(
+                "nodesTruncated".to_owned(),
+                Value::Bool(g.nodes.len() > FULL_MAX_NODES),
+            );
+        }
+        let _ = writeln!(
+            text,
+            "\nNodes: {} (listed in the structured content{}).",
+            g.nodes.len(),
+            if g.nodes.len() > FULL_MAX_NODES {
+                ", first 300"
+            } else {
+                ""
+            }
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "\nThe graph has {} nodes; pass detail: \"full\" to list them.",
+            g.nodes.len()
+        );
+    }
+    Ok(ToolOutput::new(text, value))
+}

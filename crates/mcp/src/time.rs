@@ -1,0 +1,147 @@
+//! Small time helpers: readable timestamps and durations, and `since` parsing.
+
+use crate::error::ToolError;
+use crate::params::SinceArg;
+
+/// `2024-05-01T12:30:00Z` for an epoch-ms time (UTC, second precision).
+pub fn iso(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Gregorian date of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`.
+pub fn duration(ms: f64) -> String {
+    if !ms.is_finite() || ms < 0.0 {
+        return "?".to_owned();
+    }
+    if ms < 1_000.0 {
+        return format!("{} ms", trim_float(ms));
+    }
+    let s = ms / 1_000.0;
+    if s < 60.0 {
+        return format!("{s:.1} s");
+    }
+    let total = s as u64;
+    if total < 3_600 {
+        return format!("{} min {:02} s", total / 60, total % 60);
+    }
+    format!("{} h {:02} min", total / 3_600, (total % 3_600) / 60)
+}
+
+fn trim_float(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Resolves a `since` argument to epoch ms, relative to `now_ms`.
+pub fn resolve_since(since: &SinceArg, now_ms: i64) -> Result<i64, ToolError> {
+    match since {
+        SinceArg::Millis(ms) => Ok(*ms),
+        SinceArg::Text(text) => {
+            let t = text.trim();
+            if let Some(ms) = parse_span(t) {
+                return Ok(now_ms.saturating_sub(ms));
+            }
+            if let Ok(ms) = t.parse::<i64>() {
+                return Ok(ms);
+            }
+            mindgate_taskgraph::util::parse_rfc3339_ms(t).ok_or_else(|| {
+                ToolError::bad(
+                    "since",
+                    format!(
+                        "`{t}` is not epoch milliseconds, an RFC 3339 time, or a span like 30m, 2h, 7d"
+                    ),
+                )
+            })
+        }
+    }
+}
+
+/// `90s`, `15m`, `2h`, `7d`, `1w` → milliseconds.
+fn parse_span(t: &str) -> Option<i64> {
+    let unit = t.chars().last()?;
+    let n: i64 = t[..t.len() - unit.len_utf8()].trim().parse().ok()?;
+    if n < 0 {
+        return None;
+    }
+    let mult = match unit {
+        's' => 1_000,
+        'm' => 60_000,
+        'h' => 3_600_000,
+        'd' => 86_400_000,
+        'w' => 7 * 86_400_000,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_formats_known_instants() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso(1_714_566_600_000), "2024-05-01T12:30:00Z");
+        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration(12.5), "12.5 ms");
+        assert_eq!(duration(850.0), "850 ms");
+        assert_eq!(duration(12_340.0), "12.3 s");
+        assert_eq!(duration(245_000.0), "4 min 05 s");
+        assert_eq!(duration(7_380_000.0), "2 h 03 min");
+        assert_eq!(duration(f64::NAN), "?");
+    }
+
+    #[test]
+    fn since_accepts_millis_spans_and_rfc3339() {
+        let now = 10_000_000;
+        assert_eq!(resolve_since(&SinceArg::Millis(5), now), Ok(5));
+        assert_eq!(
+            resolve_since(&SinceArg::Text("2h".into()), now),
+            Ok(now - 7_200_000)
+        );
+        assert_eq!(
+            resolve_since(&SinceArg::Text("30m".into()), now),
+            Ok(now - 1_800_000)
+        );
+        assert_eq!(resolve_since(&SinceArg::Text("123".into()), now), Ok(123));
+        assert_eq!(
+            resolve_since(&SinceArg::Text("2024-05-01T12:30:00Z".into()), now),
+            Ok(1_714_566_600_000)
+        );
+        let err = resolve_since(&SinceArg::Text("yesterday".into()), now);
+        assert!(matches!(
+            err,
+            Err(ToolError::BadArgument { field: "since", .. })
+        ));
+    }
+}
