@@ -402,6 +402,13 @@ fn valid_frame() -> impl Strategy<Value = Value> {
         })
 }
 
+fn schema_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        jsonschema::draft202012::new(&mindgate_protocol::json_schema()).expect("schema compiles")
+    })
+}
+
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
@@ -429,6 +436,26 @@ proptest! {
         let back: Value = serde_json::from_str(&out).unwrap();
         prop_assert!(json_eq(&back, &frame), "{} != {}", back, frame);
         prop_assert_eq!(parse_envelope(&out), ParseResult::Ok(env));
+    }
+
+    /// The exported JSON Schema accepts every frame the parser accepts, and
+    /// rejects known types whose payload the parser rejects for its shape.
+    #[test]
+    fn schema_agrees_with_the_parser(
+        frame in valid_frame(),
+        other_payload in prop::option::of(any_json().prop_filter("object", Value::is_object)),
+    ) {
+        let mut frame = frame;
+        if let Some(p) = other_payload {
+            frame["payload"] = p;
+        }
+        let verdict = parse_envelope(&frame.to_string());
+        let valid = schema_validator().is_valid(&frame);
+        match verdict {
+            ParseResult::Ok(_) => prop_assert!(valid, "schema rejects a frame the parser accepts: {}", frame),
+            ParseResult::Invalid { .. } => prop_assert!(!valid, "schema accepts a frame the parser rejects: {}", frame),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// Pretty-printed frames parse the same as compact ones.
