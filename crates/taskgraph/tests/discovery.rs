@@ -1,0 +1,165 @@
+//! Discovery over fixture homes: task list, live flag, load by id / prefix / path.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use mindgate_taskgraph::discover::env;
+use mindgate_taskgraph::{Agent, Catalog, DiscoveryConfig, Error, Status, discover, load};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else if p.extension().is_none_or(|x| x != "py") {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// Fixture homes copied into a temp folder laid out like the agents' own homes.
+fn homes() -> (tempfile::TempDir, DiscoveryConfig) {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    copy_dir(Path::new("tests/fixtures/dsh"), &home.join(".dsh/sessions"));
+    copy_dir(
+        Path::new("tests/fixtures/pi"),
+        &home.join(".pi/agent/sessions"),
+    );
+    copy_dir(
+        Path::new("tests/fixtures/claude"),
+        &home.join(".claude/projects"),
+    );
+    copy_dir(
+        Path::new("tests/fixtures/codex"),
+        &home.join(".codex/sessions"),
+    );
+    let mut cfg = DiscoveryConfig::from_lookup(|_| None, Some(home.to_path_buf()));
+    cfg.now = Some(SystemTime::now());
+    (tmp, cfg)
+}
+
+#[test]
+fn config_from_env_and_defaults() {
+    let home = PathBuf::from("/home/u");
+    let cfg = DiscoveryConfig::from_lookup(
+        |k| (k == env::CODEX_HOME).then(|| PathBuf::from("/opt/codex")),
+        Some(home.clone()),
+    );
+    assert_eq!(cfg.dsh_sessions, Some(home.join(".dsh/sessions")));
+    assert_eq!(cfg.pi_sessions, Some(home.join(".pi/agent/sessions")));
+    assert_eq!(cfg.claude_projects, Some(home.join(".claude/projects")));
+    assert_eq!(
+        cfg.codex_sessions,
+        Some(PathBuf::from("/opt/codex/sessions"))
+    );
+    assert_eq!(cfg.live_window, Duration::from_secs(180));
+}
+
+#[test]
+fn discovers_every_format_with_live_flags() {
+    let (_tmp, cfg) = homes();
+    let tasks = discover(&cfg);
+    let mut rows: Vec<(String, Agent, String, Status, bool, Option<String>)> = tasks
+        .iter()
+        .map(|t| {
+            (
+                t.id.clone(),
+                t.agent,
+                t.workspace.clone(),
+                t.status,
+                t.live,
+                t.parent_session.clone(),
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "c-main",
+            "c-side",
+            "cx-live",
+            "cx-main",
+            "dsh-child",
+            "dsh-fail",
+            "dsh-live",
+            "dsh-main",
+            "pi-live",
+            "pi-main"
+        ]
+    );
+    insta::assert_json_snapshot!("discovered_tasks", rows);
+    for t in &tasks {
+        assert_eq!(t.live, t.id.ends_with("-live"), "{}", t.id);
+        assert!(t.modified_ms > 0);
+    }
+    // Claude Code subagent files are children, not tasks.
+    assert!(
+        tasks
+            .iter()
+            .all(|t| !t.path.to_string_lossy().contains("subagents"))
+    );
+}
+
+#[test]
+fn stale_sessions_are_not_live() {
+    let (_tmp, mut cfg) = homes();
+    cfg.now = Some(SystemTime::now() + Duration::from_secs(3600));
+    let tasks = discover(&cfg);
+    assert!(tasks.iter().all(|t| !t.live));
+    let live = tasks.iter().find(|t| t.id == "dsh-live").unwrap();
+    assert_eq!(live.status, Status::Cancelled);
+}
+
+#[test]
+fn load_by_id_prefix_and_path() {
+    let (_tmp, cfg) = homes();
+    let s = load(&cfg, "dsh-main").unwrap();
+    assert_eq!(s.agent, Agent::Dsh);
+    assert_eq!(s.children.len(), 1);
+    assert_eq!(load(&cfg, "pi-ma").unwrap().id, "pi-main");
+    assert!(matches!(load(&cfg, "dsh-"), Err(Error::Ambiguous { .. })));
+    assert!(matches!(load(&cfg, "nope"), Err(Error::NotFound { .. })));
+    let p = cfg
+        .claude_projects
+        .clone()
+        .unwrap()
+        .join("-work-napkin/c-main.jsonl");
+    let s = load(&cfg, p.to_str().unwrap()).unwrap();
+    assert_eq!(s.agent, Agent::ClaudeCode);
+    assert_eq!(s.children.len(), 1);
+
+    let mut cat = Catalog::new(cfg);
+    assert_eq!(cat.refresh().len(), 10);
+    let g = cat.graph("cx-main").unwrap();
+    assert_eq!(g.status, Status::Success);
+    // A second refresh reuses the cached summaries.
+    assert_eq!(cat.refresh().len(), 10);
+}
+
+#[test]
+fn extra_paths_are_searched() {
+    let mut cfg = DiscoveryConfig::empty();
+    cfg.extra_paths = vec![
+        PathBuf::from("tests/fixtures/claude"),
+        PathBuf::from("tests/fixtures/dsh"),
+    ];
+    let mut ids: Vec<String> = discover(&cfg).into_iter().map(|t| t.id).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "c-main",
+            "c-side",
+            "dsh-child",
+            "dsh-fail",
+            "dsh-live",
+            "dsh-main"
+        ]
+    );
+}
