@@ -128,6 +128,7 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use axum::http::HeaderValue;

@@ -582,6 +582,7 @@ fn broadcast(inner: &mut Inner, msg: Message) {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use mindgate_protocol::{ClientVersions, ExecPaused, ExecResumed, PausePoint};

@@ -1,5 +1,5 @@
 //! Shared helpers for the server's integration tests.
-#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+#![allow(dead_code, missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
 use std::time::Duration;
 
