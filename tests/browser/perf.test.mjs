@@ -118,12 +118,20 @@ test('a 100,000-event run stored by the server opens through the /ws/ui replay',
     const r = (data.runs || []).find((x) => x.id === runId);
     return r && r.counts && r.counts.events >= Number(sent);
   }, { timeout: 120000, interval: 500, what: 'all events stored' });
-  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(runId)}`));
+  const { page, errors } = await openPage(browser, srv.url());
+  await until(() => page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
+  // Long tasks (> 50 ms) while the history streams in: how close the page came to freezing.
+  await page.evaluate((id) => {
+    window.longTasks = [];
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(e.duration); }).observe({ type: 'longtask' });
+    location.hash = `#/run/${encodeURIComponent(id)}`;
+  }, runId);
   const opened = await until(() => page.evaluate(() => window.mindgate.store.lastOpen || null), { timeout: 120000, interval: 50, what: 'the run to open' });
+  const longTasks = await page.evaluate(() => window.longTasks);
   assert.equal(opened.runId, runId);
   assert.equal(opened.nodes, 5000);
   assert.equal(opened.events, Number(sent));
-  const figures = { events: opened.events, nodes: opened.nodes, subscribeToFirstRenderMs: +opened.ms.toFixed(0), navigationToFirstRenderMs: +opened.at.toFixed(0) };
+  const figures = { events: opened.events, nodes: opened.nodes, subscribeToFirstRenderMs: +opened.ms.toFixed(0), pageBusyDuringReplayMs: +opened.pageBusyMs.toFixed(0), longTasksOver50ms: longTasks.length, longestTaskMs: Math.round(Math.max(0, ...longTasks)) };
   console.log(`VIEWER-PERF-REPLAY ${JSON.stringify(figures)}`);
   writeFileSync(artifact('perf-replay.json'), JSON.stringify(figures, null, 2));
   await page.screenshot({ path: artifact('12-replayed-100k-events.png') });

@@ -42,7 +42,7 @@ def main() -> int:
         ev("node.started", p)
         return node_id
 
-    ev("run.started", {"app": "synthetic", "meta": {"name": f"synthetic {nodes} nodes"}})
+    ev("run.started", {"app": "synthetic", "sdk": {"name": "synthetic-ingest", "version": "0"}, "meta": {"name": f"synthetic {nodes} nodes"}})
     root = node("agent:synthetic", "agent", "synthetic", None)
     opened.append(root)
     fan1, fan2 = 50, 10

@@ -10,7 +10,7 @@ export function syntheticFeed(runId, nodeCount = 5000, eventCount = 100000) {
     ts += 3;
     msgs.push(JSON.stringify({ type: 'event', runId, event: { gm: 1, seq: seq++, ts, runId, type, payload } }));
   };
-  ev('run.started', { app: 'synthetic', meta: { name: `synthetic ${nodeCount} nodes` } });
+  ev('run.started', { app: 'synthetic', sdk: { name: 'synthetic', version: '0' }, meta: { name: `synthetic ${nodeCount} nodes` } });
   const leaves = [];
   const names = new Map();
   let made = 0;
