@@ -169,6 +169,25 @@ test('deep link, search and dark theme', async () => {
   await p2.context().close();
 });
 
+test('pause on error (armed by default): the inspector shows the error, Retry re-runs the tool', async () => {
+  const agent = runAgent(srv.port, { AGENT_RUN_NAME: 'trip-err', AGENT_FAIL: '1' });
+  await agent.waitFor('ATTACHED');
+  const pause = page.getByRole('group', { name: /Held: tool:check_visa error/ });
+  await pause.waitFor({ timeout: 15000 });
+  await openRun('trip-err');
+  const b = await until(async () => { const x = await box('check_visa'); return x && x.status === 'paused' ? x : null; }, { what: 'check_visa held' });
+  await page.mouse.click(b.x + b.w / 2, b.y + b.h / 2);
+  await page.locator('#inspector .err-title', { hasText: 'ConnectionError: visa service unreachable for US' }).waitFor();
+  await page.locator('#inspector .stack').waitFor();
+  await page.screenshot({ path: artifact('07-error-gate-inspector.png') });
+  await pause.getByRole('button', { name: 'Retry', exact: true }).click();
+  await agent.waitFor('RUN-END');
+  assert.match(agent.output(), /RUN-END ok/);
+  const visa = results(agent.output()).find((r) => r.tool === 'check_visa');
+  assert.equal(visa.value, 'visa ok after 2 attempts');
+  await until(async () => (await box('check_visa'))?.status === 'ok', { what: 'check_visa ok after retry' });
+});
+
 test('Step mode holds the first gate; back to Run and Continue finishes the run', async () => {
   await page.getByRole('button', { name: 'Step', exact: true }).click();
   await until(() => page.getByRole('button', { name: 'Step', exact: true }).getAttribute('aria-pressed').then((v) => v === 'true'), { what: 'Step pressed' });

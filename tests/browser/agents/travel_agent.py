@@ -30,6 +30,18 @@ def search_flights(origin: str, destination: str) -> list[dict]:
     ]
 
 
+_attempts = {"n": 0}
+
+
+@gm.tool
+def check_visa(country: str) -> str:
+    """Fails on its first call (AGENT_FAIL=1), succeeds when retried."""
+    _attempts["n"] += 1
+    if _attempts["n"] == 1:
+        raise ConnectionError(f"visa service unreachable for {country}")
+    return f"visa ok after {_attempts['n']} attempts"
+
+
 @gm.tool
 def book(flight: str) -> dict:
     return {"booked": flight, "confirmation": "CONF-42"}
@@ -58,6 +70,8 @@ def main() -> int:
             for _ in range(loops):
                 flights = search_flights("SFO", "JFK")
                 print("RESULT " + json.dumps({"tool": "search_flights", "value": flights}), flush=True)
+            if os.environ.get("AGENT_FAIL") == "1":
+                print("RESULT " + json.dumps({"tool": "check_visa", "value": check_visa("US")}), flush=True)
             chosen = flights[0]["flight"] if isinstance(flights, list) and flights and isinstance(flights[0], dict) else str(flights)
             booking = book(chosen)
             print("RESULT " + json.dumps({"tool": "book", "value": booking}), flush=True)
