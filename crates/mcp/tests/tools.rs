@@ -1,0 +1,903 @@
+//! Every tool, called on a database filled through the store's write API, on
+//! the task-graph crate's session fixtures, and (for the control tools) on a
+//! stand-in server speaking the HTTP API.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mindgate_mcp::params::{
+    AgentArg, DetailArg, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs,
+    ListRunsArgs, ListTasksArgs, ResumeActionArg, ResumeArgs, RunStatusArg, SearchEventsArgs,
+    SinceArg,
+};
+use mindgate_mcp::{McpConfig, MindgateMcp, ServerEndpoint};
+use mindgate_protocol::parse_envelope;
+use mindgate_store::{NewEvent, RunStore, Writer, WriterConfig};
+use mindgate_taskgraph::DiscoveryConfig;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+fn ev(run: &str, seq: u64, ts: i64, ty: &str, payload: Value) -> NewEvent {
+    let f = json!({"gm": 1, "seq": seq, "ts": ts, "runId": run, "type": ty, "payload": payload})
+        .to_string();
+    NewEvent::from_frame(&f, &parse_envelope(&f)).expect("valid event")
+}
+
+const T0: i64 = 1_700_000_000_000;
+
+/// Two runs: `r-ok` (agent → llm with usage, a tool that fails then recovers
+/// on retry, a big output) and `r-fail` (a tool and the run fail with "card declined").
+fn fill(path: &Path) {
+    let (w, _) = Writer::open(path, WriterConfig::default(), None).expect("writer");
+    let big = "x".repeat(5_000);
+    let events = vec![
+        ev(
+            "r-ok",
+            0,
+            T0,
+            "run.started",
+            json!({"app": "shop", "sdk": {"name": "t", "version": "1"}, "meta": {"name": "checkout"}}),
+        ),
+        ev(
+            "r-ok",
+            1,
+            T0 + 1,
+            "node.started",
+            json!({"nodeId": "agent:a", "kind": "agent", "name": "a", "instanceId": "i-a"}),
+        ),
+        ev(
+            "r-ok",
+            2,
+            T0 + 2,
+            "node.started",
+            json!({"nodeId": "llm:plan", "kind": "llm", "name": "plan", "instanceId": "l1", "parentId": "agent:a", "input": {"prompt": "plan the trip"}}),
+        ),
+        ev(
+            "r-ok",
+            3,
+            T0 + 3,
+            "node.token",
+            json!({"nodeId": "llm:plan", "instanceId": "l1", "deltas": [{"t": "text", "v": "Book "}, {"t": "text", "v": "flights"}]}),
+        ),
+        ev(
+            "r-ok",
+            4,
+            T0 + 50,
+            "node.finished",
+            json!({"nodeId": "llm:plan", "instanceId": "l1", "durationMs": 48, "status": "ok", "output": "Book flights", "usage": {"inputTokens": 120, "outputTokens": 30}}),
+        ),
+        ev(
+            "r-ok",
+            5,
+            T0 + 51,
+            "node.started",
+            json!({"nodeId": "tool:search", "kind": "tool", "name": "search", "instanceId": "c1", "parentId": "agent:a", "input": {"q": "flights to Lisbon"}}),
+        ),
+        ev(
+            "r-ok",
+            6,
+            T0 + 52,
+            "node.error",
+            json!({"nodeId": "tool:search", "instanceId": "c1", "error": {"name": "TimeoutError", "message": "upstream timed out", "stack": "line 1\nline 2"}}),
+        ),
+        ev(
+            "r-ok",
+            7,
+            T0 + 60,
+            "node.finished",
+            json!({"nodeId": "tool:search", "instanceId": "c1", "durationMs": 9, "status": "ok", "output": {"results": big}}),
+        ),
+        ev(
+            "r-ok",
+            8,
+            T0 + 61,
+            "node.started",
+            json!({"nodeId": "tool:search", "kind": "tool", "name": "search", "instanceId": "c2", "parentId": "agent:a", "input": {"q": "hotels"}}),
+        ),
+        ev(
+            "r-ok",
+            9,
+            T0 + 64,
+            "node.finished",
+            json!({"nodeId": "tool:search", "instanceId": "c2", "durationMs": 3, "status": "ok", "output": ["h1"]}),
+        ),
+        ev(
+            "r-ok",
+            10,
+            T0 + 70,
+            "node.finished",
+            json!({"nodeId": "agent:a", "instanceId": "i-a", "durationMs": 69, "status": "ok"}),
+        ),
+        ev("r-ok", 11, T0 + 71, "run.finished", json!({"status": "ok"})),
+        ev(
+            "r-fail",
+            0,
+            T0 + 1_000,
+            "run.started",
+            json!({"app": "billing", "sdk": {"name": "t", "version": "1"}, "meta": {"name": "charge"}}),
+        ),
+        ev(
+            "r-fail",
+            1,
+            T0 + 1_001,
+            "node.started",
+            json!({"nodeId": "tool:charge_card", "kind": "tool", "name": "charge_card", "instanceId": "k1", "input": {"amount_usd": 99.0}}),
+        ),
+        ev(
+            "r-fail",
+            2,
+            T0 + 1_002,
+            "node.error",
+            json!({"nodeId": "tool:charge_card", "instanceId": "k1", "error": {"name": "RuntimeError", "message": "card declined", "stack": "Traceback\n  charge()\nRuntimeError: card declined"}}),
+        ),
+        ev(
+            "r-fail",
+            3,
+            T0 + 1_003,
+            "node.finished",
+            json!({"nodeId": "tool:charge_card", "instanceId": "k1", "durationMs": 2, "status": "error"}),
+        ),
+        ev(
+            "r-fail",
+            4,
+            T0 + 1_004,
+            "run.finished",
+            json!({"status": "error", "error": {"name": "RuntimeError", "message": "card declined"}}),
+        ),
+    ];
+    for e in events {
+        w.append(e).expect("append");
+    }
+    w.flush().expect("flush");
+    w.close().expect("close");
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures")
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    server: MindgateMcp,
+}
+
+fn config(home: &Path) -> McpConfig {
+    let mut c = McpConfig::new(home);
+    c.discovery = DiscoveryConfig {
+        extra_paths: vec![fixtures()],
+        ..DiscoveryConfig::empty()
+    };
+    c.port = Some(4999);
+    c
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().to_path_buf();
+    fill(&home.join("mindgate.db"));
+    let server = MindgateMcp::new(config(&home));
+    Env {
+        _dir: dir,
+        home,
+        server,
+    }
+}
+
+fn ok(r: &CallToolResult) -> (&str, &Value) {
+    let text = r
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map_or("", |t| t.text.as_str());
+    assert_eq!(r.is_error, Some(false), "unexpected tool error: {text}");
+    (
+        text,
+        r.structured_content.as_ref().expect("structured content"),
+    )
+}
+
+fn err(r: &CallToolResult) -> (String, String) {
+    assert_eq!(r.is_error, Some(true), "expected a tool error: {r:?}");
+    let text = r.content[0].as_text().expect("text").text.clone();
+    let code = r.structured_content.as_ref().expect("structured")["error"]["code"]
+        .as_str()
+        .expect("code")
+        .to_owned();
+    (code, text)
+}
+
+#[tokio::test]
+async fn list_runs_filters_and_links() {
+    let e = env();
+    let r = e
+        .server
+        .list_runs(Parameters(ListRunsArgs::default()))
+        .await;
+    let (text, v) = ok(&r);
+    let ids: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r-fail", "r-ok"]);
+    assert_eq!(v["runs"][0]["link"], "http://127.0.0.1:4999/#/run/r-fail");
+    assert_eq!(v["runs"][1]["usage"]["inputTokens"], 120);
+    assert!(v["runs"][0].get("sdk").is_none());
+    assert!(
+        text.contains("r-fail \"charge\" (app billing) — error"),
+        "{text}"
+    );
+
+    let r = e
+        .server
+        .list_runs(Parameters(ListRunsArgs {
+            status: Some(RunStatusArg::Ok),
+            ..Default::default()
+        }))
+        .await;
+    assert_eq!(ok(&r).1["runs"].as_array().unwrap().len(), 1);
+    let r = e
+        .server
+        .list_runs(Parameters(ListRunsArgs {
+            query: Some("CHARG".into()),
+            ..Default::default()
+        }))
+        .await;
+    assert_eq!(ok(&r).1["runs"][0]["id"], "r-fail");
+    let r = e
+        .server
+        .list_runs(Parameters(ListRunsArgs {
+            app: Some("nope".into()),
+            ..Default::default()
+        }))
+        .await;
+    assert_eq!(ok(&r).0, "No runs match.");
+    let r = e
+        .server
+        .list_runs(Parameters(ListRunsArgs {
+            limit: Some(1),
+            ..Default::default()
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["nextBefore"], T0 + 1_000);
+    assert!(text.contains("before=1700000001000"), "{text}");
+    for bad in [0, 101] {
+        let r = e
+            .server
+            .list_runs(Parameters(ListRunsArgs {
+                limit: Some(bad),
+                ..Default::default()
+            }))
+            .await;
+        assert_eq!(err(&r).0, "bad_argument");
+    }
+}
+
+#[tokio::test]
+async fn get_run_shows_graph_errors_slowest_and_tokens() {
+    let e = env();
+    let r = e
+        .server
+        .get_run(Parameters(GetRunArgs {
+            run_id: "r-ok".into(),
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["run"]["status"], "ok");
+    assert_eq!(v["graph"]["nodeCount"], 3);
+    assert_eq!(v["graph"]["edgeCount"], 2);
+    let search = v["graph"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["nodeId"] == "tool:search")
+        .unwrap();
+    assert_eq!(search["instances"], 2);
+    assert_eq!(
+        search["link"],
+        "http://127.0.0.1:4999/#/run/r-ok/node/tool%3Asearch"
+    );
+    assert_eq!(v["errors"][0]["message"], "upstream timed out");
+    assert_eq!(v["errors"][0]["recovered"], true);
+    assert_eq!(v["slowest"][0]["nodeId"], "agent:a");
+    assert_eq!(
+        v["tokens"]["byNode"][0],
+        json!({"nodeId": "llm:plan", "inputTokens": 120, "outputTokens": 30})
+    );
+    assert!(text.contains("upstream timed out (recovered)"), "{text}");
+    assert!(
+        text.contains("\n  llm:plan (llm) ok"),
+        "tree indentation: {text}"
+    );
+
+    let r = e
+        .server
+        .get_run(Parameters(GetRunArgs {
+            run_id: "r-fail".into(),
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["runError"]["message"], "card declined");
+    assert!(
+        text.contains("Run error: RuntimeError: card declined"),
+        "{text}"
+    );
+
+    let r = e
+        .server
+        .get_run(Parameters(GetRunArgs {
+            run_id: "nope".into(),
+        }))
+        .await;
+    let (code, text) = err(&r);
+    assert_eq!(code, "unknown_run");
+    assert!(text.contains("no run with id `nope`"), "{text}");
+    let r = e
+        .server
+        .get_run(Parameters(GetRunArgs { run_id: " ".into() }))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+}
+
+#[tokio::test]
+async fn get_node_previews_values_and_says_how_to_get_more() {
+    let e = env();
+    let args = |instances, instance_id: Option<&str>, max_chars| GetNodeArgs {
+        run_id: "r-ok".into(),
+        node_id: "tool:search".into(),
+        instances,
+        instance_id: instance_id.map(str::to_owned),
+        max_chars,
+    };
+    let r = e.server.get_node(Parameters(args(None, None, None))).await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["instanceCount"], 2);
+    assert_eq!(v["instances"].as_array().unwrap().len(), 2);
+    let first = &v["instances"][0];
+    assert_eq!(first["input"], json!({"q": "flights to Lisbon"}));
+    assert_eq!(first["errorDetail"]["stack"], "line 1\nline 2");
+    let results = first["output"]["results"].as_str().unwrap();
+    assert!(results.starts_with(&"x".repeat(2_000)) && results.ends_with("…[+3000 chars]"));
+    assert_eq!(v["valuesTruncated"], true);
+    assert!(text.contains("pass maxChars (up to 20000)"), "{text}");
+    assert!(
+        text.contains("/api/runs/r-ok/nodes/tool%3Asearch"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error: TimeoutError: upstream timed out"),
+        "{text}"
+    );
+
+    let r = e
+        .server
+        .get_node(Parameters(args(Some(1), None, Some(6_000))))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["instances"].as_array().unwrap().len(), 1);
+    assert_eq!(v["instances"][0]["instanceId"], "c2");
+    assert_eq!(v["valuesTruncated"], false);
+    assert!(text.contains("Showing 1 of 2 instances"), "{text}");
+
+    let r = e
+        .server
+        .get_node(Parameters(args(None, Some("c1"), Some(10_000))))
+        .await;
+    let v = ok(&r).1;
+    assert_eq!(
+        v["instances"][0]["output"]["results"]
+            .as_str()
+            .unwrap()
+            .len(),
+        5_000
+    );
+
+    let r = e
+        .server
+        .get_node(Parameters(args(None, Some("zz"), None)))
+        .await;
+    assert_eq!(err(&r).0, "unknown_instance");
+    let r = e
+        .server
+        .get_node(Parameters(args(Some(21), None, None)))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+    let r = e
+        .server
+        .get_node(Parameters(args(None, None, Some(20_001))))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+    let r = e
+        .server
+        .get_node(Parameters(GetNodeArgs {
+            node_id: "tool:nope".into(),
+            ..args(None, None, None)
+        }))
+        .await;
+    let (code, text) = err(&r);
+    assert_eq!(code, "unknown_node");
+    assert!(text.contains("get_run"), "{text}");
+    let r = e
+        .server
+        .get_node(Parameters(GetNodeArgs {
+            run_id: "nope".into(),
+            ..args(None, None, None)
+        }))
+        .await;
+    assert_eq!(err(&r).0, "unknown_run");
+}
+
+#[tokio::test]
+async fn find_errors_lists_failed_nodes_and_runs() {
+    let e = env();
+    let r = e
+        .server
+        .find_errors(Parameters(FindErrorsArgs::default()))
+        .await;
+    let (text, v) = ok(&r);
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2);
+    assert_eq!(nodes[0]["nodeId"], "tool:charge_card");
+    assert_eq!(nodes[0]["message"], "card declined");
+    assert_eq!(
+        nodes[0]["link"],
+        "http://127.0.0.1:4999/#/run/r-fail/node/tool%3Acharge_card"
+    );
+    assert_eq!(nodes[1]["message"], "upstream timed out");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(v["runs"][0]["id"], "r-fail");
+    assert_eq!(v["runs"][0]["error"]["message"], "card declined");
+    assert!(text.contains("Failed runs (1)"), "{text}");
+
+    let r = e
+        .server
+        .find_errors(Parameters(FindErrorsArgs {
+            limit: None,
+            since: Some(SinceArg::Millis(T0 + 500)),
+        }))
+        .await;
+    let v = ok(&r).1;
+    assert_eq!(v["nodes"].as_array().unwrap().len(), 1);
+    let r = e
+        .server
+        .find_errors(Parameters(FindErrorsArgs {
+            limit: None,
+            since: Some(SinceArg::Text("1h".into())),
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert!(v["nodes"].as_array().unwrap().is_empty() && v["runs"].as_array().unwrap().is_empty());
+    assert!(text.starts_with("No errors found since"), "{text}");
+    let r = e
+        .server
+        .find_errors(Parameters(FindErrorsArgs {
+            limit: None,
+            since: Some(SinceArg::Text("last tuesday".into())),
+        }))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+}
+
+#[tokio::test]
+async fn search_events_finds_payload_text() {
+    let e = env();
+    let args = |q: &str, run: Option<&str>| SearchEventsArgs {
+        query: q.into(),
+        run_id: run.map(str::to_owned),
+        limit: None,
+    };
+    let r = e
+        .server
+        .search_events(Parameters(args("lisbon", None)))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1);
+    assert_eq!(v["hits"][0]["type"], "node.started");
+    assert_eq!(
+        v["hits"][0]["link"],
+        "http://127.0.0.1:4999/#/run/r-ok/node/tool%3Asearch"
+    );
+    assert!(text.contains("flights to Lisbon"), "{text}");
+    let r = e
+        .server
+        .search_events(Parameters(args("declined", Some("r-ok"))))
+        .await;
+    assert!(ok(&r).1["hits"].as_array().unwrap().is_empty());
+    let r = e
+        .server
+        .search_events(Parameters(args("declined", Some("r-fail"))))
+        .await;
+    assert_eq!(ok(&r).1["hits"].as_array().unwrap().len(), 2); // node.error and run.finished
+    let r = e.server.search_events(Parameters(args("", None))).await;
+    assert_eq!(err(&r).0, "bad_argument");
+    let r = e
+        .server
+        .search_events(Parameters(args("x", Some("nope"))))
+        .await;
+    assert_eq!(err(&r).0, "unknown_run");
+}
+
+#[tokio::test]
+async fn list_tasks_and_get_task_graph_read_sessions() {
+    let e = env();
+    let r = e
+        .server
+        .list_tasks(Parameters(ListTasksArgs::default()))
+        .await;
+    let (text, v) = ok(&r);
+    let ids: Vec<&str> = v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"dsh-fail") && ids.contains(&"c-main"),
+        "{ids:?}"
+    );
+    assert!(
+        text.contains("dsh-fail [dsh] \"Build the release\" — FAILED"),
+        "{text}"
+    );
+    let r = e
+        .server
+        .list_tasks(Parameters(ListTasksArgs {
+            limit: Some(50),
+            agent: Some(AgentArg::Codex),
+        }))
+        .await;
+    let v = ok(&r).1;
+    assert!(
+        v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["agent"] == "codex")
+    );
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 2);
+    let r = e
+        .server
+        .list_tasks(Parameters(ListTasksArgs {
+            limit: Some(0),
+            agent: None,
+        }))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+
+    let r = e
+        .server
+        .get_task_graph(Parameters(GetTaskGraphArgs {
+            id: "c-main".into(),
+            detail: None,
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["status"], "FAILED");
+    let path: Vec<&str> = v["criticalPath"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(path[..2], ["task", "phase-1"]);
+    assert!(
+        v["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["error"] == "Interrupted by user")
+    );
+    assert_eq!(
+        v["filesChanged"],
+        json!(["/work/napkin/src/upload.test.ts"])
+    );
+    assert!(v.get("nodes").is_none());
+    assert!(text.contains("Critical path"), "{text}");
+    assert!(
+        text.contains("Files changed (1):\n- /work/napkin/src/upload.test.ts"),
+        "{text}"
+    );
+
+    let r = e
+        .server
+        .get_task_graph(Parameters(GetTaskGraphArgs {
+            id: "cx-ma".into(),
+            detail: Some(DetailArg::Full),
+        }))
+        .await;
+    let v = ok(&r).1;
+    assert_eq!(v["taskId"], "cx-main");
+    assert_eq!(
+        v["nodes"].as_array().unwrap().len(),
+        v["nodeCount"].as_u64().unwrap() as usize
+    );
+
+    let r = e
+        .server
+        .get_task_graph(Parameters(GetTaskGraphArgs {
+            id: "no-such-session".into(),
+            detail: None,
+        }))
+        .await;
+    assert_eq!(err(&r).0, "unknown_task");
+    let r = e
+        .server
+        .get_task_graph(Parameters(GetTaskGraphArgs {
+            id: "dsh-".into(),
+            detail: None,
+        }))
+        .await;
+    assert_eq!(err(&r).0, "ambiguous_task");
+}
+
+#[tokio::test]
+async fn missing_database_is_a_tool_error_and_tasks_still_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MindgateMcp::new(config(dir.path()));
+    let r = server.list_runs(Parameters(ListRunsArgs::default())).await;
+    let (code, text) = err(&r);
+    assert_eq!(code, "no_database");
+    assert!(text.contains("mindgate.db"), "{text}");
+    let r = server
+        .list_tasks(Parameters(ListTasksArgs::default()))
+        .await;
+    ok(&r);
+}
+
+#[tokio::test]
+async fn with_store_shares_an_open_store() {
+    let e = env();
+    let store = Arc::new(RunStore::open_read_only(&e.home.join("mindgate.db")).unwrap());
+    let server = MindgateMcp::with_store(config(Path::new("/nonexistent-home")), store);
+    let r = server
+        .get_run(Parameters(GetRunArgs {
+            run_id: "r-fail".into(),
+        }))
+        .await;
+    assert_eq!(ok(&r).1["run"]["id"], "r-fail");
+}
+
+#[test]
+fn control_tools_are_listed_only_when_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let read_only = MindgateMcp::new(config(dir.path()));
+    assert_eq!(
+        read_only.tool_names(),
+        [
+            "find_errors",
+            "get_node",
+            "get_run",
+            "get_task_graph",
+            "list_runs",
+            "list_tasks",
+            "search_events"
+        ]
+    );
+    let mut c = config(dir.path());
+    c.allow_control = true;
+    let control = MindgateMcp::new(c);
+    assert!(control.tool_names().contains(&"resume".to_owned()));
+    assert!(control.tool_names().contains(&"list_pauses".to_owned()));
+    // Input schemas come from the argument types.
+    let tools = control.tools();
+    let get_node = tools.iter().find(|t| t.name == "get_node").unwrap();
+    let schema = serde_json::to_value(&*get_node.input_schema).unwrap();
+    assert_eq!(schema["required"], json!(["runId", "nodeId"]));
+    assert_eq!(
+        schema["properties"]["maxChars"]["type"],
+        json!(["integer", "null"])
+    );
+    let resume = tools.iter().find(|t| t.name == "resume").unwrap();
+    assert_eq!(
+        resume.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(false)
+    );
+}
+
+/// A stand-in for `mindgate serve`'s control API: one held gate, bearer token required.
+async fn fake_server(token: &'static str) -> (u16, Arc<Mutex<Vec<Value>>>) {
+    use axum::Json;
+    use axum::extract::{Path as AxPath, State};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::{get, post};
+
+    type Seen = Arc<Mutex<Vec<Value>>>;
+    fn authorised(h: &HeaderMap, token: &str) -> bool {
+        h.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {token}"))
+    }
+    let seen: Seen = Arc::default();
+    let app = axum::Router::new()
+        .route(
+            "/api/pauses",
+            get(move |h: HeaderMap| async move {
+                if !authorised(&h, token) {
+                    return (StatusCode::UNAUTHORIZED, Json(json!({"message": "bad token"})));
+                }
+                (StatusCode::OK, Json(json!({"pauses": [{"runId": "r-live", "pauseId": "p1", "nodeId": "tool:x", "point": "error", "reason": "error", "since": T0}]})))
+            }),
+        )
+        .route(
+            "/api/runs/{run}/pauses/{pause}/resume",
+            post(
+                move |State(seen): State<Seen>, AxPath((run, pause)): AxPath<(String, String)>, h: HeaderMap, Json(body): Json<Value>| async move {
+                    if !authorised(&h, token) {
+                        return (StatusCode::UNAUTHORIZED, Json(json!({"message": "bad token"})));
+                    }
+                    let mut seen = seen.lock().unwrap();
+                    seen.push(json!({"run": run, "pause": pause, "body": body}));
+                    let result = if pause == "p1" && seen.len() == 1 { "resumed" } else if pause == "p1" { "taken" } else { "no-such-pause" };
+                    (StatusCode::OK, Json(json!({"result": result})))
+                },
+            ),
+        )
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (port, seen)
+}
+
+#[tokio::test]
+async fn control_tools_go_through_the_server_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.port = None;
+    c.allow_control = true;
+    let server = MindgateMcp::new(c.clone());
+
+    // No server yet: a clear tool error.
+    let r = server
+        .list_pauses(Parameters(ListPausesArgs::default()))
+        .await;
+    let (code, text) = err(&r);
+    assert_eq!(code, "no_server");
+    assert!(text.contains("mindgate serve"), "{text}");
+
+    let (port, seen) = fake_server("s3cret").await;
+    let run_dir = dir.path().join("run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(
+        run_dir.join(format!("serve-{port}.json")),
+        json!({"port": port, "pid": std::process::id(), "token": "s3cret", "url": "x"}).to_string(),
+    )
+    .unwrap();
+
+    let r = server
+        .list_pauses(Parameters(ListPausesArgs::default()))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["pauses"][0]["pauseId"], "p1");
+    assert_eq!(
+        v["pauses"][0]["link"],
+        format!("http://127.0.0.1:{port}/#/run/r-live/node/tool%3Ax")
+    );
+    assert!(
+        text.contains("pause p1 run r-live node tool:x at `error`"),
+        "{text}"
+    );
+
+    let resume = |pause: &str, action, output| ResumeArgs {
+        run_id: "r-live".into(),
+        pause_id: pause.into(),
+        action,
+        output,
+    };
+    let r = server
+        .resume(Parameters(resume(
+            "p1",
+            ResumeActionArg::Inject,
+            Some(json!({"ok": true})),
+        )))
+        .await;
+    assert_eq!(ok(&r).1["result"]["result"], "resumed");
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        json!({"run": "r-live", "pause": "p1", "body": {"action": "inject", "output": {"ok": true}}})
+    );
+    let r = server
+        .resume(Parameters(resume("p1", ResumeActionArg::Continue, None)))
+        .await;
+    let (code, text) = err(&r);
+    assert_eq!(code, "server_error");
+    assert!(text.contains("taken"), "{text}");
+    let r = server
+        .resume(Parameters(resume("p1", ResumeActionArg::Inject, None)))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+    let r = server
+        .resume(Parameters(resume(
+            "p1",
+            ResumeActionArg::Abort,
+            Some(json!(1)),
+        )))
+        .await;
+    assert_eq!(err(&r).0, "bad_argument");
+
+    // A wrong token is the server's refusal, reported as such.
+    let mut wrong = c;
+    wrong.control_endpoint = Some(ServerEndpoint {
+        port,
+        token: "nope".into(),
+    });
+    let r = MindgateMcp::new(wrong)
+        .list_pauses(Parameters(ListPausesArgs::default()))
+        .await;
+    let (code, text) = err(&r);
+    assert_eq!(code, "server_error");
+    assert!(text.contains("401") && text.contains("bad token"), "{text}");
+}
+
+/// The same tools over streamable HTTP, mounted the way `mindgate serve` mounts them.
+#[tokio::test]
+async fn http_service_serves_the_tools_at_mcp() {
+    let e = env();
+    let store = Arc::new(RunStore::open_read_only(&e.home.join("mindgate.db")).unwrap());
+    let app = axum::Router::new().nest_service(
+        "/mcp",
+        mindgate_mcp::http_service(config(&e.home), Some(store)),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let post = |body: Value, session: Option<String>| {
+        let mut req = client
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(s) = session {
+            req = req
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        req.send()
+    };
+    // Answers arrive as JSON or as one SSE `data:` line; take the JSON-RPC message.
+    async fn message(resp: reqwest::Response) -> Value {
+        let text = resp.text().await.unwrap();
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|v| v.get("id").is_some())
+            .or_else(|| serde_json::from_str(&text).ok())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {text:?}"))
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let resp = post(init, None).await.unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let v = message(resp).await;
+    assert_eq!(v["result"]["serverInfo"]["name"], "mindgate");
+    let resp = post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        session.clone(),
+    )
+    .await
+    .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_run", "arguments": {"runId": "r-fail"}}});
+    let v = message(post(call, session).await.unwrap()).await;
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["runError"]["message"],
+        "card declined"
+    );
+}
