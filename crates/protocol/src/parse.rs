@@ -152,14 +152,16 @@ fn parse_frame(frame: &str) -> ParseResult {
     // before it (the order every client writes). Anything unusual (another
     // order, a duplicate, any error) falls back to reading the envelope with
     // raw values first, which is what decides every verdict but `ok`.
-    let fields = match serde_json::from_str::<Head<'_>>(frame).or_else(|_| {
-        let mut de = serde_json::Deserializer::from_str(frame);
-        let head = de::DeserializeSeed::deserialize(HeadSeed { fast: false }, &mut de)?;
-        de.end()?;
-        Ok::<_, serde_json::Error>(head)
-    }) {
-        Ok(Head(fields)) => fields,
-        Err(e) => return ParseResult::invalid(json_error_reason(&e)),
+    let mut pre_typed: Option<Message> = None;
+    let fields = match read_fields(frame, Some(&mut pre_typed)) {
+        Ok(fields) => fields,
+        Err(_) => {
+            pre_typed = None;
+            match read_fields(frame, None) {
+                Ok(fields) => fields,
+                Err(e) => return ParseResult::invalid(json_error_reason(&e)),
+            }
+        }
     };
     let Fields {
         gm,
@@ -168,7 +170,6 @@ fn parse_frame(frame: &str) -> ParseResult {
         run_id,
         type_name,
         payload,
-        typed: pre_typed,
         extra: extra_raw,
     } = fields;
 
@@ -181,9 +182,9 @@ fn parse_frame(frame: &str) -> ParseResult {
     let Some(type_name) = type_name.and_then(as_string) else {
         return ParseResult::invalid("missing or non-string 'type'");
     };
-    let payload = match (pre_typed, payload) {
-        (Some(message), _) => Payload::Typed(message),
-        (None, Some(raw)) if raw.get().starts_with('{') => Payload::Raw(raw.get()),
+    let raw_payload = match payload {
+        _ if pre_typed.is_some() => None,
+        Some(raw) if raw.get().starts_with('{') => Some(raw.get()),
         _ => return ParseResult::invalid("missing or non-object 'payload'"),
     };
     let Some(run_id) = run_id.and_then(as_string) else {
@@ -208,18 +209,18 @@ fn parse_frame(frame: &str) -> ParseResult {
         }
     }
 
-    let payload = match payload {
-        Payload::Typed(message) => {
-            return ParseResult::Ok(Envelope {
+    let Some(payload) = raw_payload else {
+        return match pre_typed {
+            Some(message) => ParseResult::Ok(Envelope {
                 gm: PROTOCOL_VERSION,
                 seq,
                 ts,
                 run_id: run_id.into_owned(),
                 message,
                 extra,
-            });
-        }
-        Payload::Raw(raw) => raw,
+            }),
+            None => ParseResult::invalid("missing or non-object 'payload'"),
+        };
     };
     let message = match type_name.as_ref() {
         "run.started" => typed(payload, Message::RunStarted),
@@ -379,10 +380,7 @@ fn as_string(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
-/// The top-level object, split into keys and raw (unparsed) values.
-struct Head<'a>(Fields<'a>);
-
-/// The envelope's fields, unparsed, except a payload the fast path typed.
+/// The envelope object split into its fields, values unparsed.
 struct Fields<'a> {
     gm: Option<&'a RawValue>,
     seq: Option<&'a RawValue>,
@@ -390,15 +388,18 @@ struct Fields<'a> {
     run_id: Option<&'a RawValue>,
     type_name: Option<&'a RawValue>,
     payload: Option<&'a RawValue>,
-    typed: Option<Message>,
     extra: Vec<(Cow<'a, str>, &'a RawValue)>,
 }
 
-/// A payload as far as it has been read. Lives on the stack for one call.
-#[allow(clippy::large_enum_variant)]
-enum Payload<'a> {
-    Typed(Message),
-    Raw(&'a str),
+/// Reads the envelope object. With `typed`, the fast path: see [`HeadSeed`].
+fn read_fields<'a>(
+    frame: &'a str,
+    typed: Option<&mut Option<Message>>,
+) -> Result<Fields<'a>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(frame);
+    let fields = de::DeserializeSeed::deserialize(HeadSeed { typed }, &mut de)?;
+    de.end()?;
+    Ok(fields)
 }
 
 struct Key<'a>(Cow<'a, str>);
@@ -422,36 +423,33 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-impl<'de> de::Deserialize<'de> for Head<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        de::DeserializeSeed::deserialize(HeadSeed { fast: true }, d)
-    }
+/// Reads the envelope object. With `typed` (the fast path), a payload of a
+/// known type that follows a valid `gm` and its `type` is deserialised in
+/// place into `typed` (saving a second pass over it), and any duplicate of an
+/// envelope field is an error: the caller then reads again without `typed`,
+/// where the last duplicate wins, as in `JSON.parse`.
+struct HeadSeed<'s> {
+    typed: Option<&'s mut Option<Message>>,
 }
 
-/// Reads the envelope object. With `fast`, a payload of a known type that
-/// follows a valid `gm` and its `type` is deserialised in place, and any
-/// duplicate of those three keys is an error (the caller then reads again
-/// without `fast`, where the last duplicate wins, as in `JSON.parse`).
-struct HeadSeed {
-    fast: bool,
-}
-
-impl<'de> de::DeserializeSeed<'de> for HeadSeed {
-    type Value = Head<'de>;
+impl<'de> de::DeserializeSeed<'de> for HeadSeed<'_> {
+    type Value = Fields<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for HeadSeed {
-    type Value = Head<'de>;
+impl<'de> Visitor<'de> for HeadSeed<'_> {
+    type Value = Fields<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an envelope object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut typed = self.typed;
+        let fast = typed.is_some();
         let mut f = Fields {
             gm: None,
             seq: None,
@@ -459,7 +457,6 @@ impl<'de> Visitor<'de> for HeadSeed {
             run_id: None,
             type_name: None,
             payload: None,
-            typed: None,
             extra: Vec::new(),
         };
         // Duplicate keys are resolved by overwriting (the last one wins):
@@ -472,15 +469,15 @@ impl<'de> Visitor<'de> for HeadSeed {
                 "runId" => &mut f.run_id,
                 "type" => &mut f.type_name,
                 "payload" => {
-                    if self.fast {
-                        if f.payload.is_some() || f.typed.is_some() {
+                    if let Some(out) = typed.as_deref_mut() {
+                        if f.payload.is_some() || out.is_some() {
                             return Err(de::Error::custom("duplicate payload"));
                         }
                         let known = f.gm.and_then(as_version) == Some(i64::from(PROTOCOL_VERSION));
                         if let Some(type_name) = f.type_name.and_then(as_string).filter(|_| known)
                             && Message::direction_of(&type_name).is_some()
                         {
-                            f.typed = Some(map.next_value_seed(PayloadSeed(&type_name))?);
+                            *out = Some(map.next_value_seed(PayloadSeed(&type_name))?);
                             continue;
                         }
                     }
@@ -491,12 +488,12 @@ impl<'de> Visitor<'de> for HeadSeed {
                     continue;
                 }
             };
-            if self.fast && slot.is_some() {
+            if fast && slot.is_some() {
                 return Err(de::Error::custom("duplicate envelope field"));
             }
             *slot = Some(map.next_value()?);
         }
-        Ok(Head(f))
+        Ok(f)
     }
 }
 
