@@ -43,8 +43,9 @@ use std::sync::Arc;
 
 use mindgate_store::RunStore;
 use rmcp::ServiceExt;
+pub use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 pub use control::ServerEndpoint;
 pub use error::{McpError, ToolError};
@@ -81,15 +82,21 @@ pub type McpHttpService = StreamableHttpService<MindgateMcp, LocalSessionManager
 /// other route. Set [`McpConfig::control_endpoint`] (the server's own port and
 /// token) and [`McpConfig::allow_control`] only behind the token check.
 pub fn http_service(config: McpConfig, store: Option<Arc<RunStore>>) -> McpHttpService {
+    http_service_with(config, store, StreamableHttpServerConfig::default())
+}
+
+/// [`http_service`] with rmcp's transport settings spelled out (e.g. its
+/// `allowed_hosts`, when the server accepts non-loopback `Host` headers).
+pub fn http_service_with(
+    config: McpConfig,
+    store: Option<Arc<RunStore>>,
+    http: StreamableHttpServerConfig,
+) -> McpHttpService {
     let server = match store {
         Some(s) => MindgateMcp::with_store(config, s),
         None => MindgateMcp::new(config),
     };
     // Sessions share one server state (one store, one task catalog).
     let factory = move || Ok(server.clone());
-    StreamableHttpService::new(
-        factory,
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    )
+    StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), http)
 }
