@@ -128,11 +128,11 @@ fn node_ref_value(r: &NodeRef) -> Value {
 fn node_error(meta: &NodeMeta) -> Option<String> {
     match meta {
         NodeMeta::Tool(t) => t.error.clone(),
-        NodeMeta::Agent(a) => a.attempts.last().map(|at| {
-            serde_json::to_value(&at.failure)
-                .map(|v| one_line(&v, 300))
-                .unwrap_or_default()
-        }),
+        NodeMeta::Agent(a) => a
+            .attempts
+            .last()
+            .map(|at| at.failure.message.clone())
+            .filter(|m| !m.is_empty()),
         NodeMeta::Phase(p) => p.reason_message.clone(),
         NodeMeta::Task(_) => None,
     }
@@ -180,7 +180,31 @@ pub fn get_task_graph(
         })
         .collect();
     let files: Vec<&String> = s.files_changed.iter().take(MAX_FILES).collect();
-    let failures: Vec<Value> = s.failed_steps.iter().map(node_ref_value).collect();
+    // A failed step without its own message borrows the one its node (or
+    // its phase's end) recorded.
+    let failure_text = |r: &NodeRef| -> Option<String> {
+        r.error.clone().or_else(|| {
+            let n = g.node(&r.id)?;
+            node_error(&n.meta).or_else(|| {
+                let parent = g.node(n.parent_id.as_deref()?)?;
+                node_error(&parent.meta)
+            })
+        })
+    };
+    let failures: Vec<Value> = s
+        .failed_steps
+        .iter()
+        .map(|r| {
+            let mut v = node_ref_value(r);
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert(
+                    "error".to_owned(),
+                    failure_text(r).map_or(Value::Null, |e| Value::String(cut_str(&e, 500))),
+                );
+            }
+            v
+        })
+        .collect();
     let retried: Vec<Value> = s
         .retried_steps
         .iter()
@@ -274,9 +298,8 @@ pub fn get_task_graph(
                 } else {
                     String::new()
                 },
-                f.error
-                    .as_deref()
-                    .map(|e| one_line(&Value::String(e.to_owned()), 300))
+                failure_text(f)
+                    .map(|e| one_line(&Value::String(e), 300))
                     .unwrap_or_else(|| "(no message)".to_owned())
             );
         }
