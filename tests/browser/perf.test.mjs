@@ -45,6 +45,16 @@ test('5,000-node / 100,000-event run: first render, incremental update, memory',
   assert.ok(boxes.length > 0, 'boxes in view');
   await page.screenshot({ path: artifact('10-synthetic-5000-nodes.png') });
 
+  // Unfold one folded subtree by clicking its "+N" chip: its children appear.
+  const folded = boxes.find((b) => b.folded && b.hidden > 0);
+  assert.ok(folded, 'a folded box is in view');
+  await page.mouse.click(folded.x + folded.w + 14 * (folded.w / 200), folded.y + folded.h / 2);
+  const unfoldedOne = await until(() => page.evaluate((id) => {
+    const n = window.mindgate.store.model.nodes.get(id);
+    return !n.folded && n.children.every((c) => c.placed) ? n.children.length : 0;
+  }, folded.nodeId), { what: 'the clicked subtree to unfold' });
+  assert.ok(unfoldedOne > 0);
+
   const inc = await page.evaluate(() => window.mindgate.measureIncremental(40));
   assert.equal(inc.moved, 0, 'no existing box moved when nodes were added');
 

@@ -169,6 +169,39 @@ test('deep link, search and dark theme', async () => {
   await p2.context().close();
 });
 
+test('run list filters, keyboard navigation in the graph, theme toggle', async () => {
+  await page.getByRole('searchbox', { name: 'Filter runs by name, app or id' }).fill('trip-3');
+  await until(async () => (await page.locator('.run-button').count()) === 1, { what: 'one run after the text filter' });
+  await page.getByRole('searchbox', { name: 'Filter runs by name, app or id' }).fill('');
+  await page.getByRole('combobox', { name: 'Filter runs by status' }).selectOption('aborted');
+  await until(async () => {
+    const names = await page.locator('.run-button .run-name').allTextContents();
+    return names.length === 1 && names[0] === 'trip-3';
+  }, { what: 'only the aborted run' });
+  await page.getByRole('combobox', { name: 'Filter runs by status' }).selectOption('all');
+
+  await openRun('trip-2');
+  const canvas = page.getByRole('application', { name: /Run graph/ });
+  await canvas.focus();
+  await page.keyboard.press('ArrowLeft'); // nothing selected → the root
+  await page.locator('.insp-name', { hasText: 'trip-2' }).waitFor();
+  await page.keyboard.press('ArrowRight'); // first child
+  await page.locator('.insp-name', { hasText: 'refund' }).waitFor();
+  await page.keyboard.press('ArrowDown');
+  await page.locator('.insp-name', { hasText: 'plan' }).waitFor();
+  await page.keyboard.press('Shift+F10');
+  await page.getByRole('menuitem', { name: 'Break after plan' }).waitFor();
+  await page.keyboard.press('Escape');
+  assert.equal(await page.locator('.ctx-menu').isVisible(), false);
+
+  const before = await page.evaluate(() => document.documentElement.dataset.theme);
+  await page.getByRole('button', { name: /Switch to (dark|light) theme/ }).click();
+  const afterTheme = await page.evaluate(() => document.documentElement.dataset.theme);
+  assert.notEqual(afterTheme, before);
+  await page.screenshot({ path: artifact('08-theme-toggled.png') });
+  await page.getByRole('button', { name: /Switch to (dark|light) theme/ }).click();
+});
+
 test('pause on error (armed by default): the inspector shows the error, Retry re-runs the tool', async () => {
   const agent = runAgent(srv.port, { AGENT_RUN_NAME: 'trip-err', AGENT_FAIL: '1' });
   await agent.waitFor('ATTACHED');
