@@ -99,7 +99,7 @@ export class GraphView {
     const s = Math.min((w - 80) / L.maxX, (h - 80) / L.maxY, 1.1);
     this.scale = Math.max(0.5, s);
     this.tx = 40;
-    this.ty = 40;
+    this.ty = 56; // below the run summary overlay
     if (s >= 0.5) { // everything fits: center it
       this.tx = (w - L.maxX * this.scale) / 2;
       this.ty = Math.max(24, (h - L.maxY * this.scale) / 2);

@@ -78,7 +78,7 @@ export class Layout {
     if (!m.added.length) return false;
     const big = m.nodes.size > OPEN_BUDGET;
     for (const n of m.added) {
-      if (big && n.depth >= 2 && !n.placed && n.children.length === 0) n.folded = true;
+      if (big && n.depth >= 2 && !n.placed && n.children.every((c) => !c.placed)) n.folded = true;
       if (!n.placed && !Layout.hidden(n)) this.place(n);
     }
     m.added.length = 0;

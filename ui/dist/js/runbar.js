@@ -77,6 +77,7 @@ export class RunBar {
     this.info.replaceChildren(
       el('strong', {}, m.info.name || r.name || m.runId), ' ',
       el('span', { class: `pill st-${status}` }, status), ' ',
+      this.store.replaying ? el('span', { class: 'pill st-running' }, 'loading history…') : '', ' ',
       el('span', { class: 'muted' }, `${fmtDuration(dur)} · ${fmtCount(m.nodes.size)} nodes · ${fmtCount(m.instList.length)} instances · ${fmtCount(m.eventCount)} events${u.inputTokens + u.outputTokens ? ` · ${fmtCount(u.inputTokens + u.outputTokens)} tokens` : ''}`));
   }
 }
