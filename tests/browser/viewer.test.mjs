@@ -152,6 +152,7 @@ test('deep link, search and dark theme', async () => {
   const runId = await page.evaluate(() => window.mindgate.store.runsOrdered.find((r) => r.name === 'trip-2').id);
   const { page: p2, errors: e2 } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(runId)}/node/${encodeURIComponent('tool:book')}`), { colorScheme: 'dark' });
   await p2.locator('.insp-name', { hasText: 'book' }).waitFor();
+  await until(() => p2.evaluate(() => window.mindgate.graph.selected?.id === 'tool:book'), { what: 'the deep-linked node selected in the graph' });
   assert.equal(await p2.evaluate(() => document.documentElement.dataset.theme), 'dark');
   assert.doesNotMatch(p2.url(), /token=/, 'the token is removed from the address bar');
   await p2.keyboard.press('/');

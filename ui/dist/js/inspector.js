@@ -128,6 +128,8 @@ export class Inspector {
       ...fact('Started', fmtTime(inst.start)),
       ...fact('Duration', `${fmtDuration(dur)}${inst.end === null ? ' so far' : ''}`),
       ...fact('Held', inst.heldMs ? fmtDuration(inst.heldMs) : inst.holds.length ? `${inst.holds.length} hold(s)` : '–'),
+      ...(inst.redaction ? fact('Redacted', `${inst.redaction.count} value(s)${inst.redaction.keys && inst.redaction.keys.length ? `: ${inst.redaction.keys.join(', ')}` : ''}`) : []),
+      ...(inst.holds.length ? fact('Gates', inst.holds.map((h) => `${h.point}${h.reason ? ` (${h.reason})` : ''} → ${h.action || 'held'}`).join(', ')) : []),
       ...(u ? fact('Usage', `${fmtCount(u.inputTokens || 0)} in · ${fmtCount(u.outputTokens || 0)} out${u.reasoningTokens ? ` · ${fmtCount(u.reasoningTokens)} reasoning` : ''}${u.cacheReadTokens ? ` · ${fmtCount(u.cacheReadTokens)} cached` : ''}`) : []),
     );
     if (inst.error) {

@@ -124,7 +124,7 @@ export class PausePanel {
       e.preventDefault();
       const v = validate();
       if (!v.ok) {
-        error.textContent = `${v.msg} Nothing was sent.`;
+        error.textContent = `${v.msg.replace(/\.?$/, '.')} Nothing was sent.`;
         area.setAttribute('aria-invalid', 'true');
         area.focus();
         return;

@@ -162,6 +162,8 @@ export class Store extends Emitter {
     this.lastOpen = { runId: this.runId, partial, events: this.model.eventCount, nodes: this.model.nodes.size, ms: performance.now() - this.subscribedAt, at: performance.now(), pageBusyMs: this.replayBusyMs };
     this.syncPaused();
     this.emit('model', this.model);
+    // A deep link named a node: select it now that it can be drawn (unfolding its ancestors).
+    if (this.nodeId && this.model.nodes.has(this.nodeId)) this.selectNode(this.nodeId, { reveal: true, instanceId: this.instanceId });
   }
 
   finishReplay() {
@@ -173,7 +175,7 @@ export class Store extends Emitter {
     this.replayDone = { runId: this.runId, events: this.model.eventCount, nodes: this.model.nodes.size, ms: performance.now() - this.subscribedAt, pageBusyMs: this.replayBusyMs };
     this.syncPaused();
     this.emit('model', this.model);
-    if (this.nodeId) this.emit('select', { reveal: true });
+    if (this.nodeId && this.graph && !this.graph.selected && this.model.nodes.has(this.nodeId)) this.selectNode(this.nodeId, { reveal: true, instanceId: this.instanceId });
   }
 
   queueRuns() {
