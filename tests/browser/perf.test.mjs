@@ -156,3 +156,38 @@ test('a 100,000-event run stored by the server opens through the /ws/ui replay',
   assert.deepEqual(errors, []);
   await page.context().close();
 });
+
+test('450 runs: the run list is virtualised, newest first, and pages older runs in', { timeout: 120000 }, async () => {
+  const ingest = spawnSync(PYTHON, [path.join(ROOT, 'tests/browser/agents/synthetic_ingest.py'), `ws://127.0.0.1:${srv.port}/ingest`, 'runs', '450'], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(ingest.status, 0, ingest.stderr);
+  await until(async () => {
+    const res = await fetch(`${srv.base}/api/runs?limit=1&q=run-00000`);
+    const data = await res.json();
+    return (data.runs || []).some((r) => r.status === 'error');
+  }, { timeout: 60000, interval: 300, what: 'the oldest run stored' });
+  const { page, errors } = await openPage(browser, srv.url());
+  await until(() => page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
+  await page.getByRole('combobox', { name: 'Filter runs by status' }).selectOption('all');
+  const total = () => page.evaluate(() => window.mindgate.store.runsOrdered.length);
+  await until(async () => (await total()) >= 200, { what: 'first page of runs' });
+  const first = await page.locator('.run-button .run-name').first().textContent();
+  assert.ok(first === 'run-00449' || first.startsWith('synthetic'), `newest first (got ${first})`);
+  const rows = await page.locator('.run-row').count();
+  assert.ok(rows < 40, `only the rows in view exist in the DOM (${rows})`);
+  const more = page.getByRole('button', { name: 'Load older runs' });
+  for (let i = 0; i < 5 && await more.isVisible(); i++) {
+    const before = await total();
+    await more.click();
+    await until(async () => (await total()) > before || !(await more.isVisible()), { what: 'an older page' });
+  }
+  assert.ok((await total()) >= 450, `all runs reachable (${await total()})`);
+  assert.equal(await more.isVisible(), false, 'no more pages');
+  // Scrolled to the end, the oldest run is there.
+  await page.locator('.runs .vlist').evaluate((e) => { e.scrollTop = e.scrollHeight; });
+  await page.locator('.run-button .run-name', { hasText: 'run-00000' }).waitFor();
+  await page.getByRole('combobox', { name: 'Filter runs by status' }).selectOption('error');
+  await until(async () => (await page.locator('.run-button .pill').allTextContents()).every((t) => t === 'error'), { what: 'only failed runs' });
+  await page.screenshot({ path: artifact('13-run-list-450-runs.png') });
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

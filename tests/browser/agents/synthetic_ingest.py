@@ -16,7 +16,31 @@ import time
 from websockets.sync.client import connect
 
 
+def many_runs(url: str, count: int) -> int:
+    """`synthetic_ingest.py URL runs COUNT`: COUNT small finished runs, one ms apart."""
+    base = int(time.time() * 1000) - count * 1000
+    with connect(url, max_size=None, open_timeout=10) as ws:
+        ws.send(json.dumps({"gm": 1, "seq": 0, "ts": base, "runId": "*", "type": "hello",
+                            "payload": {"versions": {"protocol": 1, "client": "synthetic"}, "capabilities": [], "app": "many"}}))
+        json.loads(ws.recv(timeout=10))
+        for i in range(count):
+            run_id = f"run_many_{i:05d}"
+            ts = base + i * 1000
+            frames = [
+                ("run.started", {"app": "many", "sdk": {"name": "synthetic", "version": "0"}, "meta": {"name": f"run-{i:05d}"}}),
+                ("node.started", {"nodeId": "agent:many", "kind": "agent", "name": "many", "instanceId": run_id}),
+                ("node.finished", {"nodeId": "agent:many", "instanceId": run_id, "durationMs": 5, "status": "ok"}),
+                ("run.finished", {"status": "ok" if i % 10 else "error"}),
+            ]
+            for seq, (type_, payload) in enumerate(frames):
+                ws.send(json.dumps({"gm": 1, "seq": seq, "ts": ts + seq, "runId": run_id, "type": type_, "payload": payload}))
+    print(f"RUNS {count}", flush=True)
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[2] == "runs":
+        return many_runs(sys.argv[1], int(sys.argv[3]))
     url, nodes, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     run_id = f"run_synthetic_{int(time.time() * 1000)}"
     seq = 0

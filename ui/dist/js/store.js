@@ -332,7 +332,7 @@ export class Store extends Emitter {
       const data = await api(this.token, `/api/runs?${q}`);
       const list = (data && data.runs) || [];
       for (const r of list) if (!this.runs.has(r.id)) this.runs.set(r.id, r);
-      if (list.length < 200) this.olderExhausted = true;
+      if (list.length < 200 || data.nextBefore === null) this.olderExhausted = true;
       this.queueRuns();
     } catch (err) {
       toast(`Could not load older runs: ${err.message}`, 'error');
