@@ -92,6 +92,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
+    conn.pragma_update(None, "cache_size", -16_000)?;
     let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(StoreError::SchemaTooNew {

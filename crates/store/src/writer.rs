@@ -143,7 +143,11 @@ impl Writer {
             );
         }
         let (tx, rx) = mpsc::sync_channel(config.channel_capacity.max(1));
-        let mut state = State::new(conn)?;
+        // Checkpoints run on their own connection so a commit never waits for one
+        // (an auto-checkpoint inside a commit costs milliseconds of latency).
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let checkpointer = spawn_checkpointer(path)?;
+        let mut state = State::new(conn, checkpointer)?;
         let max_batch = config.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("mindgate-store-writer".to_owned())
@@ -243,6 +247,8 @@ struct State {
     conn: Connection,
     runs: HashMap<String, RunAcc>,
     types: HashMap<String, i64>,
+    /// Dropping it stops the checkpointer thread.
+    _checkpointer: SyncSender<()>,
 }
 
 enum Reply {
@@ -252,7 +258,7 @@ enum Reply {
 }
 
 impl State {
-    fn new(conn: Connection) -> Result<State> {
+    fn new(conn: Connection, checkpointer: SyncSender<()>) -> Result<State> {
         let mut types = HashMap::new();
         {
             let mut stmt = conn.prepare("SELECT code, name FROM event_types")?;
@@ -266,6 +272,7 @@ impl State {
             conn,
             runs: HashMap::new(),
             types,
+            _checkpointer: checkpointer,
         })
     }
 
@@ -604,6 +611,37 @@ impl State {
             extra: ev.extra,
         }))
     }
+}
+
+/// How often the checkpointer copies the WAL back into the database.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Starts the thread that checkpoints the WAL (PASSIVE: it never blocks the
+/// writer). It stops when the returned sender is dropped.
+fn spawn_checkpointer(path: &Path) -> Result<SyncSender<()>> {
+    let conn = schema::open_reader(path, false)?;
+    let (tx, rx) = mpsc::sync_channel::<()>(1);
+    std::thread::Builder::new()
+        .name("mindgate-store-checkpoint".to_owned())
+        .spawn(move || {
+            loop {
+                match rx.recv_timeout(CHECKPOINT_EVERY) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if let Err(e) =
+                            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                        {
+                            tracing::debug!(error = %e, "checkpoint failed");
+                        }
+                    }
+                    _ => return,
+                }
+            }
+        })
+        .map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(tx)
 }
 
 fn write_run(conn: &Connection, acc: &RunAcc) -> Result<()> {
