@@ -38,6 +38,7 @@ export class PausePanel {
   render() {
     const list = this.ordered();
     this.count.textContent = String(list.length);
+    document.title = list.length ? `(${list.length} held) Mindgate` : 'Mindgate';
     this.count.classList.toggle('hot', list.length > 0);
     this.none.hidden = list.length > 0;
     const focus = this.focused();

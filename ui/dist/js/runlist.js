@@ -34,6 +34,13 @@ export class RunList {
     host.append(el('div', { class: 'runs-foot' }, this.emptyMsg, this.more));
     store.on('runs', () => this.update());
     store.on('run', () => this.list.refresh());
+    // Durations of running runs tick.
+    setInterval(() => {
+      for (const row of this.list.rows.values()) {
+        const r = row.run;
+        if (r && r.status === 'running' && r.startedAt) row.querySelector('.run-line2').textContent = this.line2(r);
+      }
+    }, 1000);
   }
 
   update() {
@@ -54,7 +61,6 @@ export class RunList {
 
   row(r, i) {
     const selected = r.id === this.store.runId;
-    const dur = r.durationMs ?? (r.finishedAt && r.startedAt ? r.finishedAt - r.startedAt : r.status === 'running' && r.startedAt ? Date.now() - r.startedAt : null);
     const c = r.counts || {};
     const u = r.usage || {};
     const tokens = (u.inputTokens || 0) + (u.outputTokens || 0);
@@ -70,13 +76,18 @@ export class RunList {
           el('span', { class: `status-dot st-${r.status}`, title: r.status }),
           el('span', { class: 'run-name' }, r.name || r.id),
           el('span', { class: `pill st-${r.status}` }, r.status)),
-        el('span', { class: 'run-line2 muted small' },
-          `${r.app || '—'} · ${fmtTime(r.startedAt)} · ${fmtDuration(dur)}`),
+        el('span', { class: 'run-line2 muted small' }, this.line2(r)),
         el('span', { class: 'run-line3 muted small' },
           `${fmtCount(c.events)} ev · ${fmtCount(c.nodes)} nodes`,
           c.errors ? el('span', { class: 'err-count' }, ` · ${c.errors} err`) : '',
           tokens ? ` · ${fmtCount(tokens)} tok` : '')),
     );
+    row.run = r;
     return row;
+  }
+
+  line2(r) {
+    const dur = r.durationMs ?? (r.finishedAt && r.startedAt ? r.finishedAt - r.startedAt : r.status === 'running' && r.startedAt ? Date.now() - r.startedAt : null);
+    return `${r.app || '—'} · ${fmtTime(r.startedAt)} · ${fmtDuration(dur)}`;
   }
 }
