@@ -438,15 +438,17 @@ impl Client {
         if !self.inner.shared.attached.load(Ordering::Acquire) {
             return Decision::Continue;
         }
-        let run = match Scope::current() {
-            Some(scope) if Arc::ptr_eq(&scope.client.inner, &self.inner) => scope.run,
-            _ => self.inner.shared.implicit_run(),
-        };
+        let run = Scope::run_of(self);
         self.inner
             .shared
-            .gate(&run, point, node, None)
+            .gate(run.as_ref(), point, node, None)
             .await
             .decision
+    }
+
+    /// Whether `other` is a handle on the same session.
+    pub(crate) fn same_as(&self, other: &Client) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// The scope a node created here runs in.
@@ -623,9 +625,10 @@ impl Shared {
     }
 
     /// The gate engine: decides whether to hold and waits for the decision.
+    /// `run` is resolved (to the implicit run when `None`) only if it is needed.
     pub(crate) async fn gate(
         self: &Arc<Self>,
-        run: &RunRef,
+        run: Option<&RunRef>,
         point: PausePoint,
         node: GateNode<'_>,
         check: Option<InjectCheck>,
@@ -633,12 +636,14 @@ impl Shared {
         if !self.attached.load(Ordering::Acquire) {
             return Gated::OPEN;
         }
+        let mut resolved: Option<RunRef> = None;
         let loop_info = if point == PausePoint::Before
             && self
                 .loop_guard
                 .applies_to(node.kind, node.node_id, node.name)
         {
-            self.loop_guard.consult(run.id(), node.kind, node.node_id)
+            let r = resolved.insert(run.cloned().unwrap_or_else(|| self.implicit_run()));
+            self.loop_guard.consult(r.id(), node.kind, node.node_id)
         } else {
             None
         };
@@ -652,13 +657,17 @@ impl Shared {
                 None => return Gated::OPEN,
             },
         };
+        let run = match resolved {
+            Some(r) => r,
+            None => run.cloned().unwrap_or_else(|| self.implicit_run()),
+        };
         if run.cancel_token().is_cancelled() {
             return Gated {
                 decision: Decision::Abort,
                 held: Duration::ZERO,
             };
         }
-        self.hold(run, point, node, reason, loop_info, check).await
+        self.hold(&run, point, node, reason, loop_info, check).await
     }
 
     async fn hold(
@@ -822,6 +831,7 @@ impl Shared {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -221,6 +221,7 @@ impl Gates {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use mindgate_protocol::PauseReason;

@@ -35,6 +35,7 @@ pub fn node_id(kind: mindgate_protocol::NodeKind, name: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -272,6 +272,7 @@ fn canon(out: &mut String, v: &Value, ignore: &[String], depth: usize) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -34,6 +34,14 @@ impl Scope {
         SCOPE.try_with(Scope::clone).ok()
     }
 
+    /// The current run, when the current scope belongs to `client`.
+    pub(crate) fn run_of(client: &Client) -> Option<RunRef> {
+        SCOPE
+            .try_with(|s| s.client.same_as(client).then(|| s.run.clone()))
+            .ok()
+            .flatten()
+    }
+
     /// Runs `fut` inside this scope.
     pub(crate) async fn enter<F: Future>(self, fut: F) -> F::Output {
         SCOPE.scope(self, fut).await
@@ -210,6 +218,7 @@ fn short_type_name(full: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

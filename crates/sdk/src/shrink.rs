@@ -31,7 +31,7 @@ pub fn shrink_payload(payload: &Value, bytes: usize, budget: usize) -> Value {
     // Pass 1: shrink the biggest fields first, type-preservingly.
     let mut sizes: Vec<(String, usize)> =
         out.iter().map(|(k, v)| (k.clone(), json_len(v))).collect();
-    sizes.sort_by(|a, b| b.1.cmp(&a.1));
+    sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
     let mut total = bytes;
     for (key, size) in &sizes {
         if total <= budget {
@@ -121,6 +121,7 @@ fn shrink_value(v: &Value, max_chars: usize, max_items: usize, depth: usize) -> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use mindgate_protocol::{Envelope, Message, ParseResult};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use mindgate_protocol::{
     ClientVersions, Envelope, GapMarker, GraphHint, Hello, HelloAck, Message, PROTOCOL_VERSION,
     ParseResult, ResumeAction, WILDCARD_RUN_ID, capability, parse_envelope,
@@ -71,6 +71,8 @@ async fn supervise(shared: Arc<Shared>) {
         if shutdown.is_cancelled() {
             break;
         }
+        // A kick stored while the previous attempt ran is obsolete: this is the attempt.
+        let _ = shared.kick.notified().now_or_never();
         tokio::select! {
             _ = attempt(&shared) => {}
             _ = shutdown.cancelled() => {}

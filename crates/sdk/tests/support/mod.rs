@@ -3,7 +3,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,7 @@ struct State {
     notify: Notify,
     conn: Mutex<Option<mpsc::UnboundedSender<Cmd>>>,
     connections: AtomicUsize,
+    refusing: AtomicBool,
     breakpoints: Mutex<Vec<BreakpointMatcher>>,
     mode: Mutex<RunMode>,
     token: String,
@@ -62,6 +63,7 @@ impl FakeViewer {
             notify: Notify::new(),
             conn: Mutex::new(None),
             connections: AtomicUsize::new(0),
+            refusing: AtomicBool::new(false),
             breakpoints: Mutex::new(breakpoints),
             mode: Mutex::new(mode),
             token: format!("tok-{}", addr.port()),
@@ -225,6 +227,28 @@ impl FakeViewer {
         *self.state.mode.lock().unwrap() = mode;
     }
 
+    /// While set, new connections are dropped before the handshake (the client stays detached).
+    pub fn set_refusing(&self, refusing: bool) {
+        self.state.refusing.store(refusing, Ordering::SeqCst);
+    }
+
+    /// Closes the current connection and refuses new ones; waits until `client` detached.
+    pub async fn go_away(&self, client: &Client) {
+        self.set_refusing(true);
+        self.disconnect();
+        let deadline = Instant::now() + WAIT;
+        while client.is_attached() {
+            assert!(Instant::now() < deadline, "client did not detach");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Accepts connections again and waits until `client` is attached.
+    pub async fn come_back(&self, client: &Client) {
+        self.set_refusing(false);
+        assert!(client.ready(WAIT).await, "client did not re-attach");
+    }
+
     /// Closes the current connection from the viewer's side.
     pub fn disconnect(&self) {
         if let Some(tx) = self.state.conn.lock().unwrap().take() {
@@ -234,6 +258,9 @@ impl FakeViewer {
 }
 
 async fn serve(st: Arc<State>, tcp: tokio::net::TcpStream) {
+    if st.refusing.load(Ordering::SeqCst) {
+        return;
+    }
     let Ok(ws) = tokio_tungstenite::accept_async(tcp).await else {
         return;
     };
@@ -259,8 +286,9 @@ async fn serve(st: Arc<State>, tcp: tokio::net::TcpStream) {
                         session_token: Some(st.token.clone()),
                         extra: Map::new(),
                     }));
-                    if sink.send(Ws::text(ack.to_json())).await.is_err() { break; }
+                    // Controllable before the client can see the ack (and hold a gate).
                     *st.conn.lock().unwrap() = Some(tx.clone());
+                    if sink.send(Ws::text(ack.to_json())).await.is_err() { break; }
                 }
                 st.notify.notify_waiters();
             }
