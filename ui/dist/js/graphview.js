@@ -395,7 +395,14 @@ export class GraphView {
   onKey(e) {
     if (!this.model || !this.opened) return;
     const sel = this.selected;
-    const go = (n) => { if (n) { e.preventDefault(); this.store.selectNode(n.id); this.reveal(n); } };
+    const go = (n) => {
+      if (!n) return;
+      e.preventDefault();
+      this.store.selectNode(n.id);
+      this.reveal(n);
+      const st = this.pausedIds.has(n.id) ? 'held' : n.status;
+      announce(`${n.name}, ${n.kind}, ${st}, ${n.insts.length} instance${n.insts.length === 1 ? '' : 's'}${n.children.length ? `, ${n.children.length} children${n.folded ? ' folded' : ''}` : ''}`);
+    };
     const [w, h] = this.viewSize();
     switch (e.key) {
       case 'ArrowLeft': return go(sel ? sel.parent : this.model.roots[0]);
