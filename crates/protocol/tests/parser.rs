@@ -484,3 +484,26 @@ fn verdicts_are_short_and_stable() {
         "invalid: envelope is not an object"
     );
 }
+
+#[test]
+fn long_float_literals_round_trip_exactly() {
+    // Regression (fuzz): without exact float parsing, a literal like this came
+    // back one ULP off after serialising and parsing again.
+    let long = "1888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888888.06";
+    for frame in [
+        format!(
+            r#"{{"gm":1,"seq":1,"ts":0,"runId":"r","type":"x.y","payload":{{"heldMs":{long}}}}}"#
+        ),
+        format!(
+            r#"{{"gm":1,"seq":1,"ts":0,"runId":"r","type":"node.finished","payload":{{"nodeId":"n","status":"ok","durationMs":{long},"x":{long}}}}}"#
+        ),
+    ] {
+        let first = parse_envelope(&frame);
+        let text = match &first {
+            ParseResult::Ok(env) => env.to_json(),
+            ParseResult::UnknownType(env) => env.to_json(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(parse_envelope(&text), first, "{text}");
+    }
+}
