@@ -11,7 +11,7 @@ import { RunBar } from './runbar.js';
 import { Timeline } from './timeline.js';
 import { Router } from './router.js';
 import { Search } from './search.js';
-import { openSynthetic, measureIncremental } from './perf.js';
+import { openSynthetic, prepareSynthetic, measureIncremental } from './perf.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -89,6 +89,7 @@ window.mindgate = {
   store,
   graph,
   boxes: () => graph.boxes(),
+  prepareSynthetic: (nodes, events) => prepareSynthetic(nodes, events),
   openSynthetic: (nodes, events) => openSynthetic(store, nodes, events),
   measureIncremental: (n) => measureIncremental(store, n),
 };

@@ -55,13 +55,25 @@ export function syntheticFeed(runId, nodeCount = 5000, eventCount = 100000) {
 
 const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()));
 
+let prepared = null;
+
+/** Builds the synthetic feed ahead of time (so its cost is not measured). */
+export function prepareSynthetic(nodeCount = 5000, eventCount = 100000) {
+  const runId = `synthetic-${nodeCount}-${Date.now().toString(36)}`;
+  prepared = { runId, feed: syntheticFeed(runId, nodeCount, eventCount) };
+  return { runId, messages: prepared.feed.msgs.length };
+}
+
 /** Opens a synthetic run and reports how long the first render took. */
 export async function openSynthetic(store, nodeCount = 5000, eventCount = 100000) {
-  const runId = `synthetic-${nodeCount}-${Date.now().toString(36)}`;
-  const feed = syntheticFeed(runId, nodeCount, eventCount);
+  if (!prepared) {
+    prepareSynthetic(nodeCount, eventCount);
+    // Let the generator's garbage be collected before the clock starts.
+    await new Promise((r) => setTimeout(r, 400));
+  }
+  const { runId, feed } = prepared;
+  prepared = null;
   store.local = runId;
-  // Let the generator's garbage be collected before the clock starts.
-  await new Promise((r) => setTimeout(r, 400));
   await nextFrame();
   const t0 = performance.now();
   store.selectRun(runId);
@@ -83,7 +95,8 @@ export async function openSynthetic(store, nodeCount = 5000, eventCount = 100000
 
 /**
  * Adds `count` nodes one at a time to the open synthetic run and times each
- * frame's work: apply the event, place the box, redraw the canvas.
+ * frame's work: apply the event, place the box, redraw the canvas, update the
+ * other views.
  */
 export async function measureIncremental(store, count = 30) {
   const s = store.synthetic;
@@ -99,6 +112,7 @@ export async function measureIncremental(store, count = 30) {
     const t0 = performance.now();
     store.handle(JSON.parse(msg));
     g.drawNow();
+    store.emit('model', m); // the other views' share of the frame (run bar, timeline, inspector)
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);

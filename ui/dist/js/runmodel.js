@@ -25,6 +25,8 @@ export class RunModel {
     this.structureDirty = false; // a reparent happened: layout must be recomputed
     this.added = [];             // nodes created since the layout last looked
     this.gaps = [];
+    this.tokensIn = 0;
+    this.tokensOut = 0;
     this.version = 0;
   }
 
@@ -157,7 +159,11 @@ export class RunModel {
     if (typeof p.durationMs === 'number') inst.durationMs = p.durationMs;
     if (typeof p.heldMs === 'number') inst.heldMs = p.heldMs;
     if (p.output !== undefined) inst.output = p.output;
-    if (p.usage) inst.usage = p.usage;
+    if (p.usage) {
+      if (inst.usage && !inst.usage.inclusive) { this.tokensIn -= inst.usage.inputTokens || 0; this.tokensOut -= inst.usage.outputTokens || 0; }
+      inst.usage = p.usage;
+      if (!p.usage.inclusive) { this.tokensIn += p.usage.inputTokens || 0; this.tokensOut += p.usage.outputTokens || 0; }
+    }
     if (p.injected) inst.injected = true;
     if (p.recoveredFromError) inst.recovered = true;
     this.refresh(inst.node);
@@ -273,15 +279,8 @@ export class RunModel {
     node.rev++;
   }
 
-  /** Usage summed over every instance. */
+  /** Usage summed over every instance (inclusive figures are not added twice). */
   usage() {
-    let input = 0, output = 0;
-    for (const inst of this.instList) {
-      if (inst.usage && !inst.usage.inclusive) {
-        input += inst.usage.inputTokens || 0;
-        output += inst.usage.outputTokens || 0;
-      }
-    }
-    return { inputTokens: input, outputTokens: output };
+    return { inputTokens: this.tokensIn, outputTokens: this.tokensOut };
   }
 }
