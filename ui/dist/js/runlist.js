@@ -78,7 +78,7 @@ export class RunList {
           el('span', { class: `pill st-${r.status}` }, r.status)),
         el('span', { class: 'run-line2 muted small' }, this.line2(r)),
         el('span', { class: 'run-line3 muted small' },
-          `${fmtCount(c.events)} ev · ${fmtCount(c.nodes)} nodes`,
+          `${fmtCount(c.events)} ev · ${fmtCount(c.nodes)} node${c.nodes === 1 ? '' : 's'}`,
           c.errors ? el('span', { class: 'err-count' }, ` · ${c.errors} err`) : '',
           tokens ? ` · ${fmtCount(tokens)} tok` : '')),
     );
