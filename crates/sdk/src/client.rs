@@ -464,6 +464,14 @@ impl Client {
     }
 }
 
+/// Wall clock in epoch milliseconds (0 if the clock is before 1970).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
 pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -487,6 +495,23 @@ fn run_started(app: &str, meta: Map<String, Value>) -> Message {
         meta: Some(meta),
         extra: Map::new(),
     })
+}
+
+/// The frame [`Envelope::to_json`] would write for `message` in `run` with `seq` 0,
+/// built without the envelope's flattening serialiser (the hot path of `emit`).
+fn frame_text(run: &RunRef, ts: i64, message: &Message) -> Option<String> {
+    use std::io::Write;
+    let mut buf = Vec::with_capacity(256);
+    buf.extend_from_slice(PLACEHOLDER_HEAD.as_bytes());
+    write!(buf, "\"ts\":{ts},\"runId\":{}", run.id_json()).ok()?;
+    let start = buf.len();
+    // `{"type":…,"payload":…}` continues the envelope: its brace becomes a comma.
+    serde_json::to_writer(&mut buf, message).ok()?;
+    match buf.get_mut(start) {
+        Some(b) if *b == b'{' => *b = b',',
+        _ => return None,
+    }
+    String::from_utf8(buf).ok()
 }
 
 /// Releases a hold if its waiter goes away (the host dropped the node's future).
@@ -546,9 +571,15 @@ impl Shared {
             return None;
         }
         self.ensure_started();
-        let envelope = Envelope::new(run.id().as_ref(), 0, message);
-        let mut text = envelope.to_json();
+        let ts = now_ms();
+        let mut text = match frame_text(run, ts, &message) {
+            Some(text) => text,
+            None => Envelope::new(run.id().as_ref(), 0, message.clone())
+                .with_ts(ts)
+                .to_json(),
+        };
         if text.len() > MAX_PAYLOAD_BYTES {
+            let envelope = Envelope::new(run.id().as_ref(), 0, message).with_ts(ts);
             text = self.within_budget(&envelope, text);
         }
         if !text.starts_with(PLACEHOLDER_HEAD) {
@@ -638,6 +669,7 @@ impl Shared {
         }
         let mut resolved: Option<RunRef> = None;
         let loop_info = if point == PausePoint::Before
+            && self.loop_guard.pending()
             && self
                 .loop_guard
                 .applies_to(node.kind, node.node_id, node.name)
@@ -834,6 +866,27 @@ impl Shared {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_frame_matches_the_envelope_serialiser() {
+        let run = RunRef::new("run_\"odd\"".into(), "n");
+        let message = Message::NodeStarted(mindgate_protocol::NodeStarted {
+            node_id: "tool:x".into(),
+            parent_id: None,
+            kind: NodeKind::Tool,
+            name: "x".into(),
+            instance_id: "i".into(),
+            input: Some(serde_json::json!({"q": "é\n", "n": [1, 2.5]})),
+            collapsed: None,
+            redaction: None,
+            extra: Map::new(),
+        });
+        let fast = frame_text(&run, 1234, &message).unwrap();
+        let slow = Envelope::new(run.id().as_ref(), 0, message)
+            .with_ts(1234)
+            .to_json();
+        assert_eq!(fast, slow);
+    }
 
     #[test]
     fn client_is_send_and_sync() {

@@ -13,6 +13,7 @@
 //! written as integers, ignored keys removed at every depth).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mindgate_protocol::{LoopInfo, NodeKind};
@@ -51,6 +52,8 @@ type RunStreaks = (Arc<str>, HashMap<NodeKind, Streak>);
 pub(crate) struct LoopGuard {
     config: LoopGuardConfig,
     runs: Mutex<Vec<RunStreaks>>,
+    /// Some streak reached the threshold and has not held yet (lets gates skip the lock).
+    pending: AtomicBool,
 }
 
 impl LoopGuard {
@@ -58,6 +61,7 @@ impl LoopGuard {
         LoopGuard {
             config,
             runs: Mutex::new(Vec::new()),
+            pending: AtomicBool::new(false),
         }
     }
 
@@ -67,6 +71,11 @@ impl LoopGuard {
 
     pub(crate) fn threshold(&self) -> u32 {
         self.config.threshold
+    }
+
+    /// Whether some streak is waiting to hold (cheap; no lock).
+    pub(crate) fn pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
     }
 
     /// Whether starts of this node are watched.
@@ -136,25 +145,33 @@ impl LoopGuard {
                 streaks.get_mut(&kind)?
             }
         };
+        let at_threshold = streak.repeats >= u64::from(self.config.threshold);
+        if at_threshold {
+            self.pending.store(true, Ordering::Release);
+        }
         Some(LoopRecord {
             repeats: streak.repeats,
-            at_threshold: streak.repeats >= u64::from(self.config.threshold),
+            at_threshold,
         })
     }
 
     /// At a `before` gate: the loop details when this node should hold for a loop.
     pub(crate) fn consult(&self, run_id: &str, kind: NodeKind, node_id: &str) -> Option<LoopInfo> {
-        if self.config.mode != LoopMode::Pause || self.config.threshold == 0 {
+        if self.config.mode != LoopMode::Pause
+            || self.config.threshold == 0
+            || !self.pending.load(Ordering::Acquire)
+        {
             return None;
         }
+        let threshold = u64::from(self.config.threshold);
         let mut runs = self.runs.lock().ok()?;
         let (_, streaks) = runs.iter_mut().find(|(r, _)| &**r == run_id)?;
         let s = streaks.get_mut(&kind)?;
-        if s.node_id != node_id || s.tripped || s.repeats < u64::from(self.config.threshold) {
+        if s.node_id != node_id || s.tripped || s.repeats < threshold {
             return None;
         }
         s.tripped = true;
-        Some(LoopInfo {
+        let info = LoopInfo {
             repeats: s.repeats,
             first_seq: s.first_seq,
             last_seq: s.last_seq,
@@ -163,7 +180,13 @@ impl LoopGuard {
             period: None,
             laps: None,
             extra: Default::default(),
-        })
+        };
+        let still = runs
+            .iter()
+            .flat_map(|(_, streaks)| streaks.values())
+            .any(|s| !s.tripped && s.repeats >= threshold);
+        self.pending.store(still, Ordering::Release);
+        Some(info)
     }
 
     /// True the first time only, per streak: the caller logs one warning.

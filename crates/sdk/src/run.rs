@@ -58,6 +58,7 @@ struct HeldClock {
 #[derive(Debug)]
 pub(crate) struct RunState {
     id: Arc<str>,
+    id_json: Box<str>,
     name: Arc<str>,
     cancel: CancellationToken,
     held: Mutex<HeldClock>,
@@ -70,8 +71,12 @@ pub(crate) struct RunRef(Arc<RunState>);
 
 impl RunRef {
     pub(crate) fn new(id: String, name: &str) -> Self {
+        let id_json = serde_json::to_string(&id)
+            .unwrap_or_else(|_| "\"run\"".to_owned())
+            .into_boxed_str();
         RunRef(Arc::new(RunState {
             id: Arc::from(id),
+            id_json,
             name: Arc::from(name),
             cancel: CancellationToken::new(),
             held: Mutex::new(HeldClock::default()),
@@ -81,6 +86,11 @@ impl RunRef {
 
     pub(crate) fn id(&self) -> &Arc<str> {
         &self.0.id
+    }
+
+    /// The run id as a JSON string literal.
+    pub(crate) fn id_json(&self) -> &str {
+        &self.0.id_json
     }
 
     pub(crate) fn cancel_token(&self) -> &CancellationToken {
