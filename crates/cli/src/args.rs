@@ -35,6 +35,23 @@ pub enum Command {
     /// Prints the viewer URL (with its control token) and serves until Ctrl-C or
     /// SIGTERM, then flushes every received event to the database.
     Serve(ServeArgs),
+    /// Run a scripted demo agent instrumented with the Rust SDK: streamed model steps,
+    /// parallel tool calls, a tool error that pauses on the error gate, a retried step.
+    ///
+    /// Start `mindgate serve` first to watch it live (a held gate waits for the viewer);
+    /// exits 0 once its runs have finished.
+    Demo(DemoArgs),
+}
+
+/// Options of `mindgate demo`.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Viewer ingest URL [default: $MINDGATE_URL, $GRAPHMIND_URL, ws://127.0.0.1:4747/ingest].
+    #[arg(long)]
+    pub url: Option<String>,
+    /// How many runs to start (they run concurrently, a moment apart).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub runs: u16,
 }
 
 /// Options of `mindgate serve`.

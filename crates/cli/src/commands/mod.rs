@@ -1,6 +1,7 @@
 //! One function per subcommand.
 
 mod check_frames;
+mod demo;
 mod mcp;
 mod serve;
 
@@ -18,5 +19,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CheckFrames { input } => check_frames::run(&input),
         Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => serve::run(&args),
+        Command::Demo(args) => demo::run(&args),
     }
 }
