@@ -57,6 +57,8 @@ pub struct ServeConfig {
     pub write_token_file: bool,
     /// Writer tuning.
     pub writer: WriterConfig,
+    /// Where `/task-graph/api/*` looks for coding-agent sessions.
+    pub task_graph: mindgate_taskgraph::DiscoveryConfig,
 }
 
 impl ServeConfig {
@@ -73,6 +75,7 @@ impl ServeConfig {
             token: None,
             write_token_file: true,
             writer: WriterConfig::default(),
+            task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
         }
     }
 
@@ -82,6 +85,7 @@ impl ServeConfig {
             port: 0,
             abandon_grace: Duration::from_millis(300),
             hello_timeout: Duration::from_millis(500),
+            task_graph: mindgate_taskgraph::DiscoveryConfig::empty(),
             ..ServeConfig::new(home)
         }
     }

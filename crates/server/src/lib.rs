@@ -28,6 +28,7 @@ pub mod hub;
 mod ingest;
 mod serve;
 mod state;
+mod task_graph;
 pub mod token_file;
 mod ui_feed;
 

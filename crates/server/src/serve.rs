@@ -78,6 +78,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/mode", axum::routing::put(api::put_mode))
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
+        .merge(crate::task_graph::router(&state))
         .method_not_allowed_fallback(api::method_not_allowed)
         .fallback(assets::fallback)
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))

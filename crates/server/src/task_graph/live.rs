@@ -1,0 +1,545 @@
+//! Live task graphs: one watched session per path, shared by every `/live` subscriber.
+//!
+//! A session's file is watched with `notify` (its folder, non-recursively, so replaced files
+//! are seen too); each change wakes a task that applies what was appended:
+//!
+//! * **DSH plain JSONL** (`session.v1…v4.jsonl`, the files DSH appends to while it runs):
+//!   only the bytes after the last complete line read so far are read and parsed, and their
+//!   events are appended to the [`IncrementalGraph`] — an append costs time proportional to
+//!   the new events.
+//! * **Other formats** (pi, Claude Code, Codex, zstd DSH): their parsers are stateful over
+//!   the whole file (branches, merged assistant lines, turn numbering), so the file is
+//!   re-parsed; when the old events are an unchanged prefix of the new ones only the new
+//!   events are appended to the graph, otherwise it is rebuilt.
+//!
+//! After each change one snapshot (the graph serialised once) is published on a `watch`
+//! channel, so bursts coalesce and slow subscribers only ever see the latest graph.
+
+use std::convert::Infallible;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime};
+
+use axum::response::sse::Event as SseEvent;
+use futures_util::{Stream, StreamExt, stream};
+use mindgate_taskgraph::read::{dsh_session_file, read_session_as};
+use mindgate_taskgraph::{
+    Agent, BuildOptions, ChildSummary, DiscoveryConfig, Event, EventKind, IncrementalGraph,
+    Session, TaskSummary, build_session_tree, parse,
+};
+use notify::Watcher;
+use serde_json::json;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::{TaskGraphs, blocking, lock};
+use crate::error::ApiError;
+
+/// Changes arriving within this window after the first are applied together.
+const COALESCE: Duration = Duration::from_millis(15);
+
+/// Size and modification time of the file behind a session path.
+pub(super) fn stamp(path: &Path, agent: Agent) -> (Option<SystemTime>, u64) {
+    let file = session_file(path, agent);
+    match fs::metadata(&file) {
+        Ok(m) => (m.modified().ok(), m.len()),
+        Err(_) => (None, 0),
+    }
+}
+
+/// The file a session path stands for (DSH folders hold their newest `session*.jsonl*`).
+fn session_file(path: &Path, agent: Agent) -> PathBuf {
+    if agent == Agent::Dsh && path.is_dir() {
+        dsh_session_file(path).unwrap_or_else(|| path.to_path_buf())
+    } else {
+        path.to_path_buf()
+    }
+}
+
+fn is_recent(modified: Option<SystemTime>, window: Duration) -> bool {
+    modified
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .is_none_or(|age| age <= window)
+}
+
+/// One published state of a live graph.
+#[derive(Debug)]
+pub(super) struct Snapshot {
+    /// Bumped on every publish.
+    version: u64,
+    /// Bumped when the event list was rebuilt rather than appended to.
+    generation: u64,
+    /// The graph, serialised.
+    graph: Arc<str>,
+    /// Why the last update failed, if it did.
+    error: Option<String>,
+}
+
+#[derive(Debug)]
+enum Mode {
+    /// Read only bytes after `offset` (always just past a newline).
+    Tail { offset: u64 },
+    /// Re-parse the file; `stamp` is the file state last parsed.
+    Reparse { stamp: (Option<SystemTime>, u64) },
+}
+
+struct State {
+    graph: IncrementalGraph,
+    events: Vec<Event>,
+    mode: Mode,
+    children: usize,
+    version: u64,
+    generation: u64,
+}
+
+/// A watched session.
+pub(super) struct Live {
+    path: PathBuf,
+    agent: Agent,
+    file: PathBuf,
+    workspace: String,
+    state: Mutex<State>,
+    tx: watch::Sender<Arc<Snapshot>>,
+    stopped: AtomicBool,
+}
+
+fn child_summaries(session: &Session, base: &BuildOptions) -> Vec<ChildSummary> {
+    session
+        .children
+        .iter()
+        .map(|c| {
+            let opts = BuildOptions {
+                session_id: None,
+                task_id: Some(session.id.clone()),
+                children: Vec::new(),
+                ..base.clone()
+            };
+            let tree = build_session_tree(c, &opts);
+            let reference = if c.path.as_os_str().is_empty() {
+                c.id.clone()
+            } else {
+                c.path.display().to_string()
+            };
+            let mut s = ChildSummary::from_graph(&tree.graph, reference);
+            s.id.clone_from(&c.id);
+            s.parent_session = c.header.parent_session.clone();
+            s.created_ms = c.header.created_ms.or(s.created_ms);
+            s
+        })
+        .collect()
+}
+
+fn io_error(file: &Path, e: std::io::Error) -> ApiError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ApiError::not_found(format!("{} is gone", file.display()))
+    } else {
+        ApiError::internal(format!("cannot read {}: {e}", file.display()))
+    }
+}
+
+/// Index just past the last `\n` of `bytes` (0 when there is none).
+fn complete_lines(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
+}
+
+impl Live {
+    /// Reads the session and builds its graph (live mode when recently modified).
+    fn open(t: &TaskSummary, config: &DiscoveryConfig) -> Result<Live, ApiError> {
+        let session = read_session_as(&t.path, t.agent).map_err(super::tg_error)?;
+        let file = session_file(&t.path, t.agent);
+        let stamp = stamp(&t.path, t.agent);
+        let label = file.display().to_string();
+        let plain_dsh = t.agent == Agent::Dsh && !label.ends_with(".zstd");
+        let (events, mode) = if plain_dsh {
+            let bytes = fs::read(&file).map_err(|e| io_error(&file, e))?;
+            let end = complete_lines(&bytes);
+            let s = parse::dsh::parse(&bytes[..end], &label);
+            (s.events, Mode::Tail { offset: end as u64 })
+        } else {
+            (session.events.clone(), Mode::Reparse { stamp })
+        };
+        let live = is_recent(stamp.0, config.live_window);
+        let graph = Self::build(&session, &t.workspace, live, &events);
+        let state = State {
+            graph,
+            events,
+            mode,
+            children: session.children.len(),
+            version: 0,
+            generation: 0,
+        };
+        let snap = Self::snapshot(&state, None);
+        Ok(Live {
+            path: t.path.clone(),
+            agent: t.agent,
+            file,
+            workspace: t.workspace.clone(),
+            state: Mutex::new(state),
+            tx: watch::Sender::new(Arc::new(snap)),
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    fn build(session: &Session, workspace: &str, live: bool, events: &[Event]) -> IncrementalGraph {
+        let mut opts = BuildOptions {
+            live,
+            workspace: Some(workspace.to_owned()),
+            agent: Some(session.agent),
+            ..BuildOptions::default()
+        };
+        if !session.id.is_empty() {
+            opts.session_id = Some(session.id.clone());
+        }
+        opts.children = child_summaries(session, &opts);
+        let mut g = IncrementalGraph::new(opts);
+        g.append(events);
+        g
+    }
+
+    fn snapshot(state: &State, error: Option<String>) -> Snapshot {
+        let g = &state.graph;
+        let text = if g.options().live {
+            serde_json::to_string(g.graph())
+        } else {
+            serde_json::to_string(&g.clone().finish())
+        };
+        Snapshot {
+            version: state.version,
+            generation: state.generation,
+            graph: text
+                .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
+                .into(),
+            error,
+        }
+    }
+
+    /// The latest graph JSON.
+    pub(super) fn graph_json(&self) -> Arc<str> {
+        self.tx.borrow().graph.clone()
+    }
+
+    /// Applies whatever the file gained since the last update and publishes a snapshot when
+    /// something changed.
+    fn update(&self) {
+        let mut st = lock(&self.state);
+        let outcome = match st.mode {
+            Mode::Tail { offset } => self.tail(&mut st, offset),
+            Mode::Reparse { stamp } => self.reparse(&mut st, stamp),
+        };
+        match outcome {
+            Ok(false) => {}
+            Ok(true) => {
+                st.version += 1;
+                let snap = Self::snapshot(&st, None);
+                self.tx.send_replace(Arc::new(snap));
+            }
+            Err(e) => {
+                st.version += 1;
+                let snap = Self::snapshot(&st, Some(e.message));
+                self.tx.send_replace(Arc::new(snap));
+            }
+        }
+    }
+
+    /// Reads the new complete lines of a plain DSH file.
+    fn tail(&self, st: &mut State, offset: u64) -> Result<bool, ApiError> {
+        let mut f = fs::File::open(&self.file).map_err(|e| io_error(&self.file, e))?;
+        let len = f.metadata().map_err(|e| io_error(&self.file, e))?.len();
+        if len < offset {
+            // Truncated or replaced: start over.
+            return self.reparse(st, (None, 0));
+        }
+        if len == offset {
+            return Ok(false);
+        }
+        f.seek(SeekFrom::Start(offset))
+            .map_err(|e| io_error(&self.file, e))?;
+        let mut chunk = Vec::with_capacity((len - offset) as usize);
+        f.take(len - offset)
+            .read_to_end(&mut chunk)
+            .map_err(|e| io_error(&self.file, e))?;
+        let end = complete_lines(&chunk);
+        if end == 0 {
+            return Ok(false);
+        }
+        st.mode = Mode::Tail {
+            offset: offset + end as u64,
+        };
+        let parsed = parse::dsh::parse(&chunk[..end], &self.file.display().to_string());
+        let fresh: Vec<Event> = parsed
+            .events
+            .into_iter()
+            .filter(|e| !matches!(e.kind, EventKind::Session(_)))
+            .filter(|e| {
+                let lo = st.events.partition_point(|x| x.seq < e.seq);
+                let hi = st.events.partition_point(|x| x.seq <= e.seq);
+                !st.events[lo..hi].contains(e)
+            })
+            .collect();
+        if fresh.is_empty() {
+            return Ok(false);
+        }
+        self.apply(st, fresh);
+        Ok(true)
+    }
+
+    /// Appends `fresh` (already de-duplicated) to the event list and the graph.
+    fn apply(&self, st: &mut State, fresh: Vec<Event>) {
+        let in_order = st
+            .events
+            .last()
+            .is_none_or(|l| fresh.first().is_none_or(|f| f.seq >= l.seq));
+        if !st.graph.options().live || !in_order {
+            // Archived → live, or events that go before ones already applied: rebuild once.
+            st.events.extend(fresh);
+            st.events.sort_by_key(|e| e.seq);
+            st.generation += 1;
+            let opts = BuildOptions {
+                live: true,
+                ..st.graph.options().clone()
+            };
+            let mut g = IncrementalGraph::new(opts);
+            g.append(&st.events);
+            st.graph = g;
+        } else {
+            st.graph.append(&fresh);
+            st.events.extend(fresh);
+        }
+    }
+
+    /// Re-parses the whole session; appends only the new events when the old ones are an
+    /// unchanged prefix.
+    fn reparse(&self, st: &mut State, before: (Option<SystemTime>, u64)) -> Result<bool, ApiError> {
+        let now = stamp(&self.path, self.agent);
+        if now == before && now.0.is_some() {
+            return Ok(false);
+        }
+        let session = read_session_as(&self.path, self.agent).map_err(super::tg_error)?;
+        let old = st.events.len();
+        let prefix_ok = session.events.len() >= old && session.events[..old] == st.events[..];
+        if matches!(st.mode, Mode::Tail { .. }) {
+            // A plain DSH file that shrank: continue tailing from its new end.
+            let bytes = fs::read(&self.file).map_err(|e| io_error(&self.file, e))?;
+            st.mode = Mode::Tail {
+                offset: complete_lines(&bytes) as u64,
+            };
+        } else {
+            st.mode = Mode::Reparse { stamp: now };
+        }
+        if prefix_ok && session.children.len() == st.children && st.graph.options().live {
+            if session.events.len() == old {
+                return Ok(false);
+            }
+            let fresh = session.events[old..].to_vec();
+            self.apply(st, fresh);
+            return Ok(true);
+        }
+        st.generation += 1;
+        st.children = session.children.len();
+        st.events = session.events.clone();
+        st.graph = Self::build(&session, &self.workspace, true, &st.events);
+        Ok(true)
+    }
+
+    /// Events with `seq > after`.
+    fn events_after(&self, after: Option<u64>) -> Vec<Event> {
+        let st = lock(&self.state);
+        let start = after.map_or(0, |a| st.events.partition_point(|e| e.seq <= a));
+        st.events[start..].to_vec()
+    }
+
+    fn last_seq(&self) -> Option<u64> {
+        lock(&self.state).events.last().map(|e| e.seq)
+    }
+}
+
+/// One `/live` client.
+pub(super) struct Subscription {
+    live: Arc<Live>,
+    rx: watch::Receiver<Arc<Snapshot>>,
+    /// Highest event `seq` this client was told about.
+    sent_seq: Option<u64>,
+    generation: u64,
+}
+
+impl Subscription {
+    fn new(live: &Arc<Live>) -> Self {
+        let rx = live.tx.subscribe();
+        let generation = rx.borrow().generation;
+        Self {
+            live: live.clone(),
+            rx,
+            sent_seq: live.last_seq(),
+            generation,
+        }
+    }
+
+    /// The SSE stream: `graph` now, then `graph` + `events` after every change, until the
+    /// client goes away or the server shuts down.
+    pub(super) fn into_stream(
+        self,
+        shutdown: CancellationToken,
+    ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+        stream::unfold((self, shutdown, true), |(mut s, sd, first)| async move {
+            if first {
+                let snap = s.rx.borrow_and_update().clone();
+                let out = vec![graph_event(&snap)];
+                return Some((out, (s, sd, false)));
+            }
+            tokio::select! {
+                _ = sd.cancelled() => None,
+                changed = s.rx.changed() => {
+                    changed.ok()?;
+                    let snap = s.rx.borrow_and_update().clone();
+                    let mut out = vec![graph_event(&snap)];
+                    if snap.generation != s.generation {
+                        s.generation = snap.generation;
+                        s.sent_seq = s.live.last_seq();
+                        out.push(SseEvent::default().event("events").data(
+                            json!({ "reset": true, "last_seq": s.sent_seq, "events": [] }).to_string(),
+                        ));
+                    } else {
+                        let fresh = s.live.events_after(s.sent_seq);
+                        if let Some(last) = fresh.last() {
+                            s.sent_seq = Some(last.seq);
+                            out.push(SseEvent::default().event("events").data(
+                                json!({ "reset": false, "last_seq": s.sent_seq, "events": fresh })
+                                    .to_string(),
+                            ));
+                        }
+                    }
+                    if let Some(e) = &snap.error {
+                        out.push(
+                            SseEvent::default()
+                                .event("error")
+                                .data(json!({ "error": e }).to_string()),
+                        );
+                    }
+                    Some((out, (s, sd, false)))
+                }
+            }
+        })
+        .flat_map(|v| stream::iter(v.into_iter().map(Ok)))
+    }
+}
+
+fn graph_event(snap: &Snapshot) -> SseEvent {
+    SseEvent::default()
+        .event("graph")
+        .id(snap.version.to_string())
+        .data(&*snap.graph)
+}
+
+/// Joins the live view of `t`, starting (and watching) it when nobody watches it yet.
+pub(super) async fn subscribe(
+    tg: &Arc<TaskGraphs>,
+    t: &TaskSummary,
+) -> Result<Subscription, ApiError> {
+    if let Some(sub) = join(tg, &t.path) {
+        return Ok(sub);
+    }
+    let config = tg.config();
+    let t2 = t.clone();
+    let live = Arc::new(blocking(move || Live::open(&t2, &config)).await?);
+    let (ntx, nrx) = mpsc::channel::<()>(1);
+    let watcher = start_watcher(&live, ntx)?;
+    let sub = {
+        let mut reg = lock(&tg.live);
+        if let Some(existing) = reg.get(&t.path).and_then(Weak::upgrade)
+            && !existing.stopped.load(Ordering::SeqCst)
+        {
+            // Someone else started it meanwhile; ours is dropped with its watcher.
+            return Ok(Subscription::new(&existing));
+        }
+        reg.insert(t.path.clone(), Arc::downgrade(&live));
+        Subscription::new(&live)
+    };
+    tokio::spawn(watch_loop(tg.clone(), live, nrx, watcher));
+    Ok(sub)
+}
+
+fn join(tg: &TaskGraphs, path: &PathBuf) -> Option<Subscription> {
+    let reg = lock(&tg.live);
+    let live = reg.get(path).and_then(Weak::upgrade)?;
+    (!live.stopped.load(Ordering::SeqCst)).then(|| Subscription::new(&live))
+}
+
+fn start_watcher(
+    live: &Arc<Live>,
+    ntx: mpsc::Sender<()>,
+) -> Result<notify::RecommendedWatcher, ApiError> {
+    let dir = live
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let name = live.file.file_name().map(|n| n.to_owned());
+    let any_session_file = live.agent == Agent::Dsh;
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(ev) = res else { return };
+        if matches!(ev.kind, notify::EventKind::Access(_)) {
+            return;
+        }
+        let relevant = ev.paths.iter().any(|p| {
+            let n = p.file_name();
+            n == name.as_deref()
+                || (any_session_file
+                    && n.and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("session")))
+        });
+        if relevant {
+            // A full channel already holds a wake-up: that one will see this change too.
+            let _ = ntx.try_send(());
+        }
+    })
+    .map_err(|e| ApiError::internal(format!("cannot watch {}: {e}", dir.display())))?;
+    watcher
+        .watch(&dir, notify::RecursiveMode::NonRecursive)
+        .map_err(|e| ApiError::internal(format!("cannot watch {}: {e}", dir.display())))?;
+    Ok(watcher)
+}
+
+/// Applies file changes until the last subscriber leaves or the server stops.
+async fn watch_loop(
+    tg: Arc<TaskGraphs>,
+    live: Arc<Live>,
+    mut nrx: mpsc::Receiver<()>,
+    watcher: notify::RecommendedWatcher,
+) {
+    loop {
+        tokio::select! {
+            _ = tg.shutdown.cancelled() => break,
+            _ = live.tx.closed() => {
+                let mut reg = lock(&tg.live);
+                if live.tx.receiver_count() == 0 {
+                    live.stopped.store(true, Ordering::SeqCst);
+                    if reg.get(&live.path).is_some_and(|w| w.as_ptr() == Arc::as_ptr(&live)) {
+                        reg.remove(&live.path);
+                    }
+                    break;
+                }
+            }
+            got = nrx.recv() => {
+                if got.is_none() {
+                    break;
+                }
+                tokio::time::sleep(COALESCE).await;
+                while nrx.try_recv().is_ok() {}
+                let l = live.clone();
+                let _ = tokio::task::spawn_blocking(move || l.update()).await;
+            }
+        }
+    }
+    live.stopped.store(true, Ordering::SeqCst);
+    drop(watcher);
+    let mut reg = lock(&tg.live);
+    if reg
+        .get(&live.path)
+        .is_some_and(|w| w.as_ptr() == Arc::as_ptr(&live))
+    {
+        reg.remove(&live.path);
+    }
+}

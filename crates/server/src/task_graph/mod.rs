@@ -1,0 +1,439 @@
+//! `/task-graph/api/*`: coding-agent sessions (DSH, pi, Claude Code, Codex) as task graphs.
+//!
+//! | route | answer |
+//! | --- | --- |
+//! | `GET /task-graph/api/status` | homes searched, session and live counts |
+//! | `GET /task-graph/api/tasks` | `{tasks: [TaskSummary…]}`, newest first |
+//! | `GET /task-graph/api/task?id=…` | the task graph (the seed's JSON, exactly `build_graph`'s output) |
+//! | `GET /task-graph/api/events?id=…&afterSeq=…&limit=…` | `{events, last_seq, more}`: trajectory events after `afterSeq` |
+//! | `GET /task-graph/api/event?id=…&seq=…` | `{seq, events}`: the events carrying that `seq` (line formats may put several on one line) |
+//! | `GET /task-graph/api/live?id=…` | Server-Sent Events: `graph` (the whole graph) on connect and after every growth of the session file, `events` (the new trajectory events) after every growth |
+//!
+//! `id` is a session id or a unique prefix of one; never a path (the API does not read files
+//! outside the discovered homes). Errors are `{"error": "…"}`: 400 for bad or ambiguous
+//! parameters, 404 for unknown ids.
+//!
+//! Live sessions are watched with `notify` (no timer polling); each growth is applied to an
+//! [`IncrementalGraph`](mindgate_taskgraph::IncrementalGraph), see [`live`].
+
+mod live;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::SystemTime;
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures_util::Stream;
+use mindgate_taskgraph::discover::load_tree;
+use mindgate_taskgraph::{
+    Catalog, DiscoveryConfig, Error as TgError, Event, Session, SessionLocation, TaskSummary,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+use live::Live;
+
+/// Most events one `/events` answer carries when `limit` is not given.
+pub const DEFAULT_EVENTS_LIMIT: usize = 2_000;
+/// Upper bound of `limit`.
+pub const MAX_EVENTS_LIMIT: usize = 50_000;
+/// Sessions (with their built graphs) kept in memory between requests.
+const SESSION_CACHE: usize = 8;
+
+/// Everything the task-graph routes share.
+pub(crate) struct TaskGraphs {
+    catalog: Mutex<Catalog>,
+    cache: Mutex<Vec<Cached>>,
+    live: Mutex<HashMap<PathBuf, Weak<Live>>>,
+    shutdown: CancellationToken,
+}
+
+/// A session read from disk and its graph, valid while the file's size and mtime hold.
+struct Cached {
+    path: PathBuf,
+    stamp: (Option<SystemTime>, u64),
+    session: Arc<Session>,
+    graph: Arc<str>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The task-graph routes over `state`'s discovery settings.
+pub(crate) fn router<S>(state: &AppState) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let tg = Arc::new(TaskGraphs::new(
+        state.config.task_graph.clone(),
+        state.shutdown.clone(),
+    ));
+    Router::new()
+        .route("/task-graph/api/status", get(status))
+        .route("/task-graph/api/tasks", get(tasks))
+        .route("/task-graph/api/task", get(task))
+        .route("/task-graph/api/events", get(events))
+        .route("/task-graph/api/event", get(event))
+        .route("/task-graph/api/live", get(live_feed))
+        .with_state(tg)
+}
+
+type Tg = State<Arc<TaskGraphs>>;
+
+impl TaskGraphs {
+    fn new(config: DiscoveryConfig, shutdown: CancellationToken) -> Self {
+        Self {
+            catalog: Mutex::new(Catalog::new(config)),
+            cache: Mutex::new(Vec::new()),
+            live: Mutex::new(HashMap::new()),
+            shutdown,
+        }
+    }
+
+    fn config(&self) -> DiscoveryConfig {
+        lock(&self.catalog).config().clone()
+    }
+
+    /// Rescans the homes (re-reading only changed sessions).
+    fn refresh(&self) -> Vec<TaskSummary> {
+        lock(&self.catalog).refresh().to_vec()
+    }
+
+    /// Resolves an id (exact, else unique prefix) among the discovered sessions; rescans once
+    /// when it is not known yet.
+    fn find(&self, id: &str) -> Result<TaskSummary, ApiError> {
+        let id = id.trim();
+        if id.is_empty() {
+            return Err(ApiError::bad_request("missing query parameter `id`"));
+        }
+        let known = lock(&self.catalog).tasks().to_vec();
+        match match_id(&known, id) {
+            Ok(t) => Ok(t),
+            Err(_) => match_id(&self.refresh(), id),
+        }
+    }
+
+    /// The session and its graph JSON, from the cache when the file did not change.
+    fn load(&self, t: &TaskSummary) -> Result<(Arc<Session>, Arc<str>), ApiError> {
+        let stamp = live::stamp(&t.path, t.agent);
+        if let Some(c) = lock(&self.cache)
+            .iter()
+            .find(|c| c.path == t.path && c.stamp == stamp)
+        {
+            return Ok((c.session.clone(), c.graph.clone()));
+        }
+        let loc = location(t);
+        let config = self.config();
+        let (session, tree) = load_tree(&loc, &config).map_err(tg_error)?;
+        let graph: Arc<str> = serde_json::to_string(&tree.graph)
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .into();
+        let session = Arc::new(session);
+        let mut cache = lock(&self.cache);
+        cache.retain(|c| c.path != t.path);
+        if cache.len() >= SESSION_CACHE {
+            cache.remove(0);
+        }
+        cache.push(Cached {
+            path: t.path.clone(),
+            stamp,
+            session: session.clone(),
+            graph: graph.clone(),
+        });
+        Ok((session, graph))
+    }
+
+    /// The running live view of a session, if one is being watched.
+    fn live_of(&self, path: &PathBuf) -> Option<Arc<Live>> {
+        lock(&self.live).get(path).and_then(Weak::upgrade)
+    }
+
+    fn live_count(&self) -> usize {
+        lock(&self.live)
+            .values()
+            .filter(|w| w.strong_count() > 0)
+            .count()
+    }
+}
+
+fn location(t: &TaskSummary) -> SessionLocation {
+    SessionLocation {
+        agent: t.agent,
+        path: t.path.clone(),
+        workspace: Some(t.workspace.clone()),
+    }
+}
+
+fn match_id(tasks: &[TaskSummary], id: &str) -> Result<TaskSummary, ApiError> {
+    if let Some(t) = tasks.iter().find(|t| t.id == id) {
+        return Ok(t.clone());
+    }
+    let hits: Vec<&TaskSummary> = tasks.iter().filter(|t| t.id.starts_with(id)).collect();
+    match hits.as_slice() {
+        [] => Err(ApiError::not_found(format!(
+            "no task session with id `{id}`"
+        ))),
+        [one] => Ok((*one).clone()),
+        many => Err(ApiError::bad_request(format!(
+            "`{id}` matches {} task sessions ({}); give more of the id",
+            many.len(),
+            many.iter()
+                .take(5)
+                .map(|t| t.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+fn tg_error(e: TgError) -> ApiError {
+    match &e {
+        TgError::NotFound { .. } => ApiError::not_found(e.to_string()),
+        TgError::Ambiguous { .. } => ApiError::bad_request(e.to_string()),
+        TgError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            ApiError::not_found(format!("{e} (the session file is gone)"))
+        }
+        _ => ApiError::internal(e.to_string()),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+}
+
+fn json_text(body: Arc<str>) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Query of the routes that name a session.
+#[derive(Debug, Default, Deserialize)]
+struct IdQuery {
+    id: Option<String>,
+    #[serde(rename = "afterSeq", alias = "after_seq")]
+    after_seq: Option<String>,
+    seq: Option<String>,
+    limit: Option<String>,
+}
+
+impl IdQuery {
+    fn id(&self) -> Result<String, ApiError> {
+        match self.id.as_deref().map(str::trim) {
+            Some(id) if !id.is_empty() => Ok(id.to_owned()),
+            _ => Err(ApiError::bad_request("missing query parameter `id`")),
+        }
+    }
+}
+
+fn parse_u64(name: &str, v: Option<&str>) -> Result<Option<u64>, ApiError> {
+    match v.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => s.parse().map(Some).map_err(|_| {
+            ApiError::bad_request(format!(
+                "query parameter `{name}` must be a non-negative integer, got `{s}`"
+            ))
+        }),
+    }
+}
+
+/// Reads the query leniently so malformed parameters get a JSON 400, not axum's text.
+fn query(q: Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>) -> IdQuery {
+    q.map(|Query(q)| q).unwrap_or_default()
+}
+
+async fn status(State(tg): Tg) -> Result<Response, ApiError> {
+    let tg2 = tg.clone();
+    let tasks = blocking(move || Ok(tg2.refresh())).await?;
+    let config = tg.config();
+    let mut agents = serde_json::Map::new();
+    for t in &tasks {
+        let n = agents
+            .get(t.agent.as_str())
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        agents.insert(t.agent.as_str().to_owned(), json!(n + 1));
+    }
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    Ok(axum::Json(json!({
+        "ok": true,
+        "version": env!("CARGO_PKG_VERSION"),
+        "sessions": tasks.len(),
+        "live": tasks.iter().filter(|t| t.live).count(),
+        "watching": tg.live_count(),
+        "agents": agents,
+        "homes": {
+            "dsh": path(&config.dsh_sessions),
+            "pi": path(&config.pi_sessions),
+            "claude_code": path(&config.claude_projects),
+            "codex": path(&config.codex_sessions),
+        },
+        "extra_paths": config.extra_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "live_window_ms": config.live_window.as_millis() as u64,
+    }))
+    .into_response())
+}
+
+async fn tasks(State(tg): Tg) -> Result<Response, ApiError> {
+    let tasks = blocking(move || Ok(tg.refresh())).await?;
+    Ok(axum::Json(json!({ "count": tasks.len(), "tasks": tasks })).into_response())
+}
+
+async fn task(
+    State(tg): Tg,
+    q: Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let id = query(q).id()?;
+    let body = blocking(move || {
+        let t = tg.find(&id)?;
+        if let Some(l) = tg.live_of(&t.path) {
+            return Ok(l.graph_json());
+        }
+        tg.load(&t).map(|(_, g)| g)
+    })
+    .await?;
+    Ok(json_text(body))
+}
+
+async fn events(
+    State(tg): Tg,
+    q: Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = query(q);
+    let id = q.id()?;
+    let after = parse_u64("afterSeq", q.after_seq.as_deref())?;
+    let limit = parse_u64("limit", q.limit.as_deref())?.map_or(DEFAULT_EVENTS_LIMIT, |l| {
+        (l as usize).clamp(1, MAX_EVENTS_LIMIT)
+    });
+    let body = blocking(move || {
+        let t = tg.find(&id)?;
+        let (session, _) = tg.load(&t)?;
+        Ok(events_page(&t.id, &session.events, after, limit))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+/// Events with `seq > after` (all when `after` is `None`), at most `limit` of them; never
+/// splits the events of one `seq` across pages.
+fn events_page(id: &str, all: &[Event], after: Option<u64>, limit: usize) -> Value {
+    let start = match after {
+        Some(a) => all.partition_point(|e| e.seq <= a),
+        None => 0,
+    };
+    let mut end = (start + limit).min(all.len());
+    while end < all.len() && end > start && all[end].seq == all[end - 1].seq {
+        end += 1;
+    }
+    let page = &all[start..end];
+    let last_seq = page.last().map(|e| e.seq).or(after);
+    json!({
+        "session_id": id,
+        "after_seq": after,
+        "last_seq": last_seq,
+        "more": end < all.len(),
+        "total": all.len(),
+        "events": page,
+    })
+}
+
+async fn event(
+    State(tg): Tg,
+    q: Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = query(q);
+    let id = q.id()?;
+    let Some(seq) = parse_u64("seq", q.seq.as_deref())? else {
+        return Err(ApiError::bad_request("missing query parameter `seq`"));
+    };
+    let body = blocking(move || {
+        let t = tg.find(&id)?;
+        let (session, _) = tg.load(&t)?;
+        let all = &session.events;
+        let start = all.partition_point(|e| e.seq < seq);
+        let end = all.partition_point(|e| e.seq <= seq);
+        if start == end {
+            return Err(ApiError::not_found(format!(
+                "session `{}` has no event with seq {seq}",
+                t.id
+            )));
+        }
+        Ok(json!({
+            "session_id": t.id,
+            "seq": seq,
+            "event": all[start],
+            "events": &all[start..end],
+        }))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+async fn live_feed(
+    State(tg): Tg,
+    q: Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, std::convert::Infallible>>>, ApiError> {
+    let id = query(q).id()?;
+    let tg2 = tg.clone();
+    let t = blocking(move || tg2.find(&id)).await?;
+    let sub = live::subscribe(&tg, &t).await?;
+    Ok(Sse::new(sub.into_stream(tg.shutdown.clone())).keep_alive(KeepAlive::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mindgate_taskgraph::{EventKind, TurnEndKind, TurnReason};
+
+    fn ev(seq: u64) -> Event {
+        Event::new(seq, 0, EventKind::TurnStart { turn: 1 })
+    }
+
+    #[test]
+    fn pages_never_split_a_seq() {
+        let all = vec![
+            ev(1),
+            ev(2),
+            ev(2),
+            Event::new(
+                3,
+                0,
+                EventKind::TurnEnd {
+                    turn: 1,
+                    reason: TurnReason::new(TurnEndKind::Completed),
+                },
+            ),
+        ];
+        let p = events_page("s", &all, None, 2);
+        assert_eq!(p["events"].as_array().map(Vec::len), Some(3));
+        assert_eq!(p["last_seq"], 2);
+        assert_eq!(p["more"], true);
+        let p = events_page("s", &all, Some(2), 10);
+        assert_eq!(p["events"].as_array().map(Vec::len), Some(1));
+        assert_eq!(p["more"], false);
+        let p = events_page("s", &all, Some(9), 10);
+        assert_eq!(p["events"].as_array().map(Vec::len), Some(0));
+        assert_eq!(p["last_seq"], 9);
+    }
+}

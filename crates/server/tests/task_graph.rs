@@ -1,0 +1,543 @@
+//! `/task-graph/api/*` over copies of the taskgraph fixture sessions (all four agents),
+//! including the live SSE feed while a session file grows.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic, missing_docs)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mindgate_server::{RunningServer, ServeConfig};
+use mindgate_taskgraph::discover::load_tree;
+use mindgate_taskgraph::{DiscoveryConfig, SessionLocation};
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else if p.extension().is_none_or(|x| x != "py") {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    config: DiscoveryConfig,
+    server: RunningServer,
+    http: reqwest::Client,
+}
+
+async fn start() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("homes");
+    copy_dir(&fixtures().join("dsh"), &root.join("dsh"));
+    copy_dir(&fixtures().join("pi"), &root.join("pi"));
+    copy_dir(&fixtures().join("claude"), &root.join("claude"));
+    copy_dir(&fixtures().join("codex"), &root.join("codex"));
+    let config = DiscoveryConfig {
+        dsh_sessions: Some(root.join("dsh")),
+        pi_sessions: Some(root.join("pi")),
+        claude_projects: Some(root.join("claude")),
+        codex_sessions: Some(root.join("codex")),
+        ..DiscoveryConfig::empty()
+    };
+    let serve = ServeConfig {
+        task_graph: config.clone(),
+        ..ServeConfig::for_tests(&dir.path().join("home"))
+    };
+    let server = mindgate_server::start(serve).await.expect("server starts");
+    Fixture {
+        _dir: dir,
+        root,
+        config,
+        server,
+        http: reqwest::Client::new(),
+    }
+}
+
+impl Fixture {
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.server.base_url(), path)
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.http.get(self.url(path)).send().await.expect("GET");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The graph the library builds for a listed task, as JSON.
+    fn expected_graph(&self, task: &Value) -> Value {
+        let loc = SessionLocation {
+            agent: serde_json::from_value(task["agent"].clone()).unwrap(),
+            path: PathBuf::from(task["path"].as_str().unwrap()),
+            workspace: task["workspace"].as_str().map(str::to_owned),
+        };
+        let (_, tree) = load_tree(&loc, &self.config).unwrap();
+        serde_json::to_value(&tree.graph).unwrap()
+    }
+
+    fn dsh_live_file(&self) -> PathBuf {
+        self.root
+            .join("dsh/--Users-kevin-Desktop-Nothing-Napkin--/s-live/session.v3.jsonl")
+    }
+}
+
+fn ids(tasks: &Value) -> Vec<String> {
+    let mut v: Vec<String> = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn status_reports_homes_and_counts() {
+    let f = start().await;
+    let (code, body) = f.get("/task-graph/api/status").await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["ok"], true);
+    let expected = mindgate_taskgraph::discover(&f.config);
+    assert_eq!(body["sessions"], expected.len());
+    assert!(expected.len() >= 8, "fixtures of four agents: {expected:?}");
+    for agent in ["dsh", "pi", "claude_code", "codex"] {
+        assert!(
+            body["agents"][agent].as_u64().unwrap() >= 2,
+            "{agent}: {body}"
+        );
+    }
+    assert_eq!(
+        body["homes"]["dsh"],
+        f.root.join("dsh").display().to_string()
+    );
+    assert_eq!(body["watching"], 0);
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn tasks_lists_every_session_with_its_summary() {
+    let f = start().await;
+    let (code, body) = f.get("/task-graph/api/tasks").await;
+    assert_eq!(code, 200, "{body}");
+    let expected = mindgate_taskgraph::discover(&f.config);
+    let mut want: Vec<String> = expected.iter().map(|t| t.id.clone()).collect();
+    want.sort();
+    assert_eq!(ids(&body), want);
+    assert_eq!(body["count"], expected.len());
+    for t in body["tasks"].as_array().unwrap() {
+        for key in [
+            "id",
+            "agent",
+            "workspace",
+            "title",
+            "status",
+            "start_time",
+            "duration_ms",
+            "live",
+            "counts",
+        ] {
+            assert!(t.get(key).is_some(), "{key} missing in {t}");
+        }
+    }
+    let main = body["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "dsh-main")
+        .unwrap();
+    assert_eq!(main["agent"], "dsh");
+    assert_eq!(main["workspace"], "--Users-kevin-Desktop-Nothing-Napkin--");
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn task_is_exactly_the_library_graph_for_every_session() {
+    let f = start().await;
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    for t in tasks["tasks"].as_array().unwrap() {
+        let id = t["id"].as_str().unwrap();
+        let (code, graph) = f.get(&format!("/task-graph/api/task?id={id}")).await;
+        assert_eq!(code, 200, "{id}: {graph}");
+        assert_eq!(graph, f.expected_graph(t), "{id}");
+        assert_eq!(graph["session_id"], id);
+        assert_eq!(graph["nodes"][0]["id"], "task");
+        for key in ["summary", "critical_path", "meta", "edges"] {
+            assert!(graph.get(key).is_some(), "{id}: {key}");
+        }
+    }
+    // A unique prefix works too.
+    let (code, graph) = f.get("/task-graph/api/task?id=dsh-ma").await;
+    assert_eq!(code, 200);
+    assert_eq!(graph["session_id"], "dsh-main");
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn errors_are_json_with_fitting_codes() {
+    let f = start().await;
+    for (path, code, needle) in [
+        ("/task-graph/api/task", 400, "id"),
+        ("/task-graph/api/task?id=", 400, "id"),
+        ("/task-graph/api/task?id=nope", 404, "nope"),
+        ("/task-graph/api/task?id=pi-", 400, "matches 2"),
+        ("/task-graph/api/events?id=nope", 404, "nope"),
+        (
+            "/task-graph/api/events?id=dsh-main&afterSeq=x",
+            400,
+            "afterSeq",
+        ),
+        ("/task-graph/api/events?id=dsh-main&limit=-1", 400, "limit"),
+        ("/task-graph/api/event?id=dsh-main", 400, "seq"),
+        ("/task-graph/api/event?id=dsh-main&seq=abc", 400, "seq"),
+        ("/task-graph/api/event?id=dsh-main&seq=99999", 404, "99999"),
+        ("/task-graph/api/live", 400, "id"),
+        ("/task-graph/api/live?id=nope", 404, "nope"),
+    ] {
+        let (got, body) = f.get(path).await;
+        assert_eq!(got, code, "{path}: {body}");
+        let msg = body["error"].as_str().unwrap_or_default();
+        assert!(msg.contains(needle), "{path}: {body}");
+    }
+    // Paths are not ids: the API never reads files outside the discovered homes.
+    let path = f.dsh_live_file().display().to_string();
+    let (got, _) = f.get(&format!("/task-graph/api/task?id={path}")).await;
+    assert_eq!(got, 404);
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn guard_applies_to_task_graph_routes() {
+    let f = start().await;
+    let r = f
+        .http
+        .get(f.url("/task-graph/api/tasks"))
+        .header("Origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let r = f
+        .http
+        .get(f.url("/task-graph/api/status"))
+        .header("Host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn events_page_through_the_trajectory_and_event_picks_one_seq() {
+    let f = start().await;
+    let (code, all) = f.get("/task-graph/api/events?id=dsh-main").await;
+    assert_eq!(code, 200, "{all}");
+    let events = all["events"].as_array().unwrap();
+    assert!(events.len() > 5);
+    assert_eq!(all["more"], false);
+    assert_eq!(all["total"], events.len());
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] <= w[1]), "{seqs:?}");
+    for e in events {
+        assert!(e["type"].is_string() && e["time_ms"].is_i64(), "{e}");
+    }
+    // afterSeq + limit page without gaps or repeats.
+    let mut got = Vec::new();
+    let mut after: Option<u64> = None;
+    loop {
+        let q = match after {
+            Some(a) => format!("/task-graph/api/events?id=dsh-main&afterSeq={a}&limit=3"),
+            None => "/task-graph/api/events?id=dsh-main&limit=3".to_owned(),
+        };
+        let (code, page) = f.get(&q).await;
+        assert_eq!(code, 200);
+        got.extend(page["events"].as_array().unwrap().iter().cloned());
+        if page["more"] == false {
+            break;
+        }
+        after = page["last_seq"].as_u64();
+    }
+    assert_eq!(&got, events);
+    // Every node's event_ids resolve through /event.
+    let (_, graph) = f.get("/task-graph/api/task?id=dsh-main").await;
+    let tool = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["type"] == "tool" || n["type"] == "test")
+        .unwrap();
+    for seq in tool["event_ids"].as_array().unwrap() {
+        let (code, one) = f
+            .get(&format!("/task-graph/api/event?id=dsh-main&seq={seq}"))
+            .await;
+        assert_eq!(code, 200, "{one}");
+        assert_eq!(one["seq"], *seq);
+        assert_eq!(one["event"]["seq"], *seq);
+        assert!(!one["events"].as_array().unwrap().is_empty());
+    }
+    f.server.stop().await.unwrap();
+}
+
+/// A minimal SSE reader over a streaming response.
+struct Sse {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+#[derive(Debug)]
+struct SseMsg {
+    event: String,
+    data: Value,
+}
+
+impl Sse {
+    async fn open(f: &Fixture, id: &str) -> Sse {
+        let resp = f
+            .http
+            .get(f.url(&format!("/task-graph/api/live?id={id}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+        assert!(
+            resp.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        Sse {
+            resp,
+            buf: String::new(),
+        }
+    }
+
+    async fn next(&mut self) -> SseMsg {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let mut event = String::from("message");
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    }
+                }
+                if data.is_empty() {
+                    continue; // keep-alive comment
+                }
+                return SseMsg {
+                    event,
+                    data: serde_json::from_str(&data).unwrap(),
+                };
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), self.resp.chunk())
+                .await
+                .expect("an SSE message within 10 s")
+                .unwrap()
+                .expect("stream open");
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// Reads messages until one satisfies `want`.
+    async fn until(&mut self, mut want: impl FnMut(&SseMsg) -> bool) -> SseMsg {
+        loop {
+            let m = self.next().await;
+            if want(&m) {
+                return m;
+            }
+        }
+    }
+}
+
+fn node<'a>(graph: &'a Value, id: &str) -> Option<&'a Value> {
+    graph["nodes"].as_array()?.iter().find(|n| n["id"] == id)
+}
+
+fn append(path: &Path, lines: &str) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(lines.as_bytes()).unwrap();
+    f.flush().unwrap();
+}
+
+#[tokio::test]
+async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
+    let f = start().await;
+    let mut sse = Sse::open(&f, "dsh-live").await;
+    let first = sse.next().await;
+    assert_eq!(first.event, "graph");
+    assert_eq!(first.data["session_id"], "dsh-live");
+    assert_eq!(first.data["meta"]["live"], true);
+    assert_eq!(first.data["status"], "RUNNING");
+    assert_eq!(
+        node(&first.data, "tool-l_tail").unwrap()["status"],
+        "RUNNING"
+    );
+    let (_, status) = f.get("/task-graph/api/status").await;
+    assert_eq!(status["watching"], 1);
+
+    // A partial line is not applied until it is complete.
+    append(
+        &f.dsh_live_file(),
+        r#"{"type":"tool/result","seq":7,"time":1787600009000,"data":{"message":{"source":{"callId":"l_tail"},"content":[{"type":"tool-result","toolCallId":"l_tail","content":"ok","isE"#,
+    );
+    append(
+        &f.dsh_live_file(),
+        concat!(
+            r#"rror":false}]}}}"#,
+            "\n",
+            r#"{"type":"step/end","seq":8,"time":1787600009100,"data":{"turn":1,"step":1}}"#,
+            "\n"
+        ),
+    );
+    let upd = sse
+        .until(|m| {
+            m.event == "graph"
+                && node(&m.data, "tool-l_tail").is_some_and(|n| n["status"] == "SUCCESS")
+        })
+        .await;
+    assert_eq!(node(&upd.data, "step-1-1").unwrap()["status"], "SUCCESS");
+    let evs = sse.until(|m| m.event == "events").await;
+    let seqs: Vec<u64> = evs.data["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [7, 8]);
+    assert_eq!(evs.data["reset"], false);
+
+    append(
+        &f.dsh_live_file(),
+        concat!(
+            r#"{"type":"turn/end","seq":9,"time":1787600010000,"data":{"turn":1,"reason":{"kind":"completed"}}}"#,
+            "\n"
+        ),
+    );
+    let done = sse
+        .until(|m| m.event == "graph" && m.data["status"] == "SUCCESS")
+        .await;
+    assert_eq!(node(&done.data, "phase-1").unwrap()["status"], "SUCCESS");
+
+    // The incrementally kept graph equals a fresh build of the grown file, and /task and
+    // /events serve the grown session.
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    let t = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "dsh-live")
+        .unwrap()
+        .clone();
+    let (_, graph) = f.get("/task-graph/api/task?id=dsh-live").await;
+    assert_eq!(graph, done.data);
+    assert_eq!(graph, f.expected_graph(&t));
+    let (_, evs) = f.get("/task-graph/api/events?id=dsh-live&afterSeq=6").await;
+    assert_eq!(evs["events"].as_array().unwrap().len(), 3);
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn live_follows_codex_and_pi_sessions_too() {
+    let f = start().await;
+    for (id, file) in [
+        (
+            "cx-live",
+            f.root
+                .join("codex/2026/08/24/rollout-2026-08-24T19-40-00-cx-live.jsonl"),
+        ),
+        (
+            "pi-live",
+            f.root
+                .join("pi/--work-napkin--/2026-08-24T19-40-00-000Z_pi-live.jsonl"),
+        ),
+    ] {
+        let mut sse = Sse::open(&f, id).await;
+        let first = sse.next().await;
+        assert_eq!(first.event, "graph", "{id}");
+        let before = first.data["nodes"].as_array().unwrap().len();
+        let (tool, text) = if id.starts_with("cx") {
+            append(
+                &file,
+                concat!(
+                    r#"{"timestamp":"2026-08-24T19:35:00.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_m","output":"migrated 3 tables"}}"#,
+                    "\n"
+                ),
+            );
+            ("tool-call_m", "migrated 3 tables")
+        } else {
+            // The fixture ends on a torn line: finish it off, then add the tool result.
+            append(
+                &file,
+                concat!(
+                    "\n",
+                    r#"{"type":"message","id":"zz1","parentId":"a2","timestamp":"2026-08-24T19:35:00.000Z","message":{"role":"toolResult","toolCallId":"pl_deploy","toolName":"bash","content":[{"type":"text","text":"deployed to staging"}],"isError":false}}"#,
+                    "\n"
+                ),
+            );
+            ("tool-pl_deploy", "deployed to staging")
+        };
+        let upd = sse
+            .until(|m| {
+                m.event == "graph" && node(&m.data, tool).is_some_and(|n| n["status"] == "SUCCESS")
+            })
+            .await;
+        assert!(
+            node(&upd.data, tool).unwrap()["meta"]["output"]
+                .as_str()
+                .unwrap()
+                .contains(text),
+            "{id}"
+        );
+        assert!(
+            upd.data["nodes"].as_array().unwrap().len() >= before,
+            "{id}"
+        );
+        let (_, tasks) = f.get("/task-graph/api/tasks").await;
+        let t = tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()
+            .clone();
+        let (_, graph) = f.get(&format!("/task-graph/api/task?id={id}")).await;
+        assert_eq!(graph, upd.data, "{id}");
+        assert_eq!(graph, f.expected_graph(&t), "{id}");
+    }
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn live_feeds_share_one_watch_and_stop_with_the_server() {
+    let f = start().await;
+    let mut a = Sse::open(&f, "dsh-live").await;
+    let mut b = Sse::open(&f, "dsh-live").await;
+    assert_eq!(a.next().await.event, "graph");
+    assert_eq!(b.next().await.event, "graph");
+    let (_, status) = f.get("/task-graph/api/status").await;
+    assert_eq!(status["watching"], 1);
+    drop(a);
+    drop(b);
+    // Shutdown ends open SSE streams instead of waiting on them forever.
+    let mut c = Sse::open(&f, "dsh-live").await;
+    assert_eq!(c.next().await.event, "graph");
+    tokio::time::timeout(Duration::from_secs(10), f.server.stop())
+        .await
+        .expect("server stops with an SSE client attached")
+        .unwrap();
+}
