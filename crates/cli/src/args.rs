@@ -41,6 +41,13 @@ pub enum Command {
     /// Start `mindgate serve` first to watch it live (a held gate waits for the viewer);
     /// exits 0 once its runs have finished.
     Demo(DemoArgs),
+    /// List the coding-agent sessions (DSH, pi, Claude Code, Codex) found on this machine:
+    /// id, agent, workspace, title, status, start, duration, live.
+    Tasks(TasksArgs),
+    /// Show one coding-agent session as a task graph: a readable summary (status, duration,
+    /// tokens, critical path, slowest steps, failures and retries, files changed) or, with
+    /// `--json`, the whole graph.
+    Taskgraph(TaskgraphArgs),
 }
 
 /// Options of `mindgate demo`.
@@ -72,6 +79,9 @@ pub struct ServeArgs {
     /// Do not open the viewer in a browser.
     #[arg(long)]
     pub no_open: bool,
+    /// Where the Tasks page looks for coding-agent sessions.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
 }
 
 /// Arguments of `mindgate mcp`.
@@ -92,4 +102,55 @@ pub struct McpArgs {
     /// Extra coding-agent session files or folders for `list_tasks` / `get_task_graph`.
     #[arg(long = "sessions", value_name = "PATH")]
     pub sessions: Vec<PathBuf>,
+}
+
+/// Where coding-agent sessions are looked for (`serve`, `tasks`, `taskgraph`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DiscoveryArgs {
+    /// Extra session file or folder (searched a few levels deep); repeatable.
+    #[arg(long = "sessions", value_name = "PATH")]
+    pub sessions: Vec<PathBuf>,
+    /// DSH sessions folder [default: $DSH_HOME/sessions, else ~/.dsh/sessions].
+    #[arg(long, value_name = "DIR")]
+    pub dsh_sessions: Option<PathBuf>,
+    /// pi sessions folder [default: $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions].
+    #[arg(long, value_name = "DIR")]
+    pub pi_sessions: Option<PathBuf>,
+    /// Claude Code projects folder [default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects].
+    #[arg(long, value_name = "DIR")]
+    pub claude_projects: Option<PathBuf>,
+    /// Codex sessions folder [default: $CODEX_HOME/sessions, else ~/.codex/sessions].
+    #[arg(long, value_name = "DIR")]
+    pub codex_sessions: Option<PathBuf>,
+    /// Skip the agents' default homes: only --sessions and the folders given explicitly.
+    #[arg(long)]
+    pub no_default_homes: bool,
+}
+
+/// Options of `mindgate tasks`.
+#[derive(Debug, clap::Args)]
+pub struct TasksArgs {
+    /// Where to look.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    /// Print the task list as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Show at most this many sessions (newest first).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// Options of `mindgate taskgraph`.
+#[derive(Debug, clap::Args)]
+pub struct TaskgraphArgs {
+    /// A session file or folder, or the id (or a unique id prefix) of a discovered session.
+    #[arg(value_name = "PATH|ID")]
+    pub target: String,
+    /// Print the task graph JSON (the `/task-graph/api/task` body) instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to look when an id is given.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
 }

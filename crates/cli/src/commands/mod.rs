@@ -4,6 +4,8 @@ mod check_frames;
 mod demo;
 mod mcp;
 mod serve;
+mod taskgraph;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -20,5 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => serve::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Tasks(args) => tasks::run(&args),
+        Command::Taskgraph(args) => taskgraph::run(&args),
     }
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mindgate_server::{ServeConfig, default_home, env};
 
+use super::tasks;
 use crate::args::ServeArgs;
 
 /// Starts the server, prints the viewer URL, and serves until a shutdown signal.
@@ -23,6 +24,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(db) = &args.db {
         config.db_path = db.clone();
     }
+    config.task_graph = tasks::discovery_config(&args.discovery);
     if !args.host.is_loopback() {
         if !args.allow_remote {
             anyhow::bail!(

@@ -1,0 +1,229 @@
+//! `mindgate taskgraph <PATH|ID>`: one coding-agent session as a task graph.
+//!
+//! `--json` prints the graph exactly as `build_graph` makes it (the body of
+//! `/task-graph/api/task`); the default is a readable summary computed from that same JSON.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use mindgate_taskgraph::discover::load_tree;
+use mindgate_taskgraph::{SessionLocation, detect_agent};
+use serde_json::Value;
+
+use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan};
+use crate::args::TaskgraphArgs;
+
+/// Prints the task graph of one session.
+pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
+    let config = discovery_config(&args.discovery);
+    let path = Path::new(&args.target);
+    let loc = if path.exists() {
+        let agent = detect_agent(path)
+            .with_context(|| format!("cannot read {} as a session", path.display()))?;
+        SessionLocation {
+            agent,
+            path: path.to_path_buf(),
+            workspace: None,
+        }
+    } else {
+        locate(&args.target, &scan(&config))?
+    };
+    let (session, tree) =
+        load_tree(&loc, &config).with_context(|| format!("cannot read {}", loc.path.display()))?;
+    for w in &session.warnings {
+        eprintln!("mindgate: warning: {w}");
+    }
+    let graph = serde_json::to_value(&tree.graph)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&graph)?);
+    } else {
+        print!("{}", summary(&graph, &loc));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn locate(
+    id: &str,
+    found: &[(SessionLocation, mindgate_taskgraph::TaskSummary)],
+) -> anyhow::Result<SessionLocation> {
+    if id.is_empty() {
+        bail!("give a session file, folder or id (see `mindgate tasks`)");
+    }
+    if let Some((loc, _)) = found.iter().find(|(_, t)| t.id == id) {
+        return Ok(loc.clone());
+    }
+    let hits: Vec<_> = found.iter().filter(|(_, t)| t.id.starts_with(id)).collect();
+    match hits.as_slice() {
+        [] => bail!(
+            "no session with id `{id}` among {} found (see `mindgate tasks`; add folders with --sessions)",
+            found.len()
+        ),
+        [(loc, _)] => Ok(loc.clone()),
+        many => bail!(
+            "`{id}` matches {} sessions: {}",
+            many.len(),
+            many.iter()
+                .map(|(_, t)| t.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn s<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn n(v: &Value, k: &str) -> i64 {
+    v.get(k).and_then(Value::as_i64).unwrap_or_default()
+}
+
+fn thousands(x: i64) -> String {
+    let digits = x.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0 { format!("-{out}") } else { out }
+}
+
+/// The readable summary of a graph's JSON.
+pub fn summary(g: &Value, loc: &SessionLocation) -> String {
+    let mut o = String::new();
+    let nodes: HashMap<&str, &Value> = g["nodes"]
+        .as_array()
+        .map(|a| a.iter().map(|n| (s(n, "id"), n)).collect())
+        .unwrap_or_default();
+    let sum = &g["summary"];
+    let counts = &sum["counts"];
+    let _ = writeln!(o, "{}", one_line(s(g, "title")));
+    let _ = writeln!(
+        o,
+        "  session   {}  ({}, {})",
+        s(g, "session_id"),
+        loc.agent,
+        loc.path.display()
+    );
+    let _ = writeln!(o, "  workspace {}", s(g, "workspace"));
+    let live = if g["meta"]["live"] == true {
+        "  (live)"
+    } else {
+        ""
+    };
+    let _ = writeln!(o, "  status    {}{live}", s(g, "status"));
+    let start = g["start_time"]
+        .as_i64()
+        .map_or_else(|| "-".to_owned(), |t| format!("{} UTC", datetime(t)));
+    let _ = writeln!(
+        o,
+        "  duration  {}  (started {start})",
+        duration(n(g, "duration_ms"))
+    );
+    let t = &sum["tokens"];
+    let _ = writeln!(
+        o,
+        "  tokens    {} total: {} in, {} out, {} cache read",
+        thousands(n(t, "total")),
+        thousands(n(t, "input")),
+        thousands(n(t, "output")),
+        thousands(n(t, "cache_read"))
+    );
+    let count_names = [
+        ("phases", "turn", "turns"),
+        ("agents", "LLM step", "LLM steps"),
+        ("tools", "tool", "tools"),
+        ("skills", "skill", "skills"),
+        ("subagents", "subagent", "subagents"),
+        ("plans", "plan", "plans"),
+        ("code_changes", "code change", "code changes"),
+        ("tests", "test", "tests"),
+        ("errors", "error", "errors"),
+        ("retries", "retry", "retries"),
+        ("files_changed", "file changed", "files changed"),
+    ];
+    let parts: Vec<String> = count_names
+        .iter()
+        .filter(|(k, _, _)| n(counts, k) > 0)
+        .map(|(k, one, many)| {
+            let c = n(counts, k);
+            format!("{c} {}", if c == 1 { one } else { many })
+        })
+        .collect();
+    let _ = writeln!(o, "  counts    {}", parts.join(", "));
+
+    let cp = &g["critical_path"];
+    let hot: Vec<&str> = cp["hot_node_ids"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "\nCritical path: {} of {} ({} nodes, {} hot)",
+        duration(n(cp, "duration_ms")),
+        duration(n(cp, "total_ms")),
+        cp["node_ids"].as_array().map_or(0, Vec::len),
+        hot.len()
+    );
+    for id in &hot {
+        let Some(node) = nodes.get(id) else { continue };
+        let _ = writeln!(
+            o,
+            "  {:>9}  {:<8} {:<9} {}",
+            duration(n(node, "duration_ms")),
+            s(node, "type"),
+            s(node, "status"),
+            clip(&one_line(s(node, "name")), 70)
+        );
+    }
+
+    let list = |o: &mut String, title: &str, key: &str, extra: &dyn Fn(&Value) -> String| {
+        let items = sum[key].as_array().cloned().unwrap_or_default();
+        if items.is_empty() {
+            return;
+        }
+        let _ = writeln!(o, "\n{title}:");
+        for r in &items {
+            let _ = writeln!(
+                o,
+                "  {:>9}  {:<8} {:<9} {}{}",
+                duration(n(r, "duration_ms")),
+                s(r, "type"),
+                s(r, "status"),
+                clip(&one_line(s(r, "name")), 60),
+                extra(r)
+            );
+        }
+    };
+    list(&mut o, "Slowest steps", "slowest_steps", &|_| String::new());
+    list(&mut o, "Failures", "failed_steps", &|r| {
+        let e = s(r, "error");
+        if e.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", clip(&one_line(e), 100))
+        }
+    });
+    list(&mut o, "Retries", "retried_steps", &|r| {
+        format!(" ({} attempts)", n(r, "attempts"))
+    });
+    if let Some(files) = sum["files_changed"].as_array().filter(|f| !f.is_empty()) {
+        let _ = writeln!(o, "\nFiles changed:");
+        for f in files.iter().filter_map(Value::as_str) {
+            let _ = writeln!(o, "  {f}");
+        }
+    }
+    if let Some(tools) = sum["most_used_tools"].as_array().filter(|t| !t.is_empty()) {
+        let parts: Vec<String> = tools
+            .iter()
+            .map(|t| format!("{} ×{}", s(t, "name"), n(t, "count")))
+            .collect();
+        let _ = writeln!(o, "\nTools: {}", parts.join(", "));
+    }
+    o
+}

@@ -1,0 +1,240 @@
+//! `mindgate tasks`: the coding-agent sessions found on this machine, newest first.
+//!
+//! Also the discovery helpers `serve` and `taskgraph` share: flags → [`DiscoveryConfig`],
+//! and a scan that shows a progress bar on a terminal.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mindgate_taskgraph::discover::summarize;
+use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, TaskSummary, find_sessions};
+
+use crate::args::{DiscoveryArgs, TasksArgs};
+
+/// The discovery settings the flags ask for: the agents' homes from the environment (unless
+/// `--no-default-homes`), explicit folders over them, plus every `--sessions` path.
+pub fn discovery_config(args: &DiscoveryArgs) -> DiscoveryConfig {
+    let mut c = if args.no_default_homes {
+        DiscoveryConfig::empty()
+    } else {
+        DiscoveryConfig::from_env()
+    };
+    let set = |slot: &mut Option<PathBuf>, v: &Option<PathBuf>| {
+        if let Some(v) = v {
+            *slot = Some(v.clone());
+        }
+    };
+    set(&mut c.dsh_sessions, &args.dsh_sessions);
+    set(&mut c.pi_sessions, &args.pi_sessions);
+    set(&mut c.claude_projects, &args.claude_projects);
+    set(&mut c.codex_sessions, &args.codex_sessions);
+    c.extra_paths.extend(args.sessions.iter().cloned());
+    c
+}
+
+/// Finds and reads every session (a progress bar on stderr when it is a terminal), newest
+/// start first. Unreadable sessions are reported on stderr and skipped.
+pub fn scan(config: &DiscoveryConfig) -> Vec<(SessionLocation, TaskSummary)> {
+    let locs = find_sessions(config);
+    let bar = ProgressBar::new(locs.len() as u64);
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} reading sessions {pos}/{len} {wide_bar} {eta}")
+    {
+        bar.set_style(style);
+    }
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<(SessionLocation, TaskSummary)>> = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(locs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(loc) = locs.get(i) else { break };
+                    match summarize(loc, config) {
+                        Ok(t) => out
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push((loc.clone(), t)),
+                        Err(e) => bar.suspend(|| {
+                            eprintln!("mindgate: skipping {}: {e}", loc.path.display())
+                        }),
+                    }
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut out = out
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    out.sort_by(|(_, a), (_, b)| {
+        b.start_time
+            .cmp(&a.start_time)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    out
+}
+
+/// Prints the task list.
+pub fn run(args: &TasksArgs) -> anyhow::Result<ExitCode> {
+    let config = discovery_config(&args.discovery);
+    let mut tasks: Vec<TaskSummary> = scan(&config).into_iter().map(|(_, t)| t).collect();
+    if let Some(n) = args.limit {
+        tasks.truncate(n);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&tasks)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if tasks.is_empty() {
+        println!(
+            "No coding-agent sessions found (looked in the DSH, pi, Claude Code and Codex homes{}).",
+            if config.extra_paths.is_empty() {
+                ""
+            } else {
+                " and --sessions"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", table(&tasks));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(tasks: &[TaskSummary]) -> String {
+    let header = [
+        "ID",
+        "AGENT",
+        "STATUS",
+        "START (UTC)",
+        "DURATION",
+        "LIVE",
+        "WORKSPACE",
+        "TITLE",
+    ];
+    let rows: Vec<[String; 8]> = tasks
+        .iter()
+        .map(|t| {
+            [
+                clip(&t.id, 40),
+                t.agent.as_str().to_owned(),
+                status_name(&t.status),
+                t.start_time.map_or_else(|| "-".to_owned(), datetime),
+                duration(t.duration_ms),
+                if t.live { "live" } else { "" }.to_owned(),
+                clip(&t.workspace, 40),
+                clip(&one_line(&t.title), 70),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let last = cells.len() - 1;
+        for (i, c) in cells.iter().enumerate() {
+            if i == last {
+                out.push_str(c);
+            } else {
+                out.push_str(c);
+                out.push_str(&" ".repeat(widths[i] - c.chars().count() + 2));
+            }
+        }
+        out.push('\n');
+    };
+    line(&header.map(str::to_owned));
+    for r in &rows {
+        line(r);
+    }
+    out
+}
+
+/// `SUCCESS`, `FAILED`, … as the graph JSON spells them.
+pub fn status_name(s: &mindgate_taskgraph::Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+/// First line of `s`, whitespace collapsed.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `s` cut to `max` characters (with an ellipsis).
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `1h 02m`, `3m 05s`, `12.3s`, `450ms`.
+pub fn duration(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1_000.0)
+    } else if ms < 3_600_000 {
+        format!("{}m {:02}s", ms / 60_000, (ms / 1_000) % 60)
+    } else {
+        format!("{}h {:02}m", ms / 3_600_000, (ms / 60_000) % 60)
+    }
+}
+
+/// `2026-08-24 19:33:20` (UTC) from Unix milliseconds.
+pub fn datetime(ms: i64) -> String {
+    let secs = ms.div_euclid(1_000);
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    // Days since 1970-01-01 → civil date (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        tod / 3_600,
+        (tod / 60) % 60,
+        tod % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(datetime(0), "1970-01-01 00:00:00");
+        assert_eq!(datetime(1_787_600_000_000), "2026-08-24 19:33:20");
+        assert_eq!(datetime(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(duration(450), "450ms");
+        assert_eq!(duration(12_345), "12.3s");
+        assert_eq!(duration(185_000), "3m 05s");
+        assert_eq!(duration(3_720_000), "1h 02m");
+        assert_eq!(clip("abcdef", 4), "abc…");
+        assert_eq!(one_line(" a\n b "), "a b");
+    }
+}

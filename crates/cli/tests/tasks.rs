@@ -1,0 +1,274 @@
+//! Integration tests of `mindgate tasks` and `mindgate taskgraph` against copies of the
+//! taskgraph fixture sessions (all four agents).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mindgate_taskgraph::discover::load_tree;
+use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, detect_agent};
+use serde_json::Value;
+
+fn mindgate() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mindgate"))
+}
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else if p.extension().is_none_or(|x| x != "py") {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// Fresh copies of the fixture homes (so recently modified: open sessions are live).
+fn homes(name: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("mindgate-cli-tasks")
+        .join(format!("{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for agent in ["dsh", "pi", "claude", "codex"] {
+        copy_dir(&fixtures().join(agent), &root.join(agent));
+    }
+    root
+}
+
+fn home_args(root: &Path) -> Vec<String> {
+    vec![
+        "--no-default-homes".into(),
+        "--dsh-sessions".into(),
+        root.join("dsh").display().to_string(),
+        "--pi-sessions".into(),
+        root.join("pi").display().to_string(),
+        "--claude-projects".into(),
+        root.join("claude").display().to_string(),
+        "--codex-sessions".into(),
+        root.join("codex").display().to_string(),
+    ]
+}
+
+fn run(args: &[String]) -> Output {
+    mindgate().args(args).output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+const IDS: [&str; 10] = [
+    "c-main",
+    "c-side",
+    "cx-live",
+    "cx-main",
+    "dsh-child",
+    "dsh-fail",
+    "dsh-live",
+    "dsh-main",
+    "pi-live",
+    "pi-main",
+];
+
+#[test]
+fn tasks_json_lists_every_fixture_session() {
+    let root = homes("json");
+    let out = run(&[args(&["tasks", "--json"]), home_args(&root)].concat());
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    let mut ids: Vec<&str> = list.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, IDS);
+    let starts: Vec<i64> = list
+        .iter()
+        .map(|t| t["start_time"].as_i64().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    let by_id = |id: &str| list.iter().find(|t| t["id"] == id).unwrap();
+    assert_eq!(by_id("dsh-live")["live"], true);
+    assert_eq!(by_id("dsh-live")["status"], "RUNNING");
+    assert_eq!(by_id("dsh-main")["live"], false);
+    assert_eq!(by_id("dsh-main")["status"], "SUCCESS");
+    assert_eq!(by_id("c-main")["agent"], "claude_code");
+    assert_eq!(by_id("cx-main")["agent"], "codex");
+    assert_eq!(by_id("pi-main")["workspace"], "--work-napkin--");
+    // --limit keeps the newest.
+    let out = run(&[args(&["tasks", "--json", "--limit", "3"]), home_args(&root)].concat());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 3);
+    assert_eq!(v[0]["id"], list[0]["id"]);
+}
+
+#[test]
+fn tasks_table_has_a_row_per_session() {
+    let root = homes("table");
+    let out = run(&[args(&["tasks"]), home_args(&root)].concat());
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + IDS.len(), "{text}");
+    for col in [
+        "ID",
+        "AGENT",
+        "STATUS",
+        "START (UTC)",
+        "DURATION",
+        "LIVE",
+        "WORKSPACE",
+        "TITLE",
+    ] {
+        assert!(lines[0].contains(col), "{}", lines[0]);
+    }
+    let row = |id: &str| {
+        *lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("{id} in {text}"))
+    };
+    let live = row("dsh-live");
+    assert!(
+        live.contains("RUNNING") && live.contains(" live "),
+        "{live}"
+    );
+    let main = row("dsh-main");
+    assert!(
+        main.contains("SUCCESS")
+            && main.contains("2026-08-24 19:33:20")
+            && main.contains("1m 32s")
+            && main.contains("NIS-11688"),
+        "{main}"
+    );
+    assert!(row("c-main").contains("claude_code"));
+    // Nothing found: a clear sentence, exit 0.
+    let empty = run(&args(&["tasks", "--no-default-homes"]));
+    assert!(empty.status.success());
+    assert!(stdout(&empty).starts_with("No coding-agent sessions found"));
+}
+
+fn library_graph(path: &Path) -> Value {
+    let loc = SessionLocation {
+        agent: detect_agent(path).unwrap(),
+        path: path.to_path_buf(),
+        workspace: None,
+    };
+    let (_, tree) = load_tree(&loc, &DiscoveryConfig::empty()).unwrap();
+    serde_json::to_value(&tree.graph).unwrap()
+}
+
+#[test]
+fn taskgraph_json_is_the_library_graph_for_every_agent() {
+    let root = homes("graphjson");
+    let ws = "--Users-kevin-Desktop-Nothing-Napkin--";
+    for path in [
+        root.join("dsh").join(ws).join("s-main"),
+        root.join("dsh").join(ws).join("s-fail/session.v4.jsonl"),
+        root.join("pi/--work-napkin--/2026-08-24T19-33-20-000Z_pi-main.jsonl"),
+        root.join("claude/-work-napkin/c-main.jsonl"),
+        root.join("codex/2026/08/24/rollout-2026-08-24T19-33-20-cx-main.jsonl"),
+    ] {
+        let out = run(&[
+            "taskgraph".to_owned(),
+            path.display().to_string(),
+            "--json".to_owned(),
+            "--no-default-homes".to_owned(),
+        ]);
+        assert!(out.status.success(), "{}: {out:?}", path.display());
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(got, library_graph(&path), "{}", path.display());
+        assert_eq!(got["nodes"][0]["id"], "task");
+    }
+}
+
+#[test]
+fn taskgraph_by_id_prints_a_readable_summary() {
+    let root = homes("summary");
+    let out = run(&[args(&["taskgraph", "dsh-ma"]), home_args(&root)].concat());
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for needle in [
+        "NIS-11688",
+        "status    SUCCESS",
+        "duration  1m 32s",
+        "tokens    33,400 total",
+        "Critical path: ",
+        "Slowest steps:",
+        "Retries:",
+        "(2 attempts)",
+        "Files changed:",
+        "src/draft.ts",
+        "1 subagent,",
+    ] {
+        assert!(text.contains(needle), "{needle} missing in\n{text}");
+    }
+    // The hot steps listed are the graph's hot_node_ids.
+    let json = run(&[args(&["taskgraph", "dsh-main", "--json"]), home_args(&root)].concat());
+    let g: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let hot = g["critical_path"]["hot_node_ids"].as_array().unwrap();
+    let section = text
+        .split("Critical path: ")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert_eq!(section.lines().count(), 1 + hot.len(), "{section}");
+
+    // A final failure lists its error.
+    let out = run(&[args(&["taskgraph", "dsh-fail"]), home_args(&root)].concat());
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("status    FAILED"), "{text}");
+    assert!(text.contains("Failures:"), "{text}");
+}
+
+#[test]
+fn taskgraph_finds_sessions_under_sessions_paths() {
+    let root = homes("extra");
+    let out = run(&[
+        "taskgraph".to_owned(),
+        "cx-main".to_owned(),
+        "--json".to_owned(),
+        "--no-default-homes".to_owned(),
+        "--sessions".to_owned(),
+        root.join("codex").display().to_string(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let g: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(g["session_id"], "cx-main");
+}
+
+#[test]
+fn taskgraph_errors_are_clear() {
+    let root = homes("errors");
+    let out = run(&[args(&["taskgraph", "nope"]), home_args(&root)].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no session with id `nope`"), "{err}");
+    let out = run(&[args(&["taskgraph", "pi-"]), home_args(&root)].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("matches 2 sessions"), "{err}");
+    // A file that is no session.
+    let bogus = root.join("bogus.txt");
+    std::fs::write(&bogus, b"hello").unwrap();
+    let out = run(&[
+        "taskgraph".to_owned(),
+        bogus.display().to_string(),
+        "--no-default-homes".to_owned(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+}
