@@ -507,3 +507,34 @@ fn long_float_literals_round_trip_exactly() {
         assert_eq!(parse_envelope(&text), first, "{text}");
     }
 }
+
+#[test]
+fn token_payloads_are_objects_with_unique_fields() {
+    for payload in [
+        r#"["n",[{"t":"text","v":"x"}]]"#,
+        r#"{"nodeId":"n","deltas":[["text","x"]]}"#,
+        r#"{"nodeId":"n","deltas":[{"t":"text","v":"x","v":"y"}]}"#,
+        r#"{"nodeId":"n","nodeId":"m","deltas":[]}"#,
+        r#"{"nodeId":"n","deltas":[{"t":"text"}]}"#,
+        r#"{"nodeId":null,"deltas":[]}"#,
+    ] {
+        let frame = format!(
+            r#"{{"gm":1,"seq":1,"ts":0,"runId":"r","type":"node.token","payload":{payload}}}"#
+        );
+        assert!(
+            matches!(parse_envelope(&frame), ParseResult::Invalid { .. }),
+            "{payload}"
+        );
+    }
+    // null instanceId is accepted as absent; unknown fields at both levels are kept.
+    let frame = r#"{"gm":1,"seq":1,"ts":0,"runId":"r","type":"node.token","payload":{"nodeId":"n","instanceId":null,"deltas":[{"t":"text","v":"x","i":0}],"k":1,"k":2}}"#;
+    let ParseResult::Ok(env) = parse_envelope(frame) else {
+        panic!("expected ok")
+    };
+    let mindgate_protocol::Message::NodeToken(p) = env.message else {
+        panic!("wrong variant")
+    };
+    assert_eq!(p.instance_id, None);
+    assert_eq!(p.extra["k"], json!(2));
+    assert_eq!(p.deltas[0].extra["i"], json!(0));
+}
