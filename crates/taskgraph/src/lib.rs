@@ -41,6 +41,7 @@ pub mod graph;
 pub mod parse;
 pub mod read;
 pub mod session;
+pub mod synth;
 pub mod util;
 
 pub use discover::{

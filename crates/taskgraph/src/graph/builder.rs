@@ -2,8 +2,8 @@
 //! [`IncrementalGraph`].
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 
 use serde_json::{Map, Value};
 
@@ -14,7 +14,7 @@ use super::{BuildOptions, ChildSummary};
 use crate::event::{
     Event, EventKind, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
 };
-use crate::util::{truncate_chars, workspace_slug};
+use crate::util::{FastHasher, FastMap, FastSet, hash_value, truncate_chars, workspace_slug};
 
 /// Display names are cut to this many characters.
 const NAME_CHARS: usize = 80;
@@ -77,13 +77,15 @@ pub struct AppendStats {
 pub struct IncrementalGraph {
     opts: BuildOptions,
     g: TaskGraph,
+    sid: SharedStr,
+    tid: SharedStr,
     aux: Vec<Aux>,
     crit: CritState,
-    phase_by_turn: HashMap<u32, usize>,
-    step_by_key: HashMap<(u32, u32), usize>,
-    tool_by_call: HashMap<String, usize>,
-    by_retry_key: HashMap<u64, usize>,
-    ids: HashSet<String>,
+    phase_by_turn: FastMap<u32, usize>,
+    step_by_key: FastMap<(u32, u32), usize>,
+    tool_by_call: FastMap<String, usize>,
+    by_retry_key: FastMap<u64, usize>,
+    ids: FastSet<u64>,
     cur_phase: Option<usize>,
     cur_step: Option<usize>,
     last_phase: Option<usize>,
@@ -92,12 +94,12 @@ pub struct IncrementalGraph {
     first_time: Option<i64>,
     last_time: i64,
     last_seq: Option<u64>,
-    seen: HashSet<u64>,
+    seen: FastSet<u64>,
     open: BTreeSet<usize>,
     failed: BTreeSet<usize>,
     retried: BTreeSet<usize>,
     slow: BTreeSet<(Reverse<i64>, usize)>,
-    files: HashSet<String>,
+    files: FastSet<String>,
     task_fail_end: Option<i64>,
     task_ok_end: Option<i64>,
     unmatched_subagents: Vec<usize>,
@@ -106,7 +108,7 @@ pub struct IncrementalGraph {
 }
 
 fn key_hash(parts: impl Hash) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FastHasher::default();
     parts.hash(&mut h);
     h.finish()
 }
@@ -135,7 +137,10 @@ fn event_key(e: &Event) -> u64 {
 }
 
 fn args_hash(name: &str, args: &Value) -> u64 {
-    key_hash((name, args.to_string()))
+    let mut h = FastHasher::default();
+    name.hash(&mut h);
+    hash_value(args, &mut h);
+    h.finish()
 }
 
 impl IncrementalGraph {
@@ -168,14 +173,16 @@ impl IncrementalGraph {
                     ..GraphMeta::default()
                 },
             },
+            sid: session_id.as_str().into(),
+            tid: task_id.as_str().into(),
             opts: options,
             aux: Vec::new(),
             crit: CritState::default(),
-            phase_by_turn: HashMap::new(),
-            step_by_key: HashMap::new(),
-            tool_by_call: HashMap::new(),
-            by_retry_key: HashMap::new(),
-            ids: HashSet::new(),
+            phase_by_turn: FastMap::default(),
+            step_by_key: FastMap::default(),
+            tool_by_call: FastMap::default(),
+            by_retry_key: FastMap::default(),
+            ids: FastSet::default(),
             cur_phase: None,
             cur_step: None,
             last_phase: None,
@@ -184,12 +191,12 @@ impl IncrementalGraph {
             first_time: None,
             last_time: 0,
             last_seq: None,
-            seen: HashSet::new(),
+            seen: FastSet::default(),
             open: BTreeSet::new(),
             failed: BTreeSet::new(),
             retried: BTreeSet::new(),
             slow: BTreeSet::new(),
-            files: HashSet::new(),
+            files: FastSet::default(),
             task_fail_end: None,
             task_ok_end: None,
             unmatched_subagents: Vec::new(),
@@ -215,6 +222,15 @@ impl IncrementalGraph {
             .insert("agent".into(), me.opts.agent.map(|a| a.as_str()).into());
         me.refresh();
         me
+    }
+
+    /// Reserves room for about `events` more events (a third of them become nodes).
+    pub fn reserve(&mut self, events: usize) {
+        self.g.nodes.reserve(events / 3);
+        self.aux.reserve(events / 3);
+        self.g.edges.reserve(events);
+        self.seen.reserve(events);
+        self.crit.reserve(events / 3);
     }
 
     /// The graph as of the last append (open nodes `RUNNING`).
@@ -297,22 +313,22 @@ impl IncrementalGraph {
         seq: Option<u64>,
         meta: NodeMeta,
     ) -> usize {
-        let id = if self.ids.contains(&base_id) {
+        let id = if self.ids.contains(&key_hash(&base_id)) {
             (2..)
                 .map(|n| format!("{base_id}~{n}"))
-                .find(|c| !self.ids.contains(c))
+                .find(|c| !self.ids.contains(&key_hash(c)))
                 .unwrap_or(base_id)
         } else {
             base_id
         };
-        self.ids.insert(id.clone());
+        self.ids.insert(key_hash(&id));
         let idx = self.g.nodes.len();
         let phase = match node_type {
             NodeType::Phase => Some(idx),
             _ => parent.and_then(|p| self.aux[p].phase),
         };
         self.g.nodes.push(Node {
-            id,
+            id: id.into(),
             node_type,
             name,
             status,
@@ -320,8 +336,8 @@ impl IncrementalGraph {
             end_time: None,
             duration_ms: 0,
             event_ids: seq.into_iter().collect(),
-            session_id: self.g.session_id.clone(),
-            task_id: self.g.task_id.clone(),
+            session_id: self.sid.clone(),
+            task_id: self.tid.clone(),
             parent_id: parent.map(|p| self.g.nodes[p].id.clone()),
             meta,
         });
@@ -364,7 +380,7 @@ impl IncrementalGraph {
     ) -> usize {
         let idx = self.g.edges.len();
         self.g.edges.push(Edge {
-            id: format!("e{}", idx + 1),
+            id: format!("e{}", idx + 1).into(),
             source: self.g.nodes[src].id.clone(),
             target: self.g.nodes[dst].id.clone(),
             edge_type,
@@ -627,7 +643,9 @@ impl IncrementalGraph {
             if self.opts.task_id.is_none() {
                 self.g.task_id = h.id.clone();
             }
-            let (sid, tid) = (self.g.session_id.clone(), self.g.task_id.clone());
+            self.sid = self.g.session_id.as_str().into();
+            self.tid = self.g.task_id.as_str().into();
+            let (sid, tid) = (self.sid.clone(), self.tid.clone());
             for n in &mut self.g.nodes {
                 n.session_id.clone_from(&sid);
                 n.task_id.clone_from(&tid);

@@ -14,7 +14,10 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug, Default, Clone)]
 pub(crate) struct CritState {
     weight: Vec<i64>,
-    in_edges: Vec<Vec<(u32, u32)>>,
+    /// Per node: head of its in-edge list (index into `links`), newest first.
+    in_head: Vec<u32>,
+    /// In-edge lists: (source node, edge index, next link).
+    links: Vec<(u32, u32, u32)>,
     /// Longest distance from the root including the node's own weight; -1 = unreachable.
     dist: Vec<i64>,
     /// Best predecessor (node, edge).
@@ -29,10 +32,20 @@ pub(crate) struct CritState {
 }
 
 impl CritState {
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.weight.reserve(n);
+        self.in_head.reserve(n);
+        self.links.reserve(2 * n);
+        self.dist.reserve(n);
+        self.pred.reserve(n);
+        self.best.reserve(n);
+        self.pos.reserve(n);
+    }
+
     pub(crate) fn add_node(&mut self, weight: i64) {
         let i = self.weight.len();
         self.weight.push(weight.max(0));
-        self.in_edges.push(Vec::new());
+        self.in_head.push(NONE);
         self.dist.push(-1);
         self.pred.push(None);
         self.best.push((-1, 0));
@@ -43,7 +56,10 @@ impl CritState {
     /// Records an execution edge; ignored unless it points forward (self-loops, back edges).
     pub(crate) fn add_edge(&mut self, src: usize, dst: usize, edge: usize) {
         if src < dst && dst < self.weight.len() {
-            self.in_edges[dst].push((src as u32, edge as u32));
+            let link = self.links.len() as u32;
+            self.links
+                .push((src as u32, edge as u32, self.in_head[dst]));
+            self.in_head[dst] = link;
             self.dirty_from = self.dirty_from.min(dst);
         }
     }
@@ -74,12 +90,15 @@ impl CritState {
             let (d, p) = if i == 0 {
                 (self.weight[0], None)
             } else {
+                // Newest edge first; `>=` keeps the oldest of equally long predecessors.
                 let mut best: Option<(i64, (u32, u32))> = None;
-                for &(s, e) in &self.in_edges[i] {
+                let mut link = self.in_head[i];
+                while let Some(&(s, e, next)) = self.links.get(link as usize) {
                     let ds = self.dist[s as usize];
-                    if ds >= 0 && best.is_none_or(|(b, _)| ds > b) {
+                    if ds >= 0 && best.is_none_or(|(b, _)| ds >= b) {
                         best = Some((ds, (s, e)));
                     }
+                    link = next;
                 }
                 match best {
                     Some((b, pe)) => (b + self.weight[i], Some(pe)),

@@ -117,6 +117,7 @@ impl ChildSummary {
 /// ```
 pub fn build_graph(events: &[Event], options: &BuildOptions) -> TaskGraph {
     let mut b = IncrementalGraph::new(options.clone());
+    b.reserve(events.len());
     if events.windows(2).all(|w| w[0].seq <= w[1].seq) {
         b.append_iter(events.iter());
     } else {

@@ -1,11 +1,99 @@
 //! The task graph: the JSON served as `/task-graph/api/task` (see the crate docs).
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::event::{Failure, Todo};
+
+/// An immutable, cheaply clonable string: node ids are shared by nodes, edges and the
+/// critical path without copying. Serialises as a plain JSON string.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    /// The string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(s: String) -> Self {
+        Self(s.into())
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(s: &str) -> Self {
+        Self(s.into())
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        &*self.0 == other.as_str()
+    }
+}
+
+impl PartialEq<SharedStr> for &str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        *self == &*other.0
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
 
 /// A whole task graph. Serialises (snake_case keys) to exactly the seed's shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,13 +131,13 @@ pub struct TaskGraph {
 impl TaskGraph {
     /// Finds a node by id (linear scan).
     pub fn node(&self, id: &str) -> Option<&Node> {
-        self.nodes.iter().find(|n| n.id == id)
+        self.nodes.iter().find(|n| n.id == *id)
     }
 
     /// Finds an edge by id (ids are `e<index+1>`, so this is O(1)).
     pub fn edge(&self, id: &str) -> Option<&Edge> {
         let n: usize = id.strip_prefix('e')?.parse().ok()?;
-        self.edges.get(n.checked_sub(1)?).filter(|e| e.id == id)
+        self.edges.get(n.checked_sub(1)?).filter(|e| e.id == *id)
     }
 }
 
@@ -130,7 +218,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Node {
     /// Stable id: `task`, `phase-<turn>`, `step-<turn>-<step>`, `tool-<callId>`, `plan-<seq>`.
-    pub id: String,
+    pub id: SharedStr,
     /// Node type.
     #[serde(rename = "type")]
     pub node_type: NodeType,
@@ -147,11 +235,11 @@ pub struct Node {
     /// `seq` of the events that created, updated or closed the node.
     pub event_ids: Vec<u64>,
     /// Session the node belongs to.
-    pub session_id: String,
+    pub session_id: SharedStr,
     /// Task (root session) the node belongs to.
-    pub task_id: String,
+    pub task_id: SharedStr,
     /// Parent in the `contains` hierarchy (`null` for the task).
-    pub parent_id: Option<String>,
+    pub parent_id: Option<SharedStr>,
     /// Type-specific fields.
     pub meta: NodeMeta,
 }
@@ -373,11 +461,11 @@ impl EdgeType {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Edge {
     /// `e<n>`, numbered in creation order from 1.
-    pub id: String,
+    pub id: SharedStr,
     /// Source node id.
-    pub source: String,
+    pub source: SharedStr,
     /// Target node id.
-    pub target: String,
+    pub target: SharedStr,
     /// Edge type.
     #[serde(rename = "type")]
     pub edge_type: EdgeType,
@@ -441,7 +529,7 @@ impl TokenTotals {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeRef {
     /// Node id.
-    pub id: String,
+    pub id: SharedStr,
     /// Node name.
     pub name: String,
     /// Node type.
@@ -489,11 +577,11 @@ pub struct Summary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CriticalPath {
     /// Nodes from the task root to the path's end.
-    pub node_ids: Vec<String>,
+    pub node_ids: Vec<SharedStr>,
     /// Path nodes with weight > 0.
-    pub hot_node_ids: Vec<String>,
+    pub hot_node_ids: Vec<SharedStr>,
     /// Edges between consecutive path nodes.
-    pub edge_ids: Vec<String>,
+    pub edge_ids: Vec<SharedStr>,
     /// Sum of the path nodes' weights.
     pub duration_ms: i64,
     /// The task's duration.

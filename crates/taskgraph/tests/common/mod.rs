@@ -26,7 +26,7 @@ pub fn check_critical_path(g: &TaskGraph) -> Result<(), String> {
     if cp.total_ms != g.duration_ms {
         return Err("total_ms != task duration".into());
     }
-    if cp.node_ids.first().map(String::as_str) != Some("task") {
+    if cp.node_ids.first().map(|s| s.as_str()) != Some("task") {
         return Err(format!("path does not start at task: {:?}", cp.node_ids));
     }
     if cp.edge_ids.len() + 1 != cp.node_ids.len() {
@@ -53,7 +53,7 @@ pub fn check_critical_path(g: &TaskGraph) -> Result<(), String> {
             cp.duration_ms
         ));
     }
-    let hot: Vec<&String> = cp
+    let hot: Vec<&mindgate_taskgraph::graph::SharedStr> = cp
         .node_ids
         .iter()
         .filter(|id| w[index[id.as_str()]] > 0)
