@@ -2,8 +2,10 @@
 //! the handle the transport thread works through.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use mindgate_protocol::{
@@ -110,6 +112,55 @@ pub struct Stats {
     pub held_gates: usize,
     /// The next `seq`.
     pub seq: u64,
+}
+
+/// What [`Shared::decide`] concluded.
+pub(crate) enum Verdict {
+    /// Do not hold.
+    Open,
+    /// The run is already aborted.
+    Abort,
+    /// Hold, in this run, for this reason.
+    Hold(RunRef, PauseReason, Option<LoopInfo>),
+}
+
+/// The future returned by [`Client::gate`]: ready at once unless the gate holds.
+#[must_use = "a gate decides nothing until awaited"]
+pub struct Gate<'a> {
+    state: GateState<'a>,
+}
+
+enum GateState<'a> {
+    Ready(Option<Decision>),
+    Held(Pin<Box<dyn Future<Output = Decision> + Send + 'a>>),
+}
+
+impl Gate<'_> {
+    fn ready(decision: Decision) -> Self {
+        Gate {
+            state: GateState::Ready(Some(decision)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Gate<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.state {
+            GateState::Ready(d) => f.debug_tuple("Gate::Ready").field(d).finish(),
+            GateState::Held(_) => f.write_str("Gate::Held"),
+        }
+    }
+}
+
+impl Future for Gate<'_> {
+    type Output = Decision;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Decision> {
+        match &mut self.get_mut().state {
+            GateState::Ready(d) => Poll::Ready(d.take().unwrap_or(Decision::Continue)),
+            GateState::Held(fut) => fut.as_mut().poll(cx),
+        }
+    }
 }
 
 /// What a gate did: the decision and how long it held.
@@ -429,21 +480,32 @@ impl Client {
         s.emit(&run, message)
     }
 
-    /// A gate for hand-written integrations: returns at once unless the viewer
+    /// A gate for hand-written integrations: ready at once unless the viewer
     /// wants this node to hold at `point`, then waits for its decision. Abort
     /// cancels the current run's token before returning.
     ///
-    /// Detached, this is a load and a branch: no allocation, no lock.
-    pub async fn gate(&self, point: PausePoint, node: GateNode<'_>) -> Decision {
-        if !self.inner.shared.attached.load(Ordering::Acquire) {
-            return Decision::Continue;
+    /// Detached, this is a load and a branch: no allocation, no lock. Attached
+    /// with nothing to hold, it allocates nothing either.
+    pub fn gate<'a>(&'a self, point: PausePoint, node: GateNode<'a>) -> Gate<'a> {
+        let shared = &self.inner.shared;
+        if !shared.attached.load(Ordering::Acquire) {
+            return Gate::ready(Decision::Continue);
         }
-        let run = Scope::run_of(self);
-        self.inner
-            .shared
-            .gate(run.as_ref(), point, node, None)
-            .await
-            .decision
+        let verdict = shared.decide(point, node, || {
+            Scope::run_of(self).unwrap_or_else(|| shared.implicit_run())
+        });
+        match verdict {
+            Verdict::Open => Gate::ready(Decision::Continue),
+            Verdict::Abort => Gate::ready(Decision::Abort),
+            Verdict::Hold(run, reason, loop_info) => Gate {
+                state: GateState::Held(Box::pin(async move {
+                    shared
+                        .hold(&run, point, node, reason, loop_info, None)
+                        .await
+                        .decision
+                })),
+            },
+        }
     }
 
     /// Whether `other` is a handle on the same session.
@@ -656,17 +718,36 @@ impl Shared {
     }
 
     /// The gate engine: decides whether to hold and waits for the decision.
-    /// `run` is resolved (to the implicit run when `None`) only if it is needed.
     pub(crate) async fn gate(
         self: &Arc<Self>,
-        run: Option<&RunRef>,
+        run: &RunRef,
         point: PausePoint,
         node: GateNode<'_>,
         check: Option<InjectCheck>,
     ) -> Gated {
-        if !self.attached.load(Ordering::Acquire) {
-            return Gated::OPEN;
+        match self.decide(point, node, || run.clone()) {
+            Verdict::Open => Gated::OPEN,
+            Verdict::Abort => Gated {
+                decision: Decision::Abort,
+                held: Duration::ZERO,
+            },
+            Verdict::Hold(run, reason, loop_info) => {
+                self.hold(&run, point, node, reason, loop_info, check).await
+            }
         }
+    }
+
+    /// Whether a gate holds, synchronously. `run` is called only when it is needed.
+    pub(crate) fn decide(
+        self: &Arc<Self>,
+        point: PausePoint,
+        node: GateNode<'_>,
+        run: impl FnOnce() -> RunRef,
+    ) -> Verdict {
+        if !self.attached.load(Ordering::Acquire) {
+            return Verdict::Open;
+        }
+        let mut run = Some(run);
         let mut resolved: Option<RunRef> = None;
         let loop_info = if point == PausePoint::Before
             && self.loop_guard.pending()
@@ -674,7 +755,10 @@ impl Shared {
                 .loop_guard
                 .applies_to(node.kind, node.node_id, node.name)
         {
-            let r = resolved.insert(run.cloned().unwrap_or_else(|| self.implicit_run()));
+            let r = match run.take() {
+                Some(f) => resolved.insert(f()),
+                None => return Verdict::Open,
+            };
             self.loop_guard.consult(r.id(), node.kind, node.node_id)
         } else {
             None
@@ -686,20 +770,18 @@ impl Shared {
                 .reason(point, node.target(), self.config.step_pauses_after)
             {
                 Some(r) => r,
-                None => return Gated::OPEN,
+                None => return Verdict::Open,
             },
         };
-        let run = match resolved {
-            Some(r) => r,
-            None => run.cloned().unwrap_or_else(|| self.implicit_run()),
+        let run = match (resolved, run) {
+            (Some(r), _) => r,
+            (None, Some(f)) => f(),
+            (None, None) => return Verdict::Open,
         };
         if run.cancel_token().is_cancelled() {
-            return Gated {
-                decision: Decision::Abort,
-                held: Duration::ZERO,
-            };
+            return Verdict::Abort;
         }
-        self.hold(&run, point, node, reason, loop_info, check).await
+        Verdict::Hold(run, reason, loop_info)
     }
 
     async fn hold(

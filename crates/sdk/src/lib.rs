@@ -72,7 +72,7 @@ mod warn;
 use std::future::Future;
 use std::sync::OnceLock;
 
-pub use client::{Client, SDK_NAME, SDK_VERSION, Stats};
+pub use client::{Client, Gate, SDK_NAME, SDK_VERSION, Stats};
 pub use config::{Config, LoopGuardConfig, LoopMode};
 pub use error::{Aborted, DemoError};
 pub use gate::{Decision, GateNode, InjectCheck};

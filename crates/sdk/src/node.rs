@@ -271,7 +271,7 @@ impl Node {
 
         loop {
             let gated = shared
-                .gate(Some(&run), PausePoint::Before, gate_node, check)
+                .gate(&run, PausePoint::Before, gate_node, check)
                 .await;
             held += gated.held;
             match gated.decision {
@@ -304,9 +304,7 @@ impl Node {
 
             match result {
                 Ok(out) => {
-                    let gated = shared
-                        .gate(Some(&run), PausePoint::After, gate_node, check)
-                        .await;
+                    let gated = shared.gate(&run, PausePoint::After, gate_node, check).await;
                     held += gated.held;
                     match gated.decision {
                         Decision::Continue => {
@@ -348,9 +346,7 @@ impl Node {
                             extra: Map::new(),
                         }),
                     );
-                    let gated = shared
-                        .gate(Some(&run), PausePoint::Error, gate_node, check)
-                        .await;
+                    let gated = shared.gate(&run, PausePoint::Error, gate_node, check).await;
                     held += gated.held;
                     match gated.decision {
                         Decision::Continue => {

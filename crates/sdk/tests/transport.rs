@@ -317,3 +317,57 @@ async fn breakpoints_and_mode_follow_controls() {
     viewer.resume(&run, &p.pause_id, ResumeAction::Continue, None);
     assert_eq!(task.await.unwrap(), Ok(()));
 }
+
+#[tokio::test]
+async fn low_level_gate_holds_and_returns_the_decision() {
+    use mindgate_sdk::{Decision, GateNode, NodeKind, current_run};
+    let viewer = FakeViewer::with(
+        vec![BreakpointMatcher::at(PausePoint::After).name("hook")],
+        RunMode::Run,
+    )
+    .await;
+    let client = viewer.client().await;
+    let node = GateNode {
+        node_id: "custom:hook",
+        kind: NodeKind::Custom,
+        name: "hook",
+    };
+    // Not matching: ready at once.
+    assert_eq!(
+        client.gate(PausePoint::Before, node).await,
+        Decision::Continue
+    );
+    let task = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .run("manual", (), async {
+                    let node = GateNode {
+                        node_id: "custom:hook",
+                        kind: NodeKind::Custom,
+                        name: "hook",
+                    };
+                    let first = client.gate(PausePoint::After, node).await;
+                    let second = client.gate(PausePoint::After, node).await;
+                    let aborted = current_run().map(|r| r.is_aborted());
+                    R::Ok((first, second, aborted))
+                })
+                .await
+        })
+    };
+    let (run, p) = viewer.pause(1).await;
+    assert_eq!(p.node_id, "custom:hook");
+    viewer.resume(
+        &run,
+        &p.pause_id,
+        ResumeAction::Inject,
+        Some(json!({"any": 1})),
+    );
+    let (run2, p2) = viewer.pause(2).await;
+    assert_eq!(run2, run, "the gate is attributed to the enclosing run");
+    viewer.resume(&run, &p2.pause_id, ResumeAction::Abort, None);
+    let (first, second, aborted) = task.await.unwrap().unwrap();
+    assert_eq!(first, Decision::Inject(json!({"any": 1})));
+    assert_eq!(second, Decision::Abort);
+    assert_eq!(aborted, Some(true));
+}
