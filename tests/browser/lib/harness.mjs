@@ -33,12 +33,12 @@ export function freePort() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts the server; resolves to { port, url, token, home, stop(), logs() }. */
-export async function startServer({ port: wanted } = {}) {
+export async function startServer({ port: wanted, extraArgs = [] } = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'mindgate-browser-'));
   const port = wanted || await freePort();
   const [cmd, args] = USE_MOCK
     ? [PYTHON, [path.join(ROOT, 'tests/browser/mock/mock_server.py'), '--port', String(port), '--home', home]]
-    : [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db')]];
+    : [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db'), ...extraArgs]];
   if (!USE_MOCK && !existsSync(BIN)) throw new Error(`mindgate binary not found at ${BIN}: run cargo build -p mindgate-cli (or set MINDGATE_BIN)`);
   const child = spawn(cmd, args, { env: { ...process.env, MINDGATE_HOME: home, RUST_LOG: process.env.RUST_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

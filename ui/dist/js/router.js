@@ -19,7 +19,13 @@ export class Router {
     return `#/run/${encodeURIComponent(runId)}${nodeId ? `/node/${encodeURIComponent(nodeId)}` : ''}`;
   }
 
+  /** `#/tasks` and `#/task/<id>` belong to the Tasks page (tasks.js). */
+  static isTasks(hash) {
+    return /^#\/tasks?(\/|$)/.test(hash || '');
+  }
+
   apply() {
+    if (Router.isTasks(location.hash)) return;
     const { runId, nodeId } = Router.parse(location.hash);
     this.store.selectRun(runId, nodeId);
   }
@@ -30,6 +36,7 @@ export class Router {
   }
 
   write() {
+    if (Router.isTasks(location.hash)) return;
     const h = Router.format(this.store.runId, this.store.nodeId);
     if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
   }

@@ -1,0 +1,139 @@
+// End-to-end: the Tasks page of the real `mindgate serve --sessions <copy of the taskgraph
+// fixtures>` in Debian's chromium: the list, a task graph drawn with its critical path,
+// failed and retried marks, node → trajectory events, and a live session that grows.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, appendFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startServer, launchBrowser, openPage, until, artifact, ROOT } from './lib/harness.mjs';
+
+const FIXTURES = path.join(ROOT, 'crates/taskgraph/tests/fixtures');
+const WS = '--Users-kevin-Desktop-Nothing-Napkin--';
+
+let srv;
+let browser;
+let page;
+let errors;
+let sessions;
+
+before(async () => {
+  sessions = mkdtempSync(path.join(tmpdir(), 'mindgate-sessions-'));
+  for (const agent of ['dsh', 'pi', 'claude', 'codex']) {
+    cpSync(path.join(FIXTURES, agent), path.join(sessions, agent), { recursive: true });
+  }
+  srv = await startServer({ extraArgs: ['--no-default-homes', '--sessions', sessions] });
+  browser = await launchBrowser();
+  ({ page, errors } = await openPage(browser, srv.url()));
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+  if (sessions) rmSync(sessions, { recursive: true, force: true });
+});
+
+const boxes = () => page.evaluate(() => window.mindgateTasks.boxes());
+const graph = () => page.evaluate(() => window.mindgateTasks.graph());
+
+async function openTask(title, id) {
+  await page.locator('#nav-tasks').click();
+  await page.locator('.tg-row').first().waitFor();
+  await page.locator('.tg-link', { hasText: title }).click();
+  await until(async () => (await graph())?.session_id === id && (await boxes()).length > 0, { what: `the graph of ${id}` });
+}
+
+test('the Tasks link opens the list of every discovered session', async () => {
+  await page.locator('#nav-tasks').click();
+  assert.equal(new URL(page.url()).hash, '#/tasks');
+  await until(async () => (await page.locator('.tg-row').count()) === 10, { what: 'ten task rows' });
+  assert.equal(await page.locator('main.layout').isHidden(), true, 'the run viewer is hidden');
+  const row = page.locator('.tg-row[data-id="dsh-main"]');
+  assert.match(await row.textContent(), /NIS-11688/);
+  assert.match(await row.textContent(), /dsh/);
+  assert.match(await row.textContent(), /SUCCESS/);
+  // Copies are fresh, so the open session is listed live.
+  assert.match(await page.locator('.tg-row[data-id="dsh-live"]').textContent(), /live/);
+  // The filter narrows the list.
+  await page.locator('.tg-filter').fill('codex');
+  await until(async () => (await page.locator('.tg-row').count()) === 2, { what: 'two codex rows' });
+  await page.locator('.tg-filter').fill('');
+});
+
+test('a task graph is drawn with its critical path, retries, and events per node', async () => {
+  await openTask('NIS-11688', 'dsh-main');
+  assert.match(new URL(page.url()).hash, /^#\/task\/dsh-main$/);
+  const g = await graph();
+  const b = await boxes();
+  // Every node is drawn (small graph: nothing folded), phases as lanes left to right.
+  assert.deepEqual(b.map((x) => x.id).sort(), g.nodes.map((n) => n.id).sort());
+  const phases = b.filter((x) => x.type === 'phase').sort((p, q) => p.x - q.x);
+  assert.ok(phases.length >= 2 && phases[0].x < phases[1].x, 'phase lanes side by side');
+  for (const x of b) assert.ok(x.w > 20 && x.h > 10, `${x.id} has a size`);
+  // The critical path is highlighted exactly on its nodes.
+  const crit = b.filter((x) => x.critical).map((x) => x.id).sort();
+  assert.deepEqual(crit, [...g.critical_path.node_ids].sort());
+  assert.deepEqual(b.filter((x) => x.hot).map((x) => x.id).sort(), [...g.critical_path.hot_node_ids].sort());
+  assert.ok(g.critical_path.hot_node_ids.length > 0);
+  // Retried nodes are marked.
+  const retried = g.summary.retried_steps.map((r) => r.id);
+  assert.ok(retried.length > 0);
+  for (const id of retried) assert.ok(b.find((x) => x.id === id).retried, `${id} marked retried`);
+  // Clicking a tool shows its trajectory events.
+  const tool = b.find((x) => x.type === 'tool' || x.type === 'test');
+  await page.mouse.click(tool.x + tool.w / 2, tool.y + tool.h / 2);
+  await page.locator('.tg-node-name', { hasText: tool.name }).waitFor();
+  const node = g.nodes.find((n) => n.id === tool.id);
+  await until(async () => (await page.locator('.tg-event').count()) >= node.event_ids.length, { what: 'the node events' });
+  const types = await page.locator('.tg-event-type').allTextContents();
+  assert.ok(types.includes('tool/call'), types.join(','));
+  assert.ok(types.includes('tool/result'), types.join(','));
+  const seqs = await page.locator('.tg-event').evaluateAll((els) => els.map((e) => Number(e.dataset.seq)));
+  assert.deepEqual([...new Set(seqs)], node.event_ids);
+  assert.ok((await boxes()).find((x) => x.id === tool.id).selected);
+  // Folding a phase hides its steps behind a +N count.
+  const phase = (await boxes()).find((x) => x.type === 'phase');
+  await page.mouse.click(phase.x + 6, phase.y + phase.h / 2);
+  await until(async () => (await boxes()).find((x) => x.id === phase.id).folded > 0, { what: 'the phase to fold' });
+  assert.ok((await boxes()).length < b.length);
+  await page.screenshot({ path: artifact('tasks-graph.png') });
+});
+
+test('a failed task marks its failed nodes', async () => {
+  await openTask('Build the release', 'dsh-fail');
+  const g = await graph();
+  assert.equal(g.status, 'FAILED');
+  const failed = (await boxes()).filter((x) => x.failed).map((x) => x.id).sort();
+  assert.deepEqual(failed, g.nodes.filter((n) => n.status === 'FAILED').map((n) => n.id).sort());
+  assert.ok(failed.length > 0);
+});
+
+test('a live session updates in place when its file grows', async () => {
+  await openTask('Watch the logs', 'dsh-live');
+  await until(() => page.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed to open' });
+  const before = (await boxes()).find((x) => x.id === 'tool-l_tail');
+  assert.equal(before.status, 'RUNNING');
+  const file = path.join(sessions, 'dsh', WS, 's-live', 'session.v3.jsonl');
+  appendFileSync(file, [
+    '{"type":"tool/result","seq":7,"time":1787600009000,"data":{"message":{"source":{"callId":"l_tail"},"content":[{"type":"tool-result","toolCallId":"l_tail","content":"log line 1","isError":false}]}}}',
+    '{"type":"step/end","seq":8,"time":1787600009100,"data":{"turn":1,"step":1}}',
+    '{"type":"step/start","seq":9,"time":1787600009200,"data":{"turn":1,"step":2}}',
+    '',
+  ].join('\n'));
+  await until(async () => (await boxes()).find((x) => x.id === 'tool-l_tail')?.status === 'SUCCESS', { what: 'the tool to finish live' });
+  await until(async () => (await boxes()).some((x) => x.id === 'step-1-2'), { what: 'the new step to appear' });
+  assert.ok(Number(await page.locator('#tasks-page').getAttribute('data-updates')) >= 1);
+  // The view stayed on the same task; the new result's events are there on click.
+  const tool = (await boxes()).find((x) => x.id === 'tool-l_tail');
+  await page.mouse.click(tool.x + tool.w / 2, tool.y + tool.h / 2);
+  await until(async () => (await page.locator('.tg-event[data-seq="7"]').count()) === 1, { what: 'the appended event in the panel' });
+  appendFileSync(file, '{"type":"turn/end","seq":10,"time":1787600010000,"data":{"turn":1,"reason":{"kind":"completed"}}}\n');
+  await until(async () => (await graph()).status === 'SUCCESS', { what: 'the task to finish live' });
+  await page.screenshot({ path: artifact('tasks-live.png') });
+  // Back to the run viewer.
+  await page.locator('.tg-head a', { hasText: 'Tasks' }).click();
+  await page.locator('.tg-head a', { hasText: 'Runs' }).click();
+  await until(() => page.locator('main.layout').isVisible(), { what: 'the run viewer' });
+  assert.deepEqual(errors, [], errors.join('\n'));
+});

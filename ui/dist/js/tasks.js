@@ -1,0 +1,258 @@
+// The Tasks page: coding-agent sessions (DSH, pi, Claude Code, Codex) found by
+// `mindgate serve` (#/tasks) and one session's task graph (#/task/<id>), fed by
+// /task-graph/api/*. A task view follows its session live over /task-graph/api/live
+// (Server-Sent Events); clicking a node lists its trajectory events.
+
+import { el, fmtDuration, fmtTime } from './util.js';
+import { TaskGraphView, fmtMs } from './taskgraph.js';
+
+const API = '/task-graph/api';
+
+export function parseTaskRoute(hash) {
+  if (/^#\/tasks\/?$/.test(hash || '')) return { page: 'list' };
+  const m = /^#\/task\/([^/?&]+)/.exec(hash || '');
+  if (m) return { page: 'task', id: decodeURIComponent(m[1]) };
+  return null;
+}
+
+async function getJson(url) {
+  const res = await fetch(url, { headers: { accept: 'application/json' } });
+  let body = null;
+  try { body = await res.json(); } catch { /* not JSON */ }
+  if (!res.ok) throw new Error(body?.error || `${res.status} ${res.statusText}`);
+  return body;
+}
+
+function pill(status) {
+  return el('span', { class: `tg-pill st-${String(status || '').toLowerCase()}` }, status || '–');
+}
+
+export class TasksPage {
+  constructor(root, main) {
+    this.root = root;
+    this.main = main;
+    this.view = null;
+    this.source = null;
+    this.eventCache = new Map(); // seq -> events[]
+    this.updates = 0;
+    window.addEventListener('hashchange', () => this.route());
+    this.route();
+  }
+
+  route() {
+    const r = parseTaskRoute(location.hash);
+    document.getElementById('nav-tasks')?.classList.toggle('active', !!r);
+    if (!r) {
+      this.leaveTask();
+      this.root.hidden = true;
+      this.main.hidden = false;
+      return;
+    }
+    this.main.hidden = true;
+    this.root.hidden = false;
+    if (r.page === 'list') { this.leaveTask(); this.showList(); } else this.showTask(r.id);
+  }
+
+  leaveTask() {
+    if (this.source) { this.source.close(); this.source = null; }
+    if (this.view) { this.view.destroy(); this.view = null; }
+    this.taskId = null;
+  }
+
+  // ---- list ---------------------------------------------------------------------
+  async showList() {
+    const filter = el('input', { type: 'search', class: 'search-input tg-filter', placeholder: 'Filter by id, agent, workspace, title…', 'aria-label': 'Filter tasks' });
+    const body = el('tbody');
+    const count = el('span', { class: 'muted small' }, 'Loading…');
+    const table = el('table', { class: 'tg-table' },
+      el('thead', {}, el('tr', {}, ...['Title', 'Agent', 'Workspace', 'Status', 'Started', 'Duration', 'Live', 'Id'].map((h) => el('th', { scope: 'col' }, h)))),
+      body);
+    this.root.replaceChildren(
+      el('div', { class: 'tg-head' },
+        el('a', { href: '#/', class: 'btn' }, '← Runs'),
+        el('h1', { class: 'tg-title' }, 'Tasks'),
+        count,
+        el('button', { type: 'button', class: 'btn', onclick: () => this.showList() }, 'Refresh'),
+        filter),
+      el('div', { class: 'tg-table-wrap' }, table));
+    let tasks = [];
+    try {
+      tasks = (await getJson(`${API}/tasks`)).tasks || [];
+    } catch (err) {
+      count.textContent = `Could not list tasks: ${err.message}`;
+      return;
+    }
+    const render = () => {
+      const q = filter.value.trim().toLowerCase();
+      const shown = q ? tasks.filter((t) => [t.id, t.agent, t.workspace, t.title].some((v) => String(v || '').toLowerCase().includes(q))) : tasks;
+      count.textContent = `${shown.length} of ${tasks.length} session${tasks.length === 1 ? '' : 's'}`;
+      body.replaceChildren(...shown.map((t) => el('tr', { class: 'tg-row', 'data-id': t.id },
+        el('td', {}, el('a', { href: `#/task/${encodeURIComponent(t.id)}`, class: 'tg-link' }, t.title || t.id)),
+        el('td', {}, t.agent),
+        el('td', { class: 'mono small' }, t.workspace),
+        el('td', {}, pill(t.status)),
+        el('td', { class: 'small' }, t.start_time ? fmtTime(t.start_time) : '–'),
+        el('td', { class: 'small' }, fmtDuration(t.duration_ms)),
+        el('td', {}, t.live ? el('span', { class: 'tg-live' }, '● live') : ''),
+        el('td', { class: 'mono small muted' }, t.id))));
+      if (!tasks.length) {
+        body.replaceChildren(el('tr', {}, el('td', { colspan: 8, class: 'muted' },
+          'No coding-agent sessions found. Start `mindgate serve --sessions PATH` or set DSH_HOME / PI_CODING_AGENT_DIR / CLAUDE_CONFIG_DIR / CODEX_HOME.')));
+      }
+    };
+    filter.addEventListener('input', render);
+    render();
+  }
+
+  // ---- one task -------------------------------------------------------------------
+  async showTask(id) {
+    if (this.taskId === id && this.view) return;
+    this.leaveTask();
+    this.taskId = id;
+    this.eventCache = new Map();
+    this.selected = null;
+    this.updates = 0;
+    this.lastVersion = undefined;
+    delete this.root.dataset.updates;
+    this.header = el('div', { class: 'tg-summary' }, 'Loading…');
+    this.liveBadge = el('span', { class: 'tg-live-state muted small', 'data-state': 'off' }, '');
+    const canvasHost = el('div', { class: 'tg-canvas-host' });
+    this.panel = el('aside', { class: 'tg-panel', 'aria-label': 'Node and trajectory events' },
+      el('p', { class: 'muted pad' }, 'Click a node to see its trajectory events.'));
+    this.root.replaceChildren(
+      el('div', { class: 'tg-head' },
+        el('a', { href: '#/tasks', class: 'btn' }, '← Tasks'),
+        this.header,
+        this.liveBadge,
+        el('span', { class: 'tg-legend small muted' },
+          el('span', { class: 'tg-key crit' }), 'critical path ',
+          el('span', { class: 'tg-key fail' }), 'failed ',
+          el('span', { class: 'tg-key retry' }, '↻'), 'retried'),
+        el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(true) }, 'Fold steps'),
+        el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(false) }, 'Unfold all'),
+        el('button', { type: 'button', class: 'btn', onclick: () => this.view?.fit() }, 'Fit')),
+      el('div', { class: 'tg-body' }, canvasHost, this.panel));
+    this.view = new TaskGraphView(canvasHost, { onSelect: (nid) => this.selectNode(nid) });
+    let graph;
+    try {
+      graph = await getJson(`${API}/task?id=${encodeURIComponent(id)}`);
+    } catch (err) {
+      this.header.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load task ${id}: ${err.message}`));
+      return;
+    }
+    if (this.taskId !== id) return;
+    this.setGraph(graph);
+    this.follow(id);
+  }
+
+  setGraph(graph) {
+    this.graph = graph;
+    this.view.setGraph(graph);
+    const s = graph.summary || {};
+    const cp = graph.critical_path || {};
+    const tokens = s.tokens?.total ?? 0;
+    this.header.replaceChildren(
+      el('h1', { class: 'tg-title', title: graph.title }, graph.title || graph.session_id),
+      pill(graph.status),
+      el('span', { class: 'small muted' },
+        `${graph.meta?.header?.agent || ''} · ${fmtDuration(graph.duration_ms)} · ${tokens.toLocaleString()} tokens · ` +
+        `${s.counts?.phases ?? 0} turns, ${s.counts?.agents ?? 0} steps, ${(s.counts?.tools ?? 0) + (s.counts?.tests ?? 0) + (s.counts?.code_changes ?? 0)} tools · ` +
+        `critical path ${fmtMs(cp.duration_ms || 0)} of ${fmtMs(cp.total_ms || 0)}`));
+    if (this.selected && graph.nodes.some((n) => n.id === this.selected)) this.renderPanel(this.selected);
+  }
+
+  follow(id) {
+    if (typeof EventSource === 'undefined') return;
+    const src = new EventSource(`${API}/live?id=${encodeURIComponent(id)}`);
+    this.source = src;
+    const state = (s, text) => { this.liveBadge.dataset.state = s; this.liveBadge.textContent = text; };
+    src.onopen = () => state('open', '● following');
+    src.onerror = () => state('retry', 'reconnecting…');
+    src.addEventListener('graph', (e) => {
+      if (this.source !== src) return;
+      let g;
+      try { g = JSON.parse(e.data); } catch { return; }
+      if (g.error) return;
+      const first = this.lastVersion === undefined;
+      const isUpdate = !first && e.lastEventId !== this.lastVersion;
+      this.lastVersion = e.lastEventId;
+      this.setGraph(g);
+      if (isUpdate) {
+        this.updates++;
+        this.root.dataset.updates = String(this.updates);
+        state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
+      }
+    });
+    src.addEventListener('events', (e) => {
+      let m;
+      try { m = JSON.parse(e.data); } catch { return; }
+      if (m.reset) this.eventCache = new Map();
+      for (const ev of m.events || []) {
+        const list = this.eventCache.get(ev.seq) || [];
+        list.push(ev);
+        this.eventCache.set(ev.seq, list);
+      }
+      if (this.selected) this.renderPanel(this.selected);
+    });
+  }
+
+  selectNode(nid) {
+    this.selected = nid;
+    this.renderPanel(nid);
+  }
+
+  async renderPanel(nid) {
+    const node = this.graph?.nodes.find((n) => n.id === nid);
+    if (!node) return;
+    const seqs = (node.event_ids || []).slice(0, 60);
+    const list = el('ol', { class: 'tg-events', 'aria-label': 'Trajectory events' });
+    const meta = node.meta || {};
+    const facts = [
+      ['Status', pill(node.status)],
+      ['Type', node.type],
+      ['Duration', fmtMs(node.duration_ms)],
+      ['Started', node.start_time ? fmtTime(node.start_time) : '–'],
+      meta.model ? ['Model', `${meta.provider || ''} ${meta.model}`] : null,
+      meta.tokens ? ['Tokens', `${meta.tokens.input ?? 0} in · ${meta.tokens.output ?? 0} out · ${meta.tokens.cache_read ?? 0} cached`] : null,
+      meta.attempts?.length > 1 ? ['Attempts', String(meta.attempts.length)] : null,
+      meta.file ? ['File', meta.file] : null,
+      meta.command ? ['Command', meta.command] : null,
+      meta.error ? ['Error', el('span', { class: 'tg-error' }, String(meta.error).slice(0, 400))] : null,
+      this.view?.critical.has(nid) ? ['Critical path', this.view.hot.has(nid) ? 'yes (hot)' : 'yes'] : null,
+    ].filter(Boolean);
+    this.panel.replaceChildren(
+      el('h2', { class: 'pad tg-node-name' }, node.name || node.id),
+      el('dl', { class: 'tg-facts pad' }, ...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+      el('h3', { class: 'insp-sub pad' }, `Trajectory events (${(node.event_ids || []).length})`),
+      list);
+    const missing = seqs.filter((s) => !this.eventCache.has(s));
+    await Promise.all(missing.map(async (seq) => {
+      try {
+        const r = await getJson(`${API}/event?id=${encodeURIComponent(this.taskId)}&seq=${seq}`);
+        this.eventCache.set(seq, r.events || []);
+      } catch { this.eventCache.set(seq, []); }
+    }));
+    if (this.selected !== nid) return;
+    list.replaceChildren(...seqs.flatMap((seq) => (this.eventCache.get(seq) || []).map((ev) => {
+      const data = ev.data === undefined ? '' : JSON.stringify(ev.data);
+      return el('li', { class: 'tg-event', 'data-seq': String(ev.seq) },
+        el('div', { class: 'tg-event-head' },
+          el('span', { class: 'mono small muted' }, `#${ev.seq}`),
+          el('span', { class: 'tg-event-type mono' }, ev.type),
+          el('span', { class: 'small muted' }, ev.time_ms ? fmtTime(ev.time_ms) : '')),
+        data ? el('details', {}, el('summary', { class: 'mono small' }, data.length > 120 ? `${data.slice(0, 120)}…` : data),
+          el('pre', { class: 'mono small tg-pre' }, JSON.stringify(ev.data, null, 2).slice(0, 20000))) : '');
+    })));
+  }
+}
+
+const root = document.getElementById('tasks-page');
+const main = document.querySelector('main.layout');
+if (root && main) {
+  const page = new TasksPage(root, main);
+  window.mindgateTasks = {
+    page,
+    boxes: () => (page.view ? page.view.boxes() : []),
+    graph: () => page.graph || null,
+  };
+}
