@@ -98,6 +98,11 @@ pub struct IncrementalGraph {
     open: BTreeSet<usize>,
     failed: BTreeSet<usize>,
     retried: BTreeSet<usize>,
+    /// Node indices behind `summary.failed_steps` / `summary.retried_steps`, in order.
+    failed_idx: Vec<usize>,
+    retried_idx: Vec<usize>,
+    /// Nodes whose status, duration or attempts changed since the last refresh.
+    touched: Vec<usize>,
     slow: BTreeSet<(Reverse<i64>, usize)>,
     files: FastSet<String>,
     task_fail_end: Option<i64>,
@@ -195,6 +200,9 @@ impl IncrementalGraph {
             open: BTreeSet::new(),
             failed: BTreeSet::new(),
             retried: BTreeSet::new(),
+            failed_idx: Vec::new(),
+            retried_idx: Vec::new(),
+            touched: Vec::new(),
             slow: BTreeSet::new(),
             files: FastSet::default(),
             task_fail_end: None,
@@ -406,6 +414,7 @@ impl IncrementalGraph {
         }
         node.status = s;
         let t = node.node_type;
+        self.touched.push(i);
         if t == NodeType::Task {
             return;
         }
@@ -430,6 +439,7 @@ impl IncrementalGraph {
             return;
         }
         self.g.nodes[i].duration_ms = d;
+        self.touched.push(i);
         let t = self.g.nodes[i].node_type;
         if t != NodeType::Task && t != NodeType::Phase {
             self.slow.remove(&(Reverse(old), i));
@@ -606,6 +616,7 @@ impl IncrementalGraph {
                 }
                 self.g.summary.counts.retries += 1;
                 self.retried.insert(i);
+                self.touched.push(i);
                 self.upsert_retry_edge(i, n as u64 + 1);
             }
             EventKind::ToolCall {
@@ -1139,6 +1150,7 @@ impl IncrementalGraph {
             self.set_status(prev, Status::Running);
             self.g.summary.counts.retries += 1;
             self.retried.insert(prev);
+            self.touched.push(prev);
             self.upsert_retry_edge(prev, n as u64);
             if !self.aux[prev].pending_consume
                 && let Some(p) = phase
@@ -1483,38 +1495,36 @@ impl IncrementalGraph {
         let s = &mut self.g.summary;
         s.counts.errors = self.failed.len() as u64;
         s.counts.files_changed = s.files_changed.len() as u64;
-        let node_ref = |i: usize| -> NodeRef {
-            let n = &self.g.nodes[i];
-            let (attempts, error) = match &n.meta {
-                NodeMeta::Tool(m) => (m.attempts.len() as u32, m.error.clone()),
-                NodeMeta::Agent(m) => (
-                    m.attempts.len() as u32 + 1,
-                    m.attempts.last().map(|a| a.failure.message.clone()),
-                ),
-                _ => (1, None),
-            };
-            NodeRef {
-                id: n.id.clone(),
-                name: n.name.clone(),
-                node_type: n.node_type,
-                status: n.status,
-                duration_ms: n.duration_ms,
-                attempts,
-                error: if n.status == Status::Failed || n.node_type == NodeType::Agent {
-                    error
-                } else {
-                    None
-                },
-            }
-        };
+        let nodes = &self.g.nodes;
         let slowest: Vec<NodeRef> = self
             .slow
             .iter()
             .take(3)
-            .map(|&(_, i)| node_ref(i))
+            .map(|&(_, i)| node_ref(nodes, i))
             .collect();
-        let failed: Vec<NodeRef> = self.failed.iter().map(|&i| node_ref(i)).collect();
-        let retried: Vec<NodeRef> = self.retried.iter().map(|&i| node_ref(i)).collect();
+        // Only the nodes touched by this append can enter, leave or change in these lists.
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        touched.dedup();
+        let s = &mut self.g.summary;
+        for &i in &touched {
+            sync_list(
+                &mut self.failed_idx,
+                &mut s.failed_steps,
+                i,
+                self.failed.contains(&i),
+                nodes,
+            );
+            sync_list(
+                &mut self.retried_idx,
+                &mut s.retried_steps,
+                i,
+                self.retried.contains(&i),
+                nodes,
+            );
+        }
+        touched.clear();
+        self.touched = touched;
         let mut tools: Vec<ToolCount> = self
             .g
             .meta
@@ -1529,13 +1539,53 @@ impl IncrementalGraph {
         tools.truncate(10);
         let s = &mut self.g.summary;
         s.slowest_steps = slowest;
-        s.failed_steps = failed;
-        s.retried_steps = retried;
         s.most_used_tools = tools;
         // Critical path.
         self.crit
             .recompute(&self.g.nodes, &self.g.edges, &mut self.g.critical_path);
         self.g.critical_path.total_ms = dur;
+    }
+}
+
+/// The summary entry of node `i`.
+fn node_ref(nodes: &[Node], i: usize) -> NodeRef {
+    let n = &nodes[i];
+    let (attempts, error) = match &n.meta {
+        NodeMeta::Tool(m) => (m.attempts.len() as u32, m.error.clone()),
+        NodeMeta::Agent(m) => (
+            m.attempts.len() as u32 + 1,
+            m.attempts.last().map(|a| a.failure.message.clone()),
+        ),
+        _ => (1, None),
+    };
+    NodeRef {
+        id: n.id.clone(),
+        name: n.name.clone(),
+        node_type: n.node_type,
+        status: n.status,
+        duration_ms: n.duration_ms,
+        attempts,
+        error: if n.status == Status::Failed || n.node_type == NodeType::Agent {
+            error
+        } else {
+            None
+        },
+    }
+}
+
+/// Keeps `list` (ordered by node index, indices in `idx`) in step with node `i`.
+fn sync_list(idx: &mut Vec<usize>, list: &mut Vec<NodeRef>, i: usize, want: bool, nodes: &[Node]) {
+    match (idx.binary_search(&i), want) {
+        (Ok(p), true) => list[p] = node_ref(nodes, i),
+        (Ok(p), false) => {
+            idx.remove(p);
+            list.remove(p);
+        }
+        (Err(p), true) => {
+            idx.insert(p, i);
+            list.insert(p, node_ref(nodes, i));
+        }
+        (Err(_), false) => {}
     }
 }
 
