@@ -37,7 +37,6 @@ pub(crate) struct Core {
     pub(crate) seq: u64,
     pub(crate) ring: Ring,
     pub(crate) session_token: Option<String>,
-    implicit: Option<RunRef>,
 }
 
 /// Everything the host-side API and the transport thread share.
@@ -61,6 +60,9 @@ pub(crate) struct Shared {
     pub(crate) warner: Warner,
     pub(crate) runtime: OnceLock<tokio::runtime::Handle>,
     pub(crate) shutdown: CancellationToken,
+    /// The run of events emitted outside any run (created on first use).
+    implicit: OnceLock<RunRef>,
+    implicit_finished: AtomicBool,
 }
 
 /// A connection to the Mindgate viewer. Cheap to clone; clones share one session.
@@ -193,7 +195,6 @@ impl Client {
                 seq: 0,
                 ring: Ring::new(if enabled { config.buffer_size } else { 1 }),
                 session_token: None,
-                implicit: None,
             }),
             wake: Notify::new(),
             kick: Notify::new(),
@@ -204,6 +205,8 @@ impl Client {
             warner: Warner::new(config.warn_interval),
             runtime: OnceLock::new(),
             shutdown: CancellationToken::new(),
+            implicit: OnceLock::new(),
+            implicit_finished: AtomicBool::new(false),
             config,
         };
         Client {
@@ -315,7 +318,10 @@ impl Client {
             return;
         }
         s.release_all();
-        let implicit = s.core.lock().ok().and_then(|mut c| c.implicit.take());
+        let implicit = s
+            .implicit
+            .get()
+            .filter(|_| !s.implicit_finished.swap(true, Ordering::AcqRel));
         if let Some(run) = implicit {
             s.emit(
                 &run,
@@ -473,10 +479,7 @@ impl Client {
         if !s.enabled {
             return None;
         }
-        let run = match Scope::current() {
-            Some(scope) if Arc::ptr_eq(&scope.client.inner, &self.inner) => scope.run,
-            _ => s.implicit_run(),
-        };
+        let run = Scope::run_of(self).unwrap_or_else(|| s.implicit_run());
         s.emit(&run, message)
     }
 
@@ -604,19 +607,17 @@ impl Shared {
 
     /// The client's implicit run, created (and announced) on first use.
     pub(crate) fn implicit_run(self: &Arc<Self>) -> RunRef {
-        let (run, fresh) = {
-            let Ok(mut core) = self.core.lock() else {
-                return RunRef::new(ids::new_run_id(), "implicit");
-            };
-            match &core.implicit {
-                Some(run) => (run.clone(), false),
-                None => {
-                    let run = RunRef::new(ids::new_run_id(), "implicit");
-                    core.implicit = Some(run.clone());
-                    (run, true)
-                }
-            }
-        };
+        if let Some(run) = self.implicit.get() {
+            return run.clone();
+        }
+        let mut fresh = false;
+        let run = self
+            .implicit
+            .get_or_init(|| {
+                fresh = true;
+                RunRef::new(ids::new_run_id(), "implicit")
+            })
+            .clone();
         if fresh {
             let mut meta = self.config.meta.clone().unwrap_or_default();
             meta.insert("name".to_owned(), Value::String("implicit".to_owned()));
