@@ -243,7 +243,17 @@ pub fn detect_agent(path: &Path) -> Result<Agent> {
     if head.starts_with(&dsh::ZSTD_MAGIC) {
         return Ok(Agent::Dsh);
     }
-    parse::sniff_agent(&head).ok_or_else(|| Error::NotASession {
+    if let Some(agent) = parse::sniff_agent(&head) {
+        return Ok(agent);
+    }
+    // A first line longer than the sniffed head (huge tool output): look at the whole file.
+    if head.len() == 256 * 1024 {
+        let all = read_file(path)?;
+        if let Some(agent) = parse::sniff_agent(&all) {
+            return Ok(agent);
+        }
+    }
+    Err(Error::NotASession {
         path: path.to_path_buf(),
     })
 }

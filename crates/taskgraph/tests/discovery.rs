@@ -163,3 +163,25 @@ fn extra_paths_are_searched() {
         ]
     );
 }
+
+#[test]
+fn multi_megabyte_lines_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = "x".repeat(3 * 1024 * 1024);
+    let lines = [
+        serde_json::json!({"type":"user","uuid":"u1","sessionId":"big","timestamp":"2026-08-24T19:33:20Z","message":{"role":"user","content":big}}),
+        serde_json::json!({"type":"assistant","uuid":"u2","sessionId":"big","timestamp":"2026-08-24T19:33:21Z","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Read","input":{}}],"stop_reason":"tool_use"}}),
+        serde_json::json!({"type":"user","uuid":"u3","sessionId":"big","timestamp":"2026-08-24T19:33:22Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":big}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let p = tmp.path().join("big.jsonl");
+    std::fs::write(&p, text).unwrap();
+    let s = mindgate_taskgraph::read_session(&p).unwrap();
+    assert_eq!(s.agent, Agent::ClaudeCode);
+    let g = mindgate_taskgraph::build_graph(&s.events, &Default::default());
+    let out = match &g.node("tool-t").unwrap().meta {
+        mindgate_taskgraph::NodeMeta::Tool(m) => m.output.clone().unwrap(),
+        _ => unreachable!(),
+    };
+    assert!(out.chars().count() <= 4097);
+}
