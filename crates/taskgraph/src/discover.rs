@@ -1,7 +1,7 @@
 //! Finding sessions on disk and summarising them as tasks.
 //!
 //! Default homes (each overridable in [`DiscoveryConfig`], or by the environment variables the
-//! agents themselves use, listed in [`env`]):
+//! agents themselves use, listed in [`env`](mod@env)):
 //!
 //! | agent | sessions folder |
 //! | --- | --- |
