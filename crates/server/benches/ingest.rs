@@ -10,6 +10,12 @@
 //!
 //! Sizes: `MINDGATE_BENCH_EVENTS` (default 200,000 per throughput scenario).
 //! Figures are printed, never asserted.
+//!
+//! Events/s depend on how much CPU the machine leaves this process, so each
+//! throughput line also prints the CPU time spent per event (Linux): the whole
+//! process (server *and* load generator) and the store's busiest thread (the
+//! writer). Those are steadier under load; `2 cores / process µs` and
+//! `1 / writer µs` bound what an idle two-core machine would sustain.
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -112,6 +118,38 @@ async fn blast(
     assert!(ok, "events never all committed");
     drop(keep);
     (conns as u64 * per_conn) as f64 / secs
+}
+
+/// CPU seconds (user + system) from a `/proc/.../stat` line.
+fn stat_cpu_secs(stat: &str) -> Option<f64> {
+    // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0) // USER_HZ is 100 on Linux
+}
+
+/// (process CPU s, busiest `mindgate-store-*` thread CPU s).
+fn cpu_now() -> (f64, f64) {
+    let process = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| stat_cpu_secs(&s))
+        .unwrap_or(f64::NAN);
+    let mut writer = 0.0f64;
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for task in tasks.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.starts_with("mindgate-store") {
+                let secs = std::fs::read_to_string(task.path().join("stat"))
+                    .ok()
+                    .and_then(|s| stat_cpu_secs(&s))
+                    .unwrap_or(0.0);
+                writer = writer.max(secs);
+            }
+        }
+    }
+    (process, writer)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -229,8 +267,15 @@ fn main() {
         let server = start(dir.path()).await;
         let store = RunStore::open(&server.db_path).expect("store");
         for conns in [1usize, 4, 16] {
+            let (p0, w0) = cpu_now();
             let rate = blast(&server, &store, conns, per_scenario / conns as u64, "tp").await;
-            println!("throughput  {conns:>2} connection(s): {rate:>9.0} events/s ({per_scenario} events)");
+            let (p1, w1) = cpu_now();
+            let per = |secs: f64| secs * 1e6 / per_scenario as f64;
+            println!(
+                "throughput  {conns:>2} connection(s): {rate:>9.0} events/s ({per_scenario} events); CPU per event: process {:.2} µs, writer {:.2} µs",
+                per(p1 - p0),
+                per(w1 - w0)
+            );
         }
         let (p50, p99, max, n) = latency(&server, 2_000, 5).await;
         println!("latency     app → /ws/ui at 2,000 events/s: p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms ({n} events)");

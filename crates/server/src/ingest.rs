@@ -5,6 +5,7 @@
 //! queued for the writer; the connection survives bad frames.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
@@ -139,8 +140,8 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
 
     let mut session = Session {
         conn,
-        app,
-        token,
+        app: app.map(Arc::from),
+        token: Arc::from(token),
         allowed: HashSet::new(),
         refused: HashSet::new(),
         observed: HashSet::new(),
@@ -177,15 +178,20 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
                     }
                     Some(Ok(msg)) => msg,
                 };
-                if let WsMessage::Close(_) = msg {
-                    break;
-                }
-                let Some(text) = text_of(msg) else { continue };
-                let Ok(text) = text else {
-                    invalid(&state, conn, "binary frame is not UTF-8");
-                    continue;
+                // Borrow the frame's text: no copy on the hot path.
+                let text = match &msg {
+                    WsMessage::Close(_) => break,
+                    WsMessage::Text(t) => t.as_str(),
+                    WsMessage::Binary(b) => match std::str::from_utf8(b) {
+                        Ok(t) => t,
+                        Err(_) => {
+                            invalid(&state, conn, "binary frame is not UTF-8");
+                            continue;
+                        }
+                    },
+                    _ => continue,
                 };
-                if let Some((code, reason)) = session.frame(&state, &text).await {
+                if let Some((code, reason)) = session.frame(&state, text).await {
                     close(&mut socket, code, &reason).await;
                     break;
                 }
@@ -234,8 +240,8 @@ fn finish(state: &AppState, conn: ConnId) {
 
 struct Session {
     conn: ConnId,
-    app: Option<String>,
-    token: String,
+    app: Option<Arc<str>>,
+    token: Arc<str>,
     allowed: HashSet<String>,
     refused: HashSet<String>,
     observed: HashSet<String>,
@@ -287,10 +293,10 @@ impl Session {
         {
             state.hub.observe(self.conn, env);
         }
-        let event = NewEvent::from_frame(text, &parsed)?;
+        let event = NewEvent::from_parsed(text, parsed)?;
         let mut event = event
             .with_app_hint(self.app.clone())
-            .with_claim(Some(self.token.clone()));
+            .with_claim(Some(Arc::clone(&self.token)));
         // Back-pressure without blocking the runtime: retry while the queue is full.
         loop {
             match state.writer.try_append(event) {

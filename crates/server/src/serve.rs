@@ -137,7 +137,10 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
         let _ = hook_feed.send(Arc::new(c));
     });
     let db_path = config.db_path.clone();
-    let writer_config = config.writer.clone();
+    let mut writer_config = config.writer.clone();
+    // Live events are only built while some viewer is connected.
+    let listeners = feed.clone();
+    writer_config.events_wanted = Some(Arc::new(move || listeners.receiver_count() > 0));
     let opened = tokio::task::spawn_blocking(move || {
         let (writer, report) = Writer::open(&db_path, writer_config, Some(hook))?;
         let store = RunStore::open(&db_path)?;

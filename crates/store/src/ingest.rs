@@ -1,6 +1,7 @@
 //! Turning a received frame into a [`NewEvent`] the writer can store.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use mindgate_protocol::{Envelope, Message, OpaqueEnvelope, ParseResult};
 use serde::Deserialize;
@@ -47,20 +48,21 @@ pub struct NewEvent {
     pub seq: u64,
     /// Sender wall clock, epoch ms.
     pub ts: i64,
-    /// Envelope `type`.
-    pub type_name: String,
+    /// Envelope `type` (borrowed from the protocol's names for known types).
+    pub type_name: Cow<'static, str>,
     /// Logical node, when the event is about one.
     pub node_id: Option<String>,
-    /// Payload JSON object text (whitespace already removed).
-    pub payload: Box<RawValue>,
+    /// Payload JSON object text (whitespace already removed). Built from a
+    /// validated frame; the writer stores it as is.
+    pub payload: String,
     /// Unknown envelope fields as a JSON object text.
     pub extra: Option<Box<RawValue>>,
     /// Derived facts for the run row.
     pub facts: EventFacts,
     /// App name to use if this event implicitly creates its run.
-    pub app_hint: Option<String>,
+    pub app_hint: Option<Arc<str>>,
     /// Claim token of the connection that sent it (kept with a new run).
-    pub claim: Option<String>,
+    pub claim: Option<Arc<str>>,
 }
 
 impl NewEvent {
@@ -76,8 +78,26 @@ impl NewEvent {
         }
     }
 
+    /// [`NewEvent::from_frame`] taking the parse result by value, so the run
+    /// id moves instead of being copied (the ingest hot path).
+    pub fn from_parsed(frame: &str, parsed: ParseResult) -> Option<NewEvent> {
+        match parsed {
+            ParseResult::Ok(env) => {
+                let mut ev = Self::from_envelope_inner(frame, &env, String::new())?;
+                ev.run_id = env.run_id;
+                Some(ev)
+            }
+            ParseResult::UnknownType(opaque) => Self::from_opaque(frame, &opaque),
+            _ => None,
+        }
+    }
+
     /// Builds the event for a parsed, known-type envelope (`frame` is its text).
     pub fn from_envelope(frame: &str, env: &Envelope) -> Option<NewEvent> {
+        Self::from_envelope_inner(frame, env, env.run_id.clone())
+    }
+
+    fn from_envelope_inner(frame: &str, env: &Envelope, run_id: String) -> Option<NewEvent> {
         use mindgate_protocol::Direction;
         if mindgate_protocol::Message::direction_of(env.type_name()) != Some(Direction::Event) {
             return None;
@@ -89,15 +109,15 @@ impl NewEvent {
             Some(p) => p,
             None => {
                 let v = serde_json::to_value(&env.message).ok()?;
-                RawValue::from_string(v.get("payload")?.to_string()).ok()?
+                v.get("payload")?.to_string()
             }
         };
         let facts = facts_of(&env.message);
         Some(NewEvent {
-            run_id: env.run_id.clone(),
+            run_id,
             seq: env.seq,
             ts: env.ts,
-            type_name: env.type_name().to_owned(),
+            type_name: Cow::Borrowed(env.type_name()),
             node_id: env.message.node_id().map(str::to_owned),
             payload,
             extra: extra_json(&env.extra),
@@ -114,7 +134,7 @@ impl NewEvent {
         }
         let payload = match raw_payload(frame) {
             Some(p) => p,
-            None => RawValue::from_string(serde_json::to_string(&env.payload).ok()?).ok()?,
+            None => serde_json::to_string(&env.payload).ok()?,
         };
         let node_id = env
             .payload
@@ -125,7 +145,7 @@ impl NewEvent {
             run_id: env.run_id.clone(),
             seq: env.seq,
             ts: env.ts,
-            type_name: env.type_name.clone(),
+            type_name: Cow::Owned(env.type_name.clone()),
             node_id,
             payload,
             extra: extra_json(&env.extra),
@@ -137,14 +157,14 @@ impl NewEvent {
 
     /// Sets the app name used if this event creates its run implicitly.
     #[must_use]
-    pub fn with_app_hint(mut self, app: Option<String>) -> Self {
+    pub fn with_app_hint(mut self, app: Option<Arc<str>>) -> Self {
         self.app_hint = app;
         self
     }
 
     /// Sets the claim token recorded with a run this event creates.
     #[must_use]
-    pub fn with_claim(mut self, claim: Option<String>) -> Self {
+    pub fn with_claim(mut self, claim: Option<Arc<str>>) -> Self {
         self.claim = claim;
         self
     }
@@ -192,52 +212,153 @@ fn extra_json(extra: &mindgate_protocol::Extra) -> Option<Box<RawValue>> {
 }
 
 /// The `payload` member of a frame, whitespace removed, without re-encoding it.
-fn raw_payload(frame: &str) -> Option<Box<RawValue>> {
+///
+/// `frame` has already passed the protocol parser, so it is valid JSON: a
+/// structural scan finds the member's text (no second parse). Anything the scan
+/// does not expect (an escaped key, a duplicate) falls back to serde.
+fn raw_payload(frame: &str) -> Option<String> {
+    if let Some(text) = scan_member(frame, b"payload") {
+        return Some(minify(text).into_owned());
+    }
     #[derive(Deserialize)]
     struct Only<'a> {
         #[serde(borrow)]
         payload: &'a RawValue,
     }
     let only: Only<'_> = serde_json::from_str(frame).ok()?;
-    let text = minify(only.payload.get());
-    RawValue::from_string(text.into_owned()).ok()
+    Some(minify(only.payload.get()).into_owned())
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && is_ws(bytes[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Index just past the string starting at `bytes[i] == b'"'`.
+fn skip_string(bytes: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Index just past the JSON value starting at `bytes[i]` (valid JSON assumed).
+fn skip_value(bytes: &[u8], mut i: usize) -> usize {
+    match bytes.get(i) {
+        Some(b'"') => skip_string(bytes, i),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'"' => {
+                        i = skip_string(bytes, i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            bytes.len()
+        }
+        _ => {
+            while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b']') && !is_ws(bytes[i]) {
+                i += 1;
+            }
+            i
+        }
+    }
+}
+
+/// The text of the top-level member `key` of a valid JSON object text, when it
+/// occurs exactly once and no key of the object is written with escapes.
+fn scan_member<'a>(json: &'a str, key: &[u8]) -> Option<&'a str> {
+    let bytes = json.as_bytes();
+    let mut i = skip_ws(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut found: Option<(usize, usize)> = None;
+    loop {
+        i = skip_ws(bytes, i);
+        match bytes.get(i) {
+            Some(b'}') => break,
+            Some(b'"') => {}
+            _ => return None,
+        }
+        let key_end = skip_string(bytes, i);
+        let name = bytes.get(i + 1..key_end.checked_sub(1)?)?;
+        if name.contains(&b'\\') {
+            return None;
+        }
+        i = skip_ws(bytes, key_end);
+        if bytes.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(bytes, i + 1);
+        let value_end = skip_value(bytes, i);
+        if value_end <= i {
+            return None;
+        }
+        if name == key {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((i, value_end));
+        }
+        i = skip_ws(bytes, value_end);
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    let (start, end) = found?;
+    json.get(start..end)
 }
 
 /// Removes insignificant whitespace from valid JSON text (borrowing when there is none).
 pub fn minify(json: &str) -> Cow<'_, str> {
     let bytes = json.as_bytes();
-    let mut in_string = false;
-    let mut escaped = false;
-    let needs = bytes
-        .iter()
-        .any(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'));
-    if !needs {
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => i = skip_string(bytes, i),
+            b if is_ws(b) => {
+                let buf = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+                buf.extend_from_slice(bytes.get(copied..i).unwrap_or_default());
+                i = skip_ws(bytes, i);
+                copied = i;
+            }
+            _ => i += 1,
+        }
+    }
+    let Some(mut buf) = out else {
         return Cow::Borrowed(json);
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    for &b in bytes {
-        if in_string {
-            out.push(b);
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b' ' | b'\n' | b'\r' | b'\t' => {}
-            b'"' => {
-                in_string = true;
-                out.push(b);
-            }
-            _ => out.push(b),
-        }
-    }
+    };
+    buf.extend_from_slice(bytes.get(copied..).unwrap_or_default());
     // Only ASCII whitespace outside strings was removed, so UTF-8 is intact.
-    match String::from_utf8(out) {
+    match String::from_utf8(buf) {
         Ok(s) => Cow::Owned(s),
         Err(_) => Cow::Borrowed(json),
     }
@@ -262,7 +383,7 @@ mod tests {
         let ev = NewEvent::from_frame(frame, &parsed).expect("event");
         assert_eq!(ev.node_id.as_deref(), Some("tool:a"));
         assert_eq!(
-            ev.payload.get(),
+            ev.payload,
             r#"{"nodeId":"tool:a","instanceId":"i1","durationMs":2.5,"status":"ok","usage":{"inputTokens":4,"outputTokens":5}}"#
         );
         assert_eq!(
@@ -271,6 +392,34 @@ mod tests {
                 input: 4,
                 output: 5
             }
+        );
+    }
+
+    #[test]
+    fn payload_scan_matches_serde_on_tricky_frames() {
+        let frames = [
+            r#"{"gm":1,"payload":{"a":"}\"{","b":[{"c":"]"}]},"type":"x"}"#,
+            r#" { "type" : "x" , "payload" : { "k" : [ 1 , { } ] } } "#,
+            r#"{"payload":{},"extra":{"payload":{"x":1}}}"#,
+            r#"{"a":"payload","payload":{"s":"caf\u00e9 \\"}}"#,
+        ];
+        for frame in frames {
+            let v: serde_json::Value = serde_json::from_str(frame).expect("json");
+            let scanned = scan_member(frame, b"payload").expect("found");
+            let back: serde_json::Value = serde_json::from_str(scanned).expect("scanned json");
+            assert_eq!(back, v["payload"], "{frame}");
+            let min: serde_json::Value = serde_json::from_str(&minify(scanned)).expect("minified");
+            assert_eq!(min, v["payload"], "{frame}");
+        }
+        // Escaped keys and duplicates are left to serde.
+        assert_eq!(scan_member(r#"{"p\u0061yload":{}}"#, b"payload"), None);
+        assert_eq!(
+            scan_member(r#"{"payload":{},"payload":{}}"#, b"payload"),
+            None
+        );
+        assert_eq!(
+            raw_payload(r#"{"p\u0061yload":{"a": 1}}"#).as_deref(),
+            Some(r#"{"a":1}"#)
         );
     }
 

@@ -33,13 +33,31 @@ use crate::ingest::{EventFacts, NewEvent};
 use crate::model::{Counts, RunState, RunSummary, StoredEvent, UsageTotals};
 use crate::schema;
 
+/// Asked after each commit: does anybody want [`Committed::events`]?
+pub type EventsWanted = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// Tuning of the writer.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WriterConfig {
     /// Operations that may wait for the writer before producers feel back-pressure.
     pub channel_capacity: usize,
     /// Most operations committed in one transaction.
     pub max_batch: usize,
+    /// When set and it answers `false` (asked *after* each commit, so a
+    /// subscriber that registers before reading the database never misses an
+    /// event), the commit hook gets no [`Committed::events`], which saves
+    /// building them. `None`: always built.
+    pub events_wanted: Option<EventsWanted>,
+}
+
+impl std::fmt::Debug for WriterConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterConfig")
+            .field("channel_capacity", &self.channel_capacity)
+            .field("max_batch", &self.max_batch)
+            .field("events_wanted", &self.events_wanted.is_some())
+            .finish()
+    }
 }
 
 impl Default for WriterConfig {
@@ -47,9 +65,13 @@ impl Default for WriterConfig {
         WriterConfig {
             channel_capacity: 32_768,
             max_batch: 8_192,
+            events_wanted: None,
         }
     }
 }
+
+/// Rows per multi-row `INSERT` of events known to be new.
+const INSERT_CHUNK: usize = 32;
 
 /// What one commit changed, handed to the commit hook.
 #[derive(Debug, Clone, Default)]
@@ -147,7 +169,8 @@ impl Writer {
         // (an auto-checkpoint inside a commit costs milliseconds of latency).
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         let checkpointer = spawn_checkpointer(path)?;
-        let mut state = State::new(conn, checkpointer)?;
+        conn.set_prepared_statement_cache_capacity(32);
+        let mut state = State::new(conn, checkpointer, config.events_wanted.clone())?;
         let max_batch = config.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("mindgate-store-writer".to_owned())
@@ -241,12 +264,35 @@ struct RunAcc {
     summary: RunSummary,
     nodes: HashSet<String>,
     dirty: bool,
+    /// Already listed in this transaction's touched runs.
+    touched: bool,
+}
+
+impl RunAcc {
+    /// Whether `seq` is certainly not stored yet: above every stored seq of the run.
+    fn is_fresh(&self, seq: u64) -> bool {
+        if seq > i64::MAX as u64 {
+            return false; // clamped when stored: may collide
+        }
+        match self.summary.last_seq {
+            Some(last) => seq > last,
+            None => self.summary.counts.events == 0,
+        }
+    }
+}
+
+/// An event row waiting for the next multi-row insert (index into the batch's events).
+struct PendingRow {
+    key: i64,
+    code: i64,
+    index: usize,
 }
 
 struct State {
     conn: Connection,
     runs: HashMap<String, RunAcc>,
     types: HashMap<String, i64>,
+    events_wanted: Option<EventsWanted>,
     /// Dropping it stops the checkpointer thread.
     _checkpointer: SyncSender<()>,
 }
@@ -258,7 +304,11 @@ enum Reply {
 }
 
 impl State {
-    fn new(conn: Connection, checkpointer: SyncSender<()>) -> Result<State> {
+    fn new(
+        conn: Connection,
+        checkpointer: SyncSender<()>,
+        events_wanted: Option<EventsWanted>,
+    ) -> Result<State> {
         let mut types = HashMap::new();
         {
             let mut stmt = conn.prepare("SELECT code, name FROM event_types")?;
@@ -272,6 +322,7 @@ impl State {
             conn,
             runs: HashMap::new(),
             types,
+            events_wanted,
             _checkpointer: checkpointer,
         })
     }
@@ -296,7 +347,7 @@ impl State {
                 }
             }
             match self.apply(ops, &mut committed, &mut replies) {
-                Ok(()) => {}
+                Ok(inserted) => self.fill_events(hook.is_some(), &mut committed, inserted),
                 Err(e) => {
                     tracing::error!(error = %e, "store batch failed; its events are lost");
                     committed = Committed::default();
@@ -322,8 +373,9 @@ impl State {
         if !rest.is_empty() {
             let mut replies = Vec::new();
             let mut committed = Committed::default();
-            if let Err(e) = self.apply(rest, &mut committed, &mut replies) {
-                tracing::error!(error = %e, "final store batch failed");
+            match self.apply(rest, &mut committed, &mut replies) {
+                Ok(inserted) => self.fill_events(hook.is_some(), &mut committed, inserted),
+                Err(e) => tracing::error!(error = %e, "final store batch failed"),
             }
             if let Some(hook) = &hook
                 && !committed.is_empty()
@@ -340,6 +392,14 @@ impl State {
         }
     }
 
+    /// Hands the inserted events to the commit hook when somebody wants them.
+    fn fill_events(&self, hooked: bool, committed: &mut Committed, inserted: Vec<NewEvent>) {
+        if !hooked || self.events_wanted.as_ref().is_some_and(|wanted| !wanted()) {
+            return;
+        }
+        committed.events = inserted.into_iter().filter_map(stored_event).collect();
+    }
+
     fn evict(&mut self) {
         if self.runs.len() > 256 {
             self.runs
@@ -349,17 +409,18 @@ impl State {
         }
     }
 
+    /// Applies `ops` in one transaction; returns the events actually inserted.
     fn apply(
         &mut self,
         ops: Vec<Op>,
         committed: &mut Committed,
         replies: &mut Vec<Reply>,
-    ) -> Result<()> {
+    ) -> Result<Vec<NewEvent>> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         match self.apply_in_tx(ops, committed, replies) {
-            Ok(()) => {
+            Ok(inserted) => {
                 self.conn.execute_batch("COMMIT")?;
-                Ok(())
+                Ok(inserted)
             }
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
@@ -373,13 +434,19 @@ impl State {
         ops: Vec<Op>,
         committed: &mut Committed,
         replies: &mut Vec<Reply>,
-    ) -> Result<()> {
+    ) -> Result<Vec<NewEvent>> {
         let mut touched: Vec<String> = Vec::new();
+        let mut inserted: Vec<NewEvent> = Vec::with_capacity(ops.len());
+        let mut pending: Vec<PendingRow> = Vec::with_capacity(INSERT_CHUNK);
         for op in ops {
+            if !matches!(op, Op::Event(_)) {
+                flush_rows(&self.conn, &mut pending, &inserted)?;
+            }
             match op {
                 Op::Event(ev) => {
-                    if let Some(stored) = self.insert_event(*ev, &mut touched)? {
-                        committed.events.push(stored);
+                    self.insert_event(*ev, &mut touched, &mut pending, &mut inserted)?;
+                    if pending.len() >= INSERT_CHUNK {
+                        flush_rows(&self.conn, &mut pending, &inserted)?;
                     }
                 }
                 Op::Abandon { run_ids, at, reply } => {
@@ -426,8 +493,10 @@ impl State {
                 Op::Stop(_) => {}
             }
         }
+        flush_rows(&self.conn, &mut pending, &inserted)?;
         for id in &touched {
             if let Some(acc) = self.runs.get_mut(id) {
+                acc.touched = false;
                 if acc.dirty {
                     write_run(&self.conn, acc)?;
                     acc.dirty = false;
@@ -437,7 +506,7 @@ impl State {
                 committed.runs.push(summary);
             }
         }
-        Ok(())
+        Ok(inserted)
     }
 
     fn type_code(&mut self, name: &str) -> Result<i64> {
@@ -487,14 +556,15 @@ impl State {
                     summary,
                     nodes,
                     dirty: false,
+                    touched: false,
                 }
             }
             None => {
-                let app = ev.app_hint.clone().unwrap_or_default();
+                let app = ev.app_hint.as_deref().unwrap_or_default().to_owned();
                 self.conn.execute(
                     "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim) \
                      VALUES (?1, ?2, ?2, 'running', ?3, ?3, ?4)",
-                    params![ev.run_id, app, ev.ts, ev.claim],
+                    params![ev.run_id, app, ev.ts, ev.claim.as_deref()],
                 )?;
                 let key = self.conn.last_insert_rowid();
                 RunAcc {
@@ -517,6 +587,7 @@ impl State {
                     },
                     nodes: HashSet::new(),
                     dirty: true,
+                    touched: false,
                 }
             }
         };
@@ -524,34 +595,34 @@ impl State {
         Ok(())
     }
 
+    /// Inserts one event (or queues it for the next multi-row insert when it is
+    /// certainly new) and updates its run's counters.
     fn insert_event(
         &mut self,
         ev: NewEvent,
         touched: &mut Vec<String>,
-    ) -> Result<Option<StoredEvent>> {
+        pending: &mut Vec<PendingRow>,
+        inserted: &mut Vec<NewEvent>,
+    ) -> Result<()> {
         self.load_or_create(&ev)?;
         let code = self.type_code(&ev.type_name)?;
         let Some(acc) = self.runs.get_mut(&ev.run_id) else {
-            return Ok(None);
+            return Ok(());
         };
-        let seq = i64::try_from(ev.seq).unwrap_or(i64::MAX);
-        let inserted = {
-            let mut stmt = self.conn.prepare_cached(
-                "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            stmt.execute(params![
-                acc.key,
-                seq,
-                ev.ts,
+        if acc.is_fresh(ev.seq) {
+            pending.push(PendingRow {
+                key: acc.key,
                 code,
-                ev.node_id,
-                ev.payload.get(),
-                ev.extra.as_ref().map(|e| e.get()),
-            ])? == 1
-        };
-        if !inserted {
-            return Ok(None);
+                index: inserted.len(),
+            });
+        } else {
+            // Maybe a replay: insert alone and see whether it was new.
+            flush_rows(&self.conn, pending, inserted)?;
+            let mut stmt = self.conn.prepare_cached(INSERT_ONE)?;
+            bind_row(&mut stmt, 1, acc.key, code, &ev)?;
+            if stmt.raw_execute()? != 1 {
+                return Ok(());
+            }
         }
         let s = &mut acc.summary;
         s.counts.events += 1;
@@ -598,19 +669,107 @@ impl State {
         }
         s.duration_ms = Some(s.finished_at.unwrap_or(s.last_event_at) - s.started_at);
         acc.dirty = true;
-        if !touched.contains(&ev.run_id) {
-            touched.push(ev.run_id.clone());
+        if !acc.touched {
+            acc.touched = true;
+            if !touched.contains(&ev.run_id) {
+                touched.push(ev.run_id.clone());
+            }
         }
-        Ok(Some(StoredEvent {
-            run_id: ev.run_id,
-            seq: ev.seq,
-            ts: ev.ts,
-            type_name: ev.type_name,
-            node_id: ev.node_id,
-            payload: ev.payload,
-            extra: ev.extra,
-        }))
+        inserted.push(ev);
+        Ok(())
     }
+}
+
+const INSERT_ONE: &str = "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+/// `INSERT … VALUES (…), (…) …` with [`INSERT_CHUNK`] rows.
+fn insert_chunk_sql() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        let rows = vec!["(?,?,?,?,?,?,?)"; INSERT_CHUNK].join(",");
+        format!(
+            "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) VALUES {rows}"
+        )
+    })
+}
+
+/// Binds one event row at parameters `first..first + 7` (a seq beyond
+/// SQLite's integers is clamped).
+fn bind_row(
+    stmt: &mut rusqlite::Statement<'_>,
+    first: usize,
+    key: i64,
+    code: i64,
+    ev: &NewEvent,
+) -> Result<()> {
+    let seq = i64::try_from(ev.seq).unwrap_or(i64::MAX);
+    stmt.raw_bind_parameter(first, key)?;
+    stmt.raw_bind_parameter(first + 1, seq)?;
+    stmt.raw_bind_parameter(first + 2, ev.ts)?;
+    stmt.raw_bind_parameter(first + 3, code)?;
+    stmt.raw_bind_parameter(first + 4, ev.node_id.as_deref())?;
+    stmt.raw_bind_parameter(first + 5, ev.payload.as_str())?;
+    stmt.raw_bind_parameter(first + 6, ev.extra.as_ref().map(|e| e.get()))?;
+    Ok(())
+}
+
+/// Writes the queued rows: full chunks with one multi-row statement, the rest
+/// one by one. They are all new (see [`RunAcc::is_fresh`]), so every row must land.
+fn flush_rows(conn: &Connection, pending: &mut Vec<PendingRow>, events: &[NewEvent]) -> Result<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let mut written = 0usize;
+    let mut rows = pending.chunks_exact(INSERT_CHUNK);
+    for chunk in rows.by_ref() {
+        let mut stmt = conn.prepare_cached(insert_chunk_sql())?;
+        for (i, row) in chunk.iter().enumerate() {
+            if let Some(ev) = events.get(row.index) {
+                bind_row(&mut stmt, 1 + i * 7, row.key, row.code, ev)?;
+            }
+        }
+        written += stmt.raw_execute()?;
+    }
+    let rest = rows.remainder();
+    if !rest.is_empty() {
+        let mut stmt = conn.prepare_cached(INSERT_ONE)?;
+        for row in rest {
+            if let Some(ev) = events.get(row.index) {
+                bind_row(&mut stmt, 1, row.key, row.code, ev)?;
+                written += stmt.raw_execute()?;
+            }
+        }
+    }
+    let expected = pending.len();
+    pending.clear();
+    if written != expected {
+        return Err(StoreError::Corrupt {
+            run_id: String::new(),
+            message: format!("{expected} new events queued, {written} stored"),
+        });
+    }
+    Ok(())
+}
+
+/// A stored event for the live feed (the payload text becomes a raw JSON value).
+fn stored_event(ev: NewEvent) -> Option<StoredEvent> {
+    let payload = match RawValue::from_string(ev.payload) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::debug!(error = %e, "payload is not JSON; not sent live");
+            return None;
+        }
+    };
+    Some(StoredEvent {
+        run_id: ev.run_id,
+        seq: ev.seq,
+        ts: ev.ts,
+        type_name: ev.type_name.into_owned(),
+        node_id: ev.node_id,
+        payload,
+        extra: ev.extra,
+    })
 }
 
 /// How often the checkpointer copies the WAL back into the database.

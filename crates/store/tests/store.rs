@@ -476,3 +476,54 @@ fn a_read_only_store_reads_while_the_writer_writes() {
     );
     w.close().expect("close");
 }
+
+#[test]
+fn large_batches_with_replays_and_gaps_store_each_event_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("m.db");
+    let events = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let seen = events.clone();
+    let hook: mindgate_store::CommitHook = Box::new(move |c: Committed| {
+        seen.lock().unwrap().extend(c.events.iter().map(|e| e.seq));
+    });
+    // One big queue drained in a few transactions: multi-row inserts and replays mix.
+    let config = WriterConfig {
+        max_batch: 500,
+        ..WriterConfig::default()
+    };
+    let (w, _) = Writer::open(&path, config, Some(hook)).expect("writer");
+    let node = |seq: u64| {
+        ev(
+            "big",
+            seq,
+            "node.token",
+            json!({"nodeId": "llm:a", "deltas": []}),
+        )
+    };
+    w.append(started("big", 0)).unwrap();
+    for seq in 1..=200 {
+        w.append(node(seq)).unwrap();
+    }
+    // Replays of old events, a gap filled later, and duplicates inside one batch.
+    for seq in (150..=260).rev() {
+        if seq != 230 {
+            w.append(node(seq)).unwrap();
+        }
+    }
+    for seq in [230, 230, 261, 261, 262] {
+        w.append(node(seq)).unwrap();
+    }
+    w.flush().unwrap();
+    let r = RunStore::open(&path).expect("reader");
+    let run = r.get_run("big").unwrap().expect("run");
+    assert_eq!(run.counts.events, 263);
+    assert_eq!(run.last_seq, Some(262));
+    let page = r.events("big", None, Some(1_000)).unwrap().expect("page");
+    let seqs: Vec<u64> = page.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (0..=262).collect::<Vec<_>>());
+    // The hook saw each new event exactly once.
+    let mut hooked = events.lock().unwrap().clone();
+    hooked.sort_unstable();
+    assert_eq!(hooked, (0..=262).collect::<Vec<_>>());
+    w.close().unwrap();
+}
