@@ -324,7 +324,7 @@ impl Client {
             .filter(|_| !s.implicit_finished.swap(true, Ordering::AcqRel));
         if let Some(run) = implicit {
             s.emit(
-                &run,
+                run,
                 Message::RunFinished(RunFinished {
                     status: RunStatus::Ok,
                     error: None,
