@@ -112,12 +112,15 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         *req.method(),
         Method::POST | Method::PUT | Method::DELETE | Method::PATCH
     );
-    if mutating {
+    // MCP sessions can resume pauses: every `/mcp` request needs the token.
+    let path = req.uri().path();
+    let mcp = path == "/mcp" || path.starts_with("/mcp/");
+    if mutating || mcp {
         let ok = bearer(req.headers()).is_some_and(|t| token_matches(t, &state.token));
         if !ok {
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "this request changes state and needs the viewer token: send \
+                "this request changes state (or is an MCP request) and needs the viewer token: send \
                  `Authorization: Bearer <token>` (the token is in the viewer URL and in \
                  $MINDGATE_HOME/run/serve-<port>.json)",
             )

@@ -50,6 +50,26 @@ async fn ui_ws(
         .on_upgrade(move |socket| tasks.track_future(ui_feed::handle(socket, state, authorized)))
 }
 
+/// The MCP tools over streamable HTTP, reading through the server's own store.
+/// The guard wraps it like every route (Host/Origin, and the token on every
+/// `/mcp` request), so rmcp's own loopback `Host` check is left to the guard;
+/// its streams end when the server stops.
+fn mcp_service(state: &AppState) -> mindgate_mcp::McpHttpService {
+    let mut mcp = mindgate_mcp::McpConfig::new(&state.config.home);
+    mcp.db_path = state.config.db_path.clone();
+    mcp.discovery = state.config.task_graph.clone();
+    mcp.port = Some(state.port);
+    mcp.allow_control = true;
+    mcp.control_endpoint = Some(mindgate_mcp::ServerEndpoint {
+        port: state.port,
+        token: state.token.to_string(),
+    });
+    let http = mindgate_mcp::StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(state.shutdown.child_token());
+    mindgate_mcp::http_service_with(mcp, Some(state.store.clone()), http)
+}
+
 /// The whole HTTP surface over `state`.
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -79,6 +99,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
         .merge(crate::task_graph::router(&state))
+        .nest_service("/mcp", mcp_service(&state))
         .method_not_allowed_fallback(api::method_not_allowed)
         .fallback(assets::fallback)
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
