@@ -260,16 +260,20 @@ pub async fn resume(
             b.action
         ))
     })?;
-    let (result, message) = state.hub.resume(
-        &run_id,
-        &pause_id,
-        ResumeRequest {
-            action,
-            output: b.output,
-            input: b.input,
-            request_id: b.request_id,
-        },
-    );
+    let (result, message) = state
+        .hub
+        .resume_and_wait(
+            &run_id,
+            &pause_id,
+            ResumeRequest {
+                action,
+                output: b.output,
+                input: b.input,
+                request_id: b.request_id,
+            },
+            state.config.resume_wait,
+        )
+        .await;
     let mut v = json!({"result": result});
     if let Some(m) = message {
         v["message"] = json!(m);

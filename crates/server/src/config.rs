@@ -22,6 +22,8 @@ pub const DB_FILE_NAME: &str = "mindgate.db";
 pub const DEFAULT_ABANDON_GRACE: Duration = Duration::from_secs(15);
 /// How long a new ingest connection may take to say `hello`.
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a resume request waits for the app's `exec.resumed` / `exec.refused`.
+pub const DEFAULT_RESUME_WAIT: Duration = Duration::from_secs(2);
 
 /// `$MINDGATE_HOME`, else `~/.mindgate`, else `./.mindgate`.
 pub fn default_home() -> PathBuf {
@@ -51,6 +53,9 @@ pub struct ServeConfig {
     pub abandon_grace: Duration,
     /// Deadline for the first `hello` frame.
     pub hello_timeout: Duration,
+    /// How long a delivered resume waits for the app's answer before it is
+    /// reported `resumed` anyway.
+    pub resume_wait: Duration,
     /// Fixed control token (random per start when `None`).
     pub token: Option<String>,
     /// Write `<home>/run/serve-<port>.json`.
@@ -72,6 +77,7 @@ impl ServeConfig {
             db_path: home.join(DB_FILE_NAME),
             abandon_grace: DEFAULT_ABANDON_GRACE,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
+            resume_wait: DEFAULT_RESUME_WAIT,
             token: None,
             write_token_file: true,
             writer: WriterConfig::default(),

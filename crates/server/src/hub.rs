@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use mindgate_protocol::{
     BreakpointChange, BreakpointMatcher, BreakpointSet, Envelope, ExecResume, Hello, HelloAck,
@@ -12,7 +13,7 @@ use mindgate_protocol::{
 };
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// Identifies one ingest connection.
 pub type ConnId = u64;
@@ -130,6 +131,15 @@ struct Pause {
     conn: ConnId,
 }
 
+/// What a resume request finally got: the referee's verdict and a message.
+pub type ResumeReply = (ResumeResult, Option<String>);
+
+/// A resume sent to the app, waiting for its `exec.resumed` / `exec.refused`.
+struct InFlight {
+    pause: Pause,
+    waiter: Option<oneshot::Sender<ResumeReply>>,
+}
+
 struct Inner {
     next_conn: ConnId,
     next_seq: u64,
@@ -138,6 +148,7 @@ struct Inner {
     breakpoints: BreakpointSet,
     mode: RunMode,
     pauses: BTreeMap<(String, String), Pause>,
+    in_flight: HashMap<(String, String), InFlight>,
     taken: HashSet<(String, String)>,
     taken_order: VecDeque<(String, String)>,
 }
@@ -205,6 +216,7 @@ impl Hub {
                 breakpoints,
                 mode: RunMode::Run,
                 pauses: BTreeMap::new(),
+                in_flight: HashMap::new(),
                 taken: HashSet::new(),
                 taken_order: VecDeque::new(),
             }),
@@ -284,6 +296,8 @@ impl Hub {
         let mut inner = self.lock();
         let app = inner.apps.remove(&conn)?;
         inner.pauses.retain(|_, p| p.conn != conn);
+        // Its gates auto-continued: waiting resumes were delivered, so "resumed".
+        inner.in_flight.retain(|_, f| f.pause.conn != conn);
         drop(inner);
         self.bump();
         let mut runs: Vec<String> = app.unfinished.into_iter().collect();
@@ -391,12 +405,32 @@ impl Hub {
                 if inner.pauses.remove(&key).is_some() {
                     changed = true;
                 }
+                if let Some(waiter) = inner.in_flight.remove(&key).and_then(|f| f.waiter) {
+                    let _ = waiter.send((ResumeResult::Resumed, None));
+                }
                 remember_taken(&mut inner, key);
+            }
+            Message::ExecRefused(p) => {
+                // The app kept holding the gate: it is a pause again.
+                let key = (env.run_id.clone(), p.pause_id.clone());
+                if let Some(flight) = inner.in_flight.remove(&key) {
+                    let message = p.message.clone().unwrap_or_else(|| {
+                        format!("the app refused the resume ({})", p.code.as_str())
+                    });
+                    if let Some(waiter) = flight.waiter {
+                        let _ = waiter.send((ResumeResult::Refused, Some(message)));
+                    }
+                    inner.taken.remove(&key);
+                    inner.taken_order.retain(|k| *k != key);
+                    inner.pauses.insert(key, flight.pause);
+                    changed = true;
+                }
             }
             Message::RunFinished(_) => {
                 let before = inner.pauses.len();
                 let run = env.run_id.clone();
                 inner.pauses.retain(|(r, _), _| *r != run);
+                inner.in_flight.retain(|(r, _), _| *r != run);
                 changed |= before != inner.pauses.len();
             }
             _ => {}
@@ -429,13 +463,42 @@ impl Hub {
     }
 
     /// The referee: the first resume of a pause wins and is sent to the app that
-    /// owns the run; later ones get [`ResumeResult::Taken`].
-    pub fn resume(
+    /// owns the run; later ones get [`ResumeResult::Taken`]. Answers as soon as
+    /// the control is delivered (see [`Hub::resume_and_wait`] for the app's reply).
+    pub fn resume(&self, run_id: &str, pause_id: &str, req: ResumeRequest) -> ResumeReply {
+        self.resume_inner(run_id, pause_id, req, None)
+    }
+
+    /// [`Hub::resume`], then waits up to `wait` for the app's answer: its
+    /// `exec.resumed` → `resumed`, its `exec.refused` → `refused` with the
+    /// app's message (the gate is held again, so the pause reappears). A
+    /// delivered resume the app does not answer in time counts as `resumed`.
+    pub async fn resume_and_wait(
         &self,
         run_id: &str,
         pause_id: &str,
         req: ResumeRequest,
-    ) -> (ResumeResult, Option<String>) {
+        wait: Duration,
+    ) -> ResumeReply {
+        let (tx, rx) = oneshot::channel();
+        let reply = self.resume_inner(run_id, pause_id, req, Some(tx));
+        if reply.0 != ResumeResult::Resumed {
+            return reply;
+        }
+        match tokio::time::timeout(wait, rx).await {
+            Ok(Ok(answer)) => answer,
+            // Timed out, or the app went away (its gates auto-continue).
+            _ => reply,
+        }
+    }
+
+    fn resume_inner(
+        &self,
+        run_id: &str,
+        pause_id: &str,
+        req: ResumeRequest,
+        waiter: Option<oneshot::Sender<ResumeReply>>,
+    ) -> ResumeReply {
         let key = (run_id.to_owned(), pause_id.to_owned());
         let mut inner = self.lock();
         let Some(pause) = inner.pauses.get(&key) else {
@@ -484,7 +547,17 @@ impl Hub {
                 Some("the app holding this pause is not connected".to_owned()),
             );
         }
-        inner.pauses.remove(&key);
+        if let Some(pause) = inner.pauses.remove(&key) {
+            if inner.in_flight.len() >= TAKEN_MEMORY {
+                // Apps that never answer: forget the oldest waits' pauses.
+                inner
+                    .in_flight
+                    .retain(|_, f| f.waiter.as_ref().is_some_and(|w| !w.is_closed()));
+            }
+            inner
+                .in_flight
+                .insert(key.clone(), InFlight { pause, waiter });
+        }
         remember_taken(&mut inner, key);
         drop(inner);
         self.bump();

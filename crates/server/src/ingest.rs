@@ -288,7 +288,10 @@ impl Session {
         if let ParseResult::Ok(env) = &parsed
             && (matches!(
                 env.message,
-                Message::ExecPaused(_) | Message::ExecResumed(_) | Message::RunFinished(_)
+                Message::ExecPaused(_)
+                    | Message::ExecResumed(_)
+                    | Message::ExecRefused(_)
+                    | Message::RunFinished(_)
             ) || self.observed.insert(run_id.clone()))
         {
             state.hub.observe(self.conn, env);

@@ -37,6 +37,8 @@ struct EventMsg<'a> {
 struct Feed {
     state: AppState,
     authorized: bool,
+    /// Answers of resume requests, which wait for the app off the feed loop.
+    replies: tokio::sync::mpsc::UnboundedSender<String>,
     /// run id → highest seq sent.
     runs: HashMap<String, Option<u64>>,
     list: bool,
@@ -49,9 +51,11 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
     let mut live = state.feed.subscribe();
     let mut hub_changes = state.hub.watch();
     hub_changes.mark_unchanged();
+    let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut feed = Feed {
         state: state.clone(),
         authorized,
+        replies,
         runs: HashMap::new(),
         list: false,
         dirty: HashMap::new(),
@@ -84,6 +88,7 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
                 Ok(()) => feed.send_state(&mut socket).await,
                 Err(_) => break,
             },
+            Some(reply) = reply_rx.recv() => send(&mut socket, reply).await,
             _ = tick.tick() => feed.flush_updates(&mut socket).await,
         };
         if result.is_err() {
@@ -341,15 +346,25 @@ impl Feed {
                         .request_id
                         .or_else(|| request_id.and_then(Value::as_str).map(str::to_owned)),
                 };
-                let (result, message) = hub.resume(&env.run_id, &r.pause_id, req);
-                let mut v = json!({"type": "resume.result", "result": result});
-                if let Some(id) = request_id {
-                    v["requestId"] = id.clone();
-                }
-                if let Some(m) = message {
-                    v["message"] = json!(m);
-                }
-                send(socket, v.to_string()).await
+                // The answer waits for the app (bounded); the feed keeps flowing.
+                let state = self.state.clone();
+                let replies = self.replies.clone();
+                let request_id = request_id.cloned();
+                self.state.tasks.spawn(async move {
+                    let (result, message) = state
+                        .hub
+                        .resume_and_wait(&env.run_id, &r.pause_id, req, state.config.resume_wait)
+                        .await;
+                    let mut v = json!({"type": "resume.result", "result": result});
+                    if let Some(id) = request_id {
+                        v["requestId"] = id;
+                    }
+                    if let Some(m) = message {
+                        v["message"] = json!(m);
+                    }
+                    let _ = replies.send(v.to_string());
+                });
+                Ok(())
             }
             Message::BreakpointSet(b) => {
                 hub.set_breakpoint(b.matcher);
