@@ -79,6 +79,15 @@ pub struct ServeArgs {
     /// Do not open the viewer in a browser.
     #[arg(long)]
     pub no_open: bool,
+    /// Keep the newest N runs; older finished runs are deleted on start and hourly (0 = keep all).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub keep_runs: u32,
+    /// Delete finished runs idle for more than D days, on start and hourly (0 = keep all).
+    #[arg(long, value_name = "D", default_value_t = 30)]
+    pub keep_days: u32,
+    /// Seconds a disconnected app's unfinished runs stay `running` before they become `abandoned`.
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    pub abandon_grace: u64,
     /// Where the Tasks page looks for coding-agent sessions.
     #[command(flatten)]
     pub discovery: DiscoveryArgs,

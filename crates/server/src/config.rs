@@ -4,7 +4,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mindgate_store::WriterConfig;
+use mindgate_store::{Retention, WriterConfig};
 
 /// Environment variables Mindgate reads, in one place.
 pub mod env {
@@ -22,6 +22,8 @@ pub const DB_FILE_NAME: &str = "mindgate.db";
 pub const DEFAULT_ABANDON_GRACE: Duration = Duration::from_secs(15);
 /// How long a new ingest connection may take to say `hello`.
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often finished runs beyond the retention limits are pruned (also once on start).
+pub const PRUNE_EVERY: Duration = Duration::from_secs(3_600);
 /// How long a resume request waits for the app's `exec.resumed` / `exec.refused`.
 pub const DEFAULT_RESUME_WAIT: Duration = Duration::from_secs(2);
 
@@ -62,6 +64,8 @@ pub struct ServeConfig {
     pub write_token_file: bool,
     /// Writer tuning.
     pub writer: WriterConfig,
+    /// Finished runs kept; pruned on start and every [`PRUNE_EVERY`].
+    pub retention: Retention,
     /// Where `/task-graph/api/*` looks for coding-agent sessions.
     pub task_graph: mindgate_taskgraph::DiscoveryConfig,
 }
@@ -81,6 +85,7 @@ impl ServeConfig {
             token: None,
             write_token_file: true,
             writer: WriterConfig::default(),
+            retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
         }
     }

@@ -34,12 +34,13 @@ mod ui_feed;
 
 pub use assets::asset_paths;
 pub use config::{
-    DB_FILE_NAME, DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_PORT, ServeConfig,
-    default_home, env,
+    DB_FILE_NAME, DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_PORT, DEFAULT_RESUME_WAIT,
+    PRUNE_EVERY, ServeConfig, default_home, env,
 };
 pub use error::{ApiError, ServerError};
 pub use guard::{check_host_origin, is_loopback_authority};
 pub use ingest::close_code;
+pub use mindgate_store::Retention;
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;
 

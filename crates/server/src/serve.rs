@@ -209,6 +209,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
         tasks: TaskTracker::new(),
         stats: Arc::new(Stats::default()),
     };
+    spawn_pruner(&state);
     let app = router(state.clone());
     let stop = shutdown.clone();
     let cleanup_file = token_file.clone();
@@ -244,6 +245,35 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
         shutdown,
         handle,
     })
+}
+
+/// Prunes finished runs beyond the retention limits now and every hour.
+fn spawn_pruner(state: &AppState) {
+    let retention = state.config.retention;
+    if retention == mindgate_store::Retention::KEEP_ALL {
+        return;
+    }
+    let state = state.clone();
+    state.tasks.clone().spawn(async move {
+        let mut every = tokio::time::interval(crate::config::PRUNE_EVERY);
+        loop {
+            tokio::select! {
+                _ = state.shutdown.cancelled() => return,
+                _ = every.tick() => {}
+            }
+            let writer = state.writer.clone();
+            match tokio::task::spawn_blocking(move || writer.prune(retention)).await {
+                Ok(Ok(gone)) if !gone.is_empty() => tracing::info!(
+                    count = gone.len(),
+                    keep_runs = retention.keep_runs,
+                    keep_days = retention.keep_days,
+                    "old runs pruned"
+                ),
+                Ok(Err(e)) => tracing::warn!(error = %e, "pruning old runs failed"),
+                _ => {}
+            }
+        }
+    });
 }
 
 fn state_db_path(writer: &Writer) -> PathBuf {

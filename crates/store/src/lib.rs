@@ -49,7 +49,10 @@ pub use model::{
 pub use projection::{NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use schema::SCHEMA_VERSION;
-pub use writer::{CommitHook, Committed, OpenReport, TryAppendError, Writer, WriterConfig};
+pub use writer::{
+    CommitHook, Committed, EventsWanted, OpenReport, Retention, TryAppendError, Writer,
+    WriterConfig,
+};
 
 /// The current wall clock in epoch milliseconds.
 pub fn now_ms() -> i64 {

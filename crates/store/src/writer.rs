@@ -70,6 +70,36 @@ impl Default for WriterConfig {
     }
 }
 
+/// What [`Writer::prune`] keeps. `0` in a field means no limit of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Keep the newest this many runs (by start); older finished runs go.
+    pub keep_runs: u32,
+    /// Finished runs whose last activity is older than this many days go.
+    pub keep_days: u32,
+}
+
+impl Retention {
+    /// Keeps everything.
+    pub const KEEP_ALL: Retention = Retention {
+        keep_runs: 0,
+        keep_days: 0,
+    };
+}
+
+impl Default for Retention {
+    /// 200 runs, 30 days (the reference viewer's defaults).
+    fn default() -> Self {
+        Retention {
+            keep_runs: 200,
+            keep_days: 30,
+        }
+    }
+}
+
+/// Runs deleted per pruning transaction (keeps each one short for ingest).
+const PRUNE_CHUNK: u32 = 50;
+
 /// Rows per multi-row `INSERT` of events known to be new.
 const INSERT_CHUNK: usize = 32;
 
@@ -112,6 +142,11 @@ enum Op {
     Delete {
         run_id: String,
         reply: SyncSender<bool>,
+    },
+    Prune {
+        retention: Retention,
+        now: i64,
+        reply: SyncSender<Vec<String>>,
     },
     Flush(SyncSender<()>),
     Stop(SyncSender<()>),
@@ -244,6 +279,36 @@ impl Writer {
         wait.recv().map_err(|_| StoreError::WriterGone)
     }
 
+    /// Deletes finished runs (any status but `running`) beyond `retention`:
+    /// those not among the newest [`Retention::keep_runs`] runs by start, and
+    /// those whose last activity (finish, else last event) is older than
+    /// [`Retention::keep_days`]. Running runs are never deleted. Works in short
+    /// transactions so ingest keeps flowing; deletions reach the commit hook as
+    /// [`Committed::deleted`]. Returns the deleted run ids.
+    pub fn prune(&self, retention: Retention) -> Result<Vec<String>> {
+        let mut deleted = Vec::new();
+        if retention == Retention::KEEP_ALL {
+            return Ok(deleted);
+        }
+        let now = crate::now_ms();
+        loop {
+            let (reply, wait) = mpsc::sync_channel(1);
+            self.tx
+                .send(Op::Prune {
+                    retention,
+                    now,
+                    reply,
+                })
+                .map_err(|_| StoreError::WriterGone)?;
+            let chunk = wait.recv().map_err(|_| StoreError::WriterGone)?;
+            let done = chunk.len() < PRUNE_CHUNK as usize;
+            deleted.extend(chunk);
+            if done {
+                return Ok(deleted);
+            }
+        }
+    }
+
     /// Commits everything queued and stops the thread. Idempotent.
     pub fn close(&self) -> Result<()> {
         let (reply, wait) = mpsc::sync_channel(1);
@@ -300,6 +365,7 @@ struct State {
 enum Reply {
     Abandon(SyncSender<usize>, usize),
     Delete(SyncSender<bool>, bool),
+    Prune(SyncSender<Vec<String>>, Vec<String>),
     Unit(SyncSender<()>),
 }
 
@@ -363,6 +429,7 @@ impl State {
                 match reply {
                     Reply::Abandon(tx, n) => drop(tx.send(n)),
                     Reply::Delete(tx, b) => drop(tx.send(b)),
+                    Reply::Prune(tx, ids) => drop(tx.send(ids)),
                     Reply::Unit(tx) => drop(tx.send(())),
                 }
             }
@@ -489,6 +556,25 @@ impl State {
                     }
                     replies.push(Reply::Delete(reply, key.is_some()));
                 }
+                Op::Prune {
+                    retention,
+                    now,
+                    reply,
+                } => {
+                    let victims = self.prune_victims(retention, now)?;
+                    let mut ids = Vec::with_capacity(victims.len());
+                    for (key, id) in victims {
+                        self.conn
+                            .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
+                        self.conn
+                            .execute("DELETE FROM runs WHERE key = ?1", [key])?;
+                        self.runs.remove(&id);
+                        touched.retain(|t| t != &id);
+                        committed.deleted.push(id.clone());
+                        ids.push(id);
+                    }
+                    replies.push(Reply::Prune(reply, ids));
+                }
                 Op::Flush(reply) => replies.push(Reply::Unit(reply)),
                 Op::Stop(_) => {}
             }
@@ -507,6 +593,30 @@ impl State {
             }
         }
         Ok(inserted)
+    }
+
+    /// Up to [`PRUNE_CHUNK`] finished runs outside `retention`, oldest first.
+    fn prune_victims(&self, retention: Retention, now: i64) -> Result<Vec<(i64, String)>> {
+        let cutoff = now.saturating_sub(i64::from(retention.keep_days) * 86_400_000);
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT key, id FROM runs WHERE status != 'running' AND ( \
+               (?1 > 0 AND key NOT IN \
+                  (SELECT key FROM runs ORDER BY started_at DESC, key DESC LIMIT ?1)) \
+               OR (?2 > 0 AND COALESCE(finished_at, last_event_at) < ?3)) \
+             ORDER BY started_at, key LIMIT ?4",
+        )?;
+        let rows = stmt
+            .query_map(
+                params![
+                    retention.keep_runs,
+                    retention.keep_days,
+                    cutoff,
+                    PRUNE_CHUNK
+                ],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+            )?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(rows)
     }
 
     fn type_code(&mut self, name: &str) -> Result<i64> {

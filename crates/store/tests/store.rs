@@ -527,3 +527,132 @@ fn large_batches_with_replays_and_gaps_store_each_event_once() {
     assert_eq!(hooked, (0..=262).collect::<Vec<_>>());
     w.close().unwrap();
 }
+
+fn at(run: &str, seq: u64, ts: i64, ty: &str, payload: Value) -> NewEvent {
+    let f = frame(run, seq, ts, ty, payload);
+    NewEvent::from_frame(&f, &parse_envelope(&f)).expect("valid event")
+}
+
+/// A run started at `ts`; finished (`ok`) one second later when `finish`.
+fn run_at(w: &Writer, run: &str, ts: i64, finish: bool) {
+    w.append(at(
+        run,
+        0,
+        ts,
+        "run.started",
+        json!({"app": "shop", "sdk": {"name": "t", "version": "1"}}),
+    ))
+    .unwrap();
+    w.append(at(
+        run,
+        1,
+        ts + 10,
+        "node.started",
+        json!({"nodeId": "tool:a", "kind": "tool", "name": "a", "instanceId": "i"}),
+    ))
+    .unwrap();
+    if finish {
+        w.append(at(
+            run,
+            2,
+            ts + 1_000,
+            "run.finished",
+            json!({"status": "ok"}),
+        ))
+        .unwrap();
+    }
+}
+
+#[test]
+fn pruning_keeps_the_newest_runs_and_recent_days_and_never_running_ones() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("m.db");
+    let deleted = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = deleted.clone();
+    let hook: mindgate_store::CommitHook = Box::new(move |c: Committed| {
+        seen.lock().unwrap().extend(c.deleted);
+    });
+    let (w, _) = Writer::open(&path, WriterConfig::default(), Some(hook)).expect("writer");
+    let now = mindgate_store::now_ms();
+    let day = 86_400_000i64;
+    run_at(&w, "ancient", now - 90 * day, true);
+    run_at(&w, "old-running", now - 80 * day, false);
+    for i in 0..5 {
+        run_at(&w, &format!("recent-{i}"), now - 5 * day + i * 1_000, true);
+    }
+    w.flush().unwrap();
+    let r = RunStore::open(&path).expect("reader");
+    let count = |r: &RunStore| {
+        r.list_runs(&RunFilter {
+            limit: Some(1_000),
+            ..Default::default()
+        })
+        .unwrap()
+        .runs
+        .len()
+    };
+    assert_eq!(count(&r), 7);
+
+    // Keep-all does nothing.
+    assert!(
+        w.prune(mindgate_store::Retention::KEEP_ALL)
+            .unwrap()
+            .is_empty()
+    );
+
+    // Age only: the 90-day-old finished run goes; the running one stays however old.
+    let gone = w
+        .prune(mindgate_store::Retention {
+            keep_runs: 0,
+            keep_days: 30,
+        })
+        .unwrap();
+    assert_eq!(gone, vec!["ancient".to_owned()]);
+    assert!(r.get_run("old-running").unwrap().is_some());
+    assert!(r.events("ancient", None, None).unwrap().is_none());
+
+    // Count: keep the 3 newest; the older finished ones go, oldest first.
+    let gone = w
+        .prune(mindgate_store::Retention {
+            keep_runs: 3,
+            keep_days: 0,
+        })
+        .unwrap();
+    assert_eq!(gone, vec!["recent-0".to_owned(), "recent-1".to_owned()]);
+    let left: Vec<String> = r
+        .list_runs(&RunFilter::default())
+        .unwrap()
+        .runs
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(left, ["recent-4", "recent-3", "recent-2", "old-running"]);
+    // Their events are gone too, and viewers were told.
+    assert_eq!(r.total_events().unwrap(), 3 * 3 + 2);
+    assert_eq!(
+        *deleted.lock().unwrap(),
+        ["ancient", "recent-0", "recent-1"].map(str::to_owned)
+    );
+
+    // Many runs are pruned in several short transactions.
+    for i in 0..120 {
+        run_at(&w, &format!("bulk-{i:03}"), now - 2 * day + i, true);
+    }
+    w.flush().unwrap();
+    let gone = w.prune(mindgate_store::Retention::default()).unwrap();
+    assert!(
+        gone.is_empty(),
+        "124 runs, all recent: the defaults keep them"
+    );
+    let gone = w
+        .prune(mindgate_store::Retention {
+            keep_runs: 10,
+            keep_days: 30,
+        })
+        .unwrap();
+    // 123 finished + 1 running: the 10 newest stay, and the running one.
+    assert_eq!(gone.len(), 123 - 10);
+    assert_eq!(count(&r), 11);
+    assert!(r.get_run("old-running").unwrap().is_some());
+    w.close().unwrap();
+}

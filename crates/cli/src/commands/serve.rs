@@ -21,6 +21,11 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     config.port = args.port;
     config.host = args.host;
     config.allow_remote = args.allow_remote;
+    config.retention = mindgate_server::Retention {
+        keep_runs: args.keep_runs,
+        keep_days: args.keep_days,
+    };
+    config.abandon_grace = std::time::Duration::from_secs(args.abandon_grace);
     if let Some(db) = &args.db {
         config.db_path = db.clone();
     }
