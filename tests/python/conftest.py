@@ -35,10 +35,11 @@ def free_port() -> int:
 class MindgateServer(dict):
     """A running `mindgate serve` and a small client for its HTTP API."""
 
-    def __init__(self, home: pathlib.Path, port: int) -> None:
+    def __init__(self, home: pathlib.Path, port: int, extra_args: list[str] | None = None) -> None:
         super().__init__()
         self.home = home
         self.port = port
+        self.extra_args = list(extra_args or [])
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "serve.log"
 
@@ -51,7 +52,7 @@ class MindgateServer(dict):
         env.setdefault("MINDGATE_LOG", "warn")
         log = open(self.log, "ab")
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--port", str(self.port), "--no-open"],
+            [BIN, "serve", "--port", str(self.port), "--no-open", *self.extra_args],
             env=env,
             stdout=log,
             stderr=log,

@@ -79,6 +79,9 @@ pub struct ServeArgs {
     /// Do not open the viewer in a browser.
     #[arg(long)]
     pub no_open: bool,
+    /// Also run the scripted demo agent (`mindgate demo`) against this server once it listens.
+    #[arg(long)]
+    pub demo: bool,
     /// Keep the newest N runs; older finished runs are deleted on start and hourly (0 = keep all).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub keep_runs: u32,

@@ -63,11 +63,33 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         if !args.no_open {
             open_browser(&server.url);
         }
+        if args.demo {
+            start_demo(server.ingest_url());
+        }
         shutdown_signal().await;
         eprintln!("mindgate: shutting down, flushing events…");
         server.stop().await.context("shutdown failed")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Runs the SDK's scripted demo agent on its own thread against this server.
+fn start_demo(ingest_url: String) {
+    let spawned = std::thread::Builder::new()
+        .name("mindgate-demo".to_owned())
+        .spawn(move || {
+            let options = mindgate_sdk::demo::DemoOptions {
+                url: Some(ingest_url),
+                ..mindgate_sdk::demo::DemoOptions::default()
+            };
+            match mindgate_sdk::demo::run_demo(options, |line| eprintln!("demo: {line}")) {
+                Ok(report) => eprintln!("demo: finished {} run(s)", report.runs.len()),
+                Err(err) => eprintln!("demo: could not run: {err}"),
+            }
+        });
+    if let Err(err) = spawned {
+        eprintln!("mindgate: cannot start the demo: {err}");
+    }
 }
 
 async fn shutdown_signal() {
