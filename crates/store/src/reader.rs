@@ -226,21 +226,9 @@ impl RunStore {
                  WHERE run_key = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
             )?;
             let mut events = Vec::new();
-            let rows = stmt.query_map(params![key, after, i64::from(limit) + 1], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                ))
-            })?;
+            let rows = stmt.query_map(params![key, after, i64::from(limit) + 1], EventRow::read)?;
             for row in rows {
-                let (seq, ts, code, node_id, payload, extra) = row?;
-                events.push(build_event(
-                    run_id, seq, ts, code, node_id, payload, extra, &names,
-                )?);
+                events.push(row?.into_event(run_id, &names)?);
             }
             let has_more = events.len() > limit as usize;
             events.truncate(limit as usize);
@@ -277,21 +265,9 @@ impl RunStore {
                  WHERE run_key = ?1 AND ?2 IS NULL ORDER BY seq"
             };
             let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map(params![key, node_id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                ))
-            })?;
+            let rows = stmt.query_map(params![key, node_id], EventRow::read)?;
             for row in rows {
-                let (seq, ts, code, node, payload, extra) = row?;
-                out.push(build_event(
-                    run_id, seq, ts, code, node, payload, extra, &names,
-                )?);
+                out.push(row?.into_event(run_id, &names)?);
             }
             Ok(Some(out))
         })
@@ -442,30 +418,44 @@ impl RunStore {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build_event(
-    run_id: &str,
+/// One row of `SELECT seq, ts, type, node_id, payload, extra FROM events`.
+struct EventRow {
     seq: i64,
     ts: i64,
     code: i64,
     node_id: Option<String>,
     payload: String,
     extra: Option<String>,
-    names: &HashMap<i64, String>,
-) -> Result<StoredEvent> {
-    let payload = raw(payload).ok_or_else(|| StoreError::Corrupt {
-        run_id: run_id.to_owned(),
-        message: format!("payload of seq {seq} is not JSON"),
-    })?;
-    Ok(StoredEvent {
-        run_id: run_id.to_owned(),
-        seq: seq.max(0) as u64,
-        ts,
-        type_name: names.get(&code).cloned().unwrap_or_default(),
-        node_id,
-        payload,
-        extra: extra.and_then(raw),
-    })
+}
+
+impl EventRow {
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(EventRow {
+            seq: r.get(0)?,
+            ts: r.get(1)?,
+            code: r.get(2)?,
+            node_id: r.get(3)?,
+            payload: r.get(4)?,
+            extra: r.get(5)?,
+        })
+    }
+
+    fn into_event(self, run_id: &str, names: &HashMap<i64, String>) -> Result<StoredEvent> {
+        let seq = self.seq;
+        let payload = raw(self.payload).ok_or_else(|| StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            message: format!("payload of seq {seq} is not JSON"),
+        })?;
+        Ok(StoredEvent {
+            run_id: run_id.to_owned(),
+            seq: seq.max(0) as u64,
+            ts: self.ts,
+            type_name: names.get(&self.code).cloned().unwrap_or_default(),
+            node_id: self.node_id,
+            payload,
+            extra: self.extra.and_then(raw),
+        })
+    }
 }
 
 fn snippet(payload: &str, query: &str) -> String {
