@@ -198,27 +198,11 @@ pub fn duration(ms: i64) -> String {
     }
 }
 
-/// `2026-08-24 19:33:20` (UTC) from Unix milliseconds.
+/// `2026-08-24 19:33:20` (UTC) from Unix milliseconds (`?` when out of range).
 pub fn datetime(ms: i64) -> String {
-    let secs = ms.div_euclid(1_000);
-    let days = secs.div_euclid(86_400);
-    let tod = secs.rem_euclid(86_400);
-    // Days since 1970-01-01 → civil date (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        tod / 3_600,
-        (tod / 60) % 60,
-        tod % 60
-    )
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|_| "?".to_owned())
 }
 
 #[cfg(test)]
