@@ -1,7 +1,8 @@
 //! Builds the graph of a synthetic session (for timing and peak-memory measurements).
 //!
 //! `cargo run --release -p mindgate-taskgraph --example synth_build -- [events] [runs]`
-//! (prints the fastest of `runs` builds).
+//! (prints the fastest of `runs` builds; with `SYNTH_JSON_OUT=<file>` also writes the graph's
+//! JSON there, to compare outputs across changes).
 
 use std::time::Instant;
 
@@ -21,11 +22,17 @@ fn main() {
     let mut build = std::time::Duration::MAX;
     let mut g = build_graph(&events[..0], &BuildOptions::default());
     for _ in 0..runs.max(1) {
+        // Like the bench: freeing the previous graph is not part of the build.
+        drop(g);
         let t = Instant::now();
         g = build_graph(&events, &BuildOptions::default());
         build = build.min(t.elapsed());
     }
-    let json = serde_json::to_vec(&g).map(|v| v.len()).unwrap_or(0);
+    let bytes = serde_json::to_vec(&g).unwrap_or_default();
+    if let Ok(p) = std::env::var("SYNTH_JSON_OUT") {
+        std::fs::write(p, &bytes).unwrap_or_default();
+    }
+    let json = bytes.len();
     println!(
         "events={n} nodes={} edges={} critical_path={} build={:.1} ms json={} bytes",
         g.nodes.len(),

@@ -41,6 +41,12 @@ struct Aux {
     pending_consume: bool,
     explicit_child: Option<String>,
     child_matched: bool,
+    /// The duration this (work) node is filed under in `slow`, once filed.
+    slow_key: Option<i64>,
+    /// Index of the node's `retries` self-loop edge, once created.
+    retry_edge: Option<usize>,
+    /// In `IncrementalGraph::touched`.
+    touched: bool,
 }
 
 /// Counters of what an [`IncrementalGraph::append`] did.
@@ -83,7 +89,11 @@ pub struct IncrementalGraph {
     crit: CritState,
     phase_by_turn: FastMap<u32, usize>,
     step_by_key: FastMap<(u32, u32), usize>,
-    tool_by_call: FastMap<String, usize>,
+    /// Tool node by call id, keyed by the id's hash (no key allocation); a hit is checked
+    /// against the node's attempts' call ids. Ids whose hash slot holds another id's node
+    /// go to `call_spill`.
+    tool_by_call: FastMap<u64, usize>,
+    call_spill: FastMap<String, usize>,
     by_retry_key: FastMap<u64, usize>,
     ids: FastSet<u64>,
     cur_phase: Option<usize>,
@@ -103,6 +113,8 @@ pub struct IncrementalGraph {
     retried_idx: Vec<usize>,
     /// Nodes whose status, duration or attempts changed since the last refresh.
     touched: Vec<usize>,
+    /// Work nodes by duration (longest first). Filed lazily at refresh from `touched`: every
+    /// work node is either filed under its current duration (`Aux::slow_key`) or in `touched`.
     slow: BTreeSet<(Reverse<i64>, usize)>,
     files: FastSet<String>,
     task_fail_end: Option<i64>,
@@ -110,6 +122,9 @@ pub struct IncrementalGraph {
     unmatched_subagents: Vec<usize>,
     children_used: Vec<bool>,
     finished: bool,
+    /// Reusable buffers for building node and edge ids.
+    idbuf: String,
+    edgebuf: String,
 }
 
 fn key_hash(parts: impl Hash) -> u64 {
@@ -139,6 +154,23 @@ fn event_key(e: &Event) -> u64 {
         EventKind::SubagentDescriptor(d) => key_hash((&d.call_id, &d.session_id)),
     };
     key_hash((e.seq, e.kind.tag(), k))
+}
+
+/// Appends the decimal digits of `n` (no formatting machinery, no allocation).
+fn push_num(buf: &mut String, n: u64) {
+    buf.push_str(itoa::Buffer::new().format(n));
+}
+
+/// `prefix` followed by the parts, numbers in decimal, separated by `sep`, into `buf`.
+fn build_id(buf: &mut String, prefix: &str, nums: &[u64], sep: char) {
+    buf.clear();
+    buf.push_str(prefix);
+    for (k, &n) in nums.iter().enumerate() {
+        if k > 0 {
+            buf.push(sep);
+        }
+        push_num(buf, n);
+    }
 }
 
 fn args_hash(name: &str, args: &Value) -> u64 {
@@ -186,6 +218,7 @@ impl IncrementalGraph {
             phase_by_turn: FastMap::default(),
             step_by_key: FastMap::default(),
             tool_by_call: FastMap::default(),
+            call_spill: FastMap::default(),
             by_retry_key: FastMap::default(),
             ids: FastSet::default(),
             cur_phase: None,
@@ -209,6 +242,8 @@ impl IncrementalGraph {
             task_ok_end: None,
             unmatched_subagents: Vec::new(),
             finished: false,
+            idbuf: String::new(),
+            edgebuf: String::new(),
         };
         let meta = NodeMeta::Task(TaskMeta {
             workspace,
@@ -216,7 +251,7 @@ impl IncrementalGraph {
             ..TaskMeta::default()
         });
         me.add_node(
-            "task".into(),
+            "task",
             NodeType::Task,
             String::new(),
             Status::Pending,
@@ -239,6 +274,10 @@ impl IncrementalGraph {
         self.g.edges.reserve(events);
         self.seen.reserve(events);
         self.crit.reserve(events / 3);
+        self.ids.reserve(events / 3);
+        self.tool_by_call.reserve(events / 5);
+        self.by_retry_key.reserve(events / 5);
+        self.step_by_key.reserve(events / 10);
     }
 
     /// The graph as of the last append (open nodes `RUNNING`).
@@ -312,7 +351,7 @@ impl IncrementalGraph {
     #[allow(clippy::too_many_arguments)]
     fn add_node(
         &mut self,
-        base_id: String,
+        base_id: &str,
         node_type: NodeType,
         name: String,
         status: Status,
@@ -321,29 +360,34 @@ impl IncrementalGraph {
         seq: Option<u64>,
         meta: NodeMeta,
     ) -> usize {
-        let id = if self.ids.contains(&key_hash(&base_id)) {
+        let id: SharedStr = if self.ids.contains(&key_hash(base_id)) {
             (2..)
                 .map(|n| format!("{base_id}~{n}"))
                 .find(|c| !self.ids.contains(&key_hash(c)))
-                .unwrap_or(base_id)
+                .map_or_else(|| base_id.into(), SharedStr::from)
         } else {
-            base_id
+            base_id.into()
         };
-        self.ids.insert(key_hash(&id));
+        self.ids.insert(key_hash(id.as_str()));
         let idx = self.g.nodes.len();
         let phase = match node_type {
             NodeType::Phase => Some(idx),
             _ => parent.and_then(|p| self.aux[p].phase),
         };
         self.g.nodes.push(Node {
-            id: id.into(),
+            id,
             node_type,
             name,
             status,
             start_time: start,
             end_time: None,
             duration_ms: 0,
-            event_ids: seq.into_iter().collect(),
+            event_ids: {
+                // Most nodes get a few more events (tool: result; step: header, usage, finish, end).
+                let mut v = Vec::with_capacity(if node_type == NodeType::Agent { 6 } else { 2 });
+                v.extend(seq);
+                v
+            },
             session_id: self.sid.clone(),
             task_id: self.tid.clone(),
             parent_id: parent.map(|p| self.g.nodes[p].id.clone()),
@@ -359,7 +403,7 @@ impl IncrementalGraph {
             self.open.insert(idx);
         }
         if node_type != NodeType::Task && node_type != NodeType::Phase {
-            self.slow.insert((Reverse(0), idx));
+            self.touch(idx);
         }
         let c = &mut self.g.summary.counts;
         match node_type {
@@ -387,8 +431,13 @@ impl IncrementalGraph {
         meta: Map<String, Value>,
     ) -> usize {
         let idx = self.g.edges.len();
+        // `e<n>` in a reusable buffer: the only allocation is the shared string itself.
+        self.edgebuf.clear();
+        self.edgebuf.push('e');
+        self.edgebuf.push_str(itoa::Buffer::new().format(idx + 1));
+        let id = SharedStr::from(self.edgebuf.as_str());
         self.g.edges.push(Edge {
-            id: format!("e{}", idx + 1).into(),
+            id,
             source: self.g.nodes[src].id.clone(),
             target: self.g.nodes[dst].id.clone(),
             edge_type,
@@ -398,6 +447,41 @@ impl IncrementalGraph {
             self.crit.add_edge(src, dst, idx);
         }
         idx
+    }
+
+    /// Records that node `i` changed (status, duration, attempts) since the last refresh.
+    fn touch(&mut self, i: usize) {
+        if !self.aux[i].touched {
+            self.aux[i].touched = true;
+            self.touched.push(i);
+        }
+    }
+
+    /// Whether tool node `i` has an attempt with call id `c`.
+    fn has_call(&self, i: usize, c: &str) -> bool {
+        matches!(&self.g.nodes[i].meta, NodeMeta::Tool(m) if m.attempts.iter().any(|a| a.call_id == c))
+    }
+
+    /// The tool node of call id `c`.
+    fn tool_of_call(&self, c: &str) -> Option<usize> {
+        match self.tool_by_call.get(&key_hash(c)) {
+            Some(&i) if self.has_call(i, c) => Some(i),
+            Some(_) => self.call_spill.get(c).copied(),
+            None => None,
+        }
+    }
+
+    /// Maps call id `c` to tool node `i` (which already has an attempt with that id).
+    fn map_call(&mut self, c: &str, i: usize) {
+        let h = key_hash(c);
+        match self.tool_by_call.get(&h) {
+            Some(&j) if j != i && !self.has_call(j, c) => {
+                self.call_spill.insert(c.to_owned(), i);
+            }
+            _ => {
+                self.tool_by_call.insert(h, i);
+            }
+        }
     }
 
     fn note(&mut self, i: usize, seq: u64) {
@@ -414,7 +498,7 @@ impl IncrementalGraph {
         }
         node.status = s;
         let t = node.node_type;
-        self.touched.push(i);
+        self.touch(i);
         if t == NodeType::Task {
             return;
         }
@@ -439,12 +523,8 @@ impl IncrementalGraph {
             return;
         }
         self.g.nodes[i].duration_ms = d;
-        self.touched.push(i);
+        self.touch(i);
         let t = self.g.nodes[i].node_type;
-        if t != NodeType::Task && t != NodeType::Phase {
-            self.slow.remove(&(Reverse(old), i));
-            self.slow.insert((Reverse(d), i));
-        }
         if t.is_tool_like()
             && let Some(p) = self.aux[i].parent
             && self.g.nodes[p].node_type == NodeType::Agent
@@ -565,22 +645,28 @@ impl IncrementalGraph {
             EventKind::Usage(u) => {
                 let i = self.ensure_step(t, e.seq);
                 self.note(i, e.seq);
-                let mut model = None;
                 if let Some(m) = self.agent_meta(i) {
                     m.tokens.input += u.input;
                     m.tokens.output += u.output;
                     m.tokens.cache_read += u.cache_read;
-                    model.clone_from(&m.model);
                 }
                 self.g.summary.tokens.add(u.input, u.output, u.cache_read);
                 self.g.meta.tokens.totals = self.g.summary.tokens;
-                self.g
-                    .meta
-                    .tokens
-                    .by_model
-                    .entry(model.unwrap_or_else(|| "unknown".into()))
-                    .or_default()
-                    .add(u.input, u.output, u.cache_read);
+                // Borrow the model name; allocate the key only for a model not seen before.
+                let key = match &self.g.nodes[i].meta {
+                    NodeMeta::Agent(m) => m.model.as_deref(),
+                    _ => None,
+                }
+                .unwrap_or("unknown");
+                let by_model = &mut self.g.meta.tokens.by_model;
+                match by_model.get_mut(key) {
+                    Some(tot) => tot.add(u.input, u.output, u.cache_read),
+                    None => by_model.entry(key.to_owned()).or_default().add(
+                        u.input,
+                        u.output,
+                        u.cache_read,
+                    ),
+                }
             }
             EventKind::Finish { reason } => {
                 let i = self.ensure_step(t, e.seq);
@@ -616,7 +702,7 @@ impl IncrementalGraph {
                 }
                 self.g.summary.counts.retries += 1;
                 self.retried.insert(i);
-                self.touched.push(i);
+                self.touch(i);
                 self.upsert_retry_edge(i, n as u64 + 1);
             }
             EventKind::ToolCall {
@@ -759,13 +845,16 @@ impl IncrementalGraph {
         {
             self.force_close_phase(prev, t);
         }
-        let name = format!("Turn {turn}");
+        let mut name = String::with_capacity(8);
+        build_id(&mut name, "Turn ", &[u64::from(turn)], '-');
         let meta = NodeMeta::Phase(PhaseMeta {
             turn,
             ..PhaseMeta::default()
         });
+        let mut buf = std::mem::take(&mut self.idbuf);
+        build_id(&mut buf, "phase-", &[u64::from(turn)], '-');
         let p = self.add_node(
-            format!("phase-{turn}"),
+            &buf,
             NodeType::Phase,
             name,
             Status::Running,
@@ -774,6 +863,7 @@ impl IncrementalGraph {
             Some(seq),
             meta,
         );
+        self.idbuf = buf;
         let from = self.last_phase.unwrap_or(0);
         self.add_edge(from, p, EdgeType::DependsOn, Map::new());
         self.phase_by_turn.insert(turn, p);
@@ -927,23 +1017,41 @@ impl IncrementalGraph {
             step,
             ..AgentMeta::default()
         });
+        let mut buf = std::mem::take(&mut self.idbuf);
+        build_id(
+            &mut buf,
+            "step-",
+            &[u64::from(turn_no), u64::from(step)],
+            '-',
+        );
+        let mut name = String::with_capacity(12);
+        build_id(
+            &mut name,
+            "LLM ",
+            &[u64::from(turn_no), u64::from(step)],
+            '.',
+        );
         let i = self.add_node(
-            format!("step-{turn_no}-{step}"),
+            &buf,
             NodeType::Agent,
-            format!("LLM {turn_no}.{step}"),
+            name,
             Status::Running,
             Some(t),
             Some(p),
             Some(seq),
             meta,
         );
+        self.idbuf = buf;
         let from = self.aux[p].last_step.unwrap_or(p);
         self.add_edge(from, i, EdgeType::DependsOn, Map::new());
-        let pending = std::mem::take(&mut self.aux[p].unconsumed);
-        for tool in pending {
+        // Keep the phase's buffer (and its capacity) for the next step's tools.
+        let mut pending = std::mem::take(&mut self.aux[p].unconsumed);
+        for &tool in &pending {
             self.aux[tool].pending_consume = false;
             self.add_edge(tool, i, EdgeType::Consumes, Map::new());
         }
+        pending.clear();
+        self.aux[p].unconsumed = pending;
         self.aux[p].last_step = Some(i);
         self.step_by_key.insert((turn_no, step), i);
         self.cur_step = Some(i);
@@ -1070,22 +1178,15 @@ impl IncrementalGraph {
     }
 
     fn upsert_retry_edge(&mut self, i: usize, attempts: u64) {
-        let id = self.g.nodes[i].id.clone();
-        // The retries edge of a node is created once; find it from the end (it is recent).
-        if let Some(e) = self
-            .g
-            .edges
-            .iter_mut()
-            .rev()
-            .take(256)
-            .find(|e| e.edge_type == EdgeType::Retries && e.source == id)
-        {
+        // The retries edge of a node is created once.
+        if let Some(e) = self.aux[i].retry_edge.and_then(|e| self.g.edges.get_mut(e)) {
             e.meta.insert("attempts".into(), attempts.into());
             return;
         }
         let mut meta = Map::new();
         meta.insert("attempts".into(), attempts.into());
-        self.add_edge(i, i, EdgeType::Retries, meta);
+        let e = self.add_edge(i, i, EdgeType::Retries, meta);
+        self.aux[i].retry_edge = Some(e);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1099,7 +1200,7 @@ impl IncrementalGraph {
         t: i64,
         seq: u64,
     ) {
-        if let Some(&i) = self.tool_by_call.get(call_id) {
+        if let Some(i) = self.tool_of_call(call_id) {
             self.note(i, seq); // duplicate call
             return;
         }
@@ -1112,12 +1213,13 @@ impl IncrementalGraph {
                 None => self.start_step(turn, step, t, seq),
             }
         };
-        *self
-            .g
-            .meta
-            .tool_name_counts
-            .entry(name.to_owned())
-            .or_default() += 1;
+        let counts = &mut self.g.meta.tool_name_counts;
+        match counts.get_mut(name) {
+            Some(c) => *c += 1,
+            None => {
+                counts.insert(name.to_owned(), 1);
+            }
+        }
         if let Some(m) = self.agent_meta(parent) {
             m.tool_call_count += 1;
         }
@@ -1129,7 +1231,6 @@ impl IncrementalGraph {
             && self.aux[prev].phase == phase
             && self.aux[prev].closed
         {
-            self.tool_by_call.insert(call_id.to_owned(), prev);
             self.aux[prev].closed = false;
             self.aux[prev].open_attempt_start = Some(t);
             self.g.nodes[prev].end_time = None;
@@ -1142,15 +1243,20 @@ impl IncrementalGraph {
                     start: t,
                     end: None,
                     error: None,
-                    event_ids: vec![seq],
+                    event_ids: {
+                        let mut v = Vec::with_capacity(2);
+                        v.push(seq);
+                        v
+                    },
                 });
                 m.retried = true;
                 n = m.attempts.len();
             }
+            self.map_call(call_id, prev);
             self.set_status(prev, Status::Running);
             self.g.summary.counts.retries += 1;
             self.retried.insert(prev);
-            self.touched.push(prev);
+            self.touch(prev);
             self.upsert_retry_edge(prev, n as u64);
             if !self.aux[prev].pending_consume
                 && let Some(p) = phase
@@ -1179,7 +1285,11 @@ impl IncrementalGraph {
                 start: t,
                 end: None,
                 error: None,
-                event_ids: vec![seq],
+                event_ids: {
+                    let mut v = Vec::with_capacity(2);
+                    v.push(seq);
+                    v
+                },
             }],
             ..ToolMeta::default()
         };
@@ -1205,13 +1315,16 @@ impl IncrementalGraph {
             }
             _ => {}
         }
-        let base = if call_id.is_empty() {
-            format!("tool-{seq}")
+        let mut buf = std::mem::take(&mut self.idbuf);
+        if call_id.is_empty() {
+            build_id(&mut buf, "tool-", &[seq], '-');
         } else {
-            format!("tool-{call_id}")
-        };
+            buf.clear();
+            buf.push_str("tool-");
+            buf.push_str(call_id);
+        }
         let i = self.add_node(
-            base,
+            &buf,
             nt,
             name_out,
             Status::Running,
@@ -1220,6 +1333,7 @@ impl IncrementalGraph {
             Some(seq),
             NodeMeta::Tool(Box::new(meta)),
         );
+        self.idbuf = buf;
         let et = match nt {
             NodeType::Skill => EdgeType::Invokes,
             NodeType::Subagent => EdgeType::Delegates,
@@ -1233,7 +1347,7 @@ impl IncrementalGraph {
         self.aux[i].retry_key = Some(key);
         self.by_retry_key.insert(key, i);
         if !call_id.is_empty() {
-            self.tool_by_call.insert(call_id.to_owned(), i);
+            self.map_call(call_id, i);
         }
         if let Some(p) = phase {
             self.aux[i].pending_consume = true;
@@ -1252,7 +1366,7 @@ impl IncrementalGraph {
         t: i64,
         seq: u64,
     ) -> bool {
-        let Some(&i) = self.tool_by_call.get(call_id) else {
+        let Some(i) = self.tool_of_call(call_id) else {
             return false;
         };
         self.note(i, seq);
@@ -1272,11 +1386,12 @@ impl IncrementalGraph {
             Status::Success
         };
         if let Some(m) = self.tool_meta(i) {
-            m.output = Some(text.clone());
+            let error = is_error.then(|| text.clone());
+            m.error = error.clone();
+            m.output = Some(text);
             m.output_truncated = truncated;
-            m.error = is_error.then(|| text.clone());
             if let Some(a) = m.attempts.last_mut() {
-                a.error = is_error.then_some(text);
+                a.error = error;
                 if a.event_ids.last() != Some(&seq) {
                     a.event_ids.push(seq);
                 }
@@ -1299,7 +1414,7 @@ impl IncrementalGraph {
 
     fn on_todos(&mut self, todos: &[Todo], call_id: Option<&str>, t: i64, seq: u64) {
         let target = call_id
-            .and_then(|c| self.tool_by_call.get(c).copied())
+            .and_then(|c| self.tool_of_call(c))
             .filter(|&i| self.g.nodes[i].node_type == NodeType::Plan)
             .or_else(|| {
                 // The latest plan call of the current step.
@@ -1318,8 +1433,10 @@ impl IncrementalGraph {
                     arguments: Value::Object(Map::new()),
                     ..ToolMeta::default()
                 };
+                let mut buf = std::mem::take(&mut self.idbuf);
+                build_id(&mut buf, "plan-", &[seq], '-');
                 let i = self.add_node(
-                    format!("plan-{seq}"),
+                    &buf,
                     NodeType::Plan,
                     "plan".into(),
                     Status::Success,
@@ -1328,6 +1445,7 @@ impl IncrementalGraph {
                     Some(seq),
                     NodeMeta::Tool(Box::new(meta)),
                 );
+                self.idbuf = buf;
                 self.add_edge(parent, i, EdgeType::Produces, Map::new());
                 self.aux[i].closed = true;
                 self.g.nodes[i].end_time = Some(t);
@@ -1355,7 +1473,7 @@ impl IncrementalGraph {
         let target = d
             .call_id
             .as_deref()
-            .and_then(|c| self.tool_by_call.get(c).copied())
+            .and_then(|c| self.tool_of_call(c))
             .or_else(|| self.unmatched_subagents.last().copied());
         let Some(i) = target else {
             return;
@@ -1496,16 +1614,42 @@ impl IncrementalGraph {
         s.counts.errors = self.failed.len() as u64;
         s.counts.files_changed = s.files_changed.len() as u64;
         let nodes = &self.g.nodes;
+        // Only the nodes touched by this append can enter, leave or change in these lists.
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        for &i in &touched {
+            self.aux[i].touched = false;
+        }
+        let work = |i: usize| !matches!(nodes[i].node_type, NodeType::Task | NodeType::Phase);
+        if self.slow.is_empty() {
+            // Nothing filed yet (first refresh of a build): every work node is in `touched`.
+            self.slow = touched
+                .iter()
+                .filter(|&&i| work(i))
+                .map(|&i| {
+                    let d = nodes[i].duration_ms;
+                    self.aux[i].slow_key = Some(d);
+                    (Reverse(d), i)
+                })
+                .collect();
+        } else {
+            for &i in &touched {
+                let d = nodes[i].duration_ms;
+                if !work(i) || self.aux[i].slow_key == Some(d) {
+                    continue;
+                }
+                if let Some(old) = self.aux[i].slow_key.replace(d) {
+                    self.slow.remove(&(Reverse(old), i));
+                }
+                self.slow.insert((Reverse(d), i));
+            }
+        }
         let slowest: Vec<NodeRef> = self
             .slow
             .iter()
             .take(3)
             .map(|&(_, i)| node_ref(nodes, i))
             .collect();
-        // Only the nodes touched by this append can enter, leave or change in these lists.
-        let mut touched = std::mem::take(&mut self.touched);
-        touched.sort_unstable();
-        touched.dedup();
         let s = &mut self.g.summary;
         for &i in &touched {
             sync_list(
