@@ -12,6 +12,8 @@
 //! - [`read`]: file I/O for one session (file or folder, children included);
 //! - [`discover`](mod@discover): finding sessions under the agents' homes, the task list, loading by id;
 //! - [`graph`]: [`build_graph`] (pure) and [`IncrementalGraph`] (live append).
+//! - [`live`]: resumable readers for growing pi / Claude Code / Codex files ([`live::LiveReader`])
+//!   and a graph that shows their provisional tail ([`live::LiveGraph`]).
 //!
 //! ```
 //! use mindgate_taskgraph::{build_graph, parse, Agent, BuildOptions, NodeType, Status};
@@ -38,6 +40,7 @@ pub mod discover;
 pub mod error;
 pub mod event;
 pub mod graph;
+pub mod live;
 pub mod parse;
 pub mod read;
 pub mod session;

@@ -100,70 +100,79 @@ fn collect(bytes: &[u8], file: &str) -> (Vec<(u64, Value)>, Vec<ReadWarning>) {
     (lines, warnings)
 }
 
+/// The header fields, each from the first main line that has it.
+#[derive(Default, Clone, PartialEq)]
+struct Scan {
+    first_time: Option<i64>,
+    session_id: Option<String>,
+    version: Option<String>,
+    cwd: Option<String>,
+    git_branch: Option<String>,
+}
+
+impl Scan {
+    /// Takes the fields `v` has and `self` lacks; true when one was taken.
+    fn add(&mut self, v: &Value) -> bool {
+        let mut changed = false;
+        if self.first_time.is_none()
+            && let Some(t) = v.get("timestamp").and_then(time_value_ms)
+        {
+            self.first_time = Some(t);
+            changed = true;
+        }
+        for (slot, key) in [
+            (&mut self.session_id, "sessionId"),
+            (&mut self.version, "version"),
+            (&mut self.cwd, "cwd"),
+            (&mut self.git_branch, "gitBranch"),
+        ] {
+            if slot.is_none()
+                && let Some(x) = str_field(v, &[key])
+            {
+                *slot = Some(x.to_owned());
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    fn header(&self, parent: Option<&str>) -> SessionStart {
+        let session_id = self.session_id.clone().unwrap_or_default();
+        SessionStart {
+            id: session_id.clone(),
+            version: self.version.clone(),
+            cwd: self.cwd.clone(),
+            created_ms: self.first_time,
+            parent_session: parent.map(str::to_owned),
+            delegation_depth: u32::from(parent.is_some()),
+            origin: Some("claude-code".into()),
+            raw: json!({
+                "sessionId": session_id,
+                "gitBranch": self.git_branch,
+            }),
+        }
+    }
+}
+
 fn build(lines: &[(u64, Value)], parent: Option<&str>, warnings: Vec<ReadWarning>) -> Session {
     let mut session = Session::new("", Agent::ClaudeCode);
-    let first_time = lines
-        .iter()
-        .find_map(|(_, v)| v.get("timestamp").and_then(time_value_ms));
-    let session_id = lines
-        .iter()
-        .find_map(|(_, v)| str_field(v, &["sessionId"]))
-        .unwrap_or_default()
-        .to_owned();
-    let header = SessionStart {
-        id: session_id.clone(),
-        version: lines
-            .iter()
-            .find_map(|(_, v)| str_field(v, &["version"]).map(str::to_owned)),
-        cwd: lines
-            .iter()
-            .find_map(|(_, v)| str_field(v, &["cwd"]).map(str::to_owned)),
-        created_ms: first_time,
-        parent_session: parent.map(str::to_owned),
-        delegation_depth: u32::from(parent.is_some()),
-        origin: Some("claude-code".into()),
-        raw: json!({
-            "sessionId": session_id,
-            "gitBranch": lines.iter().find_map(|(_, v)| str_field(v, &["gitBranch"])),
-        }),
-    };
-    session.id = session_id;
-    let mut c = Conv {
-        events: vec![Event::new(
-            0,
-            first_time.unwrap_or(0),
-            EventKind::Session(header.clone()),
-        )],
-        last_time: first_time.unwrap_or(0),
-        last_input_time: first_time.unwrap_or(0),
-        ..Conv::default()
-    };
+    let mut scan = Scan::default();
+    for (_, v) in lines {
+        scan.add(v);
+    }
+    let header = scan.header(parent);
+    session.id = header.id.clone();
+    let mut c = Conv::start(&header);
     session.header = header;
-    let mut summaries = Vec::new();
     for (line, v) in lines {
-        if str_field(v, &["type"]) == Some("summary") {
-            if let Some(s) = str_field(v, &["summary"]) {
-                summaries.push(Value::from(s));
-                if summaries.len() == 1 {
-                    let t = c.last_time;
-                    c.push(
-                        *line,
-                        t,
-                        EventKind::Title {
-                            title: s.to_owned(),
-                        },
-                    );
-                }
-            }
-            continue;
-        }
-        c.line(*line, v);
+        c.feed_line(*line, v);
     }
     c.finish();
-    if !summaries.is_empty() {
-        session
-            .meta
-            .insert("summaries".into(), Value::Array(summaries));
+    if !c.summaries.is_empty() {
+        session.meta.insert(
+            "summaries".into(),
+            Value::Array(std::mem::take(&mut c.summaries)),
+        );
     }
     session.events = c.events;
     session.normalize_events();
@@ -171,9 +180,14 @@ fn build(lines: &[(u64, Value)], parent: Option<&str>, warnings: Vec<ReadWarning
     session
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Conv {
+    /// Events pushed and not yet taken (all of them for a whole-file parse).
     events: Vec<Event>,
+    /// `seq` of the last event pushed (the header counts).
+    last_pushed: Option<u64>,
+    /// `summary` lines' texts.
+    summaries: Vec<Value>,
     turn: u32,
     step: u32,
     turn_open: bool,
@@ -196,7 +210,39 @@ struct Conv {
 }
 
 impl Conv {
+    fn start(header: &SessionStart) -> Self {
+        let t = header.created_ms.unwrap_or(0);
+        Conv {
+            events: vec![Event::new(0, t, EventKind::Session(header.clone()))],
+            last_pushed: Some(0),
+            last_time: t,
+            last_input_time: t,
+            ..Conv::default()
+        }
+    }
+
+    fn feed_line(&mut self, line: u64, v: &Value) {
+        if str_field(v, &["type"]) == Some("summary") {
+            if let Some(s) = str_field(v, &["summary"]) {
+                self.summaries.push(Value::from(s));
+                if self.summaries.len() == 1 {
+                    let t = self.last_time;
+                    self.push(
+                        line,
+                        t,
+                        EventKind::Title {
+                            title: s.to_owned(),
+                        },
+                    );
+                }
+            }
+            return;
+        }
+        self.line(line, v);
+    }
+
     fn push(&mut self, seq: u64, time: i64, kind: EventKind) {
+        self.last_pushed = Some(seq);
         self.events.push(Event::new(seq, time, kind));
     }
 
@@ -526,7 +572,7 @@ impl Conv {
     }
 
     fn finish(&mut self) {
-        let seq = self.events.last().map_or(0, |e| e.seq);
+        let seq = self.last_pushed.unwrap_or(0);
         self.close_group(seq);
         if !self.turn_open || !self.open_calls.is_empty() || self.last_was_result {
             return; // still working (or nothing open)
@@ -536,5 +582,130 @@ impl Conv {
             Some("error") => self.close_turn(seq, TurnEndKind::Error, None),
             Some(_) => self.close_turn(seq, TurnEndKind::Completed, None),
         }
+    }
+}
+
+/// Resumable Claude Code reader state for a main session file (see
+/// [`crate::live::LiveReader`]).
+///
+/// **Choice:** the assistant lines of one response (same `message.id`) are merged into one
+/// step whose usage, finish reason and end are only known when the response is closed (by the
+/// next input, another response or an API error). Nothing that a later line could still change
+/// is committed: the open response's closing events stay in the uncommitted tail, which a
+/// caller shows provisionally (see [`crate::live::LiveGraph`]). Sidechain lines are counted but
+/// not converted (they are child sessions). Main lines are held unconverted until a line names
+/// the session id and a timestamp (at most 64 lines); a header field first seen after that
+/// makes the stream diverge (the caller re-reads the file).
+#[derive(Default)]
+pub(crate) struct Stream {
+    seen: HashSet<String>,
+    side_lines: usize,
+    scan: Scan,
+    /// Main lines held until the header is known (`conv` is `None` meanwhile).
+    early: Vec<(u64, Value)>,
+    conv: Option<Conv>,
+    next_line: u64,
+    diverged: bool,
+}
+
+/// At most this many main lines are held back waiting for the header fields.
+const EARLY_LINES: usize = 64;
+
+impl Stream {
+    /// Applies complete lines; `next_line` is the number after the last line consumed.
+    pub(crate) fn feed(&mut self, lines: Vec<(u64, Value)>, next_line: u64) {
+        self.next_line = next_line;
+        if self.diverged {
+            return;
+        }
+        let mut main = Vec::new();
+        for (line, v) in lines {
+            if let Some(u) = str_field(&v, &["uuid"])
+                && !self.seen.insert(u.to_owned())
+            {
+                continue;
+            }
+            if v.get("isSidechain")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+            {
+                self.side_lines += 1;
+                continue;
+            }
+            main.push((line, v));
+        }
+        if main.is_empty() {
+            return;
+        }
+        if let Some(c) = &mut self.conv {
+            for (_, v) in &main {
+                if self.scan.add(v) {
+                    self.diverged = true;
+                    return;
+                }
+            }
+            for (line, v) in &main {
+                c.feed_line(*line, v);
+            }
+            return;
+        }
+        // Hold the first lines (often a `summary` without header fields) until the header is
+        // known, so that a late header does not force a re-read.
+        for (_, v) in &main {
+            self.scan.add(v);
+        }
+        self.early.extend(main);
+        if (self.scan.session_id.is_some() && self.scan.first_time.is_some())
+            || self.early.len() >= EARLY_LINES
+        {
+            let mut c = Conv::start(&self.scan.header(None));
+            for (line, v) in std::mem::take(&mut self.early) {
+                c.feed_line(line, &v);
+            }
+            self.conv = Some(c);
+        }
+    }
+
+    /// Whether a line could not be applied incrementally.
+    pub(crate) fn diverged(&self) -> bool {
+        self.diverged
+    }
+
+    /// Sidechain lines seen so far (each changes the child sessions).
+    pub(crate) fn side_lines(&self) -> usize {
+        self.side_lines
+    }
+
+    /// Takes the events no later line can change or reorder.
+    pub(crate) fn commit(&mut self) -> Vec<Event> {
+        let Some(c) = self.conv.as_mut() else {
+            return Vec::new();
+        };
+        // An open response closes at its last line's `seq`; `finish` pushes at the last
+        // pushed `seq`; everything else at the line being read.
+        let feed = if c.step_open && c.step_has_response {
+            c.group_last_seq
+        } else {
+            self.next_line
+        };
+        let w = feed.min(c.last_pushed.unwrap_or(0));
+        super::take_before(&mut c.events, w)
+    }
+
+    /// The events a whole-file read would add after the committed ones, as of now.
+    pub(crate) fn tail(&self) -> Vec<Event> {
+        let mut c = match &self.conv {
+            Some(c) => c.clone(),
+            None => {
+                let mut c = Conv::start(&self.scan.header(None));
+                for (line, v) in &self.early {
+                    c.feed_line(*line, v);
+                }
+                c
+            }
+        };
+        c.finish();
+        crate::session::normalize_events(&mut c.events);
+        c.events
     }
 }

@@ -19,6 +19,26 @@ use crate::event::{Event, EventKind, Failure, SessionStart, TurnEndKind, TurnRea
 use crate::session::{Agent, Session};
 use crate::util::{parse_arguments, str_field, time_value_ms, u64_field, value_text};
 
+fn is_user_event(v: &Value) -> bool {
+    str_field(v, &["type"]) == Some("event_msg")
+        && v.get("payload").and_then(|p| str_field(p, &["type"])) == Some("user_message")
+}
+
+/// A user message as a response item (read as input only without `user_message` events).
+fn is_response_user(v: &Value) -> bool {
+    let p = v.get("payload").unwrap_or(v);
+    str_field(p, &["type"]) == Some("message") && str_field(p, &["role"]) == Some("user")
+}
+
+/// At most this many lines are held waiting for a `user_message` event.
+const HELD_LINES: usize = 64;
+
+fn is_task_event(v: &Value) -> bool {
+    v.get("payload")
+        .and_then(|p| str_field(p, &["type"]))
+        .is_some_and(|t| matches!(t, "task_complete" | "task_started" | "turn_aborted"))
+}
+
 /// Parses a Codex rollout file.
 pub fn parse(bytes: &[u8], file: &str) -> Session {
     let mut warnings = Vec::new();
@@ -26,86 +46,21 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
     super::for_each_json_line(bytes, file, &mut warnings, |line, v, _| {
         lines.push((line, v))
     });
-    let has_user_events = lines.iter().any(|(_, v)| {
-        str_field(v, &["type"]) == Some("event_msg")
-            && v.get("payload").and_then(|p| str_field(p, &["type"])) == Some("user_message")
-    });
-    let has_task_events = lines.iter().any(|(_, v)| {
-        v.get("payload")
-            .and_then(|p| str_field(p, &["type"]))
-            .is_some_and(|t| matches!(t, "task_complete" | "task_started" | "turn_aborted"))
-    });
-    let mut session = Session::new("", Agent::Codex);
+    let has_user_events = lines.iter().any(|(_, v)| is_user_event(v));
+    let has_task_events = lines.iter().any(|(_, v)| is_task_event(v));
     let mut c = Conv {
         has_user_events,
         provider: "openai".into(),
         ..Conv::default()
     };
     for (line, v) in &lines {
-        let time = v
-            .get("timestamp")
-            .and_then(time_value_ms)
-            .unwrap_or(c.last_time);
-        let (ty, payload) = match (str_field(v, &["type"]), v.get("payload")) {
-            (Some(t), Some(p)) => (t, p),
-            // Old rollouts: the first line is the meta, then bare items.
-            (None, None) if v.get("id").is_some() && *line <= 2 => ("session_meta", v),
-            (Some(_), None) => ("response_item", v),
-            _ => continue,
-        };
-        match ty {
-            "session_meta" => {
-                let meta = payload.get("meta").unwrap_or(payload);
-                if session.header.id.is_empty() {
-                    let h = SessionStart {
-                        id: str_field(meta, &["id", "session_id"])
-                            .unwrap_or_default()
-                            .to_owned(),
-                        version: str_field(meta, &["cli_version", "version"]).map(str::to_owned),
-                        cwd: str_field(meta, &["cwd"]).map(str::to_owned),
-                        created_ms: meta.get("timestamp").and_then(time_value_ms).or(Some(time)),
-                        parent_session: str_field(
-                            meta,
-                            &["parent_session_id", "parent_id", "forked_from_id"],
-                        )
-                        .map(str::to_owned),
-                        delegation_depth: 0,
-                        origin: str_field(meta, &["originator"]).map(str::to_owned),
-                        raw: meta.clone(),
-                    };
-                    if let Some(p) = str_field(meta, &["model_provider"]) {
-                        c.provider = p.to_owned();
-                    }
-                    session.id = h.id.clone();
-                    session.header = h.clone();
-                    let t = h.created_ms.unwrap_or(time);
-                    c.last_time = t;
-                    c.last_input_time = t;
-                    c.push(*line, t, EventKind::Session(h));
-                }
-            }
-            "turn_context" => {
-                if let Some(m) = str_field(payload, &["model"]) {
-                    c.model = Some(m.to_owned());
-                }
-            }
-            "event_msg" => c.event_msg(*line, time, payload),
-            "response_item" => c.response_item(*line, time, payload),
-            _ => {}
-        }
-        c.last_time = time;
+        c.line(*line, v);
     }
-    let seq = lines.last().map_or(0, |(l, _)| *l);
-    if c.step_open && c.pending_calls == 0 && c.last_output_was_message {
-        c.close_step(seq, c.last_output_time);
-    }
-    if !has_task_events
-        && c.turn_open
-        && !c.step_open
-        && c.pending_calls == 0
-        && c.last_output_was_message
-    {
-        c.close_turn(seq, c.last_time, TurnEndKind::Completed, None);
+    c.finish(lines.last().map_or(0, |(l, _)| *l), has_task_events);
+    let mut session = Session::new("", Agent::Codex);
+    if let Some(h) = c.header.take() {
+        session.id = h.id.clone();
+        session.header = h;
     }
     session.events = c.events;
     session.normalize_events();
@@ -113,9 +68,15 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
     session
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Conv {
+    /// Events pushed and not yet taken (all of them for a whole-file parse).
     events: Vec<Event>,
+    /// The first `session_meta`.
+    header: Option<SessionStart>,
+    /// A `response_item` user message was read as the user's input (only valid while the
+    /// file has no `user_message` events).
+    used_response_user: bool,
     has_user_events: bool,
     provider: String,
     model: Option<String>,
@@ -135,6 +96,75 @@ struct Conv {
 }
 
 impl Conv {
+    fn line(&mut self, line: u64, v: &Value) {
+        let time = v
+            .get("timestamp")
+            .and_then(time_value_ms)
+            .unwrap_or(self.last_time);
+        let (ty, payload) = match (str_field(v, &["type"]), v.get("payload")) {
+            (Some(t), Some(p)) => (t, p),
+            // Old rollouts: the first line is the meta, then bare items.
+            (None, None) if v.get("id").is_some() && line <= 2 => ("session_meta", v),
+            (Some(_), None) => ("response_item", v),
+            _ => return,
+        };
+        match ty {
+            "session_meta" => {
+                let meta = payload.get("meta").unwrap_or(payload);
+                if self.header.as_ref().is_none_or(|h| h.id.is_empty()) {
+                    let h = SessionStart {
+                        id: str_field(meta, &["id", "session_id"])
+                            .unwrap_or_default()
+                            .to_owned(),
+                        version: str_field(meta, &["cli_version", "version"]).map(str::to_owned),
+                        cwd: str_field(meta, &["cwd"]).map(str::to_owned),
+                        created_ms: meta.get("timestamp").and_then(time_value_ms).or(Some(time)),
+                        parent_session: str_field(
+                            meta,
+                            &["parent_session_id", "parent_id", "forked_from_id"],
+                        )
+                        .map(str::to_owned),
+                        delegation_depth: 0,
+                        origin: str_field(meta, &["originator"]).map(str::to_owned),
+                        raw: meta.clone(),
+                    };
+                    if let Some(p) = str_field(meta, &["model_provider"]) {
+                        self.provider = p.to_owned();
+                    }
+                    let t = h.created_ms.unwrap_or(time);
+                    self.last_time = t;
+                    self.last_input_time = t;
+                    self.push(line, t, EventKind::Session(h.clone()));
+                    self.header = Some(h);
+                }
+            }
+            "turn_context" => {
+                if let Some(m) = str_field(payload, &["model"]) {
+                    self.model = Some(m.to_owned());
+                }
+            }
+            "event_msg" => self.event_msg(line, time, payload),
+            "response_item" => self.response_item(line, time, payload),
+            _ => {}
+        }
+        self.last_time = time;
+    }
+
+    /// End of input: `seq` is the last JSON line's number.
+    fn finish(&mut self, seq: u64, has_task_events: bool) {
+        if self.step_open && self.pending_calls == 0 && self.last_output_was_message {
+            self.close_step(seq, self.last_output_time);
+        }
+        if !has_task_events
+            && self.turn_open
+            && !self.step_open
+            && self.pending_calls == 0
+            && self.last_output_was_message
+        {
+            self.close_turn(seq, self.last_time, TurnEndKind::Completed, None);
+        }
+    }
+
     fn push(&mut self, seq: u64, time: i64, kind: EventKind) {
         self.events.push(Event::new(seq, time, kind));
     }
@@ -318,6 +348,7 @@ impl Conv {
                         && !t.starts_with("<user_instructions>")
                         && !t.is_empty()
                     {
+                        self.used_response_user = true;
                         self.user_text(seq, time, text);
                     }
                 }
@@ -425,4 +456,102 @@ fn tool_output(v: &Value) -> (String, bool) {
         || text.starts_with("error:")
         || text.starts_with("failed to");
     (text, is_error)
+}
+
+/// Resumable Codex reader state (see [`crate::live::LiveReader`]).
+///
+/// The whole-file reader decides two things from the whole file: whether `response_item` user
+/// messages count (only when there are no `user_message` events) and whether a turn may be
+/// closed at the end of input (only when there are no task events). The stream keeps both as
+/// "seen so far". While no `user_message` event was seen, lines from a `response_item` user
+/// message on are held unconverted until such an event arrives (at most 64 lines); one arriving
+/// after a `response_item` user message was already used makes the stream diverge (the caller
+/// re-reads the file). The open step's closing
+/// events stay in the uncommitted tail until a `token_count` or the next input closes it.
+#[derive(Default)]
+pub(crate) struct Stream {
+    conv: Conv,
+    /// Lines held from a `response_item` user message on (see [`Stream::feed`]).
+    held: Vec<(u64, Value)>,
+    has_task_events: bool,
+    last_line: Option<u64>,
+    next_line: u64,
+    diverged: bool,
+}
+
+impl Stream {
+    pub(crate) fn new() -> Self {
+        Stream {
+            conv: Conv {
+                provider: "openai".into(),
+                ..Conv::default()
+            },
+            ..Stream::default()
+        }
+    }
+
+    /// Applies complete lines; `next_line` is the number after the last line consumed.
+    pub(crate) fn feed(&mut self, lines: Vec<(u64, Value)>, next_line: u64) {
+        self.next_line = next_line;
+        if self.diverged {
+            return;
+        }
+        if !self.conv.has_user_events && lines.iter().any(|(_, v)| is_user_event(v)) {
+            if self.conv.used_response_user {
+                self.diverged = true;
+                return;
+            }
+            self.conv.has_user_events = true;
+        }
+        self.has_task_events |= lines.iter().any(|(_, v)| is_task_event(v));
+        if let Some((l, _)) = lines.last() {
+            self.last_line = Some(*l);
+        }
+        for (line, v) in lines {
+            // A `response_item` user message usually precedes its `user_message` event: hold
+            // it (and what follows) until that event says which of the two counts.
+            if self.held.is_empty() && (self.conv.has_user_events || !is_response_user(&v)) {
+                self.conv.line(line, &v);
+            } else {
+                self.held.push((line, v));
+            }
+        }
+        if !self.held.is_empty() && (self.conv.has_user_events || self.held.len() >= HELD_LINES) {
+            for (line, v) in std::mem::take(&mut self.held) {
+                self.conv.line(line, &v);
+            }
+        }
+    }
+
+    /// Whether a line could not be applied incrementally.
+    pub(crate) fn diverged(&self) -> bool {
+        self.diverged
+    }
+
+    /// Takes the events no later line can change or reorder.
+    pub(crate) fn commit(&mut self) -> Vec<Event> {
+        let c = &mut self.conv;
+        // An open step closes at its last output's `seq`; `finish` pushes at the last line.
+        let feed = if c.step_open {
+            c.last_output_seq.min(self.next_line)
+        } else {
+            self.next_line
+        };
+        let mut w = feed.min(self.last_line.unwrap_or(0));
+        if let Some((l, _)) = self.held.first() {
+            w = w.min(*l);
+        }
+        super::take_before(&mut c.events, w)
+    }
+
+    /// The events a whole-file read would add after the committed ones, as of now.
+    pub(crate) fn tail(&self) -> Vec<Event> {
+        let mut c = self.conv.clone();
+        for (line, v) in &self.held {
+            c.line(*line, v);
+        }
+        c.finish(self.last_line.unwrap_or(0), self.has_task_events);
+        crate::session::normalize_events(&mut c.events);
+        c.events
+    }
 }

@@ -89,3 +89,38 @@ pub(crate) fn for_each_json_line(
         }
     }
 }
+
+/// Parses one complete line for a streaming reader, as [`for_each_json_line`] would.
+pub(crate) fn json_line(
+    raw: &[u8],
+    lineno: u64,
+    file: &str,
+    warnings: &mut Vec<ReadWarning>,
+) -> Option<Value> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        Ok(_) => {
+            warnings.push(ReadWarning::new(file, lineno, "line is not a JSON object"));
+            None
+        }
+        Err(e) => {
+            warnings.push(ReadWarning::new(file, lineno, format!("invalid JSON: {e}")));
+            None
+        }
+    }
+}
+
+/// Normalises the pending `events` (as a whole-file parse does at the end) and removes those
+/// with `seq < w`, which no later push can precede or duplicate.
+pub(crate) fn take_before(
+    events: &mut Vec<crate::event::Event>,
+    w: u64,
+) -> Vec<crate::event::Event> {
+    crate::session::normalize_events(events);
+    let k = events.partition_point(|e| e.seq < w);
+    events.drain(..k).collect()
+}

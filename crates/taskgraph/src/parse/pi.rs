@@ -48,42 +48,16 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
     let mut events = Vec::new();
     match &header {
         Some((line, h)) => {
-            let start = SessionStart {
-                id: str_field(h, &["id"]).unwrap_or_default().to_owned(),
-                version: h.get("version").map(|x| match x {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                }),
-                cwd: str_field(h, &["cwd"]).map(str::to_owned),
-                created_ms: h.get("timestamp").and_then(time_value_ms),
-                parent_session: str_field(h, &["parentSession"]).map(str::to_owned),
-                delegation_depth: 0,
-                origin: Some("pi".into()),
-                raw: h.clone(),
-            };
+            let start = header_of(h);
             session.id = start.id.clone();
-            events.push(Event::new(
-                *line,
-                start.created_ms.unwrap_or(0),
-                EventKind::Session(start.clone()),
-            ));
+            events.push(header_event(*line, &start));
             session.header = start;
         }
         None => warnings.push(ReadWarning::new(file, 1, "no session header line")),
     }
 
     let branch = current_branch(&entries, &mut session.meta, file, &mut warnings);
-    let mut conv = Converter {
-        events,
-        turn: 0,
-        step: 0,
-        turn_open: false,
-        step_open: false,
-        pending_error: None,
-        retries: 0,
-        last_time: session.header.created_ms.unwrap_or(0),
-        last_stop: None,
-    };
+    let mut conv = Converter::new(events, session.header.created_ms.unwrap_or(0));
     for &i in &branch {
         conv.entry(&entries[i]);
     }
@@ -178,8 +152,36 @@ fn current_branch(
     path
 }
 
+fn header_of(h: &Value) -> SessionStart {
+    SessionStart {
+        id: str_field(h, &["id"]).unwrap_or_default().to_owned(),
+        version: h.get("version").map(|x| match x {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }),
+        cwd: str_field(h, &["cwd"]).map(str::to_owned),
+        created_ms: h.get("timestamp").and_then(time_value_ms),
+        parent_session: str_field(h, &["parentSession"]).map(str::to_owned),
+        delegation_depth: 0,
+        origin: Some("pi".into()),
+        raw: h.clone(),
+    }
+}
+
+fn header_event(line: u64, start: &SessionStart) -> Event {
+    Event::new(
+        line,
+        start.created_ms.unwrap_or(0),
+        EventKind::Session(start.clone()),
+    )
+}
+
+#[derive(Clone)]
 struct Converter {
+    /// Events pushed and not yet taken (all of them for a whole-file parse).
     events: Vec<Event>,
+    /// `seq` of the last event pushed (the header counts).
+    last_pushed: Option<u64>,
     turn: u32,
     step: u32,
     turn_open: bool,
@@ -192,7 +194,23 @@ struct Converter {
 }
 
 impl Converter {
+    fn new(events: Vec<Event>, last_time: i64) -> Self {
+        Self {
+            last_pushed: events.last().map(|e| e.seq),
+            events,
+            turn: 0,
+            step: 0,
+            turn_open: false,
+            step_open: false,
+            pending_error: None,
+            retries: 0,
+            last_time,
+            last_stop: None,
+        }
+    }
+
     fn push(&mut self, seq: u64, time: i64, kind: EventKind) {
+        self.last_pushed = Some(seq);
         self.events.push(Event::new(seq, time, kind));
     }
 
@@ -382,10 +400,135 @@ impl Converter {
     }
 
     fn finish(&mut self) {
-        let seq = self.events.last().map_or(0, |e| e.seq);
+        let seq = self.last_pushed.unwrap_or(0);
         if let (Some(kind), message) = self.turn_outcome() {
             let t = self.last_time;
             self.close_turn(seq, t, kind, message);
         }
+    }
+}
+
+/// Resumable pi reader state (see [`crate::live::LiveReader`]).
+///
+/// It follows the current branch as long as every new entry extends it (its parent is the
+/// current leaf). An entry that starts another branch, re-uses an id, arrives before the header
+/// or turns a linear (id-less) file into a tree cannot be applied incrementally: the stream
+/// reports divergence and the caller re-reads the whole file.
+#[derive(Default)]
+pub(crate) struct Stream {
+    header: Option<SessionStart>,
+    conv: Option<Converter>,
+    /// `None` before the first entry; `Some(true)` when entries carry ids (a tree).
+    tree: Option<bool>,
+    ids: HashSet<String>,
+    leaf: Option<String>,
+    /// The unknown parent of the branch root (an entry with this id would re-root the branch).
+    root_parent: Option<String>,
+    next_line: u64,
+    diverged: bool,
+}
+
+impl Stream {
+    /// Applies complete lines; `next_line` is the number after the last line consumed.
+    pub(crate) fn feed(&mut self, lines: Vec<(u64, Value)>, next_line: u64, file: &str) {
+        self.next_line = next_line;
+        if self.diverged {
+            return;
+        }
+        let mut fresh: Vec<Entry> = Vec::new();
+        for (line, v) in lines {
+            if self.header.is_none() && v.get("type").and_then(Value::as_str) == Some("session") {
+                if self.conv.is_some() {
+                    // Entries were converted without the header's start time.
+                    self.diverged = true;
+                    return;
+                }
+                self.header = Some(header_of(&v));
+                let ev = header_event(
+                    line,
+                    self.header.as_ref().unwrap_or(&SessionStart::default()),
+                );
+                let t = self.header.as_ref().and_then(|h| h.created_ms).unwrap_or(0);
+                self.conv = Some(Converter::new(vec![ev], t));
+                continue;
+            }
+            fresh.push(Entry {
+                line,
+                id: str_field(&v, &["id"]).map(str::to_owned),
+                parent: str_field(&v, &["parentId"]).map(str::to_owned),
+                value: v,
+            });
+        }
+        if fresh.is_empty() {
+            return;
+        }
+        let conv = self
+            .conv
+            .get_or_insert_with(|| Converter::new(Vec::new(), 0));
+        if self.tree.is_none() {
+            // First entries: the whole-file branch logic over them.
+            let mut meta = Map::new();
+            let branch = current_branch(&fresh, &mut meta, file, &mut Vec::new());
+            let tree = fresh.iter().any(|e| e.id.is_some());
+            self.tree = Some(tree);
+            self.ids = fresh.iter().filter_map(|e| e.id.clone()).collect();
+            if tree {
+                self.leaf = fresh.iter().rev().find_map(|e| e.id.clone());
+                self.root_parent = branch
+                    .first()
+                    .and_then(|&i| fresh[i].parent.clone())
+                    .filter(|p| !self.ids.contains(p));
+            }
+            for &i in &branch {
+                conv.entry(&fresh[i]);
+            }
+            return;
+        }
+        for e in fresh {
+            match (self.tree, &e.id) {
+                (Some(false), None) => conv.entry(&e),
+                (Some(true), None) => {} // not on any branch
+                (Some(true), Some(id))
+                    if e.parent.is_some()
+                        && e.parent == self.leaf
+                        && !self.ids.contains(id)
+                        && self.root_parent.as_deref() != Some(id.as_str()) =>
+                {
+                    self.ids.insert(id.clone());
+                    self.leaf = Some(id.clone());
+                    conv.entry(&e);
+                }
+                _ => {
+                    self.diverged = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether a line could not be applied incrementally.
+    pub(crate) fn diverged(&self) -> bool {
+        self.diverged
+    }
+
+    /// Takes the events no later line can change or reorder.
+    pub(crate) fn commit(&mut self) -> Vec<Event> {
+        let Some(conv) = self.conv.as_mut() else {
+            return Vec::new();
+        };
+        // Entries push at their own line; `finish` pushes at the last pushed `seq`.
+        let w = self.next_line.min(conv.last_pushed.unwrap_or(0));
+        super::take_before(&mut conv.events, w)
+    }
+
+    /// The events a whole-file read would add after the committed ones, as of now.
+    pub(crate) fn tail(&self) -> Vec<Event> {
+        let Some(conv) = &self.conv else {
+            return Vec::new();
+        };
+        let mut c = conv.clone();
+        c.finish();
+        crate::session::normalize_events(&mut c.events);
+        c.events
     }
 }
