@@ -452,7 +452,7 @@ async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
 }
 
 #[tokio::test]
-async fn live_follows_codex_and_pi_sessions_too() {
+async fn live_follows_codex_pi_and_claude_sessions_too() {
     let f = start().await;
     for (id, file) in [
         (
@@ -465,6 +465,7 @@ async fn live_follows_codex_and_pi_sessions_too() {
             f.root
                 .join("pi/--work-napkin--/2026-08-24T19-40-00-000Z_pi-live.jsonl"),
         ),
+        ("c-side", f.root.join("claude/-work-napkin/c-side.jsonl")),
     ] {
         let mut sse = Sse::open(&f, id).await;
         let first = sse.next().await;
@@ -479,6 +480,30 @@ async fn live_follows_codex_and_pi_sessions_too() {
                 ),
             );
             ("tool-call_m", "migrated 3 tables")
+        } else if id.starts_with("c-") {
+            // A new prompt and a call, shown open; then its result.
+            append(
+                &file,
+                concat!(
+                    r#"{"parentUuid":"u206","isSidechain":false,"userType":"external","cwd":"/work/napkin","sessionId":"c-side","version":"2.0.1","gitBranch":"main","type":"user","uuid":"u207","timestamp":"2026-08-24T19:34:00.000Z","message":{"role":"user","content":"Count the lines"}}"#,
+                    "\n",
+                    r#"{"parentUuid":"u207","isSidechain":false,"userType":"external","cwd":"/work/napkin","sessionId":"c-side","version":"2.0.1","gitBranch":"main","type":"assistant","uuid":"u208","timestamp":"2026-08-24T19:34:02.000Z","requestId":"r4","message":{"id":"m4","role":"assistant","model":"claude-opus-4-1","content":[{"type":"tool_use","id":"k_wc","name":"Bash","input":{"command":"wc -l src/*"}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"service_tier":"standard"}}}"#,
+                    "\n"
+                ),
+            );
+            sse.until(|m| {
+                m.event == "graph"
+                    && node(&m.data, "tool-k_wc").is_some_and(|n| n["status"] == "RUNNING")
+            })
+            .await;
+            append(
+                &file,
+                concat!(
+                    r#"{"parentUuid":"u208","isSidechain":false,"userType":"external","cwd":"/work/napkin","sessionId":"c-side","version":"2.0.1","gitBranch":"main","type":"user","uuid":"u209","timestamp":"2026-08-24T19:34:05.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"k_wc","content":"120 total"}]}}"#,
+                    "\n"
+                ),
+            );
+            ("tool-k_wc", "120 total")
         } else {
             // The fixture ends on a torn line: finish it off, then add the tool result.
             append(
@@ -519,6 +544,29 @@ async fn live_follows_codex_and_pi_sessions_too() {
         assert_eq!(graph, upd.data, "{id}");
         assert_eq!(graph, f.expected_graph(&t), "{id}");
     }
+
+    // Replacing a streamed file (here: back to the fixture) falls back to a whole-file read
+    // and tells clients to start over.
+    let rel = "pi/--work-napkin--/2026-08-24T19-40-00-000Z_pi-live.jsonl";
+    let file = f.root.join(rel);
+    let mut sse = Sse::open(&f, "pi-live").await;
+    assert_eq!(sse.next().await.event, "graph");
+    let tmp = file.with_extension("tmp");
+    std::fs::copy(fixtures().join(rel), &tmp).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let reset = sse.until(|m| m.event == "events").await;
+    assert_eq!(reset.data["reset"], true);
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    let t = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "pi-live")
+        .unwrap()
+        .clone();
+    let (_, graph) = f.get("/task-graph/api/task?id=pi-live").await;
+    assert_eq!(graph, f.expected_graph(&t));
+    assert_eq!(node(&graph, "tool-pl_deploy").unwrap()["status"], "RUNNING");
     f.server.stop().await.unwrap();
 }
 

@@ -7,10 +7,15 @@
 //!   only the bytes after the last complete line read so far are read and parsed, and their
 //!   events are appended to the [`IncrementalGraph`] — an append costs time proportional to
 //!   the new events.
-//! * **Other formats** (pi, Claude Code, Codex, zstd DSH): their parsers are stateful over
-//!   the whole file (branches, merged assistant lines, turn numbering), so the file is
-//!   re-parsed; when the old events are an unchanged prefix of the new ones only the new
-//!   events are appended to the graph, otherwise it is rebuilt.
+//! * **pi, Claude Code, Codex** (stream mode): a [`LiveReader`] keeps the parser state
+//!   between changes, so only the bytes after its offset are read; its newly committed events
+//!   and its provisional tail go to a [`LiveGraph`]. When the reader diverges, the file shrinks
+//!   or is replaced, or (Claude Code) sidechain lines or `subagents/agent-*.jsonl` files
+//!   change, the whole-file path below takes over for that change (and stream mode is
+//!   re-established when a fresh reader agrees with the whole-file read).
+//! * **Otherwise** (zstd DSH, or a stream reader that disagrees with the whole-file read at
+//!   open): the file is re-parsed; when the old events are an unchanged prefix of the new
+//!   ones only the new events are appended to the graph, otherwise it is rebuilt.
 //!
 //! After each change one snapshot (the graph serialised once) is published on a `watch`
 //! channel, so bursts coalesce and slow subscribers only ever see the latest graph.
@@ -25,6 +30,7 @@ use std::time::{Duration, SystemTime};
 
 use axum::response::sse::Event as SseEvent;
 use futures_util::{Stream, StreamExt, stream};
+use mindgate_taskgraph::live::{Change, Feed, LiveGraph, LiveReader};
 use mindgate_taskgraph::read::{dsh_session_file, read_session_as};
 use mindgate_taskgraph::{
     Agent, BuildOptions, ChildSummary, DiscoveryConfig, Event, EventKind, IncrementalGraph,
@@ -78,21 +84,129 @@ pub(super) struct Snapshot {
     error: Option<String>,
 }
 
-#[derive(Debug)]
 enum Mode {
     /// Read only bytes after `offset` (always just past a newline).
     Tail { offset: u64 },
     /// Re-parse the file; `stamp` is the file state last parsed.
     Reparse { stamp: (Option<SystemTime>, u64) },
+    /// Feed the bytes after the reader's offset to a resumable reader (pi, Claude Code,
+    /// Codex); the graph and events live in the stream, not in `State`.
+    Stream(Box<Streamer>),
+}
+
+/// The stream-mode state of a pi / Claude Code / Codex session.
+struct Streamer {
+    reader: LiveReader,
+    graph: LiveGraph,
+    /// Claude Code sidechain lines the reader had seen when the graph was last in sync.
+    sidechain: usize,
+    /// `subagents/agent-*.jsonl` files next to a Claude Code session.
+    subagents: usize,
+    /// Identity of the file read (a replaced file has a new one).
+    id: Option<(u64, u64)>,
 }
 
 struct State {
+    /// The graph and events outside stream mode (unused while streaming).
     graph: IncrementalGraph,
     events: Vec<Event>,
     mode: Mode,
     children: usize,
     version: u64,
     generation: u64,
+}
+
+impl State {
+    fn graph(&self) -> &IncrementalGraph {
+        match &self.mode {
+            Mode::Stream(s) => s.graph.graph(),
+            _ => &self.graph,
+        }
+    }
+
+    fn events(&self) -> &[Event] {
+        match &self.mode {
+            Mode::Stream(s) => s.graph.events(),
+            _ => &self.events,
+        }
+    }
+}
+
+/// Device and inode of an open file (None where unknown).
+#[cfg(unix)]
+fn file_id(m: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// How many `<stem>/subagents/agent-*.jsonl` files a Claude Code session has (0 otherwise).
+fn subagent_files(agent: Agent, file: &Path) -> usize {
+    if agent != Agent::ClaudeCode {
+        return 0;
+    }
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let dir = file.with_file_name(stem).join("subagents");
+    fs::read_dir(dir).map_or(0, |rd| {
+        rd.filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
+            })
+            .count()
+    })
+}
+
+impl Streamer {
+    /// Reads `file` with a fresh reader; `None` when the agent has no reader, the file cannot
+    /// be read, the reader diverges, or its events differ from `expected` (the whole-file
+    /// read).
+    fn open(
+        agent: Agent,
+        file: &Path,
+        opts: BuildOptions,
+        expected: &[Event],
+    ) -> Option<Box<Streamer>> {
+        let mut reader = LiveReader::new(agent, &file.display().to_string())?;
+        let subagents = subagent_files(agent, file);
+        let mut f = fs::File::open(file).ok()?;
+        let meta = f.metadata().ok()?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        f.read_to_end(&mut bytes).ok()?;
+        let Feed::Events(committed) = reader.feed(&bytes) else {
+            return None;
+        };
+        let tail = reader.tail();
+        if committed.len() + tail.len() != expected.len()
+            || !committed.iter().chain(&tail).eq(expected.iter())
+        {
+            return None;
+        }
+        let graph = LiveGraph::new(IncrementalGraph::new(opts), committed, tail);
+        Some(Box::new(Streamer {
+            sidechain: reader.sidechain_lines(),
+            reader,
+            graph,
+            subagents,
+            id: file_id(&meta),
+        }))
+    }
+}
+
+/// What a stream-mode update found.
+enum Step {
+    Unchanged,
+    Changed(Change),
+    /// Re-read the whole file.
+    FallBack,
 }
 
 /// A watched session.
@@ -153,16 +267,20 @@ impl Live {
         let stamp = stamp(&t.path, t.agent);
         let label = file.display().to_string();
         let plain_dsh = t.agent == Agent::Dsh && !label.ends_with(".zstd");
+        let live = is_recent(stamp.0, config.live_window);
+        let opts = Self::options(&session, &t.workspace, live);
         let (events, mode) = if plain_dsh {
             let bytes = fs::read(&file).map_err(|e| io_error(&file, e))?;
             let end = complete_lines(&bytes);
             let s = parse::dsh::parse(&bytes[..end], &label);
             (s.events, Mode::Tail { offset: end as u64 })
+        } else if let Some(s) = Streamer::open(t.agent, &file, opts.clone(), &session.events) {
+            (Vec::new(), Mode::Stream(s))
         } else {
             (session.events.clone(), Mode::Reparse { stamp })
         };
-        let live = is_recent(stamp.0, config.live_window);
-        let graph = Self::build(&session, &t.workspace, live, &events);
+        let mut graph = IncrementalGraph::new(opts);
+        graph.append(&events);
         let state = State {
             graph,
             events,
@@ -183,7 +301,7 @@ impl Live {
         })
     }
 
-    fn build(session: &Session, workspace: &str, live: bool, events: &[Event]) -> IncrementalGraph {
+    fn options(session: &Session, workspace: &str, live: bool) -> BuildOptions {
         let mut opts = BuildOptions {
             live,
             workspace: Some(workspace.to_owned()),
@@ -194,13 +312,17 @@ impl Live {
             opts.session_id = Some(session.id.clone());
         }
         opts.children = child_summaries(session, &opts);
-        let mut g = IncrementalGraph::new(opts);
+        opts
+    }
+
+    fn build(session: &Session, workspace: &str, live: bool, events: &[Event]) -> IncrementalGraph {
+        let mut g = IncrementalGraph::new(Self::options(session, workspace, live));
         g.append(events);
         g
     }
 
     fn snapshot(state: &State, error: Option<String>) -> Snapshot {
-        let g = &state.graph;
+        let g = state.graph();
         let text = if g.options().live {
             serde_json::to_string(g.graph())
         } else {
@@ -228,6 +350,7 @@ impl Live {
         let outcome = match st.mode {
             Mode::Tail { offset } => self.tail(&mut st, offset),
             Mode::Reparse { stamp } => self.reparse(&mut st, stamp),
+            Mode::Stream(_) => self.stream(&mut st),
         };
         match outcome {
             Ok(false) => {}
@@ -284,6 +407,87 @@ impl Live {
         }
         self.apply(st, fresh);
         Ok(true)
+    }
+
+    /// Feeds what a pi / Claude Code / Codex file gained to its reader and graph.
+    fn stream(&self, st: &mut State) -> Result<bool, ApiError> {
+        let Mode::Stream(s) = &mut st.mode else {
+            return Ok(false);
+        };
+        match self.stream_step(s)? {
+            Step::Unchanged | Step::Changed(Change::None) => Ok(false),
+            Step::Changed(Change::Appended) => Ok(true),
+            Step::Changed(Change::Replaced) => {
+                // The shown tail was replaced: clients start over, as after a rebuild.
+                st.generation += 1;
+                Ok(true)
+            }
+            Step::FallBack => self.fall_back(st),
+        }
+    }
+
+    fn stream_step(&self, s: &mut Streamer) -> Result<Step, ApiError> {
+        let mut f = fs::File::open(&self.file).map_err(|e| io_error(&self.file, e))?;
+        let meta = f.metadata().map_err(|e| io_error(&self.file, e))?;
+        let len = meta.len();
+        let offset = s.reader.offset();
+        if len < offset || file_id(&meta) != s.id || !s.graph.graph().options().live {
+            // Shrunk or replaced, or an archived graph coming alive: re-read it all.
+            return Ok(Step::FallBack);
+        }
+        if self.agent == Agent::ClaudeCode && subagent_files(self.agent, &self.file) != s.subagents
+        {
+            return Ok(Step::FallBack);
+        }
+        if len == offset {
+            return Ok(Step::Unchanged);
+        }
+        // Re-read the newline before the offset too: if it is gone, the file was rewritten.
+        let start = offset.saturating_sub(1);
+        f.seek(SeekFrom::Start(start))
+            .map_err(|e| io_error(&self.file, e))?;
+        let mut chunk = Vec::with_capacity((len - start) as usize);
+        f.take(len - start)
+            .read_to_end(&mut chunk)
+            .map_err(|e| io_error(&self.file, e))?;
+        if offset > 0 && chunk.first() != Some(&b'\n') {
+            return Ok(Step::FallBack);
+        }
+        let new = chunk.get((offset - start) as usize..).unwrap_or_default();
+        if complete_lines(new) == 0 {
+            return Ok(Step::Unchanged);
+        }
+        let fresh = match s.reader.feed(new) {
+            Feed::Events(ev) => ev,
+            Feed::Diverged => return Ok(Step::FallBack),
+        };
+        if s.reader.sidechain_lines() != s.sidechain {
+            // Child sessions changed, which the reader does not build.
+            return Ok(Step::FallBack);
+        }
+        Ok(Step::Changed(s.graph.update(fresh, s.reader.tail())))
+    }
+
+    /// Leaves stream mode for one whole-file read (which bumps the generation when the shown
+    /// events are not a prefix of the new ones), then streams again if a fresh reader agrees.
+    fn fall_back(&self, st: &mut State) -> Result<bool, ApiError> {
+        if let Mode::Stream(s) = std::mem::replace(&mut st.mode, Mode::Reparse { stamp: (None, 0) })
+        {
+            st.events = s.graph.events().to_vec();
+            st.graph = s.graph.graph().clone();
+        }
+        let changed = self.reparse(st, (None, 0))?;
+        if let Some(s) = Streamer::open(
+            self.agent,
+            &self.file,
+            st.graph.options().clone(),
+            &st.events,
+        ) {
+            st.mode = Mode::Stream(s);
+            st.events = Vec::new();
+            st.graph = IncrementalGraph::new(st.graph.options().clone());
+        }
+        Ok(changed)
     }
 
     /// Appends `fresh` (already de-duplicated) to the event list and the graph.
@@ -347,12 +551,13 @@ impl Live {
     /// Events with `seq > after`.
     fn events_after(&self, after: Option<u64>) -> Vec<Event> {
         let st = lock(&self.state);
-        let start = after.map_or(0, |a| st.events.partition_point(|e| e.seq <= a));
-        st.events[start..].to_vec()
+        let events = st.events();
+        let start = after.map_or(0, |a| events.partition_point(|e| e.seq <= a));
+        events[start..].to_vec()
     }
 
     fn last_seq(&self) -> Option<u64> {
-        lock(&self.state).events.last().map(|e| e.seq)
+        lock(&self.state).events().last().map(|e| e.seq)
     }
 }
 
