@@ -37,7 +37,7 @@ export PYTHON="$venv/bin/python"
 
 if compgen -G "tests/python/test_*.py" >/dev/null; then
   step "Python: real-client tests"
-  if ! "$venv/bin/python" -m pytest -q tests/python; then
+  if ! "$venv/bin/python" -m pytest -q tests/python tests/attack; then
     failures+=("python")
   fi
 fi
