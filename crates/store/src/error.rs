@@ -27,6 +27,17 @@ pub enum StoreError {
         /// Newest version this build knows.
         supported: i64,
     },
+    /// The database file exists but its owner cannot write it; it is left as it is.
+    #[error(
+        "database {path} is read-only (mode {mode:o}); Mindgate leaves it as it is: make it writable \
+         (`chmod u+w`) or pick another file with --db"
+    )]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// A stored value could not be decoded.
     #[error("corrupt stored value in run {run_id}: {message}")]
     Corrupt {

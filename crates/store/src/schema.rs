@@ -48,6 +48,10 @@ CREATE TABLE IF NOT EXISTS events (
 "#;
 
 /// Creates the parent directory (mode 0700) and the file (mode 0600) if needed.
+///
+/// An existing file keeps its mode: one the user made read-only is refused
+/// with [`StoreError::ReadOnly`] (nothing is written to it), and one other
+/// users can read is only warned about.
 pub(crate) fn prepare_path(path: &Path) -> Result<()> {
     let io = |source| StoreError::Io {
         path: path.to_path_buf(),
@@ -59,17 +63,53 @@ pub(crate) fn prepare_path(path: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(io)?;
         set_mode(dir, 0o700).map_err(io)?;
     }
-    if !path.exists() {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
+    match std::fs::metadata(path) {
+        Ok(meta) => check_existing_file(path, &meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut opts = std::fs::OpenOptions::new();
+            opts.write(true).create(true).truncate(false);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.mode(0o600);
+            }
+            opts.open(path).map_err(io)?;
+            // The umask may have narrowed the mode further; make it exactly 0600.
+            set_mode(path, 0o600).map_err(io)
         }
-        opts.open(path).map_err(io)?;
+        Err(e) => Err(io(e)),
     }
-    set_mode(path, 0o600).map_err(io)?;
+}
+
+/// Refuses a database file its owner cannot write; warns when others can read it.
+#[cfg(unix)]
+fn check_existing_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o200 == 0 {
+        return Err(StoreError::ReadOnly {
+            path: path.to_path_buf(),
+            mode,
+        });
+    }
+    if mode & 0o077 != 0 {
+        tracing::warn!(
+            path = %path.display(),
+            mode = format!("{mode:o}"),
+            "the database file is accessible to other users; `chmod 600` it to keep your runs private"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_existing_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if meta.permissions().readonly() {
+        return Err(StoreError::ReadOnly {
+            path: path.to_path_buf(),
+            mode: 0o444,
+        });
+    }
     Ok(())
 }
 
@@ -85,14 +125,14 @@ fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
 }
 
 /// Opens the read-write connection and brings the schema up to date.
+///
+/// The schema version is checked before anything is written, so a database
+/// from a newer Mindgate is refused exactly as it was found (its journal mode
+/// included).
 pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     prepare_path(path)?;
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", "OFF")?;
-    conn.pragma_update(None, "cache_size", -16_000)?;
     let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(StoreError::SchemaTooNew {
@@ -100,6 +140,10 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
             supported: SCHEMA_VERSION,
         });
     }
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    conn.pragma_update(None, "cache_size", -16_000)?;
     conn.execute_batch(SCHEMA)?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok(conn)

@@ -656,3 +656,96 @@ fn pruning_keeps_the_newest_runs_and_recent_days_and_never_running_ones() {
     assert!(r.get_run("old-running").unwrap().is_some());
     w.close().unwrap();
 }
+
+/// Bytes 18 and 19 of a SQLite file header: 1 = rollback journal, 2 = WAL.
+fn journal_format(path: &Path) -> (u8, u8) {
+    let bytes = std::fs::read(path).expect("read db");
+    (bytes[18], bytes[19])
+}
+
+#[test]
+fn a_newer_schema_database_is_refused_without_converting_it_to_wal() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("newer.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.execute_batch("CREATE TABLE future (x INTEGER); PRAGMA user_version = 99;")
+            .expect("schema");
+    }
+    assert_eq!(
+        journal_format(&path),
+        (1, 1),
+        "made in rollback-journal mode"
+    );
+    let err = Writer::open(&path, WriterConfig::default(), None).expect_err("refused");
+    assert!(
+        matches!(
+            err,
+            mindgate_store::StoreError::SchemaTooNew {
+                found: 99,
+                supported: mindgate_store::SCHEMA_VERSION
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        journal_format(&path),
+        (1, 1),
+        "the file was left in its journal mode"
+    );
+    assert!(!dir.path().join("newer.db-wal").exists());
+    let conn = rusqlite::Connection::open(&path).expect("reopen");
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("version");
+    assert_eq!(version, 99);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_database_is_refused_and_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("m.db");
+    let (w, _r) = open(&path);
+    w.append(started("kept", 0)).expect("append");
+    w.close().expect("close");
+    drop(_r);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let before = std::fs::read(&path).expect("read");
+    let err = Writer::open(&path, WriterConfig::default(), None).expect_err("refused");
+    assert!(
+        matches!(
+            err,
+            mindgate_store::StoreError::ReadOnly { mode: 0o444, .. }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("read-only"), "{err}");
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o444, "the user's mode is kept");
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        before,
+        "nothing written"
+    );
+    // Its runs are still readable.
+    let ro = RunStore::open_read_only(&path).expect("read-only store");
+    assert!(ro.get_run("kept").expect("get").is_some());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_existing_database_keeps_the_mode_its_owner_gave_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("shared.db");
+    let (w, r) = open(&path);
+    w.close().expect("close");
+    drop(r);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let (w, _r) = open(&path);
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    w.close().expect("close");
+}
