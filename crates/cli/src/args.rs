@@ -70,8 +70,9 @@ pub struct ServeArgs {
     /// Address to bind; anything non-loopback needs --allow-remote.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
-    /// SQLite database file [default: $MINDGATE_HOME/mindgate.db].
-    #[arg(long)]
+    /// SQLite database file (a path, `sqlite:PATH` or `file:PATH`; other URLs are refused)
+    /// [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
     pub db: Option<PathBuf>,
     /// Allow a non-loopback --host (exposes your runs to the network).
     #[arg(long)]
@@ -99,8 +100,9 @@ pub struct ServeArgs {
 /// Arguments of `mindgate mcp`.
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
-    /// SQLite run database (default `$MINDGATE_HOME/mindgate.db`, else `~/.mindgate/mindgate.db`).
-    #[arg(long, value_name = "PATH")]
+    /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`; other URLs are refused)
+    /// (default `$MINDGATE_HOME/mindgate.db`, else `~/.mindgate/mindgate.db`).
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
     pub db: Option<PathBuf>,
     /// Mindgate home holding the running servers' token files (default `$MINDGATE_HOME`, else `~/.mindgate`).
     #[arg(long, value_name = "DIR")]

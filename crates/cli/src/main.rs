@@ -2,6 +2,7 @@
 
 mod args;
 mod commands;
+mod db_arg;
 
 use std::process::ExitCode;
 

@@ -227,3 +227,51 @@ fn a_missing_file_is_an_error_naming_it() {
         "{stderr}"
     );
 }
+
+/// `--db postgres://…` used to create a SQLite file under `./postgres:`; now it is refused
+/// before anything touches the disk, for every command that takes `--db`.
+#[test]
+fn db_urls_of_other_databases_are_refused_and_create_nothing() {
+    let cwd = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("mindgate-cli-tests")
+        .join(format!("db-url-{}", std::process::id()));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let home = cwd.join("home");
+    for args in [
+        vec!["serve", "--no-open", "--port", "0", "--db"],
+        vec!["mcp", "--db"],
+    ] {
+        let mut child = mindgate()
+            .args(&args)
+            .arg("postgres://user:secret@db.example:5432/mindgate")
+            .current_dir(&cwd)
+            .env("MINDGATE_HOME", &home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Without the check `serve` would start and serve forever: bound the wait.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{args:?} accepted the URL and kept running");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("'postgres:' URLs are not supported"),
+            "{args:?}: {stderr}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&cwd)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{args:?} created {left:?}");
+    }
+}

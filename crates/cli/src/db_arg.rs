@@ -1,0 +1,114 @@
+//! `--db`: a SQLite file path. URLs of other databases are refused until the team hub exists.
+
+use std::path::PathBuf;
+
+/// Schemes that name a SQLite file (`sqlite:PATH`, `sqlite:///abs/path`, `file:PATH`).
+const FILE_SCHEMES: [&str; 2] = ["sqlite", "file"];
+
+/// Parses a `--db` value: a plain path, or a `sqlite:` / `file:` URL of a local file.
+///
+/// Any other `scheme:` prefix (`postgres://…`, `mysql://…`, `https://…`) is
+/// refused with a clear message instead of becoming a file named after the
+/// scheme. A one-letter prefix is a Windows drive (`C:\…`), not a scheme; a file
+/// whose name really starts with `word:` can be given as `./word:…`.
+pub fn parse_db_path(value: &str) -> Result<PathBuf, String> {
+    if value.trim().is_empty() {
+        return Err("--db needs a file path".to_owned());
+    }
+    let Some((scheme, rest)) = split_scheme(value) else {
+        return Ok(PathBuf::from(value));
+    };
+    if !FILE_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+        return Err(format!(
+            "--db takes a SQLite file path; '{scheme}:' URLs are not supported (a shared team \
+             database does not exist yet). Give a file path, `sqlite:PATH` or `file:PATH` \
+             (for a file whose name starts with '{scheme}:', write ./{value})"
+        ));
+    }
+    let path = match rest.strip_prefix("//") {
+        // `sqlite:///abs/path`, `file://localhost/abs/path`
+        Some(after) if after.starts_with('/') => after,
+        Some(after) => match after.strip_prefix("localhost/") {
+            Some(_) => &after["localhost".len()..],
+            None => {
+                return Err(format!(
+                    "--db {value}: a {scheme}: URL must name a local file \
+                     ({scheme}:///absolute/path or {scheme}:relative/path)"
+                ));
+            }
+        },
+        None => rest,
+    };
+    if path.contains('?') || path.contains('#') {
+        return Err(format!(
+            "--db {value}: URL parameters are not supported; give just the file path"
+        ));
+    }
+    if path.is_empty() {
+        return Err(format!("--db {value}: the URL names no file"));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// `Some((scheme, rest))` when `value` starts with a URL scheme of two or more characters.
+fn split_scheme(value: &str) -> Option<(&str, &str)> {
+    let (scheme, rest) = value.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    let is_scheme = scheme.len() >= 2
+        && first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    is_scheme.then_some((scheme, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_paths_pass_unchanged() {
+        for p in [
+            "mindgate.db",
+            "/tmp/x.db",
+            "./postgres:x.db",
+            "C:\\runs\\m.db",
+            "a/b:c.db",
+        ] {
+            assert_eq!(parse_db_path(p), Ok(PathBuf::from(p)), "{p}");
+        }
+    }
+
+    #[test]
+    fn sqlite_and_file_urls_name_local_files() {
+        let cases = [
+            ("sqlite:runs.db", "runs.db"),
+            ("sqlite:///var/lib/m.db", "/var/lib/m.db"),
+            ("SQLITE:///var/lib/m.db", "/var/lib/m.db"),
+            ("file:/tmp/m.db", "/tmp/m.db"),
+            ("file://localhost/tmp/m.db", "/tmp/m.db"),
+        ];
+        for (given, path) in cases {
+            assert_eq!(parse_db_path(given), Ok(PathBuf::from(path)), "{given}");
+        }
+    }
+
+    #[test]
+    fn other_schemes_and_bad_urls_are_refused() {
+        for bad in [
+            "postgres://u:p@db.example/mindgate",
+            "postgresql://localhost/m",
+            "mysql://h/m",
+            "https://example.com/m.db",
+            "redis:6379",
+            "sqlite://host/m.db",
+            "sqlite:m.db?mode=ro",
+            "sqlite:",
+            "",
+        ] {
+            let err = parse_db_path(bad).expect_err(bad);
+            assert!(err.contains("--db"), "{bad}: {err}");
+        }
+        let err = parse_db_path("postgres://h/m").expect_err("postgres");
+        assert!(err.contains("'postgres:' URLs are not supported"), "{err}");
+    }
+}
