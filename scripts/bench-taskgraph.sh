@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Whole-command task-graph benchmark: the path a user runs.
+#
+# Writes the deterministic synthetic DSH session (crates/taskgraph/src/synth.rs, 100,000
+# events by default) as a v0 `session.jsonl.zstd` folder and as a plain `session.v1.jsonl`
+# folder, builds the release binary, then runs
+#   mindgate taskgraph <folder> --json > /dev/null     (decode + parse + build + critical path + JSON out)
+#   mindgate taskgraph <folder>        > /dev/null     (the readable summary)
+# several times each under /usr/bin/time -v, printing wall time and peak RSS of every run
+# and the best of each.
+#
+# Usage: scripts/bench-taskgraph.sh [events (100000)] [runs (5)]
+# Environment: MINDGATE_BIN=path skips the release build and times that binary instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-100000}
+runs=${2:-5}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if [ ! -x /usr/bin/time ]; then
+  echo "bench-taskgraph: /usr/bin/time is missing (apt-get install time)" >&2
+  exit 1
+fi
+cargo build --release -q -p mindgate-taskgraph --example synth_session
+if [ -z "${MINDGATE_BIN:-}" ]; then
+  cargo build --release -q -p mindgate-cli
+  MINDGATE_BIN=target/release/mindgate
+fi
+target/release/examples/synth_session "$work/zstd/synthetic" "$events" >/dev/null
+target/release/examples/synth_session "$work/plain/synthetic" "$events" --plain >/dev/null
+
+# A stable clock: the session must not look live (modified within 180 s) to the reader.
+touch -d '2020-01-01 00:00:00' "$work"/zstd/synthetic/* "$work"/plain/synthetic/*
+
+measure() { # label, then the command
+  local label=$1 best_s="" best_kb="" i out s kb
+  shift
+  for ((i = 1; i <= runs; i++)); do
+    out=$( { /usr/bin/time -v "$@" >/dev/null 2>/dev/null; } 2>&1 ) || true
+    s=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); t = 0; for (k = 1; k <= n; k++) t = t * 60 + p[k]; print t }' <<<"$out")
+    kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' <<<"$out")
+    printf '  %-28s run %d: %6.3f s  %7.1f MB\n' "$label" "$i" "$s" "$(awk "BEGIN { print $kb / 1024 }")"
+    if [ -z "$best_s" ] || awk "BEGIN { exit !($s < $best_s) }"; then best_s=$s; fi
+    if [ -z "$best_kb" ] || [ "$kb" -lt "$best_kb" ]; then best_kb=$kb; fi
+  done
+  printf '%-30s best %6.3f s, peak RSS %.1f MB (min over runs)\n' "$label" "$best_s" "$(awk "BEGIN { print $best_kb / 1024 }")"
+}
+
+export DSH_HOME="$work/none" PI_CODING_AGENT_DIR="$work/none" CLAUDE_CONFIG_DIR="$work/none" CODEX_HOME="$work/none"
+echo "mindgate taskgraph, synthetic DSH session of $events events ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+measure "zstd --json" "$MINDGATE_BIN" taskgraph "$work/zstd/synthetic" --json
+measure "zstd summary" "$MINDGATE_BIN" taskgraph "$work/zstd/synthetic"
+measure "plain v1 --json" "$MINDGATE_BIN" taskgraph "$work/plain/synthetic" --json
+measure "plain v1 summary" "$MINDGATE_BIN" taskgraph "$work/plain/synthetic"
