@@ -10,6 +10,7 @@ use std::io::Read;
 
 use serde_json::Value;
 
+use super::dsh_fast::{self, Fast};
 use crate::event::{
     Event, EventKind, Failure, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
     Usage,
@@ -113,14 +114,42 @@ fn decode_one(frame: &[u8]) -> Result<Vec<u8>, Vec<u8>> {
 }
 
 /// Parses decompressed DSH JSONL into a session (path left empty).
+///
+/// The usual line shapes go through a typed, borrowing fast path (no `Value` tree per line);
+/// everything else through the lenient `Value` reader. Both give the same events.
 pub fn parse(bytes: &[u8], file: &str) -> Session {
+    parse_with(bytes, file, true)
+}
+
+/// [`parse`] with the typed fast path on or off (off: every line through the lenient reader,
+/// the reference the fast path is tested against).
+fn parse_with(bytes: &[u8], file: &str, fast: bool) -> Session {
     let mut warnings = Vec::new();
     let mut session = Session::new("", Agent::Dsh);
-    let mut events: Vec<Event> = Vec::new();
+    let mut events: Vec<Event> = Vec::with_capacity(bytes.len() / 160);
     let mut header_seen = false;
     let mut seed_end: Option<u64> = None;
     let mut last_time = 0i64;
-    super::for_each_json_line(bytes, file, &mut warnings, |line, v, warnings| {
+    super::for_each_line(bytes, |line, raw, truncated_ok| {
+        if fast
+            && let Some(env) = dsh_fast::envelope(raw)
+            && let Some(seq) = env.seq
+            && let Some(data) = env.data
+        {
+            let ty = env.ty.as_deref().unwrap_or_default();
+            if ty != "session"
+                && ty != "session/end-seed"
+                && let Fast::Events(kinds) = dsh_fast::convert(ty, data)
+            {
+                let time = env.time_ms().unwrap_or(last_time);
+                last_time = time;
+                events.extend(kinds.into_iter().map(|k| Event::new(seq, time, k)));
+                return;
+            }
+        }
+        let Some(v) = super::object_line(raw, line, truncated_ok, file, &mut warnings) else {
+            return;
+        };
         let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
         if ty == "session" && !header_seen {
             header_seen = true;
@@ -146,7 +175,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
             seed_end = Some(seq);
             return;
         }
-        convert(ty, seq, time, data, &mut events, file, line, warnings);
+        convert(ty, seq, time, data, &mut events, file, line, &mut warnings);
     });
     if !header_seen {
         warnings.push(ReadWarning::new(file, 1, "no session header line"));
@@ -466,6 +495,95 @@ fn convert(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast path and the lenient reader agree on `bytes` (events, warnings, header, meta).
+    fn assert_same(bytes: &[u8]) {
+        let fast = parse_with(bytes, "f", true);
+        let slow = parse_with(bytes, "f", false);
+        assert_eq!(fast.events, slow.events);
+        assert_eq!(fast.warnings, slow.warnings);
+        assert_eq!(fast.header, slow.header);
+        assert_eq!(fast.meta, slow.meta);
+    }
+
+    #[test]
+    fn fast_path_matches_the_lenient_reader_on_every_fixture() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dsh");
+        let mut seen = 0;
+        let mut stack = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let raw = std::fs::read(&p).unwrap_or_default();
+                let bytes = if raw.starts_with(&ZSTD_MAGIC) {
+                    decode_zstd_frames(&raw, "f", &mut Vec::new())
+                } else {
+                    raw
+                };
+                assert_same(&bytes);
+                seen += 1;
+            }
+        }
+        assert!(seen >= 4, "fixtures not found under {root}");
+    }
+
+    #[test]
+    fn fast_path_matches_the_lenient_reader_on_the_synthetic_session() {
+        let bytes = crate::synth::dsh_jsonl(&crate::synth::session_events(5_000));
+        assert_same(&bytes);
+    }
+
+    #[test]
+    fn fast_path_matches_the_lenient_reader_on_odd_lines() {
+        let odd = [
+            r#"{"type":"session","version":1,"id":"s","createdAt":1000,"cwd":"/w","delegationDepth":0}"#,
+            r#"{"type":"step/start","seq":1,"time":1700000000,"data":{"turn":1,"step":1}}"#,
+            r#"{"type":"step/start","seq":"2","time":"2026-01-01T00:00:00Z","data":{"turn":"1","step":2.0}}"#,
+            r#"{"type":"step/end","seq":3,"data":null}"#,
+            r#"{"type":"step/end","seq":3,"data":{"turn":-1,"step":null}}"#,
+            r#"{"type":"step/end","seq":4,"time":5,"data":{"turn":1,"turn":2,"step":1}}"#,
+            r#"{"type":"request/header","seq":5,"data":{"header":{"config":null},"config":{"model":"x"}}}"#,
+            r#"{"type":"request/header","seq":6,"data":{"header":"h","config":{"modelId":"m","provider":"p"}}}"#,
+            r#"{"type":"request/header","seq":7,"data":{"provider":"p","model":null,"modelId":"m2"}}"#,
+            r#"{"type":"assistant/chunk","seq":8,"data":{"chunk":{"type":"usage","usage":{"input_tokens":3,"outputTokens":"4","cacheRead":1}}}}"#,
+            r#"{"type":"assistant/chunk","seq":9,"data":{"chunk":{"type":"usage","inputTokens":7,"input":9}}}"#,
+            r#"{"type":"assistant/chunk","seq":10,"data":{"type":"finish","reason":"stop"}}"#,
+            r#"{"type":"assistant/chunk","seq":11,"data":{"chunk":{"type":"finish","reason":{"type":"length"}}}}"#,
+            r#"{"type":"assistant/chunk","seq":12,"data":{"chunk":{"type":"finish","reason":null}}}"#,
+            r#"{"type":"assistant/chunk","seq":13,"data":{"chunk":null}}"#,
+            r#"{"type":"tool/call","seq":14,"data":{"turn":1,"step":1,"toolCallId":"c0","name":"bash","arguments":"{"a":1}"}}"#,
+            r#"{"type":"tool/call","seq":15,"data":{"turn":1,"step":1,"callId":"c1","toolName":"read","args":{"p":1}}}"#,
+            r#"{"type":"tool/call","seq":16,"data":{"callId":"c2","name":"x","arguments":null,"args":{"p":1}}}"#,
+            r#"{"type":"tool/call","seq":17,"data":{"callId":"c3","name":"x","arguments":" [1, 2 "}}"#,
+            r#"{"type":"tool/call","seq":18,"data":{"callId":"c4","name":"e"dit","arguments":{"path":"a"}}}"#,
+            r#"{"type":"tool/call","seq":19,"data":{"callId":"","name":"x"}}"#,
+            r#"{"type":"tool/result","seq":20,"data":{"message":{"source":{"callId":"c1"},"content":[{"type":"text","text":"t"},{"type":"tool-result","content":[{"type":"text","text":"ok"}],"isError":true}]}}}"#,
+            r#"{"type":"tool/result","seq":21,"data":{"message":{"content":[{"toolCallId":"c2","content":null,"output":"o"}]},"error":null}}"#,
+            r#"{"type":"tool/result","seq":22,"data":{"message":{"content":[{"callId":"c3","output":{"text":"o"}}]},"error":"boom"}}"#,
+            r#"{"type":"tool/result","seq":23,"data":{"callId":"c4","message":{"role":"tool","content":"plain"}}}"#,
+            r#"{"type":"tool/result","seq":24,"data":{"message":{"source":"c","content":[{"toolCallId":"c4","isError":"yes"}]}}}"#,
+            r#"{"type":"request/context","seq":25,"time":9e3,"data":{"huge":[1,2,3]}}"#,
+            r#"{"type":"request/context","seq":26,"data":{"huge":[1,2,3}}"#,
+            r#" {"type":"step/start","seq":27,"data":{"turn":2,"step":1}}"#,
+            r#"[1,2]"#,
+            r#"{"type":"step/end","data":{"turn":2,"step":1}}"#,
+            r#"{"type":"step/end","seq":28,"time":-99999999999999999,"data":{"turn":2,"step":1}}"#,
+            r#"{"type":"step/end","seq":29,"time":1e400,"data":{"turn":2,"step":1}} x"#,
+            r#"{"type":"turn/end","seq":30,"data":{"turn":1,"reason":{"kind":"error","message":"m"}}}"#,
+            r#"{"type":"step/start","seq":31,"time":12,"data":{"turn":3,"st"#,
+        ];
+        let text = odd.join("\n");
+        assert_same(text.as_bytes());
+        assert_same(format!("{text}\n").as_bytes());
+        // Every prefix cut at a line end, so a torn tail lands on each kind of line.
+        for k in 1..odd.len() {
+            assert_same(odd[..k].join("\n").as_bytes());
+        }
+    }
 
     #[test]
     fn torn_last_frame_keeps_earlier_lines() {

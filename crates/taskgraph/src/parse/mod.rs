@@ -7,6 +7,7 @@
 pub mod claude;
 pub mod codex;
 pub mod dsh;
+mod dsh_fast;
 pub mod pi;
 
 use serde_json::Value;
@@ -64,6 +65,17 @@ pub(crate) fn for_each_json_line(
     warnings: &mut Vec<ReadWarning>,
     mut f: impl FnMut(u64, Value, &mut Vec<ReadWarning>),
 ) {
+    for_each_line(bytes, |lineno, raw, is_open_end| {
+        if let Some(v) = object_line(raw, lineno, is_open_end, file, warnings) {
+            f(lineno, v, warnings);
+        }
+    });
+}
+
+/// Calls `f(line_number, line, is_open_end)` for every non-blank line of `bytes` (1-based
+/// numbers, a trailing `\r` removed); `is_open_end` is true for a last line without its
+/// newline (a line still being written).
+pub(crate) fn for_each_line(bytes: &[u8], mut f: impl FnMut(u64, &[u8], bool)) {
     let ends_with_newline = bytes.last() == Some(&b'\n');
     let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
     while let Some((idx, raw)) = lines.next() {
@@ -75,17 +87,33 @@ pub(crate) fn for_each_json_line(
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Value>(raw) {
-            Ok(v @ Value::Object(_)) => f(lineno, v, warnings),
-            Ok(_) => warnings.push(ReadWarning::new(file, lineno, "line is not a JSON object")),
-            Err(e) => {
-                let msg = if is_last && !ends_with_newline && e.is_eof() {
-                    format!("truncated last line ({} bytes)", raw.len())
-                } else {
-                    format!("invalid JSON: {e}")
-                };
-                warnings.push(ReadWarning::new(file, lineno, msg));
-            }
+        f(lineno, raw, is_last && !ends_with_newline);
+    }
+}
+
+/// Parses one line as a JSON object; anything else becomes a warning (a torn last line is
+/// reported as truncated when `is_open_end`).
+pub(crate) fn object_line(
+    raw: &[u8],
+    lineno: u64,
+    is_open_end: bool,
+    file: &str,
+    warnings: &mut Vec<ReadWarning>,
+) -> Option<Value> {
+    match serde_json::from_slice::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        Ok(_) => {
+            warnings.push(ReadWarning::new(file, lineno, "line is not a JSON object"));
+            None
+        }
+        Err(e) => {
+            let msg = if is_open_end && e.is_eof() {
+                format!("truncated last line ({} bytes)", raw.len())
+            } else {
+                format!("invalid JSON: {e}")
+            };
+            warnings.push(ReadWarning::new(file, lineno, msg));
+            None
         }
     }
 }

@@ -1,0 +1,455 @@
+//! The typed fast path of the DSH reader.
+//!
+//! Most lines of a DSH file are `step/*`, `request/header`, `assistant/chunk`, `tool/call`
+//! and `tool/result` in their usual shapes. For those, the line is deserialised straight into
+//! borrowed structs holding just the fields the reader uses (strings borrow from the input
+//! unless they hold escapes), with no `serde_json::Value` tree per line. Anything else — another
+//! type, an alias, a field of an unexpected kind, a `null` where an object is expected, a
+//! duplicate key — makes the fast path answer [`Fast::Fallback`] and the line goes through the
+//! lenient `Value` reader, so both always produce the same events (checked by the tests in
+//! `dsh.rs` over every fixture and a set of odd lines).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::event::{EventKind, Usage};
+use crate::util::value_text;
+
+/// The outer shape of a line: `{type, seq, time, data}`.
+#[derive(Deserialize)]
+pub(super) struct Envelope<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub ty: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub seq: Option<u64>,
+    #[serde(default)]
+    pub time: Option<i64>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    pub data: Option<&'a RawValue>,
+}
+
+impl Envelope<'_> {
+    /// The event time as `time_value_ms` reads an integer (`None` when absent; values that
+    /// reader would treat differently are rejected by [`envelope`]).
+    pub fn time_ms(&self) -> Option<i64> {
+        self.time.map(|t| {
+            if t.abs() < 100_000_000_000 {
+                t * 1000
+            } else {
+                t
+            }
+        })
+    }
+}
+
+/// Parses the envelope of a line, or `None` when the lenient reader must read it.
+pub(super) fn envelope(raw: &[u8]) -> Option<Envelope<'_>> {
+    if raw.first() != Some(&b'{') {
+        return None;
+    }
+    let env: Envelope<'_> = serde_json::from_slice(raw).ok()?;
+    // Integers beyond 2^53 go through f64 in `time_value_ms`; keep those on the lenient path.
+    if env.time.is_some_and(|t| t.unsigned_abs() >= 1 << 53) {
+        return None;
+    }
+    Some(env)
+}
+
+/// What the fast path made of a line's data.
+pub(super) enum Fast {
+    /// The events of the line (possibly none).
+    Events(Vec<EventKind>),
+    /// Read this line with the lenient reader.
+    Fallback,
+}
+
+type Str<'a> = Option<Cow<'a, str>>;
+
+/// A present field as raw JSON, `null` included (a plain `Option<&RawValue>` reads `null` as
+/// absent, where the lenient reader sees a present `null`).
+fn raw<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn first<'b>(a: &'b Str<'_>, b: &'b Str<'_>) -> Option<&'b str> {
+    a.as_deref().or(b.as_deref())
+}
+
+fn num(v: Option<u64>) -> u32 {
+    v.map_or(0, |n| n.min(u64::from(u32::MAX)) as u32)
+}
+
+/// Deserialises a present sub-object; `Err(())` (fall back) for `null` or another shape.
+fn sub<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Result<T, ()> {
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return Err(());
+    }
+    serde_json::from_str(text).map_err(|_| ())
+}
+
+fn value<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ()> {
+    serde_json::from_str(raw.get()).map_err(|_| ())
+}
+
+#[derive(Deserialize)]
+struct TurnStep {
+    #[serde(default)]
+    turn: Option<u64>,
+    #[serde(default)]
+    step: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Config<'a> {
+    #[serde(borrow, default)]
+    provider: Str<'a>,
+    #[serde(borrow, default)]
+    model: Str<'a>,
+    #[serde(borrow, default, rename = "modelId")]
+    model_id: Str<'a>,
+}
+
+#[derive(Deserialize)]
+struct Header<'a> {
+    #[serde(borrow, default, deserialize_with = "raw")]
+    config: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct RequestHeader<'a> {
+    #[serde(borrow, default, deserialize_with = "raw")]
+    header: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    config: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ChunkData<'a> {
+    #[serde(borrow, default, deserialize_with = "raw")]
+    chunk: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Str<'a>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    reason: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageFields {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default, rename = "input_tokens")]
+    input_tokens_snake: Option<u64>,
+    #[serde(default)]
+    input: Option<u64>,
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default, rename = "output_tokens")]
+    output_tokens_snake: Option<u64>,
+    #[serde(default)]
+    output: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_tokens: Option<u64>,
+    #[serde(default, rename = "cache_read_tokens")]
+    cache_read_tokens_snake: Option<u64>,
+    #[serde(default)]
+    cache_read: Option<u64>,
+    #[serde(default)]
+    cached_input_tokens: Option<u64>,
+}
+
+impl UsageFields {
+    fn usage(&self) -> Usage {
+        Usage {
+            input: self
+                .input_tokens
+                .or(self.input_tokens_snake)
+                .or(self.input)
+                .or(self.prompt_tokens)
+                .unwrap_or(0),
+            output: self
+                .output_tokens
+                .or(self.output_tokens_snake)
+                .or(self.output)
+                .or(self.completion_tokens)
+                .unwrap_or(0),
+            cache_read: self
+                .cache_read_tokens
+                .or(self.cache_read_tokens_snake)
+                .or(self.cache_read)
+                .or(self.cached_input_tokens)
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ReasonObject<'a> {
+    #[serde(borrow, default)]
+    kind: Str<'a>,
+    #[serde(rename = "type", borrow, default)]
+    ty: Str<'a>,
+    #[serde(borrow, default)]
+    reason: Str<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolCall<'a> {
+    #[serde(default)]
+    turn: Option<u64>,
+    #[serde(default)]
+    step: Option<u64>,
+    #[serde(borrow, default)]
+    call_id: Str<'a>,
+    #[serde(borrow, default)]
+    name: Str<'a>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    args: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolResult<'a> {
+    #[serde(borrow, default, deserialize_with = "raw")]
+    message: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    call_id: Str<'a>,
+    #[serde(borrow, default)]
+    tool_call_id: Str<'a>,
+}
+
+#[derive(Deserialize)]
+struct ResultMessage<'a> {
+    #[serde(borrow, default, deserialize_with = "raw")]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Source<'a> {
+    #[serde(borrow, default)]
+    call_id: Str<'a>,
+    #[serde(borrow, default)]
+    tool_call_id: Str<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultPart<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Str<'a>,
+    #[serde(borrow, default)]
+    tool_call_id: Str<'a>,
+    #[serde(borrow, default)]
+    call_id: Str<'a>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    output: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw")]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+/// A raw value as `value_text` reads it (strings without building a `Value`).
+fn text_of(raw: &RawValue) -> Result<String, ()> {
+    let t = raw.get();
+    if t.starts_with('"') {
+        return value::<String>(raw);
+    }
+    Ok(value_text(&value::<Value>(raw)?))
+}
+
+/// `parse_arguments` over a raw value.
+fn arguments(raw: &RawValue) -> Result<Value, ()> {
+    if raw.get() == "null" {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    if raw.get().starts_with('"') {
+        let s: String = value(raw)?;
+        let t = s.trim();
+        if t.starts_with('{') || t.starts_with('[') {
+            return Ok(serde_json::from_str(t).unwrap_or(Value::String(s)));
+        }
+        return Ok(Value::String(s));
+    }
+    value(raw)
+}
+
+/// The line types the lenient reader turns into events; others are ignored.
+const KNOWN: &[&str] = &[
+    "session/title",
+    "user/message",
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "request/header",
+    "assistant/chunk",
+    "assistant/message",
+    "assistant/attempt",
+    "llm/retry",
+    "tool/call",
+    "tool/result",
+    "todo/write",
+    "subagent/descriptor",
+];
+
+/// Reads the data of a line of type `ty`, when it has the usual shape.
+pub(super) fn convert(ty: &str, data: &RawValue) -> Fast {
+    let out = match ty {
+        "step/start" | "step/end" => step(ty, data),
+        "request/header" => request_header(data),
+        "assistant/chunk" => assistant_chunk(data),
+        "tool/call" => tool_call(data),
+        "tool/result" => tool_result(data),
+        // Types the reader ignores: no need to look at their data.
+        t if !KNOWN.contains(&t) => Ok(Vec::new()),
+        _ => Err(()),
+    };
+    match out {
+        Ok(events) => Fast::Events(events),
+        Err(()) => Fast::Fallback,
+    }
+}
+
+fn step(ty: &str, data: &RawValue) -> Result<Vec<EventKind>, ()> {
+    let d: TurnStep = sub(data)?;
+    let (turn, step) = (num(d.turn), num(d.step));
+    Ok(vec![if ty == "step/start" {
+        EventKind::StepStart { turn, step }
+    } else {
+        EventKind::StepEnd { turn, step }
+    }])
+}
+
+fn request_header(data: &RawValue) -> Result<Vec<EventKind>, ()> {
+    let d: RequestHeader<'_> = sub(data)?;
+    let header_config = match d.header {
+        Some(h) => sub::<Header<'_>>(h)?.config,
+        None => None,
+    };
+    let cfg: Config<'_> = match (header_config, d.config) {
+        (Some(c), _) | (None, Some(c)) => sub(c)?,
+        (None, None) => sub(data)?,
+    };
+    Ok(vec![EventKind::RequestHeader {
+        provider: cfg.provider.map(Cow::into_owned),
+        model: first(&cfg.model, &cfg.model_id).map(str::to_owned),
+    }])
+}
+
+fn assistant_chunk(data: &RawValue) -> Result<Vec<EventKind>, ()> {
+    let d: ChunkData<'_> = sub(data)?;
+    let chunk_raw = d.chunk.unwrap_or(data);
+    let chunk: Chunk<'_> = sub(chunk_raw)?;
+    match chunk.ty.as_deref().unwrap_or_default() {
+        "usage" => {
+            let u: UsageFields = sub(chunk.usage.unwrap_or(chunk_raw))?;
+            Ok(vec![EventKind::Usage(u.usage())])
+        }
+        "finish" => {
+            let Some(r) = chunk.reason else {
+                return Ok(Vec::new());
+            };
+            let reason = if r.get().starts_with('"') {
+                value::<String>(r)?
+            } else {
+                let o: ReasonObject<'_> = sub(r)?;
+                match o.kind.or(o.ty).or(o.reason) {
+                    Some(k) => k.into_owned(),
+                    None => return Ok(Vec::new()),
+                }
+            };
+            Ok(vec![EventKind::Finish { reason }])
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn tool_call(data: &RawValue) -> Result<Vec<EventKind>, ()> {
+    let d: ToolCall<'_> = sub(data)?;
+    let call_id = d.call_id.filter(|c| !c.is_empty()).ok_or(())?;
+    let name = d.name.ok_or(())?;
+    let arguments = match (d.arguments, d.args) {
+        (Some(a), _) => arguments(a)?,
+        (None, None) => Value::Object(serde_json::Map::new()),
+        (None, Some(_)) => return Err(()),
+    };
+    Ok(vec![EventKind::ToolCall {
+        turn: num(d.turn),
+        step: num(d.step),
+        call_id: call_id.into_owned(),
+        name: name.into_owned(),
+        arguments,
+    }])
+}
+
+fn tool_result(data: &RawValue) -> Result<Vec<EventKind>, ()> {
+    let d: ToolResult<'_> = sub(data)?;
+    if d.error.is_some() {
+        return Err(());
+    }
+    let msg: ResultMessage<'_> = sub(d.message.ok_or(())?)?;
+    let source = match msg.source {
+        Some(s) => sub::<Source<'_>>(s)?,
+        None => Source {
+            call_id: None,
+            tool_call_id: None,
+        },
+    };
+    let source_id =
+        first(&source.call_id, &source.tool_call_id).or(first(&d.call_id, &d.tool_call_id));
+    let content = msg.content.ok_or(())?;
+    if !content.get().starts_with('[') {
+        return Err(());
+    }
+    let parts: Vec<ResultPart<'_>> = serde_json::from_str(content.get()).map_err(|_| ())?;
+    let mut out = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let pty = p.ty.as_deref().unwrap_or_default();
+        if !pty.is_empty() && pty != "tool-result" && pty != "tool_result" {
+            continue;
+        }
+        let Some(id) = first(&p.tool_call_id, &p.call_id).or(source_id) else {
+            continue;
+        };
+        let output = match (p.content, p.output, p.result) {
+            (Some(c), _, _) | (None, Some(c), _) => text_of(c)?,
+            (None, None, Some(c)) => text_of(c)?,
+            (None, None, None) => String::new(),
+        };
+        out.push(EventKind::ToolResult {
+            call_id: id.to_owned(),
+            output,
+            is_error: p.is_error.unwrap_or(false),
+        });
+    }
+    if out.is_empty() {
+        return Err(());
+    }
+    Ok(out)
+}
