@@ -3,14 +3,15 @@
 //! `--json` prints the graph exactly as `build_graph` makes it (the body of
 //! `/task-graph/api/task`); the default is a readable summary computed from that same JSON.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::io::{BufWriter, Write as _};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mindgate_taskgraph::discover::load_tree;
-use mindgate_taskgraph::{SessionLocation, detect_agent};
+use mindgate_taskgraph::{SessionLocation, TaskGraph, detect_agent};
 use serde_json::Value;
 
 use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan};
@@ -36,13 +37,38 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
     for w in &session.warnings {
         eprintln!("mindgate: warning: {w}");
     }
-    let graph = serde_json::to_value(&tree.graph)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&graph)?);
+        // Straight from the typed graph to stdout: no intermediate `Value` tree.
+        let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &tree.graph)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
     } else {
-        print!("{}", summary(&graph, &loc));
+        print!("{}", summary(&summary_value(tree.graph)?, &loc));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The graph as JSON for [`summary`], without what the summary never reads: the edges and
+/// every node that is not on the critical path (a 100,000-event session has ~35,000 nodes;
+/// building a `Value` tree of all of them cost most of the command's time and memory).
+fn summary_value(mut graph: TaskGraph) -> anyhow::Result<Value> {
+    let on_path: HashSet<&str> = graph
+        .critical_path
+        .node_ids
+        .iter()
+        .chain(&graph.critical_path.hot_node_ids)
+        .map(|id| id.as_str())
+        .collect();
+    let nodes: Vec<_> = graph
+        .nodes
+        .iter()
+        .filter(|n| on_path.contains(n.id.as_str()))
+        .cloned()
+        .collect();
+    graph.nodes = nodes;
+    graph.edges = Vec::new();
+    Ok(serde_json::to_value(&graph)?)
 }
 
 fn locate(
