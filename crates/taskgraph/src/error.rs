@@ -21,6 +21,20 @@ pub enum Error {
         /// The path.
         path: PathBuf,
     },
+    /// The path is not a regular file (a FIFO, socket or device); such paths are never read.
+    #[error("{} is not a regular file (pipes, sockets and devices are never read)", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file (or its decompressed content) is larger than the reader's cap.
+    #[error("{} is larger than the {limit}-byte limit for session files", path.display())]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// The cap, in bytes.
+        limit: u64,
+    },
     /// No discovered session has this id (or path).
     #[error("no session with id or path `{id}`")]
     NotFound {

@@ -9,7 +9,8 @@
 //!
 //! - [`event`]: the event vocabulary (DSH names) every reader emits;
 //! - [`parse`]: pure parsers, bytes in, [`Session`] out (never panic, report [`ReadWarning`]s);
-//! - [`read`]: file I/O for one session (file or folder, children included);
+//! - [`read`]: file I/O for one session (file or folder, children included), through
+//!   [`bounded`] (regular files only, size caps);
 //! - [`discover`](mod@discover): finding sessions under the agents' homes, the task list, loading by id;
 //! - [`graph`]: [`build_graph`] (pure) and [`IncrementalGraph`] (live append).
 //! - [`live`]: resumable readers for growing pi / Claude Code / Codex files ([`live::LiveReader`])
@@ -36,6 +37,7 @@
 //! assert_eq!(json["workspace"], "--w--");
 //! ```
 
+pub mod bounded;
 pub mod discover;
 pub mod error;
 pub mod event;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::bounded::{self, MAX_DECODED_BYTES, MAX_SESSION_BYTES};
 use crate::error::{Error, Result};
 use crate::parse::{self, claude, dsh};
 use crate::session::{Agent, ReadWarning, Session};
@@ -78,9 +79,9 @@ fn file_id(path: &Path) -> String {
         .to_owned()
 }
 
-/// Reads a whole file.
+/// Reads a whole regular file, at most [`MAX_SESSION_BYTES`] (see [`crate::bounded`]).
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| Error::io(path, e))
+    bounded::read_regular(path, MAX_SESSION_BYTES)
 }
 
 fn sorted_files(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
@@ -136,7 +137,12 @@ fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
     let raw = read_file(&file)?;
     let mut warnings = Vec::new();
     let bytes = if label.ends_with(".zstd") || raw.starts_with(&dsh::ZSTD_MAGIC) {
-        dsh::decode_zstd_frames(&raw, &label, &mut warnings)
+        dsh::decode_zstd_frames_limited(&raw, &label, &mut warnings, MAX_DECODED_BYTES).map_err(
+            |_| Error::TooLarge {
+                path: file.clone(),
+                limit: MAX_DECODED_BYTES as u64,
+            },
+        )?
     } else {
         raw
     };
@@ -197,7 +203,7 @@ fn dsh_child_dirs(workspace: &Path, dir: &Path, parent_id: &str) -> Vec<PathBuf>
 
 /// Reads and parses only the first line of a (possibly zstd) JSONL file.
 pub(crate) fn read_first_json_line(path: &Path) -> Option<Value> {
-    let f = fs::File::open(path).ok()?;
+    let (f, _) = bounded::open_regular(path).ok()?;
     let mut line = String::new();
     let is_zstd = path.extension().is_some_and(|e| e == "zstd");
     let reader: Box<dyn Read> = if is_zstd {
@@ -236,10 +242,7 @@ pub fn detect_agent(path: &Path) -> Result<Agent> {
     if name.starts_with("rollout-") {
         return Ok(Agent::Codex);
     }
-    let mut head = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(256 * 1024).read_to_end(&mut head))
-        .map_err(|e| Error::io(path, e))?;
+    let head = bounded::read_head(path, 256 * 1024)?;
     if head.starts_with(&dsh::ZSTD_MAGIC) {
         return Ok(Agent::Dsh);
     }

@@ -30,6 +30,7 @@ use std::time::{Duration, SystemTime};
 
 use axum::response::sse::Event as SseEvent;
 use futures_util::{Stream, StreamExt, stream};
+use mindgate_taskgraph::bounded::{MAX_SESSION_BYTES, open_regular, read_regular};
 use mindgate_taskgraph::live::{Change, Feed, LiveGraph, LiveReader};
 use mindgate_taskgraph::read::{dsh_session_file, read_session_as};
 use mindgate_taskgraph::{
@@ -177,10 +178,16 @@ impl Streamer {
     ) -> Option<Box<Streamer>> {
         let mut reader = LiveReader::new(agent, &file.display().to_string())?;
         let subagents = subagent_files(agent, file);
-        let mut f = fs::File::open(file).ok()?;
+        let (mut f, len) = open_regular(file).ok()?;
         let meta = f.metadata().ok()?;
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        f.read_to_end(&mut bytes).ok()?;
+        if len > MAX_SESSION_BYTES {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        (&mut f)
+            .take(MAX_SESSION_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
         let Feed::Events(committed) = reader.feed(&bytes) else {
             return None;
         };
@@ -270,7 +277,7 @@ impl Live {
         let live = is_recent(stamp.0, config.live_window);
         let opts = Self::options(&session, &t.workspace, live);
         let (events, mode) = if plain_dsh {
-            let bytes = fs::read(&file).map_err(|e| io_error(&file, e))?;
+            let bytes = read_regular(&file, MAX_SESSION_BYTES).map_err(super::tg_error)?;
             let end = complete_lines(&bytes);
             let s = parse::dsh::parse(&bytes[..end], &label);
             (s.events, Mode::Tail { offset: end as u64 })
@@ -369,7 +376,7 @@ impl Live {
 
     /// Reads the new complete lines of a plain DSH file.
     fn tail(&self, st: &mut State, offset: u64) -> Result<bool, ApiError> {
-        let mut f = fs::File::open(&self.file).map_err(|e| io_error(&self.file, e))?;
+        let (mut f, _) = open_regular(&self.file).map_err(super::tg_error)?;
         let len = f.metadata().map_err(|e| io_error(&self.file, e))?.len();
         if len < offset {
             // Truncated or replaced: start over.
@@ -427,7 +434,7 @@ impl Live {
     }
 
     fn stream_step(&self, s: &mut Streamer) -> Result<Step, ApiError> {
-        let mut f = fs::File::open(&self.file).map_err(|e| io_error(&self.file, e))?;
+        let (mut f, _) = open_regular(&self.file).map_err(super::tg_error)?;
         let meta = f.metadata().map_err(|e| io_error(&self.file, e))?;
         let len = meta.len();
         let offset = s.reader.offset();
@@ -526,7 +533,7 @@ impl Live {
         let prefix_ok = session.events.len() >= old && session.events[..old] == st.events[..];
         if matches!(st.mode, Mode::Tail { .. }) {
             // A plain DSH file that shrank: continue tailing from its new end.
-            let bytes = fs::read(&self.file).map_err(|e| io_error(&self.file, e))?;
+            let bytes = read_regular(&self.file, MAX_SESSION_BYTES).map_err(super::tg_error)?;
             st.mode = Mode::Tail {
                 offset: complete_lines(&bytes) as u64,
             };

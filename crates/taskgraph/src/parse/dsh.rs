@@ -27,6 +27,21 @@ pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// written) last frame still yields every complete line before it; the damage is reported in
 /// `warnings`. Never panics.
 pub fn decode_zstd_frames(bytes: &[u8], file: &str, warnings: &mut Vec<ReadWarning>) -> Vec<u8> {
+    decode_zstd_frames_limited(bytes, file, warnings, usize::MAX).unwrap_or_default()
+}
+
+/// The decoded output of [`decode_zstd_frames_limited`] would pass its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodedTooLarge;
+
+/// [`decode_zstd_frames`] that stops with [`DecodedTooLarge`] as soon as the output would pass
+/// `limit` bytes (a few KB of zstd can expand to gigabytes).
+pub fn decode_zstd_frames_limited(
+    bytes: &[u8],
+    file: &str,
+    warnings: &mut Vec<ReadWarning>,
+    limit: usize,
+) -> Result<Vec<u8>, DecodedTooLarge> {
     let starts: Vec<usize> = bytes
         .windows(4)
         .enumerate()
@@ -37,7 +52,7 @@ pub fn decode_zstd_frames(bytes: &[u8], file: &str, warnings: &mut Vec<ReadWarni
         if !bytes.is_empty() {
             warnings.push(ReadWarning::new(file, 0, "no zstd frame found"));
         }
-        return Vec::new();
+        return Ok(Vec::new());
     };
     if first > 0 {
         warnings.push(ReadWarning::new(
@@ -56,7 +71,7 @@ pub fn decode_zstd_frames(bytes: &[u8], file: &str, warnings: &mut Vec<ReadWarni
         let mut first_partial = Vec::new();
         for j in (i + 1)..=(i + 4).min(starts.len()) {
             let end = starts.get(j).copied().unwrap_or(bytes.len());
-            match decode_one(&bytes[start..end]) {
+            match decode_one(&bytes[start..end], limit - out.len())? {
                 Ok(buf) => {
                     decoded = Some((buf, j));
                     break;
@@ -94,21 +109,24 @@ pub fn decode_zstd_frames(bytes: &[u8], file: &str, warnings: &mut Vec<ReadWarni
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Decodes one (or several) complete frames; on error returns what was decoded before it.
-fn decode_one(frame: &[u8]) -> Result<Vec<u8>, Vec<u8>> {
+/// Stops with [`DecodedTooLarge`] once more than `budget` bytes come out.
+#[allow(clippy::type_complexity)]
+fn decode_one(frame: &[u8], budget: usize) -> Result<Result<Vec<u8>, Vec<u8>>, DecodedTooLarge> {
     let mut out = Vec::new();
     let Ok(mut dec) = zstd::stream::read::Decoder::with_buffer(frame) else {
-        return Err(out);
+        return Ok(Err(out));
     };
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match dec.read(&mut buf) {
-            Ok(0) => return Ok(out),
+            Ok(0) => return Ok(Ok(out)),
+            Ok(n) if n > budget - out.len() => return Err(DecodedTooLarge),
             Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(_) => return Err(out),
+            Err(_) => return Ok(Err(out)),
         }
     }
 }
