@@ -1,0 +1,106 @@
+//! The memory store's typed errors.
+
+use std::path::PathBuf;
+
+/// Result alias of the memory crate.
+pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
+
+/// Why a memory operation failed. Nothing is written when an operation fails.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// An argument is malformed (empty, too long, not a date, not a finite number, …).
+    #[error("invalid {field}: {reason}")]
+    Invalid {
+        /// The argument.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No live record, block or entity has that id.
+    #[error("no {what} with id {id:?}")]
+    NotFound {
+        /// What was looked for.
+        what: &'static str,
+        /// The id.
+        id: String,
+    },
+    /// A record with that id already exists.
+    #[error("a record with id {0:?} already exists")]
+    Duplicate(String),
+    /// The working block is read-only.
+    #[error("working block {label:?} is read-only")]
+    ReadOnlyBlock {
+        /// Its label.
+        label: String,
+    },
+    /// A write would exceed the block's character limit.
+    #[error("working block {label:?} holds at most {limit} characters; the new value has {len}")]
+    OverLimit {
+        /// Its label.
+        label: String,
+        /// The limit.
+        limit: u32,
+        /// The refused value's length.
+        len: usize,
+    },
+    /// The text looks like an injected instruction; validation refuses it unless forced.
+    #[error(
+        "refused: the text looks like an injected instruction ({0}); validate with force to override"
+    )]
+    Flagged(String),
+    /// The operation does not apply to the record in its current state.
+    #[error("{0}")]
+    Conflict(String),
+    /// The store's vectors were made by another embedder.
+    #[error(
+        "this memory store's vectors were made by {stored}, not {active}; re-embed them first with `mindgate memory reembed --embedder {provider}` (or keep using {stored})"
+    )]
+    EmbedderMismatch {
+        /// The embedder of the stored vectors.
+        stored: String,
+        /// The embedder asked for.
+        active: String,
+        /// The provider to name in the command.
+        provider: String,
+    },
+    /// The embedder failed.
+    #[error(transparent)]
+    Embed(#[from] mindgate_embed::EmbedError),
+    /// The database file was written by a newer Mindgate.
+    #[error(
+        "memory database schema version {found} is newer than this build supports ({supported})"
+    )]
+    SchemaTooNew {
+        /// Found version.
+        found: i64,
+        /// Supported version.
+        supported: i64,
+    },
+    /// The database failed.
+    #[error("memory database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The database file could not be prepared.
+    #[error("memory database file {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl MemoryError {
+    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        Self::Invalid {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn not_found(what: &'static str, id: impl Into<String>) -> Self {
+        Self::NotFound {
+            what,
+            id: id.into(),
+        }
+    }
+}

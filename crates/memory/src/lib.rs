@@ -1,0 +1,23 @@
+//! Mindgate's agent memory: the Graphorin memory model (working, session, episodic,
+//! semantic, procedural and shared tiers, insights and an entity graph) as an embedded
+//! SQLite store with a trust gate against memory poisoning, valid time *and* transaction
+//! time, and hybrid (BM25 + vector + reciprocal rank fusion) search whose hits say why they
+//! were recalled.
+//!
+//! The [`store`] traits are the one core the CLI, MCP/HTTP surfaces and the viewer call;
+//! [`SqliteMemory`] is the embedded default backend.
+
+pub mod error;
+pub mod fusion;
+pub mod lexical;
+pub mod schema;
+pub mod sqlite;
+pub mod store;
+pub mod time;
+pub mod trust;
+pub mod types;
+
+pub use error::{MemoryError, Result};
+pub use sqlite::{MemoryConfig, OpenOptions, SqliteMemory, default_db_path};
+pub use store::*;
+pub use types::*;

@@ -1,0 +1,301 @@
+//! The entity graph: resolver (NFKC + case/space folding, lexical match first), single-level
+//! merges with a ledger, exact unmerge, fact links and one-hop expansion.
+
+use std::collections::HashSet;
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use serde_json::{Value, json};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::items::{ItemRow, check_id, mint_id};
+use crate::sqlite::search::{Filter, load_rows};
+use crate::sqlite::{SqliteMemory, ledger};
+use crate::store::EntityGraph;
+use crate::time::format_ms;
+use crate::types::*;
+
+pub(crate) struct Entities<'a>(pub &'a SqliteMemory);
+
+/// The folded key of a name: NFKC, lowercase, runs of whitespace as one space, trimmed.
+pub fn normalize_name(name: &str) -> String {
+    let folded: String = name.nfkc().collect::<String>().to_lowercase();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+const COLUMNS: &str = "id, user_id, name, normalized_name, merged_into, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<GraphEntity> {
+    let created: i64 = r.get(5)?;
+    let updated: Option<i64> = r.get(6)?;
+    Ok(GraphEntity {
+        id: r.get(0)?,
+        user_id: r.get(1)?,
+        name: r.get(2)?,
+        normalized_name: r.get(3)?,
+        merged_into: r.get(4)?,
+        created_at: format_ms(created),
+        updated_at: updated.map(format_ms),
+    })
+}
+
+fn load(conn: &Connection, id: &str) -> Result<GraphEntity> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM entities WHERE id = ?1"),
+        params![id],
+        from_row,
+    )
+    .optional()?
+    .ok_or_else(|| MemoryError::not_found("entity", id))
+}
+
+fn root_of(conn: &Connection, entity: GraphEntity) -> Result<GraphEntity> {
+    match &entity.merged_into {
+        Some(root) => load(conn, root),
+        None => Ok(entity),
+    }
+}
+
+/// The root entity for `name`, minted when nothing matches.
+pub(crate) fn resolve_in(
+    tx: &Connection,
+    now: i64,
+    user_id: &str,
+    name: &str,
+) -> Result<GraphEntity> {
+    check_id("userId", user_id)?;
+    let norm = normalize_name(name);
+    if norm.is_empty() {
+        return Err(MemoryError::invalid("name", "must not be empty"));
+    }
+    let found: Option<GraphEntity> = tx
+        .query_row(
+            &format!(
+                "SELECT {COLUMNS} FROM entities WHERE user_id = ?1 AND normalized_name = ?2 \
+                 ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
+            ),
+            params![user_id, norm],
+            from_row,
+        )
+        .optional()?;
+    if let Some(entity) = found {
+        return root_of(tx, entity);
+    }
+    let id = mint_id("ent");
+    tx.execute(
+        "INSERT INTO entities (id, user_id, name, normalized_name, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, user_id, name.trim(), norm, now],
+    )?;
+    ledger::append(
+        tx,
+        now,
+        &id,
+        "create",
+        Actor::Agent,
+        None,
+        Some(json!({ "kind": "entity", "name": name.trim() })),
+    )?;
+    load(tx, &id)
+}
+
+/// Links a new fact's subject and object to their root entities.
+pub(crate) fn link_fact(tx: &Transaction<'_>, now: i64, row: &ItemRow) -> Result<()> {
+    for (role, name) in [
+        (EntityRole::Subject, &row.subject),
+        (EntityRole::Object, &row.object),
+    ] {
+        if let Some(name) = name.as_deref().filter(|n| !normalize_name(n).is_empty()) {
+            let entity = resolve_in(tx, now, &row.user_id, name)?;
+            tx.execute(
+                "INSERT OR REPLACE INTO fact_entities (fact_id, entity_id, role) VALUES (?1, ?2, ?3)",
+                params![row.id, entity.id, role.as_str()],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Ids of every entity in the root's group (the root and those merged into it).
+fn group(conn: &Connection, root: &str) -> Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM entities WHERE id = ?1 OR merged_into = ?1")?;
+    let rows = stmt.query_map(params![root], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn facts_of_group(conn: &Connection, root: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT f.fact_id FROM fact_entities f JOIN memory_items i ON i.id = f.fact_id \
+         WHERE f.entity_id IN (SELECT id FROM entities WHERE id = ?1 OR merged_into = ?1) \
+         AND i.deleted_at IS NULL AND i.superseded_by IS NULL ORDER BY i.rowid",
+    )?;
+    let rows = stmt.query_map(params![root], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+impl EntityGraph for Entities<'_> {
+    fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
+        self.0.write(|tx, now| resolve_in(tx, now, user_id, name))
+    }
+
+    fn get(&self, id: &str) -> Result<GraphEntity> {
+        load(&self.0.lock(), id)
+    }
+
+    fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>> {
+        let conn = self.0.lock();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM entities WHERE user_id = ?1 ORDER BY rowid"
+        ))?;
+        let rows = stmt.query_map(params![user_id], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
+        self.0.write(|tx, now| {
+            let source = root_of(tx, load(tx, from)?)?;
+            let target = root_of(tx, load(tx, into)?)?;
+            if source.user_id != target.user_id {
+                return Err(MemoryError::invalid("into", "entities of different users never merge"));
+            }
+            if source.id == target.id {
+                return Err(MemoryError::Conflict(format!("{from} and {into} are already one entity")));
+            }
+            let moved = group(tx, &source.id)?;
+            let before: Vec<Value> = moved
+                .iter()
+                .map(|id| json!({ "id": id, "mergedInto": if *id == source.id { Value::Null } else { Value::String(source.id.clone()) } }))
+                .collect();
+            tx.execute(
+                "UPDATE entities SET merged_into = ?1, updated_at = ?2 WHERE id = ?3 OR merged_into = ?3",
+                params![target.id, now, source.id],
+            )?;
+            tx.execute(
+                "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, 'merge', ?2, ?3, ?4, ?5)",
+                params![now, source.id, target.id, Value::Array(before).to_string(), by.as_str()],
+            )?;
+            ledger::append(tx, now, &source.id, "merge", by, None, Some(json!({ "into": target.id, "moved": moved })))?;
+            load(tx, &target.id)
+        })
+    }
+
+    fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
+        self.0.write(|tx, now| {
+            let entity = load(tx, id)?;
+            let source = if entity.merged_into.is_some() { entity.id.clone() } else {
+                return Err(MemoryError::Conflict(format!("entity {id} is a root; nothing to unmerge")));
+            };
+            // The latest live merge that moved this entity.
+            let mut stmt = tx.prepare(
+                "SELECT seq, entity_id, into_id, moved_json FROM entity_merges WHERE action = 'merge' AND undone_at IS NULL ORDER BY seq DESC",
+            )?;
+            let merges = stmt
+                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            drop(stmt);
+            let (seq, merged_root, into_id, moved_json) = merges
+                .into_iter()
+                .find(|(_, _, _, moved)| {
+                    serde_json::from_str::<Vec<Value>>(moved)
+                        .map(|m| m.iter().any(|e| e["id"] == Value::String(source.clone())))
+                        .unwrap_or(false)
+                })
+                .ok_or_else(|| MemoryError::Conflict(format!("no merge of {id} to undo")))?;
+            let moved: Vec<Value> = serde_json::from_str(&moved_json)
+                .map_err(|e| MemoryError::Conflict(format!("merge ledger row {seq} is unreadable: {e}")))?;
+            for m in &moved {
+                let mid = m["id"].as_str().unwrap_or_default();
+                if load(tx, mid)?.merged_into.as_deref() != Some(into_id.as_str()) {
+                    return Err(MemoryError::Conflict(format!(
+                        "entity {mid} changed after that merge; undo the later merges first"
+                    )));
+                }
+            }
+            for m in &moved {
+                tx.execute(
+                    "UPDATE entities SET merged_into = ?1, updated_at = ?2 WHERE id = ?3",
+                    params![m["mergedInto"].as_str(), now, m["id"].as_str()],
+                )?;
+            }
+            tx.execute("UPDATE entity_merges SET undone_at = ?1 WHERE seq = ?2", params![now, seq])?;
+            tx.execute(
+                "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, 'unmerge', ?2, ?3, ?4, ?5)",
+                params![now, merged_root, into_id, moved_json, by.as_str()],
+            )?;
+            ledger::append(tx, now, &merged_root, "unmerge", by, None, Some(json!({ "from": into_id, "undoes": seq })))?;
+            load(tx, &merged_root)
+        })
+    }
+
+    fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {
+        let conn = self.0.lock();
+        let root = root_of(&conn, load(&conn, entity_id)?)?;
+        facts_of_group(&conn, &root.id)
+    }
+}
+
+impl SqliteMemory {
+    /// One-hop expansion: live facts sharing an entity with a fact hit, admitted by the same
+    /// filter, appended below the hits with signal `hop` = 1.
+    pub(crate) fn expand_hits(
+        &self,
+        conn: &Connection,
+        filter: &Filter,
+        hits: &mut Vec<MemoryHit>,
+    ) -> Result<()> {
+        let present: HashSet<String> = hits.iter().map(|h| h.record.id().to_owned()).collect();
+        let floor = hits.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
+        let mut roots = Vec::new();
+        for hit in hits
+            .iter()
+            .filter(|h| matches!(h.record, MemoryItem::Fact(_)))
+        {
+            let mut stmt = conn.prepare_cached(
+                "SELECT COALESCE(e.merged_into, e.id) FROM fact_entities f JOIN entities e ON e.id = f.entity_id WHERE f.fact_id = ?1",
+            )?;
+            for root in stmt.query_map(params![hit.record.id()], |r| r.get::<_, String>(0))? {
+                let root = root?;
+                if !roots.contains(&root) {
+                    roots.push(root);
+                }
+            }
+        }
+        let mut extra_ids = Vec::new();
+        for root in &roots {
+            for fact in facts_of_group(conn, root)? {
+                if !present.contains(&fact) && !extra_ids.contains(&fact) {
+                    extra_ids.push(fact);
+                }
+            }
+        }
+        let mut rowids = Vec::new();
+        for id in &extra_ids {
+            if let Some(r) = conn
+                .query_row(
+                    "SELECT rowid FROM memory_items WHERE id = ?1",
+                    params![id],
+                    |r| r.get::<_, i64>(0),
+                )
+                .optional()?
+            {
+                rowids.push(r);
+            }
+        }
+        let admitted = filter.admit(conn, &rowids)?;
+        let rows = load_rows(conn, &rowids)?;
+        let limit = hits.len().max(1);
+        let base = if floor.is_finite() { floor * 0.5 } else { 0.0 };
+        for rowid in rowids.iter().filter(|r| admitted.contains(r)).take(limit) {
+            if let Some(row) = rows.get(rowid) {
+                let mut signals = std::collections::BTreeMap::new();
+                signals.insert("hop".to_owned(), 1.0);
+                hits.push(MemoryHit {
+                    record: row.to_item()?,
+                    score: base,
+                    signals,
+                });
+            }
+        }
+        Ok(())
+    }
+}

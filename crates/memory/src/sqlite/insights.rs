@@ -1,0 +1,148 @@
+//! Insights: citations are mandatory and must name live records; salience votes prune.
+
+use rusqlite::params;
+use serde_json::json;
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::items::{self, ITEM_COLUMNS, Insert, ItemRow, check_id, check_text};
+use crate::sqlite::semantic::tombstone;
+use crate::sqlite::{SqliteMemory, ledger};
+use crate::store::InsightMemory;
+use crate::types::*;
+
+pub(crate) struct Insights<'a>(pub &'a SqliteMemory);
+
+/// Salience of a new insight.
+pub const START_SALIENCE: i64 = 2;
+/// Most citations of one insight.
+const MAX_CITES: usize = 256;
+
+fn insight_of(item: MemoryItem) -> Result<Insight> {
+    match item {
+        MemoryItem::Insight(i) => Ok(i),
+        other => Err(MemoryError::not_found("insight", other.id())),
+    }
+}
+
+impl InsightMemory for Insights<'_> {
+    fn add(&self, insight: NewInsight) -> Result<Insight> {
+        check_text("text", &insight.text)?;
+        if insight.cites.is_empty() {
+            return Err(MemoryError::invalid(
+                "cites",
+                "an insight needs at least one citation",
+            ));
+        }
+        if insight.cites.len() > MAX_CITES {
+            return Err(MemoryError::invalid(
+                "cites",
+                format!("at most {MAX_CITES}"),
+            ));
+        }
+        let mut cites = Vec::new();
+        for c in &insight.cites {
+            check_id("cites", c)?;
+            if !cites.contains(c) {
+                cites.push(c.clone());
+            }
+        }
+        let mut meta = insight.meta.clone();
+        meta.provenance.get_or_insert(MemoryProvenance::Reflection);
+        let s = self.0;
+        let vector = s.embed_all(&[insight.text.as_str()])?.pop().flatten();
+        let id = s.write(|tx, now| {
+            for c in &cites {
+                let row = items::load(tx, c)?.ok_or_else(|| {
+                    MemoryError::invalid("cites", format!("{c:?} names no record"))
+                })?;
+                if row.deleted_at.is_some() || row.superseded_by.is_some() {
+                    return Err(MemoryError::invalid(
+                        "cites",
+                        format!("{c:?} is not a live record"),
+                    ));
+                }
+                if row.user_id != meta.scope.user_id {
+                    return Err(MemoryError::invalid(
+                        "cites",
+                        format!("{c:?} belongs to another user"),
+                    ));
+                }
+            }
+            let row = ItemRow {
+                kind: MemoryKind::Insight.as_str().to_owned(),
+                text: insight.text.clone(),
+                salience: Some(START_SALIENCE),
+                body_json: Some(json!({ "cites": cites }).to_string()),
+                ..ItemRow::default()
+            };
+            let stored = items::insert(
+                tx,
+                now,
+                "insight",
+                Insert {
+                    row,
+                    meta: meta.clone(),
+                    detail: Some(json!({ "cites": cites })),
+                },
+            )?;
+            if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
+                SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
+            }
+            Ok(stored.id)
+        })?;
+        self.get(&id)
+    }
+
+    fn get(&self, id: &str) -> Result<Insight> {
+        insight_of(items::load_kind(&self.0.lock(), id, MemoryKind::Insight, "insight")?.to_item()?)
+    }
+
+    fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight> {
+        if delta == 0 || delta.abs() > 100 {
+            return Err(MemoryError::invalid(
+                "delta",
+                "must be a non-zero step of at most 100",
+            ));
+        }
+        self.0.write(|tx, now| {
+            let row = items::load_kind(tx, id, MemoryKind::Insight, "insight")?;
+            if row.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("insight {id} is pruned")));
+            }
+            let salience = row.salience.unwrap_or(START_SALIENCE) + delta;
+            tx.execute(
+                "UPDATE memory_items SET salience = ?1, updated_at = ?2 WHERE rowid = ?3",
+                params![salience, now, row.rowid],
+            )?;
+            ledger::append(
+                tx,
+                now,
+                id,
+                "vote",
+                by,
+                None,
+                Some(json!({ "delta": delta, "salience": salience })),
+            )?;
+            if salience <= 0 {
+                tombstone(tx, now, &row, "prune", "salience fell to zero", by)?;
+            }
+            Ok(())
+        })?;
+        self.get(id)
+    }
+
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Insight>> {
+        check_id("userId", user_id)?;
+        let conn = self.0.lock();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'insight' AND i.user_id = ?1 \
+             AND i.deleted_at IS NULL AND (?2 OR i.status = 'active') ORDER BY i.salience DESC, i.rowid"
+        ))?;
+        let rows = stmt.query_map(params![user_id, include_quarantined], ItemRow::from_row)?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(insight_of(row?.to_item()?)?);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,60 @@
+//! The append-only history ledger (`memory_history`).
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::time::format_ms;
+use crate::types::{Actor, HistoryEntry};
+
+/// Appends one ledger row.
+pub fn append(
+    conn: &Connection,
+    at: i64,
+    subject_id: &str,
+    action: &str,
+    actor: Actor,
+    reason: Option<&str>,
+    detail: Option<Value>,
+) -> Result<()> {
+    conn.execute(
+        "INSERT INTO memory_history (at, subject_id, action, actor, reason, detail_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            at,
+            subject_id,
+            action,
+            actor.as_str(),
+            reason,
+            detail.map(|d| d.to_string()),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Every ledger row about `subject_id`, in order.
+pub fn for_subject(conn: &Connection, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, at, subject_id, action, actor, reason, detail_json FROM memory_history \
+         WHERE subject_id = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt.query_map(params![subject_id], |r| {
+        let actor: String = r.get(4)?;
+        let detail: Option<String> = r.get(6)?;
+        Ok(HistoryEntry {
+            seq: r.get(0)?,
+            at: format_ms(r.get(1)?),
+            subject_id: r.get(2)?,
+            action: r.get(3)?,
+            actor: Actor::parse(&actor).unwrap_or_default(),
+            reason: r.get(5)?,
+            detail: detail.and_then(|d| serde_json::from_str(&d).ok()),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Number of ledger rows (tests check that no operation loses history).
+pub fn count(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT COUNT(*) FROM memory_history", [], |r| r.get(0))?)
+}

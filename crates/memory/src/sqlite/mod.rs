@@ -1,0 +1,403 @@
+//! The embedded default backend: one SQLite file (`$MINDGATE_HOME/memory.db`), WAL, mode
+//! 0600, numbered migrations, append-only rows with tombstones and a history ledger.
+
+mod entities;
+mod episodic;
+mod insights;
+pub(crate) mod items;
+pub(crate) mod ledger;
+mod maintenance;
+pub mod migrations;
+mod procedural;
+mod reembed;
+mod search;
+mod semantic;
+mod session;
+mod shared;
+mod trust_ops;
+mod vectors;
+mod working;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mindgate_embed::Embedder;
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::error::{MemoryError, Result};
+use crate::store::MemoryStore;
+use crate::time::{Clock, SystemClock};
+use crate::types::*;
+
+pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
+pub use reembed::ReembedProgress;
+
+/// Tunables of a store.
+#[derive(Debug, Clone)]
+pub struct MemoryConfig {
+    /// Verified successes that promote a quarantined induced procedure (default 3).
+    pub promote_after_successes: u32,
+    /// Character limit of a block created without one (default 2000).
+    pub default_char_limit: u32,
+    /// Cosine at or above which the entity resolver merges a new name into an existing
+    /// entity, when an embedder is active (default 0.92).
+    pub entity_merge_cosine: f32,
+    /// Candidates taken from each list before fusion when a search does not say (20).
+    pub default_candidate_pool: usize,
+    /// Record recall on returned facts (strength +0.1, `lastAccessedAt`); default on.
+    pub record_access: bool,
+    /// Decay and eviction.
+    pub maintenance: MaintenanceConfig,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            promote_after_successes: 3,
+            default_char_limit: 2000,
+            entity_merge_cosine: 0.92,
+            default_candidate_pool: 20,
+            record_access: true,
+            maintenance: MaintenanceConfig::default(),
+        }
+    }
+}
+
+/// How to open a store.
+pub struct OpenOptions {
+    /// Where "now" comes from.
+    pub clock: Arc<dyn Clock>,
+    /// The active embedder (none: lexical search only).
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// Tunables.
+    pub config: MemoryConfig,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            embedder: None,
+            config: MemoryConfig::default(),
+        }
+    }
+}
+
+impl OpenOptions {
+    /// With this embedder.
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// With this clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+/// The default memory database: `$MINDGATE_HOME/memory.db`, else `~/.mindgate/memory.db`.
+pub fn default_db_path() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("MINDGATE_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home).join("memory.db"));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".mindgate").join("memory.db"))
+}
+
+/// The SQLite memory store.
+pub struct SqliteMemory {
+    conn: Mutex<Connection>,
+    clock: Arc<dyn Clock>,
+    embedder: Option<Arc<dyn Embedder>>,
+    embedder_key: Option<String>,
+    vectors: Mutex<vectors::VectorCache>,
+    config: MemoryConfig,
+}
+
+impl std::fmt::Debug for SqliteMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteMemory")
+            .field("embedder", &self.embedder_key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteMemory {
+    /// Opens (creating it, mode 0600, parent 0700) and migrates the database file.
+    ///
+    /// Refused with [`MemoryError::EmbedderMismatch`] when the file's vectors were made by
+    /// another embedder than `options.embedder` (re-embed with [`SqliteMemory::reembed`]
+    /// from a store opened with [`SqliteMemory::open_for_reembed`]).
+    pub fn open(path: &Path, options: OpenOptions) -> Result<Self> {
+        prepare_path(path)?;
+        let conn = Connection::open(path)?;
+        Self::from_connection(conn, options, true)
+    }
+
+    /// Opens the file without the embedder check, for re-embedding it.
+    pub fn open_for_reembed(path: &Path, options: OpenOptions) -> Result<Self> {
+        prepare_path(path)?;
+        let conn = Connection::open(path)?;
+        Self::from_connection(conn, options, false)
+    }
+
+    /// A private in-memory store (tests, benchmarks).
+    pub fn open_in_memory(options: OpenOptions) -> Result<Self> {
+        Self::from_connection(Connection::open_in_memory()?, options, true)
+    }
+
+    fn from_connection(mut conn: Connection, options: OpenOptions, check: bool) -> Result<Self> {
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        migrations::migrate(&mut conn)?;
+        let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
+        if check {
+            check_embedder(&conn, options.embedder.as_deref())?;
+        }
+        Ok(Self {
+            conn: Mutex::new(conn),
+            clock: options.clock,
+            embedder: options.embedder,
+            embedder_key,
+            vectors: Mutex::new(vectors::VectorCache::default()),
+            config: options.config,
+        })
+    }
+
+    /// The store's tunables.
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// The active embedder's id (`<provider>:<model>@<dim>`).
+    pub fn embedder_id(&self) -> Option<&str> {
+        self.embedder_key.as_deref()
+    }
+
+    /// The embedder the file's vectors belong to, if any.
+    pub fn stored_embedder(&self) -> Result<Option<String>> {
+        stored_embedder(&self.lock())
+    }
+
+    /// Number of ledger rows (the whole store).
+    pub fn ledger_len(&self) -> Result<i64> {
+        ledger::count(&self.lock())
+    }
+
+    /// Number of rows of every kind, live or not (nothing is ever removed).
+    pub fn row_count(&self) -> Result<i64> {
+        Ok(self
+            .lock()
+            .query_row("SELECT COUNT(*) FROM memory_items", [], |r| r.get(0))?)
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in one immediate transaction; nothing is written when it fails.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>, i64) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let now = self.now();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = f(&tx, now)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Embeds texts with the active embedder (none: `None`).
+    pub(crate) fn embed(&self, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>> {
+        match &self.embedder {
+            Some(e) if !texts.is_empty() => {
+                let vecs = e.embed(texts)?;
+                if vecs.len() != texts.len() {
+                    return Err(MemoryError::Conflict(format!(
+                        "the embedder returned {} vectors for {} texts",
+                        vecs.len(),
+                        texts.len()
+                    )));
+                }
+                Ok(Some(vecs))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Stores a vector for an item under the active embedder and records the embedder.
+    pub(crate) fn store_vector(
+        tx: &Transaction<'_>,
+        key: &str,
+        rowid: i64,
+        vec: &[f32],
+    ) -> Result<()> {
+        tx.execute(
+            "INSERT OR REPLACE INTO memory_vectors (item_rowid, embedder, vec) VALUES (?1, ?2, ?3)",
+            params![rowid, key, vectors::to_blob(vec)],
+        )?;
+        tx.execute(
+            "INSERT OR IGNORE INTO memory_meta (key, value) VALUES ('embedder', ?1)",
+            params![key],
+        )?;
+        Ok(())
+    }
+}
+
+fn stored_embedder(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT value FROM memory_meta WHERE key = 'embedder'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+fn check_embedder(conn: &Connection, embedder: Option<&dyn Embedder>) -> Result<()> {
+    let (Some(stored), Some(active)) = (stored_embedder(conn)?, embedder) else {
+        return Ok(());
+    };
+    let id = active.id();
+    if stored != id.to_string() {
+        return Err(MemoryError::EmbedderMismatch {
+            stored,
+            active: id.to_string(),
+            provider: id.provider,
+        });
+    }
+    Ok(())
+}
+
+/// Creates the parent directory (mode 0700) and the file (mode 0600) if needed.
+fn prepare_path(path: &Path) -> Result<()> {
+    let io = |source| MemoryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::create_dir_all(dir).map_err(io)?;
+        set_mode(dir, 0o700).map_err(io)?;
+    }
+    if !path.exists() {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        opts.open(path).map_err(io)?;
+    }
+    set_mode(path, 0o600).map_err(io)
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
+impl MemoryStore for SqliteMemory {
+    fn working(&self) -> impl crate::store::WorkingMemory + '_ {
+        working::Working(self)
+    }
+    fn session(&self) -> impl crate::store::SessionMemory + '_ {
+        session::Session(self)
+    }
+    fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
+        episodic::Episodic(self)
+    }
+    fn semantic(&self) -> impl crate::store::SemanticMemory + '_ {
+        semantic::Semantic(self)
+    }
+    fn procedural(&self) -> impl crate::store::ProceduralMemory + '_ {
+        procedural::Procedural(self)
+    }
+    fn shared(&self) -> impl crate::store::SharedMemory + '_ {
+        shared::Shared(self)
+    }
+    fn insights(&self) -> impl crate::store::InsightMemory + '_ {
+        insights::Insights(self)
+    }
+    fn entities(&self) -> impl crate::store::EntityGraph + '_ {
+        entities::Entities(self)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.search_kinds(options, None)
+    }
+
+    fn get_item(&self, id: &str) -> Result<MemoryItem> {
+        items::load(&self.lock(), id)?
+            .ok_or_else(|| MemoryError::not_found("record", id))?
+            .to_item()
+    }
+
+    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+        self.validate_item(id, force, by)
+    }
+
+    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        self.reject_item(id, reason, by)
+    }
+
+    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+        ledger::for_subject(&self.lock(), subject_id)
+    }
+
+    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
+        let conn = self.lock();
+        let count = |kind: &str| -> Result<u64> {
+            let n: i64 = conn.query_row(
+                "SELECT COUNT(*) FROM memory_items WHERE user_id = ?1 AND kind = ?2 \
+                 AND deleted_at IS NULL AND superseded_by IS NULL AND status = 'active' \
+                 AND archived_at IS NULL",
+                params![user_id, kind],
+                |r| r.get(0),
+            )?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        };
+        let messages: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM memory_items WHERE user_id = ?1 AND kind = 'session' \
+             AND deleted_at IS NULL",
+            params![user_id],
+            |r| r.get(0),
+        )?;
+        let blocks: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM working_blocks WHERE user_id = ?1 AND deleted_at IS NULL",
+            params![user_id],
+            |r| r.get(0),
+        )?;
+        let last: Option<String> = conn
+            .query_row(
+                "SELECT value FROM memory_meta WHERE key = 'lastConsolidatedAt'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(MemoryMetadata {
+            fact_count: count("semantic")?,
+            episode_count: count("episodic")?,
+            message_count: u64::try_from(messages).unwrap_or(0),
+            active_rule_count: count("procedural")?,
+            working_block_count: u64::try_from(blocks).unwrap_or(0),
+            last_consolidated_at: last,
+            tags: None,
+        })
+    }
+}

@@ -1,0 +1,135 @@
+//! Procedural memory: authored rules and induced procedures with their success counter.
+
+use rusqlite::params;
+use serde_json::json;
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::items::{self, ITEM_COLUMNS, Insert, ItemRow, check_id, check_text};
+use crate::sqlite::semantic::tombstone;
+use crate::sqlite::{SqliteMemory, ledger};
+use crate::store::ProceduralMemory;
+use crate::trust;
+use crate::types::*;
+
+pub(crate) struct Procedural<'a>(pub &'a SqliteMemory);
+
+fn rule_of(item: MemoryItem) -> Result<Rule> {
+    match item {
+        MemoryItem::Rule(r) => Ok(r),
+        other => Err(MemoryError::not_found("rule", other.id())),
+    }
+}
+
+fn check_list(field: &'static str, list: &Option<Vec<String>>) -> Result<()> {
+    for item in list.iter().flatten() {
+        check_text(field, item)?;
+    }
+    Ok(())
+}
+
+impl ProceduralMemory for Procedural<'_> {
+    fn add(&self, rule: NewRule) -> Result<Rule> {
+        check_text("text", &rule.text)?;
+        if !rule.priority.is_finite() {
+            return Err(MemoryError::invalid("priority", "must be a finite number"));
+        }
+        check_list("steps", &rule.steps)?;
+        check_list("variables", &rule.variables)?;
+        check_list("successCriteria", &rule.success_criteria)?;
+        // The gate scans everything that would drive an action.
+        let mut scanned = rule.text.clone();
+        for part in rule.steps.iter().flatten().chain(rule.condition.iter()) {
+            scanned.push('\n');
+            scanned.push_str(part);
+        }
+        let body = json!({
+            "condition": rule.condition,
+            "steps": rule.steps,
+            "variables": rule.variables,
+            "successCriteria": rule.success_criteria,
+        });
+        let row = ItemRow {
+            kind: MemoryKind::Procedural.as_str().to_owned(),
+            text: rule.text.clone(),
+            priority: Some(rule.priority),
+            success_count: rule.steps.as_ref().map(|_| 0),
+            body_json: Some(body.to_string()),
+            ..ItemRow::default()
+        };
+        let s = self.0;
+        let vector = s.embed_all(&[rule.text.as_str()])?.pop().flatten();
+        let stored = s.write(|tx, now| {
+            let stored = items::insert(tx, now, "rule", Insert { row, meta: rule.meta.clone(), detail: None })?;
+            // Steps and conditions are scanned too: flagged ones quarantine the rule.
+            let flags = trust::scan(&scanned);
+            if !flags.is_empty() && stored.status() == MemoryStatus::Active {
+                let reason = format!("flagged: {}", flags.join(", "));
+                tx.execute(
+                    "UPDATE memory_items SET status = 'quarantined', quarantine_reason = ?1, active_since = NULL WHERE rowid = ?2",
+                    params![reason, stored.rowid],
+                )?;
+                ledger::append(tx, now, &stored.id, "quarantine", rule.meta.by, Some(&reason), Some(json!({ "flags": flags })))?;
+            }
+            if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
+                SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
+            }
+            Ok(stored.id)
+        })?;
+        self.get(&stored)
+    }
+
+    fn get(&self, id: &str) -> Result<Rule> {
+        rule_of(items::load_kind(&self.0.lock(), id, MemoryKind::Procedural, "rule")?.to_item()?)
+    }
+
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Rule>> {
+        check_id("userId", user_id)?;
+        let conn = self.0.lock();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'procedural' AND i.user_id = ?1 \
+             AND i.deleted_at IS NULL AND (?2 OR i.status = 'active') ORDER BY i.priority DESC, i.rowid"
+        ))?;
+        let rows = stmt.query_map(params![user_id, include_quarantined], ItemRow::from_row)?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(rule_of(row?.to_item()?)?);
+        }
+        Ok(out)
+    }
+
+    fn remove(&self, id: &str, by: Actor) -> Result<()> {
+        self.0.write(|tx, now| {
+            let row = items::load_kind(tx, id, MemoryKind::Procedural, "rule")?;
+            tombstone(tx, now, &row, "forget", "removed", by)
+        })
+    }
+
+    fn record_outcome(&self, id: &str, success: bool, by: Actor) -> Result<Rule> {
+        let threshold = i64::from(self.0.config.promote_after_successes);
+        self.0.write(|tx, now| {
+            let row = items::load_kind(tx, id, MemoryKind::Procedural, "rule")?;
+            if row.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("rule {id} is deleted")));
+            }
+            let count = row.success_count.unwrap_or(0) + i64::from(success);
+            tx.execute(
+                "UPDATE memory_items SET success_count = ?1, updated_at = ?2 WHERE rowid = ?3",
+                params![count, now, row.rowid],
+            )?;
+            ledger::append(tx, now, id, "outcome", by, None, Some(json!({ "success": success, "successCount": count })))?;
+            let induced = row.provenance() == Some(MemoryProvenance::Induction);
+            if success && induced && row.status() == MemoryStatus::Quarantined && count >= threshold {
+                let flags = trust::scan(&row.text);
+                if flags.is_empty() {
+                    tx.execute(
+                        "UPDATE memory_items SET status = 'active', active_since = ?1, updated_at = ?1 WHERE rowid = ?2",
+                        params![now, row.rowid],
+                    )?;
+                    ledger::append(tx, now, id, "promote", by, Some("demonstrated success"), Some(json!({ "successCount": count, "threshold": threshold })))?;
+                }
+            }
+            Ok(())
+        })?;
+        self.get(id)
+    }
+}

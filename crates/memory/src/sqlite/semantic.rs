@@ -1,0 +1,241 @@
+//! Semantic memory: facts with valid time, supersession chains and history.
+
+use rusqlite::{Transaction, params};
+use serde_json::json;
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::items::{self, Insert, ItemRow, check_text, check_unit};
+use crate::sqlite::{SqliteMemory, entities, ledger};
+use crate::store::SemanticMemory;
+use crate::time::parse_opt;
+use crate::types::*;
+
+/// Most texts embedded in one call.
+const EMBED_BATCH: usize = 64;
+
+pub(crate) struct Semantic<'a>(pub &'a SqliteMemory);
+
+fn fact_of(item: MemoryItem) -> Result<Fact> {
+    match item {
+        MemoryItem::Fact(f) => Ok(f),
+        other => Err(MemoryError::not_found("fact", other.id())),
+    }
+}
+
+/// Validates a new fact and builds its row.
+fn fact_row(fact: &NewFact) -> Result<ItemRow> {
+    check_text("text", &fact.text)?;
+    check_unit("importance", fact.importance)?;
+    check_unit("confidence", fact.confidence)?;
+    let valid_from = parse_opt("validFrom", fact.valid_from.as_deref())?;
+    let valid_to = parse_opt("validTo", fact.valid_to.as_deref())?;
+    if let (Some(from), Some(to)) = (valid_from, valid_to)
+        && from >= to
+    {
+        return Err(MemoryError::invalid("validTo", "must be after validFrom"));
+    }
+    for (field, value) in [
+        ("subject", &fact.subject),
+        ("predicate", &fact.predicate),
+        ("object", &fact.object),
+    ] {
+        if let Some(v) = value {
+            items::check_id(field, v)?;
+        }
+    }
+    Ok(ItemRow {
+        kind: MemoryKind::Semantic.as_str().to_owned(),
+        text: fact.text.clone(),
+        importance: fact.importance,
+        confidence: fact.confidence,
+        valid_from,
+        valid_to,
+        subject: fact.subject.clone(),
+        predicate: fact.predicate.clone(),
+        object: fact.object.clone(),
+        ..ItemRow::default()
+    })
+}
+
+impl SqliteMemory {
+    /// Inserts a validated fact row with its vector and entity links.
+    fn insert_fact(
+        &self,
+        tx: &Transaction<'_>,
+        now: i64,
+        fact: &NewFact,
+        mut row: ItemRow,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        row.kind = MemoryKind::Semantic.as_str().to_owned();
+        let stored = items::insert(
+            tx,
+            now,
+            "fact",
+            Insert {
+                row,
+                meta: fact.meta.clone(),
+                detail: None,
+            },
+        )?;
+        if let (Some(key), Some(v)) = (&self.embedder_key, vector) {
+            Self::store_vector(tx, key, stored.rowid, v)?;
+        }
+        entities::link_fact(tx, now, &stored)?;
+        Ok(stored)
+    }
+
+    /// Embeds `texts` in batches (none when no embedder is active).
+    pub(crate) fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(EMBED_BATCH) {
+            match self.embed(chunk)? {
+                Some(vecs) => out.extend(vecs.into_iter().map(Some)),
+                None => out.extend(chunk.iter().map(|_| None)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl SemanticMemory for Semantic<'_> {
+    fn remember(&self, fact: NewFact) -> Result<Fact> {
+        let mut facts = self.remember_many(vec![fact])?;
+        facts
+            .pop()
+            .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
+    }
+
+    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+        let s = self.0;
+        let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
+        let texts: Vec<&str> = facts.iter().map(|f| f.text.as_str()).collect();
+        let vectors = s.embed_all(&texts)?;
+        let stored = s.write(|tx, now| {
+            let mut out = Vec::with_capacity(rows.len());
+            for ((fact, row), vector) in facts.iter().zip(rows).zip(&vectors) {
+                out.push(s.insert_fact(tx, now, fact, row, vector.as_deref())?);
+            }
+            Ok(out)
+        })?;
+        stored
+            .iter()
+            .map(|r| r.to_item().and_then(fact_of))
+            .collect()
+    }
+
+    fn get(&self, id: &str) -> Result<Fact> {
+        let row = items::load_kind(&self.0.lock(), id, MemoryKind::Semantic, "fact")?;
+        fact_of(row.to_item()?)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.0.search_kinds(options, Some(MemoryKind::Semantic))
+    }
+
+    fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact> {
+        let s = self.0;
+        let row = fact_row(&new)?;
+        let vector = s.embed_all(&[new.text.as_str()])?.pop().flatten();
+        let stored = s.write(|tx, now| {
+            let old = items::load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
+            if old.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("fact {old_id} is forgotten")));
+            }
+            if let Some(by) = &old.superseded_by {
+                return Err(MemoryError::Conflict(format!(
+                    "fact {old_id} is already superseded by {by}; supersede the newest version"
+                )));
+            }
+            if old.user_id != new.meta.scope.user_id {
+                return Err(MemoryError::invalid("userId", "must be the superseded fact's owner"));
+            }
+            let mut row = row;
+            row.supersedes = Some(old_id.to_owned());
+            let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
+            tx.execute(
+                "UPDATE memory_items SET superseded_by = ?1, superseded_at = ?2, updated_at = ?2 WHERE rowid = ?3",
+                params![stored.id, now, old.rowid],
+            )?;
+            ledger::append(tx, now, old_id, "superseded", new.meta.by, Some(reason), Some(json!({ "by": stored.id })))?;
+            ledger::append(tx, now, &stored.id, "supersede", new.meta.by, Some(reason), Some(json!({ "supersedes": old_id })))?;
+            Ok(stored.id)
+        })?;
+        self.get(&stored)
+    }
+
+    fn forget(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        self.0.write(|tx, now| {
+            let row = items::load_kind(tx, id, MemoryKind::Semantic, "fact")?;
+            tombstone(tx, now, &row, "forget", reason, by)
+        })
+    }
+
+    fn history(&self, id: &str) -> Result<FactHistory> {
+        let conn = self.0.lock();
+        let start = items::load_kind(&conn, id, MemoryKind::Semantic, "fact")?;
+        let mut back = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(start.id.clone());
+        let mut cursor = start.supersedes.clone();
+        while let Some(prev) = cursor {
+            let Some(row) = items::load(&conn, &prev)? else {
+                break;
+            };
+            if !seen.insert(row.id.clone()) {
+                break;
+            }
+            cursor = row.supersedes.clone();
+            back.push(row);
+        }
+        back.reverse();
+        let mut chain = back;
+        let mut cursor = start.superseded_by.clone();
+        chain.push(start);
+        while let Some(next) = cursor {
+            let Some(row) = items::load(&conn, &next)? else {
+                break;
+            };
+            if !seen.insert(row.id.clone()) {
+                break;
+            }
+            cursor = row.superseded_by.clone();
+            chain.push(row);
+        }
+        let mut events = Vec::new();
+        for row in &chain {
+            events.extend(ledger::for_subject(&conn, &row.id)?);
+        }
+        events.sort_by_key(|e| e.seq);
+        let chain = chain
+            .iter()
+            .map(|r| r.to_item().and_then(fact_of))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(FactHistory { chain, events })
+    }
+}
+
+/// Writes a tombstone on a live row, with the ledger row.
+pub(crate) fn tombstone(
+    tx: &Transaction<'_>,
+    now: i64,
+    row: &ItemRow,
+    action: &str,
+    reason: &str,
+    by: Actor,
+) -> Result<()> {
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!(
+            "record {} is already deleted",
+            row.id
+        )));
+    }
+    if reason.chars().count() > items::MAX_TEXT_CHARS {
+        return Err(MemoryError::invalid("reason", "too long"));
+    }
+    tx.execute(
+        "UPDATE memory_items SET deleted_at = ?1, delete_reason = ?2, updated_at = ?1 WHERE rowid = ?3",
+        params![now, reason, row.rowid],
+    )?;
+    ledger::append(tx, now, &row.id, action, by, Some(reason), None)
+}

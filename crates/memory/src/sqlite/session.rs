@@ -1,0 +1,111 @@
+//! Session memory: the conversation log, one row per message with a per-session sequence.
+
+use rusqlite::params;
+use serde_json::json;
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::SqliteMemory;
+use crate::sqlite::items::{self, ITEM_COLUMNS, Insert, ItemRow, MAX_TEXT_CHARS};
+use crate::store::SessionMemory;
+use crate::time::format_ms;
+use crate::types::*;
+
+pub(crate) struct Session<'a>(pub &'a SqliteMemory);
+
+/// Most messages one `list` returns.
+const MAX_LIST: usize = 10_000;
+
+impl SessionMemory for Session<'_> {
+    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
+        let session_id = scope
+            .session_id
+            .clone()
+            .ok_or_else(|| MemoryError::invalid("sessionId", "a message needs a session"))?;
+        let content = message.content();
+        let text = content.plain_text();
+        if text.chars().count() > MAX_TEXT_CHARS {
+            return Err(MemoryError::invalid(
+                "content",
+                format!("at most {MAX_TEXT_CHARS} characters of text"),
+            ));
+        }
+        let body = match message {
+            Message::Assistant { tool_calls, .. } => {
+                json!({ "role": message.role().as_str(), "content": content, "toolCalls": tool_calls })
+            }
+            Message::Tool { tool_call_id, .. } => {
+                json!({ "role": "tool", "content": content, "toolCallId": tool_call_id })
+            }
+            _ => json!({ "role": message.role().as_str(), "content": content }),
+        };
+        let s = self.0;
+        let vector = if text.trim().is_empty() {
+            None
+        } else {
+            s.embed_all(&[text.as_str()])?.pop().flatten()
+        };
+        s.write(|tx, now| {
+            let last: Option<i64> = tx.query_row(
+                "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = ?1",
+                params![session_id],
+                |r| r.get(0),
+            )?;
+            let sequence = last.unwrap_or(0) + 1;
+            let row = ItemRow {
+                kind: MemoryKind::Session.as_str().to_owned(),
+                text: text.clone(),
+                sequence: Some(sequence),
+                body_json: Some(body.to_string()),
+                ..ItemRow::default()
+            };
+            let mut meta = WriteMeta::new(scope.clone());
+            meta.by = by;
+            let stored = items::insert(
+                tx,
+                now,
+                "msg",
+                Insert {
+                    row,
+                    meta,
+                    detail: Some(json!({ "sequence": sequence })),
+                },
+            )?;
+            if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
+                SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
+            }
+            Ok(PushReceipt {
+                message_id: stored.id,
+                sequence: u64::try_from(sequence).unwrap_or(0),
+                persisted_at: format_ms(now),
+            })
+        })
+    }
+
+    fn list(
+        &self,
+        session_id: &str,
+        after_sequence: Option<u64>,
+        limit: Option<usize>,
+    ) -> Result<Vec<SessionMessage>> {
+        items::check_id("sessionId", session_id)?;
+        let limit = limit.unwrap_or(MAX_LIST).min(MAX_LIST);
+        let after = i64::try_from(after_sequence.unwrap_or(0)).unwrap_or(i64::MAX);
+        let conn = self.0.lock();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' AND i.session_id = ?1 \
+             AND i.sequence > ?2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(params![session_id, after, limit as i64], ItemRow::from_row)?;
+        let mut out = Vec::new();
+        for row in rows {
+            if let MemoryItem::Message(m) = row?.to_item()? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.0.search_kinds(options, Some(MemoryKind::Session))
+    }
+}

@@ -1,0 +1,162 @@
+//! The memory-store contract: the seed's sub-stores as traits, so the CLI, the MCP and
+//! HTTP surfaces and the viewer all call one core, and a second backend can run the same
+//! contract suite unchanged.
+//!
+//! Rules every backend keeps:
+//! - append-only: forget, reject and prune write `deletedAt` tombstones; every change is a
+//!   row in the history ledger (what, when, why, by whom);
+//! - the trust gate (`crate::trust`) decides each write's status; quarantined rows never
+//!   come back from a search without `includeQuarantined`;
+//! - every search filter is applied before `topK`.
+
+use crate::error::Result;
+use crate::types::*;
+
+/// Working memory: labelled, char-bounded blocks.
+pub trait WorkingMemory {
+    /// Live blocks of a user, by label.
+    fn list(&self, user_id: &str) -> Result<Vec<Block>>;
+    /// One live block.
+    fn get(&self, user_id: &str, label: &str) -> Result<Block>;
+    /// Creates the block or replaces its value (refused on a read-only block, or over the
+    /// limit with the limit in the message).
+    fn upsert(&self, block: NewBlock) -> Result<Block>;
+    /// Appends text to the value.
+    fn append(&self, user_id: &str, label: &str, text: &str, by: Actor) -> Result<Block>;
+    /// Replaces the first occurrence of `old` in the value by `new`.
+    fn replace(&self, user_id: &str, label: &str, old: &str, new: &str, by: Actor)
+    -> Result<Block>;
+    /// Tombstones the block.
+    fn delete(&self, user_id: &str, label: &str, by: Actor) -> Result<()>;
+}
+
+/// Session memory: the conversation log.
+pub trait SessionMemory {
+    /// Stores a message at the end of the session (`scope.sessionId` is required).
+    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt>;
+    /// Messages of a session in order, after `after_sequence`, at most `limit`.
+    fn list(
+        &self,
+        session_id: &str,
+        after_sequence: Option<u64>,
+        limit: Option<usize>,
+    ) -> Result<Vec<SessionMessage>>;
+    /// Searches messages (kinds fixed to `session`).
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>>;
+}
+
+/// Episodic memory.
+pub trait EpisodicMemory {
+    /// Stores an episode.
+    fn put(&self, episode: NewEpisode) -> Result<Episode>;
+    /// One episode (tombstoned ones too).
+    fn get(&self, id: &str) -> Result<Episode>;
+    /// Searches episodes (kinds fixed to `episodic`).
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>>;
+}
+
+/// Semantic memory: facts with valid time, supersession and history.
+pub trait SemanticMemory {
+    /// Stores a fact.
+    fn remember(&self, fact: NewFact) -> Result<Fact>;
+    /// Stores many facts in one transaction (embedded in one batch).
+    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>>;
+    /// One fact (superseded or tombstoned ones too).
+    fn get(&self, id: &str) -> Result<Fact>;
+    /// Searches facts (kinds fixed to `semantic`).
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>>;
+    /// Replaces a live fact by a new one; the old keeps its row with `supersededBy`.
+    fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact>;
+    /// Tombstones a fact.
+    fn forget(&self, id: &str, reason: &str, by: Actor) -> Result<()>;
+    /// The fact's whole supersession chain (both ways) and its ledger.
+    fn history(&self, id: &str) -> Result<FactHistory>;
+}
+
+/// Procedural memory: authored rules and induced procedures.
+pub trait ProceduralMemory {
+    /// Stores a rule (an induced procedure when `provenance` is `induction`).
+    fn add(&self, rule: NewRule) -> Result<Rule>;
+    /// One rule.
+    fn get(&self, id: &str) -> Result<Rule>;
+    /// Live rules of a user, highest priority first; quarantined ones only when asked.
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Rule>>;
+    /// Tombstones a rule.
+    fn remove(&self, id: &str, by: Actor) -> Result<()>;
+    /// Records a verified reuse; a quarantined induced procedure is promoted once its
+    /// success count reaches the configured threshold (unless its text is flagged).
+    fn record_outcome(&self, id: &str, success: bool, by: Actor) -> Result<Rule>;
+}
+
+/// Shared memory: records attached to other agents.
+pub trait SharedMemory {
+    /// Shares a live record with an agent.
+    fn attach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()>;
+    /// Stops sharing it.
+    fn detach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()>;
+    /// Live, active records shared with an agent.
+    fn list_for(&self, agent_id: &str) -> Result<Vec<MemoryItem>>;
+}
+
+/// Insights: synthesised observations with citations and salience votes.
+pub trait InsightMemory {
+    /// Persists an insight (needs ≥ 1 citation, each naming a live record); lands
+    /// quarantined with provenance `reflection` unless told otherwise.
+    fn add(&self, insight: NewInsight) -> Result<Insight>;
+    /// One insight.
+    fn get(&self, id: &str) -> Result<Insight>;
+    /// Adds `delta` to the salience; at ≤ 0 the insight is soft-deleted.
+    fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight>;
+    /// Live insights of a user.
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Insight>>;
+}
+
+/// The entity graph.
+pub trait EntityGraph {
+    /// The canonical (root) entity for a name, minted if none matches.
+    fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity>;
+    /// One entity.
+    fn get(&self, id: &str) -> Result<GraphEntity>;
+    /// Entities of a user (roots and merged).
+    fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>>;
+    /// Merges `from` (and everything merged into it) into the root of `into`.
+    fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity>;
+    /// Undoes the latest merge of `id`, restoring exactly what it changed.
+    fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity>;
+    /// Ids of live facts whose subject or object resolves to the entity's root.
+    fn facts_for(&self, entity_id: &str) -> Result<Vec<String>>;
+}
+
+/// The whole store.
+pub trait MemoryStore {
+    /// Working memory.
+    fn working(&self) -> impl WorkingMemory + '_;
+    /// Session memory.
+    fn session(&self) -> impl SessionMemory + '_;
+    /// Episodic memory.
+    fn episodic(&self) -> impl EpisodicMemory + '_;
+    /// Semantic memory.
+    fn semantic(&self) -> impl SemanticMemory + '_;
+    /// Procedural memory.
+    fn procedural(&self) -> impl ProceduralMemory + '_;
+    /// Shared memory.
+    fn shared(&self) -> impl SharedMemory + '_;
+    /// Insights.
+    fn insights(&self) -> impl InsightMemory + '_;
+    /// The entity graph.
+    fn entities(&self) -> impl EntityGraph + '_;
+
+    /// Searches every kind the options name (default: all searchable kinds).
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>>;
+    /// Any record by id (tombstoned, superseded and quarantined ones too).
+    fn get_item(&self, id: &str) -> Result<MemoryItem>;
+    /// Re-checks a quarantined record and promotes it to `active`. Flagged text is refused
+    /// unless `force`, and a forced promotion records who forced it.
+    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem>;
+    /// Tombstones a record with a reason (quarantine review).
+    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()>;
+    /// Every ledger row about a record, block or entity, in order.
+    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>>;
+    /// Tier counters of a user.
+    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata>;
+}

@@ -1,0 +1,22 @@
+//! The contract suite against the SQLite backend (in memory, test embedder).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod contract;
+
+use std::sync::Arc;
+
+use mindgate_memory::time::ManualClock;
+use mindgate_memory::{OpenOptions, SqliteMemory};
+
+fn make(clock: Arc<ManualClock>) -> SqliteMemory {
+    SqliteMemory::open_in_memory(
+        OpenOptions::default()
+            .clock(clock)
+            .embedder(Arc::new(common::TestEmbedder::new())),
+    )
+    .unwrap()
+}
+
+contract_suite!(make);
