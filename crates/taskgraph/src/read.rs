@@ -66,6 +66,18 @@ fn read_with_depth(path: &Path, agent: Agent, depth: usize) -> Result<Session> {
                 s.id = file_id(path);
                 s.header.id = s.id.clone();
             }
+            if agent == Agent::Codex && depth < MAX_CHILD_DEPTH && !s.id.is_empty() {
+                for f in codex_child_files(path, &s.id) {
+                    match read_with_depth(&f, Agent::Codex, depth + 1) {
+                        Ok(c) => s.children.push(c),
+                        Err(e) => s.warnings.push(ReadWarning::new(
+                            f.display().to_string(),
+                            0,
+                            e.to_string(),
+                        )),
+                    }
+                }
+            }
             Ok(s)
         }
     }
@@ -199,6 +211,32 @@ fn dsh_child_dirs(workspace: &Path, dir: &Path, parent_id: &str) -> Vec<PathBuf>
         .collect();
     out.sort();
     out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Codex rollouts next to `path` (same day folder) whose `session_meta` names `parent_id` as
+/// their parent thread (`parent_thread_id`, or `source.subagent.thread_spawn.parent_thread_id`),
+/// oldest first.
+fn codex_child_files(path: &Path, parent_id: &str) -> Vec<PathBuf> {
+    let Some(dir) = path.parent() else {
+        return Vec::new();
+    };
+    sorted_files(dir, |n| n.contains("rollout-") && n.ends_with(".jsonl"))
+        .into_iter()
+        .filter(|f| f != path)
+        .filter(|f| {
+            read_first_json_line(f).is_some_and(|v| {
+                let meta = v.get("payload").unwrap_or(&v);
+                let parent = meta
+                    .get("parent_thread_id")
+                    .and_then(Value::as_str)
+                    .or_else(|| {
+                        meta.pointer("/source/subagent/thread_spawn/parent_thread_id")
+                            .and_then(Value::as_str)
+                    });
+                parent == Some(parent_id)
+            })
+        })
+        .collect()
 }
 
 /// Reads and parses only the first line of a (possibly zstd) JSONL file.

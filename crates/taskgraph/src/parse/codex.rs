@@ -13,9 +13,13 @@
 //! `token_count` or at the next input. `stream_error` is a failed attempt (`llm/retry`).
 //! OpenAI counts cached tokens inside `input_tokens`; they are moved to `cache_read` here.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
-use crate::event::{Event, EventKind, Failure, SessionStart, TurnEndKind, TurnReason, Usage};
+use crate::event::{
+    Event, EventKind, Failure, SessionStart, SubagentDescriptor, TurnEndKind, TurnReason, Usage,
+};
 use crate::session::{Agent, Session};
 use crate::util::{parse_arguments, str_field, time_value_ms, u64_field, value_text};
 
@@ -93,6 +97,60 @@ struct Conv {
     last_output_was_message: bool,
     pending_calls: i64,
     retries: u32,
+    /// The last `total_token_usage` counted: Codex writes each `token_count` twice with the
+    /// same running total, and a repeat must not be counted again.
+    last_total: Option<Value>,
+    /// Results of unified-exec calls whose process was still running when the call returned
+    /// ("Process running with session ID N"), by call id: they are written when the process
+    /// ends (`exec_command_end`, or a `write_stdin` output saying "Process exited with code N").
+    held: HashMap<String, HeldResult>,
+    /// Running unified-exec process id → the call that started it.
+    processes: HashMap<String, String>,
+    /// `exec_command_end` exit codes that arrived before their call's output.
+    early_exits: HashMap<String, i64>,
+    /// What the reader needs to remember about each call, by call id.
+    calls: HashMap<String, CallInfo>,
+}
+
+/// What is remembered about a call until its output arrives.
+#[derive(Clone, Default)]
+struct CallInfo {
+    kind: CallKind,
+    /// Its result was written.
+    returned: bool,
+}
+
+/// The calls whose output needs special reading.
+#[derive(Clone, Default)]
+enum CallKind {
+    /// `write_stdin` to the unified-exec process with this id.
+    WriteStdin(Option<String>),
+    /// `spawn_agent` of this agent type.
+    SpawnAgent(Option<String>),
+    #[default]
+    Other,
+}
+
+impl CallKind {
+    fn of(name: &str, args: &Value) -> Self {
+        match name {
+            "write_stdin" => CallKind::WriteStdin(args.get("session_id").map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })),
+            "spawn_agent" => {
+                CallKind::SpawnAgent(str_field(args, &["agent_type"]).map(str::to_owned))
+            }
+            _ => CallKind::Other,
+        }
+    }
+}
+
+/// A held unified-exec result (see [`Conv::held`]).
+#[derive(Clone)]
+struct HeldResult {
+    output: String,
+    time: i64,
 }
 
 impl Conv {
@@ -119,12 +177,11 @@ impl Conv {
                         version: str_field(meta, &["cli_version", "version"]).map(str::to_owned),
                         cwd: str_field(meta, &["cwd"]).map(str::to_owned),
                         created_ms: meta.get("timestamp").and_then(time_value_ms).or(Some(time)),
-                        parent_session: str_field(
-                            meta,
-                            &["parent_session_id", "parent_id", "forked_from_id"],
-                        )
-                        .map(str::to_owned),
-                        delegation_depth: 0,
+                        parent_session: parent_thread(meta),
+                        delegation_depth: meta
+                            .pointer("/source/subagent/thread_spawn/depth")
+                            .and_then(Value::as_u64)
+                            .map_or(u32::from(parent_thread(meta).is_some()), |d| d as u32),
                         origin: str_field(meta, &["originator"]).map(str::to_owned),
                         raw: meta.clone(),
                     };
@@ -152,6 +209,20 @@ impl Conv {
 
     /// End of input: `seq` is the last JSON line's number.
     fn finish(&mut self, seq: u64, has_task_events: bool) {
+        // Processes still running at the end of the file: their call did return.
+        let mut held: Vec<(String, HeldResult)> = self.held.drain().collect();
+        held.sort_by(|a, b| (a.1.time, &a.0).cmp(&(b.1.time, &b.0)));
+        for (call_id, h) in held {
+            self.push(
+                seq,
+                h.time,
+                EventKind::ToolResult {
+                    call_id,
+                    output: h.output,
+                    is_error: false,
+                },
+            );
+        }
         if self.step_open && self.pending_calls == 0 && self.last_output_was_message {
             self.close_step(seq, self.last_output_time);
         }
@@ -260,9 +331,20 @@ impl Conv {
                 self.user_text(seq, time, text);
             }
             "token_count" => {
-                let Some(u) = p.get("info").and_then(|i| i.get("last_token_usage")) else {
+                let info = p.get("info");
+                let Some(u) = info.and_then(|i| i.get("last_token_usage")) else {
                     return;
                 };
+                // The same running total again: a repeat of the usage already counted.
+                if let Some(total) = info
+                    .and_then(|i| i.get("total_token_usage"))
+                    .filter(|t| t.as_object().is_some_and(|o| !o.is_empty()))
+                {
+                    if self.last_total.as_ref() == Some(total) {
+                        return;
+                    }
+                    self.last_total = Some(total.clone());
+                }
                 let cached = u64_field(u, &["cached_input_tokens"]).unwrap_or(0);
                 self.push(
                     seq,
@@ -279,6 +361,7 @@ impl Conv {
                     self.close_step(seq, time);
                 }
             }
+            "exec_command_end" => self.exec_end(seq, time, p),
             "task_complete" => self.close_turn(seq, time, TurnEndKind::Completed, None),
             "turn_aborted" => {
                 let reason = str_field(p, &["reason"]).map(str::to_owned);
@@ -358,12 +441,10 @@ impl Conv {
                 self.model_output(seq, time);
                 self.last_output_was_message = false;
             }
-            "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
+            "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call"
+            | "tool_search_call" => {
                 self.model_output(seq, time);
                 self.last_output_was_message = false;
-                let call_id = str_field(p, &["call_id", "id"])
-                    .unwrap_or_default()
-                    .to_owned();
                 let (name, arguments) = match ty {
                     "function_call" => (
                         str_field(p, &["name"]).unwrap_or("function").to_owned(),
@@ -381,48 +462,221 @@ impl Conv {
                         "local_shell".to_owned(),
                         p.get("action").cloned().unwrap_or(Value::Null),
                     ),
+                    "tool_search_call" => (
+                        "tool_search".to_owned(),
+                        parse_arguments(p.get("arguments").unwrap_or(&Value::Null)),
+                    ),
                     _ => (
                         "web_search".to_owned(),
                         p.get("action").cloned().unwrap_or(Value::Null),
                     ),
                 };
-                if ty == "web_search_call" || call_id.is_empty() {
-                    return; // no result line will follow
-                }
-                self.pending_calls += 1;
+                let given_id = str_field(p, &["call_id", "id"]).filter(|c| !c.is_empty());
+                // An item without a call id (a web search the server ran) is complete as
+                // written: it is a call and its own result.
+                let call_id = given_id.map_or_else(|| format!("{ty}-{seq}"), str::to_owned);
                 let (turn, step) = (self.turn, self.step);
+                let kind = CallKind::of(&name, &arguments);
+                self.calls.insert(
+                    call_id.clone(),
+                    CallInfo {
+                        kind,
+                        returned: given_id.is_none(),
+                    },
+                );
                 self.push(
                     seq,
                     time,
                     EventKind::ToolCall {
                         turn,
                         step,
-                        call_id,
+                        call_id: call_id.clone(),
                         name,
                         arguments,
                     },
                 );
+                if given_id.is_none() {
+                    let status = str_field(p, &["status"]).unwrap_or("completed");
+                    self.push(
+                        seq,
+                        time,
+                        EventKind::ToolResult {
+                            call_id,
+                            output: status.to_owned(),
+                            is_error: matches!(status, "failed" | "incomplete"),
+                        },
+                    );
+                } else {
+                    self.pending_calls += 1;
+                }
             }
-            "function_call_output" | "custom_tool_call_output" => {
+            "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
                 self.close_step(self.last_output_seq.min(seq), self.last_output_time);
                 self.pending_calls = (self.pending_calls - 1).max(0);
                 let call_id = str_field(p, &["call_id"]).unwrap_or_default().to_owned();
-                let (output, is_error) = tool_output(p.get("output").unwrap_or(&Value::Null));
-                self.push(
-                    seq,
-                    time,
-                    EventKind::ToolResult {
-                        call_id,
-                        output,
-                        is_error,
-                    },
-                );
+                let (output, is_error) = match p.get("output") {
+                    Some(o) => tool_output(o),
+                    None => (
+                        str_field(p, &["status"]).unwrap_or("completed").to_owned(),
+                        false,
+                    ),
+                };
+                self.tool_returned(seq, time, call_id, output, is_error);
                 self.last_input_time = time;
                 self.last_output_was_message = false;
             }
             _ => {}
         }
     }
+
+    /// A call's output line: writes its result, or holds it while its process still runs.
+    fn tool_returned(
+        &mut self,
+        seq: u64,
+        time: i64,
+        call_id: String,
+        output: String,
+        mut is_error: bool,
+    ) {
+        let info = self.calls.get(&call_id).cloned().unwrap_or_default();
+        let polls = match &info.kind {
+            CallKind::WriteStdin(pid) => Some(pid.clone()),
+            _ => None,
+        };
+        match (unified_exec_state(&output), polls) {
+            (Some(ExecState::Running(pid)), None) => {
+                self.processes.insert(pid, call_id.clone());
+                self.held.insert(call_id, HeldResult { output, time });
+                return;
+            }
+            (Some(ExecState::Exited(code)), Some(pid)) => {
+                // The process a `write_stdin` polls ended: its exit belongs to the call that
+                // started it (the poll itself succeeded).
+                if let Some(start) = pid.and_then(|pid| self.processes.remove(&pid)) {
+                    self.release(seq, time, &start, code, Some(output.clone()));
+                }
+            }
+            (Some(ExecState::Exited(code)), None) => is_error |= code != 0,
+            _ => {}
+        }
+        if let Some(code) = self.early_exits.remove(&call_id) {
+            is_error |= code != 0;
+        }
+        if let CallKind::SpawnAgent(agent_type) = &info.kind
+            && let Some(agent) = spawned_agent_id(&output)
+        {
+            self.push(
+                seq,
+                time,
+                EventKind::SubagentDescriptor(SubagentDescriptor {
+                    call_id: Some(call_id.clone()),
+                    session_id: Some(agent),
+                    name: agent_type.clone(),
+                    ..SubagentDescriptor::default()
+                }),
+            );
+        }
+        if let Some(c) = self.calls.get_mut(&call_id) {
+            c.returned = true;
+        }
+        self.push(
+            seq,
+            time,
+            EventKind::ToolResult {
+                call_id,
+                output,
+                is_error,
+            },
+        );
+    }
+
+    /// Writes the held result of `call_id` now that its process exited with `code`.
+    fn release(&mut self, seq: u64, time: i64, call_id: &str, code: i64, output: Option<String>) {
+        let Some(h) = self.held.remove(call_id) else {
+            return;
+        };
+        self.processes.retain(|_, c| c != call_id);
+        let output = output.filter(|o| !o.is_empty()).unwrap_or(h.output);
+        if let Some(c) = self.calls.get_mut(call_id) {
+            c.returned = true;
+        }
+        self.push(
+            seq,
+            time,
+            EventKind::ToolResult {
+                call_id: call_id.to_owned(),
+                output,
+                is_error: code != 0,
+            },
+        );
+    }
+
+    /// `exec_command_end`: the exit code of a command (unified exec or classic shell).
+    fn exec_end(&mut self, seq: u64, time: i64, p: &Value) {
+        let Some(call_id) = str_field(p, &["call_id"]) else {
+            return;
+        };
+        let code = p.get("exit_code").and_then(Value::as_i64).unwrap_or(0);
+        let output = str_field(p, &["aggregated_output", "formatted_output", "stdout"])
+            .unwrap_or_default()
+            .to_owned();
+        if self.held.contains_key(call_id) {
+            let text = format!("Process exited with code {code}\n{output}");
+            self.release(seq, time, call_id, code, Some(text));
+        } else if self.calls.get(call_id).is_some_and(|c| !c.returned) {
+            self.early_exits.insert(call_id.to_owned(), code);
+        }
+    }
+}
+
+/// The id of a session's parent thread (Codex subagents name it in two places).
+fn parent_thread(meta: &Value) -> Option<String> {
+    str_field(
+        meta,
+        &[
+            "parent_thread_id",
+            "parent_session_id",
+            "parent_id",
+            "forked_from_id",
+        ],
+    )
+    .or_else(|| {
+        meta.pointer("/source/subagent/thread_spawn/parent_thread_id")
+            .and_then(Value::as_str)
+    })
+    .map(str::to_owned)
+}
+
+/// The child thread id a `spawn_agent` output names (`{"agent_id": …}`).
+fn spawned_agent_id(output: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(output.trim()).ok()?;
+    str_field(&v, &["agent_id", "thread_id", "id"]).map(str::to_owned)
+}
+
+/// What a unified-exec output header says about its process.
+#[derive(Debug, PartialEq)]
+enum ExecState {
+    /// "Process running with session ID N".
+    Running(String),
+    /// "Process exited with code N".
+    Exited(i64),
+}
+
+/// Reads the header lines of a unified-exec output (`Chunk ID`, `Wall time`, the process
+/// state, `Original token count`, then `Output:`); `None` for any other text.
+fn unified_exec_state(text: &str) -> Option<ExecState> {
+    for line in text.lines().take(6) {
+        if line == "Output:" {
+            break;
+        }
+        if let Some(rest) = line.strip_prefix("Process exited with code ") {
+            return rest.trim().parse().ok().map(ExecState::Exited);
+        }
+        if let Some(rest) = line.strip_prefix("Process running with session ID ") {
+            return Some(ExecState::Running(rest.trim().to_owned()));
+        }
+    }
+    None
 }
 
 /// Reads a function output: a string (possibly JSON `{output, metadata:{exit_code}}`) or an

@@ -342,7 +342,10 @@ impl Converter {
                 seq,
                 time,
                 EventKind::Usage(Usage {
-                    input: u64_field(u, &["input"]).unwrap_or(0),
+                    // One convention for every agent: input is every input token that was not
+                    // a cache read, so cache writes count as input.
+                    input: u64_field(u, &["input"]).unwrap_or(0)
+                        + u64_field(u, &["cacheWrite"]).unwrap_or(0),
                     output: u64_field(u, &["output"]).unwrap_or(0),
                     cache_read: u64_field(u, &["cacheRead"]).unwrap_or(0),
                 }),
