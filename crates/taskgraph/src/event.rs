@@ -130,6 +130,16 @@ pub enum EventKind {
         /// Whether the tool reported an error.
         is_error: bool,
     },
+    /// A call that never ran: the model message that asked for it failed or was aborted
+    /// before the agent executed it. The call's node becomes `CANCELLED` (an edit that never
+    /// ran is not a code change).
+    #[serde(rename = "tool/cancelled")]
+    ToolCancelled {
+        /// Call id of the call that never ran.
+        call_id: String,
+        /// Why it did not run.
+        reason: String,
+    },
     /// The agent wrote its todo list (plan).
     #[serde(rename = "todo/write")]
     TodoWrite {
@@ -162,6 +172,7 @@ impl EventKind {
             EventKind::ToolResult { .. } => 12,
             EventKind::TodoWrite { .. } => 13,
             EventKind::SubagentDescriptor(_) => 14,
+            EventKind::ToolCancelled { .. } => 15,
         }
     }
 }

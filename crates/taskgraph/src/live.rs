@@ -137,9 +137,7 @@ impl LiveReader {
                 .iter()
                 .position(|b| *b == b'\n')
                 .map_or(body.len(), |i| start + i);
-            if let Some(v) =
-                parse::json_line(&body[start..stop], lineno, &self.file, &mut self.warnings)
-            {
+            for v in parse::json_line(&body[start..stop], lineno, &self.file, &mut self.warnings) {
                 lines.push((lineno, v));
             }
             lineno += 1;

@@ -248,6 +248,10 @@ fn dsh_line(e: &Event) -> serde_json::Value {
             json!({ "turn": turn, "step": step, "callId": call_id, "name": name,
                     "arguments": arguments.to_string() }),
         ),
+        EventKind::ToolCancelled { call_id, reason } => (
+            "tool/cancelled",
+            json!({ "callId": call_id, "reason": reason }),
+        ),
         EventKind::ToolResult {
             call_id,
             output,

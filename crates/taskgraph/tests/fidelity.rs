@@ -127,3 +127,77 @@ fn codex_subagents_link_both_ways() {
     assert_eq!(cs.header.parent_session.as_deref(), Some("fx-parent"));
     assert_eq!(cs.header.delegation_depth, 1);
 }
+
+const PI_TREE: &str = "pi/2026-09-01T10-00-00-000Z_fx-pi.jsonl";
+
+/// Item 7: pi `cacheWrite` counts as input (input = every non-cache-read input token).
+#[test]
+fn pi_cache_write_counts_as_input() {
+    let (_, t) = tree(PI_TREE);
+    assert_eq!(tokens(&t.graph), (1018, 31, 150, 1199));
+}
+
+/// Item 8: an unreadable line does not cut off the entries before it: the orphan that
+/// follows is re-attached to the entry before it in file order, with a warning.
+#[test]
+fn pi_tree_keeps_the_prefix_of_an_unreadable_line() {
+    let (s, t) = tree(PI_TREE);
+    let g = &t.graph;
+    assert_eq!(g.title, "tidy the docs");
+    assert_eq!(node(g, "tool-t1").status, Status::Success);
+    assert_eq!(g.summary.counts.phases, 2);
+    let invalid = s.warnings.iter().find(|w| w.line == 5).unwrap();
+    assert!(invalid.message.contains("invalid JSON"), "{invalid}");
+    let orphan = s.warnings.iter().find(|w| w.line == 6).unwrap();
+    assert!(orphan.message.contains("re-attached"), "{orphan}");
+    assert!(orphan.message.contains("3 earlier entries"), "{orphan}");
+}
+
+/// Item 9: a line holding two JSON objects yields both, with a warning.
+#[test]
+fn several_objects_on_one_line_are_each_read() {
+    let (s, t) = tree(PI_TREE);
+    let w = s.warnings.iter().find(|w| w.line == 7).unwrap();
+    assert!(w.message.contains("2 JSON objects"), "{w}");
+    // The second object is the last assistant message: the task ends on it.
+    assert_eq!(t.graph.status, Status::Success);
+    assert_eq!(node(&t.graph, "phase-2").status, Status::Success);
+}
+
+/// Item 10: the edits of a message that errored never ran: CANCELLED, not code changes.
+#[test]
+fn pi_calls_of_an_errored_message_are_cancelled() {
+    let (_, t) = tree(PI_TREE);
+    let g = &t.graph;
+    for id in ["tool-t2", "tool-t3"] {
+        assert_eq!(node(g, id).node_type, NodeType::Code);
+        assert_eq!(node(g, id).status, Status::Cancelled, "{id}");
+    }
+    assert_eq!(g.summary.counts.code_changes, 1);
+    assert_eq!(g.summary.files_changed, ["/work/fx/a.md"]);
+    // The one error is the model step that failed, not its calls.
+    let failed: Vec<_> = g
+        .summary
+        .failed_steps
+        .iter()
+        .map(|r| r.id.to_string())
+        .collect();
+    assert_eq!(failed, ["step-1-2"]);
+}
+
+/// Item 10: a trailing call without output in an archived session is CANCELLED (and an edit
+/// that never returned is no code change); the task is FAILED because its last work outcome
+/// is a failed test with no later success.
+#[test]
+fn codex_trailing_call_is_cancelled_and_task_fails_on_its_last_outcome() {
+    let (_, t) = tree("codex/rollout-2026-09-01T11-00-00-fx-cut.jsonl");
+    let g = &t.graph;
+    assert_eq!(node(g, "tool-c1").node_type, NodeType::Test);
+    assert_eq!(node(g, "tool-c1").status, Status::Failed);
+    let cut = node(g, "tool-c2");
+    assert_eq!(cut.status, Status::Cancelled);
+    assert!(tool(g, "tool-c2").unclosed);
+    assert_eq!(g.summary.counts.code_changes, 0);
+    assert_eq!(g.summary.counts.errors, 1);
+    assert_eq!(g.status, Status::Failed);
+}

@@ -33,6 +33,8 @@ struct Aux {
     max_step_no: u32,
     /// Got its closing event (turn end, step end, tool result) or was force-closed.
     closed: bool,
+    /// A code node taken out of `counts.code_changes` (it was cancelled: it never ran).
+    uncounted: bool,
     reason: Option<TurnEndKind>,
     /// Tools.
     retry_key: Option<u64>,
@@ -119,6 +121,9 @@ pub struct IncrementalGraph {
     files: FastSet<String>,
     task_fail_end: Option<i64>,
     task_ok_end: Option<i64>,
+    /// Latest end of a failed / successful tool-like node (the task's last work outcome).
+    work_fail_end: Option<i64>,
+    work_ok_end: Option<i64>,
     unmatched_subagents: Vec<usize>,
     children_used: Vec<bool>,
     finished: bool,
@@ -152,6 +157,7 @@ fn event_key(e: &Event) -> u64 {
         } => key_hash((call_id, is_error)),
         EventKind::TodoWrite { todos, call_id } => key_hash((call_id, todos.len())),
         EventKind::SubagentDescriptor(d) => key_hash((&d.call_id, &d.session_id)),
+        EventKind::ToolCancelled { call_id, .. } => key_hash(call_id),
     };
     key_hash((e.seq, e.kind.tag(), k))
 }
@@ -239,6 +245,8 @@ impl IncrementalGraph {
             slow: BTreeSet::new(),
             files: FastSet::default(),
             task_fail_end: None,
+            work_fail_end: None,
+            work_ok_end: None,
             task_ok_end: None,
             unmatched_subagents: Vec::new(),
             finished: false,
@@ -717,6 +725,9 @@ impl IncrementalGraph {
                 output,
                 is_error,
             } => return self.on_tool_result(call_id, output, *is_error, t, e.seq),
+            EventKind::ToolCancelled { call_id, reason } => {
+                self.on_tool_cancelled(call_id, reason, t, e.seq)
+            }
             EventKind::TodoWrite { todos, call_id } => {
                 self.on_todos(todos, call_id.as_deref(), t, e.seq)
             }
@@ -965,6 +976,13 @@ impl IncrementalGraph {
 
     /// A descendant of phase `p` closed with `status` at `end`: update the recovery maxima.
     fn phase_outcome(&mut self, i: usize, status: Status, end: i64) {
+        if self.g.nodes[i].node_type.is_tool_like() {
+            match status {
+                Status::Failed => self.work_fail_end = self.work_fail_end.max(Some(end)),
+                Status::Success => self.work_ok_end = self.work_ok_end.max(Some(end)),
+                _ => {}
+            }
+        }
         let Some(p) = self.aux[i].phase else {
             return;
         };
@@ -1117,25 +1135,31 @@ impl IncrementalGraph {
         if unclosed {
             self.set_unclosed(i);
         }
+        // An edit that was cancelled never changed a file: it is not a code change.
+        if st == Status::Cancelled
+            && self.g.nodes[i].node_type == NodeType::Code
+            && !self.aux[i].uncounted
+        {
+            self.aux[i].uncounted = true;
+            let c = &mut self.g.summary.counts.code_changes;
+            *c = c.saturating_sub(1);
+        }
         self.phase_outcome(i, st, t);
     }
 
-    /// Closes a node left open (superseded or archived): tool/test FAILED, others CANCELLED.
+    /// Closes a node left open (superseded or archived) as CANCELLED with `meta.unclosed`:
+    /// a call without output never reported a failure, so (in every reader alike) it is not
+    /// counted as one.
     fn force_close(&mut self, i: usize, default_end: i64) {
-        let nt = self.g.nodes[i].node_type;
-        let st = if matches!(nt, NodeType::Tool | NodeType::Test) {
-            Status::Failed
-        } else {
-            Status::Cancelled
-        };
+        let st = Status::Cancelled;
         let end = self.aux[i]
             .parent
             .filter(|&p| self.aux[p].closed)
             .and_then(|p| self.g.nodes[p].end_time)
             .unwrap_or(default_end);
         self.close_as(i, st, end, true);
-        if st == Status::Failed
-            && let Some(m) = self.tool_meta(i)
+        if let Some(m) = self.tool_meta(i)
+            && m.error.is_none()
         {
             m.error = Some("no result recorded (unclosed)".into());
         }
@@ -1412,6 +1436,21 @@ impl IncrementalGraph {
         true
     }
 
+    /// A call that never ran: `CANCELLED`, and not a code change.
+    fn on_tool_cancelled(&mut self, call_id: &str, reason: &str, t: i64, seq: u64) {
+        let Some(i) = self.tool_of_call(call_id) else {
+            return;
+        };
+        self.note(i, seq);
+        if self.aux[i].closed {
+            return;
+        }
+        if let Some(m) = self.tool_meta(i) {
+            m.error = Some(format!("never ran: {reason}"));
+        }
+        self.close_as(i, Status::Cancelled, t, false);
+    }
+
     fn on_todos(&mut self, todos: &[Todo], call_id: Option<&str>, t: i64, seq: u64) {
         let target = call_id
             .and_then(|c| self.tool_of_call(c))
@@ -1575,7 +1614,13 @@ impl IncrementalGraph {
         let status = match self.last_phase {
             None if self.g.nodes.len() == 1 => Status::Pending,
             _ if self.opts.live && last_open => Status::Running,
-            _ if last_unclosed => Status::Cancelled,
+            // An archived session cut off mid-turn: FAILED when its last work outcome is a
+            // failure with no later success (recovery-aware), else CANCELLED.
+            _ if last_unclosed => match (self.work_fail_end, self.work_ok_end) {
+                (Some(f), Some(o)) if f > o => Status::Failed,
+                (Some(_), None) => Status::Failed,
+                _ => Status::Cancelled,
+            },
             _ if last_open => Status::Running,
             _ => {
                 let reason = self.last_phase.and_then(|p| self.aux[p].reason);

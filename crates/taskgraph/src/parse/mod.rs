@@ -58,16 +58,23 @@ pub fn sniff_agent(bytes: &[u8]) -> Option<Agent> {
 
 /// Calls `f(line_number, object)` for every JSON object line of `bytes` (1-based numbers).
 ///
-/// Blank lines are skipped silently; lines that are not JSON objects become warnings.
+/// Blank lines are skipped silently; lines that are not JSON objects become warnings. A line
+/// holding several JSON objects yields each of them (same line number) and a warning.
 pub(crate) fn for_each_json_line(
     bytes: &[u8],
     file: &str,
     warnings: &mut Vec<ReadWarning>,
     mut f: impl FnMut(u64, Value, &mut Vec<ReadWarning>),
 ) {
-    for_each_line(bytes, |lineno, raw, is_open_end| {
-        if let Some(v) = object_line(raw, lineno, is_open_end, file, warnings) {
-            f(lineno, v, warnings);
+    for_each_line(bytes, |lineno, raw, is_open_end| match decode_line(raw) {
+        Ok(values) => accept_line(values, lineno, file, warnings, |v, w| f(lineno, v, w)),
+        Err(e) => {
+            let msg = if is_open_end && e.is_eof() {
+                format!("truncated last line ({} bytes)", raw.len())
+            } else {
+                format!("invalid JSON: {e}")
+            };
+            warnings.push(ReadWarning::new(file, lineno, msg));
         }
     });
 }
@@ -118,28 +125,73 @@ pub(crate) fn object_line(
     }
 }
 
+/// Decodes one line: usually one JSON value, but some writers (pi) put several objects on one
+/// line. Returns every value decoded, or the error of the first value when the line does not
+/// start with valid JSON; a line that decodes as several values is reported by the caller.
+fn decode_line(raw: &[u8]) -> std::result::Result<Vec<Value>, serde_json::Error> {
+    match serde_json::from_slice::<Value>(raw) {
+        Ok(v) => Ok(vec![v]),
+        Err(first) => {
+            let mut values = Vec::new();
+            for v in serde_json::Deserializer::from_slice(raw).into_iter::<Value>() {
+                match v {
+                    Ok(v) => values.push(v),
+                    Err(_) if values.len() >= 2 => break,
+                    Err(_) => return Err(first),
+                }
+            }
+            if values.len() >= 2 {
+                Ok(values)
+            } else {
+                Err(first)
+            }
+        }
+    }
+}
+
+/// Checks and hands on the values of one line (see [`decode_line`]).
+fn accept_line(
+    values: Vec<Value>,
+    lineno: u64,
+    file: &str,
+    warnings: &mut Vec<ReadWarning>,
+    mut f: impl FnMut(Value, &mut Vec<ReadWarning>),
+) {
+    if values.len() > 1 {
+        warnings.push(ReadWarning::new(
+            file,
+            lineno,
+            format!(
+                "line holds {} JSON objects (no newline between them); each was read",
+                values.len()
+            ),
+        ));
+    }
+    for v in values {
+        match v {
+            v @ Value::Object(_) => f(v, warnings),
+            _ => warnings.push(ReadWarning::new(file, lineno, "line is not a JSON object")),
+        }
+    }
+}
+
 /// Parses one complete line for a streaming reader, as [`for_each_json_line`] would.
 pub(crate) fn json_line(
     raw: &[u8],
     lineno: u64,
     file: &str,
     warnings: &mut Vec<ReadWarning>,
-) -> Option<Value> {
+) -> Vec<Value> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let mut out = Vec::new();
     if raw.iter().all(u8::is_ascii_whitespace) {
-        return None;
+        return out;
     }
-    match serde_json::from_slice::<Value>(raw) {
-        Ok(v @ Value::Object(_)) => Some(v),
-        Ok(_) => {
-            warnings.push(ReadWarning::new(file, lineno, "line is not a JSON object"));
-            None
-        }
-        Err(e) => {
-            warnings.push(ReadWarning::new(file, lineno, format!("invalid JSON: {e}")));
-            None
-        }
+    match decode_line(raw) {
+        Ok(values) => accept_line(values, lineno, file, warnings, |v, _| out.push(v)),
+        Err(e) => warnings.push(ReadWarning::new(file, lineno, format!("invalid JSON: {e}"))),
     }
+    out
 }
 
 /// Normalises the pending `events` (as a whole-file parse does at the end) and removes those

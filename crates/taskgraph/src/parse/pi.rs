@@ -85,15 +85,26 @@ fn current_branch(
         .enumerate()
         .filter_map(|(i, e)| e.id.as_deref().map(|id| (id, i)))
         .collect();
-    let walk = |leaf: usize, stop: &HashSet<usize>| -> (Vec<usize>, Option<usize>) {
+    // An entry whose parent is missing (most often: the parent's line could not be read) is
+    // re-attached to the entry before it in file order, so one bad line does not cut off every
+    // earlier entry. The first entry of the file has nothing before it: its branch starts there.
+    let mut orphans: Vec<usize> = Vec::new();
+    let parent_of = |i: usize, orphans: &mut Vec<usize>| -> Option<usize> {
+        let p = entries[i].parent.as_deref()?;
+        match by_id.get(p) {
+            Some(&k) => Some(k),
+            None if i > 0 => {
+                orphans.push(i);
+                Some(i - 1)
+            }
+            None => None,
+        }
+    };
+    let mut walk = |leaf: usize, stop: &HashSet<usize>| -> (Vec<usize>, Option<usize>) {
         let mut path = vec![leaf];
         let mut seen = HashSet::from([leaf]);
         let mut cur = leaf;
-        while let Some(p) = entries[cur]
-            .parent
-            .as_deref()
-            .and_then(|p| by_id.get(p).copied())
-        {
+        while let Some(p) = parent_of(cur, &mut orphans) {
             if stop.contains(&p) {
                 return (path, Some(p));
             }
@@ -140,6 +151,21 @@ fn current_branch(
             "entry_ids": b.iter().filter_map(|&k| entries[k].id.clone()).collect::<Vec<_>>(),
             "lines": b.iter().map(|&k| entries[k].line).collect::<Vec<_>>(),
         }));
+    }
+    drop(walk);
+    orphans.sort_unstable();
+    orphans.dedup();
+    for &i in &orphans {
+        let kept = path.iter().position(|&k| k == i).unwrap_or(0);
+        warnings.push(ReadWarning::new(
+            file,
+            entries[i].line,
+            format!(
+                "parent entry {} not found (an unreadable line?): re-attached to the entry on line {}; {kept} earlier entries of the branch kept",
+                entries[i].parent.as_deref().unwrap_or_default(),
+                entries[i - 1].line,
+            ),
+        ));
     }
     if !branches.is_empty() {
         branches.reverse();
@@ -351,19 +377,22 @@ impl Converter {
                 }),
             );
         }
+        let mut calls = Vec::new();
         if let Some(Value::Array(parts)) = msg.get("content") {
             for p in parts {
                 if str_field(p, &["type"]) != Some("toolCall") {
                     continue;
                 }
                 let (turn, step) = (self.turn, self.step);
+                let call_id = str_field(p, &["id"]).unwrap_or_default().to_owned();
+                calls.push(call_id.clone());
                 self.push(
                     seq,
                     time,
                     EventKind::ToolCall {
                         turn,
                         step,
-                        call_id: str_field(p, &["id"]).unwrap_or_default().to_owned(),
+                        call_id,
                         name: str_field(p, &["name"]).unwrap_or("tool").to_owned(),
                         arguments: parse_arguments(p.get("arguments").unwrap_or(&Value::Null)),
                     },
@@ -371,6 +400,20 @@ impl Converter {
             }
         }
         let stop = str_field(msg, &["stopReason"]).unwrap_or("stop").to_owned();
+        if matches!(stop.as_str(), "error" | "aborted") {
+            // pi runs a message's tool calls only once it completed: these never ran.
+            let reason = str_field(msg, &["errorMessage"]).unwrap_or(stop.as_str());
+            for id in calls {
+                self.push(
+                    seq,
+                    time,
+                    EventKind::ToolCancelled {
+                        call_id: id,
+                        reason: reason.to_owned(),
+                    },
+                );
+            }
+        }
         self.push(
             seq,
             time,
