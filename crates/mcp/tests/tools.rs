@@ -167,7 +167,11 @@ struct Env {
 fn config(home: &Path) -> McpConfig {
     let mut c = McpConfig::new(home);
     c.discovery = DiscoveryConfig {
-        extra_paths: vec![fixtures()],
+        // The four agents' fixture homes (not the reader-fidelity fixtures beside them).
+        extra_paths: ["dsh", "pi", "claude", "codex"]
+            .iter()
+            .map(|a| fixtures().join(a))
+            .collect(),
         ..DiscoveryConfig::empty()
     };
     c.port = Some(4999);

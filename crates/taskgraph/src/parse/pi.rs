@@ -152,7 +152,6 @@ fn current_branch(
             "lines": b.iter().map(|&k| entries[k].line).collect::<Vec<_>>(),
         }));
     }
-    drop(walk);
     orphans.sort_unstable();
     orphans.dedup();
     for &i in &orphans {
