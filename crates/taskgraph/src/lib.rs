@@ -58,8 +58,8 @@ pub use event::{
     Usage,
 };
 pub use graph::{
-    AppendStats, BuildOptions, ChildSummary, Counts, CriticalPath, Edge, EdgeType, GraphTree,
-    IncrementalGraph, Node, NodeMeta, NodeType, Status, Summary, TaskGraph, build_graph,
+    AppendStats, BuildOptions, ChildSummary, Counts, CriticalPath, Edge, EdgeType, GraphChanges,
+    GraphTree, IncrementalGraph, Node, NodeMeta, NodeType, Status, Summary, TaskGraph, build_graph,
     build_session_graph, build_session_tree,
 };
 pub use read::{detect_agent, read_session, read_session_as};

@@ -227,6 +227,13 @@ impl LiveGraph {
         &self.events
     }
 
+    /// The shown graph's changes since the previous call (see
+    /// [`IncrementalGraph::take_changes`]); after [`Change::Replaced`] they cover more than
+    /// the difference, so show the whole graph then.
+    pub fn take_changes(&mut self) -> crate::graph::GraphChanges {
+        self.shown.take_changes()
+    }
+
     /// How many of [`events`](Self::events) are committed.
     pub fn committed(&self) -> usize {
         self.committed

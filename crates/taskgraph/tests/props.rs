@@ -144,6 +144,12 @@ proptest! {
     }
 
     #[test]
+    fn changes_applied_to_the_previous_graph_give_the_new_one(ops in prop::collection::vec(any::<Op>(), 0..80), chunk in 1usize..9, live in any::<bool>()) {
+        let events = events_from(&ops);
+        check_changes(&events, chunk, live)?;
+    }
+
+    #[test]
     fn duplicates_and_shuffles_are_harmless(ops in prop::collection::vec(any::<Op>(), 0..60), seed in any::<u64>()) {
         let events = events_from(&ops);
         let full = build_graph(&events, &BuildOptions::default());
@@ -188,6 +194,52 @@ proptest! {
 }
 
 /// Lines that look like the real formats, with random types, fields and values.
+/// Appends `events` in chunks of `chunk`; after each, the previous graph with the reported
+/// changes applied (nodes and edges replaced by index or appended) must have the new graph's
+/// nodes and edges.
+fn check_changes(events: &[Event], chunk: usize, live: bool) -> Result<(), TestCaseError> {
+    let mut g = IncrementalGraph::new(BuildOptions {
+        live,
+        ..BuildOptions::default()
+    });
+    let mut shown = g.graph().clone();
+    g.take_changes();
+    let shown = &mut shown;
+    for part in events.chunks(chunk.max(1)) {
+        g.append(part);
+        let ch = g.take_changes();
+        let now = g.graph();
+        for &i in &ch.nodes {
+            prop_assert!(i <= shown.nodes.len(), "node {} past the end", i);
+            if i == shown.nodes.len() {
+                shown.nodes.push(now.nodes[i].clone());
+            } else {
+                shown.nodes[i] = now.nodes[i].clone();
+            }
+        }
+        for &i in &ch.edges {
+            prop_assert!(i <= shown.edges.len(), "edge {} past the end", i);
+            if i == shown.edges.len() {
+                shown.edges.push(now.edges[i].clone());
+            } else {
+                shown.edges[i] = now.edges[i].clone();
+            }
+        }
+        // Every other field is sent whole.
+        prop_assert_eq!(&shown.nodes, &now.nodes);
+        prop_assert_eq!(&shown.edges, &now.edges);
+    }
+    Ok(())
+}
+
+#[test]
+fn changes_over_the_synthetic_session_rebuild_the_graph() {
+    let events = mindgate_taskgraph::synth::session_events(6_000);
+    for chunk in [3, 250] {
+        check_changes(&events, chunk, true).unwrap();
+    }
+}
+
 fn jsonish_line() -> impl Strategy<Value = String> {
     let ty = prop::sample::select(vec![
         "session",

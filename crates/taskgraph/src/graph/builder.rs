@@ -49,6 +49,19 @@ struct Aux {
     retry_edge: Option<usize>,
     /// In `IncrementalGraph::touched`.
     touched: bool,
+    /// In `IncrementalGraph::changed_nodes`.
+    changed: bool,
+}
+
+/// Which nodes and edges an [`IncrementalGraph`] added or changed between two
+/// [`take_changes`](IncrementalGraph::take_changes) calls (indices into `nodes` / `edges`,
+/// ascending).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphChanges {
+    /// Indices of added or changed nodes.
+    pub nodes: Vec<usize>,
+    /// Indices of added or changed edges.
+    pub edges: Vec<usize>,
 }
 
 /// Counters of what an [`IncrementalGraph::append`] did.
@@ -127,6 +140,12 @@ pub struct IncrementalGraph {
     unmatched_subagents: Vec<usize>,
     children_used: Vec<bool>,
     finished: bool,
+    /// Nodes added or changed since the last [`IncrementalGraph::take_changes`] (each once).
+    changed_nodes: Vec<usize>,
+    /// Edges changed in place since then (new edges are those past `edges_seen`).
+    changed_edges: Vec<usize>,
+    /// How many edges the last `take_changes` reported as known.
+    edges_seen: usize,
     /// Reusable buffers for building node and edge ids.
     idbuf: String,
     edgebuf: String,
@@ -250,6 +269,9 @@ impl IncrementalGraph {
             task_ok_end: None,
             unmatched_subagents: Vec::new(),
             finished: false,
+            changed_nodes: Vec::new(),
+            changed_edges: Vec::new(),
+            edges_seen: 0,
             idbuf: String::new(),
             edgebuf: String::new(),
         };
@@ -301,6 +323,36 @@ impl IncrementalGraph {
     /// Highest `seq` applied so far.
     pub fn last_seq(&self) -> Option<u64> {
         self.last_seq
+    }
+
+    /// What changed since the previous call (or since the graph was made): the indices, in
+    /// ascending order, of the nodes added or changed and of the edges added or changed. Nodes
+    /// and edges are never removed or reordered, so applying these to the previous graph
+    /// (replace by index, append past its end) and taking every other field of
+    /// [`graph`](Self::graph) gives the current graph.
+    pub fn take_changes(&mut self) -> GraphChanges {
+        let mut nodes = std::mem::take(&mut self.changed_nodes);
+        for &i in &nodes {
+            self.aux[i].changed = false;
+        }
+        nodes.sort_unstable();
+        let mut edges = std::mem::take(&mut self.changed_edges);
+        edges.retain(|&e| e < self.edges_seen);
+        edges.extend(self.edges_seen..self.g.edges.len());
+        edges.sort_unstable();
+        edges.dedup();
+        self.edges_seen = self.g.edges.len();
+        GraphChanges { nodes, edges }
+    }
+
+    /// Records that node `i` was added or changed (for [`take_changes`](Self::take_changes)).
+    fn mark(&mut self, i: usize) {
+        if let Some(a) = self.aux.get_mut(i)
+            && !a.changed
+        {
+            a.changed = true;
+            self.changed_nodes.push(i);
+        }
     }
 
     /// Applies `events` (in the given order) and refreshes summary and critical path.
@@ -406,6 +458,7 @@ impl IncrementalGraph {
             phase,
             ..Aux::default()
         });
+        self.mark(idx);
         self.crit.add_node(0);
         if status.is_open() && node_type != NodeType::Task {
             self.open.insert(idx);
@@ -493,6 +546,7 @@ impl IncrementalGraph {
     }
 
     fn note(&mut self, i: usize, seq: u64) {
+        self.mark(i);
         let ids = &mut self.g.nodes[i].event_ids;
         if ids.last() != Some(&seq) {
             ids.push(seq);
@@ -500,10 +554,11 @@ impl IncrementalGraph {
     }
 
     fn set_status(&mut self, i: usize, s: Status) {
-        let node = &mut self.g.nodes[i];
-        if node.status == s {
+        if self.g.nodes[i].status == s {
             return;
         }
+        self.mark(i);
+        let node = &mut self.g.nodes[i];
         node.status = s;
         let t = node.node_type;
         self.touch(i);
@@ -531,6 +586,7 @@ impl IncrementalGraph {
             return;
         }
         self.g.nodes[i].duration_ms = d;
+        self.mark(i);
         self.touch(i);
         let t = self.g.nodes[i].node_type;
         if t.is_tool_like()
@@ -566,6 +622,7 @@ impl IncrementalGraph {
     }
 
     fn agent_meta(&mut self, i: usize) -> Option<&mut AgentMeta> {
+        self.mark(i);
         match &mut self.g.nodes[i].meta {
             NodeMeta::Agent(m) => Some(m),
             _ => None,
@@ -573,6 +630,7 @@ impl IncrementalGraph {
     }
 
     fn tool_meta(&mut self, i: usize) -> Option<&mut ToolMeta> {
+        self.mark(i);
         match &mut self.g.nodes[i].meta {
             NodeMeta::Tool(m) => Some(m),
             _ => None,
@@ -580,6 +638,7 @@ impl IncrementalGraph {
     }
 
     fn phase_meta(&mut self, i: usize) -> Option<&mut PhaseMeta> {
+        self.mark(i);
         match &mut self.g.nodes[i].meta {
             NodeMeta::Phase(m) => Some(m),
             _ => None,
@@ -587,6 +646,7 @@ impl IncrementalGraph {
     }
 
     fn task_meta(&mut self) -> Option<&mut TaskMeta> {
+        self.mark(0);
         match &mut self.g.nodes[0].meta {
             NodeMeta::Task(m) => Some(m),
             _ => None,
@@ -594,6 +654,7 @@ impl IncrementalGraph {
     }
 
     fn set_unclosed(&mut self, i: usize) {
+        self.mark(i);
         match &mut self.g.nodes[i].meta {
             NodeMeta::Task(m) => m.unclosed = true,
             NodeMeta::Phase(m) => m.unclosed = true,
@@ -611,6 +672,7 @@ impl IncrementalGraph {
         self.last_time = self.last_time.max(t);
         if self.g.nodes.len() == 1 && self.g.nodes[0].start_time.is_none() {
             self.g.nodes[0].start_time = Some(t);
+            self.mark(0);
         }
         match &e.kind {
             EventKind::Session(h) => self.on_session(h, e.seq),
@@ -739,6 +801,7 @@ impl IncrementalGraph {
     fn set_title(&mut self, title: String) {
         self.g.title = title.clone();
         self.g.nodes[0].name = truncate_chars(&title, NAME_CHARS);
+        self.mark(0);
         if let Some(m) = self.task_meta() {
             m.title = title;
         }
@@ -758,6 +821,9 @@ impl IncrementalGraph {
                 n.session_id.clone_from(&sid);
                 n.task_id.clone_from(&tid);
             }
+            for i in 0..self.g.nodes.len() {
+                self.mark(i);
+            }
             if !self.title_set && self.g.title.is_empty() {
                 self.g.title = h.id.clone();
             }
@@ -765,6 +831,7 @@ impl IncrementalGraph {
         if let Some(t) = h.created_ms {
             self.first_time = Some(self.first_time.map_or(t, |f| f.min(t)));
             self.g.nodes[0].start_time = self.first_time;
+            self.mark(0);
         }
         self.g.cwd.clone_from(&h.cwd);
         if self.opts.workspace.is_none() {
@@ -800,6 +867,7 @@ impl IncrementalGraph {
         if first && !self.title_set {
             self.g.title = truncate_chars(text.lines().next().unwrap_or_default(), NAME_CHARS);
             self.g.nodes[0].name.clone_from(&self.g.title);
+            self.mark(0);
             let title = self.g.title.clone();
             if let Some(m) = self.task_meta() {
                 m.title = title;
@@ -820,6 +888,7 @@ impl IncrementalGraph {
 
     fn set_phase_message(&mut self, p: usize, text: &str) {
         self.g.nodes[p].name = truncate_chars(text.lines().next().unwrap_or_default(), NAME_CHARS);
+        self.mark(p);
         let max = self.opts.max_output_chars;
         if let Some(m) = self.phase_meta(p) {
             m.user_message = Some(truncate_chars(text, max));
@@ -848,6 +917,7 @@ impl IncrementalGraph {
             if !implicit {
                 let s = self.g.nodes[p].start_time.map_or(t, |s| s.min(t));
                 self.g.nodes[p].start_time = Some(s);
+                self.mark(p);
             }
             return p;
         }
@@ -885,6 +955,7 @@ impl IncrementalGraph {
             self.set_phase_message(p, &text);
             self.note(p, useq);
             self.g.nodes[p].event_ids.sort_unstable();
+            self.mark(p);
         }
         p
     }
@@ -952,6 +1023,7 @@ impl IncrementalGraph {
         let st = self.phase_status(p);
         self.set_status(p, st);
         self.g.nodes[p].end_time = Some(t);
+        self.mark(p);
         let d = self.g.nodes[p].start_time.map_or(0, |s| t - s);
         self.set_duration(p, d);
         self.record_phase_outcome(p);
@@ -1115,6 +1187,7 @@ impl IncrementalGraph {
         let start = self.g.nodes[i].start_time.unwrap_or(t);
         let t = t.max(start);
         self.g.nodes[i].end_time = Some(t);
+        self.mark(i);
         if self.g.nodes[i].node_type.is_tool_like() {
             if let Some(s) = self.aux[i].open_attempt_start.take() {
                 self.aux[i].closed_attempts_ms += (t - s).max(0);
@@ -1203,8 +1276,11 @@ impl IncrementalGraph {
 
     fn upsert_retry_edge(&mut self, i: usize, attempts: u64) {
         // The retries edge of a node is created once.
-        if let Some(e) = self.aux[i].retry_edge.and_then(|e| self.g.edges.get_mut(e)) {
+        if let Some(ei) = self.aux[i].retry_edge
+            && let Some(e) = self.g.edges.get_mut(ei)
+        {
             e.meta.insert("attempts".into(), attempts.into());
+            self.changed_edges.push(ei);
             return;
         }
         let mut meta = Map::new();
@@ -1258,6 +1334,7 @@ impl IncrementalGraph {
             self.aux[prev].closed = false;
             self.aux[prev].open_attempt_start = Some(t);
             self.g.nodes[prev].end_time = None;
+            self.mark(prev);
             self.note(prev, seq);
             let mut n = 0;
             if let Some(m) = self.tool_meta(prev) {
@@ -1488,6 +1565,7 @@ impl IncrementalGraph {
                 self.add_edge(parent, i, EdgeType::Produces, Map::new());
                 self.aux[i].closed = true;
                 self.g.nodes[i].end_time = Some(t);
+                self.mark(i);
                 if let Some(m) = self.tool_meta(i) {
                     m.attempts.push(ToolAttempt {
                         call_id: String::new(),
@@ -1635,7 +1713,10 @@ impl IncrementalGraph {
                 }
             }
         };
-        self.g.nodes[0].status = status;
+        if self.g.nodes[0].status != status {
+            self.g.nodes[0].status = status;
+            self.mark(0);
+        }
         if last_unclosed && let Some(m) = self.task_meta() {
             m.unclosed = true;
         }
@@ -1645,6 +1726,10 @@ impl IncrementalGraph {
             Some(self.last_time)
         };
         let dur = start.map_or(0, |s| (self.last_time - s).max(0));
+        let task = &self.g.nodes[0];
+        if (task.start_time, task.end_time, task.duration_ms) != (start, end, dur) {
+            self.mark(0);
+        }
         let task = &mut self.g.nodes[0];
         task.start_time = start;
         task.end_time = end;

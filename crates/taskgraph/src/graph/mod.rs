@@ -11,7 +11,7 @@ mod model;
 
 use serde::{Deserialize, Serialize};
 
-pub use builder::{AppendStats, IncrementalGraph};
+pub use builder::{AppendStats, GraphChanges, IncrementalGraph};
 pub use model::*;
 
 use crate::event::Event;
