@@ -189,18 +189,24 @@ pub struct PausesQuery {
     wait: Option<f64>,
 }
 
+/// The long-poll time of `wait=SECONDS`: clamped to [`MAX_PAUSE_WAIT`] *before*
+/// it becomes a `Duration` (huge values overflow `Duration`); negative, NaN
+/// or infinite values mean no wait.
+fn pause_wait(seconds: Option<f64>) -> Duration {
+    seconds
+        .filter(|w| w.is_finite() && *w > 0.0)
+        .map_or(Duration::ZERO, |w| {
+            Duration::from_secs_f64(w.min(MAX_PAUSE_WAIT.as_secs_f64()))
+        })
+}
+
 /// `GET /api/pauses?runId&wait=SECONDS` — long-polls until a pause exists or `wait` passes.
 pub async fn pauses(
     State(state): State<AppState>,
     q: Result<Query<PausesQuery>, QueryRejection>,
 ) -> ApiResult<Response> {
     let q = query(q)?;
-    let wait = q
-        .wait
-        .filter(|w| w.is_finite() && *w > 0.0)
-        .map_or(Duration::ZERO, |w| {
-            Duration::from_secs_f64(w).min(MAX_PAUSE_WAIT)
-        });
+    let wait = pause_wait(q.wait);
     let deadline = tokio::time::Instant::now() + wait;
     let mut changes = state.hub.watch();
     loop {
@@ -390,4 +396,25 @@ pub async fn method_not_allowed() -> Response {
         "method not allowed on this route",
     )
     .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pause_wait_is_clamped_before_it_becomes_a_duration() {
+        assert_eq!(pause_wait(Some(1e20)), MAX_PAUSE_WAIT);
+        assert_eq!(pause_wait(Some(f64::MAX)), MAX_PAUSE_WAIT);
+        assert_eq!(pause_wait(Some(2.5)), Duration::from_millis(2_500));
+        for no_wait in [
+            None,
+            Some(-1.0),
+            Some(0.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+        ] {
+            assert_eq!(pause_wait(no_wait), Duration::ZERO);
+        }
+    }
 }

@@ -12,6 +12,13 @@ pub mod env {
     pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
     /// `tracing` filter for server logs (e.g. `info`, `mindgate_server=debug`).
     pub const MINDGATE_LOG: &str = "MINDGATE_LOG";
+    /// Most HTTP connections `serve` keeps open at once (default 512).
+    pub const MINDGATE_MAX_CONNECTIONS: &str = "MINDGATE_MAX_CONNECTIONS";
+    /// Most HTTP connections from one client IP address (default 256).
+    pub const MINDGATE_MAX_CONNECTIONS_PER_IP: &str = "MINDGATE_MAX_CONNECTIONS_PER_IP";
+    /// Milliseconds a client has to send request headers, and an idle
+    /// keep-alive connection to send its next request (default 10,000).
+    pub const MINDGATE_HEADER_TIMEOUT_MS: &str = "MINDGATE_HEADER_TIMEOUT_MS";
 }
 
 /// Default TCP port (the GraphMind clients' default).
@@ -68,6 +75,8 @@ pub struct ServeConfig {
     pub retention: Retention,
     /// Where `/task-graph/api/*` looks for coding-agent sessions.
     pub task_graph: mindgate_taskgraph::DiscoveryConfig,
+    /// Connection caps and the header-read / idle timeout.
+    pub http: crate::listener::HttpLimits,
 }
 
 impl ServeConfig {
@@ -87,6 +96,7 @@ impl ServeConfig {
             writer: WriterConfig::default(),
             retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
+            http: crate::listener::HttpLimits::from_env(),
         }
     }
 
@@ -97,6 +107,7 @@ impl ServeConfig {
             abandon_grace: Duration::from_millis(300),
             hello_timeout: Duration::from_millis(500),
             task_graph: mindgate_taskgraph::DiscoveryConfig::empty(),
+            http: crate::listener::HttpLimits::default(),
             ..ServeConfig::new(home)
         }
     }

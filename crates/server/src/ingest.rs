@@ -22,8 +22,10 @@ pub mod close_code {
     pub const NORMAL: u16 = 1000;
     /// Server going away (shutdown).
     pub const GOING_AWAY: u16 = 1001;
-    /// Protocol error (wrong protocol version).
+    /// Protocol error (wrong protocol version, broken WebSocket framing).
     pub const PROTOCOL: u16 = 1002;
+    /// A text frame that is not UTF-8.
+    pub const INVALID_DATA: u16 = crate::ws_close::INVALID_DATA;
     /// Policy violation (no hello, wrong first frame).
     pub const POLICY: u16 = 1008;
     /// Message too big.
@@ -49,11 +51,6 @@ fn text_of(msg: WsMessage) -> Option<Result<String, ()>> {
     }
 }
 
-fn is_too_big(err: &axum::Error) -> bool {
-    let text = err.to_string().to_ascii_lowercase();
-    text.contains("too long") || text.contains("too big") || text.contains("capacity")
-}
-
 /// Serves one ingest connection until it closes or the server stops.
 pub async fn handle(mut socket: WebSocket, state: AppState) {
     // 1. Handshake: the first frame must be `hello`.
@@ -72,8 +69,8 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
         }
         Ok(None) => return,
         Ok(Some(Err(e))) => {
-            if is_too_big(&e) {
-                close(&mut socket, close_code::TOO_BIG, "frame over 16 MiB").await;
+            if let Some((code, reason)) = crate::ws_close::for_read_error(&e) {
+                close(&mut socket, code, &reason).await;
             }
             return;
         }
@@ -168,9 +165,9 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
                 let msg = match msg {
                     None => break,
                     Some(Err(e)) => {
-                        if is_too_big(&e) {
-                            tracing::warn!(conn, "frame over 16 MiB; closing");
-                            close(&mut socket, close_code::TOO_BIG, "frame over 16 MiB").await;
+                        if let Some((code, reason)) = crate::ws_close::for_read_error(&e) {
+                            tracing::warn!(conn, code, %reason, "bad frame from the app; closing");
+                            close(&mut socket, code, &reason).await;
                         } else {
                             tracing::debug!(conn, error = %e, "ingest read failed");
                         }

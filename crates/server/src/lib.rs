@@ -26,11 +26,14 @@ mod error;
 mod guard;
 pub mod hub;
 mod ingest;
+mod listener;
+mod panic_guard;
 mod serve;
 mod state;
 mod task_graph;
 pub mod token_file;
 mod ui_feed;
+mod ws_close;
 
 pub use assets::asset_paths;
 pub use config::{
@@ -40,6 +43,10 @@ pub use config::{
 pub use error::{ApiError, ServerError};
 pub use guard::{check_host_origin, is_loopback_authority};
 pub use ingest::close_code;
+pub use listener::{
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
+    HttpLimits,
+};
 pub use mindgate_store::Retention;
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;

@@ -103,6 +103,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(api::method_not_allowed)
         .fallback(assets::fallback)
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
+        .layer(crate::panic_guard::layer())
         .with_state(state)
 }
 
@@ -214,8 +215,8 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
     let stop = shutdown.clone();
     let cleanup_file = token_file.clone();
     let handle = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
+        let limits = state.config.http;
+        let served = crate::listener::serve(listener, app, limits, stop)
             .await
             .map_err(ServerError::Serve);
         // Sockets are closing (they watch the same token); wait for them so

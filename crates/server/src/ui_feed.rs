@@ -71,7 +71,15 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
         let result = tokio::select! {
             _ = state.shutdown.cancelled() => break,
             msg = socket.next() => match msg {
-                None | Some(Err(_)) => break,
+                None => break,
+                Some(Err(e)) => {
+                    if let Some((code, reason)) = crate::ws_close::for_read_error(&e) {
+                        tracing::debug!(code, %reason, "bad frame from a viewer; closing");
+                        crate::ws_close::send(&mut socket, code, &reason).await;
+                        return;
+                    }
+                    break;
+                }
                 Some(Ok(WsMessage::Close(_))) => break,
                 Some(Ok(WsMessage::Text(text))) => feed.incoming(&mut socket, text.as_str()).await,
                 Some(Ok(_)) => Ok(()),
