@@ -48,6 +48,80 @@ pub enum Command {
     /// tokens, critical path, slowest steps, failures and retries, files changed) or, with
     /// `--json`, the whole graph.
     Taskgraph(TaskgraphArgs),
+    /// Agent memory: benchmarks and maintenance of the memory store
+    /// (`$MINDGATE_HOME/memory.db`).
+    Memory(MemoryArgs),
+}
+
+/// `mindgate memory …`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+}
+
+/// The `memory` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Benchmarks of the memory store (figures are printed, never asserted).
+    Bench(MemoryBenchArgs),
+    /// Re-embed every stored record with another embedder (the store then uses it).
+    Reembed(MemoryReembedArgs),
+}
+
+/// `mindgate memory bench …`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryBenchArgs {
+    /// Which benchmark.
+    #[command(subcommand)]
+    pub bench: MemoryBench,
+}
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum MemoryBench {
+    /// LoCoMo evidence recall@5/@10 and hit@10 (lexical, vector, hybrid; overall and per
+    /// category 1–4), search latency at 10k and 100k synthetic facts, write throughput.
+    Locomo(LocomoArgs),
+}
+
+/// Options of `mindgate memory bench locomo`.
+#[derive(Debug, clap::Args)]
+pub struct LocomoArgs {
+    /// The LoCoMo JSON file (a list of samples with `conversation` and `qa`).
+    pub file: PathBuf,
+    /// Embedder for the vector list: builtin, minilm, openai, or none (lexical only).
+    #[arg(long, default_value = "builtin")]
+    pub embedder: String,
+    /// Candidates taken from each list before fusion.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub pool: usize,
+    /// Synthetic store sizes for the latency figures (comma-separated; empty to skip).
+    #[arg(
+        long,
+        value_name = "N,N",
+        value_delimiter = ',',
+        default_value = "10000,100000"
+    )]
+    pub sizes: Vec<usize>,
+    /// Searches timed at each size.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub searches: usize,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `mindgate memory reembed`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryReembedArgs {
+    /// The embedder to switch to: builtin, minilm or openai.
+    #[arg(long, default_value = "builtin")]
+    pub embedder: String,
+    /// Memory database [default: $MINDGATE_HOME/memory.db, else ~/.mindgate/memory.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
 /// Options of `mindgate demo`.

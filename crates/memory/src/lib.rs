@@ -7,6 +7,7 @@
 //! The [`store`] traits are the one core the CLI, MCP/HTTP surfaces and the viewer call;
 //! [`SqliteMemory`] is the embedded default backend.
 
+pub mod bench;
 pub mod error;
 pub mod fusion;
 pub mod lexical;

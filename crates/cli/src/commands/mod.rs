@@ -3,6 +3,7 @@
 mod check_frames;
 mod demo;
 mod mcp;
+mod memory;
 mod serve;
 mod taskgraph;
 mod tasks;
@@ -24,5 +25,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => demo::run(&args),
         Command::Tasks(args) => tasks::run(&args),
         Command::Taskgraph(args) => taskgraph::run(&args),
+        Command::Memory(args) => memory::run(args),
     }
 }
