@@ -196,6 +196,9 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
             let slug = name_of(&ws).to_owned();
             for f in list_dir(&ws) {
                 if f.is_file() && name_of(&f).ends_with(".jsonl") {
+                    if agent == Agent::ClaudeCode && is_folded_sidechain(&f) {
+                        continue;
+                    }
                     out.push(SessionLocation {
                         agent,
                         path: f,
@@ -243,6 +246,7 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
             }
             let n = name_of(p);
             if n.ends_with(".jsonl")
+                && !is_folded_sidechain(p)
                 && let Ok(agent) = detect_agent(p)
             {
                 found.push(SessionLocation {
@@ -258,6 +262,14 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup();
     out
+}
+
+/// A Claude Code ≤ 2.0 sidechain transcript whose parent transcript sits beside it: it is read
+/// as a child of that session, not listed as a task of its own.
+fn is_folded_sidechain(f: &Path) -> bool {
+    name_of(f).contains("agent-")
+        && crate::read::claude_sidechain_parent(f)
+            .is_some_and(|parent| f.with_file_name(format!("{parent}.jsonl")).is_file())
 }
 
 fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {

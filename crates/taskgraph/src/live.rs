@@ -87,7 +87,7 @@ impl LiveReader {
         let inner = match agent {
             Agent::Dsh => return None,
             Agent::Pi => Inner::Pi(Box::default()),
-            Agent::ClaudeCode => Inner::Claude(Box::default()),
+            Agent::ClaudeCode => Inner::Claude(Box::new(claude::Stream::new(file))),
             Agent::Codex => Inner::Codex(Box::new(codex::Stream::new())),
         };
         Some(Self {

@@ -43,7 +43,15 @@ fn read_with_depth(path: &Path, agent: Agent, depth: usize) -> Result<Session> {
                 .and_then(|s| s.to_str())
                 .unwrap_or_default();
             let sub = path.with_file_name(stem).join("subagents");
-            for f in sorted_files(&sub, |n| n.starts_with("agent-") && n.ends_with(".jsonl")) {
+            let mut agent_files =
+                sorted_files(&sub, |n| n.starts_with("agent-") && n.ends_with(".jsonl"));
+            // Claude Code ≤ 2.0: `agent-<id>.jsonl` sidechains beside the main transcript.
+            if s.header.parent_session.is_none()
+                && let Some(dir) = path.parent()
+            {
+                agent_files.extend(claude_sidechain_files(dir, &s.id));
+            }
+            for f in agent_files {
                 match read_file(&f) {
                     Ok(b) => {
                         let mut child = claude::parse_subagent(&b, &f.display().to_string(), &s.id);
@@ -211,6 +219,30 @@ fn dsh_child_dirs(workspace: &Path, dir: &Path, parent_id: &str) -> Vec<PathBuf>
         .collect();
     out.sort();
     out.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Sidechain transcripts (`*agent-*.jsonl`) in `dir` whose lines name `session_id` as their
+/// session (Claude Code ≤ 2.0 wrote them beside the main transcript).
+fn claude_sidechain_files(dir: &Path, session_id: &str) -> Vec<PathBuf> {
+    if session_id.is_empty() {
+        return Vec::new();
+    }
+    sorted_files(dir, |n| n.contains("agent-") && n.ends_with(".jsonl"))
+        .into_iter()
+        .filter(|f| claude_sidechain_parent(f).as_deref() == Some(session_id))
+        .collect()
+}
+
+/// The parent session id of a Claude Code sidechain transcript (its first line is a sidechain
+/// line naming `sessionId`), or `None` for any other file.
+pub(crate) fn claude_sidechain_parent(path: &Path) -> Option<String> {
+    let v = read_first_json_line(path)?;
+    if v.get("isSidechain").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    v.get("sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// Codex rollouts next to `path` (same day folder) whose `session_meta` names `parent_id` as

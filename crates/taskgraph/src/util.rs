@@ -210,6 +210,37 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
     }
 }
 
+/// The request a user message carries, for titles: `None` for a slash-command envelope
+/// (`<command-name>/clear</command-name>…`, written by Claude Code when the user runs a
+/// command), and the text after Codex Desktop's "# Files mentioned by the user" preamble
+/// (its `## My request for Codex:` section).
+///
+/// ```
+/// use mindgate_taskgraph::util::request_text;
+/// assert_eq!(request_text("<command-name>/clear</command-name>"), None);
+/// assert_eq!(
+///     request_text("# Files mentioned by the user:\n\n## a.md: /a.md\n\n## My request for Codex:\nfix it"),
+///     Some("fix it")
+/// );
+/// assert_eq!(request_text("  fix the bug "), Some("fix the bug"));
+/// ```
+pub fn request_text(text: &str) -> Option<&str> {
+    let t = text.trim();
+    if t.is_empty()
+        || t.starts_with("<command-name>")
+        || t.starts_with("<command-message>")
+        || t.starts_with("<local-command")
+    {
+        return None;
+    }
+    if t.starts_with("# Files mentioned by the user") {
+        const ASK: &str = "## My request for Codex:";
+        let rest = t.find(ASK).map(|i| t[i + ASK.len()..].trim())?;
+        return (!rest.is_empty()).then_some(rest);
+    }
+    Some(t)
+}
+
 /// The DSH/pi workspace slug of a working directory: separators become `-`, wrapped in `--…--`.
 ///
 /// `/Users/kevin/Desktop/Nothing/Napkin` → `--Users-kevin-Desktop-Nothing-Napkin--`.

@@ -201,3 +201,71 @@ fn codex_trailing_call_is_cancelled_and_task_fails_on_its_last_outcome() {
     assert_eq!(g.summary.counts.errors, 1);
     assert_eq!(g.status, Status::Failed);
 }
+
+const CLAUDE_PAR: &str = "claude/-work-fx/cl-par.jsonl";
+
+/// Item 5: one `message.id` streamed over several lines with tool results in between is one
+/// LLM step, and only its final usage counts (the first chunks carry placeholders).
+#[test]
+fn claude_parallel_calls_of_one_message_are_one_step() {
+    let (_, t) = tree(CLAUDE_PAR);
+    let g = &t.graph;
+    let steps: Vec<&str> = g
+        .nodes
+        .iter()
+        .filter(|n| n.node_type == NodeType::Agent)
+        .map(|n| n.id.as_str())
+        .collect();
+    assert_eq!(steps, ["step-2-1", "step-2-2"]);
+    for k in ["tool-k1", "tool-k2"] {
+        assert_eq!(node(g, k).parent_id.as_deref(), Some("step-2-1"), "{k}");
+        assert_eq!(node(g, k).status, Status::Success);
+    }
+    match &node(g, "step-2-1").meta {
+        NodeMeta::Agent(m) => {
+            assert_eq!(
+                (m.tokens.input, m.tokens.output, m.tokens.cache_read),
+                (103, 90, 1000)
+            );
+            assert_eq!(m.tool_call_count, 2);
+        }
+        _ => unreachable!(),
+    }
+    assert_eq!(tokens(g), (128, 100, 2100, 2328));
+}
+
+/// Item 12: the title is the first real request, not a slash-command envelope.
+#[test]
+fn titles_skip_command_envelopes_and_preambles() {
+    let (_, t) = tree(CLAUDE_PAR);
+    assert_eq!(t.graph.title, "read both config files");
+    let (_, t) = tree(CODEX_PARENT);
+    assert_eq!(t.graph.title, "fix the failing test");
+}
+
+/// Item 6: a sidechain transcript opened directly is a session with a parent (not an empty
+/// PENDING graph of 1970); beside its parent it is folded into it and not listed as a task.
+#[test]
+fn claude_sidechain_transcripts_render_and_fold_into_their_parent() {
+    let (s, t) = tree("claude/-work-fx/agent-sc1.jsonl");
+    assert_eq!(s.id, "agent-sc1");
+    assert_eq!(s.header.parent_session.as_deref(), Some("cl-par"));
+    let g = &t.graph;
+    assert_eq!(g.status, Status::Success);
+    assert_eq!(g.start_time, Some(1_788_263_998_000));
+    assert_eq!(tokens(g), (10, 3, 0, 13));
+    assert_eq!(node(g, "tool-g1").status, Status::Success);
+    // Read through its parent, it is a child.
+    let (parent, pt) = tree(CLAUDE_PAR);
+    let ids: Vec<&str> = parent.children.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["agent-sc1"]);
+    assert_eq!(pt.children[0].graph.summary.tokens.total, 13);
+    // Discovery lists the parent only.
+    let cfg = mindgate_taskgraph::DiscoveryConfig {
+        claude_projects: Some(Path::new(FX).join("claude")),
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    };
+    let tasks = mindgate_taskgraph::discover(&cfg);
+    let listed: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(listed, ["cl-par"]);
+}

@@ -16,6 +16,9 @@ fn fixture_files() -> Vec<(Agent, PathBuf)> {
         (Agent::Pi, common::PI),
         (Agent::ClaudeCode, common::CLAUDE),
         (Agent::Codex, common::CODEX),
+        (Agent::Pi, "tests/fixtures/fidelity/pi"),
+        (Agent::ClaudeCode, "tests/fixtures/fidelity/claude/-work-fx"),
+        (Agent::Codex, "tests/fixtures/fidelity/codex"),
     ] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .unwrap()
@@ -81,11 +84,12 @@ fn feed_in_steps(agent: Agent, bytes: &[u8], cuts: &[usize]) -> (Vec<Event>, usi
     (all, diverged)
 }
 
-/// Whether a fixture holds abandoned branches (the only reason a fixture may diverge).
+/// Whether a fixture holds abandoned branches or an orphan entry re-attached to the entry
+/// before it (the only reasons a fixture may diverge).
 fn branches(agent: Agent, bytes: &[u8]) -> bool {
-    parse::parse_bytes(agent, bytes, "f")
-        .meta
-        .contains_key("abandoned_branches")
+    let s = parse::parse_bytes(agent, bytes, "f");
+    s.meta.contains_key("abandoned_branches")
+        || s.warnings.iter().any(|w| w.message.contains("re-attached"))
 }
 
 /// Complete lines only (the whole-file reader also reads an unterminated last line).

@@ -857,15 +857,18 @@ impl IncrementalGraph {
     }
 
     fn on_user(&mut self, text: &str, seq: u64) {
-        let first = match self.task_meta() {
-            Some(m) if m.user_request.is_none() => {
-                m.user_request = Some(text.to_owned());
+        // Titles come from the first real request (not a slash-command envelope or a preamble).
+        let request = crate::util::request_text(text);
+        let first = match (self.task_meta(), request) {
+            (Some(m), Some(r)) if m.user_request.is_none() => {
+                m.user_request = Some(r.to_owned());
                 true
             }
             _ => false,
         };
         if first && !self.title_set {
-            self.g.title = truncate_chars(text.lines().next().unwrap_or_default(), NAME_CHARS);
+            let r = request.unwrap_or_default();
+            self.g.title = truncate_chars(r.lines().next().unwrap_or_default(), NAME_CHARS);
             self.g.nodes[0].name.clone_from(&self.g.title);
             self.mark(0);
             let title = self.g.title.clone();
@@ -887,7 +890,8 @@ impl IncrementalGraph {
     }
 
     fn set_phase_message(&mut self, p: usize, text: &str) {
-        self.g.nodes[p].name = truncate_chars(text.lines().next().unwrap_or_default(), NAME_CHARS);
+        let shown = crate::util::request_text(text).unwrap_or(text.trim());
+        self.g.nodes[p].name = truncate_chars(shown.lines().next().unwrap_or_default(), NAME_CHARS);
         self.mark(p);
         let max = self.opts.max_output_chars;
         if let Some(m) = self.phase_meta(p) {

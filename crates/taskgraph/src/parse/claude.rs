@@ -2,8 +2,9 @@
 //!
 //! Lines are `user`, `assistant`, `system`, `summary`, … objects with `uuid`, `parentUuid`,
 //! `isSidechain`, `sessionId`, `cwd`, `timestamp`. One API response is split over several
-//! `assistant` lines sharing `message.id` (and `requestId`); they are merged into one LLM step
-//! and their usage is counted once (the last line's figures). Tool results come back in `user`
+//! `assistant` lines sharing `message.id` (and `requestId`), with the results of its parallel
+//! tool calls possibly in between (Claude Code 2.1); they are merged into one LLM step and
+//! their usage is counted once (the last line's figures: the first chunks carry placeholders). Tool results come back in `user`
 //! lines as `tool_result` parts. `system` lines with subtype `api_error` are failed attempts of
 //! the step that follows (`llm/retry`). `TodoWrite` calls also yield a `todo/write` event;
 //! `Task`/`Agent` calls a `subagent/descriptor` (with the child id when the result names
@@ -29,6 +30,16 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
             .and_then(Value::as_bool)
             .unwrap_or(false)
     });
+    if main.is_empty() && !side.is_empty() {
+        // A sidechain transcript opened on its own (`agent-<id>.jsonl`, beside its parent in
+        // Claude Code ≤ 2.0 or under `<session>/subagents/`): a session with a parent.
+        let parent = side
+            .iter()
+            .find_map(|(_, v)| str_field(v, &["sessionId"]))
+            .unwrap_or_default()
+            .to_owned();
+        return subagent_session(&side, warnings, file, &parent);
+    }
     let mut session = build(&main, None, warnings);
     // Group sidechain lines into chains by parentUuid.
     let mut chain_of: HashMap<String, usize> = HashMap::new();
@@ -63,18 +74,22 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
 /// `parent_id` is the spawning session's id; the child id is `agent-<agentId>`.
 pub fn parse_subagent(bytes: &[u8], file: &str, parent_id: &str) -> Session {
     let (lines, warnings) = collect(bytes, file);
-    let mut s = build(&lines, Some(parent_id), warnings);
+    subagent_session(&lines, warnings, file, parent_id)
+}
+
+fn subagent_session(
+    lines: &[(u64, Value)],
+    warnings: Vec<ReadWarning>,
+    file: &str,
+    parent_id: &str,
+) -> Session {
+    let parent = (!parent_id.is_empty()).then_some(parent_id);
+    let mut s = build(lines, parent, warnings);
     let agent_id = lines
         .iter()
-        .find_map(|(_, v)| str_field(v, &["agentId"]).map(str::to_owned))
-        .or_else(|| {
-            std::path::Path::new(file)
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .map(|s| s.trim_start_matches("agent-").to_owned())
-        })
-        .unwrap_or_default();
-    s.id = format!("agent-{agent_id}");
+        .find_map(|(_, v)| str_field(v, &["agentId"]))
+        .map(str::to_owned);
+    s.id = subagent_id(agent_id.as_deref(), file);
     s.header.id = s.id.clone();
     for e in &mut s.events {
         if let EventKind::Session(h) = &mut e.kind {
@@ -82,6 +97,18 @@ pub fn parse_subagent(bytes: &[u8], file: &str, parent_id: &str) -> Session {
         }
     }
     s
+}
+
+/// The session id of a subagent transcript: `agent-<agentId>`, the id taken from the file name
+/// when no line names it.
+fn subagent_id(agent_id: Option<&str>, file: &str) -> String {
+    let id = agent_id.map(str::to_owned).or_else(|| {
+        std::path::Path::new(file)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(|s| s.trim_start_matches("agent-").to_owned())
+    });
+    format!("agent-{}", id.unwrap_or_default())
 }
 
 /// Reads JSON lines, dropping repeated `uuid`s (resumed sessions rewrite history).
@@ -108,6 +135,8 @@ struct Scan {
     version: Option<String>,
     cwd: Option<String>,
     git_branch: Option<String>,
+    /// `agentId` (sidechain transcripts).
+    agent_id: Option<String>,
 }
 
 impl Scan {
@@ -125,6 +154,7 @@ impl Scan {
             (&mut self.version, "version"),
             (&mut self.cwd, "cwd"),
             (&mut self.git_branch, "gitBranch"),
+            (&mut self.agent_id, "agentId"),
         ] {
             if slot.is_none()
                 && let Some(x) = str_field(v, &[key])
@@ -395,9 +425,9 @@ impl Conv {
             Value::Array(parts) => {
                 for p in parts {
                     if str_field(p, &["type"]) == Some("tool_result") {
-                        if !had_result {
-                            self.close_group(seq);
-                        }
+                        // The response stays open: Claude Code 2.1 streams one message (one
+                        // `message.id`) over several lines with the results of its parallel
+                        // calls in between; the next response or real input closes it.
                         had_result = true;
                         let id = str_field(p, &["tool_use_id"])
                             .unwrap_or_default()
@@ -455,6 +485,7 @@ impl Conv {
             return;
         }
         self.last_was_result = false;
+        self.close_group(seq);
         if text.starts_with("[Request interrupted by user") {
             self.close_turn(seq, TurnEndKind::Aborted, Some(text));
             self.last_input_time = time;
@@ -606,33 +637,70 @@ pub(crate) struct Stream {
     conv: Option<Conv>,
     next_line: u64,
     diverged: bool,
+    /// Decided by the first lines: the file holds only sidechain lines (a subagent transcript
+    /// opened on its own), so they are the session's lines, as [`parse`] reads them.
+    subagent: Option<bool>,
+    /// The file label (a subagent's id falls back to its file name).
+    file: String,
 }
 
 /// At most this many main lines are held back waiting for the header fields.
 const EARLY_LINES: usize = 64;
 
 impl Stream {
+    /// A stream over the file labelled `file`.
+    pub(crate) fn new(file: &str) -> Self {
+        Stream {
+            file: file.to_owned(),
+            ..Stream::default()
+        }
+    }
+
+    /// The header the whole-file read gives the lines scanned so far.
+    fn header(&self) -> SessionStart {
+        if self.subagent != Some(true) {
+            return self.scan.header(None);
+        }
+        let mut h = self.scan.header(self.scan.session_id.as_deref());
+        h.id = subagent_id(self.scan.agent_id.as_deref(), &self.file);
+        h
+    }
+
     /// Applies complete lines; `next_line` is the number after the last line consumed.
     pub(crate) fn feed(&mut self, lines: Vec<(u64, Value)>, next_line: u64) {
         self.next_line = next_line;
         if self.diverged {
             return;
         }
-        let mut main = Vec::new();
+        let is_side = |v: &Value| {
+            v.get("isSidechain")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        let mut fresh = Vec::new();
         for (line, v) in lines {
             if let Some(u) = str_field(&v, &["uuid"])
                 && !self.seen.insert(u.to_owned())
             {
                 continue;
             }
-            if v.get("isSidechain")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-            {
-                self.side_lines += 1;
-                continue;
+            fresh.push((line, v));
+        }
+        if self.subagent.is_none() && !fresh.is_empty() {
+            self.subagent = Some(fresh.iter().all(|(_, v)| is_side(v)));
+        }
+        let mut main = Vec::new();
+        for (line, v) in fresh {
+            match (self.subagent, is_side(&v)) {
+                (Some(true), false) => {
+                    // Not a subagent transcript after all: read the file again.
+                    self.diverged = true;
+                    return;
+                }
+                (Some(true), true) => main.push((line, v)),
+                (_, true) => self.side_lines += 1,
+                (_, false) => main.push((line, v)),
             }
-            main.push((line, v));
         }
         if main.is_empty() {
             return;
@@ -658,7 +726,7 @@ impl Stream {
         if (self.scan.session_id.is_some() && self.scan.first_time.is_some())
             || self.early.len() >= EARLY_LINES
         {
-            let mut c = Conv::start(&self.scan.header(None));
+            let mut c = Conv::start(&self.header());
             for (line, v) in std::mem::take(&mut self.early) {
                 c.feed_line(line, &v);
             }
@@ -697,7 +765,7 @@ impl Stream {
         let mut c = match &self.conv {
             Some(c) => c.clone(),
             None => {
-                let mut c = Conv::start(&self.scan.header(None));
+                let mut c = Conv::start(&self.header());
                 for (line, v) in &self.early {
                     c.feed_line(*line, v);
                 }
