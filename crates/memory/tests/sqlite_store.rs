@@ -294,3 +294,46 @@ fn retention_follows_the_formula_and_access_strengthens() {
         "{decay}"
     );
 }
+
+#[test]
+fn a_real_embedder_merges_near_names_as_reversible_aliases() {
+    let s = SqliteMemory::open_in_memory(opts(Arc::new(ManualClock::at(T0)))).unwrap();
+    let e = s.entities();
+    let anna = e.resolve("u", "Anna Silva").unwrap();
+    // Same words in another order: no lexical match, cosine 1 with the test embedder.
+    let again = e.resolve("u", "Silva, Anna").unwrap();
+    assert_eq!(again.id, anna.id, "joined the existing root");
+    let alias = e
+        .list("u")
+        .unwrap()
+        .into_iter()
+        .find(|x| x.name == "Silva, Anna")
+        .unwrap();
+    assert_eq!(alias.merged_into.as_deref(), Some(anna.id.as_str()));
+    let ledger = s.ledger(&alias.id).unwrap();
+    assert_eq!(ledger.last().unwrap().action, "merge");
+    assert!(
+        ledger.last().unwrap().detail.as_ref().unwrap()["cosine"]
+            .as_f64()
+            .unwrap()
+            >= 0.92
+    );
+    assert_ne!(
+        e.resolve("u", "Bruno Costa").unwrap().id,
+        anna.id,
+        "dissimilar names stay apart"
+    );
+    assert_ne!(
+        e.resolve("other", "Silva Anna").unwrap().id,
+        anna.id,
+        "never across users"
+    );
+    let restored = e.unmerge(&alias.id, Actor::User).unwrap();
+    assert_eq!(restored.id, alias.id);
+    assert!(e.get(&alias.id).unwrap().merged_into.is_none());
+    assert_eq!(
+        e.resolve("u", "silva,  anna").unwrap().id,
+        alias.id,
+        "now its own root"
+    );
+}

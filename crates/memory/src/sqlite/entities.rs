@@ -56,14 +56,79 @@ fn root_of(conn: &Connection, entity: GraphEntity) -> Result<GraphEntity> {
     }
 }
 
-/// The root entity for `name`, minted when nothing matches.
+/// How names are matched beyond the folded key: cosine of name embeddings, when a real
+/// (semantic) embedder is active.
+#[derive(Clone, Copy)]
+pub(crate) struct Resolver<'a> {
+    /// The embedder and its key, when embedding similarity may merge names.
+    pub semantic: Option<(&'a dyn mindgate_embed::Embedder, &'a str)>,
+    /// Cosine at or above which a new name joins an existing root.
+    pub threshold: f32,
+}
+
+impl Resolver<'_> {
+    /// Lexical matching only.
+    pub const LEXICAL: Resolver<'static> = Resolver {
+        semantic: None,
+        threshold: 1.0,
+    };
+}
+
+impl SqliteMemory {
+    /// The resolver of this store: embedding merges only with a real embedder (the builtin
+    /// hashed n-grams would merge "Anna" and "Annabel").
+    pub(crate) fn resolver(&self) -> Resolver<'_> {
+        match (&self.embedder, &self.embedder_key) {
+            (Some(e), Some(key)) if e.id().provider != "builtin" => Resolver {
+                semantic: Some((e.as_ref(), key.as_str())),
+                threshold: self.config.entity_merge_cosine,
+            },
+            _ => Resolver::LEXICAL,
+        }
+    }
+}
+
+/// The closest root of the user by name embedding, with its cosine.
+fn nearest_root(
+    tx: &Connection,
+    user_id: &str,
+    key: &str,
+    vec: &[f32],
+) -> Result<Option<(String, f32)>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT e.id, v.vec FROM entity_vectors v JOIN entities e ON e.id = v.entity_id \
+         WHERE v.embedder = ?1 AND e.user_id = ?2 AND e.merged_into IS NULL",
+    )?;
+    let mut best: Option<(String, f32)> = None;
+    let mut rows = stmt.query(params![key, user_id])?;
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let blob: Vec<u8> = row.get(1)?;
+        let other = crate::sqlite::vectors::from_blob(&blob);
+        if other.len() != vec.len() {
+            continue;
+        }
+        let cos = crate::sqlite::vectors::dot(&other, vec);
+        if best.as_ref().is_none_or(|(_, b)| cos > *b) {
+            best = Some((id, cos));
+        }
+    }
+    Ok(best)
+}
+
+/// The root entity for `name`: the folded key first, then (with a real embedder) the
+/// nearest root by name embedding at or above the threshold — the new surface form is then
+/// minted as an alias merged into that root, with a ledger row, so it can be unmerged.
+/// Otherwise a new root is minted.
 pub(crate) fn resolve_in(
     tx: &Connection,
     now: i64,
     user_id: &str,
     name: &str,
+    resolver: Resolver<'_>,
 ) -> Result<GraphEntity> {
     check_id("userId", user_id)?;
+    check_id("name", name.trim())?;
     let norm = normalize_name(name);
     if norm.is_empty() {
         return Err(MemoryError::invalid("name", "must not be empty"));
@@ -81,10 +146,21 @@ pub(crate) fn resolve_in(
     if let Some(entity) = found {
         return root_of(tx, entity);
     }
+    let mut alias_of = None;
+    let mut vector = None;
+    if let Some((embedder, key)) = resolver.semantic {
+        let v = embedder.embed(&[name.trim()])?.pop().unwrap_or_default();
+        if let Some((root, cos)) = nearest_root(tx, user_id, key, &v)?
+            && cos >= resolver.threshold
+        {
+            alias_of = Some((root, cos));
+        }
+        vector = Some((key, v));
+    }
     let id = mint_id("ent");
     tx.execute(
-        "INSERT INTO entities (id, user_id, name, normalized_name, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![id, user_id, name.trim(), norm, now],
+        "INSERT INTO entities (id, user_id, name, normalized_name, merged_into, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id, user_id, name.trim(), norm, alias_of.as_ref().map(|a| &a.0), now],
     )?;
     ledger::append(
         tx,
@@ -95,17 +171,45 @@ pub(crate) fn resolve_in(
         None,
         Some(json!({ "kind": "entity", "name": name.trim() })),
     )?;
+    if let Some((key, v)) = &vector {
+        tx.execute(
+            "INSERT OR REPLACE INTO entity_vectors (entity_id, embedder, vec) VALUES (?1, ?2, ?3)",
+            params![id, key, crate::sqlite::vectors::to_blob(v)],
+        )?;
+    }
+    if let Some((root, cos)) = &alias_of {
+        let moved = json!([{ "id": id, "mergedInto": null }]).to_string();
+        tx.execute(
+            "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, 'merge', ?2, ?3, ?4, 'agent')",
+            params![now, id, root, moved],
+        )?;
+        ledger::append(
+            tx,
+            now,
+            &id,
+            "merge",
+            Actor::Agent,
+            Some("embedding similarity"),
+            Some(json!({ "into": root, "cosine": cos, "moved": [id] })),
+        )?;
+        return load(tx, root);
+    }
     load(tx, &id)
 }
 
 /// Links a new fact's subject and object to their root entities.
-pub(crate) fn link_fact(tx: &Transaction<'_>, now: i64, row: &ItemRow) -> Result<()> {
+pub(crate) fn link_fact(
+    tx: &Transaction<'_>,
+    now: i64,
+    row: &ItemRow,
+    resolver: Resolver<'_>,
+) -> Result<()> {
     for (role, name) in [
         (EntityRole::Subject, &row.subject),
         (EntityRole::Object, &row.object),
     ] {
         if let Some(name) = name.as_deref().filter(|n| !normalize_name(n).is_empty()) {
-            let entity = resolve_in(tx, now, &row.user_id, name)?;
+            let entity = resolve_in(tx, now, &row.user_id, name, resolver)?;
             tx.execute(
                 "INSERT OR REPLACE INTO fact_entities (fact_id, entity_id, role) VALUES (?1, ?2, ?3)",
                 params![row.id, entity.id, role.as_str()],
@@ -135,7 +239,9 @@ fn facts_of_group(conn: &Connection, root: &str) -> Result<Vec<String>> {
 
 impl EntityGraph for Entities<'_> {
     fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
-        self.0.write(|tx, now| resolve_in(tx, now, user_id, name))
+        let resolver = self.0.resolver();
+        self.0
+            .write(|tx, now| resolve_in(tx, now, user_id, name, resolver))
     }
 
     fn get(&self, id: &str) -> Result<GraphEntity> {

@@ -143,8 +143,18 @@ CREATE TABLE memory_vectors (
 CREATE UNIQUE INDEX memory_vectors_item ON memory_vectors(embedder, item_rowid);
 "#;
 
+/// Migration 4: name vectors of entities, for embedding-similarity resolution.
+const V4_ENTITY_VECTORS: &str = r#"
+CREATE TABLE entity_vectors (
+    entity_id TEXT NOT NULL,
+    embedder TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (embedder, entity_id)
+) WITHOUT ROWID;
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_CORE, V2_ENTITIES, V3_VECTORS];
+pub const MIGRATIONS: &[&str] = &[V1_CORE, V2_ENTITIES, V3_VECTORS, V4_ENTITY_VECTORS];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -54,6 +54,7 @@ impl SqliteMemory {
             done += chunk.len();
             progress(ReembedProgress { done, total });
         }
+        self.reembed_entities(&key)?;
         self.write(|tx, now| {
             let previous: Option<String> = tx
                 .query_row(
@@ -85,5 +86,32 @@ impl SqliteMemory {
             .unwrap_or_else(|p| p.into_inner())
             .clear();
         Ok(total)
+    }
+
+    /// Embeds the names of entities that have no vector under `key`.
+    fn reembed_entities(&self, key: &str) -> Result<()> {
+        let todo: Vec<(String, String)> = {
+            let conn = self.lock();
+            let mut stmt = conn.prepare(
+                "SELECT e.id, e.name FROM entities e WHERE NOT EXISTS \
+                 (SELECT 1 FROM entity_vectors v WHERE v.embedder = ?1 AND v.entity_id = e.id) ORDER BY e.rowid",
+            )?;
+            stmt.query_map(params![key], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for chunk in todo.chunks(BATCH) {
+            let names: Vec<&str> = chunk.iter().map(|(_, n)| n.as_str()).collect();
+            let vecs = self.embed(&names)?.unwrap_or_default();
+            self.write(|tx, _| {
+                for ((id, _), v) in chunk.iter().zip(&vecs) {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO entity_vectors (entity_id, embedder, vec) VALUES (?1, ?2, ?3)",
+                        params![id, key, super::vectors::to_blob(v)],
+                    )?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 }

@@ -81,7 +81,7 @@ impl SqliteMemory {
         if let (Some(key), Some(v)) = (&self.embedder_key, vector) {
             Self::store_vector(tx, key, stored.rowid, v)?;
         }
-        entities::link_fact(tx, now, &stored)?;
+        entities::link_fact(tx, now, &stored, self.resolver())?;
         Ok(stored)
     }
 
