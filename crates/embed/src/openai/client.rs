@@ -1,0 +1,245 @@
+//! The blocking HTTP client of OpenAI-compatible endpoints.
+
+use serde::Deserialize;
+use tracing::debug;
+
+use super::{OPENAI_PROVIDER, OpenAiConfig};
+use crate::{EmbedError, Embedder, EmbedderId, l2_normalise};
+
+/// Largest answer body read (a batch of 64 × 3072-dim vectors as JSON is ≈ 4 MB).
+const MAX_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// An embedder that calls an OpenAI-compatible endpoint; its id is
+/// `openai:<model>@<dim>`. Vectors are L2-normalised here whatever the endpoint returns;
+/// empty texts embed to zeros without a request (the OpenAI API refuses them).
+#[derive(Debug)]
+pub struct OpenAiEmbedder {
+    config: OpenAiConfig,
+    endpoint: String,
+    dimension: usize,
+    agent: ureq::Agent,
+}
+
+impl OpenAiEmbedder {
+    /// Checks the configuration and, unless it names the dimension, asks the endpoint
+    /// once (one short text) to learn it.
+    pub fn connect(config: OpenAiConfig) -> Result<Self, EmbedError> {
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(EmbedError::Model(format!(
+                "embedding endpoint URL must start with http:// or https://, not {:?}",
+                config.base_url
+            )));
+        }
+        if config.model.trim().is_empty() {
+            return Err(EmbedError::Model(
+                "embedding endpoint needs a model name".to_owned(),
+            ));
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let endpoint = config.endpoint();
+        let mut embedder = Self {
+            dimension: config.dimension.unwrap_or(0),
+            config,
+            endpoint,
+            agent,
+        };
+        if embedder.dimension == 0 {
+            let probe = embedder.request(&["dimension probe"])?;
+            let dimension = probe.first().map(Vec::len).unwrap_or(0);
+            if dimension == 0 {
+                return Err(EmbedError::Remote(format!(
+                    "{} answered an empty embedding",
+                    embedder.endpoint
+                )));
+            }
+            debug!(endpoint = %embedder.endpoint, dimension, "learned the embedding dimension");
+            embedder.dimension = dimension;
+        }
+        Ok(embedder)
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// One request for `texts` (all non-empty): the vectors in input order, unchecked
+    /// for dimension and not normalised.
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let body = serde_json::json!({ "model": self.config.model, "input": texts });
+        let mut request = self
+            .agent
+            .post(&self.endpoint)
+            .header("Accept", "application/json")
+            .content_type("application/json");
+        if let Some(key) = &self.config.api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut response = request
+            .send(body.to_string())
+            .map_err(|err| self.transport_error(err))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()
+            .map_err(|err| self.transport_error(err))?;
+        if !(200..300).contains(&status) {
+            return Err(EmbedError::Remote(format!(
+                "{} answered HTTP {status}: {}",
+                self.endpoint,
+                error_message(&text)
+            )));
+        }
+        let answer: EmbeddingsAnswer = serde_json::from_str(&text).map_err(|err| {
+            EmbedError::Remote(format!(
+                "{} answered a body that is not an embeddings answer ({err}): {}",
+                self.endpoint,
+                excerpt(&text)
+            ))
+        })?;
+        if answer.data.len() != texts.len() {
+            return Err(EmbedError::Remote(format!(
+                "{} answered {} embeddings for {} texts",
+                self.endpoint,
+                answer.data.len(),
+                texts.len()
+            )));
+        }
+        let mut slots: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        for (position, item) in answer.data.into_iter().enumerate() {
+            let index = item.index.unwrap_or(position);
+            match slots.get_mut(index) {
+                Some(slot @ None) => *slot = Some(item.embedding),
+                _ => {
+                    return Err(EmbedError::Remote(format!(
+                        "{} answered a missing, repeated or out-of-range index {index}",
+                        self.endpoint
+                    )));
+                }
+            }
+        }
+        Ok(slots.into_iter().flatten().collect())
+    }
+
+    fn transport_error(&self, err: ureq::Error) -> EmbedError {
+        match err {
+            ureq::Error::Timeout(_) => EmbedError::Remote(format!(
+                "{} did not answer within {:?}",
+                self.endpoint, self.config.timeout
+            )),
+            other => EmbedError::Remote(format!("request to {} failed: {other}", self.endpoint)),
+        }
+    }
+}
+
+impl Embedder for OpenAiEmbedder {
+    fn id(&self) -> EmbedderId {
+        EmbedderId {
+            provider: OPENAI_PROVIDER.to_owned(),
+            model: self.config.model.clone(),
+            dimension: self.dimension,
+        }
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = vec![vec![0.0f32; self.dimension]; texts.len()];
+        let wanted: Vec<usize> = (0..texts.len())
+            .filter(|i| !texts[*i].trim().is_empty())
+            .collect();
+        for chunk in wanted.chunks(self.config.batch.max(1)) {
+            let batch: Vec<&str> = chunk.iter().map(|i| texts[*i]).collect();
+            let vectors = self.request(&batch)?;
+            for (i, mut vector) in chunk.iter().zip(vectors) {
+                if vector.len() != self.dimension {
+                    return Err(EmbedError::Remote(format!(
+                        "{} answered a {}-dimensional vector; {} expected for {}",
+                        self.endpoint,
+                        vector.len(),
+                        self.dimension,
+                        self.id()
+                    )));
+                }
+                l2_normalise(&mut vector);
+                out[*i] = vector;
+            }
+        }
+        Ok(out)
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn preferred_batch(&self) -> usize {
+        self.config.batch.max(1)
+    }
+}
+
+#[derive(Deserialize)]
+struct EmbeddingsAnswer {
+    data: Vec<EmbeddingItem>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingItem {
+    embedding: Vec<f32>,
+    index: Option<usize>,
+}
+
+/// The `error.message` of an OpenAI-style error body, else an excerpt of the body.
+fn error_message(body: &str) -> String {
+    #[derive(Deserialize)]
+    struct ErrorBody {
+        error: ErrorDetail,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ErrorDetail {
+        Object { message: String },
+        Text(String),
+    }
+    match serde_json::from_str::<ErrorBody>(body) {
+        Ok(ErrorBody {
+            error: ErrorDetail::Object { message } | ErrorDetail::Text(message),
+        }) => message,
+        Err(_) => excerpt(body),
+    }
+}
+
+fn excerpt(body: &str) -> String {
+    const MAX: usize = 200;
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    match trimmed.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
+        None => trimmed.to_owned(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_are_summarised() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad key","type":"auth"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(error_message(""), "(empty body)");
+        assert_eq!(error_message(&"x".repeat(500)).chars().count(), 201);
+    }
+}

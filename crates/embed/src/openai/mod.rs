@@ -1,0 +1,178 @@
+//! An OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama, vLLM, llama.cpp, …).
+//!
+//! The client (feature `openai`) is blocking, with `ureq`: the memory store is
+//! synchronous, and unlike reqwest's blocking mode ureq starts no runtime of its own, so
+//! it can be called from any thread — including one inside a tokio runtime — without
+//! panicking.
+
+use std::time::Duration;
+
+use crate::EmbedError;
+
+#[cfg(feature = "openai")]
+mod client;
+
+#[cfg(feature = "openai")]
+pub use client::OpenAiEmbedder;
+
+/// The provider name of OpenAI-compatible endpoints.
+pub const OPENAI_PROVIDER: &str = "openai";
+
+/// Environment variables that configure an OpenAI-compatible embedder.
+pub mod env {
+    /// Base URL of the API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`;
+    /// `/embeddings` is appended (unless the URL already ends with it).
+    pub const URL: &str = "MINDGATE_EMBED_URL";
+    /// Model name sent with each request, e.g. `text-embedding-3-small`, `nomic-embed-text`.
+    pub const MODEL: &str = "MINDGATE_EMBED_MODEL";
+    /// Bearer token (optional: local servers usually need none).
+    pub const API_KEY: &str = "MINDGATE_EMBED_API_KEY";
+    /// Vector dimension (optional: learned from a first request otherwise).
+    pub const DIMENSION: &str = "MINDGATE_EMBED_DIM";
+}
+
+/// Default timeout of one request (connect, send, answer).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default number of texts per request.
+pub const DEFAULT_BATCH: usize = 64;
+
+/// How to reach an OpenAI-compatible embeddings endpoint.
+#[derive(Clone)]
+pub struct OpenAiConfig {
+    /// Base URL (see [`env::URL`]).
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// Bearer token, if the endpoint needs one.
+    pub api_key: Option<String>,
+    /// Vector dimension; `None` asks the endpoint once at [`OpenAiEmbedder::connect`].
+    pub dimension: Option<usize>,
+    /// Timeout of one request.
+    pub timeout: Duration,
+    /// Texts per request.
+    pub batch: usize,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("dimension", &self.dimension)
+            .field("timeout", &self.timeout)
+            .field("batch", &self.batch)
+            .finish()
+    }
+}
+
+impl OpenAiConfig {
+    /// A configuration with the default timeout and batch size.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            dimension: None,
+            timeout: DEFAULT_TIMEOUT,
+            batch: DEFAULT_BATCH,
+        }
+    }
+
+    /// The configuration the environment gives ([`env`]): `None` when
+    /// `MINDGATE_EMBED_URL` is unset or empty, an error when it is set but incomplete.
+    pub fn from_env() -> Option<Result<Self, EmbedError>> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let url = var(env::URL)?;
+        Some(Self::from_values(
+            url,
+            var(env::MODEL),
+            var(env::API_KEY),
+            var(env::DIMENSION),
+        ))
+    }
+
+    fn from_values(
+        url: String,
+        model: Option<String>,
+        api_key: Option<String>,
+        dimension: Option<String>,
+    ) -> Result<Self, EmbedError> {
+        let model = model.ok_or_else(|| {
+            EmbedError::Model(format!(
+                "{} is set but {} is not: name the embedding model",
+                env::URL,
+                env::MODEL
+            ))
+        })?;
+        let dimension = dimension
+            .map(|d| {
+                d.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|d| *d > 0)
+                    .ok_or_else(|| {
+                        EmbedError::Model(format!(
+                            "{} must be a positive whole number, not {d:?}",
+                            env::DIMENSION
+                        ))
+                    })
+            })
+            .transpose()?;
+        Ok(Self {
+            api_key,
+            dimension,
+            ..Self::new(url, model)
+        })
+    }
+
+    /// The full URL of the embeddings route.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        if base.ends_with("/embeddings") {
+            base.to_owned()
+        } else {
+            format!("{base}/embeddings")
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_appends_the_route_once() {
+        let c = OpenAiConfig::new("http://127.0.0.1:11434/v1/", "m");
+        assert_eq!(c.endpoint(), "http://127.0.0.1:11434/v1/embeddings");
+        let c = OpenAiConfig::new("https://h/v1/embeddings", "m");
+        assert_eq!(c.endpoint(), "https://h/v1/embeddings");
+    }
+
+    #[test]
+    fn incomplete_environment_is_a_clear_error() {
+        let err = OpenAiConfig::from_values("http://h/v1".into(), None, None, None).unwrap_err();
+        assert!(err.to_string().contains(env::MODEL), "{err}");
+        let err = OpenAiConfig::from_values(
+            "http://h/v1".into(),
+            Some("m".into()),
+            None,
+            Some("-3".into()),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(env::DIMENSION), "{err}");
+        let ok = OpenAiConfig::from_values(
+            "http://h/v1".into(),
+            Some("m".into()),
+            Some("k".into()),
+            Some("768".into()),
+        )
+        .unwrap();
+        assert_eq!(ok.dimension, Some(768));
+        assert!(
+            !format!("{ok:?}").contains("\"k\""),
+            "the key must not be logged"
+        );
+    }
+}
