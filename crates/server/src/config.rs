@@ -31,6 +31,9 @@ pub const DEFAULT_ABANDON_GRACE: Duration = Duration::from_secs(15);
 pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often finished runs beyond the retention limits are pruned (also once on start).
 pub const PRUNE_EVERY: Duration = Duration::from_secs(3_600);
+/// How long a stopping server waits for open connections (a half-sent request,
+/// an app holding a gate) before it closes them and flushes the store.
+pub const DEFAULT_SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a resume request waits for the app's `exec.resumed` / `exec.refused`.
 pub const DEFAULT_RESUME_WAIT: Duration = Duration::from_secs(2);
 
@@ -52,8 +55,14 @@ pub struct ServeConfig {
     pub host: IpAddr,
     /// Port to bind (0 = any free port).
     pub port: u16,
-    /// Allow a non-loopback bind address and non-loopback `Host` headers.
+    /// Remote access: allows a non-loopback bind address, requires the token on
+    /// every request but the viewer's static files, and accepts the `Host`
+    /// names in [`ServeConfig::allowed_hosts`] besides the loopback ones.
     pub allow_remote: bool,
+    /// With [`ServeConfig::allow_remote`]: the `Host` names (`name` on the bound
+    /// port, or `name:port`) remote clients may use. A specific bind address
+    /// is added by [`crate::start`]; other names are refused (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
     /// Home directory (token files live in `<home>/run/`).
     pub home: PathBuf,
     /// SQLite database file.
@@ -65,6 +74,9 @@ pub struct ServeConfig {
     /// How long a delivered resume waits for the app's answer before it is
     /// reported `resumed` anyway.
     pub resume_wait: Duration,
+    /// How long [`crate::RunningServer::stop`] waits for open connections
+    /// before it closes them.
+    pub shutdown_deadline: Duration,
     /// Fixed control token (random per start when `None`).
     pub token: Option<String>,
     /// Write `<home>/run/serve-<port>.json`.
@@ -86,11 +98,13 @@ impl ServeConfig {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: DEFAULT_PORT,
             allow_remote: false,
+            allowed_hosts: Vec::new(),
             home: home.to_path_buf(),
             db_path: home.join(DB_FILE_NAME),
             abandon_grace: DEFAULT_ABANDON_GRACE,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             resume_wait: DEFAULT_RESUME_WAIT,
+            shutdown_deadline: DEFAULT_SHUTDOWN_DEADLINE,
             token: None,
             write_token_file: true,
             writer: WriterConfig::default(),

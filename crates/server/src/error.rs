@@ -18,6 +18,41 @@ pub enum ServerError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The port is taken (by another Mindgate, when its token file says so).
+    #[error("cannot listen on {addr}: the port is already in use{}", describe_port_holder(.holder.as_ref()))]
+    AddrInUse {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// The Mindgate server found in the home's token file for that port, if any.
+        holder: Option<crate::token_file::TokenFile>,
+    },
+    /// Another server has the database.
+    #[error(
+        "database {} is in use by another Mindgate server{} (one server per database: stop it, \
+         or start this one with another --db or MINDGATE_HOME)",
+        .db.display(),
+        describe_db_holder(.holder.as_ref())
+    )]
+    DatabaseInUse {
+        /// The database.
+        db: std::path::PathBuf,
+        /// The holder named in the lock file, if it could be read.
+        holder: Option<crate::db_lock::LockHolder>,
+    },
+    /// Creating or locking the database lock file failed.
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        /// The lock file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `allow_remote` without any host name remote clients may use.
+    #[error(
+        "--allow-remote on {0} needs --allowed-host NAME (repeatable): the host name or address \
+         remote clients use to reach this server; requests naming any other Host are refused"
+    )]
+    NoAllowedHosts(std::net::IpAddr),
     /// A non-loopback address without `allow_remote`.
     #[error("refusing to listen on non-loopback address {0} without --allow-remote")]
     RemoteNotAllowed(std::net::IpAddr),
@@ -32,6 +67,20 @@ pub enum ServerError {
     /// The HTTP server failed.
     #[error("server failed: {0}")]
     Serve(std::io::Error),
+}
+
+fn describe_port_holder(holder: Option<&crate::token_file::TokenFile>) -> String {
+    match holder {
+        Some(h) => format!(" by mindgate serve (pid {}, viewer {})", h.pid, h.url),
+        None => " (by another program, or a Mindgate server with another MINDGATE_HOME)".to_owned(),
+    }
+}
+
+fn describe_db_holder(holder: Option<&crate::db_lock::LockHolder>) -> String {
+    match holder {
+        Some(h) => format!(" (pid {}, port {})", h.pid, h.port),
+        None => String::new(),
+    }
 }
 
 /// An HTTP error: a status and a clear message, sent as `{"error": "..."}`.

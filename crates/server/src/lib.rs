@@ -7,7 +7,12 @@
 //! * `/` — the embedded browser viewer (`ui/dist`).
 //!
 //! Every request passes a Host/Origin guard; mutating requests and controls need
-//! the per-start token.
+//! the per-start token (with remote access on, every request does).
+//!
+//! Lifecycle: [`start`] binds the port, then locks the database
+//! ([`db_lock`]: one server per database), then opens it; a stop waits at most
+//! [`ServeConfig::shutdown_deadline`] for open connections, flushes the store,
+//! and removes the token file only if it is still this server's.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mindgate_server::ServerError> {
@@ -22,6 +27,7 @@
 mod api;
 mod assets;
 mod config;
+pub mod db_lock;
 mod error;
 mod guard;
 pub mod hub;
@@ -38,10 +44,10 @@ mod ws_close;
 pub use assets::asset_paths;
 pub use config::{
     DB_FILE_NAME, DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_PORT, DEFAULT_RESUME_WAIT,
-    PRUNE_EVERY, ServeConfig, default_home, env,
+    DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig, default_home, env,
 };
 pub use error::{ApiError, ServerError};
-pub use guard::{check_host_origin, is_loopback_authority};
+pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
 pub use ingest::close_code;
 pub use listener::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,

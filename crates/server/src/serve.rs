@@ -21,7 +21,7 @@ use crate::config::ServeConfig;
 use crate::error::ServerError;
 use crate::hub::{Hub, new_token};
 use crate::state::{AppState, FEED_CAPACITY, Stats};
-use crate::{api, assets, guard, ingest, token_file, ui_feed};
+use crate::{api, assets, db_lock, guard, ingest, token_file, ui_feed};
 
 async fn ingest_ws(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
     let tasks = state.tasks.clone();
@@ -137,8 +137,16 @@ impl RunningServer {
         format!("http://{}", self.addr)
     }
 
-    /// Stops accepting work, closes every socket, flushes the store, removes the
-    /// token file, and waits for all of it.
+    /// `ws://…/ingest?token=…`: the ingest URL with the token, which apps need
+    /// when remote access is on.
+    pub fn ingest_url_with_token(&self) -> String {
+        format!("ws://{}/ingest?token={}", self.addr, self.token)
+    }
+
+    /// Stops accepting work, closes every socket (waiting at most
+    /// [`ServeConfig::shutdown_deadline`] for them), flushes the store, removes
+    /// the token file if it is still this server's, releases the database
+    /// lock, and waits for all of it.
     pub async fn stop(self) -> Result<(), ServerError> {
         self.shutdown.cancel();
         match self.handle.await {
@@ -148,11 +156,51 @@ impl RunningServer {
     }
 }
 
-/// Opens the store, binds, writes the token file and starts serving in the background.
-pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
+/// Binds, locks the database, opens the store, writes the token file and
+/// starts serving in the background.
+///
+/// The order matters: a start that cannot have the port, or whose database
+/// another server holds, fails before it touches the database (so the running
+/// server's live runs are not marked `abandoned` by a start that goes nowhere).
+pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError> {
     if !config.host.is_loopback() && !config.allow_remote {
         return Err(ServerError::RemoteNotAllowed(config.host));
     }
+    if config.allow_remote {
+        if config.host.is_unspecified() && config.allowed_hosts.is_empty() {
+            return Err(ServerError::NoAllowedHosts(config.host));
+        }
+        if !config.host.is_unspecified() && !config.host.is_loopback() {
+            config.allowed_hosts.push(match config.host {
+                std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+                v4 => v4.to_string(),
+            });
+        }
+    }
+    // 1. The port: a busy one ends the start here, before any database work.
+    let bind = SocketAddr::new(config.host, config.port);
+    let listener = match tokio::net::TcpListener::bind(bind).await {
+        Ok(l) => l,
+        Err(source) if source.kind() == std::io::ErrorKind::AddrInUse => {
+            return Err(ServerError::AddrInUse {
+                addr: bind,
+                holder: token_file::read(&config.home, config.port).filter(|_| config.port != 0),
+            });
+        }
+        Err(source) => return Err(ServerError::Bind { addr: bind, source }),
+    };
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ServerError::Bind { addr: bind, source })?;
+    // 2. The database lock: one server per database.
+    let db_lock = db_lock::acquire(
+        &config.db_path,
+        db_lock::LockHolder {
+            pid: std::process::id(),
+            port: addr.port(),
+        },
+    )?;
+    // 3. The database.
     let (feed, _) = broadcast::channel::<Arc<Committed>>(FEED_CAPACITY);
     let hook_feed = feed.clone();
     let hook: CommitHook = Box::new(move |c| {
@@ -165,39 +213,38 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
     writer_config.events_wanted = Some(Arc::new(move || listeners.receiver_count() > 0));
     let opened = tokio::task::spawn_blocking(move || {
         let (writer, report) = Writer::open(&db_path, writer_config, Some(hook))?;
-        let store = RunStore::open(&db_path)?;
-        Ok::<_, ServerError>((writer, report, store))
+        match RunStore::open(&db_path) {
+            Ok(store) => Ok::<_, ServerError>((writer, report, store)),
+            Err(e) => {
+                let _ = writer.close();
+                Err(e.into())
+            }
+        }
     })
     .await
     .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))??;
     let (writer, report, store) = opened;
-    let bind = SocketAddr::new(config.host, config.port);
-    let listener = match tokio::net::TcpListener::bind(bind).await {
-        Ok(l) => l,
-        Err(source) => {
-            let _ = writer.close();
-            return Err(ServerError::Bind { addr: bind, source });
-        }
-    };
-    let addr = listener
-        .local_addr()
-        .map_err(|source| ServerError::Bind { addr: bind, source })?;
     let token = config.token.clone().unwrap_or_else(new_token);
     let url = format!("http://{addr}/#token={token}");
+    let owned_token_file = token_file::TokenFile {
+        port: addr.port(),
+        pid: std::process::id(),
+        token: token.clone(),
+        url: url.clone(),
+    };
     let token_file = if config.write_token_file {
-        Some(token_file::write(
-            &config.home,
-            &token_file::TokenFile {
-                port: addr.port(),
-                pid: std::process::id(),
-                token: token.clone(),
-                url: url.clone(),
-            },
-        )?)
+        match token_file::write(&config.home, &owned_token_file) {
+            Ok(path) => Some(path),
+            Err(e) => {
+                let _ = writer.close();
+                return Err(e);
+            }
+        }
     } else {
         None
     };
     let shutdown = CancellationToken::new();
+    let deadline = config.shutdown_deadline;
     let state = AppState {
         hub: Arc::new(Hub::new()),
         store: Arc::new(store),
@@ -216,18 +263,39 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, ServerError> {
     let cleanup_file = token_file.clone();
     let handle = tokio::spawn(async move {
         let limits = state.config.http;
-        let served = crate::listener::serve(listener, app, limits, stop)
-            .await
-            .map_err(ServerError::Serve);
-        // Sockets are closing (they watch the same token); wait for them so
-        // every event they received reaches the writer, then flush it.
-        state.tasks.close();
-        state.tasks.wait().await;
+        let serving = crate::listener::serve(listener, app, limits, stop.clone());
+        let tasks = state.tasks.clone();
+        let drained = async move {
+            let served = serving.await.map_err(ServerError::Serve);
+            // Sockets are closing (they watch the same token); wait for them so
+            // every event they received reaches the writer.
+            tasks.close();
+            tasks.wait().await;
+            served
+        };
+        let served = tokio::select! {
+            served = drained => served,
+            () = async {
+                stop.cancelled().await;
+                tokio::time::sleep(deadline).await;
+            } => {
+                // A half-sent request or a client that ignores the close frame
+                // must not hold the stop forever: leave them behind.
+                tracing::warn!(
+                    deadline_ms = deadline.as_millis() as u64,
+                    "connections still open at the shutdown deadline; closing them"
+                );
+                Ok(())
+            }
+        };
+        // Everything handed to the writer is committed before it stops.
         let w = state.writer.clone();
         let closed = tokio::task::spawn_blocking(move || w.close()).await;
         if let Some(path) = cleanup_file {
-            let _ = std::fs::remove_file(path);
+            token_file::remove_if_owned(&path, &owned_token_file);
         }
+        // Only now may another server have the database.
+        drop(db_lock);
         tracing::info!("server stopped; store flushed");
         served?;
         match closed {

@@ -59,3 +59,25 @@ pub fn read(home: &Path, port: u16) -> Option<TokenFile> {
     let text = std::fs::read_to_string(token_file_path(home, port)).ok()?;
     serde_json::from_str(&text).ok()
 }
+
+/// Removes the token file at `path` if it is still `ours` (same pid and token).
+///
+/// A server that stops after another one has started on the same home and
+/// port must not delete the newcomer's file. Returns whether it was removed.
+pub fn remove_if_owned(path: &Path, ours: &TokenFile) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    match serde_json::from_str::<TokenFile>(&text) {
+        Ok(found) if found.pid == ours.pid && found.token == ours.token => {
+            std::fs::remove_file(path).is_ok()
+        }
+        _ => {
+            tracing::info!(
+                path = %path.display(),
+                "token file now belongs to another server; left in place"
+            );
+            false
+        }
+    }
+}
