@@ -16,6 +16,13 @@ pub fn asset_paths() -> Vec<String> {
     Dist::iter().map(|p| p.into_owned()).collect()
 }
 
+/// Whether `path` (a request path) is the viewer page or one of its embedded
+/// files — the only things served without the token when remote access is on.
+pub fn is_static_file(path: &str) -> bool {
+    let path = path.trim_start_matches('/');
+    path.is_empty() || Dist::get(path).is_some()
+}
+
 fn serve_file(path: &str) -> Option<Response> {
     let file = Dist::get(path)?;
     let mime = mime_guess::from_path(path).first_or_octet_stream();

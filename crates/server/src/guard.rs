@@ -47,34 +47,57 @@ fn split_authority(authority: &str) -> (&str, Option<u16>) {
     }
 }
 
+/// Whether `authority` (a `Host` value or an Origin's authority) names one of
+/// `allowed` — `name` (on the server's `port`) or `name:port` entries, names
+/// compared without case — or this machine's loopback interface on `port`.
+pub fn is_allowed_authority(authority: &str, port: u16, allowed: &[String]) -> bool {
+    if is_loopback_authority(authority, port) {
+        return true;
+    }
+    let (host, got_port) = split_authority(authority);
+    let got_port = got_port.unwrap_or(80);
+    allowed.iter().any(|entry| {
+        let (want_host, want_port) = split_authority(entry);
+        want_host.eq_ignore_ascii_case(host) && want_port.unwrap_or(port) == got_port
+    })
+}
+
 /// Checks `Host` and `Origin`. Returns the refusal message, if any.
-pub fn check_host_origin(headers: &HeaderMap, port: u16, allow_remote: bool) -> Result<(), String> {
-    if !allow_remote {
-        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
-            return Err("missing Host header".to_owned());
-        };
-        if !is_loopback_authority(host, port) {
-            return Err(format!(
+///
+/// `remote` is `None` for a local-only server: `Host` must be a loopback name on
+/// `port` and `Origin`, when present, `http://` plus such a name. With remote
+/// access on it holds the names remote clients may use (`--allowed-host`);
+/// `Host` must then be a loopback name or one of them, and `Origin`, when
+/// present, `http://` or `https://` plus a name that passes the same check.
+pub fn check_host_origin(
+    headers: &HeaderMap,
+    port: u16,
+    remote: Option<&[String]>,
+) -> Result<(), String> {
+    let allowed = remote.unwrap_or(&[]);
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return Err("missing Host header".to_owned());
+    };
+    if !is_allowed_authority(host, port, allowed) {
+        return Err(match remote {
+            None => format!(
                 "Host '{host}' is not this server's loopback address (DNS rebinding protection)"
-            ));
-        }
+            ),
+            Some(_) => format!(
+                "Host '{host}' is not a loopback address or an --allowed-host of this server \
+                 (DNS rebinding protection)"
+            ),
+        });
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        let ok = match origin.strip_prefix("http://") {
-            Some(authority) => {
-                if allow_remote {
-                    headers
-                        .get(header::HOST)
-                        .and_then(|h| h.to_str().ok())
-                        .is_some_and(|h| h.eq_ignore_ascii_case(authority))
-                        || is_loopback_authority(authority, port)
-                } else {
-                    is_loopback_authority(authority, port)
-                }
-            }
-            None => false,
+        let authority = match remote {
+            None => origin.strip_prefix("http://"),
+            Some(_) => origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://")),
         };
+        let ok = authority.is_some_and(|a| is_allowed_authority(a, port, allowed));
         if !ok {
             return Err(format!(
                 "Origin '{origin}' is not this server (cross-site requests are refused)"
@@ -102,11 +125,45 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
-/// Middleware: Host/Origin guard on everything; bearer token on mutating methods.
+/// The `token` query parameter of a request, if it has one.
+fn query_token(query: Option<&str>) -> Option<&str> {
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("token="))
+}
+
+/// Whether a request carries the control token (`Authorization: Bearer`, or
+/// `?token=` for clients that can only set a URL, like WebSocket apps).
+fn carries_token(req: &Request, token: &str) -> bool {
+    bearer(req.headers()).is_some_and(|t| token_matches(t, token))
+        || query_token(req.uri().query()).is_some_and(|t| token_matches(t, token))
+}
+
+/// Middleware: Host/Origin guard on everything; the token on mutating methods
+/// and `/mcp`, and with remote access on, on every request but the viewer's
+/// static files.
 pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if let Err(message) = check_host_origin(req.headers(), state.port, state.config.allow_remote) {
+    let remote = state
+        .config
+        .allow_remote
+        .then_some(state.config.allowed_hosts.as_slice());
+    if let Err(message) = check_host_origin(req.headers(), state.port, remote) {
         tracing::warn!(%message, "request refused by the host/origin guard");
         return ApiError::new(StatusCode::FORBIDDEN, message).into_response();
+    }
+    if remote.is_some() {
+        let static_file = matches!(*req.method(), Method::GET | Method::HEAD)
+            && crate::assets::is_static_file(req.uri().path());
+        if !static_file && !carries_token(&req, &state.token) {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "remote access is on (--allow-remote): every request needs the viewer token, as \
+                 `Authorization: Bearer <token>` or a `?token=<token>` query parameter (apps: \
+                 ws://<host>:<port>/ingest?token=<token>)",
+            )
+            .into_response();
+        }
+        return next.run(req).await;
     }
     let mutating = matches!(
         *req.method(),
@@ -157,7 +214,7 @@ mod tests {
     fn loopback_hosts_on_our_port_pass() {
         for host in ["127.0.0.1:4747", "localhost:4747", "[::1]:4747"] {
             assert!(
-                check_host_origin(&headers(Some(host), None), 4747, false).is_ok(),
+                check_host_origin(&headers(Some(host), None), 4747, None).is_ok(),
                 "{host}"
             );
         }
@@ -165,7 +222,7 @@ mod tests {
             check_host_origin(
                 &headers(Some("127.0.0.1:4747"), Some("http://localhost:4747")),
                 4747,
-                false
+                None
             )
             .is_ok()
         );
@@ -185,10 +242,52 @@ mod tests {
         ];
         for (host, origin) in cases {
             assert!(
-                check_host_origin(&headers(host, origin), 4747, false).is_err(),
+                check_host_origin(&headers(host, origin), 4747, None).is_err(),
                 "{host:?} {origin:?}"
             );
         }
+    }
+
+    #[test]
+    fn remote_access_accepts_only_loopback_and_the_allowed_hosts() {
+        let allowed = ["mg.lan".to_owned(), "10.0.0.5:8080".to_owned()];
+        let remote = Some(&allowed[..]);
+        for (host, origin) in [
+            ("127.0.0.1:4747", None),
+            ("MG.lan:4747", Some("http://mg.lan:4747")),
+            ("mg.lan:4747", Some("https://mg.lan:4747")),
+            ("10.0.0.5:8080", None),
+        ] {
+            assert!(
+                check_host_origin(&headers(Some(host), origin), 4747, remote).is_ok(),
+                "{host} {origin:?}"
+            );
+        }
+        for (host, origin) in [
+            // DNS rebinding: the attacker's name, with its own matching Origin.
+            (
+                Some("attacker.example:4747"),
+                Some("http://attacker.example:4747"),
+            ),
+            (Some("attacker.example:4747"), None),
+            (Some("mg.lan:4748"), None),
+            (Some("10.0.0.5:4747"), None),
+            (Some("mg.lan:4747"), Some("http://attacker.example:4747")),
+            (None, None),
+        ] {
+            assert!(
+                check_host_origin(&headers(host, origin), 4747, remote).is_err(),
+                "{host:?} {origin:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_token_is_found_in_the_query() {
+        assert_eq!(query_token(Some("a=1&token=abc")), Some("abc"));
+        assert_eq!(query_token(Some("token=")), Some(""));
+        assert_eq!(query_token(Some("xtoken=abc")), None);
+        assert_eq!(query_token(None), None);
     }
 
     #[test]

@@ -89,10 +89,10 @@ export class Feed {
   }
 }
 
-/** JSON over HTTP; mutating calls carry the bearer token. */
+/** JSON over HTTP; every call carries the bearer token when there is one (remote access needs it on reads too). */
 export async function api(token, path, { method = 'GET', body } = {}) {
   const headers = {};
-  if (method !== 'GET' && token) headers.Authorization = `Bearer ${token}`;
+  if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;

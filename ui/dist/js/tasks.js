@@ -15,8 +15,16 @@ export function parseTaskRoute(hash) {
   return null;
 }
 
+// The control token conn.js keeps (remote access needs it on every request).
+function token() {
+  try { return sessionStorage.getItem('mindgate.token'); } catch { return null; }
+}
+
 async function getJson(url) {
-  const res = await fetch(url, { headers: { accept: 'application/json' } });
+  const headers = { accept: 'application/json' };
+  const t = token();
+  if (t) headers.Authorization = `Bearer ${t}`;
+  const res = await fetch(url, { headers });
   let body = null;
   try { body = await res.json(); } catch { /* not JSON */ }
   if (!res.ok) throw new Error(body?.error || `${res.status} ${res.statusText}`);
@@ -163,7 +171,9 @@ export class TasksPage {
 
   follow(id) {
     if (typeof EventSource === 'undefined') return;
-    const src = new EventSource(`${API}/live?id=${encodeURIComponent(id)}`);
+    const t = token();
+    const auth = t ? `&token=${encodeURIComponent(t)}` : '';
+    const src = new EventSource(`${API}/live?id=${encodeURIComponent(id)}${auth}`);
     this.source = src;
     const state = (s, text) => { this.liveBadge.dataset.state = s; this.liveBadge.textContent = text; };
     src.onopen = () => state('open', '● following');
