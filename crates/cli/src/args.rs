@@ -148,9 +148,14 @@ pub struct ServeArgs {
     /// [default: $MINDGATE_HOME/mindgate.db].
     #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
     pub db: Option<PathBuf>,
-    /// Allow a non-loopback --host (exposes your runs to the network).
+    /// Remote access: allow a non-loopback --host, require the token on every request
+    /// (apps: ws://HOST:PORT/ingest?token=TOKEN) and accept the --allowed-host names.
     #[arg(long)]
     pub allow_remote: bool,
+    /// With --allow-remote: a host name (or NAME:PORT) remote clients use to reach this
+    /// server; requests naming any other Host are refused (DNS rebinding). Repeatable.
+    #[arg(long = "allowed-host", value_name = "NAME", requires = "allow_remote")]
+    pub allowed_hosts: Vec<String>,
     /// Do not open the viewer in a browser.
     #[arg(long)]
     pub no_open: bool,

@@ -21,6 +21,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     config.port = args.port;
     config.host = args.host;
     config.allow_remote = args.allow_remote;
+    config.allowed_hosts = args.allowed_hosts.clone();
     config.retention = mindgate_server::Retention {
         keep_runs: args.keep_runs,
         keep_days: args.keep_days,
@@ -38,7 +39,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             );
         }
         eprintln!(
-            "mindgate: WARNING: listening on {} — anyone who can reach this address can read your runs",
+            "mindgate: WARNING: listening on {} — reachable from the network; every request needs the token",
             args.host
         );
     }
@@ -46,13 +47,18 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let db = config.db_path.clone();
         let server = mindgate_server::start(config)
             .await
             .with_context(|| format!("cannot start the server (database {})", db.display()))?;
         println!("Mindgate viewer: {}", server.url);
-        println!("Apps connect to:  {}", server.ingest_url());
+        let ingest_url = if args.allow_remote {
+            server.ingest_url_with_token()
+        } else {
+            server.ingest_url()
+        };
+        println!("Apps connect to:  {ingest_url}");
         println!("Database:         {}", server.db_path.display());
         if !server.reconciled.is_empty() {
             println!(
@@ -64,13 +70,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             open_browser(&server.url);
         }
         if args.demo {
-            start_demo(server.ingest_url());
+            start_demo(ingest_url);
         }
         shutdown_signal().await;
         eprintln!("mindgate: shutting down, flushing events…");
         server.stop().await.context("shutdown failed")?;
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // Connections left behind at the shutdown deadline end with the runtime.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served
 }
 
 /// Runs the SDK's scripted demo agent on its own thread against this server.
