@@ -3,9 +3,182 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use mindgate_protocol::{Envelope, Message, OpaqueEnvelope, ParseResult};
+use mindgate_protocol::{Envelope, Hello, Message, OpaqueEnvelope, ParseResult};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+/// The highest `seq` the store can keep: SQLite integers are signed 64-bit.
+/// The protocol accepts any non-negative integer; the ingest boundary refuses
+/// larger ones ([`Refusal::SeqOutOfRange`]) and so does the writer.
+pub const MAX_STORED_SEQ: u64 = i64::MAX as u64;
+
+/// Most bytes of a `runId`.
+pub const MAX_RUN_ID_BYTES: usize = 256;
+/// Most bytes of a `nodeId`, `parentId`, `instanceId` or `pauseId`.
+pub const MAX_ID_BYTES: usize = 512;
+/// Most bytes of a name: node and hint names, `run.started.app`, `meta.name`, `hello.app`.
+pub const MAX_NAME_BYTES: usize = 1_024;
+/// Most bytes of an envelope `type` (unknown types are interned by the store).
+pub const MAX_TYPE_BYTES: usize = 128;
+
+/// Why the ingest boundary refuses an event before it reaches the hub or the
+/// store. Each has a stable [`Refusal::code`] (the `/health` counter's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `seq` above [`MAX_STORED_SEQ`].
+    SeqOutOfRange,
+    /// `runId` over [`MAX_RUN_ID_BYTES`].
+    RunIdTooLong,
+    /// The named id field is over [`MAX_ID_BYTES`].
+    IdTooLong(&'static str),
+    /// The named name field is over [`MAX_NAME_BYTES`].
+    NameTooLong(&'static str),
+    /// The envelope `type` is over [`MAX_TYPE_BYTES`].
+    TypeTooLong,
+}
+
+impl Refusal {
+    /// Every code, in a fixed order (for counters).
+    pub const CODES: [&'static str; 5] = [
+        "seqOutOfRange",
+        "runIdTooLong",
+        "idTooLong",
+        "nameTooLong",
+        "typeTooLong",
+    ];
+
+    /// A stable camelCase code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Refusal::SeqOutOfRange => "seqOutOfRange",
+            Refusal::RunIdTooLong => "runIdTooLong",
+            Refusal::IdTooLong(_) => "idTooLong",
+            Refusal::NameTooLong(_) => "nameTooLong",
+            Refusal::TypeTooLong => "typeTooLong",
+        }
+    }
+
+    /// One line for a person.
+    pub fn message(&self) -> String {
+        match self {
+            Refusal::SeqOutOfRange => format!("seq above {MAX_STORED_SEQ} cannot be stored"),
+            Refusal::RunIdTooLong => format!("runId longer than {MAX_RUN_ID_BYTES} bytes"),
+            Refusal::IdTooLong(field) => format!("{field} longer than {MAX_ID_BYTES} bytes"),
+            Refusal::NameTooLong(field) => {
+                format!("{field} longer than {MAX_NAME_BYTES} bytes")
+            }
+            Refusal::TypeTooLong => format!("type longer than {MAX_TYPE_BYTES} bytes"),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+fn id(field: &'static str, value: &str) -> Result<(), Refusal> {
+    if value.len() > MAX_ID_BYTES {
+        return Err(Refusal::IdTooLong(field));
+    }
+    Ok(())
+}
+
+fn opt_id(field: &'static str, value: Option<&str>) -> Result<(), Refusal> {
+    value.map_or(Ok(()), |v| id(field, v))
+}
+
+fn name(field: &'static str, value: &str) -> Result<(), Refusal> {
+    if value.len() > MAX_NAME_BYTES {
+        return Err(Refusal::NameTooLong(field));
+    }
+    Ok(())
+}
+
+fn envelope_head(seq: u64, run_id: &str) -> Result<(), Refusal> {
+    if seq > MAX_STORED_SEQ {
+        return Err(Refusal::SeqOutOfRange);
+    }
+    if run_id.len() > MAX_RUN_ID_BYTES {
+        return Err(Refusal::RunIdTooLong);
+    }
+    Ok(())
+}
+
+/// Checks a parsed frame against the ingest limits (sizes of ids and names,
+/// the storable `seq` range). Invalid and version-mismatched frames pass:
+/// they are dealt with elsewhere.
+pub fn check_limits(parsed: &ParseResult) -> Result<(), Refusal> {
+    match parsed {
+        ParseResult::Ok(env) => check_envelope(env),
+        ParseResult::UnknownType(op) => {
+            envelope_head(op.seq, &op.run_id)?;
+            if op.type_name.len() > MAX_TYPE_BYTES {
+                return Err(Refusal::TypeTooLong);
+            }
+            opt_id("nodeId", op.payload.get("nodeId").and_then(|v| v.as_str()))
+        }
+        ParseResult::VersionMismatch { .. } | ParseResult::Invalid { .. } => Ok(()),
+    }
+}
+
+/// [`check_limits`] for a known-type envelope.
+pub fn check_envelope(env: &Envelope) -> Result<(), Refusal> {
+    envelope_head(env.seq, &env.run_id)?;
+    match &env.message {
+        Message::RunStarted(p) => {
+            name("app", &p.app)?;
+            name(
+                "meta.name",
+                p.meta
+                    .as_ref()
+                    .and_then(|m| m.get("name"))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default(),
+            )
+        }
+        Message::GraphHint(p) => p.nodes.iter().try_for_each(|n| {
+            id("nodeId", &n.node_id)?;
+            opt_id("parentId", n.parent_id.as_deref())?;
+            name("name", &n.name)
+        }),
+        Message::NodeStarted(p) => {
+            id("nodeId", &p.node_id)?;
+            opt_id("parentId", p.parent_id.as_deref())?;
+            id("instanceId", &p.instance_id)?;
+            name("name", &p.name)
+        }
+        Message::NodeToken(p) => {
+            id("nodeId", &p.node_id)?;
+            opt_id("instanceId", p.instance_id.as_deref())
+        }
+        Message::NodeFinished(p) => {
+            id("nodeId", &p.node_id)?;
+            opt_id("instanceId", p.instance_id.as_deref())
+        }
+        Message::NodeError(p) => {
+            id("nodeId", &p.node_id)?;
+            opt_id("instanceId", p.instance_id.as_deref())
+        }
+        Message::ExecPaused(p) => {
+            id("pauseId", &p.pause_id)?;
+            id("nodeId", &p.node_id)?;
+            opt_id(
+                "instanceId",
+                p.extra.get("instanceId").and_then(|v| v.as_str()),
+            )
+        }
+        Message::ExecResumed(p) => id("pauseId", &p.pause_id),
+        Message::ExecRefused(p) => id("pauseId", &p.pause_id),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a `hello` against the limits (its `app` name).
+pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
+    name("app", hello.app.as_deref().unwrap_or_default())
+}
 
 /// What the writer needs to know about an event beyond its bytes.
 #[derive(Debug, Clone, PartialEq)]

@@ -41,7 +41,10 @@ mod schema;
 mod writer;
 
 pub use error::{Result, StoreError};
-pub use ingest::{EventFacts, NewEvent, minify};
+pub use ingest::{
+    EventFacts, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_RUN_ID_BYTES, MAX_STORED_SEQ, MAX_TYPE_BYTES,
+    NewEvent, Refusal, check_envelope, check_hello, check_limits, minify,
+};
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,
@@ -50,8 +53,8 @@ pub use projection::{NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use schema::SCHEMA_VERSION;
 pub use writer::{
-    CommitHook, Committed, EventsWanted, OpenReport, Retention, TryAppendError, Writer,
-    WriterConfig,
+    CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, Retention, TryAppendError,
+    Writer, WriterConfig, WriterStats,
 };
 
 /// The current wall clock in epoch milliseconds.

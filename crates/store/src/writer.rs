@@ -21,6 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -29,9 +30,13 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
 use crate::error::{Result, StoreError};
-use crate::ingest::{EventFacts, NewEvent};
-use crate::model::{Counts, RunState, RunSummary, StoredEvent, UsageTotals};
+use crate::ingest::{MAX_STORED_SEQ, NewEvent};
+use crate::model::{RunState, RunSummary, StoredEvent};
 use crate::schema;
+
+mod rows;
+
+use rows::{PendingRow, event_at, flush_rows, stored_event, truncated, write_run};
 
 /// Asked after each commit: does anybody want [`Committed::events`]?
 pub type EventsWanted = Arc<dyn Fn() -> bool + Send + Sync>;
@@ -100,6 +105,10 @@ impl Default for Retention {
 /// Runs deleted per pruning transaction (keeps each one short for ingest).
 const PRUNE_CHUNK: u32 = 50;
 
+/// Most distinct event types the store interns; events of further new
+/// (unknown) types are refused and counted in [`WriterStats::refused_rows`].
+pub const MAX_EVENT_TYPES: usize = 4_096;
+
 /// Rows per multi-row `INSERT` of events known to be new.
 const INSERT_CHUNK: usize = 32;
 
@@ -132,6 +141,26 @@ pub enum TryAppendError {
     Gone,
 }
 
+/// Rows the writer could not store, by cause (see [`Writer::stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Events refused before any write: a `seq` above [`MAX_STORED_SEQ`]
+    /// (SQLite integers are signed 64-bit), or a new type beyond [`MAX_EVENT_TYPES`].
+    pub refused_rows: u64,
+    /// Operations that failed on their own after their batch failed; the
+    /// batch's other operations were committed without them.
+    pub failed_rows: u64,
+    /// Batches whose transaction failed and were re-applied one operation at a time.
+    pub isolated_batches: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    refused_rows: AtomicU64,
+    failed_rows: AtomicU64,
+    isolated_batches: AtomicU64,
+}
+
 enum Op {
     Event(Box<NewEvent>),
     Abandon {
@@ -158,6 +187,7 @@ pub struct Writer {
     tx: SyncSender<Op>,
     thread: Arc<Mutex<Option<JoinHandle<()>>>>,
     path: PathBuf,
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -205,7 +235,13 @@ impl Writer {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         let checkpointer = spawn_checkpointer(path)?;
         conn.set_prepared_statement_cache_capacity(32);
-        let mut state = State::new(conn, checkpointer, config.events_wanted.clone())?;
+        let counters = Arc::new(Counters::default());
+        let mut state = State::new(
+            conn,
+            checkpointer,
+            config.events_wanted.clone(),
+            Arc::clone(&counters),
+        )?;
         let max_batch = config.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("mindgate-store-writer".to_owned())
@@ -219,6 +255,7 @@ impl Writer {
                 tx,
                 thread: Arc::new(Mutex::new(Some(thread))),
                 path: path.to_path_buf(),
+                counters,
             },
             OpenReport { reconciled },
         ))
@@ -227,6 +264,15 @@ impl Writer {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the writer refused or lost so far (since it was opened).
+    pub fn stats(&self) -> WriterStats {
+        WriterStats {
+            refused_rows: self.counters.refused_rows.load(Ordering::Relaxed),
+            failed_rows: self.counters.failed_rows.load(Ordering::Relaxed),
+            isolated_batches: self.counters.isolated_batches.load(Ordering::Relaxed),
+        }
     }
 
     /// Queues an event without blocking.
@@ -336,8 +382,8 @@ struct RunAcc {
 impl RunAcc {
     /// Whether `seq` is certainly not stored yet: above every stored seq of the run.
     fn is_fresh(&self, seq: u64) -> bool {
-        if seq > i64::MAX as u64 {
-            return false; // clamped when stored: may collide
+        if seq > MAX_STORED_SEQ {
+            return false; // never stored (refused before)
         }
         match self.summary.last_seq {
             Some(last) => seq > last,
@@ -346,18 +392,15 @@ impl RunAcc {
     }
 }
 
-/// An event row waiting for the next multi-row insert (index into the batch's events).
-struct PendingRow {
-    key: i64,
-    code: i64,
-    index: usize,
-}
-
 struct State {
     conn: Connection,
     runs: HashMap<String, RunAcc>,
     types: HashMap<String, i64>,
     events_wanted: Option<EventsWanted>,
+    counters: Arc<Counters>,
+    /// Set while a failed batch is re-applied one operation at a time: every
+    /// row then takes the checked single-row insert (no freshness shortcut).
+    exact: bool,
     /// Dropping it stops the checkpointer thread.
     _checkpointer: SyncSender<()>,
 }
@@ -369,26 +412,54 @@ enum Reply {
     Unit(SyncSender<()>),
 }
 
+impl Reply {
+    fn send(self) {
+        match self {
+            Reply::Abandon(tx, n) => drop(tx.send(n)),
+            Reply::Delete(tx, b) => drop(tx.send(b)),
+            Reply::Prune(tx, ids) => drop(tx.send(ids)),
+            Reply::Unit(tx) => drop(tx.send(())),
+        }
+    }
+
+    /// The answer for an operation that could not be applied (nothing changed).
+    fn for_failed(op: &Op) -> Option<Reply> {
+        match op {
+            Op::Event(_) => None,
+            Op::Abandon { reply, .. } => Some(Reply::Abandon(reply.clone(), 0)),
+            Op::Delete { reply, .. } => Some(Reply::Delete(reply.clone(), false)),
+            Op::Prune { reply, .. } => Some(Reply::Prune(reply.clone(), Vec::new())),
+            Op::Flush(reply) | Op::Stop(reply) => Some(Reply::Unit(reply.clone())),
+        }
+    }
+}
+
+fn load_types(conn: &Connection) -> Result<HashMap<String, i64>> {
+    let mut types = HashMap::new();
+    let mut stmt = conn.prepare("SELECT code, name FROM event_types")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (code, name) = row?;
+        types.insert(name, code);
+    }
+    Ok(types)
+}
+
 impl State {
     fn new(
         conn: Connection,
         checkpointer: SyncSender<()>,
         events_wanted: Option<EventsWanted>,
+        counters: Arc<Counters>,
     ) -> Result<State> {
-        let mut types = HashMap::new();
-        {
-            let mut stmt = conn.prepare("SELECT code, name FROM event_types")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-            for row in rows {
-                let (code, name) = row?;
-                types.insert(name, code);
-            }
-        }
+        let types = load_types(&conn)?;
         Ok(State {
             conn,
             runs: HashMap::new(),
             types,
             events_wanted,
+            counters,
+            exact: false,
             _checkpointer: checkpointer,
         })
     }
@@ -405,45 +476,26 @@ impl State {
                     Err(_) => break,
                 }
             }
-            let mut replies = Vec::new();
-            let mut committed = Committed::default();
-            for op in ops.iter_mut() {
+            for op in &ops {
                 if let Op::Stop(reply) = op {
                     stopping = Some(reply.clone());
                 }
             }
-            match self.apply(ops, &mut committed, &mut replies) {
-                Ok(inserted) => self.fill_events(hook.is_some(), &mut committed, inserted),
-                Err(e) => {
-                    tracing::error!(error = %e, "store batch failed; its events are lost");
-                    committed = Committed::default();
-                    self.runs.clear();
-                }
-            }
+            let (committed, replies) = self.commit(ops, hook.is_some());
             if let Some(hook) = &hook
                 && !committed.is_empty()
             {
                 hook(committed);
             }
             for reply in replies {
-                match reply {
-                    Reply::Abandon(tx, n) => drop(tx.send(n)),
-                    Reply::Delete(tx, b) => drop(tx.send(b)),
-                    Reply::Prune(tx, ids) => drop(tx.send(ids)),
-                    Reply::Unit(tx) => drop(tx.send(())),
-                }
+                reply.send();
             }
             self.evict();
         }
         // Drain anything still queued after a stop so a graceful stop loses nothing.
         let rest: Vec<Op> = rx.try_iter().collect();
         if !rest.is_empty() {
-            let mut replies = Vec::new();
-            let mut committed = Committed::default();
-            match self.apply(rest, &mut committed, &mut replies) {
-                Ok(inserted) => self.fill_events(hook.is_some(), &mut committed, inserted),
-                Err(e) => tracing::error!(error = %e, "final store batch failed"),
-            }
+            let (committed, replies) = self.commit(rest, hook.is_some());
             if let Some(hook) = &hook
                 && !committed.is_empty()
             {
@@ -459,12 +511,115 @@ impl State {
         }
     }
 
-    /// Hands the inserted events to the commit hook when somebody wants them.
-    fn fill_events(&self, hooked: bool, committed: &mut Committed, inserted: Vec<NewEvent>) {
-        if !hooked || self.events_wanted.as_ref().is_some_and(|wanted| !wanted()) {
+    /// Commits `ops` in one transaction. If that transaction fails, every
+    /// operation is re-applied in its own transaction, so one bad row is
+    /// isolated (counted in [`WriterStats::failed_rows`] and logged) and never
+    /// costs the batch's other rows.
+    fn commit(&mut self, ops: Vec<Op>, hooked: bool) -> (Committed, Vec<Reply>) {
+        let mut committed = Committed::default();
+        let mut replies = Vec::new();
+        let error = match self.apply(&ops, &mut committed, &mut replies) {
+            Ok(inserted) => {
+                self.fill_events(hooked, &mut committed, ops, &inserted);
+                return (committed, replies);
+            }
+            Err(e) => e,
+        };
+        let n = self
+            .counters
+            .isolated_batches
+            .fetch_add(1, Ordering::Relaxed)
+            + 1;
+        tracing::warn!(
+            error = %error,
+            operations = ops.len(),
+            failed_batches = n,
+            "store batch failed; re-applying its operations one by one"
+        );
+        self.reset_caches();
+        let mut committed = Committed::default();
+        let mut replies = Vec::new();
+        let mut inserted = Vec::new();
+        self.exact = true;
+        for (index, op) in ops.iter().enumerate() {
+            let one = std::slice::from_ref(op);
+            let mut single = Committed::default();
+            let mut single_replies = Vec::new();
+            match self.apply(one, &mut single, &mut single_replies) {
+                Ok(rows) => {
+                    if !rows.is_empty() {
+                        inserted.push(index);
+                    }
+                    merge(&mut committed, single);
+                    replies.extend(single_replies);
+                }
+                Err(e) => {
+                    let failed = self.counters.failed_rows.fetch_add(1, Ordering::Relaxed) + 1;
+                    match event_at(one, 0) {
+                        Some(ev) => tracing::warn!(
+                            error = %e,
+                            run = %truncated(&ev.run_id),
+                            seq = ev.seq,
+                            failed_rows = failed,
+                            "event could not be stored; the rest of its batch was"
+                        ),
+                        None => {
+                            tracing::warn!(error = %e, failed_rows = failed, "store operation failed")
+                        }
+                    }
+                    self.reset_caches();
+                    replies.extend(Reply::for_failed(op));
+                }
+            }
+        }
+        self.exact = false;
+        self.fill_events(hooked, &mut committed, ops, &inserted);
+        (committed, replies)
+    }
+
+    /// Forgets what a rolled-back transaction may have left in the caches.
+    fn reset_caches(&mut self) {
+        self.runs.clear();
+        match load_types(&self.conn) {
+            Ok(types) => self.types = types,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not reload event types");
+                self.types.clear();
+            }
+        }
+    }
+
+    /// Hands the inserted events (indices into `ops`, ascending) to the commit
+    /// hook when somebody wants them.
+    fn fill_events(
+        &self,
+        hooked: bool,
+        committed: &mut Committed,
+        ops: Vec<Op>,
+        inserted: &[usize],
+    ) {
+        if !hooked
+            || inserted.is_empty()
+            || self.events_wanted.as_ref().is_some_and(|wanted| !wanted())
+        {
             return;
         }
-        committed.events = inserted.into_iter().filter_map(stored_event).collect();
+        let mut wanted = inserted.iter().copied().peekable();
+        committed.events.reserve(inserted.len());
+        for (index, op) in ops.into_iter().enumerate() {
+            if wanted.peek() != Some(&index) {
+                continue;
+            }
+            wanted.next();
+            if let Op::Event(ev) = op
+                && let Some(stored) = stored_event(*ev)
+            {
+                committed.events.push(stored);
+            }
+            if wanted.peek().is_none() {
+                break;
+            }
+        }
     }
 
     fn evict(&mut self) {
@@ -476,19 +631,23 @@ impl State {
         }
     }
 
-    /// Applies `ops` in one transaction; returns the events actually inserted.
+    /// Applies `ops` in one transaction; returns the indices of the events
+    /// actually inserted.
     fn apply(
         &mut self,
-        ops: Vec<Op>,
+        ops: &[Op],
         committed: &mut Committed,
         replies: &mut Vec<Reply>,
-    ) -> Result<Vec<NewEvent>> {
+    ) -> Result<Vec<usize>> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         match self.apply_in_tx(ops, committed, replies) {
-            Ok(inserted) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(inserted)
-            }
+            Ok(inserted) => match self.conn.execute_batch("COMMIT") {
+                Ok(()) => Ok(inserted),
+                Err(e) => {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    Err(e.into())
+                }
+            },
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
                 Err(e)
@@ -498,25 +657,26 @@ impl State {
 
     fn apply_in_tx(
         &mut self,
-        ops: Vec<Op>,
+        ops: &[Op],
         committed: &mut Committed,
         replies: &mut Vec<Reply>,
-    ) -> Result<Vec<NewEvent>> {
+    ) -> Result<Vec<usize>> {
         let mut touched: Vec<String> = Vec::new();
-        let mut inserted: Vec<NewEvent> = Vec::with_capacity(ops.len());
+        let mut inserted: Vec<usize> = Vec::with_capacity(ops.len());
         let mut pending: Vec<PendingRow> = Vec::with_capacity(INSERT_CHUNK);
-        for op in ops {
+        for (index, op) in ops.iter().enumerate() {
             if !matches!(op, Op::Event(_)) {
-                flush_rows(&self.conn, &mut pending, &inserted)?;
+                flush_rows(&self.conn, &mut pending, ops)?;
             }
             match op {
                 Op::Event(ev) => {
-                    self.insert_event(*ev, &mut touched, &mut pending, &mut inserted)?;
+                    self.insert_event(ev, index, ops, &mut touched, &mut pending, &mut inserted)?;
                     if pending.len() >= INSERT_CHUNK {
-                        flush_rows(&self.conn, &mut pending, &inserted)?;
+                        flush_rows(&self.conn, &mut pending, ops)?;
                     }
                 }
                 Op::Abandon { run_ids, at, reply } => {
+                    let at = *at;
                     let mut n = 0;
                     for id in run_ids {
                         let changed = self.conn.execute(
@@ -526,42 +686,41 @@ impl State {
                         )?;
                         if changed > 0 {
                             n += 1;
-                            if let Some(acc) = self.runs.get_mut(&id) {
+                            if let Some(acc) = self.runs.get_mut(id) {
                                 acc.summary.status = RunState::Abandoned;
                                 acc.summary.finished_at = Some(at);
-                                acc.summary.duration_ms = Some(at - acc.summary.started_at);
+                                acc.summary.duration_ms =
+                                    Some(at.saturating_sub(acc.summary.started_at));
                             }
-                            if !touched.contains(&id) {
-                                touched.push(id);
+                            if !touched.contains(id) {
+                                touched.push(id.clone());
                             }
                         }
                     }
-                    replies.push(Reply::Abandon(reply, n));
+                    replies.push(Reply::Abandon(reply.clone(), n));
                 }
                 Op::Delete { run_id, reply } => {
                     let key: Option<i64> = self
                         .conn
-                        .query_row("SELECT key FROM runs WHERE id = ?1", [&run_id], |r| {
-                            r.get(0)
-                        })
+                        .query_row("SELECT key FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
                         .optional()?;
                     if let Some(key) = key {
                         self.conn
                             .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
                         self.conn
                             .execute("DELETE FROM runs WHERE key = ?1", [key])?;
-                        self.runs.remove(&run_id);
-                        touched.retain(|t| t != &run_id);
-                        committed.deleted.push(run_id);
+                        self.runs.remove(run_id);
+                        touched.retain(|t| t != run_id);
+                        committed.deleted.push(run_id.clone());
                     }
-                    replies.push(Reply::Delete(reply, key.is_some()));
+                    replies.push(Reply::Delete(reply.clone(), key.is_some()));
                 }
                 Op::Prune {
                     retention,
                     now,
                     reply,
                 } => {
-                    let victims = self.prune_victims(retention, now)?;
+                    let victims = self.prune_victims(*retention, *now)?;
                     let mut ids = Vec::with_capacity(victims.len());
                     for (key, id) in victims {
                         self.conn
@@ -573,13 +732,13 @@ impl State {
                         committed.deleted.push(id.clone());
                         ids.push(id);
                     }
-                    replies.push(Reply::Prune(reply, ids));
+                    replies.push(Reply::Prune(reply.clone(), ids));
                 }
-                Op::Flush(reply) => replies.push(Reply::Unit(reply)),
+                Op::Flush(reply) => replies.push(Reply::Unit(reply.clone())),
                 Op::Stop(_) => {}
             }
         }
-        flush_rows(&self.conn, &mut pending, &inserted)?;
+        flush_rows(&self.conn, &mut pending, ops)?;
         for id in &touched {
             if let Some(acc) = self.runs.get_mut(id) {
                 acc.touched = false;
@@ -618,268 +777,20 @@ impl State {
             .collect::<std::result::Result<Vec<_>, _>>()?;
         Ok(rows)
     }
-
-    fn type_code(&mut self, name: &str) -> Result<i64> {
-        if let Some(code) = self.types.get(name) {
-            return Ok(*code);
-        }
-        self.conn.execute(
-            "INSERT OR IGNORE INTO event_types(name) VALUES (?1)",
-            [name],
-        )?;
-        let code: i64 = self.conn.query_row(
-            "SELECT code FROM event_types WHERE name = ?1",
-            [name],
-            |r| r.get(0),
-        )?;
-        self.types.insert(name.to_owned(), code);
-        Ok(code)
-    }
-
-    fn load_or_create(&mut self, ev: &NewEvent) -> Result<()> {
-        if self.runs.contains_key(&ev.run_id) {
-            return Ok(());
-        }
-        let existing: Option<i64> = self
-            .conn
-            .query_row("SELECT key FROM runs WHERE id = ?1", [&ev.run_id], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let acc = match existing {
-            Some(key) => {
-                let summary =
-                    crate::reader::load_summary(&self.conn, &ev.run_id)?.ok_or_else(|| {
-                        StoreError::Corrupt {
-                            run_id: ev.run_id.clone(),
-                            message: "run row vanished".to_owned(),
-                        }
-                    })?;
-                let mut stmt = self.conn.prepare_cached(
-                    "SELECT DISTINCT node_id FROM events WHERE run_key = ?1 AND node_id IS NOT NULL",
-                )?;
-                let nodes = stmt
-                    .query_map([key], |r| r.get::<_, String>(0))?
-                    .collect::<std::result::Result<HashSet<_>, _>>()?;
-                RunAcc {
-                    key,
-                    summary,
-                    nodes,
-                    dirty: false,
-                    touched: false,
-                }
-            }
-            None => {
-                let app = ev.app_hint.as_deref().unwrap_or_default().to_owned();
-                self.conn.execute(
-                    "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim) \
-                     VALUES (?1, ?2, ?2, 'running', ?3, ?3, ?4)",
-                    params![ev.run_id, app, ev.ts, ev.claim.as_deref()],
-                )?;
-                let key = self.conn.last_insert_rowid();
-                RunAcc {
-                    key,
-                    summary: RunSummary {
-                        id: ev.run_id.clone(),
-                        app: app.clone(),
-                        name: app,
-                        status: RunState::Running,
-                        started_at: ev.ts,
-                        finished_at: None,
-                        duration_ms: Some(0),
-                        counts: Counts::default(),
-                        usage: UsageTotals::default(),
-                        source: "live".to_owned(),
-                        meta: None,
-                        sdk: None,
-                        last_seq: None,
-                        last_event_at: ev.ts,
-                    },
-                    nodes: HashSet::new(),
-                    dirty: true,
-                    touched: false,
-                }
-            }
-        };
-        self.runs.insert(ev.run_id.clone(), acc);
-        Ok(())
-    }
-
-    /// Inserts one event (or queues it for the next multi-row insert when it is
-    /// certainly new) and updates its run's counters.
-    fn insert_event(
-        &mut self,
-        ev: NewEvent,
-        touched: &mut Vec<String>,
-        pending: &mut Vec<PendingRow>,
-        inserted: &mut Vec<NewEvent>,
-    ) -> Result<()> {
-        self.load_or_create(&ev)?;
-        let code = self.type_code(&ev.type_name)?;
-        let Some(acc) = self.runs.get_mut(&ev.run_id) else {
-            return Ok(());
-        };
-        if acc.is_fresh(ev.seq) {
-            pending.push(PendingRow {
-                key: acc.key,
-                code,
-                index: inserted.len(),
-            });
-        } else {
-            // Maybe a replay: insert alone and see whether it was new.
-            flush_rows(&self.conn, pending, inserted)?;
-            let mut stmt = self.conn.prepare_cached(INSERT_ONE)?;
-            bind_row(&mut stmt, 1, acc.key, code, &ev)?;
-            if stmt.raw_execute()? != 1 {
-                return Ok(());
-            }
-        }
-        let s = &mut acc.summary;
-        s.counts.events += 1;
-        s.last_seq = Some(s.last_seq.map_or(ev.seq, |l| l.max(ev.seq)));
-        s.last_event_at = s.last_event_at.max(ev.ts);
-        if let Some(node) = &ev.node_id
-            && !acc.nodes.contains(node)
-        {
-            acc.nodes.insert(node.clone());
-            s.counts.nodes += 1;
-        }
-        match &ev.facts {
-            EventFacts::RunStarted {
-                app,
-                name,
-                meta_json,
-                sdk_json,
-            } => {
-                s.app = app.clone();
-                s.name = name.clone().unwrap_or_else(|| app.clone());
-                s.meta = meta_json
-                    .as_deref()
-                    .and_then(|m| serde_json::from_str(m).ok());
-                s.sdk = sdk_json
-                    .as_deref()
-                    .and_then(|m| serde_json::from_str(m).ok());
-                s.started_at = s.started_at.min(ev.ts);
-            }
-            EventFacts::RunFinished { status } => {
-                s.status = *status;
-                s.finished_at = Some(ev.ts);
-            }
-            EventFacts::NodeError => s.counts.errors += 1,
-            EventFacts::Usage { input, output } => {
-                s.usage.input_tokens += input;
-                s.usage.output_tokens += output;
-            }
-            EventFacts::Plain => {}
-        }
-        if s.status == RunState::Abandoned && !matches!(ev.facts, EventFacts::RunFinished { .. }) {
-            // The app came back: the run is live again.
-            s.status = RunState::Running;
-            s.finished_at = None;
-        }
-        s.duration_ms = Some(s.finished_at.unwrap_or(s.last_event_at) - s.started_at);
-        acc.dirty = true;
-        if !acc.touched {
-            acc.touched = true;
-            if !touched.contains(&ev.run_id) {
-                touched.push(ev.run_id.clone());
-            }
-        }
-        inserted.push(ev);
-        Ok(())
-    }
 }
 
-const INSERT_ONE: &str = "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-
-/// `INSERT … VALUES (…), (…) …` with [`INSERT_CHUNK`] rows.
-fn insert_chunk_sql() -> &'static str {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
-        let rows = vec!["(?,?,?,?,?,?,?)"; INSERT_CHUNK].join(",");
-        format!(
-            "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) VALUES {rows}"
-        )
-    })
-}
-
-/// Binds one event row at parameters `first..first + 7` (a seq beyond
-/// SQLite's integers is clamped).
-fn bind_row(
-    stmt: &mut rusqlite::Statement<'_>,
-    first: usize,
-    key: i64,
-    code: i64,
-    ev: &NewEvent,
-) -> Result<()> {
-    let seq = i64::try_from(ev.seq).unwrap_or(i64::MAX);
-    stmt.raw_bind_parameter(first, key)?;
-    stmt.raw_bind_parameter(first + 1, seq)?;
-    stmt.raw_bind_parameter(first + 2, ev.ts)?;
-    stmt.raw_bind_parameter(first + 3, code)?;
-    stmt.raw_bind_parameter(first + 4, ev.node_id.as_deref())?;
-    stmt.raw_bind_parameter(first + 5, ev.payload.as_str())?;
-    stmt.raw_bind_parameter(first + 6, ev.extra.as_ref().map(|e| e.get()))?;
-    Ok(())
-}
-
-/// Writes the queued rows: full chunks with one multi-row statement, the rest
-/// one by one. They are all new (see [`RunAcc::is_fresh`]), so every row must land.
-fn flush_rows(conn: &Connection, pending: &mut Vec<PendingRow>, events: &[NewEvent]) -> Result<()> {
-    if pending.is_empty() {
-        return Ok(());
-    }
-    let mut written = 0usize;
-    let mut rows = pending.chunks_exact(INSERT_CHUNK);
-    for chunk in rows.by_ref() {
-        let mut stmt = conn.prepare_cached(insert_chunk_sql())?;
-        for (i, row) in chunk.iter().enumerate() {
-            if let Some(ev) = events.get(row.index) {
-                bind_row(&mut stmt, 1 + i * 7, row.key, row.code, ev)?;
-            }
-        }
-        written += stmt.raw_execute()?;
-    }
-    let rest = rows.remainder();
-    if !rest.is_empty() {
-        let mut stmt = conn.prepare_cached(INSERT_ONE)?;
-        for row in rest {
-            if let Some(ev) = events.get(row.index) {
-                bind_row(&mut stmt, 1, row.key, row.code, ev)?;
-                written += stmt.raw_execute()?;
-            }
+/// Folds the result of one operation into the batch's.
+fn merge(into: &mut Committed, one: Committed) {
+    for run in one.runs {
+        match into.runs.iter_mut().find(|r| r.id == run.id) {
+            Some(slot) => *slot = run,
+            None => into.runs.push(run),
         }
     }
-    let expected = pending.len();
-    pending.clear();
-    if written != expected {
-        return Err(StoreError::Corrupt {
-            run_id: String::new(),
-            message: format!("{expected} new events queued, {written} stored"),
-        });
+    for id in one.deleted {
+        into.runs.retain(|r| r.id != id);
+        into.deleted.push(id);
     }
-    Ok(())
-}
-
-/// A stored event for the live feed (the payload text becomes a raw JSON value).
-fn stored_event(ev: NewEvent) -> Option<StoredEvent> {
-    let payload = match RawValue::from_string(ev.payload) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::debug!(error = %e, "payload is not JSON; not sent live");
-            return None;
-        }
-    };
-    Some(StoredEvent {
-        run_id: ev.run_id,
-        seq: ev.seq,
-        ts: ev.ts,
-        type_name: ev.type_name.into_owned(),
-        node_id: ev.node_id,
-        payload,
-        extra: ev.extra,
-    })
 }
 
 /// How often the checkpointer copies the WAL back into the database.
@@ -911,33 +822,6 @@ fn spawn_checkpointer(path: &Path) -> Result<SyncSender<()>> {
             source,
         })?;
     Ok(tx)
-}
-
-fn write_run(conn: &Connection, acc: &RunAcc) -> Result<()> {
-    let s = &acc.summary;
-    let mut stmt = conn.prepare_cached(
-        "UPDATE runs SET app = ?2, name = ?3, status = ?4, started_at = ?5, finished_at = ?6, \
-         last_event_at = ?7, meta_json = ?8, sdk_json = ?9, event_count = ?10, node_count = ?11, \
-         error_count = ?12, input_tokens = ?13, output_tokens = ?14, last_seq = ?15 WHERE key = ?1",
-    )?;
-    stmt.execute(params![
-        acc.key,
-        s.app,
-        s.name,
-        s.status.as_str(),
-        s.started_at,
-        s.finished_at,
-        s.last_event_at,
-        s.meta.as_ref().map(|m| m.to_string()),
-        s.sdk.as_ref().map(|m| m.to_string()),
-        s.counts.events as i64,
-        s.counts.nodes as i64,
-        s.counts.errors as i64,
-        s.usage.input_tokens as i64,
-        s.usage.output_tokens as i64,
-        s.last_seq.map(|v| v as i64),
-    ])?;
-    Ok(())
 }
 
 /// Raw JSON text → boxed raw value, for rows read back from SQLite.
