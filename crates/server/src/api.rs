@@ -50,17 +50,21 @@ fn run_not_found(run_id: &str) -> ApiError {
 /// `GET /health`
 pub async fn health(State(state): State<AppState>) -> Json<Value> {
     use std::sync::atomic::Ordering::Relaxed;
-    let snap = state.hub.snapshot();
-    Json(json!({
+    let (apps, pauses) = state.hub.counts();
+    let mut body = json!({
         "ok": true,
         "version": VIEWER_VERSION,
         "protocol": mindgate_protocol::PROTOCOL_VERSION,
-        "apps": snap.apps.len(),
-        "pauses": snap.pauses.len(),
+        "apps": apps,
+        "pauses": pauses,
         "acceptedEvents": state.stats.accepted_events.load(Relaxed),
         "invalidFrames": state.stats.invalid_frames.load(Relaxed),
         "refusedEvents": state.stats.refused_events.load(Relaxed),
-    }))
+    });
+    if let (Some(body), Value::Object(more)) = (body.as_object_mut(), state.ingest_health()) {
+        body.extend(more);
+    }
+    Json(body)
 }
 
 /// Query of `GET /api/runs`.

@@ -13,7 +13,9 @@ use mindgate_protocol::{
 };
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 /// Identifies one ingest connection.
 pub type ConnId = u64;
@@ -22,7 +24,31 @@ pub type ConnId = u64;
 pub const VIEWER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How many resolved pause ids are remembered to answer "taken".
-const TAKEN_MEMORY: usize = 4_096;
+pub const TAKEN_MEMORY: usize = 4_096;
+
+/// Most resumes waiting for the app's answer; beyond, the oldest waits are
+/// answered `resumed` (as if the app did not answer in time).
+pub const MAX_IN_FLIGHT: usize = 4_096;
+
+/// Most gates one connection may hold at once; further `exec.paused` are refused.
+pub const MAX_PAUSES_PER_CONNECTION: usize = 256;
+
+/// Most gates held across all connections; further `exec.paused` are refused.
+pub const MAX_PAUSES: usize = 4_096;
+
+/// Most unfinished runs one connection may write at once; events that would
+/// open another are refused until some finish.
+pub const MAX_UNFINISHED_RUNS_PER_CONNECTION: usize = 4_096;
+
+/// Run ids listed per attached app (the most recent ones).
+pub const APP_RUN_IDS: usize = 100;
+
+/// Run claims the hub remembers; beyond, the oldest are forgotten (the
+/// database keeps every claim, and forgotten ones are read back from it).
+pub const MAX_CLAIMS: usize = 65_536;
+
+/// Viewer deltas buffered per feed subscriber before it lags and gets a full `state`.
+pub const DELTA_CAPACITY: usize = 1_024;
 
 /// A held gate, as `GET /api/pauses` and the UI feed show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,6 +132,38 @@ pub struct ResumeRequest {
     pub request_id: Option<String>,
 }
 
+/// Why the hub refused an event it was shown (see [`Hub::observe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HubRefusal {
+    /// The connection already holds [`MAX_PAUSES_PER_CONNECTION`] gates, or
+    /// all connections [`MAX_PAUSES`].
+    PauseLimit,
+    /// The connection already has [`MAX_UNFINISHED_RUNS_PER_CONNECTION`] unfinished runs.
+    RunLimit,
+}
+
+impl HubRefusal {
+    /// A stable camelCase code (the `/health` counter's name).
+    pub fn code(&self) -> &'static str {
+        match self {
+            HubRefusal::PauseLimit => "pauseLimit",
+            HubRefusal::RunLimit => "runLimit",
+        }
+    }
+
+    /// One line for a person.
+    pub fn message(&self) -> String {
+        match self {
+            HubRefusal::PauseLimit => format!(
+                "too many held gates ({MAX_PAUSES_PER_CONNECTION} per connection, {MAX_PAUSES} in all)"
+            ),
+            HubRefusal::RunLimit => format!(
+                "too many unfinished runs on this connection ({MAX_UNFINISHED_RUNS_PER_CONNECTION})"
+            ),
+        }
+    }
+}
+
 /// Whether a connection may write a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimVerdict {
@@ -122,13 +180,27 @@ struct AppConn {
     sdk: Option<Value>,
     token: String,
     tx: mpsc::UnboundedSender<String>,
-    runs: Vec<String>,
+    /// The most recent [`APP_RUN_IDS`] runs, oldest first.
+    runs: VecDeque<String>,
     unfinished: HashSet<String>,
+    /// Gates this connection holds.
+    held: usize,
 }
 
 struct Pause {
     view: PauseView,
     conn: ConnId,
+}
+
+impl AppConn {
+    fn view(&self, conn: ConnId) -> AppView {
+        AppView {
+            conn_id: conn,
+            app: self.app.clone(),
+            sdk: self.sdk.clone(),
+            run_ids: self.runs.iter().cloned().collect(),
+        }
+    }
 }
 
 /// What a resume request finally got: the referee's verdict and a message.
@@ -144,7 +216,9 @@ struct Inner {
     next_conn: ConnId,
     next_seq: u64,
     apps: BTreeMap<ConnId, AppConn>,
-    claims: HashMap<String, String>,
+    claims: HashMap<String, Arc<str>>,
+    /// Claim insertion order, for forgetting the oldest beyond [`MAX_CLAIMS`].
+    claim_order: VecDeque<String>,
     breakpoints: BreakpointSet,
     mode: RunMode,
     pauses: BTreeMap<(String, String), Pause>,
@@ -157,6 +231,7 @@ struct Inner {
 pub struct Hub {
     inner: Mutex<Inner>,
     version: watch::Sender<u64>,
+    deltas: broadcast::Sender<Arc<str>>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -213,6 +288,7 @@ impl Hub {
                 next_seq: 0,
                 apps: BTreeMap::new(),
                 claims: HashMap::new(),
+                claim_order: VecDeque::new(),
                 breakpoints,
                 mode: RunMode::Run,
                 pauses: BTreeMap::new(),
@@ -221,6 +297,7 @@ impl Hub {
                 taken_order: VecDeque::new(),
             }),
             version: watch::channel(0).0,
+            deltas: broadcast::channel(DELTA_CAPACITY).0,
         }
     }
 
@@ -235,6 +312,51 @@ impl Hub {
     /// A receiver that changes whenever breakpoints, mode, pauses or apps change.
     pub fn watch(&self) -> watch::Receiver<u64> {
         self.version.subscribe()
+    }
+
+    /// The viewer deltas (`app.attached`, `app.detached`, `app.run`,
+    /// `pause.held`, `pause.released`, `debug`; see `docs/ui-feed.md`), each a
+    /// ready JSON text, in the order the changes happened. Subscribe *before*
+    /// taking a [`Hub::snapshot`]: every delta is idempotent, so one that is
+    /// already in the snapshot does no harm.
+    pub fn subscribe_deltas(&self) -> broadcast::Receiver<Arc<str>> {
+        self.deltas.subscribe()
+    }
+
+    fn delta(&self, value: Value) {
+        if self.deltas.receiver_count() > 0 {
+            let _ = self.deltas.send(Arc::from(value.to_string()));
+        }
+    }
+
+    fn pause_held(&self, view: &PauseView) {
+        if self.deltas.receiver_count() > 0 {
+            self.delta(serde_json::json!({"type": "pause.held", "pause": view}));
+        }
+    }
+
+    fn pause_released(&self, run_id: &str, pause_id: &str) {
+        if self.deltas.receiver_count() > 0 {
+            self.delta(
+                serde_json::json!({"type": "pause.released", "runId": run_id, "pauseId": pause_id}),
+            );
+        }
+    }
+
+    fn debug_changed(&self, inner: &Inner) {
+        if self.deltas.receiver_count() > 0 {
+            self.delta(serde_json::json!({
+                "type": "debug",
+                "breakpoints": inner.breakpoints.as_slice(),
+                "mode": inner.mode,
+            }));
+        }
+    }
+
+    /// How many apps are attached and gates held (cheap, for `/health`).
+    pub fn counts(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.apps.len(), inner.pauses.len())
     }
 
     /// Registers an app after its `hello`. A `resumeToken` becomes its identity
@@ -259,10 +381,14 @@ impl Hub {
                     .and_then(|s| serde_json::to_value(s).ok()),
                 token: token.clone(),
                 tx,
-                runs: Vec::new(),
+                runs: VecDeque::new(),
                 unfinished: HashSet::new(),
+                held: 0,
             },
         );
+        if let Some(app) = inner.apps.get(&conn) {
+            self.delta(serde_json::json!({"type": "app.attached", "app": app.view(conn)}));
+        }
         let ack = HelloAck {
             versions: ViewerVersions {
                 protocol: mindgate_protocol::PROTOCOL_VERSION,
@@ -295,7 +421,18 @@ impl Hub {
     pub fn detach(&self, conn: ConnId) -> Option<(String, Vec<String>)> {
         let mut inner = self.lock();
         let app = inner.apps.remove(&conn)?;
-        inner.pauses.retain(|_, p| p.conn != conn);
+        self.delta(serde_json::json!({"type": "app.detached", "connId": conn}));
+        let mut released = Vec::new();
+        inner.pauses.retain(|key, p| {
+            let keep = p.conn != conn;
+            if !keep {
+                released.push(key.clone());
+            }
+            keep
+        });
+        for (run, pause) in &released {
+            self.pause_released(run, pause);
+        }
         // Its gates auto-continued: waiting resumes were delivered, so "resumed".
         inner.in_flight.retain(|_, f| f.pause.conn != conn);
         drop(inner);
@@ -310,6 +447,27 @@ impl Hub {
         self.lock().apps.values().any(|a| a.token == token)
     }
 
+    /// Records a claim, forgetting the oldest beyond [`MAX_CLAIMS`].
+    fn claim(inner: &mut Inner, run_id: &str, token: &str) {
+        if inner
+            .claims
+            .insert(run_id.to_owned(), Arc::from(token))
+            .is_none()
+        {
+            inner.claim_order.push_back(run_id.to_owned());
+            while inner.claim_order.len() > MAX_CLAIMS {
+                if let Some(old) = inner.claim_order.pop_front() {
+                    inner.claims.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// How many claims the hub remembers.
+    pub fn claim_count(&self) -> usize {
+        self.lock().claims.len()
+    }
+
     /// Checks the claim of `run_id` for `conn`.
     pub fn check_claim(&self, conn: ConnId, run_id: &str) -> ClaimVerdict {
         let inner = self.lock();
@@ -317,7 +475,7 @@ impl Hub {
             return ClaimVerdict::Refused;
         };
         match inner.claims.get(run_id) {
-            Some(owner) if *owner == app.token => ClaimVerdict::Allowed,
+            Some(owner) if **owner == *app.token => ClaimVerdict::Allowed,
             Some(_) => ClaimVerdict::Refused,
             None => ClaimVerdict::Unknown,
         }
@@ -336,7 +494,7 @@ impl Hub {
             return ClaimVerdict::Refused;
         };
         if let Some(owner) = inner.claims.get(run_id) {
-            return if *owner == token {
+            return if **owner == *token {
                 ClaimVerdict::Allowed
             } else {
                 ClaimVerdict::Refused
@@ -345,70 +503,90 @@ impl Hub {
         match stored {
             Some(Some(owner)) if owner != token => ClaimVerdict::Refused,
             _ => {
-                inner.claims.insert(run_id.to_owned(), token);
+                Self::claim(&mut inner, run_id, &token);
                 ClaimVerdict::Allowed
             }
         }
     }
 
-    /// Bookkeeping for an accepted event from `conn`: run lists and pauses.
-    pub fn observe(&self, conn: ConnId, env: &Envelope) {
-        let mut inner = self.lock();
+    /// Bookkeeping for an event from `conn` before it is stored: run lists
+    /// and pauses. Refuses (and changes nothing) when the event would pass a
+    /// per-connection limit: another unfinished run beyond
+    /// [`MAX_UNFINISHED_RUNS_PER_CONNECTION`], another held gate beyond
+    /// [`MAX_PAUSES_PER_CONNECTION`] / [`MAX_PAUSES`].
+    pub fn observe(&self, conn: ConnId, env: &Envelope) -> Result<(), HubRefusal> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         let mut changed = false;
+        let finishing = matches!(env.message, Message::RunFinished(_));
+        let total_pauses = inner.pauses.len();
         if let Some(app) = inner.apps.get_mut(&conn) {
-            if !app.runs.iter().any(|r| r == &env.run_id) {
-                app.runs.push(env.run_id.clone());
-                if app.runs.len() > 100 {
-                    app.runs.remove(0);
+            let new_run = !finishing && !app.unfinished.contains(&env.run_id);
+            if new_run && app.unfinished.len() >= MAX_UNFINISHED_RUNS_PER_CONNECTION {
+                return Err(HubRefusal::RunLimit);
+            }
+            if let Message::ExecPaused(p) = &env.message {
+                let key = (env.run_id.clone(), p.pause_id.clone());
+                let fresh = !inner.pauses.contains_key(&key) && !inner.taken.contains(&key);
+                if fresh && (app.held >= MAX_PAUSES_PER_CONNECTION || total_pauses >= MAX_PAUSES) {
+                    return Err(HubRefusal::PauseLimit);
                 }
+            }
+            if !app.runs.iter().any(|r| r == &env.run_id) {
+                app.runs.push_back(env.run_id.clone());
+                if app.runs.len() > APP_RUN_IDS {
+                    app.runs.pop_front();
+                }
+                self.delta(
+                    serde_json::json!({"type": "app.run", "connId": conn, "runId": env.run_id}),
+                );
                 changed = true;
             }
-            if matches!(env.message, Message::RunFinished(_)) {
+            if finishing {
                 app.unfinished.remove(&env.run_id);
-            } else if !app.unfinished.contains(&env.run_id) {
+            } else if new_run {
                 app.unfinished.insert(env.run_id.clone());
             }
         }
         match &env.message {
             Message::ExecPaused(p) => {
                 let key = (env.run_id.clone(), p.pause_id.clone());
-                if !inner.taken.contains(&key) {
-                    inner.pauses.insert(
-                        key,
-                        Pause {
-                            view: PauseView {
-                                run_id: env.run_id.clone(),
-                                pause_id: p.pause_id.clone(),
-                                node_id: p.node_id.clone(),
-                                point: p.point.as_str().to_owned(),
-                                reason: p.reason.map(|r| r.as_str().to_owned()),
-                                since: env.ts,
-                                instance_id: p
-                                    .extra
-                                    .get("instanceId")
-                                    .and_then(Value::as_str)
-                                    .map(str::to_owned),
-                                loop_info: p
-                                    .loop_info
-                                    .as_ref()
-                                    .and_then(|l| serde_json::to_value(l).ok()),
-                                editable: p.editable,
-                            },
-                            conn,
-                        },
-                    );
+                if !inner.taken.contains(&key) && !inner.pauses.contains_key(&key) {
+                    let view = PauseView {
+                        run_id: env.run_id.clone(),
+                        pause_id: p.pause_id.clone(),
+                        node_id: p.node_id.clone(),
+                        point: p.point.as_str().to_owned(),
+                        reason: p.reason.map(|r| r.as_str().to_owned()),
+                        since: env.ts,
+                        instance_id: p
+                            .extra
+                            .get("instanceId")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                        loop_info: p
+                            .loop_info
+                            .as_ref()
+                            .and_then(|l| serde_json::to_value(l).ok()),
+                        editable: p.editable,
+                    };
+                    self.pause_held(&view);
+                    inner.pauses.insert(key, Pause { view, conn });
+                    adjust_held(inner, conn, 1);
                     changed = true;
                 }
             }
             Message::ExecResumed(p) => {
                 let key = (env.run_id.clone(), p.pause_id.clone());
-                if inner.pauses.remove(&key).is_some() {
+                if let Some(pause) = inner.pauses.remove(&key) {
+                    adjust_held(inner, pause.conn, -1);
+                    self.pause_released(&key.0, &key.1);
                     changed = true;
                 }
                 if let Some(waiter) = inner.in_flight.remove(&key).and_then(|f| f.waiter) {
                     let _ = waiter.send((ResumeResult::Resumed, None));
                 }
-                remember_taken(&mut inner, key);
+                remember_taken(inner, key);
             }
             Message::ExecRefused(p) => {
                 // The app kept holding the gate: it is a pause again.
@@ -422,23 +600,36 @@ impl Hub {
                     }
                     inner.taken.remove(&key);
                     inner.taken_order.retain(|k| *k != key);
+                    self.pause_held(&flight.pause.view);
+                    adjust_held(inner, flight.pause.conn, 1);
                     inner.pauses.insert(key, flight.pause);
                     changed = true;
                 }
             }
             Message::RunFinished(_) => {
-                let before = inner.pauses.len();
                 let run = env.run_id.clone();
-                inner.pauses.retain(|(r, _), _| *r != run);
+                let mut released = Vec::new();
+                inner.pauses.retain(|key, p| {
+                    let keep = key.0 != run;
+                    if !keep {
+                        released.push((key.1.clone(), p.conn));
+                    }
+                    keep
+                });
+                for (pause, owner) in &released {
+                    adjust_held(inner, *owner, -1);
+                    self.pause_released(&run, pause);
+                }
                 inner.in_flight.retain(|(r, _), _| *r != run);
-                changed |= before != inner.pauses.len();
+                changed |= !released.is_empty();
             }
             _ => {}
         }
-        drop(inner);
+        drop(guard);
         if changed {
             self.bump();
         }
+        Ok(())
     }
 
     /// Current held gates, optionally of one run, oldest first.
@@ -548,11 +739,21 @@ impl Hub {
             );
         }
         if let Some(pause) = inner.pauses.remove(&key) {
-            if inner.in_flight.len() >= TAKEN_MEMORY {
-                // Apps that never answer: forget the oldest waits' pauses.
+            adjust_held(&mut inner, pause.conn, -1);
+            self.pause_released(&key.0, &key.1);
+            if inner.in_flight.len() >= MAX_IN_FLIGHT {
+                // Apps that never answer: forget waits nobody listens to, then
+                // answer the rest `resumed` (their answer is overdue).
                 inner
                     .in_flight
                     .retain(|_, f| f.waiter.as_ref().is_some_and(|w| !w.is_closed()));
+                if inner.in_flight.len() >= MAX_IN_FLIGHT {
+                    for (_, flight) in inner.in_flight.drain() {
+                        if let Some(waiter) = flight.waiter {
+                            let _ = waiter.send((ResumeResult::Resumed, None));
+                        }
+                    }
+                }
             }
             inner
                 .in_flight
@@ -575,6 +776,7 @@ impl Hub {
             extra: Default::default(),
         });
         broadcast(&mut inner, msg);
+        self.debug_changed(&inner);
         drop(inner);
         self.bump();
         true
@@ -591,6 +793,7 @@ impl Hub {
             extra: Default::default(),
         });
         broadcast(&mut inner, msg);
+        self.debug_changed(&inner);
         drop(inner);
         self.bump();
         true
@@ -607,6 +810,7 @@ impl Hub {
                 extra: Default::default(),
             }),
         );
+        self.debug_changed(&inner);
         drop(inner);
         self.bump();
     }
@@ -620,17 +824,14 @@ impl Hub {
             breakpoints: inner.breakpoints.as_slice().to_vec(),
             mode: inner.mode,
             pauses,
-            apps: inner
-                .apps
-                .iter()
-                .map(|(id, a)| AppView {
-                    conn_id: *id,
-                    app: a.app.clone(),
-                    sdk: a.sdk.clone(),
-                    run_ids: a.runs.clone(),
-                })
-                .collect(),
+            apps: inner.apps.iter().map(|(id, a)| a.view(*id)).collect(),
         }
+    }
+}
+
+fn adjust_held(inner: &mut Inner, conn: ConnId, by: isize) {
+    if let Some(app) = inner.apps.get_mut(&conn) {
+        app.held = app.held.saturating_add_signed(by);
     }
 }
 
@@ -655,153 +856,4 @@ fn broadcast(inner: &mut Inner, msg: Message) {
 }
 
 #[cfg(test)]
-#[allow(clippy::expect_used, clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use mindgate_protocol::{ClientVersions, ExecPaused, ExecResumed, PausePoint};
-
-    fn hello(token: Option<&str>) -> Hello {
-        Hello {
-            versions: ClientVersions {
-                protocol: 1,
-                client: "t".into(),
-                extra: Default::default(),
-            },
-            capabilities: vec![],
-            app: Some("app".into()),
-            sdk: None,
-            resume_token: token.map(str::to_owned),
-            extra: Default::default(),
-        }
-    }
-
-    fn paused(run: &str, pause: &str) -> Envelope {
-        Envelope::new(
-            run,
-            1,
-            Message::ExecPaused(ExecPaused {
-                pause_id: pause.into(),
-                node_id: "tool:a".into(),
-                point: PausePoint::Before,
-                reason: None,
-                loop_info: None,
-                smart: None,
-                editable: None,
-                extra: Default::default(),
-            }),
-        )
-    }
-
-    fn continue_req() -> ResumeRequest {
-        ResumeRequest {
-            action: ResumeAction::Continue,
-            output: None,
-            input: None,
-            request_id: None,
-        }
-    }
-
-    #[test]
-    fn ack_carries_default_error_breakpoint_and_token() {
-        let hub = Hub::new();
-        let a = hub.attach(&hello(None));
-        let v: Value = serde_json::from_str(&a.ack).expect("json");
-        assert_eq!(v["type"], "hello.ack");
-        assert_eq!(v["payload"]["breakpoints"][0]["point"], "error");
-        assert_eq!(v["payload"]["mode"], "run");
-        assert_eq!(v["payload"]["sessionToken"], a.token.as_str());
-    }
-
-    #[test]
-    fn claims_isolate_runs_and_resume_token_restores_ownership() {
-        let hub = Hub::new();
-        let a = hub.attach(&hello(None));
-        let b = hub.attach(&hello(None));
-        assert_eq!(hub.check_claim(a.conn, "r"), ClaimVerdict::Unknown);
-        assert_eq!(hub.settle_claim(a.conn, "r", None), ClaimVerdict::Allowed);
-        assert_eq!(hub.check_claim(a.conn, "r"), ClaimVerdict::Allowed);
-        assert_eq!(hub.check_claim(b.conn, "r"), ClaimVerdict::Refused);
-        hub.detach(a.conn);
-        let again = hub.attach(&hello(Some(&a.token)));
-        assert_eq!(hub.check_claim(again.conn, "r"), ClaimVerdict::Allowed);
-        // A run the database says belongs to someone else stays refused.
-        assert_eq!(
-            hub.settle_claim(b.conn, "old", Some(Some("other".into()))),
-            ClaimVerdict::Refused
-        );
-    }
-
-    #[test]
-    fn first_resume_wins_second_is_taken() {
-        let hub = Hub::new();
-        let mut a = hub.attach(&hello(None));
-        hub.observe(a.conn, &paused("r", "p1"));
-        assert_eq!(hub.pauses(Some("r")).len(), 1);
-        assert_eq!(
-            hub.resume("r", "p1", continue_req()).0,
-            ResumeResult::Resumed
-        );
-        assert_eq!(hub.resume("r", "p1", continue_req()).0, ResumeResult::Taken);
-        assert_eq!(
-            hub.resume("r", "nope", continue_req()).0,
-            ResumeResult::NoSuchPause
-        );
-        let frame = a
-            .controls
-            .try_recv()
-            .expect("exec.resume routed to the owner");
-        assert!(frame.contains(r#""type":"exec.resume""#));
-        assert!(hub.pauses(None).is_empty());
-    }
-
-    #[test]
-    fn pause_vanishes_when_its_app_disconnects() {
-        let hub = Hub::new();
-        let a = hub.attach(&hello(None));
-        hub.observe(a.conn, &paused("r", "p1"));
-        hub.detach(a.conn);
-        assert!(hub.pauses(None).is_empty());
-        assert_eq!(
-            hub.resume("r", "p1", continue_req()).0,
-            ResumeResult::NoSuchPause
-        );
-    }
-
-    #[test]
-    fn app_resumed_pause_is_taken_for_viewers() {
-        let hub = Hub::new();
-        let a = hub.attach(&hello(None));
-        hub.observe(a.conn, &paused("r", "p1"));
-        let resumed = Envelope::new(
-            "r",
-            2,
-            Message::ExecResumed(ExecResumed {
-                pause_id: "p1".into(),
-                action: ResumeAction::Continue,
-                edited: None,
-                request_id: None,
-                principal: None,
-                extra: Default::default(),
-            }),
-        );
-        hub.observe(a.conn, &resumed);
-        assert_eq!(hub.resume("r", "p1", continue_req()).0, ResumeResult::Taken);
-    }
-
-    #[test]
-    fn breakpoints_and_mode_reach_every_app() {
-        let hub = Hub::new();
-        let mut a = hub.attach(&hello(None));
-        let mut b = hub.attach(&hello(None));
-        assert!(hub.set_breakpoint(BreakpointMatcher::default().name("x")));
-        assert!(!hub.set_breakpoint(BreakpointMatcher::default().name("x")));
-        hub.set_mode(RunMode::Step);
-        for rx in [&mut a.controls, &mut b.controls] {
-            assert!(rx.try_recv().expect("bp").contains("breakpoint.set"));
-            assert!(rx.try_recv().expect("mode").contains("mode.set"));
-        }
-        let snap = hub.snapshot();
-        assert_eq!(snap.breakpoints.len(), 2);
-        assert_eq!(snap.mode, RunMode::Step);
-    }
-}
+mod tests;

@@ -11,10 +11,11 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
 use futures_util::StreamExt;
 use mindgate_protocol::{Direction, Envelope, Message, ParseResult, parse_envelope};
-use mindgate_store::{NewEvent, TryAppendError};
+use mindgate_store::{NewEvent, TryAppendError, check_hello, check_limits};
+use serde_json::json;
 
 use crate::hub::{ClaimVerdict, ConnId};
-use crate::state::{AppState, Stats};
+use crate::state::{AppState, Dropped, Stats};
 
 /// WebSocket close codes used here.
 pub mod close_code {
@@ -33,6 +34,15 @@ pub mod close_code {
 }
 
 const PING_EVERY: Duration = Duration::from_secs(30);
+
+/// Most entries in each of a connection's run caches (allowed, refused,
+/// observed); a full cache is emptied and refilled from the hub.
+pub const SESSION_CACHE: usize = 4_096;
+
+/// The envelope type of the notices the server sends an app about frames it
+/// dropped. Clients of protocol v1 ignore unknown types (`graphmind-ai` 0.5.1
+/// and the Rust SDK both do), so older clients are unaffected.
+pub const NOTICE_TYPE: &str = "ingest.refused";
 
 async fn close(socket: &mut WebSocket, code: u16, reason: &str) {
     let _ = socket
@@ -89,6 +99,12 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
                     message: Message::Hello(hello),
                     ..
                 }) => {
+                    if let Err(refusal) = check_hello(&hello) {
+                        state.stats.drop_frame(refusal.into());
+                        let reason = format!("hello refused: {refusal}");
+                        close(&mut socket, close_code::POLICY, &reason).await;
+                        return;
+                    }
                     if hello.versions.protocol != mindgate_protocol::PROTOCOL_VERSION {
                         let reason = format!(
                             "protocol version mismatch: this viewer speaks GraphMind protocol v{}, the client announced v{}",
@@ -142,6 +158,8 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
         allowed: HashSet::new(),
         refused: HashSet::new(),
         observed: HashSet::new(),
+        dropped: [0; Dropped::ALL.len()],
+        notices: Vec::new(),
     };
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.tick().await;
@@ -188,8 +206,19 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
                     },
                     _ => continue,
                 };
-                if let Some((code, reason)) = session.frame(&state, text).await {
+                let verdict = session.frame(&state, text).await;
+                let mut gone = false;
+                for notice in session.notices.drain(..) {
+                    if socket.send(WsMessage::Text(Utf8Bytes::from(notice))).await.is_err() {
+                        gone = true;
+                        break;
+                    }
+                }
+                if let Some((code, reason)) = verdict {
                     close(&mut socket, code, &reason).await;
+                    break;
+                }
+                if gone {
                     break;
                 }
             }
@@ -242,18 +271,115 @@ struct Session {
     allowed: HashSet<String>,
     refused: HashSet<String>,
     observed: HashSet<String>,
+    /// Frames this connection had dropped, by [`Dropped::index`].
+    dropped: [u64; Dropped::ALL.len()],
+    /// Notices to send the app after the current frame.
+    notices: Vec<String>,
+}
+
+fn is_power_of_ten(mut n: u64) -> bool {
+    while n >= 10 && n.is_multiple_of(10) {
+        n /= 10;
+    }
+    n == 1
+}
+
+/// Inserts into a bounded cache, emptying it first when full.
+fn cache_insert(cache: &mut HashSet<String>, key: &str) -> bool {
+    if cache.len() >= SESSION_CACHE && !cache.contains(key) {
+        cache.clear();
+    }
+    cache.insert(key.to_owned())
 }
 
 impl Session {
+    /// Counts a dropped frame (globally and for this connection), logs it
+    /// rate-limited, and queues a notice to the app for the first three, then
+    /// the 10th, 100th, 1,000th… of each reason on this connection.
+    fn drop_frame(
+        &mut self,
+        state: &AppState,
+        why: Dropped,
+        message: &str,
+        run_id: Option<&str>,
+        seq: u64,
+    ) {
+        let total = state.stats.drop_frame(why);
+        if why == Dropped::RunClaim {
+            Stats::bump(&state.stats.refused_events);
+        }
+        if total <= 10 || total.is_multiple_of(1_000) {
+            tracing::warn!(
+                conn = self.conn,
+                total,
+                code = why.code(),
+                "dropped a frame: {message}"
+            );
+        }
+        let Some(count) = self.dropped.get_mut(why.index()) else {
+            return;
+        };
+        *count += 1;
+        let n = *count;
+        if n <= 3 || is_power_of_ten(n) {
+            let run_id = run_id
+                .filter(|r| r.len() <= mindgate_store::MAX_RUN_ID_BYTES)
+                .unwrap_or(mindgate_protocol::WILDCARD_RUN_ID);
+            let notice = json!({
+                "gm": mindgate_protocol::PROTOCOL_VERSION,
+                "seq": 0,
+                "ts": mindgate_store::now_ms(),
+                "runId": run_id,
+                "type": NOTICE_TYPE,
+                "payload": {"code": why.code(), "message": message, "seq": seq, "count": n},
+            });
+            self.notices.push(notice.to_string());
+        }
+    }
+
     /// Handles one text frame. Returns a close code and reason to end the connection.
     async fn frame(&mut self, state: &AppState, text: &str) -> Option<(u16, String)> {
         let parsed = parse_envelope(text);
+        if let Err(refusal) = check_limits(&parsed) {
+            let (run_id, seq) = match &parsed {
+                ParseResult::Ok(env) => (Some(env.run_id.as_str()), env.seq),
+                ParseResult::UnknownType(op) => (Some(op.run_id.as_str()), op.seq),
+                _ => (None, 0),
+            };
+            let run_id = run_id.map(str::to_owned);
+            self.drop_frame(
+                state,
+                refusal.into(),
+                &refusal.message(),
+                run_id.as_deref(),
+                seq,
+            );
+            return None;
+        }
         let run_id = match &parsed {
             ParseResult::Ok(env) => {
                 match Message::direction_of(env.type_name()) {
                     Some(Direction::Event) => {}
-                    // A repeated hello or a control sent the wrong way: ignore.
-                    _ => return None,
+                    Some(Direction::Control) => {
+                        let message = format!(
+                            "{} is a control (viewer → app); /ingest takes events",
+                            env.type_name()
+                        );
+                        let run_id = env.run_id.clone();
+                        self.drop_frame(
+                            state,
+                            Dropped::ControlOnIngest,
+                            &message,
+                            Some(&run_id),
+                            env.seq,
+                        );
+                        return None;
+                    }
+                    _ => {
+                        let message = format!("{} after the handshake is ignored", env.type_name());
+                        self.drop_frame(state, Dropped::RepeatedHello, &message, None, env.seq);
+                        return None;
+                    }
                 }
                 env.run_id.clone()
             }
@@ -272,14 +398,29 @@ impl Session {
                 return None;
             }
         };
+        let seq = match &parsed {
+            ParseResult::Ok(env) => env.seq,
+            ParseResult::UnknownType(op) => op.seq,
+            _ => 0,
+        };
         if run_id == mindgate_protocol::WILDCARD_RUN_ID {
+            self.drop_frame(
+                state,
+                Dropped::WildcardRunId,
+                "events need a run's id; runId \"*\" is for the handshake and controls",
+                None,
+                seq,
+            );
             return None;
         }
         if !self.may_write(state, &run_id).await {
-            let n = Stats::bump(&state.stats.refused_events);
-            if n <= 10 || n.is_multiple_of(1_000) {
-                tracing::warn!(conn = self.conn, run = %run_id, "refused event for a run another app owns");
-            }
+            self.drop_frame(
+                state,
+                Dropped::RunClaim,
+                "this run belongs to another connection (reconnect with its hello.resumeToken)",
+                Some(&run_id),
+                seq,
+            );
             return None;
         }
         if let ParseResult::Ok(env) = &parsed
@@ -289,9 +430,21 @@ impl Session {
                     | Message::ExecResumed(_)
                     | Message::ExecRefused(_)
                     | Message::RunFinished(_)
-            ) || self.observed.insert(run_id.clone()))
+            ) || !self.observed.contains(&run_id))
         {
-            state.hub.observe(self.conn, env);
+            if let Err(refusal) = state.hub.observe(self.conn, env) {
+                self.drop_frame(
+                    state,
+                    refusal.into(),
+                    &refusal.message(),
+                    Some(&run_id),
+                    seq,
+                );
+                return None;
+            }
+            if !matches!(env.message, Message::RunFinished(_)) {
+                cache_insert(&mut self.observed, &run_id);
+            }
         }
         let event = NewEvent::from_parsed(text, parsed)?;
         let mut event = event
@@ -337,9 +490,9 @@ impl Session {
         };
         let ok = verdict == ClaimVerdict::Allowed;
         if ok {
-            self.allowed.insert(run_id.to_owned());
+            cache_insert(&mut self.allowed, run_id);
         } else {
-            self.refused.insert(run_id.to_owned());
+            cache_insert(&mut self.refused, run_id);
         }
         ok
     }

@@ -4,6 +4,10 @@
 //! it reads any history; after replaying a run it remembers the highest `seq`
 //! sent and drops live events at or below it. If the connection falls behind
 //! the live feed, it re-reads what it missed from the database.
+//!
+//! Debug state (apps, pauses, breakpoints, mode) goes out as one `state` on
+//! connect, then as small deltas serialized once by the hub for every viewer
+//! (a whole `state` again only when a viewer falls behind them).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,8 +53,8 @@ struct Feed {
 pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
     // Subscribe to live commits first: everything committed from now on reaches us.
     let mut live = state.feed.subscribe();
-    let mut hub_changes = state.hub.watch();
-    hub_changes.mark_unchanged();
+    // Deltas before the snapshot: each is idempotent, so none is missed.
+    let mut hub_deltas = state.hub.subscribe_deltas();
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut feed = Feed {
         state: state.clone(),
@@ -92,9 +96,13 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
                 }
                 Err(RecvError::Closed) => break,
             },
-            changed = hub_changes.changed() => match changed {
-                Ok(()) => feed.send_state(&mut socket).await,
-                Err(_) => break,
+            delta = hub_deltas.recv() => match delta {
+                Ok(text) => send(&mut socket, text.to_string()).await,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::debug!(missed = n, "viewer fell behind the hub; sending the whole state");
+                    feed.send_state(&mut socket).await
+                }
+                Err(RecvError::Closed) => break,
             },
             Some(reply) = reply_rx.recv() => send(&mut socket, reply).await,
             _ = tick.tick() => feed.flush_updates(&mut socket).await,

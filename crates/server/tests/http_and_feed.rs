@@ -358,9 +358,9 @@ async fn ui_feed_welcome_state_runs_and_read_only_controls() {
     let runs = next_of(&mut ui, "runs").await;
     assert_eq!(runs["runs"], json!([]));
     let (mut app, _) = t.app(None).await;
-    // The attached app shows up in state.
-    let st = next_of(&mut ui, "state").await;
-    assert_eq!(st["apps"][0]["app"], "test-app");
+    // The attached app shows up as a delta.
+    let st = next_of(&mut ui, "app.attached").await;
+    assert_eq!(st["app"]["app"], "test-app");
     send_all(&mut app, &every_event("fresh")[..3]).await;
     let upd = next_of(&mut ui, "run.update").await;
     assert_eq!(upd["run"]["id"], "fresh");
@@ -371,7 +371,7 @@ async fn ui_feed_welcome_state_runs_and_read_only_controls() {
         "step"
     );
     loop {
-        let st = next_of(&mut ui, "state").await;
+        let st = next_of(&mut ui, "debug").await;
         if st["mode"] == "step" {
             break;
         }
@@ -387,13 +387,8 @@ async fn ui_feed_welcome_state_runs_and_read_only_controls() {
         )],
     )
     .await;
-    loop {
-        let st = next_of(&mut ui, "state").await;
-        if st["pauses"].as_array().is_some_and(|p| !p.is_empty()) {
-            assert_eq!(st["pauses"][0]["pauseId"], "pz");
-            break;
-        }
-    }
+    let held = next_of(&mut ui, "pause.held").await;
+    assert_eq!(held["pause"]["pauseId"], "pz");
     let resume = json!({"gm": 1, "seq": 0, "ts": 0, "runId": "fresh", "type": "exec.resume", "payload": {"pauseId": "pz", "action": "continue"}});
     ui.send(Message::text(
         json!({"type": "control", "requestId": 7, "envelope": resume}).to_string(),

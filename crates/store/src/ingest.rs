@@ -64,6 +64,7 @@ impl Refusal {
             Refusal::SeqOutOfRange => format!("seq above {MAX_STORED_SEQ} cannot be stored"),
             Refusal::RunIdTooLong => format!("runId longer than {MAX_RUN_ID_BYTES} bytes"),
             Refusal::IdTooLong(field) => format!("{field} longer than {MAX_ID_BYTES} bytes"),
+            Refusal::NameTooLong("sdk") => format!("sdk longer than {MAX_SDK_BYTES} bytes"),
             Refusal::NameTooLong(field) => {
                 format!("{field} longer than {MAX_NAME_BYTES} bytes")
             }
@@ -175,9 +176,21 @@ pub fn check_envelope(env: &Envelope) -> Result<(), Refusal> {
     }
 }
 
-/// Checks a `hello` against the limits (its `app` name).
+/// Most bytes of a `hello.sdk` object (as JSON).
+pub const MAX_SDK_BYTES: usize = 4_096;
+
+/// Checks a `hello` against the limits (its `app` name, its `sdk` object).
 pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
-    name("app", hello.app.as_deref().unwrap_or_default())
+    name("app", hello.app.as_deref().unwrap_or_default())?;
+    let sdk_bytes = hello
+        .sdk
+        .as_ref()
+        .and_then(|s| serde_json::to_string(s).ok())
+        .map_or(0, |s| s.len());
+    if sdk_bytes > MAX_SDK_BYTES {
+        return Err(Refusal::NameTooLong("sdk"));
+    }
+    Ok(())
 }
 
 /// What the writer needs to know about an event beyond its bytes.

@@ -42,8 +42,8 @@ mod writer;
 
 pub use error::{Result, StoreError};
 pub use ingest::{
-    EventFacts, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_RUN_ID_BYTES, MAX_STORED_SEQ, MAX_TYPE_BYTES,
-    NewEvent, Refusal, check_envelope, check_hello, check_limits, minify,
+    EventFacts, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_RUN_ID_BYTES, MAX_SDK_BYTES, MAX_STORED_SEQ,
+    MAX_TYPE_BYTES, NewEvent, Refusal, check_envelope, check_hello, check_limits, minify,
 };
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,

@@ -1,7 +1,8 @@
 // One store fed by the /ws/ui feed. Views subscribe to its topics:
 //   conn     connection state changed
 //   runs     run list changed
-//   state    breakpoints / mode / pauses / apps changed
+//   state    breakpoints / mode / pauses changed
+//   apps     attached apps changed
 //   run      the selected run changed (new model)
 //   model    the selected run's model changed (at most once per frame)
 //   select   node or instance selection changed
@@ -84,6 +85,53 @@ export class Store extends Emitter {
         this.syncPaused();
         this.emit('state', this);
         break;
+      // Deltas after the first `state` (docs/ui-feed.md); each is idempotent.
+      case 'debug':
+        if (Array.isArray(msg.breakpoints)) this.breakpoints = msg.breakpoints;
+        if (msg.mode) this.mode = msg.mode;
+        this.emit('state', this);
+        break;
+      case 'pause.held':
+        if (msg.pause && msg.pause.pauseId) {
+          const p = msg.pause;
+          this.pauses = this.pauses.filter((q) => !(q.runId === p.runId && q.pauseId === p.pauseId));
+          this.pauses.push(p);
+          this.pauses.sort((x, y) => (x.since || 0) - (y.since || 0));
+          this.syncPaused();
+          this.emit('state', this);
+        }
+        break;
+      case 'pause.released': {
+        const before = this.pauses.length;
+        this.pauses = this.pauses.filter((q) => !(q.runId === msg.runId && q.pauseId === msg.pauseId));
+        if (this.pauses.length !== before) {
+          this.syncPaused();
+          this.emit('state', this);
+        }
+        break;
+      }
+      case 'app.attached':
+        if (msg.app && msg.app.connId != null) {
+          this.apps = this.apps.filter((a) => a.connId !== msg.app.connId);
+          this.apps.push(msg.app);
+          this.apps.sort((x, y) => x.connId - y.connId);
+          this.emit('apps', this);
+        }
+        break;
+      case 'app.detached': {
+        const before = this.apps.length;
+        this.apps = this.apps.filter((a) => a.connId !== msg.connId);
+        if (this.apps.length !== before) this.emit('apps', this);
+        break;
+      }
+      case 'app.run': {
+        const app = this.apps.find((a) => a.connId === msg.connId);
+        if (app && msg.runId && !(app.runIds || []).includes(msg.runId)) {
+          app.runIds = [...(app.runIds || []), msg.runId].slice(-100);
+          this.emit('apps', this);
+        }
+        break;
+      }
       case 'runs':
         this.runs = new Map();
         for (const r of msg.runs || []) this.runs.set(r.id, r);
@@ -263,7 +311,7 @@ export class Store extends Emitter {
           if (this.pending.delete(requestId)) resolve({ result: 'error', message: 'no answer from the server within 10 s' });
         }, 10000);
       } else {
-        // Breakpoint and mode changes answer with a new `state` (or an `error`).
+        // Breakpoint and mode changes answer with a `debug` delta (or an `error`).
         this.pending.set(requestId, resolve);
         setTimeout(() => { if (this.pending.delete(requestId)) resolve({ result: 'ok' }); }, 1500);
       }
