@@ -10,6 +10,12 @@ use serde_json::{Map, Value};
 pub const MAX_TEXT_CHARS: usize = 16_000;
 /// Most characters of serialised structured content one tool result carries.
 pub const MAX_STRUCTURED_CHARS: usize = 64_000;
+/// Most characters of an id, path or other echoed input inside an error
+/// message.
+pub const MAX_ECHO_CHARS: usize = 200;
+/// Most characters of one error message, whatever produced it (a tool, or
+/// the argument parser, or the protocol layer).
+pub const MAX_ERROR_CHARS: usize = 2_000;
 /// Array items kept by a preview.
 pub const MAX_ITEMS: usize = 50;
 /// Object keys kept by a preview.
@@ -25,6 +31,15 @@ pub fn cut(s: &str, max: usize) -> (String, bool) {
     }
     let kept: String = s.chars().take(max).collect();
     (format!("{kept}…[+{} chars]", total - max), true)
+}
+
+/// Cuts `s` so that the result, marker included, has at most `max` characters.
+pub fn cut_within(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    // The marker `…[+N chars]` takes at most 30 characters.
+    cut_str(s, max.saturating_sub(30))
 }
 
 /// [`cut`] without the flag.

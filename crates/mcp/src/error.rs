@@ -10,6 +10,11 @@ pub enum McpError {
     Transport(String),
 }
 
+/// An echoed input, cut to [`MAX_ECHO_CHARS`](crate::bound::MAX_ECHO_CHARS).
+fn shown(s: &str) -> String {
+    crate::bound::cut_str(s, crate::bound::MAX_ECHO_CHARS)
+}
+
 /// Why one tool call failed. Every variant becomes a tool result with
 /// `isError: true` and a message written for the model reading it; none of
 /// them is a protocol failure.
@@ -24,14 +29,15 @@ pub enum ToolError {
         message: String,
     },
     /// No run has this id.
-    #[error("no run with id `{run_id}` (call list_runs to see the stored runs)")]
+    #[error("no run with id `{}` (call list_runs to see the stored runs)", shown(.run_id))]
     UnknownRun {
         /// The id asked for.
         run_id: String,
     },
     /// The run exists but no event names this node.
     #[error(
-        "run `{run_id}` has no node `{node_id}` (call get_run {{\"runId\": \"{run_id}\"}} to see its nodes)"
+        "run `{}` has no node `{}` (call get_run {{\"runId\": \"{}\"}} to see its nodes)",
+        shown(.run_id), shown(.node_id), shown(.run_id)
     )]
     UnknownNode {
         /// The run.
@@ -40,7 +46,7 @@ pub enum ToolError {
         node_id: String,
     },
     /// The node exists but has no instance with this id.
-    #[error("node `{node_id}` of run `{run_id}` has no instance `{instance_id}`")]
+    #[error("node `{}` of run `{}` has no instance `{}`", shown(.node_id), shown(.run_id), shown(.instance_id))]
     UnknownInstance {
         /// The run.
         run_id: String,
@@ -50,13 +56,13 @@ pub enum ToolError {
         instance_id: String,
     },
     /// No coding-agent session matches the id.
-    #[error("no task session with id or path `{id}` (call list_tasks to see the sessions found)")]
+    #[error("no task session with id or path `{}` (call list_tasks to see the sessions found)", shown(.id))]
     UnknownTask {
         /// The id asked for.
         id: String,
     },
     /// Several sessions match an id prefix.
-    #[error("`{id}` matches {count} task sessions; give more of the id: {candidates}")]
+    #[error("`{}` matches {count} task sessions; give more of the id: {}", shown(.id), shown(.candidates))]
     AmbiguousTask {
         /// The prefix asked for.
         id: String,
@@ -64,6 +70,14 @@ pub enum ToolError {
         count: usize,
         /// Their paths, comma separated.
         candidates: String,
+    },
+    /// `get_task_graph` was given a path it may not read.
+    #[error("`{}` is not a session this server reads: {reason}", shown(.path))]
+    PathNotAllowed {
+        /// The path asked for.
+        path: String,
+        /// Why it is refused.
+        reason: String,
     },
     /// The run database does not exist or cannot be opened.
     #[error("the run database {} is not available: {message}", path.display())]
@@ -99,6 +113,7 @@ impl ToolError {
             ToolError::UnknownInstance { .. } => "unknown_instance",
             ToolError::UnknownTask { .. } => "unknown_task",
             ToolError::AmbiguousTask { .. } => "ambiguous_task",
+            ToolError::PathNotAllowed { .. } => "path_not_allowed",
             ToolError::NoDatabase { .. } => "no_database",
             ToolError::Read(_) => "read_failed",
             ToolError::NoServer(_) => "no_server",
@@ -134,6 +149,9 @@ impl From<mindgate_taskgraph::Error> for ToolError {
                     .collect::<Vec<_>>()
                     .join(", "),
             },
+            mindgate_taskgraph::Error::Io { path, source } => {
+                ToolError::Read(format!("cannot read {}: {source}", path.display()))
+            }
             other => ToolError::Read(other.to_string()),
         }
     }

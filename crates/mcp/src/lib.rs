@@ -17,8 +17,10 @@
 //! are bounded ([`bound`]); unknown ids and bad arguments come back as tool
 //! errors (`isError: true`), never as protocol failures.
 //!
-//! Transports: [`serve_stdio`] (what `mindgate mcp` runs) and [`http_service`]
-//! (a tower service to mount at `/mcp` in `mindgate serve`).
+//! Transports: [`serve_stdio`] (what `mindgate mcp` runs; bad lines get
+//! JSON-RPC errors, see [`stdio`]) and [`http_service`] (a tower service to
+//! mount at `/mcp` in `mindgate serve`; sessions expire and are capped, see
+//! [`http`]).
 //!
 //! ```
 //! use mindgate_mcp::{McpConfig, MindgateMcp};
@@ -32,34 +34,36 @@
 pub mod bound;
 pub mod control;
 mod error;
+pub mod http;
 pub mod output;
 pub mod params;
 pub mod runs;
 mod server;
+pub mod stdio;
 pub mod tasks;
 pub mod time;
 
-use std::sync::Arc;
-
-use mindgate_store::RunStore;
 use rmcp::ServiceExt;
 pub use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 pub use control::ServerEndpoint;
 pub use error::{McpError, ToolError};
+pub use http::{
+    HttpLimits, McpHttpService, http_service, http_service_with, http_service_with_limits,
+};
 pub use output::{Links, ToolOutput};
 pub use server::{
     CONTROL_TOOLS, DB_FILE_NAME, DEFAULT_PORT, INSTRUCTIONS, MINDGATE_HOME, McpConfig, MindgateMcp,
 };
 
-/// Serves the tools over standard input/output until the client disconnects.
-/// Logs must go to standard error (standard output carries the protocol).
+/// Serves the tools over standard input/output until the client disconnects
+/// (through [`stdio::LineTransport`], which answers unparsable lines with a
+/// JSON-RPC parse error). Logs must go to standard error (standard output
+/// carries the protocol).
 pub async fn serve_stdio(config: McpConfig) -> Result<(), McpError> {
     let server = MindgateMcp::new(config);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::stdio())
         .await
         .map_err(|e| McpError::Transport(e.to_string()))?;
     running
@@ -67,36 +71,4 @@ pub async fn serve_stdio(config: McpConfig) -> Result<(), McpError> {
         .await
         .map_err(|e| McpError::Transport(e.to_string()))?;
     Ok(())
-}
-
-/// The MCP HTTP service type [`http_service`] returns.
-pub type McpHttpService = StreamableHttpService<MindgateMcp, LocalSessionManager>;
-
-/// The same tools over MCP streamable HTTP, as a tower service. Mount it in
-/// axum with `Router::new().nest_service("/mcp", mindgate_mcp::http_service(config, Some(store)))`.
-///
-/// Pass the server's own [`RunStore`] so MCP and the HTTP API read through one
-/// store; with `None` the database at [`McpConfig::db_path`] is opened
-/// read-only on first use. rmcp's own `Host` check accepts loopback names only;
-/// the server's Host/Origin guard and token layer should wrap it as for every
-/// other route. Set [`McpConfig::control_endpoint`] (the server's own port and
-/// token) and [`McpConfig::allow_control`] only behind the token check.
-pub fn http_service(config: McpConfig, store: Option<Arc<RunStore>>) -> McpHttpService {
-    http_service_with(config, store, StreamableHttpServerConfig::default())
-}
-
-/// [`http_service`] with rmcp's transport settings spelled out (e.g. its
-/// `allowed_hosts`, when the server accepts non-loopback `Host` headers).
-pub fn http_service_with(
-    config: McpConfig,
-    store: Option<Arc<RunStore>>,
-    http: StreamableHttpServerConfig,
-) -> McpHttpService {
-    let server = match store {
-        Some(s) => MindgateMcp::with_store(config, s),
-        None => MindgateMcp::new(config),
-    };
-    // Sessions share one server state (one store, one task catalog).
-    let factory = move || Ok(server.clone());
-    StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), http)
 }

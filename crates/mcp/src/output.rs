@@ -3,7 +3,9 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
-use crate::bound::{MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, cut_str, fit};
+use crate::bound::{
+    MAX_ERROR_CHARS, MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, cut_str, cut_within, fit,
+};
 use crate::error::ToolError;
 
 /// The answer of one tool call: text for a model to read, and the same facts
@@ -43,12 +45,57 @@ impl ToolOutput {
 /// The MCP result of a failed call: `isError: true`, the message as text, and
 /// `{error: {code, message}}` as structured content.
 pub fn error_result(e: &ToolError) -> CallToolResult {
-    let message = e.to_string();
+    let message = cut_within(&e.to_string(), MAX_ERROR_CHARS);
     let mut r = CallToolResult::structured_error(json!({
         "error": { "code": e.code(), "message": message }
     }));
     r.content = vec![ContentBlock::text(format!("Error: {message}"))];
     r
+}
+
+/// Bounds a finished tool call whatever produced it: rmcp's own argument
+/// errors (`failed to deserialize parameters: …`, which quote the offending
+/// value) become `bad_argument` tool errors of at most [`MAX_ERROR_CHARS`],
+/// and every text block stays within [`MAX_TEXT_CHARS`].
+pub fn bound_result(mut r: CallToolResult) -> CallToolResult {
+    if r.is_error == Some(true) && r.structured_content.is_none() {
+        let text: String = r
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let message = text
+            .strip_prefix("failed to deserialize parameters: ")
+            .unwrap_or(&text);
+        return error_result(&ToolError::bad(
+            "arguments",
+            cut_within(message, MAX_ERROR_CHARS),
+        ));
+    }
+    for block in &mut r.content {
+        if let Some(t) = block.as_text()
+            && t.text.chars().count() > MAX_TEXT_CHARS
+        {
+            *block = ContentBlock::text(cut_str(&t.text, MAX_TEXT_CHARS));
+        }
+    }
+    r
+}
+
+/// A protocol error with its message cut to [`MAX_ERROR_CHARS`] and oversized
+/// `data` dropped.
+pub fn bound_error_data(mut e: rmcp::ErrorData) -> rmcp::ErrorData {
+    if e.message.chars().count() > MAX_ERROR_CHARS {
+        e.message = cut_within(&e.message, MAX_ERROR_CHARS).into();
+    }
+    if e.data
+        .as_ref()
+        .is_some_and(|d| crate::bound::json_len(d) > MAX_ERROR_CHARS)
+    {
+        e.data = None;
+    }
+    e
 }
 
 /// Either outcome as an MCP result.

@@ -4,15 +4,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mindgate_store::RunStore;
-use mindgate_taskgraph::{Catalog, DiscoveryConfig};
+use mindgate_taskgraph::DiscoveryConfig;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::control::{self, ServerEndpoint};
 use crate::error::ToolError;
-use crate::output::{Links, ToolOutput, to_result};
+use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
     FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs, ListRunsArgs,
     ListTasksArgs, ResumeArgs, SearchEventsArgs,
@@ -77,7 +82,7 @@ impl McpConfig {
 struct Shared {
     config: McpConfig,
     store: Mutex<Option<Arc<RunStore>>>,
-    catalog: Mutex<Catalog>,
+    catalog: tasks::TaskCatalog,
 }
 
 impl Shared {
@@ -166,12 +171,12 @@ impl MindgateMcp {
                 tool_router.remove_route(name);
             }
         }
-        let catalog = Catalog::new(config.discovery.clone());
+        let catalog = tasks::TaskCatalog::new(config.discovery.clone());
         MindgateMcp {
             shared: Arc::new(Shared {
                 config,
                 store: Mutex::new(store),
-                catalog: Mutex::new(catalog),
+                catalog,
             }),
             tool_router,
         }
@@ -213,13 +218,9 @@ impl MindgateMcp {
 
     async fn with_catalog(
         &self,
-        f: impl FnOnce(&mut Catalog) -> Result<ToolOutput, ToolError> + Send + 'static,
+        f: impl FnOnce(&tasks::TaskCatalog) -> Result<ToolOutput, ToolError> + Send + 'static,
     ) -> CallToolResult {
-        self.blocking(move |shared| {
-            let mut catalog = shared.catalog.lock().unwrap_or_else(|p| p.into_inner());
-            f(&mut catalog)
-        })
-        .await
+        self.blocking(move |shared| f(&shared.catalog)).await
     }
 
     /// Lists recorded agent runs, newest first, with status, duration, counts,
@@ -353,6 +354,21 @@ pub const INSTRUCTIONS: &str = "Mindgate records AI-agent runs (a graph of agent
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MindgateMcp {
+    /// Routes the call, then bounds what comes back — including rmcp's own
+    /// argument errors, which quote the offending input.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        match self.tool_router.call(call).await {
+            Ok(CallToolResponse::Complete(r)) => Ok(CallToolResponse::Complete(bound_result(r))),
+            Ok(other) => Ok(other),
+            Err(e) => Err(bound_error_data(e)),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("mindgate", env!("CARGO_PKG_VERSION")))

@@ -1,10 +1,28 @@
 //! The task tools: `list_tasks` and `get_task_graph`, over the task-graph
 //! crate's [`Catalog`] (the same discovery and `build_graph` the viewer uses).
+//!
+//! What `get_task_graph` may read ([`TaskCatalog::resolve`]): a discovered
+//! session, by id or unique id prefix, or by path; or a path naming a regular
+//! file or a DSH session folder that lies, once symlinks are resolved, under
+//! one of the configured session roots (the agents' homes and the
+//! `--sessions` paths). Anything else — `/etc/passwd`, `/dev/zero`, a FIFO, a
+//! symlink under a root to something outside that is not a discovered
+//! session — is refused before it is opened. The reading itself goes through the task-graph crate's
+//! [`bounded`](mindgate_taskgraph::bounded) reader (regular files only, size
+//! caps on the file and on zstd output), and no lock is held while it runs.
 
 use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
+use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::graph::NodeRef;
-use mindgate_taskgraph::{Agent, Catalog, NodeMeta, TaskGraph, TaskSummary};
+use mindgate_taskgraph::{
+    Agent, Catalog, DiscoveryConfig, NodeMeta, SessionLocation, TaskGraph, TaskSummary,
+    detect_agent,
+};
 use serde_json::{Value, json};
 
 use crate::bound::{cut_str, one_line, preview};
@@ -47,9 +65,180 @@ fn task_value(t: &TaskSummary) -> Value {
     })
 }
 
+/// The task catalog every MCP session shares: the last discovered task list,
+/// behind a lock that is held only to copy or swap a snapshot — never while a
+/// folder is listed or a session file is read.
+#[derive(Debug)]
+pub struct TaskCatalog {
+    config: DiscoveryConfig,
+    current: Mutex<Arc<Catalog>>,
+    /// Whether a refresh has run.
+    scanned: AtomicBool,
+}
+
+impl TaskCatalog {
+    /// An empty catalog over `config` (nothing is read until the first refresh).
+    pub fn new(config: DiscoveryConfig) -> Self {
+        TaskCatalog {
+            current: Mutex::new(Arc::new(Catalog::new(config.clone()))),
+            config,
+            scanned: AtomicBool::new(false),
+        }
+    }
+
+    /// Where sessions are looked for.
+    pub fn config(&self) -> &DiscoveryConfig {
+        &self.config
+    }
+
+    /// The task list as of the last refresh.
+    pub fn snapshot(&self) -> Arc<Catalog> {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Rescans the session roots (re-reading only changed files) on a copy of
+    /// the catalog, outside the lock, then publishes it.
+    pub fn refresh(&self) -> Arc<Catalog> {
+        let mut next = (*self.snapshot()).clone();
+        next.refresh();
+        let next = Arc::new(next);
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = next.clone();
+        self.scanned.store(true, Ordering::Relaxed);
+        next
+    }
+
+    /// The session folders and files `get_task_graph` may read paths under,
+    /// with symlinks resolved (roots that do not exist are left out).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        let c = &self.config;
+        [
+            &c.dsh_sessions,
+            &c.pi_sessions,
+            &c.claude_projects,
+            &c.codex_sessions,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(&c.extra_paths)
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .collect()
+    }
+
+    /// Resolves `get_task_graph`'s `id` to a session to read: a discovered
+    /// session's id or unique id prefix (rescanning once when unknown), or a
+    /// path allowed by the policy in the [module docs](self).
+    pub fn resolve(&self, id: &str) -> Result<SessionLocation, ToolError> {
+        if looks_like_path(id) {
+            return self.resolve_path(id);
+        }
+        match match_id(self.snapshot().tasks(), id) {
+            Err(ToolError::UnknownTask { .. }) => match_id(self.refresh().tasks(), id),
+            other => other,
+        }
+    }
+
+    fn resolve_path(&self, raw: &str) -> Result<SessionLocation, ToolError> {
+        let refuse = |reason: &str| ToolError::PathNotAllowed {
+            path: raw.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let path =
+            fs::canonicalize(raw).map_err(|_| ToolError::UnknownTask { id: raw.to_owned() })?;
+        // A discovered session: the listing follows the user's own symlinks under a root.
+        let discovered = |catalog: &Catalog| {
+            catalog
+                .tasks()
+                .iter()
+                .find(|t| {
+                    t.path == Path::new(raw) || fs::canonicalize(&t.path).is_ok_and(|p| p == path)
+                })
+                .map(location)
+        };
+        if let Some(loc) = discovered(&self.snapshot()) {
+            return Ok(loc);
+        }
+        if !self.roots().iter().any(|r| path.starts_with(r)) {
+            // Before the first scan nothing is known yet; after it, a refusal costs no scan.
+            let catalog = if self.scanned.load(Ordering::Relaxed) {
+                self.snapshot()
+            } else {
+                self.refresh()
+            };
+            return discovered(&catalog).ok_or_else(|| {
+                refuse(
+                    "it is outside the session folders (the agents' homes and the --sessions paths), with symlinks resolved",
+                )
+            });
+        }
+        let meta =
+            fs::metadata(&path).map_err(|_| ToolError::UnknownTask { id: raw.to_owned() })?;
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(refuse(
+                "it is not a regular file or a session folder (pipes, sockets and devices are never read)",
+            ));
+        }
+        let agent = detect_agent(&path)?;
+        Ok(SessionLocation {
+            agent,
+            path,
+            workspace: None,
+        })
+    }
+
+    /// Reads a resolved session and builds its graph (no lock held).
+    pub fn graph(&self, loc: &SessionLocation) -> Result<TaskGraph, ToolError> {
+        Ok(load_tree(loc, &self.config)?.1.graph)
+    }
+}
+
+/// Whether `get_task_graph`'s `id` names a path rather than a session id.
+fn looks_like_path(id: &str) -> bool {
+    id.contains('/')
+        || id.contains(std::path::MAIN_SEPARATOR)
+        || id.starts_with('.')
+        || id.starts_with('~')
+}
+
+fn location(t: &TaskSummary) -> SessionLocation {
+    SessionLocation {
+        agent: t.agent,
+        path: t.path.clone(),
+        workspace: Some(t.workspace.clone()),
+    }
+}
+
+/// An exact id, else a unique prefix, among discovered tasks.
+fn match_id(tasks: &[TaskSummary], id: &str) -> Result<SessionLocation, ToolError> {
+    if let Some(t) = tasks.iter().find(|t| t.id == id) {
+        return Ok(location(t));
+    }
+    let hits: Vec<&TaskSummary> = tasks.iter().filter(|t| t.id.starts_with(id)).collect();
+    match hits.as_slice() {
+        [] => Err(ToolError::UnknownTask { id: id.to_owned() }),
+        [one] => Ok(location(one)),
+        many => {
+            let mut paths: Vec<&Path> = many.iter().map(|t| t.path.as_path()).collect();
+            paths.sort();
+            Err(ToolError::AmbiguousTask {
+                id: id.to_owned(),
+                count: many.len(),
+                candidates: paths
+                    .iter()
+                    .take(10)
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        }
+    }
+}
+
 /// `list_tasks`: coding-agent sessions found on this machine, newest first.
 /// Refreshes the catalog (only changed session files are read again).
-pub fn list_tasks(catalog: &mut Catalog, args: &ListTasksArgs) -> Result<ToolOutput, ToolError> {
+pub fn list_tasks(catalog: &TaskCatalog, args: &ListTasksArgs) -> Result<ToolOutput, ToolError> {
     let limit = match args.limit {
         None => LIST_TASKS_DEFAULT,
         Some(n) if (1..=LIST_TASKS_MAX).contains(&n) => n,
@@ -61,8 +250,9 @@ pub fn list_tasks(catalog: &mut Catalog, args: &ListTasksArgs) -> Result<ToolOut
         }
     } as usize;
     let agent = args.agent.map(Agent::from);
+    let catalog = catalog.refresh();
     let tasks: Vec<&TaskSummary> = catalog
-        .refresh()
+        .tasks()
         .iter()
         .filter(|t| agent.is_none_or(|a| t.agent == a))
         .collect();
@@ -138,27 +328,18 @@ fn node_error(meta: &NodeMeta) -> Option<String> {
     }
 }
 
-fn locate(catalog: &mut Catalog, id: &str) -> Result<TaskGraph, ToolError> {
-    if id.trim().is_empty() {
-        return Err(ToolError::bad("id", "must not be empty"));
-    }
-    match catalog.graph(id) {
-        Ok(g) => Ok(g),
-        Err(mindgate_taskgraph::Error::NotFound { .. }) => {
-            catalog.refresh();
-            Ok(catalog.graph(id)?)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// `get_task_graph`: a session's task graph — summary, critical path, failures,
-/// files changed (and, with `detail: full`, its nodes).
+/// files changed (and, with `detail: full`, its nodes). Which sessions may be
+/// read: see [`TaskCatalog::resolve`].
 pub fn get_task_graph(
-    catalog: &mut Catalog,
+    catalog: &TaskCatalog,
     args: &GetTaskGraphArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let g = locate(catalog, &args.id)?;
+    if args.id.trim().is_empty() {
+        return Err(ToolError::bad("id", "must not be empty"));
+    }
+    let loc = catalog.resolve(&args.id)?;
+    let g = catalog.graph(&loc)?;
     let detail = args.detail.unwrap_or_default();
     let s = &g.summary;
     let name_of = |id: &str| g.node(id).map(|n| n.name.clone()).unwrap_or_default();
