@@ -108,6 +108,9 @@ pub struct LocomoArgs {
     /// Searches timed at each size.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub searches: usize,
+    /// Index each turn alone, without the turn it replies to as retrieval context.
+    #[arg(long)]
+    pub no_context: bool,
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,

@@ -43,11 +43,22 @@ fn scores_evidence_recall_within_each_conversation() {
     )
     .unwrap();
     let convs = load_file(&fixture()).unwrap();
-    let (written, _) = load_into(&store, &convs).unwrap();
+    let (written, _) = load_into(&store, &convs, true).unwrap();
     assert_eq!(written, 8);
+    let turn = store.semantic().get("mini-1:D2:2").unwrap();
+    assert_eq!(turn.record.user_id, "mini-1");
     assert_eq!(
-        store.semantic().get("mini-1:D2:2").unwrap().record.user_id,
-        "mini-1"
+        turn.text,
+        "[6:30 pm on 20 April, 2024] Ruth: We won our first regatta in Ghent."
+    );
+    assert_eq!(
+        turn.context.as_deref(),
+        Some("in reply to Omar: The clock chimes again, it took me six weeks.")
+    );
+    assert_eq!(
+        store.semantic().get("mini-1:D1:1").unwrap().context,
+        None,
+        "the first turn replies to nothing"
     );
     let lexical = evaluate(&store, &convs, SearchMode::Lexical, None).unwrap();
     assert_eq!(lexical.overall.questions, 4, "category 5 is not counted");

@@ -184,10 +184,12 @@ pub fn turn_id(sample_id: &str, dia_id: &str) -> String {
     format!("{sample_id}:{dia_id}")
 }
 
-/// Stores every turn; answers `(facts written, seconds)`.
+/// Stores every turn; answers `(facts written, seconds)`. With `with_context`, each turn is
+/// indexed with the turn it replies to as retrieval context (not part of its text).
 pub fn load_into<S: MemoryStore>(
     store: &S,
     conversations: &[Conversation],
+    with_context: bool,
 ) -> Result<(usize, f64)> {
     let start = Instant::now();
     let mut written = 0;
@@ -196,10 +198,15 @@ pub fn load_into<S: MemoryStore>(
         let facts: Vec<NewFact> = conv
             .turns
             .iter()
-            .filter(|t| seen.insert(t.dia_id.clone()))
-            .map(|t| {
+            .enumerate()
+            .filter(|(_, t)| seen.insert(t.dia_id.clone()))
+            .map(|(i, t)| {
                 let mut f = NewFact::new(Scope::user(conv.sample_id.clone()), turn_text(t));
                 f.meta.id = Some(turn_id(&conv.sample_id, &t.dia_id));
+                if with_context && i > 0 {
+                    let prev = &conv.turns[i - 1];
+                    f.context = Some(format!("in reply to {}: {}", prev.speaker, prev.text));
+                }
                 f.meta.provenance = Some(MemoryProvenance::User);
                 f
             })

@@ -190,6 +190,10 @@ impl ItemRow {
                 superseded_at: self.superseded_at.map(format_ms),
                 strength: Some(self.strength),
                 last_accessed_at: self.last_accessed_at.map(format_ms),
+                context: body
+                    .get("context")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 trust: self.trust(),
             }),
             MemoryKind::Episodic => MemoryItem::Episode(Episode {
@@ -341,6 +345,20 @@ pub fn mint_id(prefix: &str) -> String {
     )
 }
 
+/// The text indexed (and scanned by the trust gate) for a row: its text plus any
+/// retrieval `context` of its body.
+pub fn index_text(row: &ItemRow) -> String {
+    let context = row
+        .body_json
+        .as_deref()
+        .and_then(|b| serde_json::from_str::<Value>(b).ok())
+        .and_then(|b| b.get("context").and_then(Value::as_str).map(str::to_owned));
+    match context {
+        Some(c) => format!("{}\n{c}", row.text),
+        None => row.text.clone(),
+    }
+}
+
 /// What [`insert`] writes: the row (without rowid) and the text the trust gate scans.
 pub struct Insert {
     pub row: ItemRow,
@@ -370,7 +388,8 @@ pub fn insert(tx: &Transaction<'_>, now: i64, prefix: &str, mut ins: Insert) -> 
     if load(tx, &id)?.is_some() {
         return Err(MemoryError::Duplicate(id));
     }
-    let verdict = trust::gate(meta.provenance, &ins.row.text);
+    let indexed = index_text(&ins.row);
+    let verdict = trust::gate(meta.provenance, &indexed);
     let row = &mut ins.row;
     row.id = id;
     row.user_id = meta.scope.user_id.clone();
@@ -435,7 +454,7 @@ pub fn insert(tx: &Transaction<'_>, now: i64, prefix: &str, mut ins: Insert) -> 
     }
     tx.execute(
         "INSERT INTO memory_fts (rowid, text) VALUES (?1, ?2)",
-        params![row.rowid, row.text],
+        params![row.rowid, indexed],
     )?;
     let mut detail = json!({ "kind": row.kind, "status": row.status });
     if let (Some(extra), Some(obj)) = (ins.detail.take(), detail.as_object_mut())

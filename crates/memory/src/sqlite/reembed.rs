@@ -30,7 +30,7 @@ impl SqliteMemory {
         let todo: Vec<(i64, String)> = {
             let conn = self.lock();
             let mut stmt = conn.prepare(
-                "SELECT i.rowid, i.text FROM memory_items i WHERE trim(i.text) <> '' AND NOT EXISTS \
+                "SELECT i.rowid, i.text || COALESCE(char(10) || json_extract(i.body_json, '$.context'), '') FROM memory_items i WHERE trim(i.text) <> '' AND NOT EXISTS \
                  (SELECT 1 FROM memory_vectors v WHERE v.embedder = ?1 AND v.item_rowid = i.rowid) ORDER BY i.rowid",
             )?;
             stmt.query_map(params![key], |r| Ok((r.get(0)?, r.get(1)?)))?

@@ -34,6 +34,14 @@ fn fact_row(fact: &NewFact) -> Result<ItemRow> {
     {
         return Err(MemoryError::invalid("validTo", "must be after validFrom"));
     }
+    if let Some(c) = &fact.context
+        && c.chars().count() > items::MAX_TEXT_CHARS
+    {
+        return Err(MemoryError::invalid(
+            "context",
+            format!("at most {} characters", items::MAX_TEXT_CHARS),
+        ));
+    }
     for (field, value) in [
         ("subject", &fact.subject),
         ("predicate", &fact.predicate),
@@ -53,6 +61,10 @@ fn fact_row(fact: &NewFact) -> Result<ItemRow> {
         subject: fact.subject.clone(),
         predicate: fact.predicate.clone(),
         object: fact.object.clone(),
+        body_json: fact
+            .context
+            .as_ref()
+            .map(|c| json!({ "context": c }).to_string()),
         ..ItemRow::default()
     })
 }
@@ -109,7 +121,8 @@ impl SemanticMemory for Semantic<'_> {
     fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
         let s = self.0;
         let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
-        let texts: Vec<&str> = facts.iter().map(|f| f.text.as_str()).collect();
+        let indexed: Vec<String> = rows.iter().map(items::index_text).collect();
+        let texts: Vec<&str> = indexed.iter().map(String::as_str).collect();
         let vectors = s.embed_all(&texts)?;
         let stored = s.write(|tx, now| {
             let mut out = Vec::with_capacity(rows.len());
@@ -136,7 +149,10 @@ impl SemanticMemory for Semantic<'_> {
     fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact> {
         let s = self.0;
         let row = fact_row(&new)?;
-        let vector = s.embed_all(&[new.text.as_str()])?.pop().flatten();
+        let vector = s
+            .embed_all(&[items::index_text(&row).as_str()])?
+            .pop()
+            .flatten();
         let stored = s.write(|tx, now| {
             let old = items::load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
             if old.deleted_at.is_some() {

@@ -105,6 +105,10 @@ pub struct NewFact {
     /// Valid to, ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_to: Option<String>,
+    /// Text indexed and embedded with the fact but not part of it (contextual retrieval:
+    /// e.g. the message a conversational turn replies to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 impl NewFact {

@@ -271,6 +271,9 @@ pub struct Fact {
     /// Last recall, ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_accessed_at: Option<String>,
+    /// Retrieval context indexed with the fact but not part of the statement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     /// Trust state.
     #[serde(flatten)]
     pub trust: TrustState,

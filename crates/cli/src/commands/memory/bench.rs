@@ -23,6 +23,7 @@ struct Report {
     turns: usize,
     questions: usize,
     candidate_pool: usize,
+    reply_context: bool,
     locomo_write_facts_per_sec: f64,
     lexical: ModeRecall,
     vector: Option<ModeRecall>,
@@ -55,7 +56,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("reading {}", args.file.display()))?;
     let dir = tempfile::tempdir().context("creating a scratch directory")?;
     let store = store_in(&dir, "locomo.db", embedder.clone(), false)?;
-    let (turns, secs) = locomo::load_into(&store, &conversations)?;
+    let (turns, secs) = locomo::load_into(&store, &conversations, !args.no_context)?;
     let questions = conversations
         .iter()
         .flat_map(|c| &c.questions)
@@ -94,6 +95,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         turns,
         questions,
         candidate_pool: args.pool,
+        reply_context: !args.no_context,
         locomo_write_facts_per_sec: turns as f64 / secs.max(1e-9),
         lexical,
         vector,
@@ -110,10 +112,15 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
 
 fn print_report(r: &Report) {
     println!(
-        "LoCoMo {}: {} conversations, {} turns, {} questions (categories 1-4), embedder {}, {} candidates per list",
+        "LoCoMo {}: {} conversations, {} turns{}, {} questions (categories 1-4), embedder {}, {} candidates per list",
         r.file,
         r.conversations,
         r.turns,
+        if r.reply_context {
+            " (each indexed with the turn it replies to)"
+        } else {
+            ""
+        },
         r.questions,
         r.embedder.as_deref().unwrap_or("none"),
         r.candidate_pool
