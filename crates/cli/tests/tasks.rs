@@ -11,7 +11,11 @@ use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, detect_agent};
 use serde_json::Value;
 
 fn mindgate() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mindgate"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mindgate"));
+    // Just after the fixtures' last events: open sessions are live (liveness also needs
+    // recent events, and the fixtures were written on 2026-08-24).
+    c.env("MINDGATE_NOW", "2026-08-24T19:34:00Z");
+    c
 }
 
 fn fixtures() -> PathBuf {
@@ -164,7 +168,12 @@ fn library_graph(path: &Path) -> Value {
         path: path.to_path_buf(),
         workspace: None,
     };
-    let (_, tree) = load_tree(&loc, &DiscoveryConfig::empty()).unwrap();
+    let config = DiscoveryConfig {
+        // The instant `mindgate()` pins with MINDGATE_NOW.
+        now: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_787_600_040)),
+        ..DiscoveryConfig::empty()
+    };
+    let (_, tree) = load_tree(&loc, &config).unwrap();
     serde_json::to_value(&tree.graph).unwrap()
 }
 

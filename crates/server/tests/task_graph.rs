@@ -48,6 +48,8 @@ async fn start() -> Fixture {
         pi_sessions: Some(root.join("pi")),
         claude_projects: Some(root.join("claude")),
         codex_sessions: Some(root.join("codex")),
+        // Just after the fixtures' last events (2026-08-24T19:34:00Z): open sessions are live.
+        now: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_787_600_040)),
         ..DiscoveryConfig::empty()
     };
     let serve = ServeConfig {

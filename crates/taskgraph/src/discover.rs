@@ -33,6 +33,9 @@ pub mod env {
     pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
     /// Codex home (sessions under `$CODEX_HOME/sessions`).
     pub const CODEX_HOME: &str = "CODEX_HOME";
+    /// Pins "now" for the live test (Unix milliseconds or RFC 3339): reproducible output, and
+    /// tests over fixtures written at a fixed time.
+    pub const MINDGATE_NOW: &str = "MINDGATE_NOW";
 }
 
 /// Where to look for sessions.
@@ -48,7 +51,8 @@ pub struct DiscoveryConfig {
     pub codex_sessions: Option<PathBuf>,
     /// Extra session files or folders (searched recursively, a few levels deep).
     pub extra_paths: Vec<PathBuf>,
-    /// A session modified within this window that ends on an open turn/step is live.
+    /// A session is live when it ends on an open turn or step, its file was modified within
+    /// this window and its last event is this recent too (a copied old session is not live).
     pub live_window: Duration,
     /// "Now" for the live test (`None`: the system clock). Set it for reproducible output.
     pub now: Option<SystemTime>,
@@ -95,6 +99,7 @@ impl DiscoveryConfig {
             pi_sessions: pick(env::PI_CODING_AGENT_DIR, &[".pi", "agent"], "sessions"),
             claude_projects: pick(env::CLAUDE_CONFIG_DIR, &[".claude"], "projects"),
             codex_sessions: pick(env::CODEX_HOME, &[".codex"], "sessions"),
+            now: get(env::MINDGATE_NOW).and_then(|v| parse_now(v.to_str()?)),
             ..Self::empty()
         }
     }
@@ -102,6 +107,22 @@ impl DiscoveryConfig {
     fn now(&self) -> SystemTime {
         self.now.unwrap_or_else(SystemTime::now)
     }
+}
+
+/// The "now" pinned by `MINDGATE_NOW` (see [`env::MINDGATE_NOW`]), if set and readable.
+pub fn now_from_env() -> Option<SystemTime> {
+    parse_now(std::env::var(env::MINDGATE_NOW).ok()?.as_str())
+}
+
+/// Reads a pinned "now": Unix milliseconds or an RFC 3339 time.
+fn parse_now(s: &str) -> Option<SystemTime> {
+    let s = s.trim();
+    let ms = s
+        .parse::<i64>()
+        .ok()
+        .or_else(|| crate::util::parse_rfc3339_ms(s))?;
+    let ms = u64::try_from(ms).ok()?;
+    UNIX_EPOCH.checked_add(Duration::from_millis(ms))
 }
 
 /// A session found on disk, not yet read.
@@ -329,8 +350,12 @@ pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Ses
         .workspace
         .clone()
         .or_else(|| session.cwd().map(workspace_slug));
+    // Live: written to recently, and its last event is recent too (a copy of an old session
+    // has a fresh modification time but old events).
+    let last_event = session.events.iter().map(|e| e.time_ms).max();
+    let live = is_recent(modified_ms, config) && last_event.is_none_or(|t| is_recent(t, config));
     let opts = BuildOptions {
-        live: is_recent(modified_ms, config),
+        live,
         workspace,
         ..BuildOptions::default()
     };

@@ -20,6 +20,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Just after the fixtures' last events (2026-08-24T19:34:00Z).
+fn fixture_now() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_787_600_040)
+}
+
 /// Fixture homes copied into a temp folder laid out like the agents' own homes.
 fn homes() -> (tempfile::TempDir, DiscoveryConfig) {
     let tmp = tempfile::tempdir().unwrap();
@@ -38,7 +43,9 @@ fn homes() -> (tempfile::TempDir, DiscoveryConfig) {
         &home.join(".codex/sessions"),
     );
     let mut cfg = DiscoveryConfig::from_lookup(|_| None, Some(home.to_path_buf()));
-    cfg.now = Some(SystemTime::now());
+    // The fixtures were written on 2026-08-24 around 19:33 UTC: "now" is just after, so the
+    // sessions that end open are live (a copy is live only if its events are recent).
+    cfg.now = Some(fixture_now());
     (tmp, cfg)
 }
 

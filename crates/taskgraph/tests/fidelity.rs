@@ -269,3 +269,28 @@ fn claude_sidechain_transcripts_render_and_fold_into_their_parent() {
     let listed: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(listed, ["cl-par"]);
 }
+
+/// Item 11: liveness needs recent events as well as a recent file: a fresh copy of an old
+/// session that ends open is not live.
+#[test]
+fn a_copied_old_session_is_not_live() {
+    let tmp = tempfile::tempdir().unwrap();
+    let day = tmp.path().join("2026/08/24");
+    std::fs::create_dir_all(&day).unwrap();
+    let name = "rollout-2026-08-24T19-40-00-cx-live.jsonl";
+    std::fs::copy(Path::new(common::CODEX).join(name), day.join(name)).unwrap();
+    let mut cfg = mindgate_taskgraph::DiscoveryConfig {
+        codex_sessions: Some(tmp.path().to_path_buf()),
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    };
+    cfg.now = Some(std::time::SystemTime::now());
+    let tasks = mindgate_taskgraph::discover(&cfg);
+    assert_eq!(tasks.len(), 1);
+    assert!(!tasks[0].live);
+    assert_eq!(tasks[0].status, Status::Cancelled);
+    // The same file when its last event (19:33:23) is recent: live.
+    cfg.now = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_787_600_040));
+    let tasks = mindgate_taskgraph::discover(&cfg);
+    assert!(tasks[0].live);
+    assert_eq!(tasks[0].status, Status::Running);
+}

@@ -32,6 +32,9 @@ pub fn discovery_config(args: &DiscoveryArgs) -> DiscoveryConfig {
     set(&mut c.claude_projects, &args.claude_projects);
     set(&mut c.codex_sessions, &args.codex_sessions);
     c.extra_paths.extend(args.sessions.iter().cloned());
+    if c.now.is_none() {
+        c.now = mindgate_taskgraph::discover::now_from_env();
+    }
     c
 }
 
