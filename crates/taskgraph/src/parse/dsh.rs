@@ -505,7 +505,8 @@ fn convert(
                 prompt: str_field(d, &["prompt", "task"]).map(str::to_owned),
             }));
         }
-        // Known but not graphed, or unknown: ignored on purpose.
+        // Known but not graphed, or unknown: ignored on purpose (a type graphed here must not
+        // be in `dsh_fast::IGNORED`).
         _ => {}
     }
 }

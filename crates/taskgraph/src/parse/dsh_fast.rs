@@ -299,23 +299,14 @@ fn arguments(raw: &RawValue) -> Result<Value, ()> {
     value(raw)
 }
 
-/// The line types the lenient reader turns into events; others are ignored.
-const KNOWN: &[&str] = &[
-    "session/title",
-    "user/message",
-    "turn/start",
-    "turn/end",
-    "step/start",
-    "step/end",
-    "request/header",
-    "assistant/chunk",
-    "assistant/message",
-    "assistant/attempt",
-    "llm/retry",
-    "tool/call",
-    "tool/result",
-    "todo/write",
-    "subagent/descriptor",
+/// Line types DSH writes that the reader does not graph (the lenient reader ignores them
+/// too); their data, often the largest in the file (`request/context` holds the whole
+/// prompt), is not even parsed. Any other type the fast path does not know goes to the
+/// lenient reader, so a type added there is never skipped here.
+const IGNORED: &[&str] = &[
+    "request/context",
+    "agent/inbox/spliced",
+    "llm/retry-started",
 ];
 
 /// Reads the data of a line of type `ty`, when it has the usual shape.
@@ -326,8 +317,7 @@ pub(super) fn convert(ty: &str, data: &RawValue) -> Fast {
         "assistant/chunk" => assistant_chunk(data),
         "tool/call" => tool_call(data),
         "tool/result" => tool_result(data),
-        // Types the reader ignores: no need to look at their data.
-        t if !KNOWN.contains(&t) => Ok(Vec::new()),
+        t if IGNORED.contains(&t) => Ok(Vec::new()),
         _ => Err(()),
     };
     match out {
