@@ -112,3 +112,23 @@ test('a big run opens folded to about the budget; a full pass reproduces the inc
   L.full();
   assert.deepEqual([...m.nodes.values()].filter((n) => n.placed).map((n) => `${n.id}@${n.x},${n.y}`), snapshot);
 });
+
+test('task-graph deltas: nodes and edges replaced by index or appended, fields assigned', async () => {
+  const { applyDelta } = await import('../../ui/dist/js/taskgraph.js');
+  const g = {
+    status: 'RUNNING', nodes: [{ id: 'task' }, { id: 'phase-1', status: 'RUNNING' }], edges: [{ id: 'e1' }],
+    summary: { counts: { phases: 1 } },
+  };
+  const same = applyDelta(g, {
+    version: 2, base: 1, node_count: 3, edge_count: 2,
+    node_index: [1, 2], nodes: [{ id: 'phase-1', status: 'SUCCESS' }, { id: 'step-1-1' }],
+    edge_index: [1], edges: [{ id: 'e2' }],
+    fields: { status: 'SUCCESS', summary: { counts: { phases: 1, agents: 1 } } },
+  });
+  assert.equal(same, g, 'applied in place');
+  assert.deepEqual(g.nodes.map((n) => n.id), ['task', 'phase-1', 'step-1-1']);
+  assert.equal(g.nodes[1].status, 'SUCCESS');
+  assert.deepEqual(g.edges.map((e) => e.id), ['e1', 'e2']);
+  assert.equal(g.status, 'SUCCESS');
+  assert.equal(g.summary.counts.agents, 1);
+});

@@ -4,10 +4,13 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, appendFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, appendFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, launchBrowser, openPage, until, artifact, ROOT } from './lib/harness.mjs';
+
+/** Events in the big live session of the latency test (`MINDGATE_TG_LIVE_EVENTS`). */
+const BIG_EVENTS = Number(process.env.MINDGATE_TG_LIVE_EVENTS || 100000);
 
 const FIXTURES = path.join(ROOT, 'crates/taskgraph/tests/fixtures');
 const WS = '--Users-kevin-Desktop-Nothing-Napkin--';
@@ -136,4 +139,106 @@ test('a live session updates in place when its file grows', async () => {
   await page.locator('.tg-head a', { hasText: 'Runs' }).click();
   await until(() => page.locator('main.layout').isVisible(), { what: 'the run viewer' });
   assert.deepEqual(errors, [], errors.join('\n'));
+});
+
+/**
+ * A deterministic DSH session of `n` events (turns of 40 steps, one to three tool calls per
+ * step, every 17th result failed) that ends inside an open step, so it reads as live.
+ * Returns { text, seq, time, turn, step } with the next free seq and the open step.
+ */
+function bigSession(n) {
+  const lines = [JSON.stringify({ type: 'session', version: 1, id: 'big', createdAt: 1787600000000, cwd: '/work/big', delegationDepth: 0 })];
+  let seq = 1;
+  let t = 1787600000000;
+  let call = 0;
+  const ev = (type, data) => { lines.push(JSON.stringify({ type, seq: seq++, time: t, data })); };
+  ev('session/title', { title: 'Big live session' });
+  for (let turn = 1; ; turn++) {
+    ev('user/message', { text: `request ${turn}` });
+    ev('turn/start', { turn });
+    for (let step = 1; step <= 40; step++) {
+      t += 400;
+      ev('step/start', { turn, step });
+      ev('request/header', { header: { config: { provider: 'deepseek', model: 'deepseek-chat' } } });
+      if (lines.length >= n) return { text: `${lines.join('\n')}\n`, seq, time: t, turn, step };
+      ev('assistant/chunk', { chunk: { type: 'usage', usage: { inputTokens: 1000 + step, outputTokens: 50, cacheReadTokens: 10 } } });
+      ev('assistant/chunk', { chunk: { type: 'finish', reason: { kind: 'tool-calls' } } });
+      const ids = [];
+      for (let k = 0; k <= (turn + step) % 3; k++) {
+        const id = `c${++call}`;
+        ids.push(id);
+        ev('tool/call', { turn, step, callId: id, name: ['bash', 'read', 'edit', 'grep'][call % 4], arguments: JSON.stringify({ path: `src/m${call % 50}.rs` }) });
+      }
+      ev('step/end', { turn, step });
+      for (const id of ids) {
+        t += 30;
+        ev('tool/result', { message: { source: { callId: id }, content: [{ type: 'tool-result', toolCallId: id, content: `out ${id}`, isError: call % 17 === 0 }] } });
+      }
+    }
+    ev('turn/end', { turn, reason: { kind: 'completed' } });
+  }
+}
+
+test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: appended events reach the page as deltas (latency reported)`, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mindgate-big-'));
+  const sessionDir = path.join(dir, 'dsh', '--work-big--', 'big');
+  mkdirSync(sessionDir, { recursive: true });
+  const file = path.join(sessionDir, 'session.v1.jsonl');
+  const big = bigSession(BIG_EVENTS);
+  writeFileSync(file, big.text);
+  const srv2 = await startServer({ extraArgs: ['--no-default-homes', '--sessions', dir] });
+  const { page: p2, errors: errors2 } = await openPage(browser, srv2.url());
+  try {
+    const live = () => p2.evaluate(() => window.mindgateTasks.live());
+    const has = (id) => p2.evaluate((nid) => !!window.mindgateTasks.graph()?.nodes.some((n) => n.id === nid), id);
+    const t0 = Date.now();
+    await p2.locator('#nav-tasks').click();
+    await p2.locator('.tg-link', { hasText: 'Big live session' }).click({ timeout: 60000 });
+    await until(() => p2.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed to open', timeout: 60000 });
+    await until(async () => (await live()).version !== null, { what: 'the first graph over the feed', timeout: 60000 });
+    const openMs = Date.now() - t0;
+    const nodes = await p2.evaluate(() => window.mindgateTasks.graph().nodes.length);
+    const samples = [];
+    let seq = big.seq;
+    let time = big.time;
+    for (let k = 1; k <= 7; k++) {
+      const before = await live();
+      const id = `lat${k}`;
+      const line = JSON.stringify({ type: 'tool/call', seq: seq++, time: (time += 100), data: { turn: big.turn, step: big.step, callId: id, name: 'bash', arguments: '{"command":"ls"}' } });
+      const sent = Date.now();
+      appendFileSync(file, `${line}\n`);
+      await until(() => has(`tool-${id}`), { what: `node tool-${id} on the page`, timeout: 30000, interval: 20 });
+      const after = await live();
+      assert.ok(after.updates > before.updates, 'the page applied an update');
+      assert.equal(after.lastEvent, 'delta', 'growth arrives as a delta, not the whole graph');
+      samples.push({ ms: after.appliedAt - sent, deltaBytes: after.deltaBytes, applyMs: after.applyMs });
+    }
+    // The page's graph equals the server's after the deltas.
+    const same = await p2.evaluate(async () => {
+      const server = await (await fetch('/task-graph/api/task?id=big')).text();
+      return JSON.stringify(window.mindgateTasks.graph()) === JSON.stringify(JSON.parse(server));
+    });
+    assert.ok(same, 'the page graph built from deltas equals /task-graph/api/task');
+    const ms = samples.map((x) => x.ms).sort((a, b) => a - b);
+    const report = {
+      events: BIG_EVENTS, nodes, openMs,
+      appendToPageMs: { median: ms[Math.floor(ms.length / 2)], min: ms[0], max: ms[ms.length - 1], all: samples.map((x) => x.ms) },
+      deltaBytes: samples.map((x) => x.deltaBytes), pageApplyMs: samples.map((x) => x.applyMs),
+      binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
+    };
+    console.log(`task-graph live latency: ${JSON.stringify(report)}`);
+    writeFileSync(artifact('tasks-live-latency.json'), JSON.stringify(report, null, 2));
+    // Keyboard: the focused canvas walks to a node and opens it.
+    await p2.locator('.tg-canvas').focus();
+    await p2.keyboard.press('j');
+    await p2.keyboard.press('Enter');
+    await p2.locator('.tg-node-name').waitFor();
+    const focused = (await p2.evaluate(() => window.mindgateTasks.boxes())).find((b) => b.focused);
+    assert.ok(focused && focused.selected, 'the focused node is selected by Enter');
+    assert.deepEqual(errors2, [], errors2.join('\n'));
+  } finally {
+    await p2.close();
+    await srv2.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

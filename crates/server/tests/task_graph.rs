@@ -296,12 +296,49 @@ async fn events_page_through_the_trajectory_and_event_picks_one_seq() {
 struct Sse {
     resp: reqwest::Response,
     buf: String,
+    graph: Value,
+    version: Option<u64>,
 }
 
 #[derive(Debug)]
 struct SseMsg {
     event: String,
     data: Value,
+    /// The client's graph after this message: the last `graph`, with every `delta` since
+    /// applied (as the Tasks page does).
+    graph: Value,
+}
+
+/// Applies a `delta` message to a graph the way a client does.
+fn apply_delta(graph: &mut Value, d: &Value) {
+    for (list, index, items, count) in [
+        ("nodes", "node_index", "nodes", "node_count"),
+        ("edges", "edge_index", "edges", "edge_count"),
+    ] {
+        let target = graph[list].as_array_mut().unwrap();
+        for (i, item) in d[index]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(d[items].as_array().unwrap())
+        {
+            let i = i.as_u64().unwrap() as usize;
+            assert!(i <= target.len(), "{list} index {i} past the end");
+            if i == target.len() {
+                target.push(item.clone());
+            } else {
+                target[i] = item.clone();
+            }
+        }
+        assert_eq!(
+            target.len() as u64,
+            d[count].as_u64().unwrap(),
+            "{list} count"
+        );
+    }
+    for (k, v) in d["fields"].as_object().unwrap() {
+        graph[k] = v.clone();
+    }
 }
 
 impl Sse {
@@ -322,6 +359,8 @@ impl Sse {
         Sse {
             resp,
             buf: String::new(),
+            graph: Value::Null,
+            version: None,
         }
     }
 
@@ -331,19 +370,41 @@ impl Sse {
                 let block: String = self.buf.drain(..end + 2).collect();
                 let mut event = String::from("message");
                 let mut data = String::new();
+                let mut id = None;
                 for line in block.lines() {
                     if let Some(v) = line.strip_prefix("event:") {
                         event = v.trim().to_owned();
                     } else if let Some(v) = line.strip_prefix("data:") {
                         data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        id = v.trim().parse::<u64>().ok();
                     }
                 }
                 if data.is_empty() {
                     continue; // keep-alive comment
                 }
+                let data: Value = serde_json::from_str(&data).unwrap();
+                match event.as_str() {
+                    "graph" => {
+                        self.graph = data.clone();
+                        self.version = id;
+                    }
+                    "delta" => {
+                        assert_eq!(
+                            Some(data["base"].as_u64().unwrap()),
+                            self.version,
+                            "deltas in order"
+                        );
+                        assert_eq!(id, data["version"].as_u64());
+                        apply_delta(&mut self.graph, &data);
+                        self.version = id;
+                    }
+                    _ => {}
+                }
                 return SseMsg {
                     event,
-                    data: serde_json::from_str(&data).unwrap(),
+                    data,
+                    graph: self.graph.clone(),
                 };
             }
             let chunk = tokio::time::timeout(Duration::from_secs(10), self.resp.chunk())
@@ -407,12 +468,18 @@ async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
         ),
     );
     let upd = sse
-        .until(|m| {
-            m.event == "graph"
-                && node(&m.data, "tool-l_tail").is_some_and(|n| n["status"] == "SUCCESS")
-        })
+        .until(|m| node(&m.graph, "tool-l_tail").is_some_and(|n| n["status"] == "SUCCESS"))
         .await;
-    assert_eq!(node(&upd.data, "step-1-1").unwrap()["status"], "SUCCESS");
+    // Growth arrives as a delta: just the nodes that changed, not the whole graph.
+    assert_eq!(upd.event, "delta");
+    let changed: Vec<&str> = upd.data["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert!(changed.contains(&"tool-l_tail"), "{changed:?}");
+    assert_eq!(node(&upd.graph, "step-1-1").unwrap()["status"], "SUCCESS");
     let evs = sse.until(|m| m.event == "events").await;
     let seqs: Vec<u64> = evs.data["events"]
         .as_array()
@@ -430,10 +497,8 @@ async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
             "\n"
         ),
     );
-    let done = sse
-        .until(|m| m.event == "graph" && m.data["status"] == "SUCCESS")
-        .await;
-    assert_eq!(node(&done.data, "phase-1").unwrap()["status"], "SUCCESS");
+    let done = sse.until(|m| m.graph["status"] == "SUCCESS").await;
+    assert_eq!(node(&done.graph, "phase-1").unwrap()["status"], "SUCCESS");
 
     // The incrementally kept graph equals a fresh build of the grown file, and /task and
     // /events serve the grown session.
@@ -446,7 +511,7 @@ async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
         .unwrap()
         .clone();
     let (_, graph) = f.get("/task-graph/api/task?id=dsh-live").await;
-    assert_eq!(graph, done.data);
+    assert_eq!(graph, done.graph);
     assert_eq!(graph, f.expected_graph(&t));
     let (_, evs) = f.get("/task-graph/api/events?id=dsh-live&afterSeq=6").await;
     assert_eq!(evs["events"].as_array().unwrap().len(), 3);
@@ -493,11 +558,8 @@ async fn live_follows_codex_pi_and_claude_sessions_too() {
                     "\n"
                 ),
             );
-            sse.until(|m| {
-                m.event == "graph"
-                    && node(&m.data, "tool-k_wc").is_some_and(|n| n["status"] == "RUNNING")
-            })
-            .await;
+            sse.until(|m| node(&m.graph, "tool-k_wc").is_some_and(|n| n["status"] == "RUNNING"))
+                .await;
             append(
                 &file,
                 concat!(
@@ -519,19 +581,17 @@ async fn live_follows_codex_pi_and_claude_sessions_too() {
             ("tool-pl_deploy", "deployed to staging")
         };
         let upd = sse
-            .until(|m| {
-                m.event == "graph" && node(&m.data, tool).is_some_and(|n| n["status"] == "SUCCESS")
-            })
+            .until(|m| node(&m.graph, tool).is_some_and(|n| n["status"] == "SUCCESS"))
             .await;
         assert!(
-            node(&upd.data, tool).unwrap()["meta"]["output"]
+            node(&upd.graph, tool).unwrap()["meta"]["output"]
                 .as_str()
                 .unwrap()
                 .contains(text),
             "{id}"
         );
         assert!(
-            upd.data["nodes"].as_array().unwrap().len() >= before,
+            upd.graph["nodes"].as_array().unwrap().len() >= before,
             "{id}"
         );
         let (_, tasks) = f.get("/task-graph/api/tasks").await;
@@ -543,7 +603,7 @@ async fn live_follows_codex_pi_and_claude_sessions_too() {
             .unwrap()
             .clone();
         let (_, graph) = f.get(&format!("/task-graph/api/task?id={id}")).await;
-        assert_eq!(graph, upd.data, "{id}");
+        assert_eq!(graph, upd.graph, "{id}");
         assert_eq!(graph, f.expected_graph(&t), "{id}");
     }
 

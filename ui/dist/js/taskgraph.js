@@ -18,6 +18,28 @@ export const FOLD_STEPS_OVER = 600;
 
 const TYPE_LABEL = { task: 'task', phase: 'turn', agent: 'LLM', tool: 'tool', skill: 'skill', subagent: 'subagent', code: 'code', test: 'test', plan: 'plan' };
 
+/** Hit-test grid cell size (layout pixels). */
+const CELL = 256;
+
+/**
+ * Applies a `delta` of /task-graph/api/live to `graph` in place: nodes and edges replaced by
+ * index (an index equal to the length appends), lists cut to the delta's counts, every other
+ * top-level field replaced. Returns the graph.
+ */
+export function applyDelta(graph, d) {
+  const put = (list, index, items) => {
+    for (let k = 0; k < index.length; k++) list[index[k]] = items[k];
+  };
+  graph.nodes = graph.nodes || [];
+  graph.edges = graph.edges || [];
+  put(graph.nodes, d.node_index || [], d.nodes || []);
+  put(graph.edges, d.edge_index || [], d.edges || []);
+  if (Number.isInteger(d.node_count)) graph.nodes.length = d.node_count;
+  if (Number.isInteger(d.edge_count)) graph.edges.length = d.edge_count;
+  Object.assign(graph, d.fields || {});
+  return graph;
+}
+
 /** Retried nodes: more than one attempt, or a `retries` self-edge. */
 export function retriedIds(graph) {
   const ids = new Set();
@@ -107,7 +129,20 @@ export function layoutTaskGraph(graph, collapsed) {
     boxes.unshift(b);
     byId.set(task.id, b);
   }
-  return { boxes, byId, width, height: maxY + PAD, hidden };
+  // Hit index: boxes by grid cell, so a pointer looks at a handful of boxes, not all.
+  const grid = new Map();
+  boxes.forEach((b, i) => {
+    for (let cx = Math.floor(b.x / CELL); cx <= Math.floor((b.x + b.w) / CELL); cx++) {
+      for (let cy = Math.floor(b.y / CELL); cy <= Math.floor((b.y + b.h) / CELL); cy++) {
+        const key = `${cx},${cy}`;
+        let cell = grid.get(key);
+        if (!cell) grid.set(key, (cell = []));
+        cell.push(i);
+      }
+    }
+  });
+  const parents = new Set(children.keys());
+  return { boxes, byId, width, height: maxY + PAD, hidden, grid, parents };
 }
 
 /** The box standing for `id`: its own, or the folded ancestor hiding it. */
@@ -128,7 +163,14 @@ export class TaskGraphView {
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'img');
     this.canvas.setAttribute('aria-label', 'Task graph');
-    host.append(this.canvas);
+    this.canvas.setAttribute('aria-keyshortcuts', 'j k h l Enter Space');
+    this.canvas.title = 'Keys: j / k next / previous node, h / l previous / next turn, Enter open, Space fold, arrows pan, + / - zoom, f fit';
+    this.announce = document.createElement('div');
+    this.announce.className = 'sr-only';
+    this.announce.setAttribute('aria-live', 'polite');
+    host.append(this.canvas, this.announce);
+    this.canvas.addEventListener('focus', () => { if (!this.focused && this.layout?.boxes.length) this.focusBox(this.layout.boxes[0].id); else this.draw(); });
+    this.canvas.addEventListener('blur', () => this.draw());
     this.graph = null;
     this.layout = null;
     this.collapsed = new Set();
@@ -275,6 +317,22 @@ export class TaskGraphView {
     }, { passive: false });
     c.addEventListener('keydown', (e) => {
       const step = 60;
+      // Nodes: j/k (or Tab-free ] / [) walk the boxes, h/l the lanes, Enter opens, Space folds.
+      if (e.key === 'j' || e.key === ']') { e.preventDefault(); return this.moveFocus(1); }
+      if (e.key === 'k' || e.key === '[') { e.preventDefault(); return this.moveFocus(-1); }
+      if (e.key === 'l') { e.preventDefault(); return this.moveFocus(1, true); }
+      if (e.key === 'h') { e.preventDefault(); return this.moveFocus(-1, true); }
+      if (e.key === 'Enter' && this.focused) {
+        e.preventDefault();
+        this.select(this.focused);
+        return this.onSelect(this.focused);
+      }
+      if (e.key === ' ' && this.focused) {
+        e.preventDefault();
+        const b = this.layout?.byId.get(this.focused);
+        if (b && b.depth > 0 && (b.hiddenCount || this.hasChildren(b.id))) this.toggle(b.id);
+        return;
+      }
       if (e.key === 'ArrowLeft') this.tx += step;
       else if (e.key === 'ArrowRight') this.tx -= step;
       else if (e.key === 'ArrowUp') this.ty += step;
@@ -289,22 +347,60 @@ export class TaskGraphView {
   }
 
   hasChildren(id) {
-    return (this.graph?.nodes || []).some((n) => n.parent_id === id);
+    return this.layout ? this.layout.parents.has(id) : false;
   }
 
-  /** Hit test in canvas pixels: { box, toggle } or null. */
+  /** Hit test in canvas pixels: { box, toggle } or null (looks only at the pointer's cell). */
   hit(px, py) {
     if (!this.layout) return null;
     const x = (px - this.tx) / this.scale;
     const y = (py - this.ty) / this.scale;
-    for (let i = this.layout.boxes.length - 1; i >= 0; i--) {
-      const b = this.layout.boxes[i];
+    const cell = this.layout.grid.get(`${Math.floor(x / CELL)},${Math.floor(y / CELL)}`) || [];
+    for (let k = cell.length - 1; k >= 0; k--) {
+      const b = this.layout.boxes[cell[k]];
       if (x >= b.x && x <= b.x + b.w && y >= b.y && y <= b.y + b.h) {
         const foldable = b.depth > 0 && (b.hiddenCount > 0 || this.hasChildren(b.id));
         return { box: b, toggle: foldable && x <= b.x + 16 };
       }
     }
     return null;
+  }
+
+  /**
+   * Keyboard focus: the box after (`dir` 1) or before (-1) the focused one in lane order,
+   * or the first box of the next/previous lane (`lane` true). Scrolls it into view.
+   */
+  moveFocus(dir, lane = false) {
+    const L = this.layout;
+    if (!L || !L.boxes.length) return;
+    const cur = L.byId.get(this.focused) || visibleBox(L, this.focused);
+    let i = cur ? L.boxes.indexOf(cur) : -1;
+    if (i < 0) {
+      i = 0;
+    } else if (lane) {
+      const x = cur.x;
+      const next = dir > 0
+        ? L.boxes.find((b) => b.depth === 1 && b.x > x + 1)
+        : [...L.boxes].reverse().find((b) => b.depth === 1 && b.x + COL_W < x);
+      if (next) i = L.boxes.indexOf(next);
+    } else {
+      i = Math.min(L.boxes.length - 1, Math.max(0, i + dir));
+    }
+    this.focusBox(L.boxes[i].id);
+  }
+
+  /** Gives `id` the keyboard focus ring, announces it and scrolls it into view. */
+  focusBox(id) {
+    const b = this.layout?.byId.get(id);
+    if (!b) return;
+    this.focused = id;
+    const n = b.node;
+    this.announce.textContent = `${TYPE_LABEL[n.type] || n.type} ${n.name || n.id}, ${n.status}, ${fmtMs(n.duration_ms)}`;
+    const sx = this.tx + b.x * this.scale;
+    const sy = this.ty + b.y * this.scale;
+    if (sx < 0 || sx + b.w * this.scale > this.w) this.tx = Math.min(0, PAD - b.x * this.scale);
+    if (sy < 0 || sy + b.h * this.scale > this.h) this.ty = this.h / 3 - b.y * this.scale;
+    this.draw();
   }
 
   /** Drawn boxes in page coordinates (test hook). */
@@ -314,7 +410,7 @@ export class TaskGraphView {
     return this.layout.boxes.map((b) => ({
       id: b.id, name: b.node.name, type: b.node.type, status: b.node.status,
       critical: this.critical.has(b.id), hot: this.hot.has(b.id), retried: this.retried.has(b.id),
-      failed: b.node.status === 'FAILED', folded: b.hiddenCount, selected: this.selected === b.id,
+      failed: b.node.status === 'FAILED', folded: b.hiddenCount, selected: this.selected === b.id, focused: this.focused === b.id,
       x: r.left + this.tx + b.x * this.scale, y: r.top + this.ty + b.y * this.scale, w: b.w * this.scale, h: b.h * this.scale,
     }));
   }
@@ -429,10 +525,11 @@ export class TaskGraphView {
       ctx.stroke();
       ctx.restore();
     }
-    if (this.selected === b.id) {
+    if (this.selected === b.id || (this.focused === b.id && document.activeElement === this.canvas)) {
       ctx.save();
       ctx.lineWidth = 2;
       ctx.strokeStyle = c.accent;
+      if (this.selected !== b.id) ctx.setLineDash([3, 2]);
       ctx.beginPath();
       ctx.roundRect(b.x - 4, b.y - 4, b.w + 8, b.h + 8, radius + 3);
       ctx.stroke();

@@ -1,10 +1,11 @@
 // The Tasks page: coding-agent sessions (DSH, pi, Claude Code, Codex) found by
 // `mindgate serve` (#/tasks) and one session's task graph (#/task/<id>), fed by
 // /task-graph/api/*. A task view follows its session live over /task-graph/api/live
-// (Server-Sent Events); clicking a node lists its trajectory events.
+// (Server-Sent Events: the whole graph once, then `delta`s with just the changed nodes and
+// edges); clicking a node lists its trajectory events.
 
 import { el, fmtDuration, fmtTime } from './util.js';
-import { TaskGraphView, fmtMs } from './taskgraph.js';
+import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
 
 const API = '/task-graph/api';
 
@@ -178,6 +179,13 @@ export class TasksPage {
     const state = (s, text) => { this.liveBadge.dataset.state = s; this.liveBadge.textContent = text; };
     src.onopen = () => state('open', '● following');
     src.onerror = () => state('retry', 'reconnecting…');
+    const updated = () => {
+      this.updates++;
+      this.root.dataset.updates = String(this.updates);
+      this.root.dataset.version = this.lastVersion;
+      this.appliedAt = Date.now();
+      state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
+    };
     src.addEventListener('graph', (e) => {
       if (this.source !== src) return;
       let g;
@@ -186,12 +194,30 @@ export class TasksPage {
       const first = this.lastVersion === undefined;
       const isUpdate = !first && e.lastEventId !== this.lastVersion;
       this.lastVersion = e.lastEventId;
+      this.lastEvent = 'graph';
       this.setGraph(g);
-      if (isUpdate) {
-        this.updates++;
-        this.root.dataset.updates = String(this.updates);
-        state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
+      if (isUpdate) updated();
+      else this.root.dataset.version = this.lastVersion;
+    });
+    src.addEventListener('delta', (e) => {
+      if (this.source !== src || !this.graph) return;
+      const t0 = performance.now();
+      let d;
+      try { d = JSON.parse(e.data); } catch { return; }
+      if (d.error) return;
+      if (String(d.base) !== this.lastVersion) {
+        // A gap (should not happen on one stream): start over from the whole graph.
+        src.close();
+        this.lastVersion = undefined;
+        this.follow(id);
+        return;
       }
+      this.lastVersion = e.lastEventId;
+      this.lastEvent = 'delta';
+      this.deltaBytes = e.data.length;
+      this.setGraph(applyDelta(this.graph, d));
+      this.applyMs = Math.round((performance.now() - t0) * 10) / 10;
+      updated();
     });
     src.addEventListener('events', (e) => {
       let m;
@@ -264,5 +290,10 @@ if (root && main) {
     page,
     boxes: () => (page.view ? page.view.boxes() : []),
     graph: () => page.graph || null,
+    /** Live-feed state: graph version shown, when the last update was applied (ms epoch). */
+    live: () => ({
+      version: page.lastVersion ?? null, appliedAt: page.appliedAt ?? null, updates: page.updates ?? 0,
+      lastEvent: page.lastEvent ?? null, deltaBytes: page.deltaBytes ?? null, applyMs: page.applyMs ?? null,
+    }),
   };
 }

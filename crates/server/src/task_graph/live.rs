@@ -17,9 +17,14 @@
 //!   open): the file is re-parsed; when the old events are an unchanged prefix of the new
 //!   ones only the new events are appended to the graph, otherwise it is rebuilt.
 //!
-//! After each change one snapshot (the graph serialised once) is published on a `watch`
-//! channel, so bursts coalesce and slow subscribers only ever see the latest graph.
+//! After each change the graph's changes ([`IncrementalGraph::take_changes`]: the nodes and
+//! edges added or changed, plus every other top-level field) are serialised once as a `delta`
+//! and kept in a short ring; a version number is published on a `watch` channel, so bursts
+//! coalesce. A subscriber gets the whole graph once (serialised on demand and cached per
+//! version), then the deltas after the version it has; one that fell behind the ring, or a
+//! rebuild (new generation), gets the whole graph again.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
@@ -34,10 +39,11 @@ use mindgate_taskgraph::bounded::{MAX_SESSION_BYTES, open_regular, read_regular}
 use mindgate_taskgraph::live::{Change, Feed, LiveGraph, LiveReader};
 use mindgate_taskgraph::read::{dsh_session_file, read_session_as};
 use mindgate_taskgraph::{
-    Agent, BuildOptions, ChildSummary, DiscoveryConfig, Event, EventKind, IncrementalGraph,
-    Session, TaskSummary, build_session_tree, parse,
+    Agent, BuildOptions, ChildSummary, DiscoveryConfig, Event, EventKind, GraphChanges,
+    IncrementalGraph, Session, TaskGraph, TaskSummary, build_session_tree, parse,
 };
 use notify::Watcher;
+use serde::Serialize;
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -47,6 +53,11 @@ use crate::error::ApiError;
 
 /// Changes arriving within this window after the first are applied together.
 const COALESCE: Duration = Duration::from_millis(15);
+/// Most deltas kept for subscribers that are behind.
+const DELTA_RING: usize = 64;
+/// Most bytes of deltas kept (older ones are dropped first; a client behind them gets the
+/// whole graph).
+const DELTA_RING_BYTES: usize = 16 << 20;
 
 /// Size and modification time of the file behind a session path.
 pub(super) fn stamp(path: &Path, agent: Agent) -> (Option<SystemTime>, u64) {
@@ -75,14 +86,107 @@ fn is_recent(modified: Option<SystemTime>, window: Duration) -> bool {
 /// One published state of a live graph.
 #[derive(Debug)]
 pub(super) struct Snapshot {
-    /// Bumped on every publish.
-    version: u64,
     /// Bumped when the event list was rebuilt rather than appended to.
     generation: u64,
-    /// The graph, serialised.
-    graph: Arc<str>,
     /// Why the last update failed, if it did.
     error: Option<String>,
+}
+
+/// The whole graph as served, at one version.
+#[derive(Debug, Clone)]
+pub(super) struct FullGraph {
+    version: u64,
+    /// Highest event `seq` the graph includes.
+    last_seq: Option<u64>,
+    json: Arc<str>,
+}
+
+/// The `delta` SSE payload: what changed from version `base` to `version`.
+#[derive(Serialize)]
+struct Delta<'a> {
+    version: u64,
+    base: u64,
+    /// Node count after the change (nodes are only ever added or changed in place).
+    node_count: usize,
+    edge_count: usize,
+    /// Indices of the nodes in `nodes` (an index equal to the old count appends).
+    node_index: &'a [usize],
+    nodes: Vec<&'a mindgate_taskgraph::Node>,
+    edge_index: &'a [usize],
+    edges: Vec<&'a mindgate_taskgraph::Edge>,
+    /// Every top-level field of the graph but `nodes` and `edges`.
+    fields: Fields<'a>,
+}
+
+/// The top-level fields of a [`TaskGraph`] but its node and edge lists.
+#[derive(Serialize)]
+struct Fields<'a> {
+    task_id: &'a str,
+    session_id: &'a str,
+    workspace: &'a str,
+    title: &'a str,
+    cwd: &'a Option<String>,
+    status: mindgate_taskgraph::Status,
+    start_time: Option<i64>,
+    end_time: Option<i64>,
+    duration_ms: i64,
+    summary: &'a mindgate_taskgraph::Summary,
+    critical_path: &'a mindgate_taskgraph::CriticalPath,
+    meta: &'a mindgate_taskgraph::graph::GraphMeta,
+}
+
+impl<'a> Fields<'a> {
+    fn of(g: &'a TaskGraph) -> Self {
+        // Exhaustive on purpose: a new `TaskGraph` field must be added here too.
+        let TaskGraph {
+            task_id,
+            session_id,
+            workspace,
+            title,
+            cwd,
+            status,
+            start_time,
+            end_time,
+            duration_ms,
+            nodes: _,
+            edges: _,
+            summary,
+            critical_path,
+            meta,
+        } = g;
+        Fields {
+            task_id,
+            session_id,
+            workspace,
+            title,
+            cwd,
+            status: *status,
+            start_time: *start_time,
+            end_time: *end_time,
+            duration_ms: *duration_ms,
+            summary,
+            critical_path,
+            meta,
+        }
+    }
+}
+
+/// Serialises the change from `base` to `version` of `g`.
+fn delta_json(g: &TaskGraph, ch: &GraphChanges, base: u64, version: u64) -> Arc<str> {
+    let d = Delta {
+        version,
+        base,
+        node_count: g.nodes.len(),
+        edge_count: g.edges.len(),
+        node_index: &ch.nodes,
+        nodes: ch.nodes.iter().filter_map(|&i| g.nodes.get(i)).collect(),
+        edge_index: &ch.edges,
+        edges: ch.edges.iter().filter_map(|&i| g.edges.get(i)).collect(),
+        fields: Fields::of(g),
+    };
+    serde_json::to_string(&d)
+        .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
+        .into()
 }
 
 enum Mode {
@@ -115,6 +219,9 @@ struct State {
     children: usize,
     version: u64,
     generation: u64,
+    /// The graph object was swapped (stream mode left or re-entered): its changes do not
+    /// describe the difference, so the next publish sends the whole graph.
+    swapped: bool,
 }
 
 impl State {
@@ -129,6 +236,14 @@ impl State {
         match &self.mode {
             Mode::Stream(s) => s.graph.events(),
             _ => &self.events,
+        }
+    }
+
+    /// The shown graph's changes since the last call.
+    fn take_changes(&mut self) -> GraphChanges {
+        match &mut self.mode {
+            Mode::Stream(s) => s.graph.take_changes(),
+            _ => self.graph.take_changes(),
         }
     }
 }
@@ -224,6 +339,11 @@ pub(super) struct Live {
     workspace: String,
     state: Mutex<State>,
     tx: watch::Sender<Arc<Snapshot>>,
+    /// `(version, delta from version - 1)`, oldest first; `None` where that version was a
+    /// whole-graph change.
+    deltas: Mutex<VecDeque<(u64, Option<Arc<str>>)>>,
+    /// The whole graph, serialised at the version it names (made on demand).
+    full: Mutex<Option<FullGraph>>,
     stopped: AtomicBool,
 }
 
@@ -288,15 +408,21 @@ impl Live {
         };
         let mut graph = IncrementalGraph::new(opts);
         graph.append(&events);
-        let state = State {
+        let mut state = State {
             graph,
             events,
             mode,
             children: session.children.len(),
             version: 0,
             generation: 0,
+            swapped: false,
         };
-        let snap = Self::snapshot(&state, None);
+        // Subscribers start from the whole graph: changes count from here.
+        state.take_changes();
+        let snap = Snapshot {
+            generation: 0,
+            error: None,
+        };
         Ok(Live {
             path: t.path.clone(),
             agent: t.agent,
@@ -304,6 +430,8 @@ impl Live {
             workspace: t.workspace.clone(),
             state: Mutex::new(state),
             tx: watch::Sender::new(Arc::new(snap)),
+            deltas: Mutex::new(VecDeque::new()),
+            full: Mutex::new(None),
             stopped: AtomicBool::new(false),
         })
     }
@@ -328,50 +456,94 @@ impl Live {
         g
     }
 
-    fn snapshot(state: &State, error: Option<String>) -> Snapshot {
-        let g = state.graph();
+    /// The graph as served: live graphs as they are, archived ones finished (open nodes
+    /// closed).
+    fn graph_text(g: &IncrementalGraph) -> Arc<str> {
         let text = if g.options().live {
             serde_json::to_string(g.graph())
         } else {
             serde_json::to_string(&g.clone().finish())
         };
-        Snapshot {
-            version: state.version,
-            generation: state.generation,
-            graph: text
-                .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
-                .into(),
-            error,
+        text.unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
+            .into()
+    }
+
+    /// The whole graph at the current version (serialised once per version, on demand).
+    pub(super) fn full(&self) -> FullGraph {
+        let st = lock(&self.state);
+        let mut full = lock(&self.full);
+        if let Some(f) = full.as_ref().filter(|f| f.version == st.version) {
+            return f.clone();
         }
+        let f = FullGraph {
+            version: st.version,
+            last_seq: st.events().last().map(|e| e.seq),
+            json: Self::graph_text(st.graph()),
+        };
+        *full = Some(f.clone());
+        f
     }
 
     /// The latest graph JSON.
     pub(super) fn graph_json(&self) -> Arc<str> {
-        self.tx.borrow().graph.clone()
+        self.full().json
+    }
+
+    /// The deltas after version `after`, oldest first; `None` when one of them is missing
+    /// (dropped from the ring) or was a whole-graph change.
+    fn deltas_after(&self, after: u64) -> Option<Vec<(u64, Arc<str>)>> {
+        let ring = lock(&self.deltas);
+        let newest = ring.back().map_or(after, |(v, _)| *v);
+        if newest <= after {
+            return Some(Vec::new());
+        }
+        let start = ring.iter().position(|(v, _)| *v == after + 1)?;
+        ring.iter()
+            .skip(start)
+            .map(|(v, d)| d.clone().map(|d| (*v, d)))
+            .collect()
     }
 
     /// Applies whatever the file gained since the last update and publishes a snapshot when
     /// something changed.
     fn update(&self) {
         let mut st = lock(&self.state);
+        let generation = st.generation;
         let outcome = match st.mode {
             Mode::Tail { offset } => self.tail(&mut st, offset),
             Mode::Reparse { stamp } => self.reparse(&mut st, stamp),
             Mode::Stream(_) => self.stream(&mut st),
         };
-        match outcome {
-            Ok(false) => {}
-            Ok(true) => {
-                st.version += 1;
-                let snap = Self::snapshot(&st, None);
-                self.tx.send_replace(Arc::new(snap));
-            }
-            Err(e) => {
-                st.version += 1;
-                let snap = Self::snapshot(&st, Some(e.message));
-                self.tx.send_replace(Arc::new(snap));
+        let error = match outcome {
+            Ok(false) => return,
+            Ok(true) => None,
+            Err(e) => Some(e.message),
+        };
+        st.version += 1;
+        let changes = st.take_changes();
+        let delta = (st.generation == generation && !st.swapped && st.graph().options().live)
+            .then(|| delta_json(st.graph().graph(), &changes, st.version - 1, st.version));
+        st.swapped = false;
+        {
+            let mut ring = lock(&self.deltas);
+            ring.push_back((st.version, delta));
+            let mut bytes: usize = ring
+                .iter()
+                .filter_map(|(_, d)| d.as_ref())
+                .map(|d| d.len())
+                .sum();
+            while ring.len() > DELTA_RING || (bytes > DELTA_RING_BYTES && ring.len() > 1) {
+                if let Some((_, Some(d))) = ring.pop_front() {
+                    bytes -= d.len();
+                }
             }
         }
+        let snap = Snapshot {
+            generation: st.generation,
+            error,
+        };
+        drop(st);
+        self.tx.send_replace(Arc::new(snap));
     }
 
     /// Reads the new complete lines of a plain DSH file.
@@ -483,6 +655,7 @@ impl Live {
             st.events = s.graph.events().to_vec();
             st.graph = s.graph.graph().clone();
         }
+        st.swapped = true;
         let changed = self.reparse(st, (None, 0))?;
         if let Some(s) = Streamer::open(
             self.agent,
@@ -574,6 +747,8 @@ pub(super) struct Subscription {
     rx: watch::Receiver<Arc<Snapshot>>,
     /// Highest event `seq` this client was told about.
     sent_seq: Option<u64>,
+    /// Graph version this client has.
+    version: u64,
     generation: u64,
 }
 
@@ -585,20 +760,32 @@ impl Subscription {
             live: live.clone(),
             rx,
             sent_seq: live.last_seq(),
+            version: 0,
             generation,
         }
     }
 
-    /// The SSE stream: `graph` now, then `graph` + `events` after every change, until the
-    /// client goes away or the server shuts down.
+    /// The whole graph now, as a `graph` message.
+    fn whole(&mut self) -> SseEvent {
+        let full = self.live.full();
+        self.version = full.version;
+        graph_event(&full)
+    }
+
+    /// The SSE stream: `graph` now, then after every change the `delta`s since the version
+    /// the client has (or `graph` again when it fell behind or the graph was rebuilt) and the
+    /// new `events`, until the client goes away or the server shuts down.
     pub(super) fn into_stream(
         self,
         shutdown: CancellationToken,
     ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
         stream::unfold((self, shutdown, true), |(mut s, sd, first)| async move {
             if first {
-                let snap = s.rx.borrow_and_update().clone();
-                let out = vec![graph_event(&snap)];
+                s.rx.borrow_and_update();
+                let full = s.live.full();
+                s.version = full.version;
+                s.sent_seq = full.last_seq;
+                let out = vec![graph_event(&full)];
                 return Some((out, (s, sd, false)));
             }
             tokio::select! {
@@ -606,14 +793,24 @@ impl Subscription {
                 changed = s.rx.changed() => {
                     changed.ok()?;
                     let snap = s.rx.borrow_and_update().clone();
-                    let mut out = vec![graph_event(&snap)];
+                    let mut out = Vec::new();
                     if snap.generation != s.generation {
                         s.generation = snap.generation;
+                        out.push(s.whole());
                         s.sent_seq = s.live.last_seq();
                         out.push(SseEvent::default().event("events").data(
                             json!({ "reset": true, "last_seq": s.sent_seq, "events": [] }).to_string(),
                         ));
                     } else {
+                        match s.live.deltas_after(s.version) {
+                            Some(deltas) => {
+                                for (v, d) in deltas {
+                                    s.version = v;
+                                    out.push(SseEvent::default().event("delta").id(v.to_string()).data(&*d));
+                                }
+                            }
+                            None => out.push(s.whole()),
+                        }
                         let fresh = s.live.events_after(s.sent_seq);
                         if let Some(last) = fresh.last() {
                             s.sent_seq = Some(last.seq);
@@ -638,11 +835,11 @@ impl Subscription {
     }
 }
 
-fn graph_event(snap: &Snapshot) -> SseEvent {
+fn graph_event(full: &FullGraph) -> SseEvent {
     SseEvent::default()
         .event("graph")
-        .id(snap.version.to_string())
-        .data(&*snap.graph)
+        .id(full.version.to_string())
+        .data(&*full.json)
 }
 
 /// Joins the live view of `t`, starting (and watching) it when nobody watches it yet.
