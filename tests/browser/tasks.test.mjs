@@ -146,13 +146,16 @@ test('a live session updates in place when its file grows', async () => {
 
 /**
  * A deterministic DSH session of `n` events (turns of 40 steps, one to three tool calls per
- * step, every 17th result failed) that ends inside an open step, so it reads as live.
+ * step, every 17th result failed) that ends inside an open step at `end` (ms), so it reads as
+ * live.
  * Returns { text, seq, time, turn, step } with the next free seq and the open step.
  */
-function bigSession(n) {
-  const lines = [JSON.stringify({ type: 'session', version: 1, id: 'big', createdAt: 1787600000000, cwd: '/work/big', delegationDepth: 0 })];
+function bigSession(n, end = Date.now()) {
+  // Laid out once from 0, then again so that the last event is `end` (recent, so live).
+  const start = end - (end === 0 ? 0 : bigSession(n, 0).time);
+  const lines = [JSON.stringify({ type: 'session', version: 1, id: 'big', createdAt: start, cwd: '/work/big', delegationDepth: 0 })];
   let seq = 1;
-  let t = 1787600000000;
+  let t = start;
   let call = 0;
   const ev = (type, data) => { lines.push(JSON.stringify({ type, seq: seq++, time: t, data })); };
   ev('session/title', { title: 'Big live session' });
