@@ -294,3 +294,23 @@ fn a_copied_old_session_is_not_live() {
     assert!(tasks[0].live);
     assert_eq!(tasks[0].status, Status::Running);
 }
+
+/// Item 14: the critical path crosses turns: it chains each turn's work into the next
+/// (last step, and calls no step consumed, → next phase), so it explains the task's time.
+#[test]
+fn critical_path_crosses_turns() {
+    let (_, t) = tree(PI_TREE);
+    let cp = &t.graph.critical_path;
+    let ids: Vec<&str> = cp.node_ids.iter().map(|s| s.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "task", "phase-1", "step-1-1", "tool-t1", "step-1-2", "phase-2", "step-2-1"
+        ]
+    );
+    // Turn 1: step 1.1 (4 s less its edit's 1 s), the edit (1 s), step 1.2 (4 s); turn 2:
+    // step 2.1 (3 s). Without the cross-turn edges the path stopped at the end of one turn.
+    assert_eq!(cp.duration_ms, 3_000 + 1_000 + 4_000 + 3_000);
+    let (_, t) = tree(CODEX_PARENT);
+    check_critical_path(&t.graph).unwrap();
+}

@@ -951,6 +951,15 @@ impl IncrementalGraph {
         self.idbuf = buf;
         let from = self.last_phase.unwrap_or(0);
         self.add_edge(from, p, EdgeType::DependsOn, Map::new());
+        // The work of the previous turn leads into this one: its last step, and the calls whose
+        // results no step of that turn consumed, so the critical path can cross turns.
+        if let Some(prev) = self.last_phase {
+            let mut tails: Vec<usize> = self.aux[prev].last_step.into_iter().collect();
+            tails.extend(self.aux[prev].unconsumed.iter().copied());
+            for tail in tails {
+                self.add_edge(tail, p, EdgeType::DependsOn, Map::new());
+            }
+        }
         self.phase_by_turn.insert(turn, p);
         self.cur_phase = Some(p);
         self.last_phase = Some(p);
