@@ -56,6 +56,9 @@ fn pid_alive(pid: Option<u32>) -> bool {
     }
 }
 
+/// Largest token file read from `<home>/run/`.
+const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+
 /// Finds the running server's port and token from the token files under
 /// `<home>/run/`: the file for `port` when given, else the most recently
 /// written one whose process is alive.
@@ -77,10 +80,13 @@ pub fn find_server(home: &Path, port: Option<u16>) -> Result<ServerEndpoint, Too
         if !(name.starts_with("serve-") && name.ends_with(".json")) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        // A token file is a few hundred bytes; anything else (a FIFO, a device, a
+        // huge file) is skipped without blocking.
+        let Ok(text) = mindgate_taskgraph::bounded::read_regular(&path, MAX_TOKEN_FILE_BYTES)
+        else {
             continue;
         };
-        let Ok(file) = serde_json::from_str::<TokenFile>(&text) else {
+        let Ok(file) = serde_json::from_slice::<TokenFile>(&text) else {
             continue;
         };
         if port.is_some_and(|p| p != file.port) || !pid_alive(file.pid) || file.token.is_empty() {

@@ -349,3 +349,42 @@ async fn idle_http_sessions_expire() {
     }
     assert_eq!(s.ping().await, 404);
 }
+
+/// A FIFO posing as a server's token file must not hang the run tools (they
+/// look for a running server to build their links).
+#[cfg(unix)]
+#[test]
+fn a_fifo_token_file_does_not_hang_the_run_tools() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.path().join(mindgate_mcp::DB_FILE_NAME);
+    let (w, _) = mindgate_store::Writer::open(&db, mindgate_store::WriterConfig::default(), None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    w.close().unwrap_or_else(|e| panic!("{e}"));
+    let run = dir.path().join("run");
+    std::fs::create_dir_all(&run).unwrap_or_else(|e| panic!("{e}"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(run.join("serve-4747.json"))
+        .status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    let mut c = McpConfig::new(dir.path());
+    c.discovery = DiscoveryConfig::empty();
+    let mcp = MindgateMcp::new(c);
+    // On its own thread and runtime, so a read that blocks fails the test instead of
+    // hanging it (a runtime waits for its blocking tasks when dropped).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_multi_thread().build() else {
+            return;
+        };
+        let r = rt.block_on(mcp.list_runs(rmcp::handler::server::wrapper::Parameters(
+            mindgate_mcp::params::ListRunsArgs::default(),
+        )));
+        let _ = tx.send(r.is_error);
+        std::mem::forget(rt);
+    });
+    let is_error = rx
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("list_runs hung on the FIFO token file"));
+    assert_eq!(is_error, Some(false));
+    drop(dir);
+}
