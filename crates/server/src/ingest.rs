@@ -31,9 +31,40 @@ pub mod close_code {
     pub const POLICY: u16 = 1008;
     /// Message too big.
     pub const TOO_BIG: u16 = 1009;
+    /// Try again later (too many connections waiting for their `hello`).
+    pub const TRY_AGAIN_LATER: u16 = 1013;
 }
 
 const PING_EVERY: Duration = Duration::from_secs(30);
+
+/// Most `/ingest` connections waiting for their `hello` at once; a further
+/// one is closed with 1013 right away (it holds no slot for the hello timeout).
+pub const MAX_PENDING_HELLOS: usize = 128;
+
+/// Read buffer of an `/ingest` WebSocket (the library default is 128 KiB per
+/// connection, which is most of what an idle connection costs; larger frames
+/// still arrive whole, read in more steps).
+pub const READ_BUFFER_BYTES: usize = 16 * 1024;
+
+/// One connection counted in [`Stats::pending_hellos`] until dropped.
+struct PendingHello(Arc<Stats>);
+
+impl PendingHello {
+    fn enter(stats: &Arc<Stats>) -> Option<PendingHello> {
+        use std::sync::atomic::Ordering;
+        let before = stats.pending_hellos.fetch_add(1, Ordering::AcqRel);
+        let guard = PendingHello(Arc::clone(stats));
+        (before < MAX_PENDING_HELLOS).then_some(guard)
+    }
+}
+
+impl Drop for PendingHello {
+    fn drop(&mut self) {
+        self.0
+            .pending_hellos
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
 
 /// Most entries in each of a connection's run caches (allowed, refused,
 /// observed); a full cache is emptied and refilled from the hub.
@@ -64,6 +95,18 @@ fn text_of(msg: WsMessage) -> Option<Result<String, ()>> {
 /// Serves one ingest connection until it closes or the server stops.
 pub async fn handle(mut socket: WebSocket, state: AppState) {
     // 1. Handshake: the first frame must be `hello`.
+    let Some(pending) = PendingHello::enter(&state.stats) else {
+        let n = state.stats.drop_frame(Dropped::PendingHelloLimit);
+        if n <= 10 || n.is_multiple_of(1_000) {
+            tracing::warn!(
+                total = n,
+                "refused an /ingest connection: {MAX_PENDING_HELLOS} are waiting for their hello"
+            );
+        }
+        let reason = format!("{MAX_PENDING_HELLOS} connections are waiting for their hello; retry");
+        close(&mut socket, close_code::TRY_AGAIN_LATER, &reason).await;
+        return;
+    };
     let first = tokio::select! {
         _ = state.shutdown.cancelled() => return,
         r = tokio::time::timeout(state.config.hello_timeout, socket.next()) => r,
@@ -136,6 +179,7 @@ pub async fn handle(mut socket: WebSocket, state: AppState) {
             }
         }
     };
+    drop(pending);
     let attached = state.hub.attach(&hello);
     let conn = attached.conn;
     let app = hello.app.clone();

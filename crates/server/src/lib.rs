@@ -48,7 +48,7 @@ pub use config::{
 };
 pub use error::{ApiError, ServerError};
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
-pub use ingest::close_code;
+pub use ingest::{MAX_PENDING_HELLOS, NOTICE_TYPE, close_code};
 pub use listener::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
     HttpLimits,

@@ -27,6 +27,7 @@ async fn ingest_ws(State(state): State<AppState>, ws: WebSocketUpgrade) -> Respo
     let tasks = state.tasks.clone();
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
+        .read_buffer_size(ingest::READ_BUFFER_BYTES)
         .on_upgrade(move |socket| tasks.track_future(ingest::handle(socket, state)))
 }
 
@@ -47,6 +48,7 @@ async fn ui_ws(
         .is_some_and(|t| guard::token_matches(t, &state.token));
     let tasks = state.tasks.clone();
     ws.max_message_size(MAX_FRAME_BYTES)
+        .read_buffer_size(ingest::READ_BUFFER_BYTES)
         .on_upgrade(move |socket| tasks.track_future(ui_feed::handle(socket, state, authorized)))
 }
 
