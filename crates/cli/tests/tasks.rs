@@ -281,3 +281,44 @@ fn taskgraph_errors_are_clear() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
 }
+
+#[test]
+fn taskgraph_of_a_folder_works_for_every_agent() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("mindgate-cli-tasks")
+        .join(format!("{}-folder", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let codex = fixtures().join("fidelity/codex");
+    // A Codex parent rollout and its subagent's, nested: the folder means the parent.
+    let day = root.join("one/codex/sessions/2026/09/01");
+    std::fs::create_dir_all(&day).unwrap();
+    for f in [
+        "rollout-2026-09-01T10-00-00-fx-parent.jsonl",
+        "rollout-2026-09-01T10-00-13-fx-child.jsonl",
+    ] {
+        std::fs::copy(codex.join(f), day.join(f)).unwrap();
+    }
+    let graph = |dir: &Path| {
+        run(&[
+            "taskgraph".to_owned(),
+            dir.display().to_string(),
+            "--json".to_owned(),
+            "--no-default-homes".to_owned(),
+        ])
+    };
+    let out = graph(&root.join("one"));
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["session_id"], "fx-parent");
+    // A pi folder with one session.
+    let out = graph(&fixtures().join("fidelity/pi"));
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["session_id"], "fx-pi");
+    // Two unrelated sessions: a clear error naming both.
+    let out = graph(&codex);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 sessions under"), "{err}");
+    assert!(err.contains("fx-parent") && err.contains("fx-cut"), "{err}");
+}

@@ -49,7 +49,8 @@ pub struct DiscoveryConfig {
     pub claude_projects: Option<PathBuf>,
     /// Codex sessions folder (`YYYY/MM/DD/rollout-*.jsonl`).
     pub codex_sessions: Option<PathBuf>,
-    /// Extra session files or folders (searched recursively, a few levels deep).
+    /// Extra session files or folders (searched recursively, up to 16 folders deep; symbolic
+    /// links to folders are not followed).
     pub extra_paths: Vec<PathBuf>,
     /// A session is live when it ends on an open turn or step, its file was modified within
     /// this window and its last event is this recent too (a copied old session is not live).
@@ -252,7 +253,7 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
             continue;
         }
         let mut found = Vec::new();
-        walk_dirs(extra, 4, &mut |p| {
+        walk_dirs(extra, MAX_DEPTH, &mut |p| {
             if p.is_dir() {
                 if dsh_session_file(p).is_some() {
                     found.push(SessionLocation {
@@ -305,11 +306,17 @@ fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
     }
 }
 
-/// Walks files and folders; `f` returns whether to descend into a folder.
+/// How deep [`find_sessions`] looks under an extra path (a Codex home's
+/// `sessions/YYYY/MM/DD/` inside a mixed folder is six levels down).
+const MAX_DEPTH: usize = 16;
+
+/// Walks files and folders; `f` returns whether to descend into a folder. Symbolic links to
+/// folders are not followed (no cycles).
 fn walk_dirs(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path) -> bool) {
     for p in list_dir(dir) {
         let descend = f(&p);
-        if p.is_dir() && descend && depth > 0 {
+        let real_dir = fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+        if real_dir && descend && depth > 0 {
             walk_dirs(&p, depth - 1, f);
         }
     }
@@ -346,10 +353,13 @@ fn is_recent(modified_ms: i64, config: &DiscoveryConfig) -> bool {
 pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Session, GraphTree)> {
     let session = read_session_as(&loc.path, loc.agent)?;
     let (modified_ms, _) = modified(loc);
-    let workspace = loc
-        .workspace
-        .clone()
-        .or_else(|| session.cwd().map(workspace_slug));
+    // One workspace string however the session was found: from its working directory (the
+    // folder layouts slug it differently: Claude Code's `-work-x` is pi's `--work-x--`), the
+    // folder's name only when the session names no directory.
+    let workspace = session
+        .cwd()
+        .map(workspace_slug)
+        .or_else(|| loc.workspace.clone());
     // Live: written to recently, and its last event is recent too (a copy of an old session
     // has a fresh modification time but old events).
     let last_event = session.events.iter().map(|e| e.time_ms).max();

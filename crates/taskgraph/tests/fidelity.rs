@@ -314,3 +314,35 @@ fn critical_path_crosses_turns() {
     let (_, t) = tree(CODEX_PARENT);
     check_critical_path(&t.graph).unwrap();
 }
+
+/// Item 13: one workspace string whichever way a session was found (Claude Code's folder slug
+/// `-work-fx` is not what a `--sessions` path gives), and sessions nested at any depth under
+/// a `--sessions` folder are found (a Codex tree `codex/sessions/YYYY/MM/DD/` in a mixed
+/// folder).
+#[test]
+fn one_workspace_string_and_discovery_at_any_depth() {
+    let via_home = mindgate_taskgraph::discover(&mindgate_taskgraph::DiscoveryConfig {
+        claude_projects: Some(Path::new(FX).join("claude")),
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    });
+    let via_path = mindgate_taskgraph::discover(&mindgate_taskgraph::DiscoveryConfig {
+        extra_paths: vec![Path::new(FX).join("claude/-work-fx/cl-par.jsonl")],
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    });
+    assert_eq!(via_home[0].workspace, "--work-fx--");
+    assert_eq!(via_path[0].workspace, via_home[0].workspace);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let day = tmp
+        .path()
+        .join("mixed/backup/old/codex/sessions/2026/09/01");
+    std::fs::create_dir_all(&day).unwrap();
+    let name = "rollout-2026-09-01T11-00-00-fx-cut.jsonl";
+    std::fs::copy(Path::new(FX).join("codex").join(name), day.join(name)).unwrap();
+    let found = mindgate_taskgraph::find_sessions(&mindgate_taskgraph::DiscoveryConfig {
+        extra_paths: vec![tmp.path().join("mixed")],
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    });
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].agent, mindgate_taskgraph::Agent::Codex);
+}

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mindgate_taskgraph::discover::load_tree;
-use mindgate_taskgraph::{SessionLocation, TaskGraph, detect_agent};
+use mindgate_taskgraph::read::dsh_session_file;
+use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, TaskGraph, detect_agent};
 use serde_json::Value;
 
 use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan};
@@ -21,7 +22,9 @@ use crate::args::TaskgraphArgs;
 pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
     let config = discovery_config(&args.discovery);
     let path = Path::new(&args.target);
-    let loc = if path.exists() {
+    let loc = if path.is_dir() && dsh_session_file(path).is_none() {
+        in_folder(path, &config)?
+    } else if path.exists() {
         let agent = detect_agent(path)
             .with_context(|| format!("cannot read {} as a session", path.display()))?;
         SessionLocation {
@@ -47,6 +50,39 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
         print!("{}", summary(&summary_value(tree.graph)?, &loc));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The one session in a folder (any agent's layout, any depth): the sessions found there that
+/// have no parent among them (subagent sessions belong to their parent). Unreadable files are
+/// reported as `mindgate tasks` reports them.
+fn in_folder(dir: &Path, config: &DiscoveryConfig) -> anyhow::Result<SessionLocation> {
+    let inner = DiscoveryConfig {
+        extra_paths: vec![dir.to_path_buf()],
+        now: config.now,
+        live_window: config.live_window,
+        ..DiscoveryConfig::empty()
+    };
+    let found = scan(&inner);
+    let ids: HashSet<&str> = found.iter().map(|(_, t)| t.id.as_str()).collect();
+    let roots: Vec<&(SessionLocation, mindgate_taskgraph::TaskSummary)> = found
+        .iter()
+        .filter(|(_, t)| t.parent_session.as_deref().is_none_or(|p| !ids.contains(p)))
+        .collect();
+    match roots.as_slice() {
+        [] => bail!("no readable session under {}", dir.display()),
+        [(loc, _)] => Ok(loc.clone()),
+        many => {
+            let mut msg = format!(
+                "{} sessions under {}; give one of:",
+                many.len(),
+                dir.display()
+            );
+            for (loc, t) in many {
+                let _ = write!(msg, "\n  {}  {}", t.id, loc.path.display());
+            }
+            bail!(msg)
+        }
+    }
 }
 
 /// The graph as JSON for [`summary`], without what the summary never reads: the edges and
