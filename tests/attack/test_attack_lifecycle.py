@@ -188,7 +188,8 @@ def test_a_start_on_a_busy_port_or_database_leaves_the_live_runs_running(mindgat
     try:
         code, err = run_serve(home, "--port", str(mindgate.port))
         assert code != 0
-        assert f"already in use by mindgate serve (pid {mindgate.proc.pid}" in err, err
+        assert f"already in use by mindgate serve (pid {mindgate.proc.pid}, port {mindgate.port})" in err, err
+        assert mindgate["token"] not in err, "the refusal must not print the running server's token"
         code, err = run_serve(home, "--port", "0")
         assert code != 0
         assert f"(pid {mindgate.proc.pid}, port {mindgate.port})" in err, err

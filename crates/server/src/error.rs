@@ -71,7 +71,8 @@ pub enum ServerError {
 
 fn describe_port_holder(holder: Option<&crate::token_file::TokenFile>) -> String {
     match holder {
-        Some(h) => format!(" by mindgate serve (pid {}, viewer {})", h.pid, h.url),
+        // Not its URL: that carries the control token.
+        Some(h) => format!(" by mindgate serve (pid {}, port {})", h.pid, h.port),
         None => " (by another program, or a Mindgate server with another MINDGATE_HOME)".to_owned(),
     }
 }
