@@ -1,0 +1,132 @@
+//! The hub's public value types: what viewers see and what callers get back.
+
+use mindgate_protocol::{BreakpointMatcher, ResumeAction, RunMode};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{ConnId, MAX_PAUSES, MAX_PAUSES_PER_CONNECTION, MAX_UNFINISHED_RUNS_PER_CONNECTION};
+
+/// A held gate, as `GET /api/pauses` and the UI feed show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseView {
+    /// Run.
+    pub run_id: String,
+    /// Pause id.
+    pub pause_id: String,
+    /// Held node.
+    pub node_id: String,
+    /// Gate point.
+    pub point: String,
+    /// Why (`breakpoint`, `error`, `step`, `loop`).
+    pub reason: Option<String>,
+    /// Epoch ms when it started holding.
+    pub since: i64,
+    /// Instance, when the app said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    /// Loop-guard details.
+    #[serde(rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub loop_info: Option<Value>,
+    /// The input may be edited on resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub editable: Option<bool>,
+}
+
+/// An attached app, as the UI feed shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppView {
+    /// Connection id.
+    pub conn_id: ConnId,
+    /// App name from `hello`.
+    pub app: Option<String>,
+    /// SDK from `hello`.
+    pub sdk: Option<Value>,
+    /// Runs this connection wrote.
+    pub run_ids: Vec<String>,
+}
+
+/// The viewer-visible debug state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HubSnapshot {
+    /// Armed breakpoints.
+    pub breakpoints: Vec<BreakpointMatcher>,
+    /// Mode.
+    pub mode: RunMode,
+    /// Held gates.
+    pub pauses: Vec<PauseView>,
+    /// Attached apps.
+    pub apps: Vec<AppView>,
+}
+
+/// The referee's verdict on a resume request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResumeResult {
+    /// Sent to the app; this request won.
+    Resumed,
+    /// Somebody else already resolved this pause.
+    Taken,
+    /// No such pause is held (never was, or its app went away).
+    NoSuchPause,
+    /// The request cannot be delivered or is not acceptable.
+    Refused,
+}
+
+/// A resume request from the HTTP API or the UI feed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumeRequest {
+    /// How to release.
+    pub action: ResumeAction,
+    /// Value for `inject`.
+    pub output: Option<Value>,
+    /// Edited input.
+    pub input: Option<Value>,
+    /// Correlation id.
+    pub request_id: Option<String>,
+}
+
+/// Why the hub refused an event it was shown (see [`Hub::observe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HubRefusal {
+    /// The connection already holds [`MAX_PAUSES_PER_CONNECTION`] gates, or
+    /// all connections [`MAX_PAUSES`].
+    PauseLimit,
+    /// The connection already has [`MAX_UNFINISHED_RUNS_PER_CONNECTION`] unfinished runs.
+    RunLimit,
+}
+
+impl HubRefusal {
+    /// A stable camelCase code (the `/health` counter's name).
+    pub fn code(&self) -> &'static str {
+        match self {
+            HubRefusal::PauseLimit => "pauseLimit",
+            HubRefusal::RunLimit => "runLimit",
+        }
+    }
+
+    /// One line for a person.
+    pub fn message(&self) -> String {
+        match self {
+            HubRefusal::PauseLimit => format!(
+                "too many held gates ({MAX_PAUSES_PER_CONNECTION} per connection, {MAX_PAUSES} in all)"
+            ),
+            HubRefusal::RunLimit => format!(
+                "too many unfinished runs on this connection ({MAX_UNFINISHED_RUNS_PER_CONNECTION})"
+            ),
+        }
+    }
+}
+
+/// Whether a connection may write a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimVerdict {
+    /// Yes.
+    Allowed,
+    /// No: another app owns it.
+    Refused,
+    /// The hub does not know the run: check the database, then call [`Hub::settle_claim`].
+    Unknown,
+}
