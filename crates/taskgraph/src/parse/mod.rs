@@ -6,6 +6,7 @@
 
 pub mod claude;
 pub mod codex;
+mod codex_items;
 pub mod dsh;
 mod dsh_fast;
 pub mod pi;
