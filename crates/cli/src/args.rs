@@ -51,6 +51,23 @@ pub enum Command {
     /// Agent memory: benchmarks and maintenance of the memory store
     /// (`$MINDGATE_HOME/memory.db`).
     Memory(MemoryArgs),
+    /// Print a reference document generated from these definitions (`docs/cli.md`, the flag
+    /// index of `docs/configuration.md`). Hidden: for the docs and their test.
+    #[command(hide = true)]
+    Reference {
+        /// Which document.
+        #[arg(value_enum)]
+        doc: ReferenceDoc,
+    },
+}
+
+/// The generated reference documents.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ReferenceDoc {
+    /// `docs/cli.md`: every command's long help.
+    Cli,
+    /// The flag index of `docs/configuration.md`.
+    Flags,
 }
 
 /// `mindgate memory …`.

@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod db_arg;
+mod reference;
 
 use std::process::ExitCode;
 

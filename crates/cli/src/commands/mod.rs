@@ -10,7 +10,9 @@ mod tasks;
 
 use std::process::ExitCode;
 
-use crate::args::{Cli, Command};
+use clap::CommandFactory;
+
+use crate::args::{Cli, Command, ReferenceDoc};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -26,5 +28,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tasks(args) => tasks::run(&args),
         Command::Taskgraph(args) => taskgraph::run(&args),
         Command::Memory(args) => memory::run(args),
+        Command::Reference { doc } => {
+            let text = match doc {
+                ReferenceDoc::Cli => crate::reference::cli_markdown(Cli::command()),
+                ReferenceDoc::Flags => crate::reference::flags_markdown(Cli::command()),
+            };
+            print!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
