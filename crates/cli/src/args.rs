@@ -125,6 +125,9 @@ pub struct LocomoArgs {
     /// Searches timed at each size.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub searches: usize,
+    /// Weight of the vector list in the hybrid fusion (the lexical list weighs 1).
+    #[arg(long, value_name = "W", default_value_t = 1.0)]
+    pub vector_weight: f64,
     /// Index each turn alone, without the turn it replies to as retrieval context.
     #[arg(long)]
     pub no_context: bool,

@@ -12,11 +12,21 @@ pub fn reciprocal_rank_fusion<T: Copy + Eq + std::hash::Hash>(
     lists: &[&[T]],
     k: f64,
 ) -> Vec<(T, f64)> {
+    let weighted: Vec<(&[T], f64)> = lists.iter().map(|l| (*l, 1.0)).collect();
+    weighted_reciprocal_rank_fusion(&weighted, k)
+}
+
+/// [`reciprocal_rank_fusion`] with a weight per list: each id scores
+/// Σ weight/(k + rank).
+pub fn weighted_reciprocal_rank_fusion<T: Copy + Eq + std::hash::Hash>(
+    lists: &[(&[T], f64)],
+    k: f64,
+) -> Vec<(T, f64)> {
     let mut order: Vec<(T, f64)> = Vec::new();
     let mut index: HashMap<T, usize> = HashMap::new();
-    for list in lists {
+    for (list, weight) in lists {
         for (rank, id) in list.iter().enumerate() {
-            let add = 1.0 / (k + rank as f64 + 1.0);
+            let add = weight / (k + rank as f64 + 1.0);
             match index.get(id) {
                 Some(&i) => order[i].1 += add,
                 None => {
@@ -46,5 +56,12 @@ mod tests {
         assert!((fused[0].1 - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
         assert_eq!(fused[0].1, fused[1].1);
         assert!(reciprocal_rank_fusion::<i32>(&[&[], &[]], 60.0).is_empty());
+        // A lighter second list breaks the 1/3 tie towards the first list's order.
+        let w = weighted_reciprocal_rank_fusion(&[(&lexical[..], 1.0), (&vector[..], 0.5)], 60.0);
+        let ids: Vec<i32> = w.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, vec![1, 3, 2, 4]);
+        assert!((w[0].1 - (1.0 / 61.0 + 0.5 / 63.0)).abs() < 1e-12);
+        assert!(w[0].1 > w[1].1);
+        assert!((w[3].1 - 0.5 / 62.0).abs() < 1e-12);
     }
 }

@@ -60,7 +60,7 @@ fn scores_evidence_recall_within_each_conversation() {
         None,
         "the first turn replies to nothing"
     );
-    let lexical = evaluate(&store, &convs, SearchMode::Lexical, None).unwrap();
+    let lexical = evaluate(&store, &convs, SearchMode::Lexical, None, None).unwrap();
     assert_eq!(lexical.overall.questions, 4, "category 5 is not counted");
     assert_eq!(
         lexical.by_category.keys().copied().collect::<Vec<_>>(),
@@ -78,7 +78,7 @@ fn scores_evidence_recall_within_each_conversation() {
         .unwrap();
     assert!(hits.iter().all(|h| h.record.record().user_id == "mini-2"));
     assert_eq!(hits[0].record.id(), "mini-2:D1:1");
-    let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, Some(20)).unwrap();
+    let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, Some(20), None).unwrap();
     assert!(hybrid.overall.recall_at_5 > 0.0 && hybrid.overall.recall_at_5 <= 1.0);
 }
 

@@ -275,6 +275,7 @@ pub fn evaluate<S: MemoryStore>(
     conversations: &[Conversation],
     mode: SearchMode,
     candidate_pool: Option<usize>,
+    vector_weight: Option<f64>,
 ) -> Result<ModeRecall> {
     let mut overall = Sums::default();
     let mut by: BTreeMap<u8, Sums> = BTreeMap::new();
@@ -287,6 +288,7 @@ pub fn evaluate<S: MemoryStore>(
             o.top_k = Some(10);
             o.mode = Some(mode);
             o.candidate_pool = candidate_pool;
+            o.vector_weight = vector_weight;
             let hits = store.search(&o)?;
             let want: HashSet<String> = q
                 .evidence

@@ -44,6 +44,8 @@ pub struct MemoryConfig {
     pub entity_merge_cosine: f32,
     /// Candidates taken from each list before fusion when a search does not say (20).
     pub default_candidate_pool: usize,
+    /// Weight of the vector list in the fusion when a search does not say (1.0).
+    pub default_vector_weight: f64,
     /// Record recall on returned facts (strength +0.1, `lastAccessedAt`); default on.
     pub record_access: bool,
     /// Decay and eviction.
@@ -57,6 +59,7 @@ impl Default for MemoryConfig {
             default_char_limit: 2000,
             entity_merge_cosine: 0.92,
             default_candidate_pool: 20,
+            default_vector_weight: 1.0,
             record_access: true,
             maintenance: MaintenanceConfig::default(),
         }

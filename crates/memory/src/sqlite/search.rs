@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
 use crate::error::{MemoryError, Result};
-use crate::fusion::{RRF_K, reciprocal_rank_fusion};
+use crate::fusion::{RRF_K, weighted_reciprocal_rank_fusion};
 use crate::lexical::fts_query;
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::{ITEM_COLUMNS, ItemRow, MAX_TEXT_CHARS, check_id};
@@ -301,7 +301,15 @@ impl SqliteMemory {
         };
         let lex_ids: Vec<i64> = lex.iter().map(|x| x.0).collect();
         let vec_ids: Vec<i64> = vec.iter().map(|x| x.0).collect();
-        let fused = reciprocal_rank_fusion(&[&lex_ids, &vec_ids], RRF_K);
+        let vector_weight = o.vector_weight.unwrap_or(self.config.default_vector_weight);
+        if !vector_weight.is_finite() || !(0.0..=10.0).contains(&vector_weight) {
+            return Err(MemoryError::invalid(
+                "vectorWeight",
+                "must be a number in [0, 10]",
+            ));
+        }
+        let fused =
+            weighted_reciprocal_rank_fusion(&[(&lex_ids, 1.0), (&vec_ids, vector_weight)], RRF_K);
         let bm25: HashMap<i64, f64> = lex.into_iter().collect();
         let cosine: HashMap<i64, f64> = vec.into_iter().collect();
         let ids: Vec<i64> = fused.iter().map(|x| x.0).collect();

@@ -80,6 +80,10 @@ pub struct MemorySearchOptions {
     /// Candidates taken from each list before fusion (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate_pool: Option<usize>,
+    /// Weight of the vector list in the fusion, the lexical list weighing 1 (default: the
+    /// store's, 1.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_weight: Option<f64>,
     /// Multiply scores by the decay retention (signal `decay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decay: Option<bool>,

@@ -24,6 +24,7 @@ struct Report {
     questions: usize,
     candidate_pool: usize,
     reply_context: bool,
+    vector_weight: f64,
     locomo_write_facts_per_sec: f64,
     lexical: ModeRecall,
     vector: Option<ModeRecall>,
@@ -63,7 +64,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .filter(|q| (1..=4).contains(&q.category) && !q.evidence.is_empty())
         .count();
     let pool = Some(args.pool);
-    let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, pool)?;
+    let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, pool, None)?;
     let (vector, hybrid) = if embedder.is_some() {
         (
             Some(locomo::evaluate(
@@ -71,12 +72,14 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
                 &conversations,
                 SearchMode::Vector,
                 pool,
+                None,
             )?),
             Some(locomo::evaluate(
                 &store,
                 &conversations,
                 SearchMode::Hybrid,
                 pool,
+                Some(args.vector_weight),
             )?),
         )
     } else {
@@ -96,6 +99,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         questions,
         candidate_pool: args.pool,
         reply_context: !args.no_context,
+        vector_weight: args.vector_weight,
         locomo_write_facts_per_sec: turns as f64 / secs.max(1e-9),
         lexical,
         vector,
@@ -112,7 +116,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
 
 fn print_report(r: &Report) {
     println!(
-        "LoCoMo {}: {} conversations, {} turns{}, {} questions (categories 1-4), embedder {}, {} candidates per list",
+        "LoCoMo {}: {} conversations, {} turns{}, {} questions (categories 1-4), embedder {}, {} candidates per list, vector weight {}",
         r.file,
         r.conversations,
         r.turns,
@@ -123,7 +127,8 @@ fn print_report(r: &Report) {
         },
         r.questions,
         r.embedder.as_deref().unwrap_or("none"),
-        r.candidate_pool
+        r.candidate_pool,
+        r.vector_weight
     );
     println!(
         "{:<8} {:>9} {:>6} {:>7} {:>7} {:>7}",
