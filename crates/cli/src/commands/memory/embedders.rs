@@ -7,14 +7,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use mindgate_embed::{Embedder, EmbedderConfig, EmbedderKind};
 
-/// The Mindgate home: `$MINDGATE_HOME`, else `~/.mindgate`.
+/// The Mindgate home: `$MINDGATE_HOME`, else `~/.mindgate` (the server's one rule).
 pub fn home() -> anyhow::Result<PathBuf> {
-    if let Some(h) = std::env::var_os("MINDGATE_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(h));
-    }
-    Ok(dirs::home_dir()
-        .context("no home directory: set MINDGATE_HOME")?
-        .join(".mindgate"))
+    Ok(mindgate_server::default_home())
 }
 
 /// The embedder a `--embedder` name asks for (`none`: no vectors, lexical search only).
@@ -23,9 +18,24 @@ pub fn by_name(name: &str) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
         return Ok(None);
     }
     let kind: EmbedderKind = name.parse()?;
-    let mut config = EmbedderConfig::from_env(home()?)?;
-    config.requested = Some(kind);
+    let config = config(Some(kind), None)?;
     let embedder =
         mindgate_embed::select(&config).with_context(|| format!("loading the {kind} embedder"))?;
     Ok(Some(Arc::from(embedder)))
+}
+
+/// The embedder configuration of the Mindgate home and the environment, with an explicit
+/// kind or model directory from the command line on top.
+pub fn config(
+    requested: Option<EmbedderKind>,
+    model_dir: Option<PathBuf>,
+) -> anyhow::Result<EmbedderConfig> {
+    let mut config = EmbedderConfig::from_env(home()?)?;
+    if requested.is_some() {
+        config.requested = requested;
+    }
+    if model_dir.is_some() {
+        config.minilm_dir = model_dir;
+    }
+    Ok(config)
 }

@@ -1,6 +1,7 @@
 //! `mindgate memory …`: benchmarks and maintenance of the agent-memory store.
 
 mod bench;
+mod embedder;
 mod embedders;
 mod reembed;
 
@@ -15,5 +16,6 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             MemoryBench::Locomo(args) => bench::locomo(&args),
         },
         MemoryCommand::Reembed(args) => reembed::run(&args),
+        MemoryCommand::Embedder(args) => embedder::run(args),
     }
 }
