@@ -153,14 +153,57 @@ pub async fn events(
     Ok(Json(page).into_response())
 }
 
-/// `GET /api/runs/{runId}/graph`
+/// Query of `GET /api/runs/{runId}/graph`.
+#[derive(Debug, Deserialize)]
+pub struct GraphQuery {
+    limit: Option<usize>,
+    after: Option<usize>,
+}
+
+/// Seconds a reader told `503` should wait before asking for a graph again.
+const GRAPH_RETRY_AFTER_SECS: &str = "2";
+
+/// `GET /api/runs/{runId}/graph?limit&after` — the whole graph, or with
+/// `limit` / `after` one page of nodes. Builds are shared and bounded
+/// (see `graph_reads`).
 pub async fn graph(
     State(state): State<AppState>,
     Path(run_id): Path<String>,
+    q: Result<Query<GraphQuery>, QueryRejection>,
 ) -> ApiResult<Response> {
-    let id = run_id.clone();
-    let graph = blocking(&state, move |s| s.graph(&id)).await?;
-    Ok(Json(graph.ok_or_else(|| run_not_found(&run_id))?).into_response())
+    use crate::graph_reads::GraphReadError;
+    let q = query(q)?;
+    let built = match state.graph_reads.read(&state.store, &run_id).await {
+        Ok(built) => built,
+        Err(GraphReadError::NotFound) => return Err(run_not_found(&run_id)),
+        Err(GraphReadError::Failed(e)) => return Err(e),
+        Err(GraphReadError::Busy) => {
+            tracing::warn!(run = %run_id, "graph builds saturated; answered 503");
+            let body = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many graph reads at once; retry shortly",
+            );
+            let mut response = body.into_response();
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static(GRAPH_RETRY_AFTER_SECS),
+            );
+            return Ok(response);
+        }
+    };
+    if q.limit.is_none() && q.after.is_none() {
+        return Ok((
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            built.json.clone(),
+        )
+            .into_response());
+    }
+    let page = crate::graph_reads::page(
+        &built.graph,
+        q.after.unwrap_or(0),
+        q.limit.unwrap_or(crate::graph_reads::MAX_GRAPH_PAGE),
+    );
+    Ok(Json(page).into_response())
 }
 
 /// `GET /api/runs/{runId}/nodes/{nodeId}`

@@ -29,6 +29,7 @@ mod assets;
 mod config;
 pub mod db_lock;
 mod error;
+mod graph_reads;
 mod guard;
 pub mod hub;
 mod ingest;

@@ -258,6 +258,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         shutdown: shutdown.clone(),
         tasks: TaskTracker::new(),
         stats: Arc::new(Stats::default()),
+        graph_reads: Arc::default(),
     };
     spawn_pruner(&state);
     let app = router(state.clone());

@@ -175,6 +175,8 @@ pub struct AppState {
     pub tasks: TaskTracker,
     /// Counters.
     pub stats: Arc<Stats>,
+    /// Shared, bounded graph builds for `GET /api/runs/{id}/graph`.
+    pub graph_reads: Arc<crate::graph_reads::GraphReads>,
 }
 
 impl AppState {

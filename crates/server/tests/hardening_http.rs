@@ -355,3 +355,39 @@ async fn ui_feed_closes_bad_frames_with_a_code_and_a_reason() {
     }
     t.server.stop().await.expect("stop");
 }
+
+#[tokio::test]
+async fn the_graph_pages_through_nodes_and_the_unpaged_shape_is_unchanged() {
+    let t = common::start().await;
+    let (mut app, _) = t.app(None).await;
+    send_all(&mut app, &every_event("pg")).await;
+    t.wait_events("pg", 13).await;
+    let (status, full) = t.get("/api/runs/pg/graph").await;
+    assert_eq!(status, 200);
+    let keys: Vec<&str> = full
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["runId", "nodes", "edges"]);
+    let (mut nodes, mut edges, mut after) = (Vec::new(), Vec::new(), 0);
+    loop {
+        let (status, page) = t
+            .get(&format!("/api/runs/pg/graph?limit=1&after={after}"))
+            .await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["totalNodes"], full["nodes"].as_array().unwrap().len());
+        nodes.extend(page["nodes"].as_array().unwrap().iter().cloned());
+        edges.extend(page["edges"].as_array().unwrap().iter().cloned());
+        after = page["nextAfter"].as_u64().unwrap();
+        if page["hasMore"] != true {
+            break;
+        }
+    }
+    assert_eq!(Value::Array(nodes), full["nodes"]);
+    assert_eq!(Value::Array(edges), full["edges"]);
+    assert_eq!(t.get("/api/runs/none/graph").await.0, 404);
+    assert_eq!(t.get("/api/runs/pg/graph?limit=x").await.0, 400);
+    t.server.stop().await.expect("stop");
+}

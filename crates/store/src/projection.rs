@@ -205,7 +205,9 @@ struct NodeAcc {
     instances: Vec<InstanceAcc>,
 }
 
-/// The folded state of a run. Build it with [`project`].
+/// The folded state of a run. Build it with [`project`] (everything, for node
+/// detail) or event by event with [`RunProjection::for_graph`] and
+/// [`RunProjection::apply_event`] (graph fields only, for big runs).
 #[derive(Debug, Clone)]
 pub struct RunProjection {
     run_id: String,
@@ -214,6 +216,9 @@ pub struct RunProjection {
     /// pause id → (node index, instance index)
     pauses: HashMap<String, (usize, usize)>,
     run_finished: bool,
+    /// Keep what only node detail shows (inputs, outputs, error detail, tool
+    /// arguments, pause records, `node.started` extras).
+    detail: bool,
 }
 
 fn s(v: &Value, key: &str) -> Option<String> {
@@ -251,6 +256,33 @@ fn new_instance(id: String) -> InstanceAcc {
 }
 
 impl RunProjection {
+    fn empty(run_id: &str, detail: bool) -> RunProjection {
+        RunProjection {
+            run_id: run_id.to_owned(),
+            nodes: Vec::new(),
+            index: HashMap::new(),
+            pauses: HashMap::new(),
+            run_finished: false,
+            detail,
+        }
+    }
+
+    /// An empty projection that keeps only what [`RunProjection::graph`] shows:
+    /// feed it a run's events in `seq` order with [`RunProjection::apply_event`].
+    /// Its [`RunProjection::node`] answers lack inputs, outputs and pauses.
+    pub fn for_graph(run_id: &str) -> RunProjection {
+        Self::empty(run_id, false)
+    }
+
+    /// Folds one stored event (`payload` = its payload JSON text) into the graph.
+    /// Events must come in `seq` order; an unparseable payload is skipped.
+    pub fn apply_event(&mut self, type_name: &str, seq: u64, ts: i64, payload: &str) {
+        let Ok(payload) = serde_json::from_str::<Value>(payload) else {
+            return;
+        };
+        self.apply_value(type_name, seq, ts, payload);
+    }
+
     fn node_mut(&mut self, node_id: &str, payload: &Value) -> usize {
         if let Some(&i) = self.index.get(node_id) {
             return i;
@@ -296,12 +328,9 @@ impl RunProjection {
         0
     }
 
-    fn apply(&mut self, ev: &StoredEvent) {
-        let payload: Value = match serde_json::from_str(ev.payload.get()) {
-            Ok(v) => v,
-            Err(_) => return,
-        };
-        match ev.type_name.as_str() {
+    fn apply_value(&mut self, type_name: &str, seq: u64, ts: i64, mut payload: Value) {
+        let detail = self.detail;
+        match type_name {
             "graph.hint" => {
                 if let Some(nodes) = payload.get("nodes").and_then(Value::as_array) {
                     for hint in nodes {
@@ -345,16 +374,15 @@ impl RunProjection {
                 };
                 let inst = &mut node.instances[ii];
                 let d = &mut inst.detail;
-                d.summary.started_at.get_or_insert(ev.ts);
-                d.summary.first_seq.get_or_insert(ev.seq);
-                d.input = payload.get("input").cloned();
-                let mut rest = payload.clone();
-                if let Some(obj) = rest.as_object_mut() {
-                    for key in ["nodeId", "kind", "name", "instanceId", "parentId", "input"] {
+                d.summary.started_at.get_or_insert(ts);
+                d.summary.first_seq.get_or_insert(seq);
+                if detail && let Some(obj) = payload.as_object_mut() {
+                    d.input = obj.remove("input");
+                    for key in ["nodeId", "kind", "name", "instanceId", "parentId"] {
                         obj.remove(key);
                     }
                     if !obj.is_empty() {
-                        d.started = Some(rest);
+                        d.started = Some(payload);
                     }
                 }
             }
@@ -370,7 +398,11 @@ impl RunProjection {
                         let v = delta.get("v").and_then(Value::as_str).unwrap_or_default();
                         match delta.get("t").and_then(Value::as_str) {
                             Some("reasoning") => d.summary.reasoning.push_str(v),
-                            Some("tool-args") => d.tool_args.push_str(v),
+                            Some("tool-args") => {
+                                if detail {
+                                    d.tool_args.push_str(v);
+                                }
+                            }
                             _ => d.summary.tokens.push_str(v),
                         }
                     }
@@ -390,15 +422,16 @@ impl RunProjection {
                     .and_then(Value::as_str)
                     .map_or(NodeState::Ok, NodeState::from_wire);
                 d.summary.status = status;
-                d.summary.finished_at = Some(ev.ts);
+                d.summary.finished_at = Some(ts);
                 d.summary.duration_ms = payload.get("durationMs").and_then(Value::as_f64);
                 if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
                     d.summary.held_ms = Some(h);
                 }
-                d.summary.usage = payload.get("usage").cloned();
                 d.summary.injected = payload.get("injected").and_then(Value::as_bool) == Some(true);
-                if payload.get("output").is_some() {
-                    d.output = payload.get("output").cloned();
+                let obj = payload.as_object_mut();
+                d.summary.usage = obj.as_ref().and_then(|o| o.get("usage")).cloned();
+                if detail && let Some(output) = obj.and_then(|o| o.remove("output")) {
+                    d.output = Some(output);
                 }
                 if status == NodeState::Ok {
                     // Recovered (retry succeeded or a value was injected).
@@ -417,12 +450,14 @@ impl RunProjection {
                 if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
                     d.summary.held_ms = Some(h);
                 }
-                if let Some(err) = payload.get("error") {
+                if let Some(err) = payload.as_object_mut().and_then(|o| o.remove("error")) {
                     d.summary.error = Some(ErrorBrief {
-                        name: s(err, "name").unwrap_or_default(),
-                        message: s(err, "message").unwrap_or_default(),
+                        name: s(&err, "name").unwrap_or_default(),
+                        message: s(&err, "message").unwrap_or_default(),
                     });
-                    d.error_detail = Some(err.clone());
+                    if detail {
+                        d.error_detail = Some(err);
+                    }
                 }
             }
             "exec.paused" => {
@@ -434,14 +469,16 @@ impl RunProjection {
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.open_pauses += 1;
-                inst.detail.pauses.push(PauseRecord {
-                    pause_id: pause_id.clone(),
-                    point: s(&payload, "point").unwrap_or_default(),
-                    reason: s(&payload, "reason"),
-                    since: ev.ts,
-                    resumed_at: None,
-                    action: None,
-                });
+                if detail {
+                    inst.detail.pauses.push(PauseRecord {
+                        pause_id: pause_id.clone(),
+                        point: s(&payload, "point").unwrap_or_default(),
+                        reason: s(&payload, "reason"),
+                        since: ts,
+                        resumed_at: None,
+                        action: None,
+                    });
+                }
                 self.pauses.insert(pause_id, (ni, ii));
             }
             "exec.resumed" => {
@@ -458,7 +495,7 @@ impl RunProjection {
                         .rev()
                         .find(|p| p.pause_id == pause_id)
                     {
-                        p.resumed_at = Some(ev.ts);
+                        p.resumed_at = Some(ts);
                         p.action = s(&payload, "action");
                     }
                 }
@@ -511,27 +548,65 @@ impl RunProjection {
 
     /// The graph view: every node with its instances, and parent → child edges.
     pub fn graph(&self) -> RunGraph {
-        let mut nodes = Vec::with_capacity(self.nodes.len());
-        let mut edges = Vec::new();
-        for (ni, n) in self.nodes.iter().enumerate() {
-            let instances: Vec<GraphInstance> = self
-                .finished_instances(ni)
-                .into_iter()
-                .map(|d| d.summary)
-                .collect();
-            let states: Vec<NodeState> = instances.iter().map(|i| i.status).collect();
-            let hinted = n.hinted && instances.is_empty();
-            nodes.push(GraphNode {
+        self.clone_graph_fields().into_graph()
+    }
+
+    /// A copy holding only the graph fields of every instance.
+    fn clone_graph_fields(&self) -> RunProjection {
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|n| NodeAcc {
                 node_id: n.node_id.clone(),
                 kind: n.kind.clone(),
                 name: n.name.clone(),
                 parent_id: n.parent_id.clone(),
-                status: Self::aggregate(&states, n.hinted),
-                hinted,
-                instances,
-            });
+                hinted: n.hinted,
+                instances: n
+                    .instances
+                    .iter()
+                    .map(|inst| {
+                        let mut copy = new_instance(String::new());
+                        copy.detail.summary = inst.detail.summary.clone();
+                        copy.finished = inst.finished;
+                        copy.errored = inst.errored;
+                        copy.open_pauses = inst.open_pauses;
+                        copy
+                    })
+                    .collect(),
+            })
+            .collect();
+        RunProjection {
+            run_id: self.run_id.clone(),
+            nodes,
+            index: self.index.clone(),
+            pauses: HashMap::new(),
+            run_finished: self.run_finished,
+            detail: false,
+        }
+    }
+
+    /// The graph view, consuming the projection (no copies of its strings).
+    pub fn into_graph(self) -> RunGraph {
+        let run_open = !self.run_finished;
+        let index = self.index;
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        let mut edges = Vec::new();
+        for n in self.nodes {
+            let instances: Vec<GraphInstance> = n
+                .instances
+                .into_iter()
+                .map(|inst| {
+                    let status = Self::instance_state(&inst, run_open);
+                    let mut summary = inst.detail.summary;
+                    summary.status = status;
+                    summary
+                })
+                .collect();
+            let states: Vec<NodeState> = instances.iter().map(|i| i.status).collect();
+            let hinted = n.hinted && instances.is_empty();
             if let Some(parent) = &n.parent_id
-                && self.index.contains_key(parent)
+                && index.contains_key(parent)
                 && parent != &n.node_id
             {
                 edges.push(GraphEdge {
@@ -539,9 +614,18 @@ impl RunProjection {
                     target: n.node_id.clone(),
                 });
             }
+            nodes.push(GraphNode {
+                node_id: n.node_id,
+                kind: n.kind,
+                name: n.name,
+                parent_id: n.parent_id,
+                status: Self::aggregate(&states, n.hinted),
+                hinted,
+                instances,
+            });
         }
         RunGraph {
-            run_id: self.run_id.clone(),
+            run_id: self.run_id,
             nodes,
             edges,
         }
@@ -568,15 +652,11 @@ impl RunProjection {
 
 /// Folds a run's events (in `seq` order) into its logical graph. Pure; never fails.
 pub fn project(run_id: &str, events: &[StoredEvent]) -> RunProjection {
-    let mut p = RunProjection {
-        run_id: run_id.to_owned(),
-        nodes: Vec::new(),
-        index: HashMap::new(),
-        pauses: HashMap::new(),
-        run_finished: false,
-    };
+    let mut p = RunProjection::empty(run_id, true);
     for ev in events {
-        p.apply(ev);
+        if let Ok(payload) = serde_json::from_str::<Value>(ev.payload.get()) {
+            p.apply_value(&ev.type_name, ev.seq, ev.ts, payload);
+        }
     }
     p
 }

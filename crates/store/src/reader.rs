@@ -12,7 +12,7 @@ use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,
 };
-use crate::projection::{NodeDetail, RunGraph, project};
+use crate::projection::{NodeDetail, RunGraph, RunProjection, project};
 use crate::schema;
 use crate::writer::raw;
 
@@ -274,10 +274,34 @@ impl RunStore {
     }
 
     /// The logical graph of a run (`None` if the run does not exist).
+    ///
+    /// Streams the run's events from SQLite into a graph-only projection, one
+    /// row at a time: memory follows the size of the graph, not of the events
+    /// (inputs, outputs and tool arguments are never held).
     pub fn graph(&self, run_id: &str) -> Result<Option<RunGraph>> {
-        Ok(self
-            .all_events(run_id)?
-            .map(|events| project(run_id, &events).graph()))
+        self.with_conn(|conn| {
+            let Some(key) = Self::run_key(conn, run_id)? else {
+                return Ok(None);
+            };
+            let names = type_names(conn)?;
+            let mut projection = RunProjection::for_graph(run_id);
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, ts, type, payload FROM events WHERE run_key = ?1 ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([key])?;
+            while let Some(row) = rows.next()? {
+                let seq: i64 = row.get(0)?;
+                let ts: i64 = row.get(1)?;
+                let code: i64 = row.get(2)?;
+                let payload = row.get_ref(3)?.as_str().map_err(|e| StoreError::Corrupt {
+                    run_id: run_id.to_owned(),
+                    message: format!("payload of seq {seq} is not text: {e}"),
+                })?;
+                let type_name = names.get(&code).map_or("", String::as_str);
+                projection.apply_event(type_name, seq.max(0) as u64, ts, payload);
+            }
+            Ok(Some(projection.into_graph()))
+        })
     }
 
     /// Every instance of one node in full (`None` if the run or node does not exist).

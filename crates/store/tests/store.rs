@@ -749,3 +749,22 @@ fn an_existing_database_keeps_the_mode_its_owner_gave_it() {
     assert_eq!(mode, 0o640);
     w.close().expect("close");
 }
+
+#[test]
+fn the_streamed_graph_equals_the_full_projection_at_every_prefix() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("m.db");
+    let (w, r) = open(&path);
+    let run = sample_run("s");
+    for (n, e) in run.into_iter().enumerate() {
+        w.append(e).expect("a");
+        w.flush().expect("flush");
+        let events = r.all_events("s").expect("read").expect("run");
+        let full = project("s", &events);
+        let streamed = r.graph("s").expect("read").expect("run");
+        assert_eq!(streamed, full.graph(), "after {} events", n + 1);
+        assert_eq!(full.clone().into_graph(), full.graph());
+    }
+    assert!(r.graph("nope").expect("read").is_none());
+    w.close().expect("close");
+}
