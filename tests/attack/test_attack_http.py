@@ -266,3 +266,57 @@ def test_ui_feed_closes_protocol_errors_with_a_code(mindgate, bad, code):
         assert reason
     finally:
         ws.close()
+
+
+def test_concurrent_graph_readers_all_get_the_same_graph_and_pages_cover_it(mindgate):
+    """Issue #10 item 3, scaled down: many unauthenticated readers of one big run at once."""
+    nodes = 2_000
+    ws = RawWs(mindgate["port"], "/ingest")
+    try:
+        ws.send_text(hello())
+        assert b"hello.ack" in ws.next_frame()[1]
+        batch = [ws_frame(0x81, frame("big", 1, "run.started", {"app": "a", "sdk": {"name": "t", "version": "1"}}).encode())]
+        for i in range(nodes):
+            started = {"nodeId": f"tool:t{i}", "kind": "tool", "name": f"t{i}", "instanceId": f"i{i}", "input": {"q": i}}
+            if i:
+                started["parentId"] = "tool:t0"
+            batch.append(ws_frame(0x81, frame("big", 2 + i, "node.started", started).encode()))
+        ws.send(b"".join(batch))
+        deadline = time.monotonic() + 20
+        while mindgate.get("/api/runs/big")["counts"]["events"] < nodes + 1:
+            assert time.monotonic() < deadline, "events were not stored"
+            time.sleep(0.05)
+    finally:
+        ws.close()
+
+    bodies: list[tuple[int, bytes]] = []
+    lock = threading.Lock()
+
+    def read() -> None:
+        got = raw_get(mindgate["port"], "/api/runs/big/graph")
+        with lock:
+            bodies.append((int(got.split(b" ", 2)[1]), got.split(b"\r\n\r\n", 1)[1]))
+
+    readers = [threading.Thread(target=read) for _ in range(16)]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join(20)
+    assert len(bodies) == 16 and all(code == 200 for code, _ in bodies), [c for c, _ in bodies]
+    # Each streamed (chunked) answer is complete: it ends with the last chunk.
+    assert all(body.endswith(b"0\r\n\r\n") for _, body in bodies)
+    full = mindgate.get("/api/runs/big/graph")
+    assert len(full["nodes"]) == nodes
+    paged_nodes: list = []
+    paged_edges: list = []
+    after = 0
+    while True:
+        page = mindgate.get(f"/api/runs/big/graph?limit=700&after={after}")
+        paged_nodes += page["nodes"]
+        paged_edges += page["edges"]
+        after = page["nextAfter"]
+        if not page["hasMore"]:
+            break
+    assert paged_nodes == full["nodes"]
+    assert paged_edges == full["edges"]
+    assert mindgate.get("/health")["ok"] is True

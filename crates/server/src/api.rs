@@ -194,7 +194,7 @@ pub async fn graph(
     if q.limit.is_none() && q.after.is_none() {
         return Ok((
             [(axum::http::header::CONTENT_TYPE, "application/json")],
-            built.json.clone(),
+            axum::body::Body::from_stream(crate::graph_reads::json_chunks(built)),
         )
             .into_response());
     }

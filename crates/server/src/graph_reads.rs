@@ -12,8 +12,9 @@
 //!   `Retry-After`;
 //! * at most [`GRAPH_CACHE_RUNS`] runs' graphs are kept, each for at most
 //!   [`GRAPH_CACHE_TTL`] after it was built;
-//! * the full JSON is serialized once per build and shared by every reader;
-//!   `?limit&after` pages the nodes.
+//! * the answer is streamed: nodes are serialized [`STREAM_CHUNK_NODES`] at a
+//!   time from the shared graph, so a reader costs one chunk, not a copy of
+//!   the JSON; `?limit&after` pages the nodes.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,14 +35,14 @@ pub const GRAPH_CACHE_RUNS: usize = 2;
 pub const GRAPH_CACHE_TTL: Duration = Duration::from_secs(30);
 /// Largest page of nodes (`?limit`).
 pub const MAX_GRAPH_PAGE: usize = 10_000;
+/// Nodes (or edges) serialized per chunk of a streamed answer.
+pub const STREAM_CHUNK_NODES: usize = 1_000;
 
-/// A built graph and its JSON.
+/// A built graph, shared by its readers.
 #[derive(Debug)]
 pub struct BuiltGraph {
     /// The graph.
     pub graph: RunGraph,
-    /// `graph` as JSON (the unpaged answer).
-    pub json: Bytes,
 }
 
 /// Why a graph could not be read.
@@ -165,18 +166,7 @@ impl GraphReads {
         let started = Instant::now();
         let built = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let Some(graph) = store.graph(&id)? else {
-                return Ok(None);
-            };
-            let json =
-                serde_json::to_vec(&graph).map_err(|e| mindgate_store::StoreError::Corrupt {
-                    run_id: id.clone(),
-                    message: format!("graph is not serializable: {e}"),
-                })?;
-            Ok::<_, mindgate_store::StoreError>(Some(BuiltGraph {
-                graph,
-                json: Bytes::from(json),
-            }))
+            Ok::<_, mindgate_store::StoreError>(store.graph(&id)?.map(|graph| BuiltGraph { graph }))
         })
         .await
         .map_err(|e| GraphReadError::Failed(crate::error::ApiError::internal(e.to_string())))?
@@ -187,12 +177,83 @@ impl GraphReads {
         tracing::debug!(
             run = run_id,
             nodes = built.graph.nodes.len(),
-            bytes = built.json.len(),
+            edges = built.graph.edges.len(),
             ms = started.elapsed().as_millis() as u64,
             "graph built"
         );
         Ok(Arc::new(built))
     }
+}
+
+/// Where a streamed answer is.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    Head,
+    Nodes(usize),
+    Edges(usize),
+    Done,
+}
+
+/// The whole graph as JSON, byte for byte `serde_json::to_vec(&graph)`,
+/// produced in chunks of [`STREAM_CHUNK_NODES`] nodes or edges.
+pub fn json_chunks(
+    built: Arc<BuiltGraph>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    futures_util::stream::unfold((built, Part::Head), |(built, part)| async move {
+        let g = &built.graph;
+        let mut out = Vec::new();
+        let next = match part {
+            Part::Done => return None,
+            Part::Head => {
+                out.extend_from_slice(b"{\"runId\":");
+                if let Err(e) = serde_json::to_writer(&mut out, &g.run_id) {
+                    return Some((Err(std::io::Error::other(e)), (built, Part::Done)));
+                }
+                out.extend_from_slice(b",\"nodes\":[");
+                Part::Nodes(0)
+            }
+            Part::Nodes(at) => {
+                let end = (at + STREAM_CHUNK_NODES).min(g.nodes.len());
+                if let Err(e) = join_into(&mut out, at, &g.nodes[at..end]) {
+                    return Some((Err(e), (built, Part::Done)));
+                }
+                if end < g.nodes.len() {
+                    Part::Nodes(end)
+                } else {
+                    out.extend_from_slice(b"],\"edges\":[");
+                    Part::Edges(0)
+                }
+            }
+            Part::Edges(at) => {
+                let end = (at + STREAM_CHUNK_NODES).min(g.edges.len());
+                if let Err(e) = join_into(&mut out, at, &g.edges[at..end]) {
+                    return Some((Err(e), (built, Part::Done)));
+                }
+                if end < g.edges.len() {
+                    Part::Edges(end)
+                } else {
+                    out.extend_from_slice(b"]}");
+                    Part::Done
+                }
+            }
+        };
+        Some((Ok(Bytes::from(out)), (built, next)))
+    })
+}
+
+/// Appends `items` as comma-separated JSON (a leading comma unless `at` is 0).
+fn join_into<T: Serialize>(
+    out: &mut Vec<u8>,
+    at: usize,
+    items: &[T],
+) -> Result<(), std::io::Error> {
+    for (i, item) in items.iter().enumerate() {
+        if at + i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, item).map_err(std::io::Error::other)?;
+    }
+    Ok(())
 }
 
 /// One page of nodes: `{runId, nodes, edges, totalNodes, nextAfter, hasMore}`.
@@ -293,8 +354,15 @@ mod tests {
         assert_eq!(reads.built.load(Ordering::Relaxed), 1);
         assert!(graphs.iter().all(|g| Arc::ptr_eq(g, &graphs[0])));
         assert_eq!(graphs[0].graph.nodes.len(), 201);
-        let full: serde_json::Value = serde_json::from_slice(&graphs[0].json).expect("json");
-        assert_eq!(full, serde_json::to_value(&graphs[0].graph).expect("json"));
+        let mut streamed = Vec::new();
+        let mut chunks = std::pin::pin!(json_chunks(Arc::clone(&graphs[0])));
+        while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
+            streamed.extend_from_slice(&chunk.expect("chunk"));
+        }
+        assert_eq!(
+            streamed,
+            serde_json::to_vec(&graphs[0].graph).expect("json")
+        );
         // A new event is a new state: built again.
         w.append(event(
             "r",

@@ -255,6 +255,16 @@ fn new_instance(id: String) -> InstanceAcc {
     }
 }
 
+/// Pushes an instance, growing the vector by doubling from one: most nodes run
+/// once, and a first plain `push` would reserve room for four instances of
+/// ~600 bytes each — most of the memory of a big run's graph.
+fn push_instance(instances: &mut Vec<InstanceAcc>, instance: InstanceAcc) {
+    if instances.len() == instances.capacity() {
+        instances.reserve_exact(instances.len().max(1));
+    }
+    instances.push(instance);
+}
+
 impl RunProjection {
     fn empty(run_id: &str, detail: bool) -> RunProjection {
         RunProjection {
@@ -315,7 +325,7 @@ impl RunProjection {
             {
                 return i;
             }
-            n.instances.push(new_instance(id.to_owned()));
+            push_instance(&mut n.instances, new_instance(id.to_owned()));
             return n.instances.len() - 1;
         }
         if let Some(i) = n.instances.iter().rposition(|inst| !inst.finished) {
@@ -324,7 +334,7 @@ impl RunProjection {
         if !n.instances.is_empty() {
             return n.instances.len() - 1;
         }
-        n.instances.push(new_instance(String::new()));
+        push_instance(&mut n.instances, new_instance(String::new()));
         0
     }
 
@@ -368,7 +378,7 @@ impl RunProjection {
                 {
                     Some(i) => i,
                     None => {
-                        node.instances.push(new_instance(inst_id));
+                        push_instance(&mut node.instances, new_instance(inst_id));
                         node.instances.len() - 1
                     }
                 };
