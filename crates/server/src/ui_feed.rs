@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{Message as WsMessage, Utf8Bytes, WebSocket};
-use futures_util::StreamExt;
+use futures_util::{SinkExt, StreamExt};
 use mindgate_protocol::{Message, ParseResult, WILDCARD_RUN_ID, parse_envelope};
 use mindgate_store::{Committed, RunFilter, RunSummary, StoredEvent};
 use serde::Serialize;
@@ -97,7 +97,7 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
                 Err(RecvError::Closed) => break,
             },
             delta = hub_deltas.recv() => match delta {
-                Ok(text) => send(&mut socket, text.to_string()).await,
+                Ok(text) => send_deltas(&mut socket, text, &mut hub_deltas, &mut feed).await,
                 Err(RecvError::Lagged(n)) => {
                     tracing::debug!(missed = n, "viewer fell behind the hub; sending the whole state");
                     feed.send_state(&mut socket).await
@@ -112,6 +112,46 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
         }
     }
     let _ = socket.send(WsMessage::Close(None)).await;
+}
+
+/// Most deltas written before one flush (a burst of app churn costs each
+/// viewer one write instead of one per delta).
+const DELTAS_PER_FLUSH: usize = 256;
+
+/// Sends `first` and whatever further deltas are already queued (up to
+/// [`DELTAS_PER_FLUSH`]) with one flush; a viewer that fell behind gets the
+/// whole state instead.
+async fn send_deltas(
+    socket: &mut WebSocket,
+    first: Arc<str>,
+    deltas: &mut tokio::sync::broadcast::Receiver<Arc<str>>,
+    feed: &mut Feed,
+) -> Result<(), ()> {
+    use tokio::sync::broadcast::error::TryRecvError;
+    let mut lagged = false;
+    socket
+        .feed(WsMessage::Text(Utf8Bytes::from(first.as_ref())))
+        .await
+        .map_err(|_| ())?;
+    for _ in 1..DELTAS_PER_FLUSH {
+        match deltas.try_recv() {
+            Ok(text) => socket
+                .feed(WsMessage::Text(Utf8Bytes::from(text.as_ref())))
+                .await
+                .map_err(|_| ())?,
+            Err(TryRecvError::Lagged(_)) => {
+                lagged = true;
+                break;
+            }
+            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+        }
+    }
+    socket.flush().await.map_err(|_| ())?;
+    if lagged {
+        tracing::debug!("viewer fell behind the hub; sending the whole state");
+        feed.send_state(socket).await?;
+    }
+    Ok(())
 }
 
 async fn send(socket: &mut WebSocket, text: String) -> Result<(), ()> {
