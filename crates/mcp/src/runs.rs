@@ -7,8 +7,8 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use mindgate_store::projection::{GraphInstance, GraphNode, NodeState, RunGraph};
-use mindgate_store::{RunFilter, RunState, RunStore, RunSummary};
+use mindgate_store::projection::{GraphNode, NodeState, RunGraph};
+use mindgate_store::{RunFilter, RunState, RunStore, RunSummary, run_report};
 use serde_json::{Map, Value, json};
 
 use crate::bound::{cut_str, one_line, preview};
@@ -27,6 +27,8 @@ pub const GET_RUN_MAX_NODES: usize = 150;
 pub const GET_RUN_MAX_EDGES: usize = 300;
 /// Errors listed by `get_run`.
 pub const GET_RUN_MAX_ERRORS: usize = 20;
+/// Nodes listed under "tokens by node" in `get_run`.
+pub const GET_RUN_TOKEN_NODES: usize = 10;
 /// Lines of the node tree in `get_run`'s text.
 pub const GET_RUN_TREE_LINES: usize = 80;
 /// Default instances shown by `get_node`.
@@ -178,16 +180,10 @@ fn node_duration(n: &GraphNode) -> Option<f64> {
     }
 }
 
-/// The `error` of the `run.finished` event, when the run's last event is one.
+/// The `error` of the `run.finished` event, previewed (the store's [`RunStore::run_finish_error`]).
 fn run_finish_error(store: &RunStore, run: &RunSummary) -> Option<Value> {
-    let last = run.last_seq?;
-    let page = store.events(&run.id, last.checked_sub(1), Some(1)).ok()??;
-    let ev = page
-        .events
-        .into_iter()
-        .find(|e| e.type_name == "run.finished")?;
-    let err = ev.payload_value().get("error").cloned()?;
-    (!err.is_null()).then(|| preview(&err, 1_000).0)
+    let err = store.run_finish_error(run).ok()??;
+    Some(preview(&err, 1_000).0)
 }
 
 /// `Name: message` of an error object, else its one-line JSON.
@@ -279,66 +275,47 @@ pub fn get_run(
     })?;
     let link = |n: &str| links.node(&run.id, n);
 
-    let mut errors = Vec::new();
-    let mut instances: Vec<(&GraphNode, &GraphInstance)> = Vec::new();
-    let mut by_node_tokens: Vec<(String, u64, u64)> = Vec::new();
-    for n in &graph.nodes {
-        let (mut tin, mut tout) = (0, 0);
-        for i in &n.instances {
-            instances.push((n, i));
-            let (a, b) = usage_tokens(i.usage.as_ref());
-            tin += a;
-            tout += b;
-            if let Some(e) = &i.error {
-                errors.push(json!({
-                    "nodeId": n.node_id,
-                    "instanceId": i.instance_id,
-                    "name": e.name,
-                    "message": cut_str(&e.message, 500),
-                    "recovered": i.status == NodeState::Ok,
-                    "link": link(&n.node_id),
-                }));
-            }
-        }
-        if tin + tout > 0 {
-            by_node_tokens.push((n.node_id.clone(), tin, tout));
-        }
-    }
-    let error_total = errors.len();
-    errors.truncate(GET_RUN_MAX_ERRORS);
-    instances.retain(|(_, i)| i.duration_ms.is_some());
-    instances.sort_by(|a, b| {
-        b.1.duration_ms
-            .unwrap_or(0.0)
-            .total_cmp(&a.1.duration_ms.unwrap_or(0.0))
-    });
-    let slowest: Vec<Value> = instances
+    let run_error = run_finish_error(store, &run);
+    let report = run_report(&run, &graph, run_error.clone());
+    let error_total = report.error_count;
+    let errors: Vec<Value> = report
+        .errors
         .iter()
-        .take(5)
-        .map(|(n, i)| {
+        .take(GET_RUN_MAX_ERRORS)
+        .map(|e| {
             json!({
-                "nodeId": n.node_id,
-                "instanceId": i.instance_id,
-                "kind": n.kind,
-                "durationMs": i.duration_ms,
-                "heldMs": i.held_ms,
-                "status": state_str(i.status),
-                "link": link(&n.node_id),
+                "nodeId": e.node_id,
+                "instanceId": e.instance_id,
+                "name": e.name,
+                "message": cut_str(&e.message, 500),
+                "recovered": e.recovered,
+                "link": link(&e.node_id),
             })
         })
         .collect();
-    by_node_tokens.sort_by(|a, b| (b.1 + b.2).cmp(&(a.1 + a.2)).then(a.0.cmp(&b.0)));
-    let tokens_by_node: Vec<Value> = by_node_tokens
+    let slowest: Vec<Value> = report
+        .slowest
         .iter()
-        .take(10)
-        .map(|(n, i, o)| json!({"nodeId": n, "inputTokens": i, "outputTokens": o}))
+        .map(|s| {
+            json!({
+                "nodeId": s.node_id,
+                "instanceId": s.instance_id,
+                "kind": s.kind,
+                "durationMs": s.duration_ms,
+                "heldMs": s.held_ms,
+                "status": state_str(s.status),
+                "link": link(&s.node_id),
+            })
+        })
         .collect();
-    let paused: Vec<&str> = graph
-        .nodes
+    let tokens_by_node: Vec<Value> = report
+        .tokens
+        .by_node
         .iter()
-        .filter(|n| n.status == NodeState::Paused)
-        .map(|n| n.node_id.as_str())
+        .take(GET_RUN_TOKEN_NODES)
+        .map(|t| json!({"nodeId": t.node_id, "inputTokens": t.input_tokens, "outputTokens": t.output_tokens}))
         .collect();
+    let paused: Vec<&str> = report.paused.iter().map(String::as_str).collect();
     let nodes: Vec<Value> = graph
         .nodes
         .iter()
@@ -366,7 +343,6 @@ pub fn get_run(
         .collect();
     let edges: Vec<&mindgate_store::projection::GraphEdge> =
         graph.edges.iter().take(GET_RUN_MAX_EDGES).collect();
-    let run_error = run_finish_error(store, &run);
 
     let mut text = format!("Run {}\n{}\n", run_line(&run), links.run(&run.id));
     if let Some(e) = &run_error {
@@ -442,8 +418,8 @@ pub fn get_run(
         "errorCount": error_total,
         "slowest": slowest,
         "tokens": {
-            "inputTokens": run.usage.input_tokens,
-            "outputTokens": run.usage.output_tokens,
+            "inputTokens": report.tokens.input_tokens,
+            "outputTokens": report.tokens.output_tokens,
             "byNode": tokens_by_node,
         },
         "paused": paused,
@@ -659,53 +635,42 @@ pub fn find_errors(
         .as_ref()
         .map(|s| resolve_since(s, now_ms))
         .transpose()?;
-    let fetch = if since.is_some() {
-        (limit * 4).min(1_000)
-    } else {
-        limit
-    };
-    let mut hits = store.recent_errors(fetch)?;
-    if let Some(t) = since {
-        hits.retain(|h| h.ts >= t);
-    }
-    hits.truncate(limit as usize);
-
-    let failed = store.list_runs(&RunFilter {
-        limit: Some(limit),
-        status: Some(RunState::Error),
-        ..RunFilter::default()
-    })?;
+    let report = store.error_report(limit, since)?;
     let mut runs = Vec::new();
     let mut run_lines = Vec::new();
-    for run in failed.runs {
-        let at = run.finished_at.unwrap_or(run.last_event_at);
-        if since.is_some_and(|t| at < t) {
-            continue;
-        }
-        let error = run_finish_error(store, &run).or_else(|| {
-            hits.iter()
-                .find(|h| h.run_id == run.id)
-                .map(|h| json!({"name": h.name, "message": cut_str(&h.message, 500)}))
+    for failed in &report.runs {
+        let run = &failed.run;
+        let error = failed.error.as_ref().map(|e| {
+            if failed.error_from_node {
+                json!({
+                    "name": e.get("name"),
+                    "message": cut_str(e.get("message").and_then(Value::as_str).unwrap_or_default(), 500),
+                })
+            } else {
+                preview(e, 1_000).0
+            }
         });
         run_lines.push(format!(
             "- {}{}\n  {}",
-            run_line(&run),
+            run_line(run),
             error
                 .as_ref()
                 .map(|e| format!("\n  error: {}", error_line(e, 300)))
                 .unwrap_or_default(),
             links.run(&run.id)
         ));
-        let mut v = run_value(&run, links);
+        let mut v = run_value(run, links);
         if let Some(obj) = v.as_object_mut() {
             obj.insert("error".to_owned(), error.unwrap_or(Value::Null));
         }
         runs.push(v);
     }
 
-    let nodes: Vec<Value> = hits
+    let nodes: Vec<Value> = report
+        .nodes
         .iter()
-        .map(|h| {
+        .map(|n| {
+            let h = &n.hit;
             json!({
                 "runId": h.run_id,
                 "runName": h.run_name,
@@ -714,6 +679,7 @@ pub fn find_errors(
                 "ts": h.ts,
                 "name": h.name,
                 "message": cut_str(&h.message, 1_000),
+                "recovered": n.recovered,
                 "link": links.run_or_node(&h.run_id, h.node_id.as_deref()),
             })
         })
@@ -728,16 +694,18 @@ pub fn find_errors(
     }
     if !nodes.is_empty() {
         let _ = writeln!(text, "Failed nodes ({}, newest first):", nodes.len());
-        for h in &hits {
+        for n in &report.nodes {
+            let h = &n.hit;
             let _ = writeln!(
                 text,
-                "- {} run {} (\"{}\") node {}: {}: {}\n  {}",
+                "- {} run {} (\"{}\") node {}: {}: {}{}\n  {}",
                 iso(h.ts),
                 h.run_id,
                 cut_str(&h.run_name, 60),
                 h.node_id.as_deref().unwrap_or("-"),
                 h.name,
                 one_line(&Value::String(h.message.clone()), 300),
+                if n.recovered { " (recovered)" } else { "" },
                 links.run_or_node(&h.run_id, h.node_id.as_deref())
             );
         }

@@ -206,6 +206,17 @@ pub async fn graph(
     Ok(Json(page).into_response())
 }
 
+/// `GET /api/runs/{runId}/report` — errors (recovered ones marked), slowest
+/// executions, tokens by node and held nodes: the facts `get_run` shows.
+pub async fn report(
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+) -> ApiResult<Response> {
+    let id = run_id.clone();
+    let report = blocking(&state, move |s| s.run_report(&id)).await?;
+    Ok(Json(report.ok_or_else(|| run_not_found(&run_id))?).into_response())
+}
+
 /// `GET /api/runs/{runId}/nodes/{nodeId}`
 pub async fn node(
     State(state): State<AppState>,

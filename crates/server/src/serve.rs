@@ -85,6 +85,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/runs/{run_id}/events", get(api::events))
         .route("/api/runs/{run_id}/graph", get(api::graph))
+        .route("/api/runs/{run_id}/report", get(api::report))
         .route("/api/runs/{run_id}/nodes/{node_id}", get(api::node))
         .route("/api/runs/{run_id}/pauses/{pause_id}", get(api::get_pause))
         .route(

@@ -6,6 +6,9 @@
 //! * [`RunStore`] is the synchronous read API (runs, events, graph, node detail,
 //!   search, recent errors). It works without any async runtime and can open a
 //!   database read-only while another process writes it.
+//! * [`report`] holds the run analytics every view shows: a run's errors
+//!   (recovered ones marked), slowest executions and tokens by node, and recent
+//!   errors across runs with a `since` filter.
 //! * [`project`] folds a run's events into a [`RunGraph`] / [`NodeDetail`].
 //!
 //! Storage layout: `runs` (one row per run with counters) and `events`
@@ -37,6 +40,7 @@ mod ingest;
 mod model;
 pub mod projection;
 mod reader;
+pub mod report;
 mod schema;
 mod writer;
 
@@ -51,6 +55,7 @@ pub use model::{
 };
 pub use projection::{NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
+pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;
 pub use writer::{
     CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, Retention, TryAppendError,

@@ -135,7 +135,7 @@ impl RunStore {
         &self.path
     }
 
-    fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    pub(crate) fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let n = self.conns.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         for i in 0..n {
