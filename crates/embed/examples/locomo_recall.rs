@@ -24,6 +24,7 @@ fn main() {
         println!("skipped: {path} is not there");
         return;
     };
+    let loading = Instant::now();
     let embedder: Box<dyn Embedder> = match args.next() {
         #[cfg(feature = "minilm")]
         Some(dir) => {
@@ -33,9 +34,15 @@ fn main() {
         Some(_) => panic!("build with --features minilm to use a model directory"),
         None => Box::new(BuiltinEmbedder::new()),
     };
+    println!(
+        "loaded {} in {:.0} ms",
+        embedder.id(),
+        loading.elapsed().as_secs_f64() * 1e3
+    );
     let conversations: Vec<Value> = serde_json::from_str(&text).unwrap();
     let (mut questions, mut hit5, mut hit10) = (0usize, 0.0f64, 0.0f64);
     let (mut docs_embedded, mut embed_secs) = (0usize, 0.0f64);
+    let (mut singles, mut single_secs) = (0usize, 0.0f64);
     let mut query_secs = 0.0f64;
     for conversation in &conversations {
         let turns = &conversation["conversation"];
@@ -65,6 +72,13 @@ fn main() {
         }
         embed_secs += started.elapsed().as_secs_f64();
         docs_embedded += refs.len();
+        // The same texts one call each (the store's write path for one memory).
+        let started = Instant::now();
+        for text in refs.iter().take(300) {
+            embedder.embed_one(text).unwrap();
+            singles += 1;
+        }
+        single_secs += started.elapsed().as_secs_f64();
         for qa in conversation["qa"].as_array().into_iter().flatten() {
             let category = qa["category"].as_u64().unwrap_or(0);
             if !(1..=4).contains(&category) {
@@ -105,13 +119,14 @@ fn main() {
     }
     println!(
         "{}: {} questions, R@5 {:.3}, R@10 {:.3}; {} turns embedded at {:.0} texts/s (batched), \
-         query {:.2} ms mean",
+         {:.0} texts/s (one per call); query {:.2} ms mean",
         embedder.id(),
         questions,
         hit5 / questions as f64,
         hit10 / questions as f64,
         docs_embedded,
         docs_embedded as f64 / embed_secs,
+        singles as f64 / single_secs,
         query_secs * 1e3 / questions as f64
     );
 }
