@@ -76,6 +76,8 @@ struct Entry {
 pub struct GraphReads {
     builds: Arc<Semaphore>,
     build_wait: Duration,
+    /// How long a built graph is kept ([`GRAPH_CACHE_TTL`]).
+    ttl: Duration,
     cache: Mutex<Vec<Entry>>,
     /// Graphs built so far (each build reads every event of its run).
     built: std::sync::atomic::AtomicU64,
@@ -93,6 +95,7 @@ impl GraphReads {
         GraphReads {
             builds: Arc::new(Semaphore::new(builds.max(1))),
             build_wait,
+            ttl: GRAPH_CACHE_TTL,
             cache: Mutex::new(Vec::new()),
             built: std::sync::atomic::AtomicU64::new(0),
         }
@@ -100,15 +103,16 @@ impl GraphReads {
 
     /// The cache cell of this run state (created, and older states of the
     /// run dropped, if it is new).
-    fn cell(&self, key: &StateKey) -> Arc<OnceCell<Arc<BuiltGraph>>> {
+    /// Returns the cell and whether it is new.
+    fn cell(&self, key: &StateKey) -> (Arc<OnceCell<Arc<BuiltGraph>>>, bool) {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         cache.retain(|e| {
-            now.duration_since(e.created) < GRAPH_CACHE_TTL
+            now.duration_since(e.created) < self.ttl
                 && (e.key.run_id != key.run_id || e.key == *key)
         });
         if let Some(e) = cache.iter().find(|e| e.key == *key) {
-            return Arc::clone(&e.cell);
+            return (Arc::clone(&e.cell), false);
         }
         while cache.len() >= GRAPH_CACHE_RUNS {
             cache.remove(0);
@@ -119,12 +123,25 @@ impl GraphReads {
             created: now,
             cell: Arc::clone(&cell),
         });
-        cell
+        (cell, true)
+    }
+
+    /// Drops the graphs older than the time they are kept.
+    fn expire(&self) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        cache.retain(|e| now.duration_since(e.created) < self.ttl);
+    }
+
+    /// Graphs kept right now.
+    #[cfg(test)]
+    fn cached(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// The graph of `run_id`, built once per run state and shared.
     pub async fn read(
-        &self,
+        self: &Arc<Self>,
         store: &Arc<RunStore>,
         run_id: &str,
     ) -> Result<Arc<BuiltGraph>, GraphReadError> {
@@ -146,7 +163,18 @@ impl GraphReads {
             events: summary.counts.events,
             last_seq: summary.last_seq,
         };
-        let cell = self.cell(&key);
+        let (cell, fresh) = self.cell(&key);
+        if fresh {
+            // Free the graph when its time is up, even if nobody reads again.
+            let reads = Arc::downgrade(self);
+            let ttl = self.ttl;
+            tokio::spawn(async move {
+                tokio::time::sleep(ttl).await;
+                if let Some(reads) = reads.upgrade() {
+                    reads.expire();
+                }
+            });
+        }
         let built = cell.get_or_try_init(|| self.build(store, run_id)).await?;
         Ok(Arc::clone(built))
     }
@@ -386,7 +414,7 @@ mod tests {
     async fn a_reader_without_a_build_slot_is_told_busy() {
         let dir = tempfile::tempdir().expect("tmp");
         let (w, store) = store_with_run(dir.path(), "r", 3);
-        let reads = GraphReads::new(1, Duration::from_millis(50));
+        let reads = Arc::new(GraphReads::new(1, Duration::from_millis(50)));
         let held = Arc::clone(&reads.builds)
             .acquire_owned()
             .await
@@ -397,6 +425,24 @@ mod tests {
         ));
         drop(held);
         assert!(reads.read(&store, "r").await.is_ok());
+        w.close().expect("close");
+    }
+
+    #[tokio::test]
+    async fn a_built_graph_is_freed_when_its_time_is_up_without_another_read() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let (w, store) = store_with_run(dir.path(), "r", 3);
+        let mut reads = GraphReads::new(1, Duration::from_secs(1));
+        reads.ttl = Duration::from_millis(50);
+        let reads = Arc::new(reads);
+        reads.read(&store, "r").await.expect("read");
+        for _ in 0..200 {
+            if reads.cached() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(reads.cached(), 0);
         w.close().expect("close");
     }
 
