@@ -9,6 +9,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: the task-graph commands allocate and free
+/// hundreds of thousands of small objects (measured: `scripts/bench-taskgraph.sh`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     match commands::run(cli) {

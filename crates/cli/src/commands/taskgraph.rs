@@ -46,9 +46,13 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &tree.graph)?;
         out.write_all(b"\n")?;
         out.flush()?;
+        std::mem::forget(tree);
     } else {
         print!("{}", summary(&summary_value(tree.graph)?, &loc));
     }
+    // The process exits next: freeing ~100,000 events and ~35,000 nodes one by one would
+    // only add time (the OS takes the memory back at once).
+    std::mem::forget(session);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -102,8 +106,9 @@ fn summary_value(mut graph: TaskGraph) -> anyhow::Result<Value> {
         .filter(|n| on_path.contains(n.id.as_str()))
         .cloned()
         .collect();
-    graph.nodes = nodes;
-    graph.edges = Vec::new();
+    // Not freed one by one: the process exits after the summary (see `run`).
+    std::mem::forget(std::mem::replace(&mut graph.nodes, nodes));
+    std::mem::forget(std::mem::take(&mut graph.edges));
     Ok(serde_json::to_value(&graph)?)
 }
 
