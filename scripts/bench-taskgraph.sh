@@ -38,7 +38,8 @@ measure() { # label, then the command
   local label=$1 best_s="" best_cpu="" best_kb="" i out s cpu kb
   shift
   for ((i = 1; i <= runs; i++)); do
-    out=$( { /usr/bin/time -v "$@" >/dev/null 2>/dev/null; } 2>&1 ) || true
+    /usr/bin/time -v -o "$work/time.txt" "$@" >/dev/null 2>/dev/null || true
+    out=$(cat "$work/time.txt")
     s=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); t = 0; for (k = 1; k <= n; k++) t = t * 60 + p[k]; print t }' <<<"$out")
     cpu=$(awk -F': ' '/User time|System time/ { t += $2 } END { print t }' <<<"$out")
     kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' <<<"$out")
