@@ -322,3 +322,26 @@ fn taskgraph_of_a_folder_works_for_every_agent() {
     assert!(err.contains("2 sessions under"), "{err}");
     assert!(err.contains("fx-parent") && err.contains("fx-cut"), "{err}");
 }
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    // `mindgate taskgraph … | head` closes the pipe early: the command must not panic.
+    let root = homes("closedpipe");
+    let session = root.join("claude/-work-napkin/c-main.jsonl");
+    for extra in [&["--json"][..], &[][..]] {
+        let mut cmd = mindgate();
+        cmd.arg("taskgraph")
+            .arg(&session)
+            .arg("--no-default-homes")
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        // Close our read end before the child writes: every write then fails with EPIPE.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{extra:?}: {stderr}");
+        assert!(out.status.success(), "{extra:?}: {:?} {stderr}", out.status);
+    }
+}

@@ -8,6 +8,7 @@ mod serve;
 mod taskgraph;
 mod tasks;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -18,7 +19,7 @@ use crate::args::{Cli, Command, ReferenceDoc};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Schema => {
-            print!("{}", mindgate_protocol::json_schema_string());
+            write_stdout(&mindgate_protocol::json_schema_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::CheckFrames { input } => check_frames::run(&input),
@@ -33,8 +34,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ReferenceDoc::Cli => crate::reference::cli_markdown(Cli::command()),
                 ReferenceDoc::Flags => crate::reference::flags_markdown(Cli::command()),
             };
-            print!("{text}");
+            write_stdout(&text)?;
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Writes a command's output to stdout, returning the error instead of panicking
+/// when the reader went away (`mindgate taskgraph … | head`); `main` ends such a
+/// run quietly.
+pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }

@@ -48,7 +48,7 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         std::mem::forget(tree);
     } else {
-        print!("{}", summary(&summary_value(tree.graph)?, &loc));
+        super::write_stdout(&summary(&summary_value(tree.graph)?, &loc))?;
     }
     // The process exits next: freeing ~100,000 events and ~35,000 nodes one by one would
     // only add time (the OS takes the memory back at once).

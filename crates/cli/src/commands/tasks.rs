@@ -94,21 +94,21 @@ pub fn run(args: &TasksArgs) -> anyhow::Result<ExitCode> {
         tasks.truncate(n);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&tasks)?);
+        super::write_stdout(&(serde_json::to_string_pretty(&tasks)? + "\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     if tasks.is_empty() {
-        println!(
-            "No coding-agent sessions found (looked in the DSH, pi, Claude Code and Codex homes{}).",
+        super::write_stdout(&format!(
+            "No coding-agent sessions found (looked in the DSH, pi, Claude Code and Codex homes{}).\n",
             if config.extra_paths.is_empty() {
                 ""
             } else {
                 " and --sessions"
             }
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", table(&tasks));
+    super::write_stdout(&table(&tasks))?;
     Ok(ExitCode::SUCCESS)
 }
 
