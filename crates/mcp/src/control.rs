@@ -1,13 +1,16 @@
 //! The control tools (`list_pauses`, `resume`), offered only with
-//! `--allow-control`. They never touch the database: they go through a running
-//! `mindgate serve`'s HTTP API with the control token from its token file
-//! (`<home>/run/serve-<port>.json`, `{port, pid, token, url}`), so the server
-//! stays the only referee of held gates.
+//! `--allow-control`. They never touch the database: they go through a
+//! [`PauseControl`], so the server stays the only referee of held gates.
+//! `mindgate serve` implements it in process over its hub (the `/mcp` mount);
+//! `mindgate mcp` uses [`HttpControl`]: the running server's HTTP API with the
+//! control token from its token file (`<home>/run/serve-<port>.json`,
+//! `{port, pid, token, url}`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -19,6 +22,119 @@ use crate::time::iso;
 
 /// How long one control request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Where the control tools send their requests: the referee of held gates.
+///
+/// Answers use the HTTP API's shapes, so every implementation reads the same:
+/// [`PauseControl::list_pauses`] gives the `Pause` objects of `GET /api/pauses`,
+/// [`PauseControl::resume`] the `{result, message?}` of
+/// `POST /api/runs/:runId/pauses/:pauseId/resume`.
+pub trait PauseControl: std::fmt::Debug + Send + Sync {
+    /// The viewer port the deep links of control answers point to.
+    fn port(&self) -> Result<u16, ToolError>;
+    /// The gates held right now (of `run_id` only, when given).
+    fn list_pauses<'a>(
+        &'a self,
+        run_id: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<Value>, ToolError>>;
+    /// Releases a held gate with `action` (`continue`/`retry`/`inject`/`abort`)
+    /// and, for `inject`, `output`.
+    fn resume<'a>(
+        &'a self,
+        run_id: &'a str,
+        pause_id: &'a str,
+        action: &'a str,
+        output: Option<Value>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+/// [`PauseControl`] over a running server's HTTP API: a fixed endpoint, or the
+/// one found from the token files under `<home>/run/` at each request.
+#[derive(Debug, Clone)]
+pub struct HttpControl {
+    home: PathBuf,
+    port: Option<u16>,
+    fixed: Option<ServerEndpoint>,
+}
+
+impl HttpControl {
+    /// Finds the server from the token files in `<home>/run/` (the one on
+    /// `port` when given).
+    pub fn discover(home: &Path, port: Option<u16>) -> Self {
+        HttpControl {
+            home: home.to_path_buf(),
+            port,
+            fixed: None,
+        }
+    }
+
+    /// Always talks to `endpoint`.
+    pub fn fixed(endpoint: ServerEndpoint) -> Self {
+        HttpControl {
+            home: PathBuf::new(),
+            port: Some(endpoint.port),
+            fixed: Some(endpoint),
+        }
+    }
+
+    fn endpoint(&self) -> Result<ServerEndpoint, ToolError> {
+        match &self.fixed {
+            Some(ep) => Ok(ep.clone()),
+            None => find_server(&self.home, self.port),
+        }
+    }
+}
+
+impl PauseControl for HttpControl {
+    fn port(&self) -> Result<u16, ToolError> {
+        self.endpoint().map(|e| e.port)
+    }
+
+    fn list_pauses<'a>(
+        &'a self,
+        run_id: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<Value>, ToolError>> {
+        Box::pin(async move {
+            let ep = self.endpoint()?;
+            let mut url = format!("{}/api/pauses", ep.base());
+            if let Some(run) = run_id {
+                let _ = write!(url, "?runId={}", encode(run));
+            }
+            let body = send(&ep, client()?.get(url)).await?;
+            Ok(match body {
+                Value::Array(a) => a,
+                other => other
+                    .get("pauses")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            })
+        })
+    }
+
+    fn resume<'a>(
+        &'a self,
+        run_id: &'a str,
+        pause_id: &'a str,
+        action: &'a str,
+        output: Option<Value>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let ep = self.endpoint()?;
+            let mut body = json!({ "action": action });
+            if let (Some(out), Some(obj)) = (output, body.as_object_mut()) {
+                obj.insert("output".to_owned(), out);
+            }
+            let url = format!(
+                "{}/api/runs/{}/pauses/{}/resume",
+                ep.base(),
+                encode(run_id),
+                encode(pause_id)
+            );
+            send(&ep, client()?.post(url).json(&body)).await
+        })
+    }
+}
 
 /// A server to send control requests to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,25 +267,13 @@ async fn send(ep: &ServerEndpoint, req: reqwest::RequestBuilder) -> Result<Value
     })
 }
 
-/// `list_pauses`: the gates held right now (`GET /api/pauses`).
+/// `list_pauses`: the gates held right now.
 pub async fn list_pauses(
-    ep: &ServerEndpoint,
+    control: &dyn PauseControl,
     args: &ListPausesArgs,
     links: &Links,
 ) -> Result<ToolOutput, ToolError> {
-    let mut url = format!("{}/api/pauses", ep.base());
-    if let Some(run) = &args.run_id {
-        let _ = write!(url, "?runId={}", encode(run));
-    }
-    let body = send(ep, client()?.get(url)).await?;
-    let list = match &body {
-        Value::Array(a) => a.clone(),
-        other => other
-            .get("pauses")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-    };
+    let list = control.list_pauses(args.run_id.as_deref()).await?;
     let mut pauses = Vec::new();
     let mut text = if list.is_empty() {
         "No gate is held right now.".to_owned()
@@ -217,10 +321,13 @@ pub async fn list_pauses(
     Ok(ToolOutput::new(text, json!({ "pauses": pauses })))
 }
 
-/// `resume`: releases a held gate (`POST /api/runs/:runId/pauses/:pauseId/resume`).
+/// `resume`: releases a held gate (over HTTP: `POST /api/runs/:runId/pauses/:pauseId/resume`).
 /// Only the answer `resumed` is a success; `taken`, `no-such-pause`, `refused`
 /// and `timeout` come back as tool errors carrying the server's answer.
-pub async fn resume(ep: &ServerEndpoint, args: &ResumeArgs) -> Result<ToolOutput, ToolError> {
+pub async fn resume(
+    control: &dyn PauseControl,
+    args: &ResumeArgs,
+) -> Result<ToolOutput, ToolError> {
     if args.run_id.trim().is_empty() {
         return Err(ToolError::bad("runId", "must not be empty"));
     }
@@ -239,17 +346,14 @@ pub async fn resume(ep: &ServerEndpoint, args: &ResumeArgs) -> Result<ToolOutput
         }
         _ => {}
     }
-    let mut body = json!({ "action": args.action.as_str() });
-    if let (Some(out), Some(obj)) = (&args.output, body.as_object_mut()) {
-        obj.insert("output".to_owned(), out.clone());
-    }
-    let url = format!(
-        "{}/api/runs/{}/pauses/{}/resume",
-        ep.base(),
-        encode(&args.run_id),
-        encode(&args.pause_id)
-    );
-    let answer = send(ep, client()?.post(url).json(&body)).await?;
+    let answer = control
+        .resume(
+            &args.run_id,
+            &args.pause_id,
+            args.action.as_str(),
+            args.output.clone(),
+        )
+        .await?;
     let result = answer
         .get("result")
         .and_then(Value::as_str)

@@ -46,7 +46,7 @@ pub mod time;
 use rmcp::ServiceExt;
 pub use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
-pub use control::ServerEndpoint;
+pub use control::{HttpControl, PauseControl, ServerEndpoint};
 pub use error::{McpError, ToolError};
 pub use http::{
     HttpLimits, McpHttpService, http_service, http_service_with, http_service_with_limits,

@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::control::{self, ServerEndpoint};
+use crate::control::{self, HttpControl, PauseControl, ServerEndpoint};
 use crate::error::ToolError;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
@@ -51,6 +51,10 @@ pub struct McpConfig {
     /// A fixed server to send control requests to (set when the tools are
     /// mounted inside `mindgate serve` itself); `None`: find it from the token files.
     pub control_endpoint: Option<ServerEndpoint>,
+    /// The referee the control tools use (set by `mindgate serve` to its hub,
+    /// in process). `None`: [`HttpControl`] to `control_endpoint` or to the
+    /// server found from the token files.
+    pub control: Option<Arc<dyn PauseControl>>,
 }
 
 impl McpConfig {
@@ -64,6 +68,7 @@ impl McpConfig {
             port: None,
             allow_control: false,
             control_endpoint: None,
+            control: None,
         }
     }
 
@@ -122,10 +127,13 @@ impl Shared {
         Links::for_port(port)
     }
 
-    fn endpoint(&self) -> Result<ServerEndpoint, ToolError> {
+    fn control(&self) -> Arc<dyn PauseControl> {
+        if let Some(c) = &self.config.control {
+            return c.clone();
+        }
         match &self.config.control_endpoint {
-            Some(ep) => Ok(ep.clone()),
-            None => control::find_server(&self.config.home, self.config.port),
+            Some(ep) => Arc::new(HttpControl::fixed(ep.clone())),
+            None => Arc::new(HttpControl::discover(&self.config.home, self.config.port)),
         }
     }
 }
@@ -320,9 +328,9 @@ impl MindgateMcp {
     ) -> CallToolResult {
         let shared = self.shared.clone();
         let r = async move {
-            let ep = shared.endpoint()?;
-            let links = Links::for_port(ep.port);
-            control::list_pauses(&ep, &args, &links).await
+            let control = shared.control();
+            let links = Links::for_port(control.port()?);
+            control::list_pauses(control.as_ref(), &args, &links).await
         }
         .await;
         to_result(r)
@@ -341,8 +349,8 @@ impl MindgateMcp {
     pub async fn resume(&self, Parameters(args): Parameters<ResumeArgs>) -> CallToolResult {
         let shared = self.shared.clone();
         let r = async move {
-            let ep = shared.endpoint()?;
-            control::resume(&ep, &args).await
+            let control = shared.control();
+            control::resume(control.as_ref(), &args).await
         }
         .await;
         to_result(r)

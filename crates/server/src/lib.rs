@@ -34,6 +34,7 @@ mod guard;
 pub mod hub;
 mod ingest;
 mod listener;
+mod mcp_control;
 mod panic_guard;
 mod serve;
 mod state;

@@ -62,10 +62,11 @@ fn mcp_service(state: &AppState) -> mindgate_mcp::McpHttpService {
     mcp.discovery = state.config.task_graph.clone();
     mcp.port = Some(state.port);
     mcp.allow_control = true;
-    mcp.control_endpoint = Some(mindgate_mcp::ServerEndpoint {
-        port: state.port,
-        token: state.token.to_string(),
-    });
+    mcp.control = Some(std::sync::Arc::new(crate::mcp_control::HubControl::new(
+        state.hub.clone(),
+        state.port,
+        state.config.resume_wait,
+    )));
     let http = mindgate_mcp::StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(state.shutdown.child_token());

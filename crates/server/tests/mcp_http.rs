@@ -180,3 +180,78 @@ async fn mcp_needs_the_token_and_a_same_origin() {
         .expect("POST");
     assert_eq!(foreign.status().as_u16(), 403);
 }
+
+/// `list_pauses` and `resume` over `/mcp` reach the hub in process: the pause
+/// the app holds is listed, and the resume reaches the app that owns the run.
+#[tokio::test]
+async fn mcp_control_tools_go_to_the_hub_in_process() {
+    let t = common::start().await;
+    let (mut app, _) = t.app(None).await;
+    common::send_all(&mut app, &common::every_event("held")[..8]).await;
+    let (_, held) = t.get("/api/pauses?runId=held&wait=5").await;
+    assert_eq!(held["pauses"][0]["pauseId"], "p1", "{held}");
+
+    let mut mcp = Mcp {
+        t: &t,
+        session: None,
+    };
+    let init = mcp
+        .post(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "mindgate-test", "version": "0"}
+            }}),
+        )
+        .await;
+    mcp.session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    mcp.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+
+    let listed = mcp
+        .call(
+            2,
+            "tools/call",
+            json!({"name": "list_pauses", "arguments": {"runId": "held"}}),
+        )
+        .await;
+    let pauses = &listed["result"]["structuredContent"]["pauses"];
+    assert_eq!(pauses[0]["pauseId"], "p1", "{listed}");
+    assert_eq!(pauses[0]["nodeId"], "agent:a");
+    assert_eq!(
+        pauses[0]["link"],
+        format!(
+            "http://127.0.0.1:{}/#/run/held/node/agent%3Aa",
+            t.server.addr.port()
+        )
+    );
+
+    let resumed = mcp
+        .call(
+            3,
+            "tools/call",
+            json!({"name": "resume", "arguments": {"runId": "held", "pauseId": "p1", "action": "continue"}}),
+        )
+        .await;
+    let control = common::next_of(&mut app, "exec.resume").await;
+    assert_eq!(control["payload"]["pauseId"], "p1");
+    assert_eq!(control["payload"]["action"], "continue");
+    assert_eq!(
+        resumed["result"]["structuredContent"]["result"]["result"], "resumed",
+        "{resumed}"
+    );
+
+    // The pause is gone: a second resume is refused as a tool error.
+    let again = mcp
+        .call(
+            4,
+            "tools/call",
+            json!({"name": "resume", "arguments": {"runId": "held", "pauseId": "p1", "action": "continue"}}),
+        )
+        .await;
+    assert_eq!(again["result"]["isError"], true, "{again}");
+}
