@@ -57,6 +57,14 @@ fi
 export MINDGATE_TEST_MINILM_DIR="$minilm_dir" MINDGATE_TEST_MINILM_WHEEL="$wheel"
 echo "model files in $minilm_dir"
 
+step "Rust: references and dependencies"
+# docs/cli.md and docs/configuration.md against the clap definitions and the environment
+# variables the code reads; unused dependencies; docs/architecture.md's crate graph against
+# cargo metadata. A Rust test, not cargo-machete: installing that compiles ~100 crates.
+if ! cargo test -p mindgate-cli --locked --test reference --test dependencies; then
+  failures+=("references")
+fi
+
 step "Rust: tests"
 if ! cargo test --workspace --locked 2>&1 | tee target/rust-tests.log; then
   failures+=("rust")
