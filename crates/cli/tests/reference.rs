@@ -133,7 +133,7 @@ fn files(dir: &Path, suffixes: &[&str], out: &mut Vec<PathBuf>) {
 /// environment (`env`/`var` on the line: `env::var("X")`, `var_os`, `try_from_env`,
 /// `.env("X", …)`, clap `env = "X"`, the `PRODUCTION_VARS` list, …) or a
 /// `const NAME: &str = "X";`. A literal right after `, ` is a value, not a name
-/// (`.env([(KEY, "WARN")])`). Cargo's own `CARGO_*` variables are left out.
+/// (`.env([(KEY, "WARN")])`). Cargo's own `CARGO` and `CARGO_*` variables are left out.
 /// Test harnesses and scripts: `os.environ.get("X")`, `process.env.X`, `${X:-…}`.
 fn variables_in_code(root: &Path) -> BTreeMap<String, PathBuf> {
     let caps_literal = Regex::new(r#""([A-Z][A-Z0-9_]*)""#).unwrap();
@@ -164,7 +164,7 @@ fn variables_in_code(root: &Path) -> BTreeMap<String, PathBuf> {
             }
             names.extend(const_line.captures_iter(code).map(|c| c[1].to_owned()));
             for name in names {
-                if !name.starts_with("CARGO_") && name.len() > 1 {
+                if name != "CARGO" && !name.starts_with("CARGO_") && name.len() > 1 {
                     found.entry(name).or_insert_with(|| path.clone());
                 }
             }
