@@ -157,16 +157,6 @@ pub fn list_runs(
     ))
 }
 
-fn usage_tokens(usage: Option<&Value>) -> (u64, u64) {
-    let get = |k: &str| {
-        usage
-            .and_then(|u| u.get(k))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    (get("inputTokens"), get("outputTokens"))
-}
-
 fn state_str(s: NodeState) -> Value {
     serde_json::to_value(s).unwrap_or(Value::Null)
 }
@@ -570,7 +560,7 @@ pub fn get_node(
             }
         }
         if let Some(u) = &s.usage {
-            let (i, o) = usage_tokens(Some(u));
+            let (i, o) = mindgate_store::report::usage_tokens(Some(u));
             let _ = writeln!(text, "  usage: {i} in / {o} out");
         }
         for p in &inst.pauses {

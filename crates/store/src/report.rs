@@ -100,7 +100,8 @@ pub struct RunReport {
     pub paused: Vec<String>,
 }
 
-fn usage_tokens(usage: Option<&Value>) -> (u64, u64) {
+/// `(inputTokens, outputTokens)` of a usage object (0 for a missing or non-integer field).
+pub fn usage_tokens(usage: Option<&Value>) -> (u64, u64) {
     let get = |k: &str| {
         usage
             .and_then(|u| u.get(k))
