@@ -292,7 +292,9 @@ impl Feature {
     }
 }
 
-fn is_stop_word(word: &str) -> bool {
+/// True for an English function word the builtin embedder leaves out (the list behind
+/// `builtin:ngram-v1`; the memory store's lexical queries use it too). `word` is lowercase.
+pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 

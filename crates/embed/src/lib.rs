@@ -24,7 +24,9 @@ pub mod models;
 pub mod openai;
 pub mod select;
 
-pub use builtin::{BUILTIN_DIMENSION, BUILTIN_MODEL, BUILTIN_PROVIDER, BuiltinEmbedder};
+pub use builtin::{
+    BUILTIN_DIMENSION, BUILTIN_MODEL, BUILTIN_PROVIDER, BuiltinEmbedder, is_stop_word,
+};
 #[cfg(feature = "minilm")]
 pub use minilm::{MAX_TOKENS, MINILM_PROVIDER, MiniLmEmbedder};
 pub use models::{

@@ -5,158 +5,17 @@
 //! that is not a letter or digit, lowercases, drops English stop words and duplicates, and
 //! quotes every term so FTS5 operators in user text are inert.
 
-/// English stop words left out of queries (function words that match almost every turn).
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "d",
-    "did",
-    "didn",
-    "do",
-    "does",
-    "doesn",
-    "doing",
-    "don",
-    "down",
-    "during",
-    "each",
-    "ever",
-    "few",
-    "for",
-    "from",
-    "further",
-    "get",
-    "got",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "isn",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "kind",
-    "like",
-    "ll",
-    "m",
-    "many",
-    "me",
-    "might",
-    "more",
-    "most",
-    "much",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "on",
-    "once",
-    "one",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "re",
-    "s",
-    "same",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "t",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "ve",
-    "very",
-    "was",
-    "wasn",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "yet",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
+/// Words left out of queries besides the embedder's English stop words
+/// ([`mindgate_embed::is_stop_word`]): frequent words that match almost every turn.
+const QUERY_EXTRA_STOP_WORDS: &[&str] = &[
+    "also", "didn", "doesn", "don", "ever", "get", "got", "isn", "kind", "like", "many", "might",
+    "much", "one", "wasn", "yet",
 ];
+
+/// True for a word left out of queries (`word` is lowercase).
+fn is_query_stop_word(word: &str) -> bool {
+    mindgate_embed::is_stop_word(word) || QUERY_EXTRA_STOP_WORDS.binary_search(&word).is_ok()
+}
 
 /// The query's content words: lowercased, stop words and duplicates removed, in order.
 pub fn query_terms(text: &str) -> Vec<String> {
@@ -166,7 +25,7 @@ pub fn query_terms(text: &str) -> Vec<String> {
             continue;
         }
         let lower = word.to_lowercase();
-        if STOP_WORDS.binary_search(&lower.as_str()).is_ok() || terms.contains(&lower) {
+        if is_query_stop_word(&lower) || terms.contains(&lower) {
             continue;
         }
         terms.push(lower);
@@ -196,10 +55,10 @@ mod tests {
 
     #[test]
     fn stop_words_are_sorted_for_binary_search() {
-        let mut sorted = STOP_WORDS.to_vec();
+        let mut sorted = QUERY_EXTRA_STOP_WORDS.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        assert_eq!(sorted, STOP_WORDS);
+        assert_eq!(sorted, QUERY_EXTRA_STOP_WORDS);
     }
 
     #[test]
