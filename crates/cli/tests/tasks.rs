@@ -345,3 +345,73 @@ fn output_into_a_closed_pipe_ends_quietly() {
         assert!(out.status.success(), "{extra:?}: {:?} {stderr}", out.status);
     }
 }
+
+/// The `mindgate: skipping …` lines of a command's stderr, sorted.
+fn skipping_lines(out: &Output) -> Vec<String> {
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("mindgate: skipping "))
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn skipped_files_are_reported_the_same_by_tasks_and_taskgraph() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("mindgate-cli-tasks")
+        .join(format!("{}-skipped", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("mixed");
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
+    let pi = "2026-09-01T10-00-00-000Z_fx-pi.jsonl";
+    std::fs::copy(fixtures().join("fidelity/pi").join(pi), dir.join(pi)).unwrap();
+    // In no agent's format.
+    let log = dir.join("logs/server-log.jsonl");
+    std::fs::copy(fixtures().join("fidelity/unknown/server-log.jsonl"), &log).unwrap();
+    let mut expected = vec![format!(
+        "mindgate: skipping {p}: {p} is not a DSH, pi, Claude Code or Codex session",
+        p = log.display()
+    )];
+    // Unreadable: a pipe named like a Codex rollout (found by its name, refused when read).
+    #[cfg(unix)]
+    {
+        let fifo = dir.join("rollout-2026-09-01T12-00-00-pipe.jsonl");
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        expected.push(format!(
+            "mindgate: skipping {p}: {p} is not a regular file (pipes, sockets and devices are never read)",
+            p = fifo.display()
+        ));
+    }
+    expected.sort();
+    let dir_arg = dir.display().to_string();
+    let tasks = run(&args(&[
+        "tasks",
+        "--json",
+        "--no-default-homes",
+        "--sessions",
+        &dir_arg,
+    ]));
+    assert!(tasks.status.success(), "{tasks:?}");
+    let listed: Value = serde_json::from_slice(&tasks.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(skipping_lines(&tasks), expected);
+    // `taskgraph <folder>` finds the one session there and reports the same files.
+    let graph = run(&args(&["taskgraph", &dir_arg, "--no-default-homes"]));
+    assert!(graph.status.success(), "{graph:?}");
+    assert!(stdout(&graph).contains("fx-pi"), "{}", stdout(&graph));
+    assert_eq!(skipping_lines(&graph), expected);
+    // By id, through `--sessions`: the same report again.
+    let by_id = run(&args(&[
+        "taskgraph",
+        "fx-pi",
+        "--no-default-homes",
+        "--sessions",
+        &dir_arg,
+    ]));
+    assert!(by_id.status.success(), "{by_id:?}");
+    assert_eq!(skipping_lines(&by_id), expected);
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -183,10 +183,53 @@ fn name_of(p: &Path) -> &str {
     p.file_name().and_then(|n| n.to_str()).unwrap_or_default()
 }
 
+/// A file found where sessions are searched that is not listed as one, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why it is not listed (the reading error's text).
+    pub reason: String,
+}
+
+impl Skipped {
+    /// `path` skipped because of `error`.
+    pub fn new(path: &Path, error: &Error) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Skipped {
+    /// `skipping <path>: <reason>` — the one way a skipped file is reported.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "skipping {}: {}", self.path.display(), self.reason)
+    }
+}
+
+/// What [`scan_sessions`] found: the sessions, and the files it skipped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The sessions, by path.
+    pub sessions: Vec<SessionLocation>,
+    /// `.jsonl` files under `--sessions` paths (and session paths given directly) that are in
+    /// no agent's format or cannot be read, by path.
+    pub skipped: Vec<Skipped>,
+}
+
 /// Lists the sessions under the configured homes and extra paths (cheap: no parsing, except
 /// sniffing the first lines of files found under extra paths).
 pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
+    scan_sessions(config).sessions
+}
+
+/// Like [`find_sessions`], and also reports the files it skipped: a `.jsonl` under an extra
+/// path (or an extra path itself) that is in no agent's format or cannot be read.
+pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     if let Some(root) = &config.dsh_sessions {
         for ws in list_dir(root).into_iter().filter(|p| p.is_dir()) {
             if dsh_session_file(&ws).is_some() {
@@ -243,12 +286,13 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
     }
     for extra in &config.extra_paths {
         if extra.is_file() || dsh_session_file(extra).is_some() {
-            if let Ok(agent) = detect_agent(extra) {
-                out.push(SessionLocation {
+            match detect_agent(extra) {
+                Ok(agent) => out.push(SessionLocation {
                     agent,
                     path: extra.clone(),
                     workspace: None,
-                });
+                }),
+                Err(e) => skipped.push(Skipped::new(extra, &e)),
             }
             continue;
         }
@@ -266,16 +310,15 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
                 // Claude Code subagent folders belong to their parent session.
                 return name_of(p) != "subagents";
             }
-            let n = name_of(p);
-            if n.ends_with(".jsonl")
-                && !is_folded_sidechain(p)
-                && let Ok(agent) = detect_agent(p)
-            {
-                found.push(SessionLocation {
-                    agent,
-                    path: p.to_path_buf(),
-                    workspace: None,
-                });
+            if name_of(p).ends_with(".jsonl") && !is_folded_sidechain(p) {
+                match detect_agent(p) {
+                    Ok(agent) => found.push(SessionLocation {
+                        agent,
+                        path: p.to_path_buf(),
+                        workspace: None,
+                    }),
+                    Err(e) => skipped.push(Skipped::new(p, &e)),
+                }
             }
             false
         });
@@ -283,7 +326,12 @@ pub fn find_sessions(config: &DiscoveryConfig) -> Vec<SessionLocation> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup();
-    out
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    skipped.dedup();
+    Found {
+        sessions: out,
+        skipped,
+    }
 }
 
 /// A Claude Code ≤ 2.0 sidechain transcript whose parent transcript sits beside it: it is read
@@ -437,6 +485,7 @@ pub struct Catalog {
     config: DiscoveryConfig,
     entries: HashMap<PathBuf, Entry>,
     tasks: Vec<TaskSummary>,
+    skipped: Vec<Skipped>,
 }
 
 impl Catalog {
@@ -446,6 +495,7 @@ impl Catalog {
             config,
             entries: HashMap::new(),
             tasks: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 
@@ -456,7 +506,10 @@ impl Catalog {
 
     /// Rescans the homes; returns the task list (newest start first, then path).
     pub fn refresh(&mut self) -> &[TaskSummary] {
-        let locs = find_sessions(&self.config);
+        let Found {
+            sessions: locs,
+            mut skipped,
+        } = scan_sessions(&self.config);
         let mut next = HashMap::with_capacity(locs.len());
         for loc in locs {
             let (modified_ms, len) = modified(&loc);
@@ -478,13 +531,18 @@ impl Catalog {
                         len,
                     },
                     Err(e) => {
-                        tracing::warn!(path = %loc.path.display(), error = %e, "skipping session");
+                        skipped.push(Skipped::new(&loc.path, &e));
                         continue;
                     }
                 },
             };
             next.insert(loc.path.clone(), entry);
         }
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        for s in &skipped {
+            tracing::warn!(path = %s.path.display(), reason = %s.reason, "skipping session");
+        }
+        self.skipped = skipped;
         self.entries = next;
         let mut tasks: Vec<TaskSummary> =
             self.entries.values().map(|e| e.summary.clone()).collect();
@@ -500,6 +558,11 @@ impl Catalog {
     /// The task list as of the last refresh.
     pub fn tasks(&self) -> &[TaskSummary] {
         &self.tasks
+    }
+
+    /// The files the last refresh skipped (in no agent's format, or unreadable), by path.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
     }
 
     /// Resolves an id (exact, else unique prefix) or a path to a location.

@@ -50,7 +50,8 @@ pub mod synth;
 pub mod util;
 
 pub use discover::{
-    Catalog, DiscoveryConfig, SessionLocation, TaskSummary, discover, find_sessions, load,
+    Catalog, DiscoveryConfig, Found, SessionLocation, Skipped, TaskSummary, discover,
+    find_sessions, load, scan_sessions,
 };
 pub use error::{Error, Result};
 pub use event::{

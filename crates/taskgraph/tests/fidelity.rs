@@ -346,3 +346,48 @@ fn one_workspace_string_and_discovery_at_any_depth() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].agent, mindgate_taskgraph::Agent::Codex);
 }
+
+/// Item 13: a `.jsonl` under `--sessions` that is in no agent's format is reported as skipped
+/// (with the reason), by the scan and by the catalog, next to the sessions that are listed.
+#[test]
+fn files_in_no_agents_format_are_reported_as_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mixed = tmp.path().join("mixed");
+    std::fs::create_dir_all(mixed.join("logs")).unwrap();
+    let pi = "2026-09-01T10-00-00-000Z_fx-pi.jsonl";
+    std::fs::copy(Path::new(FX).join("pi").join(pi), mixed.join(pi)).unwrap();
+    let log = mixed.join("logs/server-log.jsonl");
+    std::fs::copy(Path::new(FX).join("unknown/server-log.jsonl"), &log).unwrap();
+    // Not a `.jsonl`: never a candidate, never reported.
+    std::fs::write(mixed.join("notes.txt"), "hello\n").unwrap();
+    let config = mindgate_taskgraph::DiscoveryConfig {
+        extra_paths: vec![mixed.clone()],
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    };
+    let found = mindgate_taskgraph::scan_sessions(&config);
+    assert_eq!(found.sessions.len(), 1);
+    assert_eq!(found.sessions[0].agent, mindgate_taskgraph::Agent::Pi);
+    assert_eq!(found.skipped.len(), 1, "{:?}", found.skipped);
+    assert_eq!(found.skipped[0].path, log);
+    assert!(
+        found.skipped[0]
+            .reason
+            .contains("is not a DSH, pi, Claude Code or Codex session"),
+        "{:?}",
+        found.skipped[0]
+    );
+    assert_eq!(
+        found.skipped[0].to_string(),
+        format!("skipping {}: {}", log.display(), found.skipped[0].reason)
+    );
+    // The same file given directly as a session path is reported the same way.
+    let direct = mindgate_taskgraph::scan_sessions(&mindgate_taskgraph::DiscoveryConfig {
+        extra_paths: vec![log.clone()],
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    });
+    assert_eq!(direct.skipped, found.skipped);
+    // The catalog behind the HTTP and MCP task lists keeps the same report.
+    let mut catalog = mindgate_taskgraph::Catalog::new(config);
+    assert_eq!(catalog.refresh().len(), 1);
+    assert_eq!(catalog.skipped(), &found.skipped[..]);
+}

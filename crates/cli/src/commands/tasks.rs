@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mindgate_taskgraph::discover::summarize;
-use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, TaskSummary, find_sessions};
+use mindgate_taskgraph::{
+    DiscoveryConfig, Found, SessionLocation, Skipped, TaskSummary, scan_sessions,
+};
 
 use crate::args::{DiscoveryArgs, TasksArgs};
 
@@ -41,7 +43,13 @@ pub fn discovery_config(args: &DiscoveryArgs) -> DiscoveryConfig {
 /// Finds and reads every session (a progress bar on stderr when it is a terminal), newest
 /// start first. Unreadable sessions are reported on stderr and skipped.
 pub fn scan(config: &DiscoveryConfig) -> Vec<(SessionLocation, TaskSummary)> {
-    let locs = find_sessions(config);
+    let Found {
+        sessions: locs,
+        skipped,
+    } = scan_sessions(config);
+    for s in &skipped {
+        report(s);
+    }
     let bar = ProgressBar::new(locs.len() as u64);
     if let Ok(style) =
         ProgressStyle::with_template("{spinner} reading sessions {pos}/{len} {wide_bar} {eta}")
@@ -65,9 +73,7 @@ pub fn scan(config: &DiscoveryConfig) -> Vec<(SessionLocation, TaskSummary)> {
                             .lock()
                             .unwrap_or_else(std::sync::PoisonError::into_inner)
                             .push((loc.clone(), t)),
-                        Err(e) => bar.suspend(|| {
-                            eprintln!("mindgate: skipping {}: {e}", loc.path.display())
-                        }),
+                        Err(e) => bar.suspend(|| report(&Skipped::new(&loc.path, &e))),
                     }
                     bar.inc(1);
                 }
@@ -84,6 +90,11 @@ pub fn scan(config: &DiscoveryConfig) -> Vec<(SessionLocation, TaskSummary)> {
             .then_with(|| a.path.cmp(&b.path))
     });
     out
+}
+
+/// Reports a skipped file on stderr (`mindgate: skipping <path>: <reason>`).
+fn report(s: &Skipped) {
+    eprintln!("mindgate: {s}");
 }
 
 /// Prints the task list.
