@@ -206,10 +206,10 @@ pub struct DemoArgs {
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// TCP port (apps dial ws://127.0.0.1:<port>/ingest).
-    #[arg(long, default_value_t = 4747)]
+    #[arg(long, default_value_t = mindgate_home::DEFAULT_PORT)]
     pub port: u16,
     /// Address to bind; anything non-loopback needs --allow-remote.
-    #[arg(long, default_value = "127.0.0.1")]
+    #[arg(long, default_value_t = mindgate_home::DEFAULT_HOST)]
     pub host: std::net::IpAddr,
     /// SQLite database file (a path, `sqlite:PATH` or `file:PATH`; other URLs are refused)
     /// [default: $MINDGATE_HOME/mindgate.db].

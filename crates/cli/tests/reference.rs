@@ -177,7 +177,9 @@ fn variables_in_code(root: &Path) -> BTreeMap<String, PathBuf> {
         let text = std::fs::read_to_string(&path).unwrap();
         for caps in script_reads.captures_iter(&text) {
             let name = (1..=4).find_map(|i| caps.get(i)).unwrap().as_str();
-            found.entry(name.to_owned()).or_insert_with(|| path.clone());
+            if name != "CARGO" && !name.starts_with("CARGO_") {
+                found.entry(name.to_owned()).or_insert_with(|| path.clone());
+            }
         }
     }
     found

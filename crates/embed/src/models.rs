@@ -25,7 +25,7 @@ pub const WEIGHTS_FILE: &str = "model.safetensors";
 /// The manifest Mindgate writes into an imported model directory.
 pub const MANIFEST_FILE: &str = "mindgate-model.json";
 /// The folder of the Mindgate home that holds imported models.
-pub const MODELS_FOLDER: &str = "models";
+pub use mindgate_home::MODELS_FOLDER;
 
 /// The three files a model directory must hold.
 const MODEL_FILES: [&str; 3] = [CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE];
@@ -60,7 +60,7 @@ pub const KNOWN_MODELS: &[KnownModel] = &[MINILM_L6_V2];
 /// `<home>/models`: where imported models live. `home` is the Mindgate home
 /// (`$MINDGATE_HOME`, else `~/.mindgate`), as the caller resolves it.
 pub fn models_dir(home: &Path) -> PathBuf {
-    home.join(MODELS_FOLDER)
+    mindgate_home::Home::at(home).models_dir()
 }
 
 /// What Mindgate wrote beside an imported model.

@@ -15,12 +15,13 @@ use crate::models::{MINILM_L6_V2, imported_model};
 use crate::openai::OpenAiConfig;
 use crate::{BuiltinEmbedder, EmbedError, Embedder};
 
-/// Environment variables of the selection (the OpenAI ones are in [`crate::openai::env`]).
+/// Environment variables of the selection (the OpenAI ones are in [`crate::openai::env`]);
+/// their names are [`mindgate_home::env`]'s.
 pub mod env {
     /// `builtin`, `minilm` or `openai`: forces that embedder.
-    pub const EMBEDDER: &str = "MINDGATE_EMBEDDER";
+    pub const EMBEDDER: &str = mindgate_home::env::MINDGATE_EMBEDDER;
     /// A MiniLM model directory to use instead of the imported one.
-    pub const MINILM_DIR: &str = "MINDGATE_MINILM_DIR";
+    pub const MINILM_DIR: &str = mindgate_home::env::MINDGATE_MINILM_DIR;
 }
 
 /// The kinds of embedder.

@@ -8,10 +8,10 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde::Deserialize;
+use mindgate_home::{Home, token_file};
 use serde_json::{Value, json};
 
 use crate::bound::{cut_str, one_line};
@@ -151,88 +151,15 @@ impl ServerEndpoint {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct TokenFile {
-    port: u16,
-    #[serde(default)]
-    pid: Option<u32>,
-    token: String,
-}
-
-/// The folder holding `serve-<port>.json` token files.
-pub fn run_dir(home: &Path) -> PathBuf {
-    home.join("run")
-}
-
-fn pid_alive(pid: Option<u32>) -> bool {
-    let proc_root = Path::new("/proc");
-    match pid {
-        Some(pid) if proc_root.join("self").exists() => proc_root.join(pid.to_string()).exists(),
-        _ => true,
-    }
-}
-
-/// Largest token file read from `<home>/run/`.
-const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
-
 /// Finds the running server's port and token from the token files under
-/// `<home>/run/`: the file for `port` when given, else the most recently
-/// written one whose process is alive.
+/// `<home>/run/` (see [`mindgate_home::token_file::find_live`]): the file for `port` when
+/// given, else the most recently written one whose process is alive.
 pub fn find_server(home: &Path, port: Option<u16>) -> Result<ServerEndpoint, ToolError> {
-    let dir = run_dir(home);
-    let entries = std::fs::read_dir(&dir).map_err(|_| {
-        ToolError::NoServer(format!(
-            "no token files in {} — start `mindgate serve` (with the same MINDGATE_HOME) first",
-            dir.display()
-        ))
-    })?;
-    let mut best: Option<(SystemTime, ServerEndpoint)> = None;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if !(name.starts_with("serve-") && name.ends_with(".json")) {
-            continue;
-        }
-        // A token file is a few hundred bytes; anything else (a FIFO, a device, a
-        // huge file) is skipped without blocking.
-        let Ok(text) = mindgate_taskgraph::bounded::read_regular(&path, MAX_TOKEN_FILE_BYTES)
-        else {
-            continue;
-        };
-        let Ok(file) = serde_json::from_slice::<TokenFile>(&text) else {
-            continue;
-        };
-        if port.is_some_and(|p| p != file.port) || !pid_alive(file.pid) || file.token.is_empty() {
-            continue;
-        }
-        let modified = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        if best.as_ref().is_none_or(|(t, _)| modified > *t) {
-            best = Some((
-                modified,
-                ServerEndpoint {
-                    port: file.port,
-                    token: file.token,
-                },
-            ));
-        }
-    }
-    best.map(|(_, ep)| ep).ok_or_else(|| {
-        ToolError::NoServer(match port {
-            Some(p) => format!(
-                "no live token file for port {p} in {} — is `mindgate serve --port {p}` running?",
-                dir.display()
-            ),
-            None => format!(
-                "no live token file in {} — start `mindgate serve` (with the same MINDGATE_HOME) first",
-                dir.display()
-            ),
-        })
+    let file = token_file::find_live(&Home::at(home), port)
+        .map_err(|e| ToolError::NoServer(e.to_string()))?;
+    Ok(ServerEndpoint {
+        port: file.port,
+        token: file.token,
     })
 }
 

@@ -52,9 +52,7 @@ pub use http::{
     HttpLimits, McpHttpService, http_service, http_service_with, http_service_with_limits,
 };
 pub use output::{Links, ToolOutput};
-pub use server::{
-    CONTROL_TOOLS, DB_FILE_NAME, DEFAULT_PORT, INSTRUCTIONS, MINDGATE_HOME, McpConfig, MindgateMcp,
-};
+pub use server::{CONTROL_TOOLS, INSTRUCTIONS, McpConfig, MindgateMcp};
 
 /// Serves the tools over standard input/output until the client disconnects
 /// (through [`stdio::LineTransport`], which answers unparsable lines with a

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use mindgate_home::{DEFAULT_PORT, Home};
 use mindgate_store::RunStore;
 use mindgate_taskgraph::DiscoveryConfig;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -24,13 +25,6 @@ use crate::params::{
 };
 use crate::{runs, tasks};
 
-/// Environment variable naming Mindgate's home (database, token files); the
-/// same one `mindgate serve` reads.
-pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
-/// File name of the database inside the home directory.
-pub const DB_FILE_NAME: &str = "mindgate.db";
-/// The viewer's default port, used for deep links when no server is found.
-pub const DEFAULT_PORT: u16 = 4747;
 /// Names of the tools offered only with control allowed.
 pub const CONTROL_TOOLS: [&str; 2] = ["list_pauses", "resume"];
 
@@ -44,7 +38,7 @@ pub struct McpConfig {
     /// Where coding-agent sessions are looked for.
     pub discovery: DiscoveryConfig,
     /// Viewer port for deep links and control. `None`: the port of the
-    /// running server found in `<home>/run/`, else [`DEFAULT_PORT`].
+    /// running server found in `<home>/run/`, else [`mindgate_home::DEFAULT_PORT`].
     pub port: Option<u16>,
     /// Offer `list_pauses` and `resume` (otherwise they are not listed).
     pub allow_control: bool,
@@ -63,23 +57,12 @@ impl McpConfig {
     pub fn new(home: &Path) -> Self {
         McpConfig {
             home: home.to_path_buf(),
-            db_path: home.join(DB_FILE_NAME),
+            db_path: Home::at(home).run_db(),
             discovery: DiscoveryConfig::from_env(),
             port: None,
             allow_control: false,
             control_endpoint: None,
             control: None,
-        }
-    }
-
-    /// `$MINDGATE_HOME`, else `~/.mindgate`, else `./.mindgate` (as `mindgate serve`).
-    pub fn default_home() -> PathBuf {
-        if let Some(home) = std::env::var_os(MINDGATE_HOME).filter(|v| !v.is_empty()) {
-            return PathBuf::from(home);
-        }
-        match dirs::home_dir() {
-            Some(dir) => dir.join(".mindgate"),
-            None => PathBuf::from(".mindgate"),
         }
     }
 }

@@ -32,7 +32,7 @@ impl Raw {
     async fn start(max_line: Option<usize>) -> Raw {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         // An empty run database, so run ids are looked up (and unknown).
-        let db = dir.path().join(mindgate_mcp::DB_FILE_NAME);
+        let db = dir.path().join(mindgate_home::RUN_DB_FILE);
         let (w, _) =
             mindgate_store::Writer::open(&db, mindgate_store::WriterConfig::default(), None)
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -356,7 +356,7 @@ async fn idle_http_sessions_expire() {
 #[test]
 fn a_fifo_token_file_does_not_hang_the_run_tools() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let db = dir.path().join(mindgate_mcp::DB_FILE_NAME);
+    let db = dir.path().join(mindgate_home::RUN_DB_FILE);
     let (w, _) = mindgate_store::Writer::open(&db, mindgate_store::WriterConfig::default(), None)
         .unwrap_or_else(|e| panic!("{e}"));
     w.close().unwrap_or_else(|e| panic!("{e}"));

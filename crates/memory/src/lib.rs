@@ -19,6 +19,6 @@ pub mod trust;
 pub mod types;
 
 pub use error::{MemoryError, Result};
-pub use sqlite::{MemoryConfig, OpenOptions, SqliteMemory, default_db_path};
+pub use sqlite::{MemoryConfig, OpenOptions, SqliteMemory};
 pub use store::*;
 pub use types::*;

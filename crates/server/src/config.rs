@@ -1,30 +1,12 @@
 //! Server configuration, defaults and the environment variables that set them.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mindgate_home::{DEFAULT_HOST, DEFAULT_PORT, Home};
 use mindgate_store::{Retention, WriterConfig};
 
-/// Environment variables Mindgate reads, in one place.
-pub mod env {
-    /// Mindgate's home directory (database, token files). Default `~/.mindgate`.
-    pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
-    /// `tracing` filter for server logs (e.g. `info`, `mindgate_server=debug`).
-    pub const MINDGATE_LOG: &str = "MINDGATE_LOG";
-    /// Most HTTP connections `serve` keeps open at once (default 512).
-    pub const MINDGATE_MAX_CONNECTIONS: &str = "MINDGATE_MAX_CONNECTIONS";
-    /// Most HTTP connections from one client IP address (default 256).
-    pub const MINDGATE_MAX_CONNECTIONS_PER_IP: &str = "MINDGATE_MAX_CONNECTIONS_PER_IP";
-    /// Milliseconds a client has to send request headers, and an idle
-    /// keep-alive connection to send its next request (default 10,000).
-    pub const MINDGATE_HEADER_TIMEOUT_MS: &str = "MINDGATE_HEADER_TIMEOUT_MS";
-}
-
-/// Default TCP port (the GraphMind clients' default).
-pub const DEFAULT_PORT: u16 = 4747;
-/// File name of the database inside the home directory.
-pub const DB_FILE_NAME: &str = "mindgate.db";
 /// How long a run whose app disconnected stays `running` before it is `abandoned`.
 pub const DEFAULT_ABANDON_GRACE: Duration = Duration::from_secs(15);
 /// How long a new ingest connection may take to say `hello`.
@@ -36,17 +18,6 @@ pub const PRUNE_EVERY: Duration = Duration::from_secs(3_600);
 pub const DEFAULT_SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a resume request waits for the app's `exec.resumed` / `exec.refused`.
 pub const DEFAULT_RESUME_WAIT: Duration = Duration::from_secs(2);
-
-/// `$MINDGATE_HOME`, else `~/.mindgate`, else `./.mindgate`.
-pub fn default_home() -> PathBuf {
-    if let Some(home) = std::env::var_os(env::MINDGATE_HOME).filter(|v| !v.is_empty()) {
-        return PathBuf::from(home);
-    }
-    match std::env::home_dir() {
-        Some(dir) => dir.join(".mindgate"),
-        None => PathBuf::from(".mindgate"),
-    }
-}
 
 /// Everything `serve` needs.
 #[derive(Debug, Clone)]
@@ -92,15 +63,15 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    /// Defaults for `home`: `127.0.0.1:4747`, database `<home>/mindgate.db`.
+    /// Defaults for `home`: [`DEFAULT_HOST`]:[`DEFAULT_PORT`], database `<home>/mindgate.db`.
     pub fn new(home: &Path) -> ServeConfig {
         ServeConfig {
-            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            host: DEFAULT_HOST,
             port: DEFAULT_PORT,
             allow_remote: false,
             allowed_hosts: Vec::new(),
             home: home.to_path_buf(),
-            db_path: home.join(DB_FILE_NAME),
+            db_path: Home::at(home).run_db(),
             abandon_grace: DEFAULT_ABANDON_GRACE,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             resume_wait: DEFAULT_RESUME_WAIT,

@@ -24,7 +24,7 @@ pub enum ServerError {
         /// The address.
         addr: std::net::SocketAddr,
         /// The Mindgate server found in the home's token file for that port, if any.
-        holder: Option<crate::token_file::TokenFile>,
+        holder: Option<mindgate_home::TokenFile>,
     },
     /// Another server has the database.
     #[error(
@@ -57,19 +57,14 @@ pub enum ServerError {
     #[error("refusing to listen on non-loopback address {0} without --allow-remote")]
     RemoteNotAllowed(std::net::IpAddr),
     /// Writing the token file failed.
-    #[error("cannot write token file {path}: {source}")]
-    TokenFile {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    TokenFile(#[from] mindgate_home::TokenFileError),
     /// The HTTP server failed.
     #[error("server failed: {0}")]
     Serve(std::io::Error),
 }
 
-fn describe_port_holder(holder: Option<&crate::token_file::TokenFile>) -> String {
+fn describe_port_holder(holder: Option<&mindgate_home::TokenFile>) -> String {
     match holder {
         // Not its URL: that carries the control token.
         Some(h) => format!(" by mindgate serve (pid {}, port {})", h.pid, h.port),

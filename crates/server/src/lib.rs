@@ -39,14 +39,13 @@ mod panic_guard;
 mod serve;
 mod state;
 mod task_graph;
-pub mod token_file;
 mod ui_feed;
 mod ws_close;
 
 pub use assets::asset_paths;
 pub use config::{
-    DB_FILE_NAME, DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_PORT, DEFAULT_RESUME_WAIT,
-    DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig, default_home, env,
+    DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_RESUME_WAIT, DEFAULT_SHUTDOWN_DEADLINE,
+    PRUNE_EVERY, ServeConfig,
 };
 pub use error::{ApiError, ServerError};
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};

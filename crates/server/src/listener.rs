@@ -81,7 +81,7 @@ impl HttpLimits {
     /// `MINDGATE_MAX_CONNECTIONS_PER_IP` and `MINDGATE_HEADER_TIMEOUT_MS`
     /// (positive integers; anything else is ignored with a warning).
     pub fn from_env() -> HttpLimits {
-        use crate::config::env;
+        use mindgate_home::env;
         let mut limits = HttpLimits::default();
         if let Some(n) = env_number(env::MINDGATE_MAX_CONNECTIONS) {
             limits.max_connections = usize::try_from(n).unwrap_or(usize::MAX);

@@ -21,7 +21,9 @@ use crate::config::ServeConfig;
 use crate::error::ServerError;
 use crate::hub::{Hub, new_token};
 use crate::state::{AppState, FEED_CAPACITY, Stats};
-use crate::{api, assets, db_lock, guard, ingest, token_file, ui_feed};
+use mindgate_home::{Home, token_file};
+
+use crate::{api, assets, db_lock, guard, ingest, ui_feed};
 
 async fn ingest_ws(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
     let tasks = state.tasks.clone();
@@ -188,7 +190,8 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         Err(source) if source.kind() == std::io::ErrorKind::AddrInUse => {
             return Err(ServerError::AddrInUse {
                 addr: bind,
-                holder: token_file::read(&config.home, config.port).filter(|_| config.port != 0),
+                holder: token_file::read(&Home::at(&config.home), config.port)
+                    .filter(|_| config.port != 0),
             });
         }
         Err(source) => return Err(ServerError::Bind { addr: bind, source }),
@@ -237,11 +240,11 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         url: url.clone(),
     };
     let token_file = if config.write_token_file {
-        match token_file::write(&config.home, &owned_token_file) {
+        match token_file::write(&Home::at(&config.home), &owned_token_file) {
             Ok(path) => Some(path),
             Err(e) => {
                 let _ = writer.close();
-                return Err(e);
+                return Err(e.into());
             }
         }
     } else {
@@ -296,8 +299,14 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         // Everything handed to the writer is committed before it stops.
         let w = state.writer.clone();
         let closed = tokio::task::spawn_blocking(move || w.close()).await;
-        if let Some(path) = cleanup_file {
-            token_file::remove_if_owned(&path, &owned_token_file);
+        if let Some(path) = cleanup_file
+            && token_file::remove_if_owned(&path, &owned_token_file)
+                == token_file::Removal::OwnedByAnother
+        {
+            tracing::info!(
+                path = %path.display(),
+                "token file now belongs to another server; left in place"
+            );
         }
         // Only now may another server have the database.
         drop(db_lock);

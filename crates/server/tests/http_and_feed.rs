@@ -310,8 +310,8 @@ async fn embedded_ui_and_token_file() {
     let (s, body) = t.get("/api/nope").await;
     assert_eq!(s, 404);
     assert!(body["error"].is_string());
-    let file =
-        mindgate_server::token_file::read(t.dir.path(), t.server.addr.port()).expect("token file");
+    let home = mindgate_home::Home::at(t.dir.path());
+    let file = mindgate_home::token_file::read(&home, t.server.addr.port()).expect("token file");
     assert_eq!(file.token, t.server.token);
     assert_eq!(file.port, t.server.addr.port());
     assert_eq!(file.pid, std::process::id());

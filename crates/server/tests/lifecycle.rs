@@ -7,7 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use futures_util::SinkExt;
-use mindgate_server::{ServeConfig, ServerError, start, token_file};
+use mindgate_home::{Home, token_file};
+use mindgate_server::{ServeConfig, ServerError, start};
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio_tungstenite::connect_async;
@@ -150,7 +151,7 @@ async fn a_second_server_on_the_same_database_is_refused_and_names_the_first() {
 async fn a_stopping_server_leaves_the_token_file_another_server_wrote() {
     let t = common::start().await;
     let path = t.server.token_file.clone().expect("token file");
-    let ours = token_file::read(t.dir.path(), t.server.addr.port()).expect("ours");
+    let ours = token_file::read(&Home::at(t.dir.path()), t.server.addr.port()).expect("ours");
     assert_eq!(ours.pid, std::process::id());
     // A newer server on the same home and port replaced the file meanwhile.
     let newcomer = token_file::TokenFile {
@@ -162,7 +163,7 @@ async fn a_stopping_server_leaves_the_token_file_another_server_wrote() {
     let home = t.dir;
     t.server.stop().await.expect("stop");
     assert_eq!(
-        token_file::read(home.path(), ours.port),
+        token_file::read(&Home::at(home.path()), ours.port),
         Some(newcomer),
         "the newcomer's token file survived"
     );

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use mindgate_mcp::{DB_FILE_NAME, McpConfig};
+use mindgate_home::{Home, env};
+use mindgate_mcp::McpConfig;
 
 use crate::args::McpArgs;
 
@@ -14,13 +15,13 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MINDGATE_LOG")
+            tracing_subscriber::EnvFilter::try_from_env(env::MINDGATE_LOG)
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .try_init();
-    let home = args.home.unwrap_or_else(McpConfig::default_home);
-    let mut config = McpConfig::new(&home);
-    config.db_path = args.db.unwrap_or_else(|| home.join(DB_FILE_NAME));
+    let home = args.home.map(Home::at).unwrap_or_else(Home::from_env);
+    let mut config = McpConfig::new(home.root());
+    config.db_path = args.db.unwrap_or_else(|| home.run_db());
     config.port = args.port;
     config.allow_control = args.allow_control;
     config.discovery.extra_paths.extend(args.sessions);

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mindgate_server::{ServeConfig, default_home, env};
+use mindgate_home::{Home, env};
+use mindgate_server::ServeConfig;
 
 use super::tasks;
 use crate::args::ServeArgs;
@@ -16,8 +17,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
-    let home = default_home();
-    let mut config = ServeConfig::new(&home);
+    let home = Home::from_env();
+    let mut config = ServeConfig::new(home.root());
     config.port = args.port;
     config.host = args.host;
     config.allow_remote = args.allow_remote;

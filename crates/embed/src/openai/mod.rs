@@ -18,17 +18,18 @@ pub use client::OpenAiEmbedder;
 /// The provider name of OpenAI-compatible endpoints.
 pub const OPENAI_PROVIDER: &str = "openai";
 
-/// Environment variables that configure an OpenAI-compatible embedder.
+/// Environment variables that configure an OpenAI-compatible embedder (names from
+/// [`mindgate_home::env`]).
 pub mod env {
     /// Base URL of the API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`;
     /// `/embeddings` is appended (unless the URL already ends with it).
-    pub const URL: &str = "MINDGATE_EMBED_URL";
+    pub const URL: &str = mindgate_home::env::MINDGATE_EMBED_URL;
     /// Model name sent with each request, e.g. `text-embedding-3-small`, `nomic-embed-text`.
-    pub const MODEL: &str = "MINDGATE_EMBED_MODEL";
+    pub const MODEL: &str = mindgate_home::env::MINDGATE_EMBED_MODEL;
     /// Bearer token (optional: local servers usually need none).
-    pub const API_KEY: &str = "MINDGATE_EMBED_API_KEY";
+    pub const API_KEY: &str = mindgate_home::env::MINDGATE_EMBED_API_KEY;
     /// Vector dimension (optional: learned from a first request otherwise).
-    pub const DIMENSION: &str = "MINDGATE_EMBED_DIM";
+    pub const DIMENSION: &str = mindgate_home::env::MINDGATE_EMBED_DIM;
 }
 
 /// Default timeout of one request (connect, send, answer).

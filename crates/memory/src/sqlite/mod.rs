@@ -18,7 +18,7 @@ mod trust_ops;
 mod vectors;
 mod working;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mindgate_embed::Embedder;
@@ -98,16 +98,6 @@ impl OpenOptions {
         self.clock = clock;
         self
     }
-}
-
-/// The default memory database: `$MINDGATE_HOME/memory.db`, else `~/.mindgate/memory.db`.
-pub fn default_db_path() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("MINDGATE_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home).join("memory.db"));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".mindgate").join("memory.db"))
 }
 
 /// The SQLite memory store.

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use mindgate_embed::{EmbedderKind, ImportedModel, import_model, imported_models, models_dir};
-use mindgate_server::default_home;
+use mindgate_home::Home;
 use serde_json::json;
 
 use super::embedders;
@@ -21,9 +21,9 @@ pub fn run(args: EmbedderArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn import(source: &Path) -> anyhow::Result<ExitCode> {
-    let home = default_home();
+    let home = Home::from_env();
     let started = Instant::now();
-    let report = import_model(source, &home)
+    let report = import_model(source, home.root())
         .with_context(|| format!("cannot import {}", source.display()))?;
     let manifest = &report.manifest;
     println!(

@@ -6,11 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mindgate_embed::{Embedder, EmbedderConfig, EmbedderKind};
-
-/// The Mindgate home: `$MINDGATE_HOME`, else `~/.mindgate` (the server's one rule).
-pub fn home() -> anyhow::Result<PathBuf> {
-    Ok(mindgate_server::default_home())
-}
+use mindgate_home::Home;
 
 /// The embedder a `--embedder` name asks for (`none`: no vectors, lexical search only).
 pub fn by_name(name: &str) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
@@ -30,7 +26,7 @@ pub fn config(
     requested: Option<EmbedderKind>,
     model_dir: Option<PathBuf>,
 ) -> anyhow::Result<EmbedderConfig> {
-    let mut config = EmbedderConfig::from_env(home()?)?;
+    let mut config = EmbedderConfig::from_env(Home::from_env().root().to_path_buf())?;
     if requested.is_some() {
         config.requested = requested;
     }

@@ -4,17 +4,18 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use mindgate_memory::{OpenOptions, SqliteMemory, default_db_path};
+use mindgate_home::Home;
+use mindgate_memory::{OpenOptions, SqliteMemory};
 
 use super::embedders;
 use crate::args::MemoryReembedArgs;
 
 /// Runs the re-embed with a progress bar on stderr.
 pub fn run(args: &MemoryReembedArgs) -> anyhow::Result<ExitCode> {
-    let path = match &args.db {
-        Some(p) => p.clone(),
-        None => default_db_path().context("no memory database: set MINDGATE_HOME or pass --db")?,
-    };
+    let path = args
+        .db
+        .clone()
+        .unwrap_or_else(|| Home::from_env().memory_db());
     let embedder = embedders::by_name(&args.embedder)?.context("re-embedding needs an embedder")?;
     let id = embedder.id().to_string();
     let store = SqliteMemory::open_for_reembed(&path, OpenOptions::default().embedder(embedder))

@@ -1,0 +1,27 @@
+//! Names of the environment variables a Mindgate process reads (the SDK's, which an
+//! instrumented app reads, live in `mindgate-sdk`; the coding agents' homes in
+//! `mindgate-taskgraph`). Every one is listed in `docs/configuration.md`.
+
+/// Mindgate's home directory (databases, token files, models). Default `~/.mindgate`.
+pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
+/// `tracing` filter for the logs on standard error (e.g. `info`, `mindgate_server=debug`).
+pub const MINDGATE_LOG: &str = "MINDGATE_LOG";
+/// Most HTTP connections `serve` keeps open at once (default 512).
+pub const MINDGATE_MAX_CONNECTIONS: &str = "MINDGATE_MAX_CONNECTIONS";
+/// Most HTTP connections from one client IP address (default 256).
+pub const MINDGATE_MAX_CONNECTIONS_PER_IP: &str = "MINDGATE_MAX_CONNECTIONS_PER_IP";
+/// Milliseconds a client has to send request headers, and an idle keep-alive connection to
+/// send its next request (default 10,000).
+pub const MINDGATE_HEADER_TIMEOUT_MS: &str = "MINDGATE_HEADER_TIMEOUT_MS";
+/// Forces an embedder: `builtin`, `minilm` or `openai`.
+pub const MINDGATE_EMBEDDER: &str = "MINDGATE_EMBEDDER";
+/// A MiniLM model directory used instead of the imported one.
+pub const MINDGATE_MINILM_DIR: &str = "MINDGATE_MINILM_DIR";
+/// Base URL of an OpenAI-compatible embeddings API (selects that embedder).
+pub const MINDGATE_EMBED_URL: &str = "MINDGATE_EMBED_URL";
+/// Model name sent to the OpenAI-compatible API.
+pub const MINDGATE_EMBED_MODEL: &str = "MINDGATE_EMBED_MODEL";
+/// Bearer token for the OpenAI-compatible API (optional).
+pub const MINDGATE_EMBED_API_KEY: &str = "MINDGATE_EMBED_API_KEY";
+/// Vector dimension of the OpenAI-compatible model (optional).
+pub const MINDGATE_EMBED_DIM: &str = "MINDGATE_EMBED_DIM";
