@@ -3,8 +3,10 @@
 //! [`project`] folds a run's events into one entry per logical `nodeId`, each
 //! with its instances (executions). [`RunProjection::graph`] is the shape of
 //! `GET /api/runs/:id/graph`; [`RunProjection::node`] is the full detail of one
-//! node (inputs, outputs, errors, pauses). The HTTP API, the UI feed and the
-//! MCP server all use this code, so they always agree.
+//! node (inputs, outputs, errors, pauses). The HTTP API and the MCP server use
+//! this code; the viewer's run model (`ui/dist/js/runmodel.js`) applies the
+//! same rules, written out in `docs/run-graph.md` and pinned for both by one
+//! corpus of event sequences (`tests/fixtures/run_graph_corpus.json`).
 
 use std::collections::HashMap;
 
@@ -19,6 +21,8 @@ use crate::model::StoredEvent;
 pub enum NodeState {
     /// Announced by `graph.hint`, never ran.
     Hinted,
+    /// Named only as another node's parent: none of its own events yet.
+    Pending,
     /// Started, not finished.
     Running,
     /// Held at a gate right now.
@@ -201,6 +205,10 @@ struct NodeAcc {
     kind: String,
     name: String,
     parent_id: Option<String>,
+    /// Index of the parent in `RunProjection::nodes`.
+    parent: Option<usize>,
+    /// The parent was named by an event (not the root-agent default): it stays.
+    explicit_parent: bool,
     hinted: bool,
     instances: Vec<InstanceAcc>,
 }
@@ -213,6 +221,9 @@ pub struct RunProjection {
     run_id: String,
     nodes: Vec<NodeAcc>,
     index: HashMap<String, usize>,
+    /// The run's root agent: the first `agent` node started without a parent;
+    /// nodes created later without a parent go under it.
+    root: Option<usize>,
     /// pause id → (node index, instance index)
     pauses: HashMap<String, (usize, usize)>,
     run_finished: bool,
@@ -221,8 +232,22 @@ pub struct RunProjection {
     detail: bool,
 }
 
-fn s(v: &Value, key: &str) -> Option<String> {
+/// The string field `key` of a JSON object, if it is one.
+fn str_field(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The string field `key` if it is present and not empty.
+fn non_empty_field(v: &Value, key: &str) -> Option<String> {
+    str_field(v, key).filter(|value| !value.is_empty())
+}
+
+/// Kind and name read from a `kind:name` node id, or `custom` and the whole id.
+fn kind_and_name_of(node_id: &str) -> (String, String) {
+    match node_id.split_once(':') {
+        Some((kind, name)) if !kind.is_empty() => (kind.to_owned(), name.to_owned()),
+        _ => ("custom".to_owned(), node_id.to_owned()),
+    }
 }
 
 fn new_instance(id: String) -> InstanceAcc {
@@ -271,6 +296,7 @@ impl RunProjection {
             run_id: run_id.to_owned(),
             nodes: Vec::new(),
             index: HashMap::new(),
+            root: None,
             pauses: HashMap::new(),
             run_finished: false,
             detail,
@@ -293,28 +319,71 @@ impl RunProjection {
         self.apply_value(type_name, seq, ts, payload);
     }
 
-    fn node_mut(&mut self, node_id: &str, payload: &Value) -> usize {
+    /// The node `node_id`, created (kind and name from its id, under the root
+    /// agent if there is one) when no event named it before.
+    fn node_mut(&mut self, node_id: &str) -> usize {
         if let Some(&i) = self.index.get(node_id) {
             return i;
         }
-        let (kind, name) = match node_id.split_once(':') {
-            Some((k, n)) => (k.to_owned(), n.to_owned()),
-            None => ("custom".to_owned(), node_id.to_owned()),
-        };
+        let (kind, name) = kind_and_name_of(node_id);
+        let parent = self.root;
+        let i = self.nodes.len();
         self.nodes.push(NodeAcc {
             node_id: node_id.to_owned(),
-            kind: s(payload, "kind").unwrap_or(kind),
-            name: s(payload, "name").unwrap_or(name),
-            parent_id: s(payload, "parentId"),
+            kind,
+            name,
+            parent_id: parent.map(|p| self.nodes[p].node_id.clone()),
+            parent,
+            explicit_parent: false,
             hinted: false,
             instances: Vec::new(),
         });
-        let i = self.nodes.len() - 1;
         self.index.insert(node_id.to_owned(), i);
         i
     }
 
-    /// The instance an event without (or with) an `instanceId` refers to.
+    /// Applies the `parentId` a `node.started` or a hint names: the first
+    /// explicit parent wins (it replaces the root-agent default), a parent that
+    /// would make a cycle is refused, and an unseen parent becomes a pending node.
+    fn set_parent(&mut self, ni: usize, parent_id: Option<String>, hinted: bool) {
+        let Some(parent_id) = parent_id.filter(|p| !p.is_empty() && *p != self.nodes[ni].node_id)
+        else {
+            return;
+        };
+        if self.nodes[ni].explicit_parent {
+            return;
+        }
+        let known = self.index.contains_key(&parent_id);
+        let pi = self.node_mut(&parent_id);
+        if !known && hinted {
+            self.nodes[pi].hinted = true;
+        }
+        if self.is_ancestor(ni, pi) {
+            return;
+        }
+        let node = &mut self.nodes[ni];
+        node.parent = Some(pi);
+        node.parent_id = Some(parent_id);
+        node.explicit_parent = true;
+    }
+
+    /// Whether `ancestor` is `node` or one of its ancestors.
+    fn is_ancestor(&self, ancestor: usize, node: usize) -> bool {
+        let mut at = Some(node);
+        // A bounded walk: the parent links never form a cycle, but stay safe.
+        for _ in 0..=self.nodes.len() {
+            match at {
+                Some(i) if i == ancestor => return true,
+                Some(i) => at = self.nodes[i].parent,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The instance an event other than `node.started` refers to: the one with
+    /// its `instanceId` (created if unknown), else the latest unfinished one,
+    /// else the latest one, else a new one.
     fn instance_for(&mut self, node: usize, instance_id: Option<&str>) -> usize {
         let n = &mut self.nodes[node];
         if let Some(id) = instance_id {
@@ -334,7 +403,8 @@ impl RunProjection {
         if !n.instances.is_empty() {
             return n.instances.len() - 1;
         }
-        push_instance(&mut n.instances, new_instance(String::new()));
+        let id = format!("{}#1", n.node_id);
+        push_instance(&mut n.instances, new_instance(id));
         0
     }
 
@@ -344,32 +414,43 @@ impl RunProjection {
             "graph.hint" => {
                 if let Some(nodes) = payload.get("nodes").and_then(Value::as_array) {
                     for hint in nodes {
-                        if let Some(id) = hint.get("nodeId").and_then(Value::as_str) {
-                            let known = self.index.contains_key(id);
-                            let i = self.node_mut(id, hint);
-                            if !known {
-                                self.nodes[i].hinted = true;
+                        let Some(id) = hint.get("nodeId").and_then(Value::as_str) else {
+                            continue;
+                        };
+                        let i = self.node_mut(id);
+                        let node = &mut self.nodes[i];
+                        node.hinted = true;
+                        if node.instances.is_empty() {
+                            if let Some(kind) = non_empty_field(hint, "kind") {
+                                node.kind = kind;
+                            }
+                            if let Some(name) = non_empty_field(hint, "name") {
+                                node.name = name;
                             }
                         }
+                        self.set_parent(i, str_field(hint, "parentId"), true);
                     }
                 }
             }
             "node.started" => {
-                let Some(id) = s(&payload, "nodeId") else {
+                let Some(id) = str_field(&payload, "nodeId") else {
                     return;
                 };
-                let ni = self.node_mut(&id, &payload);
+                let ni = self.node_mut(&id);
+                self.set_parent(ni, str_field(&payload, "parentId"), false);
                 let node = &mut self.nodes[ni];
-                if let Some(kind) = s(&payload, "kind") {
+                if let Some(kind) = non_empty_field(&payload, "kind") {
                     node.kind = kind;
                 }
-                if let Some(name) = s(&payload, "name") {
+                if let Some(name) = non_empty_field(&payload, "name") {
                     node.name = name;
                 }
-                if let Some(parent) = s(&payload, "parentId") {
-                    node.parent_id = Some(parent);
+                if self.root.is_none() && node.kind == "agent" && node.parent.is_none() {
+                    self.root = Some(ni);
                 }
-                let inst_id = s(&payload, "instanceId").unwrap_or_default();
+                let node = &mut self.nodes[ni];
+                let inst_id = str_field(&payload, "instanceId")
+                    .unwrap_or_else(|| format!("{id}#{}", node.instances.len() + 1));
                 // A second node.started for a live instance (a retry) reuses it.
                 let ii = match node
                     .instances
@@ -397,10 +478,10 @@ impl RunProjection {
                 }
             }
             "node.token" => {
-                let Some(id) = s(&payload, "nodeId") else {
+                let Some(id) = str_field(&payload, "nodeId") else {
                     return;
                 };
-                let ni = self.node_mut(&id, &payload);
+                let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
                 let d = &mut self.nodes[ni].instances[ii].detail;
                 if let Some(deltas) = payload.get("deltas").and_then(Value::as_array) {
@@ -419,10 +500,10 @@ impl RunProjection {
                 }
             }
             "node.finished" => {
-                let Some(id) = s(&payload, "nodeId") else {
+                let Some(id) = str_field(&payload, "nodeId") else {
                     return;
                 };
-                let ni = self.node_mut(&id, &payload);
+                let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.finished = true;
@@ -449,10 +530,10 @@ impl RunProjection {
                 }
             }
             "node.error" => {
-                let Some(id) = s(&payload, "nodeId") else {
+                let Some(id) = str_field(&payload, "nodeId") else {
                     return;
                 };
-                let ni = self.node_mut(&id, &payload);
+                let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.errored = true;
@@ -462,8 +543,8 @@ impl RunProjection {
                 }
                 if let Some(err) = payload.as_object_mut().and_then(|o| o.remove("error")) {
                     d.summary.error = Some(ErrorBrief {
-                        name: s(&err, "name").unwrap_or_default(),
-                        message: s(&err, "message").unwrap_or_default(),
+                        name: str_field(&err, "name").unwrap_or_default(),
+                        message: str_field(&err, "message").unwrap_or_default(),
                     });
                     if detail {
                         d.error_detail = Some(err);
@@ -471,19 +552,21 @@ impl RunProjection {
                 }
             }
             "exec.paused" => {
-                let (Some(id), Some(pause_id)) = (s(&payload, "nodeId"), s(&payload, "pauseId"))
-                else {
+                let (Some(id), Some(pause_id)) = (
+                    str_field(&payload, "nodeId"),
+                    str_field(&payload, "pauseId"),
+                ) else {
                     return;
                 };
-                let ni = self.node_mut(&id, &payload);
+                let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.open_pauses += 1;
                 if detail {
                     inst.detail.pauses.push(PauseRecord {
                         pause_id: pause_id.clone(),
-                        point: s(&payload, "point").unwrap_or_default(),
-                        reason: s(&payload, "reason"),
+                        point: str_field(&payload, "point").unwrap_or_default(),
+                        reason: str_field(&payload, "reason"),
                         since: ts,
                         resumed_at: None,
                         action: None,
@@ -492,7 +575,7 @@ impl RunProjection {
                 self.pauses.insert(pause_id, (ni, ii));
             }
             "exec.resumed" => {
-                let Some(pause_id) = s(&payload, "pauseId") else {
+                let Some(pause_id) = str_field(&payload, "pauseId") else {
                     return;
                 };
                 if let Some((ni, ii)) = self.pauses.remove(&pause_id) {
@@ -506,7 +589,7 @@ impl RunProjection {
                         .find(|p| p.pause_id == pause_id)
                     {
                         p.resumed_at = Some(ts);
-                        p.action = s(&payload, "action");
+                        p.action = str_field(&payload, "action");
                     }
                 }
             }
@@ -532,7 +615,7 @@ impl RunProjection {
             return if hinted {
                 NodeState::Hinted
             } else {
-                NodeState::Running
+                NodeState::Pending
             };
         }
         if states.contains(&NodeState::Paused) {
@@ -571,6 +654,8 @@ impl RunProjection {
                 kind: n.kind.clone(),
                 name: n.name.clone(),
                 parent_id: n.parent_id.clone(),
+                parent: n.parent,
+                explicit_parent: n.explicit_parent,
                 hinted: n.hinted,
                 instances: n
                     .instances
@@ -590,6 +675,7 @@ impl RunProjection {
             run_id: self.run_id.clone(),
             nodes,
             index: self.index.clone(),
+            root: self.root,
             pauses: HashMap::new(),
             run_finished: self.run_finished,
             detail: false,

@@ -1,9 +1,12 @@
 // The logical graph of one run, built incrementally from its event stream.
 //
 // One node per logical nodeId; every execution is an instance of it. Events
-// are applied once each (deduplicated on seq), in any order the feed delivers
-// them: a child that names a parent we have not seen yet gets a placeholder
-// parent that is filled in when the parent's own event arrives.
+// are applied once each (deduplicated on seq). The rules are the server's
+// (store::projection, behind /api/runs/:id/graph and the MCP tools), written
+// out in docs/run-graph.md; one corpus of event sequences with their expected
+// graphs (crates/store/tests/fixtures/run_graph_corpus.json) runs through both
+// (tests/browser/run_graph_corpus.test.mjs here). A child that names a parent
+// not seen yet gets a pending placeholder parent, filled in by its own events.
 
 const TAIL = 90; // characters of streamed text kept on a node for the canvas
 
@@ -16,6 +19,8 @@ export class RunModel {
     this.instances = new Map();  // instanceId -> instance
     this.instList = [];          // instances in start order (timeline)
     this.rootId = null;          // the run's agent node, default parent
+    this.holds = new Map();      // open pauseId -> instance
+    this.runFinished = false;    // no instance is paused once the run finished
     this.seen = new Set();       // applied seqs beyond the bitmap
     this.seenBits = new Uint8Array(1024); // applied seqs (bitmap)
     this.eventCount = 0;
@@ -68,6 +73,10 @@ export class RunModel {
         this.info.status = p.status || 'ok';
         this.info.finishedAt = ts;
         if (p.error) this.info.error = p.error;
+        if (!this.runFinished) {
+          this.runFinished = true;
+          for (const inst of this.holds.values()) this.restate(inst);
+        }
         return true;
       }
       case 'graph.hint': {
@@ -75,11 +84,13 @@ export class RunModel {
         for (const h of Array.isArray(p.nodes) ? p.nodes : []) {
           if (!h || typeof h.nodeId !== 'string') continue;
           const n = this.ensureNode(h.nodeId, h.parentId, true);
-          if (n.placeholder) {
+          n.hinted = true;
+          if (!n.insts.length) {
             n.placeholder = false;
-            n.kind = h.kind || n.kind;
-            n.name = h.name || n.name;
+            if (typeof h.kind === 'string' && h.kind) n.kind = h.kind;
+            if (typeof h.name === 'string' && h.name) n.name = h.name;
           }
+          this.refresh(n);
         }
         return true;
       }
@@ -89,10 +100,10 @@ export class RunModel {
         const inst = this.instanceFor(p, ts);
         if (!inst) return false;
         inst.error = p.error || { name: 'Error', message: '(no detail)' };
-        inst.status = 'error';
+        inst.errored = true;
         if (p.heldMs !== undefined) inst.heldMs = p.heldMs;
         inst.node.errors++;
-        this.refresh(inst.node);
+        this.restate(inst);
         return true;
       }
       case 'node.token': {
@@ -112,16 +123,23 @@ export class RunModel {
         return true;
       }
       case 'exec.paused': {
-        const node = this.nodes.get(p.nodeId);
-        const inst = node ? this.openInstance(node, p.instanceId) : null;
-        if (inst) inst.holds.push({ pauseId: p.pauseId, point: p.point, reason: p.reason, since: ts, until: null, action: null });
+        if (typeof p.pauseId !== 'string') return false;
+        const inst = this.instanceFor(p, ts);
+        if (!inst) return false;
+        inst.holds.push({ pauseId: p.pauseId, point: p.point, reason: p.reason, since: ts, until: null, action: null });
+        inst.openPauses++;
+        this.holds.set(p.pauseId, inst);
+        this.restate(inst);
         return true;
       }
       case 'exec.resumed': {
-        for (let i = this.instList.length - 1; i >= 0 && i >= this.instList.length - 200; i--) {
-          const h = this.instList[i].holds.find((x) => x.pauseId === p.pauseId);
-          if (h) { h.until = ts; h.action = p.action; break; }
-        }
+        const inst = this.holds.get(p.pauseId);
+        if (!inst) return false;
+        this.holds.delete(p.pauseId);
+        const h = inst.holds.findLast((x) => x.pauseId === p.pauseId);
+        if (h) { h.until = ts; h.action = p.action; }
+        inst.openPauses = Math.max(0, inst.openPauses - 1);
+        this.restate(inst);
         return true;
       }
       default:
@@ -133,17 +151,13 @@ export class RunModel {
     if (typeof p.nodeId !== 'string') return false;
     const node = this.ensureNode(p.nodeId, p.parentId, false);
     node.placeholder = false;
-    node.hinted = false;
-    if (p.kind) node.kind = p.kind;
-    if (p.name) node.name = p.name;
+    if (typeof p.kind === 'string' && p.kind) node.kind = p.kind;
+    if (typeof p.name === 'string' && p.name) node.name = p.name;
     if (p.collapsed) node.senderCollapsed = true;
     if (!this.rootId && node.kind === 'agent' && !node.parent) this.rootId = node.id;
     const id = typeof p.instanceId === 'string' ? p.instanceId : `${p.nodeId}#${node.insts.length + 1}`;
-    let inst = this.instances.get(id);
-    if (!inst) {
-      inst = this.newInstance(id, node, ts);
-      node.running++;
-    }
+    // A second node.started for a known instance (a retry) reuses it.
+    const inst = this.instanceOf(node, id) || this.newInstance(id, node, ts);
     if (p.input !== undefined) inst.input = p.input;
     if (p.redaction) inst.redaction = p.redaction;
     this.refresh(node);
@@ -153,9 +167,9 @@ export class RunModel {
   finished(p, ts) {
     const inst = this.instanceFor(p, ts);
     if (!inst) return false;
-    if (inst.end === null) inst.node.running = Math.max(0, inst.node.running - 1);
     inst.end = ts;
-    inst.status = p.status || 'ok';
+    inst.finalStatus = typeof p.status === 'string' && p.status ? p.status : 'ok';
+    if (inst.finalStatus === 'ok') inst.errored = false; // recovered: a retry succeeded or a value was injected
     if (typeof p.durationMs === 'number') inst.durationMs = p.durationMs;
     if (typeof p.heldMs === 'number') inst.heldMs = p.heldMs;
     if (p.output !== undefined) inst.output = p.output;
@@ -166,7 +180,7 @@ export class RunModel {
     }
     if (p.injected) inst.injected = true;
     if (p.recoveredFromError) inst.recovered = true;
-    this.refresh(inst.node);
+    this.restate(inst);
     return true;
   }
 
@@ -174,36 +188,58 @@ export class RunModel {
     const inst = {
       id, node, status: 'running', start: ts, end: null, durationMs: null, heldMs: null,
       input: undefined, output: undefined, error: null, usage: null, tokens: {}, holds: [],
-      index: this.instList.length,
+      index: this.instList.length, finalStatus: null, errored: false, openPauses: 0,
     };
-    this.instances.set(id, inst);
+    if (!this.instances.has(id)) this.instances.set(id, inst);
     this.instList.push(inst);
     node.insts.push(inst);
+    node.running++;
+    this.refresh(node);
     return inst;
   }
 
-  /** The instance an event refers to: by instanceId, else the most recent open one. */
-  instanceFor(p, ts) {
-    if (typeof p.instanceId === 'string') {
-      const found = this.instances.get(p.instanceId);
-      if (found) return found;
+  /** The instance `id` of `node`, or null. */
+  instanceOf(node, id) {
+    const found = this.instances.get(id);
+    if (found && found.node === node) return found;
+    for (let i = node.insts.length - 1; i >= 0; i--) if (node.insts[i].id === id) return node.insts[i];
+    return null;
+  }
+
+  /** An instance's state: finished → how it ended; held (run open) → paused; failed → error. */
+  stateOf(inst) {
+    if (inst.end !== null) return inst.finalStatus;
+    if (inst.openPauses > 0 && !this.runFinished) return 'paused';
+    return inst.errored ? 'error' : 'running';
+  }
+
+  /** Recomputes an instance's state and its node's counts after it changed. */
+  restate(inst) {
+    const node = inst.node;
+    const before = inst.status;
+    const after = this.stateOf(inst);
+    if (before !== after) {
+      if (before === 'running') node.running--;
+      else if (before === 'paused') node.paused--;
+      if (after === 'running') node.running++;
+      else if (after === 'paused') node.paused++;
+      inst.status = after;
     }
+    this.refresh(node);
+  }
+
+  /**
+   * The instance an event other than node.started refers to: the one with its
+   * instanceId (made if unknown), else the latest unfinished one, else the
+   * latest one, else a new one (its node.started was never seen).
+   */
+  instanceFor(p, ts) {
     if (typeof p.nodeId !== 'string') return null;
     const node = this.ensureNode(p.nodeId, undefined, false);
-    const open = this.openInstance(node, null);
-    if (open) return open;
-    // Its node.started was never seen (dropped by the client): make one up.
-    const id = typeof p.instanceId === 'string' ? p.instanceId : `${p.nodeId}#${node.insts.length + 1}`;
-    const inst = this.newInstance(id, node, ts);
-    node.running++;
-    node.hinted = false;
-    return inst;
-  }
-
-  openInstance(node, instanceId) {
-    if (instanceId && this.instances.has(instanceId)) return this.instances.get(instanceId);
+    if (typeof p.instanceId === 'string') return this.instanceOf(node, p.instanceId) || this.newInstance(p.instanceId, node, ts);
     for (let i = node.insts.length - 1; i >= 0; i--) if (node.insts[i].end === null) return node.insts[i];
-    return node.insts.length ? node.insts[node.insts.length - 1] : null;
+    if (node.insts.length) return node.insts[node.insts.length - 1];
+    return this.newInstance(`${p.nodeId}#1`, node, ts);
   }
 
   /** Finds or creates a node; `hinted` marks one known only from graph.hint. */
@@ -211,9 +247,13 @@ export class RunModel {
     let node = this.nodes.get(nodeId);
     const explicit = typeof parentId === 'string' && parentId && parentId !== nodeId;
     if (node) {
-      if (explicit && node.parentId !== parentId && !node.explicitParent) {
+      // The first explicit parent wins; it replaces the root-agent default.
+      if (explicit && !node.explicitParent) {
         const np = this.ensureNode(parentId, undefined, hinted);
-        if (!this.isAncestor(node, np)) { this.reparent(node, np); node.explicitParent = true; }
+        if (!this.isAncestor(node, np)) {
+          if (node.parent !== np) this.reparent(node, np);
+          node.explicitParent = true;
+        }
       }
       return node;
     }
@@ -223,7 +263,7 @@ export class RunModel {
       kind: colon > 0 ? nodeId.slice(0, colon) : 'custom',
       name: colon > 0 ? nodeId.slice(colon + 1) : nodeId,
       parent: null, parentId: null, explicitParent: false, children: [], depth: 0,
-      insts: [], running: 0, errors: 0, status: hinted ? 'hinted' : 'pending',
+      insts: [], running: 0, paused: 0, errors: 0, status: hinted ? 'hinted' : 'pending',
       hinted, placeholder: !hinted, desc: 0, folded: false, tokenTail: "", dirty: true, rev: 0,
       x: 0, y: 0, placed: false, seq: this.order.length,
     };
@@ -270,9 +310,10 @@ export class RunModel {
     return false;
   }
 
-  /** Recomputes a node's aggregate status after one of its instances changed. */
+  /** A node's state: paused if an instance is held, else running if one runs, else its latest instance's. */
   refresh(node) {
-    if (node.running > 0) node.status = 'running';
+    if (node.paused > 0) node.status = 'paused';
+    else if (node.running > 0) node.status = 'running';
     else if (node.insts.length) node.status = node.insts[node.insts.length - 1].status;
     else node.status = node.hinted ? 'hinted' : 'pending';
     node.dirty = true;
