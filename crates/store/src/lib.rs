@@ -37,6 +37,7 @@
 
 mod error;
 mod ingest;
+mod json_scan;
 mod model;
 pub mod projection;
 mod reader;
@@ -47,8 +48,9 @@ mod writer;
 pub use error::{Result, StoreError};
 pub use ingest::{
     EventFacts, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_RUN_ID_BYTES, MAX_SDK_BYTES, MAX_STORED_SEQ,
-    MAX_TYPE_BYTES, NewEvent, Refusal, check_envelope, check_hello, check_limits, minify,
+    MAX_TYPE_BYTES, NewEvent, Refusal, check_envelope, check_hello, check_limits,
 };
+pub use json_scan::minify;
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,

@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
-use super::{INSERT_CHUNK, MAX_EVENT_TYPES, Op, RunAcc, State};
+use super::super::{INSERT_CHUNK, MAX_EVENT_TYPES, Op};
+use super::{RunAcc, State};
 use crate::error::{Result, StoreError};
 use crate::ingest::{EventFacts, MAX_STORED_SEQ, NewEvent};
 use crate::model::{Counts, RunState, RunSummary, StoredEvent, UsageTotals};

@@ -1,0 +1,478 @@
+//! The writer thread: drains the queue in batches, applies each batch in one
+//! transaction (re-applying a failed one operation by operation), reports what
+//! was committed to the hook, and checkpoints the WAL on its own connection.
+
+mod rows;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{
+    CommitHook, Committed, Counters, EventsWanted, INSERT_CHUNK, Op, PRUNE_CHUNK, Retention,
+};
+use crate::error::{Result, StoreError};
+use crate::ingest::MAX_STORED_SEQ;
+use crate::model::{RunState, RunSummary};
+use crate::schema;
+
+use rows::{PendingRow, event_at, flush_rows, stored_event, truncated, write_run};
+
+/// A run as the writer tracks it between commits.
+struct RunAcc {
+    key: i64,
+    summary: RunSummary,
+    nodes: HashSet<String>,
+    dirty: bool,
+    /// Already listed in this transaction's touched runs.
+    touched: bool,
+}
+
+impl RunAcc {
+    /// Whether `seq` is certainly not stored yet: above every stored seq of the run.
+    fn is_fresh(&self, seq: u64) -> bool {
+        if seq > MAX_STORED_SEQ {
+            return false; // never stored (refused before)
+        }
+        match self.summary.last_seq {
+            Some(last) => seq > last,
+            None => self.summary.counts.events == 0,
+        }
+    }
+}
+
+pub(super) struct State {
+    conn: Connection,
+    runs: HashMap<String, RunAcc>,
+    types: HashMap<String, i64>,
+    events_wanted: Option<EventsWanted>,
+    counters: Arc<Counters>,
+    /// Set while a failed batch is re-applied one operation at a time: every
+    /// row then takes the checked single-row insert (no freshness shortcut).
+    exact: bool,
+    /// Dropping it stops the checkpointer thread.
+    _checkpointer: SyncSender<()>,
+}
+
+enum Reply {
+    Abandon(SyncSender<usize>, usize),
+    Delete(SyncSender<bool>, bool),
+    Prune(SyncSender<Vec<String>>, Vec<String>),
+    Unit(SyncSender<()>),
+}
+
+impl Reply {
+    fn send(self) {
+        match self {
+            Reply::Abandon(tx, n) => drop(tx.send(n)),
+            Reply::Delete(tx, b) => drop(tx.send(b)),
+            Reply::Prune(tx, ids) => drop(tx.send(ids)),
+            Reply::Unit(tx) => drop(tx.send(())),
+        }
+    }
+
+    /// The answer for an operation that could not be applied (nothing changed).
+    fn for_failed(op: &Op) -> Option<Reply> {
+        match op {
+            Op::Event(_) => None,
+            Op::Abandon { reply, .. } => Some(Reply::Abandon(reply.clone(), 0)),
+            Op::Delete { reply, .. } => Some(Reply::Delete(reply.clone(), false)),
+            Op::Prune { reply, .. } => Some(Reply::Prune(reply.clone(), Vec::new())),
+            Op::Flush(reply) | Op::Stop(reply) => Some(Reply::Unit(reply.clone())),
+        }
+    }
+}
+
+fn load_types(conn: &Connection) -> Result<HashMap<String, i64>> {
+    let mut types = HashMap::new();
+    let mut stmt = conn.prepare("SELECT code, name FROM event_types")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (code, name) = row?;
+        types.insert(name, code);
+    }
+    Ok(types)
+}
+
+impl State {
+    pub(super) fn new(
+        conn: Connection,
+        checkpointer: SyncSender<()>,
+        events_wanted: Option<EventsWanted>,
+        counters: Arc<Counters>,
+    ) -> Result<State> {
+        let types = load_types(&conn)?;
+        Ok(State {
+            conn,
+            runs: HashMap::new(),
+            types,
+            events_wanted,
+            counters,
+            exact: false,
+            _checkpointer: checkpointer,
+        })
+    }
+
+    pub(super) fn run(&mut self, rx: Receiver<Op>, max_batch: usize, hook: Option<CommitHook>) {
+        let mut stopping: Option<SyncSender<()>> = None;
+        while stopping.is_none() {
+            let Ok(first) = rx.recv() else { break };
+            let mut ops = Vec::with_capacity(64);
+            ops.push(first);
+            while ops.len() < max_batch {
+                match rx.try_recv() {
+                    Ok(op) => ops.push(op),
+                    Err(_) => break,
+                }
+            }
+            for op in &ops {
+                if let Op::Stop(reply) = op {
+                    stopping = Some(reply.clone());
+                }
+            }
+            let (committed, replies) = self.commit(ops, hook.is_some());
+            if let Some(hook) = &hook
+                && !committed.is_empty()
+            {
+                hook(committed);
+            }
+            for reply in replies {
+                reply.send();
+            }
+            self.evict();
+        }
+        // Drain anything still queued after a stop so a graceful stop loses nothing.
+        let rest: Vec<Op> = rx.try_iter().collect();
+        if !rest.is_empty() {
+            let (committed, replies) = self.commit(rest, hook.is_some());
+            if let Some(hook) = &hook
+                && !committed.is_empty()
+            {
+                hook(committed);
+            }
+            drop(replies);
+        }
+        if let Err(e) = self.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE") {
+            tracing::debug!(error = %e, "final checkpoint failed");
+        }
+        if let Some(reply) = stopping {
+            let _ = reply.send(());
+        }
+    }
+
+    /// Commits `ops` in one transaction. If that transaction fails, every
+    /// operation is re-applied in its own transaction, so one bad row is
+    /// isolated (counted in [`WriterStats::failed_rows`] and logged) and never
+    /// costs the batch's other rows.
+    fn commit(&mut self, ops: Vec<Op>, hooked: bool) -> (Committed, Vec<Reply>) {
+        let mut committed = Committed::default();
+        let mut replies = Vec::new();
+        let error = match self.apply(&ops, &mut committed, &mut replies) {
+            Ok(inserted) => {
+                self.fill_events(hooked, &mut committed, ops, &inserted);
+                return (committed, replies);
+            }
+            Err(e) => e,
+        };
+        let n = self
+            .counters
+            .isolated_batches
+            .fetch_add(1, Ordering::Relaxed)
+            + 1;
+        tracing::warn!(
+            error = %error,
+            operations = ops.len(),
+            failed_batches = n,
+            "store batch failed; re-applying its operations one by one"
+        );
+        self.reset_caches();
+        let mut committed = Committed::default();
+        let mut replies = Vec::new();
+        let mut inserted = Vec::new();
+        self.exact = true;
+        for (index, op) in ops.iter().enumerate() {
+            let one = std::slice::from_ref(op);
+            let mut single = Committed::default();
+            let mut single_replies = Vec::new();
+            match self.apply(one, &mut single, &mut single_replies) {
+                Ok(rows) => {
+                    if !rows.is_empty() {
+                        inserted.push(index);
+                    }
+                    merge(&mut committed, single);
+                    replies.extend(single_replies);
+                }
+                Err(e) => {
+                    let failed = self.counters.failed_rows.fetch_add(1, Ordering::Relaxed) + 1;
+                    match event_at(one, 0) {
+                        Some(ev) => tracing::warn!(
+                            error = %e,
+                            run = %truncated(&ev.run_id),
+                            seq = ev.seq,
+                            failed_rows = failed,
+                            "event could not be stored; the rest of its batch was"
+                        ),
+                        None => {
+                            tracing::warn!(error = %e, failed_rows = failed, "store operation failed")
+                        }
+                    }
+                    self.reset_caches();
+                    replies.extend(Reply::for_failed(op));
+                }
+            }
+        }
+        self.exact = false;
+        self.fill_events(hooked, &mut committed, ops, &inserted);
+        (committed, replies)
+    }
+
+    /// Forgets what a rolled-back transaction may have left in the caches.
+    fn reset_caches(&mut self) {
+        self.runs.clear();
+        match load_types(&self.conn) {
+            Ok(types) => self.types = types,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not reload event types");
+                self.types.clear();
+            }
+        }
+    }
+
+    /// Hands the inserted events (indices into `ops`, ascending) to the commit
+    /// hook when somebody wants them.
+    fn fill_events(
+        &self,
+        hooked: bool,
+        committed: &mut Committed,
+        ops: Vec<Op>,
+        inserted: &[usize],
+    ) {
+        if !hooked
+            || inserted.is_empty()
+            || self.events_wanted.as_ref().is_some_and(|wanted| !wanted())
+        {
+            return;
+        }
+        let mut wanted = inserted.iter().copied().peekable();
+        committed.events.reserve(inserted.len());
+        for (index, op) in ops.into_iter().enumerate() {
+            if wanted.peek() != Some(&index) {
+                continue;
+            }
+            wanted.next();
+            if let Op::Event(ev) = op
+                && let Some(stored) = stored_event(*ev)
+            {
+                committed.events.push(stored);
+            }
+            if wanted.peek().is_none() {
+                break;
+            }
+        }
+    }
+
+    fn evict(&mut self) {
+        if self.runs.len() > 256 {
+            self.runs
+                .retain(|_, acc| acc.summary.status == RunState::Running);
+        } else {
+            self.runs.retain(|_, acc| !acc.summary.status.is_terminal());
+        }
+    }
+
+    /// Applies `ops` in one transaction; returns the indices of the events
+    /// actually inserted.
+    fn apply(
+        &mut self,
+        ops: &[Op],
+        committed: &mut Committed,
+        replies: &mut Vec<Reply>,
+    ) -> Result<Vec<usize>> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match self.apply_in_tx(ops, committed, replies) {
+            Ok(inserted) => match self.conn.execute_batch("COMMIT") {
+                Ok(()) => Ok(inserted),
+                Err(e) => {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    Err(e.into())
+                }
+            },
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn apply_in_tx(
+        &mut self,
+        ops: &[Op],
+        committed: &mut Committed,
+        replies: &mut Vec<Reply>,
+    ) -> Result<Vec<usize>> {
+        let mut touched: Vec<String> = Vec::new();
+        let mut inserted: Vec<usize> = Vec::with_capacity(ops.len());
+        let mut pending: Vec<PendingRow> = Vec::with_capacity(INSERT_CHUNK);
+        for (index, op) in ops.iter().enumerate() {
+            if !matches!(op, Op::Event(_)) {
+                flush_rows(&self.conn, &mut pending, ops)?;
+            }
+            match op {
+                Op::Event(ev) => {
+                    self.insert_event(ev, index, ops, &mut touched, &mut pending, &mut inserted)?;
+                    if pending.len() >= INSERT_CHUNK {
+                        flush_rows(&self.conn, &mut pending, ops)?;
+                    }
+                }
+                Op::Abandon { run_ids, at, reply } => {
+                    let at = *at;
+                    let mut n = 0;
+                    for id in run_ids {
+                        let changed = self.conn.execute(
+                            "UPDATE runs SET status = 'abandoned', finished_at = ?2 \
+                             WHERE id = ?1 AND status = 'running'",
+                            params![id, at],
+                        )?;
+                        if changed > 0 {
+                            n += 1;
+                            if let Some(acc) = self.runs.get_mut(id) {
+                                acc.summary.status = RunState::Abandoned;
+                                acc.summary.finished_at = Some(at);
+                                acc.summary.duration_ms =
+                                    Some(at.saturating_sub(acc.summary.started_at));
+                            }
+                            if !touched.contains(id) {
+                                touched.push(id.clone());
+                            }
+                        }
+                    }
+                    replies.push(Reply::Abandon(reply.clone(), n));
+                }
+                Op::Delete { run_id, reply } => {
+                    let key: Option<i64> = self
+                        .conn
+                        .query_row("SELECT key FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
+                        .optional()?;
+                    if let Some(key) = key {
+                        self.conn
+                            .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
+                        self.conn
+                            .execute("DELETE FROM runs WHERE key = ?1", [key])?;
+                        self.runs.remove(run_id);
+                        touched.retain(|t| t != run_id);
+                        committed.deleted.push(run_id.clone());
+                    }
+                    replies.push(Reply::Delete(reply.clone(), key.is_some()));
+                }
+                Op::Prune {
+                    retention,
+                    now,
+                    reply,
+                } => {
+                    let victims = self.prune_victims(*retention, *now)?;
+                    let mut ids = Vec::with_capacity(victims.len());
+                    for (key, id) in victims {
+                        self.conn
+                            .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
+                        self.conn
+                            .execute("DELETE FROM runs WHERE key = ?1", [key])?;
+                        self.runs.remove(&id);
+                        touched.retain(|t| t != &id);
+                        committed.deleted.push(id.clone());
+                        ids.push(id);
+                    }
+                    replies.push(Reply::Prune(reply.clone(), ids));
+                }
+                Op::Flush(reply) => replies.push(Reply::Unit(reply.clone())),
+                Op::Stop(_) => {}
+            }
+        }
+        flush_rows(&self.conn, &mut pending, ops)?;
+        for id in &touched {
+            if let Some(acc) = self.runs.get_mut(id) {
+                acc.touched = false;
+                if acc.dirty {
+                    write_run(&self.conn, acc)?;
+                    acc.dirty = false;
+                }
+                committed.runs.push(acc.summary.clone());
+            } else if let Some(summary) = crate::reader::load_summary(&self.conn, id)? {
+                committed.runs.push(summary);
+            }
+        }
+        Ok(inserted)
+    }
+
+    /// Up to [`PRUNE_CHUNK`] finished runs outside `retention`, oldest first.
+    fn prune_victims(&self, retention: Retention, now: i64) -> Result<Vec<(i64, String)>> {
+        let cutoff = now.saturating_sub(i64::from(retention.keep_days) * 86_400_000);
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT key, id FROM runs WHERE status != 'running' AND ( \
+               (?1 > 0 AND key NOT IN \
+                  (SELECT key FROM runs ORDER BY started_at DESC, key DESC LIMIT ?1)) \
+               OR (?2 > 0 AND COALESCE(finished_at, last_event_at) < ?3)) \
+             ORDER BY started_at, key LIMIT ?4",
+        )?;
+        let rows = stmt
+            .query_map(
+                params![
+                    retention.keep_runs,
+                    retention.keep_days,
+                    cutoff,
+                    PRUNE_CHUNK
+                ],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+            )?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+}
+
+/// Folds the result of one operation into the batch's.
+fn merge(into: &mut Committed, one: Committed) {
+    for run in one.runs {
+        match into.runs.iter_mut().find(|r| r.id == run.id) {
+            Some(slot) => *slot = run,
+            None => into.runs.push(run),
+        }
+    }
+    for id in one.deleted {
+        into.runs.retain(|r| r.id != id);
+        into.deleted.push(id);
+    }
+}
+
+/// How often the checkpointer copies the WAL back into the database.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Starts the thread that checkpoints the WAL (PASSIVE: it never blocks the
+/// writer). It stops when the returned sender is dropped.
+pub(super) fn spawn_checkpointer(path: &Path) -> Result<SyncSender<()>> {
+    let conn = schema::open_reader(path, false)?;
+    let (tx, rx) = mpsc::sync_channel::<()>(1);
+    std::thread::Builder::new()
+        .name("mindgate-store-checkpoint".to_owned())
+        .spawn(move || {
+            loop {
+                match rx.recv_timeout(CHECKPOINT_EVERY) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if let Err(e) =
+                            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                        {
+                            tracing::debug!(error = %e, "checkpoint failed");
+                        }
+                    }
+                    _ => return,
+                }
+            }
+        })
+        .map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(tx)
+}
