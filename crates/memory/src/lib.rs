@@ -7,6 +7,7 @@
 //! The [`store`] traits are the one core the CLI, MCP/HTTP surfaces and the viewer call;
 //! [`SqliteMemory`] is the embedded default backend.
 
+pub mod agent;
 pub mod bench;
 pub mod error;
 pub mod fusion;
@@ -19,6 +20,6 @@ pub mod trust;
 pub mod types;
 
 pub use error::{MemoryError, Result};
-pub use sqlite::{MemoryConfig, OpenOptions, SqliteMemory};
+pub use sqlite::{ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport};
 pub use store::*;
 pub use types::*;

@@ -60,6 +60,10 @@ pub struct ServeConfig {
     pub task_graph: mindgate_taskgraph::DiscoveryConfig,
     /// Connection caps and the header-read / idle timeout.
     pub http: crate::listener::HttpLimits,
+    /// The agent-memory database (`<home>/memory.db`; never pruned with runs).
+    pub memory_db_path: PathBuf,
+    /// The user memory routes and `/mcp` memory tools use when a request names none.
+    pub memory_user: Option<String>,
 }
 
 impl ServeConfig {
@@ -82,6 +86,8 @@ impl ServeConfig {
             retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
             http: crate::listener::HttpLimits::from_env(),
+            memory_db_path: Home::at(home).memory_db(),
+            memory_user: None,
         }
     }
 

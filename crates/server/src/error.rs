@@ -86,6 +86,8 @@ pub struct ApiError {
     pub status: StatusCode,
     /// Message.
     pub message: String,
+    /// A stable machine-readable code (`"code"` in the body), when the route gives one.
+    pub code: Option<&'static str>,
 }
 
 impl ApiError {
@@ -94,7 +96,14 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            code: None,
         }
+    }
+
+    /// The same error with a machine-readable code.
+    pub fn with_code(mut self, code: &'static str) -> ApiError {
+        self.code = Some(code);
+        self
     }
 
     /// 404.
@@ -122,10 +131,10 @@ impl From<mindgate_store::StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (
-            self.status,
-            Json(serde_json::json!({ "error": self.message })),
-        )
-            .into_response()
+        let body = match self.code {
+            Some(code) => serde_json::json!({ "error": self.message, "code": code }),
+            None => serde_json::json!({ "error": self.message }),
+        };
+        (self.status, Json(body)).into_response()
     }
 }

@@ -35,6 +35,7 @@ pub mod hub;
 mod ingest;
 mod listener;
 mod mcp_control;
+pub mod memory_api;
 mod panic_guard;
 mod serve;
 mod state;

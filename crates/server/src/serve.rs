@@ -105,6 +105,12 @@ pub fn router(state: AppState) -> Router {
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
         .merge(crate::task_graph::router(&state))
+        .merge(
+            crate::memory_api::router(&state).layer(middleware::from_fn_with_state(
+                state.clone(),
+                crate::memory_api::notify_changes,
+            )),
+        )
         .nest_service("/mcp", mcp_service(&state))
         .method_not_allowed_fallback(api::method_not_allowed)
         .fallback(assets::fallback)
@@ -252,6 +258,8 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     };
     let shutdown = CancellationToken::new();
     let deadline = config.shutdown_deadline;
+    let config_home = config.home.clone();
+    let memory_db_path = config.memory_db_path.clone();
     let state = AppState {
         hub: Arc::new(Hub::new()),
         store: Arc::new(store),
@@ -264,6 +272,11 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         tasks: TaskTracker::new(),
         stats: Arc::new(Stats::default()),
         graph_reads: Arc::default(),
+        memory: Arc::new(mindgate_memory::agent::LazyMemory::new(
+            &config_home,
+            &memory_db_path,
+        )),
+        memory_changed: Arc::default(),
     };
     spawn_pruner(&state);
     let app = router(state.clone());

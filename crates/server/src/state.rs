@@ -177,6 +177,11 @@ pub struct AppState {
     pub stats: Arc<Stats>,
     /// Shared, bounded graph builds for `GET /api/runs/{id}/graph`.
     pub graph_reads: Arc<crate::graph_reads::GraphReads>,
+    /// The agent-memory store (`/api/memory/…` and the `/mcp` memory tools), opened on
+    /// first use.
+    pub memory: Arc<mindgate_memory::agent::LazyMemory>,
+    /// Woken after a memory mutation through this server (the memory feed).
+    pub memory_changed: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {

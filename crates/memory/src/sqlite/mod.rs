@@ -10,10 +10,12 @@ mod maintenance;
 pub mod migrations;
 mod procedural;
 mod reembed;
+mod review;
 mod search;
 mod semantic;
 mod session;
 mod shared;
+mod transfer;
 mod trust_ops;
 mod vectors;
 mod working;
@@ -31,6 +33,8 @@ use crate::types::*;
 
 pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
+pub use review::{ItemFilter, MAX_LIST};
+pub use transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, TransferReport};
 
 /// Tunables of a store.
 #[derive(Debug, Clone)]
@@ -189,6 +193,14 @@ impl SqliteMemory {
             .query_row("SELECT COUNT(*) FROM memory_items", [], |r| r.get(0))?)
     }
 
+    /// Drops the in-memory vector cache (it is rebuilt from the file on the next search).
+    pub(crate) fn clear_vector_cache(&self) {
+        self.vectors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     pub(crate) fn now(&self) -> i64 {
         self.clock.now_ms()
     }
@@ -252,6 +264,21 @@ fn stored_embedder(conn: &Connection) -> Result<Option<String>> {
             |r| r.get(0),
         )
         .optional()?)
+}
+
+/// Refuses when the file's vectors belong to another embedder than `active` (an id).
+pub(crate) fn check_embedder_key(conn: &Connection, active: Option<&str>) -> Result<()> {
+    let (Some(stored), Some(active)) = (stored_embedder(conn)?, active) else {
+        return Ok(());
+    };
+    if stored != active {
+        return Err(MemoryError::EmbedderMismatch {
+            stored,
+            active: active.to_owned(),
+            provider: active.split(':').next().unwrap_or(active).to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn check_embedder(conn: &Connection, embedder: Option<&dyn Embedder>) -> Result<()> {

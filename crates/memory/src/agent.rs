@@ -1,0 +1,632 @@
+//! The agent-facing memory operations, shared by every surface: the MCP tools
+//! (`block_append`, `fact_remember`, `fact_search`, …), the HTTP API under `/api/memory/`
+//! and the `mindgate memory` CLI all deserialize these argument types and call these
+//! functions, so a rule (the default provenance, scope resolution, what a hit shows, the
+//! viewer link) lives here once.
+//!
+//! Argument types use the Graphorin tools' camelCase names; their JSON Schemas (the MCP
+//! tools' input schemas) are generated from them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::{ItemFilter, OpenOptions, SqliteMemory};
+use crate::store::*;
+use crate::types::*;
+
+/// Default `topK` of the agent search tools.
+pub const DEFAULT_TOP_K: usize = 10;
+/// Largest `topK` of the agent search tools.
+pub const MAX_TOP_K: usize = 100;
+
+/// Owner scope of a tool call: `userId` (or the surface's default user), and optionally an
+/// agent and a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeArgs {
+    /// Whose memory (default: the server's `--memory-user`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The agent writing or reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The session (conversation) writing or reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+impl ScopeArgs {
+    /// The scope, with `default_user` when no `userId` was given; refused without either.
+    pub fn resolve(&self, default_user: Option<&str>) -> Result<Scope> {
+        let user = self
+            .user_id
+            .as_deref()
+            .filter(|u| !u.trim().is_empty())
+            .or(default_user.filter(|u| !u.trim().is_empty()))
+            .ok_or_else(|| {
+                MemoryError::invalid(
+                    "userId",
+                    "required (or start the server with --memory-user NAME)",
+                )
+            })?;
+        Ok(Scope {
+            user_id: user.to_owned(),
+            agent_id: self.agent_id.clone().filter(|a| !a.is_empty()),
+            session_id: self.session_id.clone().filter(|s| !s.is_empty()),
+        })
+    }
+}
+
+/// `fact_remember`: a fact to store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RememberArgs {
+    /// Scope.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The statement, in plain words.
+    pub text: String,
+    /// Subject of the subject/predicate/object triple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Relation of the triple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicate: Option<String>,
+    /// Object of the triple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// When it became true (ISO-8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// When it stopped being true (ISO-8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
+    /// Salience hint in [0, 1] (neutral 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f64>,
+    /// Confidence in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Where it came from (default `user`). A fact distilled from a conversation is
+    /// `extraction`: it lands quarantined until a person validates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<MemoryProvenance>,
+}
+
+impl RememberArgs {
+    /// The store input, written by `by` in `scope`.
+    pub fn into_new_fact(self, scope: Scope, by: Actor) -> NewFact {
+        NewFact {
+            meta: WriteMeta {
+                scope,
+                id: None,
+                sensitivity: Sensitivity::default(),
+                tags: self.tags,
+                provenance: Some(self.provenance.unwrap_or(MemoryProvenance::User)),
+                by,
+            },
+            text: self.text,
+            subject: self.subject,
+            predicate: self.predicate,
+            object: self.object,
+            confidence: self.confidence,
+            importance: self.importance,
+            valid_from: self.valid_from,
+            valid_to: self.valid_to,
+            context: None,
+        }
+    }
+}
+
+/// `fact_supersede`: replace a live fact by a new version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SupersedeArgs {
+    /// The fact to replace.
+    pub old_id: String,
+    /// Why it is replaced.
+    pub reason: String,
+    /// The new version (its scope defaults to the caller's).
+    #[serde(flatten)]
+    pub fact: RememberArgs,
+}
+
+/// `fact_forget`: tombstone a fact.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The fact.
+    pub id: String,
+    /// Why it is forgotten.
+    pub reason: String,
+}
+
+/// `fact_history`: a record's versions and ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdArgs {
+    /// The record id.
+    pub id: String,
+}
+
+/// `fact_validate`: promote a quarantined record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ValidateArgs {
+    /// The quarantined record.
+    pub id: String,
+    /// Promote even text that looks like an injected instruction (recorded in the ledger).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `fact_reject`: tombstone a quarantined record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RejectArgs {
+    /// The record.
+    pub id: String,
+    /// Why it is rejected.
+    pub reason: String,
+}
+
+/// `fact_search`, `recall_episodes`, `conversation_search`, `procedure_search`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecallArgs {
+    /// Scope (a `sessionId` narrows the search to one session).
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// What to look for, in plain words.
+    pub query: String,
+    /// Hits to return (default 10, at most 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<usize>,
+    /// Only records carrying every one of these tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// Valid time: what was true at this instant (ISO-8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
+    /// Transaction time: what the store held at this instant (ISO-8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_at: Option<String>,
+}
+
+impl RecallArgs {
+    /// Search options of one kind, in the resolved scope (quarantined rows never included:
+    /// the agent tools are the action-driving recall path).
+    pub fn options(
+        &self,
+        default_user: Option<&str>,
+        kind: MemoryKind,
+    ) -> Result<MemorySearchOptions> {
+        let scope = self.scope.resolve(default_user)?;
+        let top_k = self.top_k.unwrap_or(DEFAULT_TOP_K);
+        if top_k == 0 || top_k > MAX_TOP_K {
+            return Err(MemoryError::invalid(
+                "topK",
+                format!("between 1 and {MAX_TOP_K}"),
+            ));
+        }
+        Ok(MemorySearchOptions {
+            query: self.query.clone(),
+            top_k: Some(top_k),
+            tags: self.tags.clone(),
+            as_of: self.as_of.clone(),
+            known_at: self.known_at.clone(),
+            user_id: Some(scope.user_id),
+            agent_id: scope.agent_id,
+            session_id: scope.session_id,
+            kinds: Some(vec![kind]),
+            ..MemorySearchOptions::default()
+        })
+    }
+}
+
+/// `block_append`: add text to the end of a working block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BlockAppendArgs {
+    /// Scope.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The block's label.
+    pub label: String,
+    /// Text to append (include any separator you want, e.g. a leading newline).
+    pub text: String,
+}
+
+/// `block_replace`: replace the first occurrence of a text in a working block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BlockReplaceArgs {
+    /// Scope.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The block's label.
+    pub label: String,
+    /// The exact text to find.
+    pub old: String,
+    /// What to put in its place.
+    pub new: String,
+}
+
+/// `block_rethink`: rewrite a working block's whole value (created when missing).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BlockRethinkArgs {
+    /// Scope.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The block's label.
+    pub label: String,
+    /// The new value.
+    pub value: String,
+    /// What the block is for (kept when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Character limit (kept when absent; default 2000 for a new block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub char_limit: Option<u32>,
+}
+
+/// `memory_status`: the user's counters and the active embedder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatusArgs {
+    /// Scope.
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+/// What the agent surfaces show of one hit: the record, why it was recalled (`signals`),
+/// its trust state, and where the viewer shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HitView {
+    /// Record id.
+    pub id: String,
+    /// Record kind.
+    pub kind: MemoryKind,
+    /// Its text (fact, summary, rule, insight or message text).
+    pub text: String,
+    /// Final score (higher first).
+    pub score: f64,
+    /// The signals behind the score (`bm25`, `vector`, `rrf`, `trust`, `decay`, `hop`).
+    pub signals: BTreeMap<String, f64>,
+    /// Where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<MemoryProvenance>,
+    /// Retrieval-trust state.
+    pub status: MemoryStatus,
+    /// The viewer route of the record (`#/memory/<kind>/<id>`).
+    pub link: String,
+    /// The whole record.
+    pub record: MemoryItem,
+}
+
+impl HitView {
+    /// The view of a hit.
+    pub fn of(hit: MemoryHit) -> Self {
+        let record = hit.record;
+        Self {
+            id: record.id().to_owned(),
+            kind: record.record().kind,
+            text: record.text(),
+            score: hit.score,
+            signals: hit.signals,
+            provenance: record.trust().provenance,
+            status: record.trust().status.unwrap_or(MemoryStatus::Active),
+            link: viewer_route(record.record().kind, record.id()),
+            record,
+        }
+    }
+}
+
+/// What `memory_status` and `GET /api/memory/metadata` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusView {
+    /// The user.
+    pub user_id: String,
+    /// Tier counters.
+    pub metadata: MemoryMetadata,
+    /// Live records of the user waiting in quarantine.
+    pub quarantined: u64,
+    /// The active embedder's id, if any (none: lexical search only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
+    /// The embedder the stored vectors belong to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_embedder: Option<String>,
+}
+
+/// The viewer route of a record, block or entity: `#/memory/<kind>/<id>` (the id encoded
+/// like JavaScript's `encodeURIComponent`).
+pub fn viewer_route(kind: MemoryKind, id: &str) -> String {
+    format!("#/memory/{kind}/{}", encode_component(id))
+}
+
+/// The viewer route of an entity: `#/memory/entity/<id>`.
+pub fn entity_route(id: &str) -> String {
+    format!("#/memory/entity/{}", encode_component(id))
+}
+
+fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `fact_remember`.
+pub fn remember(
+    store: &SqliteMemory,
+    args: RememberArgs,
+    default_user: Option<&str>,
+    by: Actor,
+) -> Result<Fact> {
+    let scope = args.scope.resolve(default_user)?;
+    store.semantic().remember(args.into_new_fact(scope, by))
+}
+
+/// `fact_supersede`: the new version inherits the old fact's owner unless told otherwise.
+pub fn supersede(
+    store: &SqliteMemory,
+    args: SupersedeArgs,
+    default_user: Option<&str>,
+    by: Actor,
+) -> Result<Fact> {
+    let old = store.semantic().get(&args.old_id)?;
+    let scope = args
+        .fact
+        .scope
+        .resolve(default_user.or(Some(old.record.user_id.as_str())))?;
+    let reason = args.reason.clone();
+    store
+        .semantic()
+        .supersede(&args.old_id, args.fact.into_new_fact(scope, by), &reason)
+}
+
+/// A search through the agent tools (one kind), as hit views.
+pub fn recall(
+    store: &SqliteMemory,
+    args: &RecallArgs,
+    default_user: Option<&str>,
+    kind: MemoryKind,
+) -> Result<Vec<HitView>> {
+    let options = args.options(default_user, kind)?;
+    Ok(store
+        .search(&options)?
+        .into_iter()
+        .map(HitView::of)
+        .collect())
+}
+
+/// Any search (the HTTP API and the CLI: every option), as hit views.
+pub fn search(store: &SqliteMemory, options: &MemorySearchOptions) -> Result<Vec<HitView>> {
+    Ok(store
+        .search(options)?
+        .into_iter()
+        .map(HitView::of)
+        .collect())
+}
+
+/// `block_append`.
+pub fn block_append(
+    store: &SqliteMemory,
+    args: &BlockAppendArgs,
+    default_user: Option<&str>,
+    by: Actor,
+) -> Result<Block> {
+    let scope = args.scope.resolve(default_user)?;
+    store
+        .working()
+        .append(&scope.user_id, &args.label, &args.text, by)
+}
+
+/// `block_replace`.
+pub fn block_replace(
+    store: &SqliteMemory,
+    args: &BlockReplaceArgs,
+    default_user: Option<&str>,
+    by: Actor,
+) -> Result<Block> {
+    let scope = args.scope.resolve(default_user)?;
+    store
+        .working()
+        .replace(&scope.user_id, &args.label, &args.old, &args.new, by)
+}
+
+/// `block_rethink`: the block keeps its description and limit unless new ones are given.
+pub fn block_rethink(
+    store: &SqliteMemory,
+    args: &BlockRethinkArgs,
+    default_user: Option<&str>,
+    by: Actor,
+) -> Result<Block> {
+    let scope = args.scope.resolve(default_user)?;
+    let current = match store.working().get(&scope.user_id, &args.label) {
+        Ok(b) => Some(b),
+        Err(MemoryError::NotFound { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    store.working().upsert(NewBlock {
+        label: args.label.clone(),
+        description: args
+            .description
+            .clone()
+            .or_else(|| current.as_ref().and_then(|b| b.description.clone())),
+        value: args.value.clone(),
+        char_limit: args.char_limit.or(current.as_ref().map(|b| b.char_limit)),
+        read_only: false,
+        by,
+        scope,
+    })
+}
+
+/// A record's history: every version of a fact (its supersession chain) and the ledger of
+/// all of them; for other records, the record and its ledger.
+pub fn history(store: &SqliteMemory, id: &str) -> Result<RecordHistory> {
+    let item = store.get_item(id)?;
+    if let MemoryItem::Fact(_) = item {
+        let h = store.semantic().history(id)?;
+        return Ok(RecordHistory {
+            chain: h.chain.into_iter().map(MemoryItem::Fact).collect(),
+            events: h.events,
+        });
+    }
+    Ok(RecordHistory {
+        events: store.ledger(id)?,
+        chain: vec![item],
+    })
+}
+
+/// A record's versions and ledger (see [`history`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordHistory {
+    /// Every version, oldest first.
+    pub chain: Vec<MemoryItem>,
+    /// Every ledger row about any version, in order.
+    pub events: Vec<HistoryEntry>,
+}
+
+/// `memory_status`.
+pub fn status(store: &SqliteMemory, user_id: &str) -> Result<StatusView> {
+    let quarantined = store
+        .quarantine_queue(Some(user_id), Some(crate::sqlite::MAX_LIST))?
+        .len();
+    Ok(StatusView {
+        user_id: user_id.to_owned(),
+        metadata: store.metadata(user_id)?,
+        quarantined: quarantined as u64,
+        embedder: store.embedder_id().map(str::to_owned),
+        stored_embedder: store.stored_embedder()?,
+    })
+}
+
+/// Records of a kind (live, not superseded) of one user, for the inspector.
+pub fn list_kind(
+    store: &SqliteMemory,
+    user_id: &str,
+    kind: MemoryKind,
+    include_quarantined: bool,
+    limit: Option<usize>,
+) -> Result<Vec<MemoryItem>> {
+    store.list_items(&ItemFilter {
+        user_id: Some(user_id.to_owned()),
+        kind: Some(kind),
+        status: (!include_quarantined).then_some(MemoryStatus::Active),
+        limit,
+        ..ItemFilter::default()
+    })
+}
+
+/// A stable machine-readable code for an error (the `code` of HTTP and MCP errors).
+pub fn error_code(e: &MemoryError) -> &'static str {
+    match e {
+        MemoryError::Invalid { .. } => "bad_argument",
+        MemoryError::NotFound { .. } => "not_found",
+        MemoryError::Duplicate(_) => "duplicate",
+        MemoryError::ReadOnlyBlock { .. } => "read_only",
+        MemoryError::OverLimit { .. } => "over_limit",
+        MemoryError::Flagged(_) => "flagged",
+        MemoryError::Conflict(_) => "conflict",
+        MemoryError::EmbedderMismatch { .. } => "embedder_mismatch",
+        MemoryError::Embed(_) => "embedder_failed",
+        MemoryError::SchemaTooNew { .. } => "schema_too_new",
+        MemoryError::Sqlite(_) | MemoryError::Io { .. } => "storage_failed",
+    }
+}
+
+/// Whether the error is the caller's (bad input, unknown id, a state conflict) rather than
+/// the store's.
+pub fn is_caller_error(e: &MemoryError) -> bool {
+    !matches!(
+        e,
+        MemoryError::Embed(_)
+            | MemoryError::SchemaTooNew { .. }
+            | MemoryError::Sqlite(_)
+            | MemoryError::Io { .. }
+            | MemoryError::EmbedderMismatch { .. }
+    )
+}
+
+/// Opens a memory store with the embedder the home and the environment select
+/// (`mindgate-embed`'s rule: builtin unless a model is imported or configured).
+pub fn open_with_selected_embedder(home: &Path, db_path: &Path) -> Result<SqliteMemory> {
+    let config = mindgate_embed::EmbedderConfig::from_env(home)?;
+    let embedder = mindgate_embed::select(&config)?;
+    SqliteMemory::open(
+        db_path,
+        OpenOptions::default().embedder(Arc::from(embedder)),
+    )
+}
+
+/// A memory store opened on first use and then shared (the server's HTTP routes and its
+/// `/mcp` tools hold one; `mindgate mcp` holds its own). A failed open is retried on the
+/// next use, so fixing the cause (importing the model, re-embedding) needs no restart.
+pub struct LazyMemory {
+    home: PathBuf,
+    db_path: PathBuf,
+    slot: Mutex<Option<Arc<SqliteMemory>>>,
+}
+
+impl std::fmt::Debug for LazyMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyMemory")
+            .field("db_path", &self.db_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LazyMemory {
+    /// The store at `db_path`, with the embedder selected from `home` and the environment.
+    pub fn new(home: &Path, db_path: &Path) -> Self {
+        Self {
+            home: home.to_path_buf(),
+            db_path: db_path.to_path_buf(),
+            slot: Mutex::new(None),
+        }
+    }
+
+    /// An already open store.
+    pub fn ready(store: Arc<SqliteMemory>) -> Self {
+        Self {
+            home: PathBuf::new(),
+            db_path: PathBuf::new(),
+            slot: Mutex::new(Some(store)),
+        }
+    }
+
+    /// The database file.
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
+    }
+
+    /// The store, opening it if needed (blocking: call from a blocking context).
+    pub fn get(&self) -> Result<Arc<SqliteMemory>> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let store = Arc::new(open_with_selected_embedder(&self.home, &self.db_path)?);
+        *slot = Some(store.clone());
+        Ok(store)
+    }
+}

@@ -1,0 +1,123 @@
+//! Listing reads for the inspector and the agent surfaces: records by kind and state (the
+//! quarantine queue is one such list), the users of a store, and the ledger after a
+//! position (the live feed of memory changes).
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value as SqlValue;
+
+use crate::error::{MemoryError, Result};
+use crate::sqlite::items::{ITEM_COLUMNS, ItemRow};
+use crate::sqlite::{SqliteMemory, ledger};
+use crate::types::*;
+
+/// Most rows one list returns.
+pub const MAX_LIST: usize = 1000;
+
+/// Which records [`SqliteMemory::list_items`] returns, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ItemFilter {
+    /// Only this owner.
+    pub user_id: Option<String>,
+    /// Only this kind (working blocks are not items: use the working tier).
+    pub kind: Option<MemoryKind>,
+    /// Only this retrieval state.
+    pub status: Option<MemoryStatus>,
+    /// Also tombstoned (forgotten, rejected, pruned) records.
+    pub include_deleted: bool,
+    /// Also superseded facts.
+    pub include_superseded: bool,
+    /// Most rows (default 100, at most [`MAX_LIST`]).
+    pub limit: Option<usize>,
+    /// Rows skipped first.
+    pub offset: Option<usize>,
+}
+
+impl SqliteMemory {
+    /// Records matching `filter`, oldest first.
+    pub fn list_items(&self, filter: &ItemFilter) -> Result<Vec<MemoryItem>> {
+        let limit = filter.limit.unwrap_or(100);
+        if limit == 0 || limit > MAX_LIST {
+            return Err(MemoryError::invalid(
+                "limit",
+                format!("between 1 and {MAX_LIST}"),
+            ));
+        }
+        let mut clauses = vec!["i.kind <> 'working'".to_owned()];
+        let mut args: Vec<SqlValue> = Vec::new();
+        if let Some(user) = &filter.user_id {
+            args.push(SqlValue::Text(user.clone()));
+            clauses.push(format!("i.user_id = ?{}", args.len()));
+        }
+        if let Some(kind) = filter.kind {
+            if kind == MemoryKind::Working || kind == MemoryKind::Shared {
+                return Err(MemoryError::invalid(
+                    "kind",
+                    format!("`{kind}` records are not listed here"),
+                ));
+            }
+            args.push(SqlValue::Text(kind.as_str().to_owned()));
+            clauses.push(format!("i.kind = ?{}", args.len()));
+        }
+        if let Some(status) = filter.status {
+            args.push(SqlValue::Text(status.as_str().to_owned()));
+            clauses.push(format!("i.status = ?{}", args.len()));
+        }
+        if !filter.include_deleted {
+            clauses.push("i.deleted_at IS NULL".to_owned());
+        }
+        if !filter.include_superseded {
+            clauses.push("i.superseded_by IS NULL".to_owned());
+        }
+        let offset = i64::try_from(filter.offset.unwrap_or(0)).unwrap_or(i64::MAX);
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE {} ORDER BY i.rowid LIMIT {limit} OFFSET {offset}",
+            clauses.join(" AND ")
+        );
+        let conn = self.lock();
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt
+            .query_map(params_from_iter(args), ItemRow::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.iter().map(ItemRow::to_item).collect()
+    }
+
+    /// The quarantine queue: live quarantined records (of one user, when given), oldest first.
+    pub fn quarantine_queue(
+        &self,
+        user_id: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<MemoryItem>> {
+        self.list_items(&ItemFilter {
+            user_id: user_id.map(str::to_owned),
+            status: Some(MemoryStatus::Quarantined),
+            limit,
+            ..ItemFilter::default()
+        })
+    }
+
+    /// Owners with any record, block or entity, sorted.
+    pub fn users(&self) -> Result<Vec<String>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(
+            "SELECT user_id FROM memory_items UNION SELECT user_id FROM working_blocks \
+             UNION SELECT user_id FROM entities ORDER BY 1 LIMIT 10000",
+        )?;
+        Ok(stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Ledger rows after position `after_seq` (every subject), at most `limit`, in order.
+    pub fn ledger_since(&self, after_seq: i64, limit: usize) -> Result<Vec<HistoryEntry>> {
+        ledger::since(&self.lock(), after_seq, limit.clamp(1, MAX_LIST))
+    }
+
+    /// The latest ledger position (0 for an empty store).
+    pub fn ledger_head(&self) -> Result<i64> {
+        Ok(self.lock().query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM memory_history",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+}
