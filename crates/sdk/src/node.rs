@@ -194,13 +194,60 @@ impl Node {
         T: Serialize + DeserializeOwned,
         E: From<Aborted> + Display + Debug,
     {
-        let Some(scope) = self.scope else {
+        let Some(scope) = self.scope.clone() else {
             return body(NodeCtx { inner: None }).await;
         };
-        let run = scope.run.clone();
-        if run.cancel_token().is_cancelled() {
+        if scope.run.cancel_token().is_cancelled() {
             return Err(Aborted.into());
         }
+        let kind = self.kind;
+        let (inst, name) = self.start(&scope);
+        let ctx = NodeCtx {
+            inner: Some(inst.clone()),
+        };
+        let child = Scope {
+            client: scope.client.clone(),
+            run: scope.run.clone(),
+            parent: Some(Arc::from(inst.node_id.as_str())),
+        };
+        let mut execution = Execution {
+            shared: inst.shared.clone(),
+            run: scope.run.clone(),
+            gate_node: GateNode {
+                node_id: &inst.node_id,
+                kind,
+                name: &name,
+            },
+            inst: &inst,
+            held: Duration::ZERO,
+        };
+        loop {
+            if let Next::Return(result) = execution.before::<T, E>().await {
+                return result;
+            }
+            inst.attempts.fetch_add(1, Ordering::Relaxed);
+            let attempt = child.clone().enter(body(ctx.clone()));
+            let cancel = scope.run.cancel_token().clone();
+            let result = tokio::select! {
+                biased;
+                r = attempt => Some(r),
+                _ = cancel.cancelled() => None,
+            };
+            let next = match result {
+                None => Next::Return(execution.aborted()),
+                Some(Ok(out)) => execution.after(out).await,
+                Some(Err(error)) => execution.on_error(error).await,
+            };
+            if let Next::Return(result) = next {
+                return result;
+            }
+        }
+    }
+
+    /// Emits `node.started` for a new instance (feeding the loop guard) and
+    /// returns the instance with the node's name.
+    fn start(self, scope: &Scope) -> (Arc<Instance>, String) {
+        let run = &scope.run;
         let shared = scope.client.shared().clone();
         let kind = self.kind;
         let node_id = self
@@ -222,7 +269,7 @@ impl Node {
         let fingerprint =
             watched.then(|| shared.loop_guard.fingerprint(&node_id, self.input.as_ref()));
         let seq = shared.emit(
-            &run,
+            run,
             Message::NodeStarted(mindgate_protocol::NodeStarted {
                 node_id: node_id.clone(),
                 parent_id,
@@ -239,11 +286,10 @@ impl Node {
             && let Some(rec) = shared.loop_guard.record(run.id(), kind, &node_id, fp, seq)
             && rec.at_threshold
         {
-            shared.loop_warning(&run, kind, &node_id, rec.repeats);
+            shared.loop_warning(run, kind, &node_id, rec.repeats);
         }
-
         let inst = Arc::new(Instance {
-            shared: shared.clone(),
+            shared,
             run: run.clone(),
             node_id,
             instance_id,
@@ -253,130 +299,139 @@ impl Node {
             attempts: AtomicU32::new(0),
             started: Instant::now(),
         });
-        let ctx = NodeCtx {
-            inner: Some(inst.clone()),
-        };
-        let child = Scope {
-            client: scope.client.clone(),
-            run: run.clone(),
-            parent: Some(Arc::from(inst.node_id.as_str())),
-        };
-        let gate_node = GateNode {
-            node_id: &inst.node_id,
-            kind,
-            name: &self.name,
-        };
+        (inst, self.name)
+    }
+}
+
+/// What a gate decided for a [`Node::call`]: return this result, or run the body (again).
+enum Next<T, E> {
+    Return(Result<T, E>),
+    RunBody,
+}
+
+/// One [`Node::call`] across its attempts: its instance, gates and time held.
+struct Execution<'a> {
+    shared: Arc<Shared>,
+    run: RunRef,
+    inst: &'a Arc<Instance>,
+    gate_node: GateNode<'a>,
+    held: Duration,
+}
+
+impl Execution<'_> {
+    /// Holds at `point` if a breakpoint or step mode says so; adds the time held.
+    async fn gate<T: DeserializeOwned>(&mut self, point: PausePoint) -> Decision {
         let check: Option<InjectCheck> = Some(inject_check::<T>);
-        let mut held = Duration::ZERO;
+        let gated = self
+            .shared
+            .gate(&self.run, point, self.gate_node, check)
+            .await;
+        self.held += gated.held;
+        gated.decision
+    }
 
-        loop {
-            let gated = shared
-                .gate(&run, PausePoint::Before, gate_node, check)
-                .await;
-            held += gated.held;
-            match gated.decision {
-                Decision::Abort => {
-                    inst.finish(None, NodeStatus::Aborted, held, &[]);
-                    return Err(Aborted.into());
-                }
-                Decision::Inject(value) => match T::deserialize(&value) {
-                    Ok(out) => {
-                        inst.finish(Some(value), NodeStatus::Ok, held, &["injected"]);
-                        return Ok(out);
-                    }
-                    Err(e) => inst.inject_failed(&e),
-                },
-                Decision::Continue | Decision::Retry => {}
-            }
+    /// Emits `node.finished` with `status`.
+    fn finish(&self, output: Option<Value>, status: NodeStatus, flags: &[&str]) {
+        self.inst.finish(output, status, self.held, flags);
+    }
 
-            inst.attempts.fetch_add(1, Ordering::Relaxed);
-            let attempt = child.clone().enter(body(ctx.clone()));
-            let cancel = run.cancel_token().clone();
-            let result = tokio::select! {
-                biased;
-                r = attempt => Some(r),
-                _ = cancel.cancelled() => None,
-            };
-            let Some(result) = result else {
-                inst.finish(None, NodeStatus::Aborted, held, &[]);
-                return Err(Aborted.into());
-            };
+    /// Finishes as aborted.
+    fn aborted<T, E: From<Aborted>>(&self) -> Result<T, E> {
+        self.finish(None, NodeStatus::Aborted, &[]);
+        Err(Aborted.into())
+    }
 
-            match result {
+    /// The `before` gate: abort, inject (skipping the body) or run it.
+    async fn before<T: Serialize + DeserializeOwned, E: From<Aborted>>(&mut self) -> Next<T, E> {
+        match self.gate::<T>(PausePoint::Before).await {
+            Decision::Abort => Next::Return(self.aborted()),
+            Decision::Inject(value) => match T::deserialize(&value) {
                 Ok(out) => {
-                    let gated = shared.gate(&run, PausePoint::After, gate_node, check).await;
-                    held += gated.held;
-                    match gated.decision {
-                        Decision::Continue => {
-                            inst.finish(output_value(&out), NodeStatus::Ok, held, &[]);
-                            return Ok(out);
-                        }
-                        Decision::Retry => continue,
-                        Decision::Inject(value) => match T::deserialize(&value) {
-                            Ok(injected) => {
-                                inst.finish(Some(value), NodeStatus::Ok, held, &["injected"]);
-                                return Ok(injected);
-                            }
-                            Err(e) => {
-                                inst.inject_failed(&e);
-                                inst.finish(output_value(&out), NodeStatus::Ok, held, &[]);
-                                return Ok(out);
-                            }
-                        },
-                        Decision::Abort => {
-                            inst.finish(output_value(&out), NodeStatus::Aborted, held, &[]);
-                            return Err(Aborted.into());
-                        }
-                    }
+                    self.finish(Some(value), NodeStatus::Ok, &["injected"]);
+                    Next::Return(Ok(out))
                 }
-                Err(error) => {
-                    if run.cancel_token().is_cancelled() {
-                        // An abort surfacing from inside: terminal, never gated or retried.
-                        inst.finish(None, NodeStatus::Aborted, held, &[]);
-                        return Err(error);
-                    }
-                    inst.flush_tokens();
-                    shared.emit(
-                        &run,
-                        Message::NodeError(mindgate_protocol::NodeError {
-                            node_id: inst.node_id.clone(),
-                            instance_id: Some(inst.instance_id.clone()),
-                            error: error_info(&error),
-                            held_ms: ms_if_any(held),
-                            extra: Map::new(),
-                        }),
-                    );
-                    let gated = shared.gate(&run, PausePoint::Error, gate_node, check).await;
-                    held += gated.held;
-                    match gated.decision {
-                        Decision::Continue => {
-                            inst.finish(None, NodeStatus::Error, held, &[]);
-                            return Err(error);
-                        }
-                        Decision::Retry => continue,
-                        Decision::Inject(value) => match T::deserialize(&value) {
-                            Ok(out) => {
-                                inst.finish(
-                                    Some(value),
-                                    NodeStatus::Ok,
-                                    held,
-                                    &["injected", "recoveredFromError"],
-                                );
-                                return Ok(out);
-                            }
-                            Err(e) => {
-                                inst.inject_failed(&e);
-                                inst.finish(None, NodeStatus::Error, held, &[]);
-                                return Err(error);
-                            }
-                        },
-                        Decision::Abort => {
-                            inst.finish(None, NodeStatus::Aborted, held, &[]);
-                            return Err(Aborted.into());
-                        }
-                    }
+                Err(e) => {
+                    self.inst.inject_failed(&e);
+                    Next::RunBody
                 }
+            },
+            Decision::Continue | Decision::Retry => Next::RunBody,
+        }
+    }
+
+    /// The `after` gate of a body that returned `out`: keep, retry, inject or abort.
+    async fn after<T: Serialize + DeserializeOwned, E: From<Aborted>>(
+        &mut self,
+        out: T,
+    ) -> Next<T, E> {
+        match self.gate::<T>(PausePoint::After).await {
+            Decision::Continue => {
+                self.finish(output_value(&out), NodeStatus::Ok, &[]);
+                Next::Return(Ok(out))
             }
+            Decision::Retry => Next::RunBody,
+            Decision::Inject(value) => match T::deserialize(&value) {
+                Ok(injected) => {
+                    self.finish(Some(value), NodeStatus::Ok, &["injected"]);
+                    Next::Return(Ok(injected))
+                }
+                Err(e) => {
+                    self.inst.inject_failed(&e);
+                    self.finish(output_value(&out), NodeStatus::Ok, &[]);
+                    Next::Return(Ok(out))
+                }
+            },
+            Decision::Abort => {
+                self.finish(output_value(&out), NodeStatus::Aborted, &[]);
+                Next::Return(Err(Aborted.into()))
+            }
+        }
+    }
+
+    /// A body that returned `error`: emits `node.error`, then the `error` gate:
+    /// continue (the error stands), retry, inject (swallowing it) or abort.
+    async fn on_error<T: Serialize + DeserializeOwned, E: From<Aborted> + Display + Debug>(
+        &mut self,
+        error: E,
+    ) -> Next<T, E> {
+        if self.run.cancel_token().is_cancelled() {
+            // An abort surfacing from inside: terminal, never gated or retried.
+            self.finish(None, NodeStatus::Aborted, &[]);
+            return Next::Return(Err(error));
+        }
+        self.inst.flush_tokens();
+        self.shared.emit(
+            &self.run,
+            Message::NodeError(mindgate_protocol::NodeError {
+                node_id: self.inst.node_id.clone(),
+                instance_id: Some(self.inst.instance_id.clone()),
+                error: error_info(&error),
+                held_ms: ms_if_any(self.held),
+                extra: Map::new(),
+            }),
+        );
+        match self.gate::<T>(PausePoint::Error).await {
+            Decision::Continue => {
+                self.finish(None, NodeStatus::Error, &[]);
+                Next::Return(Err(error))
+            }
+            Decision::Retry => Next::RunBody,
+            Decision::Inject(value) => match T::deserialize(&value) {
+                Ok(out) => {
+                    self.finish(
+                        Some(value),
+                        NodeStatus::Ok,
+                        &["injected", "recoveredFromError"],
+                    );
+                    Next::Return(Ok(out))
+                }
+                Err(e) => {
+                    self.inst.inject_failed(&e);
+                    self.finish(None, NodeStatus::Error, &[]);
+                    Next::Return(Err(error))
+                }
+            },
+            Decision::Abort => Next::Return(self.aborted()),
         }
     }
 }
