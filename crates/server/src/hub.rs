@@ -5,11 +5,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use mindgate_protocol::{
-    BreakpointChange, BreakpointMatcher, BreakpointSet, Envelope, ExecResume, Hello, HelloAck,
-    Message, ModeSet, ResumeAction, RunMode, ViewerVersions, WILDCARD_RUN_ID, capability,
+    BreakpointMatcher, BreakpointSet, Envelope, Hello, HelloAck, Message, RunMode, ViewerVersions,
+    WILDCARD_RUN_ID, capability,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -49,7 +48,12 @@ pub const MAX_CLAIMS: usize = 65_536;
 /// Viewer deltas buffered per feed subscriber before it lags and gets a full `state`.
 pub const DELTA_CAPACITY: usize = 1_024;
 
+mod claims;
+mod debug_state;
+mod pauses;
 mod views;
+
+use pauses::{adjust_held, remember_taken};
 
 pub use views::{
     AppView, ClaimVerdict, HubRefusal, HubSnapshot, PauseView, ResumeRequest, ResumeResult,
@@ -223,16 +227,6 @@ impl Hub {
         }
     }
 
-    fn debug_changed(&self, inner: &Inner) {
-        if self.deltas.receiver_count() > 0 {
-            self.delta(serde_json::json!({
-                "type": "debug",
-                "breakpoints": inner.breakpoints.as_slice(),
-                "mode": inner.mode,
-            }));
-        }
-    }
-
     /// How many apps are attached and gates held (cheap, for `/health`).
     pub fn counts(&self) -> (usize, usize) {
         let inner = self.lock();
@@ -320,73 +314,6 @@ impl Hub {
         let mut runs: Vec<String> = app.unfinished.into_iter().collect();
         runs.sort();
         Some((app.token, runs))
-    }
-
-    /// Whether some attached connection carries `token`.
-    pub fn token_attached(&self, token: &str) -> bool {
-        self.lock().apps.values().any(|a| a.token == token)
-    }
-
-    /// Records a claim, forgetting the oldest beyond [`MAX_CLAIMS`].
-    fn claim(inner: &mut Inner, run_id: &str, token: &str) {
-        if inner
-            .claims
-            .insert(run_id.to_owned(), Arc::from(token))
-            .is_none()
-        {
-            inner.claim_order.push_back(run_id.to_owned());
-            while inner.claim_order.len() > MAX_CLAIMS {
-                if let Some(old) = inner.claim_order.pop_front() {
-                    inner.claims.remove(&old);
-                }
-            }
-        }
-    }
-
-    /// How many claims the hub remembers.
-    pub fn claim_count(&self) -> usize {
-        self.lock().claims.len()
-    }
-
-    /// Checks the claim of `run_id` for `conn`.
-    pub fn check_claim(&self, conn: ConnId, run_id: &str) -> ClaimVerdict {
-        let inner = self.lock();
-        let Some(app) = inner.apps.get(&conn) else {
-            return ClaimVerdict::Refused;
-        };
-        match inner.claims.get(run_id) {
-            Some(owner) if **owner == *app.token => ClaimVerdict::Allowed,
-            Some(_) => ClaimVerdict::Refused,
-            None => ClaimVerdict::Unknown,
-        }
-    }
-
-    /// Settles an unknown claim with what the database says: `stored` is
-    /// `None` when the run does not exist, `Some(claim)` when it does.
-    pub fn settle_claim(
-        &self,
-        conn: ConnId,
-        run_id: &str,
-        stored: Option<Option<String>>,
-    ) -> ClaimVerdict {
-        let mut inner = self.lock();
-        let Some(token) = inner.apps.get(&conn).map(|a| a.token.clone()) else {
-            return ClaimVerdict::Refused;
-        };
-        if let Some(owner) = inner.claims.get(run_id) {
-            return if **owner == *token {
-                ClaimVerdict::Allowed
-            } else {
-                ClaimVerdict::Refused
-            };
-        }
-        match stored {
-            Some(Some(owner)) if owner != token => ClaimVerdict::Refused,
-            _ => {
-                Self::claim(&mut inner, run_id, &token);
-                ClaimVerdict::Allowed
-            }
-        }
     }
 
     /// Bookkeeping for an event from `conn` before it is stored: run lists
@@ -512,189 +439,6 @@ impl Hub {
         Ok(())
     }
 
-    /// Current held gates, optionally of one run, oldest first.
-    pub fn pauses(&self, run_id: Option<&str>) -> Vec<PauseView> {
-        let inner = self.lock();
-        let mut out: Vec<PauseView> = inner
-            .pauses
-            .values()
-            .filter(|p| run_id.is_none_or(|r| p.view.run_id == r))
-            .map(|p| p.view.clone())
-            .collect();
-        out.sort_by_key(|p| p.since);
-        out
-    }
-
-    /// One held gate.
-    pub fn pause(&self, run_id: &str, pause_id: &str) -> Option<PauseView> {
-        self.lock()
-            .pauses
-            .get(&(run_id.to_owned(), pause_id.to_owned()))
-            .map(|p| p.view.clone())
-    }
-
-    /// The referee: the first resume of a pause wins and is sent to the app that
-    /// owns the run; later ones get [`ResumeResult::Taken`]. Answers as soon as
-    /// the control is delivered (see [`Hub::resume_and_wait`] for the app's reply).
-    pub fn resume(&self, run_id: &str, pause_id: &str, req: ResumeRequest) -> ResumeReply {
-        self.resume_inner(run_id, pause_id, req, None)
-    }
-
-    /// [`Hub::resume`], then waits up to `wait` for the app's answer: its
-    /// `exec.resumed` → `resumed`, its `exec.refused` → `refused` with the
-    /// app's message (the gate is held again, so the pause reappears). A
-    /// delivered resume the app does not answer in time counts as `resumed`.
-    pub async fn resume_and_wait(
-        &self,
-        run_id: &str,
-        pause_id: &str,
-        req: ResumeRequest,
-        wait: Duration,
-    ) -> ResumeReply {
-        let (tx, rx) = oneshot::channel();
-        let reply = self.resume_inner(run_id, pause_id, req, Some(tx));
-        if reply.0 != ResumeResult::Resumed {
-            return reply;
-        }
-        match tokio::time::timeout(wait, rx).await {
-            Ok(Ok(answer)) => answer,
-            // Timed out, or the app went away (its gates auto-continue).
-            _ => reply,
-        }
-    }
-
-    fn resume_inner(
-        &self,
-        run_id: &str,
-        pause_id: &str,
-        req: ResumeRequest,
-        waiter: Option<oneshot::Sender<ResumeReply>>,
-    ) -> ResumeReply {
-        let key = (run_id.to_owned(), pause_id.to_owned());
-        let mut inner = self.lock();
-        let Some(pause) = inner.pauses.get(&key) else {
-            let result = if inner.taken.contains(&key) {
-                (
-                    ResumeResult::Taken,
-                    Some("this pause was already resolved".to_owned()),
-                )
-            } else {
-                (
-                    ResumeResult::NoSuchPause,
-                    Some(format!("no pause {pause_id} is held in run {run_id}")),
-                )
-            };
-            return result;
-        };
-        if req.action == ResumeAction::Inject && req.output.is_none() {
-            return (
-                ResumeResult::Refused,
-                Some("inject needs an `output` value".to_owned()),
-            );
-        }
-        let conn = pause.conn;
-        let seq = inner.next_seq;
-        inner.next_seq += 1;
-        let frame = Envelope::new(
-            run_id,
-            seq,
-            Message::ExecResume(ExecResume {
-                pause_id: pause_id.to_owned(),
-                action: req.action,
-                output: req.output,
-                input: req.input,
-                request_id: req.request_id,
-                extra: Default::default(),
-            }),
-        )
-        .to_json();
-        let delivered = inner
-            .apps
-            .get(&conn)
-            .is_some_and(|app| app.tx.send(frame).is_ok());
-        if !delivered {
-            return (
-                ResumeResult::Refused,
-                Some("the app holding this pause is not connected".to_owned()),
-            );
-        }
-        if let Some(pause) = inner.pauses.remove(&key) {
-            adjust_held(&mut inner, pause.conn, -1);
-            self.pause_released(&key.0, &key.1);
-            if inner.in_flight.len() >= MAX_IN_FLIGHT {
-                // Apps that never answer: forget waits nobody listens to, then
-                // answer the rest `resumed` (their answer is overdue).
-                inner
-                    .in_flight
-                    .retain(|_, f| f.waiter.as_ref().is_some_and(|w| !w.is_closed()));
-                if inner.in_flight.len() >= MAX_IN_FLIGHT {
-                    for (_, flight) in inner.in_flight.drain() {
-                        if let Some(waiter) = flight.waiter {
-                            let _ = waiter.send((ResumeResult::Resumed, None));
-                        }
-                    }
-                }
-            }
-            inner
-                .in_flight
-                .insert(key.clone(), InFlight { pause, waiter });
-        }
-        remember_taken(&mut inner, key);
-        drop(inner);
-        self.bump();
-        (ResumeResult::Resumed, None)
-    }
-
-    /// Adds a breakpoint and tells every app. Returns whether it was new.
-    pub fn set_breakpoint(&self, matcher: BreakpointMatcher) -> bool {
-        let mut inner = self.lock();
-        if !inner.breakpoints.add(matcher.clone()) {
-            return false;
-        }
-        let msg = Message::BreakpointSet(BreakpointChange {
-            matcher,
-            extra: Default::default(),
-        });
-        broadcast(&mut inner, msg);
-        self.debug_changed(&inner);
-        drop(inner);
-        self.bump();
-        true
-    }
-
-    /// Removes a breakpoint and tells every app. Returns whether it existed.
-    pub fn clear_breakpoint(&self, matcher: BreakpointMatcher) -> bool {
-        let mut inner = self.lock();
-        if !inner.breakpoints.remove(&matcher) {
-            return false;
-        }
-        let msg = Message::BreakpointClear(BreakpointChange {
-            matcher,
-            extra: Default::default(),
-        });
-        broadcast(&mut inner, msg);
-        self.debug_changed(&inner);
-        drop(inner);
-        self.bump();
-        true
-    }
-
-    /// Sets the mode and tells every app.
-    pub fn set_mode(&self, mode: RunMode) {
-        let mut inner = self.lock();
-        inner.mode = mode;
-        broadcast(
-            &mut inner,
-            Message::ModeSet(ModeSet {
-                mode,
-                extra: Default::default(),
-            }),
-        );
-        self.debug_changed(&inner);
-        drop(inner);
-        self.bump();
-    }
-
     /// The viewer-visible state.
     pub fn snapshot(&self) -> HubSnapshot {
         let inner = self.lock();
@@ -706,32 +450,6 @@ impl Hub {
             pauses,
             apps: inner.apps.iter().map(|(id, a)| a.view(*id)).collect(),
         }
-    }
-}
-
-fn adjust_held(inner: &mut Inner, conn: ConnId, by: isize) {
-    if let Some(app) = inner.apps.get_mut(&conn) {
-        app.held = app.held.saturating_add_signed(by);
-    }
-}
-
-fn remember_taken(inner: &mut Inner, key: (String, String)) {
-    if inner.taken.insert(key.clone()) {
-        inner.taken_order.push_back(key);
-        while inner.taken_order.len() > TAKEN_MEMORY {
-            if let Some(old) = inner.taken_order.pop_front() {
-                inner.taken.remove(&old);
-            }
-        }
-    }
-}
-
-fn broadcast(inner: &mut Inner, msg: Message) {
-    let seq = inner.next_seq;
-    inner.next_seq += 1;
-    let frame = Envelope::new(WILDCARD_RUN_ID, seq, msg).to_json();
-    for app in inner.apps.values() {
-        let _ = app.tx.send(frame.clone());
     }
 }
 

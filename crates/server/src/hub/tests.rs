@@ -2,7 +2,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use super::*;
-use mindgate_protocol::{ClientVersions, ExecPaused, ExecResumed, PausePoint};
+use mindgate_protocol::{ClientVersions, ExecPaused, ExecResumed, PausePoint, ResumeAction};
 
 fn hello(token: Option<&str>) -> Hello {
     Hello {
