@@ -415,3 +415,27 @@ fn skipped_files_are_reported_the_same_by_tasks_and_taskgraph() {
     assert_eq!(skipping_lines(&by_id), expected);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The readable summary of every fixture session, pinned (the summary is rendered from the
+/// typed graph's `TaskReport`; these snapshots were taken from the earlier JSON-walking
+/// renderer and must not move).
+#[test]
+fn taskgraph_summaries_are_pinned() {
+    let root = homes("summaries");
+    for id in [
+        "dsh-main",
+        "dsh-fail",
+        "dsh-child",
+        "pi-main",
+        "c-main",
+        "c-side",
+        "cx-main",
+    ] {
+        let mut a = args(&["taskgraph", id]);
+        a.extend(home_args(&root));
+        let out = run(&a);
+        assert!(out.status.success(), "{id}: {out:?}");
+        let text = stdout(&out).replace(&root.display().to_string(), "<homes>");
+        insta::assert_snapshot!(format!("summary_{id}"), text);
+    }
+}

@@ -19,9 +19,10 @@ use std::sync::{Arc, Mutex};
 
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::graph::NodeRef;
+use mindgate_taskgraph::report::node_error;
 use mindgate_taskgraph::{
-    Agent, Catalog, DiscoveryConfig, NodeMeta, SessionLocation, TaskGraph, TaskSummary,
-    detect_agent,
+    Agent, Catalog, DiscoveryConfig, IdMatch, NodeMeta, SessionLocation, TaskGraph, TaskReport,
+    TaskSummary, detect_agent, match_task_id,
 };
 use serde_json::{Value, json};
 
@@ -39,13 +40,6 @@ pub const LIST_TASKS_MAX: u32 = 200;
 pub const FULL_MAX_NODES: usize = 300;
 /// Files listed by `get_task_graph`.
 pub const MAX_FILES: usize = 200;
-
-fn status_str<T: serde::Serialize>(s: &T) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
 
 fn task_value(t: &TaskSummary) -> Value {
     json!({
@@ -212,14 +206,10 @@ fn location(t: &TaskSummary) -> SessionLocation {
 
 /// An exact id, else a unique prefix, among discovered tasks.
 fn match_id(tasks: &[TaskSummary], id: &str) -> Result<SessionLocation, ToolError> {
-    if let Some(t) = tasks.iter().find(|t| t.id == id) {
-        return Ok(location(t));
-    }
-    let hits: Vec<&TaskSummary> = tasks.iter().filter(|t| t.id.starts_with(id)).collect();
-    match hits.as_slice() {
-        [] => Err(ToolError::UnknownTask { id: id.to_owned() }),
-        [one] => Ok(location(one)),
-        many => {
+    match match_task_id(tasks, id, |t| t.id.as_str()) {
+        IdMatch::One(t) => Ok(location(t)),
+        IdMatch::None => Err(ToolError::UnknownTask { id: id.to_owned() }),
+        IdMatch::Many(many) => {
             let mut paths: Vec<&Path> = many.iter().map(|t| t.path.as_path()).collect();
             paths.sort();
             Err(ToolError::AmbiguousTask {
@@ -275,7 +265,7 @@ pub fn list_tasks(catalog: &TaskCatalog, args: &ListTasksArgs) -> Result<ToolOut
             t.id,
             t.agent.as_str(),
             cut_str(&one_line(&Value::String(t.title.clone()), 200), 120),
-            status_str(&t.status),
+            t.status.as_str(),
             if t.live { " (live)" } else { "" },
             t.start_time
                 .map(iso)
@@ -315,19 +305,6 @@ fn node_ref_value(r: &NodeRef) -> Value {
     })
 }
 
-fn node_error(meta: &NodeMeta) -> Option<String> {
-    match meta {
-        NodeMeta::Tool(t) => t.error.clone(),
-        NodeMeta::Agent(a) => a
-            .attempts
-            .last()
-            .map(|at| at.failure.message.clone())
-            .filter(|m| !m.is_empty()),
-        NodeMeta::Phase(p) => p.reason_message.clone(),
-        NodeMeta::Task(_) => None,
-    }
-}
-
 /// `get_task_graph`: a session's task graph — summary, critical path, failures,
 /// files changed (and, with `detail: full`, its nodes). Which sessions may be
 /// read: see [`TaskCatalog::resolve`].
@@ -342,36 +319,27 @@ pub fn get_task_graph(
     let g = catalog.graph(&loc)?;
     let detail = args.detail.unwrap_or_default();
     let s = &g.summary;
-    let name_of = |id: &str| g.node(id).map(|n| n.name.clone()).unwrap_or_default();
+    let report = TaskReport::new(&g);
+    let name_of = |id: &str| report.node(id).map(|n| n.name.clone()).unwrap_or_default();
 
-    let critical: Vec<Value> = g
-        .critical_path
-        .node_ids
-        .iter()
-        .map(|id| {
-            let n = g.node(id);
+    let critical: Vec<Value> = report
+        .critical_path()
+        .map(|step| {
+            let n = step.node;
             json!({
-                "id": id,
-                "name": cut_str(&name_of(id), 200),
+                "id": step.id,
+                "name": cut_str(&name_of(step.id), 200),
                 "type": n.map(|n| n.node_type),
                 "status": n.map(|n| n.status),
                 "durationMs": n.map(|n| n.duration_ms),
-                "hot": g.critical_path.hot_node_ids.contains(id),
+                "hot": step.hot,
             })
         })
         .collect();
     let files: Vec<&String> = s.files_changed.iter().take(MAX_FILES).collect();
     // A failed step without its own message borrows the one its node (or
     // its phase's end) recorded.
-    let failure_text = |r: &NodeRef| -> Option<String> {
-        r.error.clone().or_else(|| {
-            let n = g.node(&r.id)?;
-            node_error(&n.meta).or_else(|| {
-                let parent = g.node(n.parent_id.as_deref()?)?;
-                node_error(&parent.meta)
-            })
-        })
-    };
+    let failure_text = |r: &NodeRef| report.failure_text(r);
     let failures: Vec<Value> = s
         .failed_steps
         .iter()
@@ -393,14 +361,14 @@ pub fn get_task_graph(
         .map(node_ref_value)
         .collect();
     let slowest: Vec<Value> = s.slowest_steps.iter().map(node_ref_value).collect();
-    let agent = g.meta.header.get("agent").cloned().unwrap_or(Value::Null);
+    let agent = report.agent().cloned().unwrap_or(Value::Null);
 
     let c = &s.counts;
     let mut text = format!(
         "Task {} \"{}\" — {}, {}{}\n",
         g.task_id,
         cut_str(&one_line(&Value::String(g.title.clone()), 300), 200),
-        status_str(&g.status),
+        g.status.as_str(),
         g.start_time
             .map(iso)
             .unwrap_or_else(|| "no start time".to_owned()),
@@ -448,16 +416,16 @@ pub fn get_task_graph(
         duration(g.critical_path.duration_ms as f64),
         duration(g.critical_path.total_ms as f64)
     );
-    for (i, id) in g.critical_path.node_ids.iter().enumerate().take(60) {
-        let n = g.node(id);
+    for (i, step) in report.critical_path().enumerate().take(60) {
+        let n = step.node;
         let _ = writeln!(
             text,
             "{}. {} {} \"{}\" {} {}",
             i + 1,
-            id,
+            step.id,
             n.map(|n| n.node_type.as_str()).unwrap_or("?"),
-            cut_str(&one_line(&Value::String(name_of(id)), 200), 80),
-            n.map(|n| status_str(&n.status)).unwrap_or_default(),
+            cut_str(&one_line(&Value::String(name_of(step.id)), 200), 80),
+            n.map(|n| n.status.as_str()).unwrap_or_default(),
             n.map(|n| duration(n.duration_ms as f64))
                 .unwrap_or_default()
         );

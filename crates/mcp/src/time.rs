@@ -1,5 +1,7 @@
 //! Small time helpers: readable timestamps and durations, and `since` parsing.
 
+use mindgate_taskgraph::format::DurationStyle;
+
 use crate::error::ToolError;
 use crate::params::SinceArg;
 
@@ -10,31 +12,9 @@ pub fn iso(ms: i64) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
-/// `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`.
+/// `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min` (the task graph's spaced duration).
 pub fn duration(ms: f64) -> String {
-    if !ms.is_finite() || ms < 0.0 {
-        return "?".to_owned();
-    }
-    if ms < 1_000.0 {
-        return format!("{} ms", trim_float(ms));
-    }
-    let s = ms / 1_000.0;
-    if s < 60.0 {
-        return format!("{s:.1} s");
-    }
-    let total = s as u64;
-    if total < 3_600 {
-        return format!("{} min {:02} s", total / 60, total % 60);
-    }
-    format!("{} h {:02} min", total / 3_600, (total % 3_600) / 60)
-}
-
-fn trim_float(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
+    mindgate_taskgraph::format::duration(ms, DurationStyle::Spaced)
 }
 
 /// Resolves a `since` argument to epoch ms, relative to `now_ms`.

@@ -470,6 +470,38 @@ pub fn load(config: &DiscoveryConfig, id_or_path: &str) -> Result<Session> {
     c.load(id_or_path)
 }
 
+/// What a session id names among a task list (see [`match_task_id`]).
+#[derive(Debug, PartialEq)]
+pub enum IdMatch<'a, T> {
+    /// One session: the first with exactly that id, else the only one whose id starts with it.
+    One(&'a T),
+    /// No session (an empty id names none).
+    None,
+    /// Several sessions' ids start with it (none is exactly it), in list order.
+    Many(Vec<&'a T>),
+}
+
+/// The one rule by which every view (CLI, HTTP, MCP, [`Catalog::locate`]) resolves a session
+/// id: an exact id (the first in list order), else a unique prefix.
+pub fn match_task_id<'a, T>(
+    items: &'a [T],
+    id: &str,
+    id_of: impl Fn(&T) -> &str,
+) -> IdMatch<'a, T> {
+    if id.is_empty() {
+        return IdMatch::None;
+    }
+    if let Some(exact) = items.iter().find(|t| id_of(t) == id) {
+        return IdMatch::One(exact);
+    }
+    let mut hits: Vec<&T> = items.iter().filter(|t| id_of(t).starts_with(id)).collect();
+    match hits.len() {
+        0 => IdMatch::None,
+        1 => IdMatch::One(hits.remove(0)),
+        _ => IdMatch::Many(hits),
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Entry {
     loc: SessionLocation,
@@ -579,33 +611,17 @@ impl Catalog {
                 workspace: None,
             });
         }
-        let exact: Vec<&Entry> = self
-            .entries
-            .values()
-            .filter(|e| e.summary.id == id_or_path)
-            .collect();
-        let hits = if exact.is_empty() {
-            self.entries
-                .values()
-                .filter(|e| !id_or_path.is_empty() && e.summary.id.starts_with(id_or_path))
-                .collect()
-        } else {
-            exact
-        };
-        match hits.as_slice() {
-            [] => Err(Error::NotFound {
+        let mut entries: Vec<&Entry> = self.entries.values().collect();
+        entries.sort_by(|a, b| a.loc.path.cmp(&b.loc.path));
+        match match_task_id(&entries, id_or_path, |e| e.summary.id.as_str()) {
+            IdMatch::One(e) => Ok(e.loc.clone()),
+            IdMatch::None => Err(Error::NotFound {
                 id: id_or_path.to_owned(),
             }),
-            [one] => Ok(one.loc.clone()),
-            many => {
-                let mut candidates: Vec<PathBuf> =
-                    many.iter().map(|e| e.loc.path.clone()).collect();
-                candidates.sort();
-                Err(Error::Ambiguous {
-                    id: id_or_path.to_owned(),
-                    candidates,
-                })
-            }
+            IdMatch::Many(many) => Err(Error::Ambiguous {
+                id: id_or_path.to_owned(),
+                candidates: many.iter().map(|e| e.loc.path.clone()).collect(),
+            }),
         }
     }
 

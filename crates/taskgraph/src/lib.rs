@@ -13,6 +13,8 @@
 //!   [`bounded`] (regular files only, size caps);
 //! - [`discover`](mod@discover): finding sessions under the agents' homes, the task list, loading by id;
 //! - [`graph`]: [`build_graph`] (pure) and [`IncrementalGraph`] (live append).
+//! - [`report`]: what a person reads first about a graph (critical path, hot steps,
+//!   failures), and [`format`]: readable durations — one of each for every view;
 //! - [`live`]: resumable readers for growing pi / Claude Code / Codex files ([`live::LiveReader`])
 //!   and a graph that shows their provisional tail ([`live::LiveGraph`]).
 //!
@@ -41,17 +43,19 @@ pub mod bounded;
 pub mod discover;
 pub mod error;
 pub mod event;
+pub mod format;
 pub mod graph;
 pub mod live;
 pub mod parse;
 pub mod read;
+pub mod report;
 pub mod session;
 pub mod synth;
 pub mod util;
 
 pub use discover::{
-    Catalog, DiscoveryConfig, Found, SessionLocation, Skipped, TaskSummary, discover,
-    find_sessions, load, scan_sessions,
+    Catalog, DiscoveryConfig, Found, IdMatch, SessionLocation, Skipped, TaskSummary, discover,
+    find_sessions, load, match_task_id, scan_sessions,
 };
 pub use error::{Error, Result};
 pub use event::{
@@ -64,4 +68,5 @@ pub use graph::{
     build_session_graph, build_session_tree,
 };
 pub use read::{detect_agent, read_session, read_session_as};
+pub use report::TaskReport;
 pub use session::{Agent, ReadWarning, Session};

@@ -192,3 +192,23 @@ fn multi_megabyte_lines_are_read() {
     };
     assert!(out.chars().count() <= 4097);
 }
+
+#[test]
+fn task_ids_match_exactly_first_then_by_unique_prefix() {
+    use mindgate_taskgraph::{IdMatch, match_task_id};
+    let ids = ["abc", "abcd", "abx", "zz"];
+    let m = |id: &str| match match_task_id(&ids, id, |s| s) {
+        IdMatch::One(s) => vec![*s],
+        IdMatch::None => vec![],
+        IdMatch::Many(v) => v.into_iter().copied().collect(),
+    };
+    // Exact beats the longer ids it is a prefix of.
+    assert_eq!(m("abc"), ["abc"]);
+    assert_eq!(m("abcd"), ["abcd"]);
+    assert_eq!(m("z"), ["zz"]);
+    // Several prefixes: all of them, in list order.
+    assert_eq!(m("ab"), ["abc", "abcd", "abx"]);
+    assert!(matches!(match_task_id(&ids, "ab", |s| s), IdMatch::Many(_)));
+    assert_eq!(m("q"), Vec::<&str>::new());
+    assert_eq!(m(""), Vec::<&str>::new());
+}

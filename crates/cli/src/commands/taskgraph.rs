@@ -1,9 +1,10 @@
 //! `mindgate taskgraph <PATH|ID>`: one coding-agent session as a task graph.
 //!
 //! `--json` prints the graph exactly as `build_graph` makes it (the body of
-//! `/task-graph/api/task`); the default is a readable summary computed from that same JSON.
+//! `/task-graph/api/task`); the default is a readable summary of that same graph (its
+//! [`TaskReport`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufWriter, Write as _};
 use std::path::Path;
@@ -12,8 +13,10 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::read::dsh_session_file;
-use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, TaskGraph, detect_agent};
-use serde_json::Value;
+use mindgate_taskgraph::{
+    DiscoveryConfig, IdMatch, SessionLocation, TaskGraph, TaskReport, detect_agent, graph::NodeRef,
+    match_task_id,
+};
 
 use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan};
 use crate::args::TaskgraphArgs;
@@ -48,7 +51,8 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         std::mem::forget(tree);
     } else {
-        super::write_stdout(&summary(&summary_value(tree.graph)?, &loc))?;
+        super::write_stdout(&summary(&tree.graph, &loc))?;
+        std::mem::forget(tree);
     }
     // The process exits next: freeing ~100,000 events and ~35,000 nodes one by one would
     // only add time (the OS takes the memory back at once).
@@ -89,29 +93,6 @@ fn in_folder(dir: &Path, config: &DiscoveryConfig) -> anyhow::Result<SessionLoca
     }
 }
 
-/// The graph as JSON for [`summary`], without what the summary never reads: the edges and
-/// every node that is not on the critical path (a 100,000-event session has ~35,000 nodes;
-/// building a `Value` tree of all of them cost most of the command's time and memory).
-fn summary_value(mut graph: TaskGraph) -> anyhow::Result<Value> {
-    let on_path: HashSet<&str> = graph
-        .critical_path
-        .node_ids
-        .iter()
-        .chain(&graph.critical_path.hot_node_ids)
-        .map(|id| id.as_str())
-        .collect();
-    let nodes: Vec<_> = graph
-        .nodes
-        .iter()
-        .filter(|n| on_path.contains(n.id.as_str()))
-        .cloned()
-        .collect();
-    // Not freed one by one: the process exits after the summary (see `run`).
-    std::mem::forget(std::mem::replace(&mut graph.nodes, nodes));
-    std::mem::forget(std::mem::take(&mut graph.edges));
-    Ok(serde_json::to_value(&graph)?)
-}
-
 fn locate(
     id: &str,
     found: &[(SessionLocation, mindgate_taskgraph::TaskSummary)],
@@ -119,17 +100,13 @@ fn locate(
     if id.is_empty() {
         bail!("give a session file, folder or id (see `mindgate tasks`)");
     }
-    if let Some((loc, _)) = found.iter().find(|(_, t)| t.id == id) {
-        return Ok(loc.clone());
-    }
-    let hits: Vec<_> = found.iter().filter(|(_, t)| t.id.starts_with(id)).collect();
-    match hits.as_slice() {
-        [] => bail!(
+    match match_task_id(found, id, |(_, t)| t.id.as_str()) {
+        IdMatch::One((loc, _)) => Ok(loc.clone()),
+        IdMatch::None => bail!(
             "no session with id `{id}` among {} found (see `mindgate tasks`; add folders with --sessions)",
             found.len()
         ),
-        [(loc, _)] => Ok(loc.clone()),
-        many => bail!(
+        IdMatch::Many(many) => bail!(
             "`{id}` matches {} sessions: {}",
             many.len(),
             many.iter()
@@ -140,16 +117,8 @@ fn locate(
     }
 }
 
-fn s<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn n(v: &Value, k: &str) -> i64 {
-    v.get(k).and_then(Value::as_i64).unwrap_or_default()
-}
-
-fn thousands(x: i64) -> String {
-    let digits = x.unsigned_abs().to_string();
+fn thousands(x: u64) -> String {
+    let digits = x.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -157,138 +126,127 @@ fn thousands(x: i64) -> String {
         }
         out.push(c);
     }
-    if x < 0 { format!("-{out}") } else { out }
+    out
 }
 
-/// The readable summary of a graph's JSON.
-pub fn summary(g: &Value, loc: &SessionLocation) -> String {
+/// The readable summary of a graph (its [`TaskReport`]).
+pub fn summary(g: &TaskGraph, loc: &SessionLocation) -> String {
+    let report = TaskReport::new(g);
     let mut o = String::new();
-    let nodes: HashMap<&str, &Value> = g["nodes"]
-        .as_array()
-        .map(|a| a.iter().map(|n| (s(n, "id"), n)).collect())
-        .unwrap_or_default();
-    let sum = &g["summary"];
-    let counts = &sum["counts"];
-    let _ = writeln!(o, "{}", one_line(s(g, "title")));
+    let sum = &g.summary;
+    let counts = &sum.counts;
+    let _ = writeln!(o, "{}", one_line(&g.title));
     let _ = writeln!(
         o,
         "  session   {}  ({}, {})",
-        s(g, "session_id"),
+        g.session_id,
         loc.agent,
         loc.path.display()
     );
-    let _ = writeln!(o, "  workspace {}", s(g, "workspace"));
-    let live = if g["meta"]["live"] == true {
-        "  (live)"
-    } else {
-        ""
-    };
-    let _ = writeln!(o, "  status    {}{live}", s(g, "status"));
-    let start = g["start_time"]
-        .as_i64()
+    let _ = writeln!(o, "  workspace {}", g.workspace);
+    let live = if g.meta.live { "  (live)" } else { "" };
+    let _ = writeln!(o, "  status    {}{live}", g.status.as_str());
+    let start = g
+        .start_time
         .map_or_else(|| "-".to_owned(), |t| format!("{} UTC", datetime(t)));
     let _ = writeln!(
         o,
         "  duration  {}  (started {start})",
-        duration(n(g, "duration_ms"))
+        duration(g.duration_ms)
     );
-    let t = &sum["tokens"];
+    let t = &sum.tokens;
     let _ = writeln!(
         o,
         "  tokens    {} total: {} in, {} out, {} cache read",
-        thousands(n(t, "total")),
-        thousands(n(t, "input")),
-        thousands(n(t, "output")),
-        thousands(n(t, "cache_read"))
+        thousands(t.total),
+        thousands(t.input),
+        thousands(t.output),
+        thousands(t.cache_read)
     );
     let count_names = [
-        ("phases", "turn", "turns"),
-        ("agents", "LLM step", "LLM steps"),
-        ("tools", "tool", "tools"),
-        ("skills", "skill", "skills"),
-        ("subagents", "subagent", "subagents"),
-        ("plans", "plan", "plans"),
-        ("code_changes", "code change", "code changes"),
-        ("tests", "test", "tests"),
-        ("errors", "error", "errors"),
-        ("retries", "retry", "retries"),
-        ("files_changed", "file changed", "files changed"),
+        (counts.phases, "turn", "turns"),
+        (counts.agents, "LLM step", "LLM steps"),
+        (counts.tools, "tool", "tools"),
+        (counts.skills, "skill", "skills"),
+        (counts.subagents, "subagent", "subagents"),
+        (counts.plans, "plan", "plans"),
+        (counts.code_changes, "code change", "code changes"),
+        (counts.tests, "test", "tests"),
+        (counts.errors, "error", "errors"),
+        (counts.retries, "retry", "retries"),
+        (counts.files_changed, "file changed", "files changed"),
     ];
     let parts: Vec<String> = count_names
         .iter()
-        .filter(|(k, _, _)| n(counts, k) > 0)
-        .map(|(k, one, many)| {
-            let c = n(counts, k);
-            format!("{c} {}", if c == 1 { one } else { many })
-        })
+        .filter(|(c, _, _)| *c > 0)
+        .map(|(c, one, many)| format!("{c} {}", if *c == 1 { one } else { many }))
         .collect();
     let _ = writeln!(o, "  counts    {}", parts.join(", "));
 
-    let cp = &g["critical_path"];
-    let hot: Vec<&str> = cp["hot_node_ids"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let cp = &g.critical_path;
     let _ = writeln!(
         o,
         "\nCritical path: {} of {} ({} nodes, {} hot)",
-        duration(n(cp, "duration_ms")),
-        duration(n(cp, "total_ms")),
-        cp["node_ids"].as_array().map_or(0, Vec::len),
-        hot.len()
+        duration(cp.duration_ms),
+        duration(cp.total_ms),
+        cp.node_ids.len(),
+        cp.hot_node_ids.len()
     );
-    for id in &hot {
-        let Some(node) = nodes.get(id) else { continue };
+    for node in report.hot_steps() {
         let _ = writeln!(
             o,
             "  {:>9}  {:<8} {:<9} {}",
-            duration(n(node, "duration_ms")),
-            s(node, "type"),
-            s(node, "status"),
-            clip(&one_line(s(node, "name")), 70)
+            duration(node.duration_ms),
+            node.node_type.as_str(),
+            node.status.as_str(),
+            clip(&one_line(&node.name), 70)
         );
     }
 
-    let list = |o: &mut String, title: &str, key: &str, extra: &dyn Fn(&Value) -> String| {
-        let items = sum[key].as_array().cloned().unwrap_or_default();
-        if items.is_empty() {
-            return;
-        }
-        let _ = writeln!(o, "\n{title}:");
-        for r in &items {
-            let _ = writeln!(
-                o,
-                "  {:>9}  {:<8} {:<9} {}{}",
-                duration(n(r, "duration_ms")),
-                s(r, "type"),
-                s(r, "status"),
-                clip(&one_line(s(r, "name")), 60),
-                extra(r)
-            );
-        }
-    };
-    list(&mut o, "Slowest steps", "slowest_steps", &|_| String::new());
-    list(&mut o, "Failures", "failed_steps", &|r| {
-        let e = s(r, "error");
-        if e.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", clip(&one_line(e), 100))
-        }
+    let list =
+        |o: &mut String, title: &str, items: &[NodeRef], extra: &dyn Fn(&NodeRef) -> String| {
+            if items.is_empty() {
+                return;
+            }
+            let _ = writeln!(o, "\n{title}:");
+            for r in items {
+                let _ = writeln!(
+                    o,
+                    "  {:>9}  {:<8} {:<9} {}{}",
+                    duration(r.duration_ms),
+                    r.node_type.as_str(),
+                    r.status.as_str(),
+                    clip(&one_line(&r.name), 60),
+                    extra(r)
+                );
+            }
+        };
+    list(&mut o, "Slowest steps", &sum.slowest_steps, &|_| {
+        String::new()
     });
-    list(&mut o, "Retries", "retried_steps", &|r| {
-        format!(" ({} attempts)", n(r, "attempts"))
+    list(
+        &mut o,
+        "Failures",
+        &sum.failed_steps,
+        &|r| match r.error.as_deref() {
+            None | Some("") => String::new(),
+            Some(e) => format!(" — {}", clip(&one_line(e), 100)),
+        },
+    );
+    list(&mut o, "Retries", &sum.retried_steps, &|r| {
+        format!(" ({} attempts)", r.attempts)
     });
-    if let Some(files) = sum["files_changed"].as_array().filter(|f| !f.is_empty()) {
+    if !sum.files_changed.is_empty() {
         let _ = writeln!(o, "\nFiles changed:");
-        for f in files.iter().filter_map(Value::as_str) {
+        for f in &sum.files_changed {
             let _ = writeln!(o, "  {f}");
         }
     }
-    if let Some(tools) = sum["most_used_tools"].as_array().filter(|t| !t.is_empty()) {
-        let parts: Vec<String> = tools
+    if !sum.most_used_tools.is_empty() {
+        let parts: Vec<String> = sum
+            .most_used_tools
             .iter()
-            .map(|t| format!("{} ×{}", s(t, "name"), n(t, "count")))
+            .map(|t| format!("{} ×{}", t.name, t.count))
             .collect();
         let _ = writeln!(o, "\nTools: {}", parts.join(", "));
     }

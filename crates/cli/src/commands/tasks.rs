@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mindgate_taskgraph::discover::summarize;
+use mindgate_taskgraph::format::DurationStyle;
 use mindgate_taskgraph::{
     DiscoveryConfig, Found, SessionLocation, Skipped, TaskSummary, scan_sessions,
 };
@@ -140,7 +141,7 @@ fn table(tasks: &[TaskSummary]) -> String {
             [
                 clip(&t.id, 40),
                 t.agent.as_str().to_owned(),
-                status_name(&t.status),
+                t.status.as_str().to_owned(),
                 t.start_time.map_or_else(|| "-".to_owned(), datetime),
                 duration(t.duration_ms),
                 if t.live { "live" } else { "" }.to_owned(),
@@ -175,14 +176,6 @@ fn table(tasks: &[TaskSummary]) -> String {
     out
 }
 
-/// `SUCCESS`, `FAILED`, … as the graph JSON spells them.
-pub fn status_name(s: &mindgate_taskgraph::Status) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "?".to_owned())
-}
-
 /// First line of `s`, whitespace collapsed.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -198,18 +191,9 @@ pub fn clip(s: &str, max: usize) -> String {
     out
 }
 
-/// `1h 02m`, `3m 05s`, `12.3s`, `450ms`.
+/// `1h 02m`, `3m 05s`, `12.3s`, `450ms` (the task graph's compact duration).
 pub fn duration(ms: i64) -> String {
-    let ms = ms.max(0);
-    if ms < 1_000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", ms as f64 / 1_000.0)
-    } else if ms < 3_600_000 {
-        format!("{}m {:02}s", ms / 60_000, (ms / 1_000) % 60)
-    } else {
-        format!("{}h {:02}m", ms / 3_600_000, (ms / 60_000) % 60)
-    }
+    mindgate_taskgraph::format::duration(ms as f64, DurationStyle::Compact)
 }
 
 /// `2026-08-24 19:33:20` (UTC) from Unix milliseconds (`?` when out of range).

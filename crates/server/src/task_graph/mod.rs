@@ -32,7 +32,8 @@ use axum::routing::get;
 use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::{
-    Catalog, DiscoveryConfig, Error as TgError, Event, Session, SessionLocation, TaskSummary,
+    Catalog, DiscoveryConfig, Error as TgError, Event, IdMatch, Session, SessionLocation,
+    TaskSummary, match_task_id,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -176,16 +177,12 @@ fn location(t: &TaskSummary) -> SessionLocation {
 }
 
 fn match_id(tasks: &[TaskSummary], id: &str) -> Result<TaskSummary, ApiError> {
-    if let Some(t) = tasks.iter().find(|t| t.id == id) {
-        return Ok(t.clone());
-    }
-    let hits: Vec<&TaskSummary> = tasks.iter().filter(|t| t.id.starts_with(id)).collect();
-    match hits.as_slice() {
-        [] => Err(ApiError::not_found(format!(
+    match match_task_id(tasks, id, |t| t.id.as_str()) {
+        IdMatch::One(t) => Ok(t.clone()),
+        IdMatch::None => Err(ApiError::not_found(format!(
             "no task session with id `{id}`"
         ))),
-        [one] => Ok((*one).clone()),
-        many => Err(ApiError::bad_request(format!(
+        IdMatch::Many(many) => Err(ApiError::bad_request(format!(
             "`{id}` matches {} task sessions ({}); give more of the id",
             many.len(),
             many.iter()

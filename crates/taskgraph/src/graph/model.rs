@@ -208,6 +208,19 @@ pub enum Status {
 }
 
 impl Status {
+    /// The serialised name (`SUCCESS`, `FAILED`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "PENDING",
+            Status::Running => "RUNNING",
+            Status::Success => "SUCCESS",
+            Status::Failed => "FAILED",
+            Status::Skipped => "SKIPPED",
+            Status::Cancelled => "CANCELLED",
+            Status::Retrying => "RETRYING",
+        }
+    }
+
     /// Whether the node is still open.
     pub fn is_open(self) -> bool {
         matches!(self, Status::Running | Status::Retrying)
