@@ -14,9 +14,9 @@ use futures_util::future::BoxFuture;
 use mindgate_home::{Home, token_file};
 use serde_json::{Value, json};
 
-use crate::bound::{cut_str, one_line};
 use crate::error::ToolError;
 use crate::output::{Links, ToolOutput, encode};
+use crate::output_limits::{cut_str, one_line};
 use crate::params::{ListPausesArgs, ResumeActionArg, ResumeArgs};
 use crate::time::iso;
 

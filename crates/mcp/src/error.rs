@@ -10,9 +10,9 @@ pub enum McpError {
     Transport(String),
 }
 
-/// An echoed input, cut to [`MAX_ECHO_CHARS`](crate::bound::MAX_ECHO_CHARS).
+/// An echoed input, cut to [`MAX_ECHO_CHARS`](crate::output_limits::MAX_ECHO_CHARS).
 fn shown(s: &str) -> String {
-    crate::bound::cut_str(s, crate::bound::MAX_ECHO_CHARS)
+    crate::output_limits::cut_str(s, crate::output_limits::MAX_ECHO_CHARS)
 }
 
 /// Why one tool call failed. Every variant becomes a tool result with

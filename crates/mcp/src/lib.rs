@@ -14,7 +14,7 @@
 //!
 //! Every result carries readable text *and* structured content, with viewer
 //! deep links (`http://127.0.0.1:<port>/#/run/<runId>/node/<nodeId>`); sizes
-//! are bounded ([`bound`]); unknown ids and bad arguments come back as tool
+//! are bounded ([`output_limits`]); unknown ids and bad arguments come back as tool
 //! errors (`isError: true`), never as protocol failures.
 //!
 //! Transports: [`serve_stdio`] (what `mindgate mcp` runs; bad lines get
@@ -31,11 +31,11 @@
 //! assert!(!server.tool_names().contains(&"resume".to_owned())); // read-only by default
 //! ```
 
-pub mod bound;
 pub mod control;
 mod error;
 pub mod http;
 pub mod output;
+pub mod output_limits;
 pub mod params;
 pub mod runs;
 mod server;

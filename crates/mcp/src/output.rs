@@ -3,10 +3,10 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
-use crate::bound::{
+use crate::error::ToolError;
+use crate::output_limits::{
     MAX_ERROR_CHARS, MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, cut_str, cut_within, fit,
 };
-use crate::error::ToolError;
 
 /// The answer of one tool call: text for a model to read, and the same facts
 /// as a JSON object for programs.
@@ -91,7 +91,7 @@ pub fn bound_error_data(mut e: rmcp::ErrorData) -> rmcp::ErrorData {
     }
     if e.data
         .as_ref()
-        .is_some_and(|d| crate::bound::json_len(d) > MAX_ERROR_CHARS)
+        .is_some_and(|d| crate::output_limits::json_len(d) > MAX_ERROR_CHARS)
     {
         e.data = None;
     }
@@ -212,7 +212,7 @@ mod tests {
         let big = "z".repeat(MAX_STRUCTURED_CHARS * 2);
         let out = ToolOutput::new(big.clone(), json!({"big": big}));
         assert!(out.text.chars().count() < MAX_TEXT_CHARS + 40);
-        assert!(crate::bound::json_len(&out.value) <= MAX_STRUCTURED_CHARS + 20);
+        assert!(crate::output_limits::json_len(&out.value) <= MAX_STRUCTURED_CHARS + 20);
         assert_eq!(out.value["truncated"], true);
     }
 }

@@ -11,9 +11,9 @@ use mindgate_store::projection::{GraphNode, NodeState, RunGraph};
 use mindgate_store::{RunFilter, RunState, RunStore, RunSummary, run_report};
 use serde_json::{Map, Value, json};
 
-use crate::bound::{cut_str, one_line, preview};
 use crate::error::ToolError;
 use crate::output::{Links, ToolOutput};
+use crate::output_limits::{cut_str, one_line, preview};
 use crate::params::{FindErrorsArgs, GetNodeArgs, GetRunArgs, ListRunsArgs, SearchEventsArgs};
 use crate::time::{duration, iso, resolve_since};
 
@@ -555,7 +555,7 @@ pub fn get_node(
                 .unwrap_or_default();
             let _ = writeln!(text, "  error: {name}: {msg}");
             if let Some(stack) = e.get("stack").and_then(Value::as_str) {
-                let (st, _) = crate::bound::cut(stack, text_chars.min(1_500));
+                let (st, _) = crate::output_limits::cut(stack, text_chars.min(1_500));
                 let _ = writeln!(text, "  stack:\n    {}", st.replace('\n', "\n    "));
             }
         }

@@ -26,9 +26,9 @@ use mindgate_taskgraph::{
 };
 use serde_json::{Value, json};
 
-use crate::bound::{cut_str, one_line, preview};
 use crate::error::ToolError;
 use crate::output::ToolOutput;
+use crate::output_limits::{cut_str, one_line, preview};
 use crate::params::{DetailArg, GetTaskGraphArgs, ListTasksArgs};
 use crate::time::{duration, iso};
 

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mindgate_mcp::bound::MAX_ERROR_CHARS;
+use mindgate_mcp::output_limits::MAX_ERROR_CHARS;
 use mindgate_mcp::params::{GetTaskGraphArgs, ListTasksArgs};
 use mindgate_mcp::{McpConfig, MindgateMcp};
 use mindgate_taskgraph::DiscoveryConfig;

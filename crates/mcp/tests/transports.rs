@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mindgate_mcp::bound::MAX_ERROR_CHARS;
 use mindgate_mcp::http::{BoundedSessionManager, HttpLimits};
+use mindgate_mcp::output_limits::MAX_ERROR_CHARS;
 use mindgate_mcp::stdio::LineTransport;
 use mindgate_mcp::{McpConfig, MindgateMcp, StreamableHttpServerConfig};
 use mindgate_taskgraph::DiscoveryConfig;

@@ -3,7 +3,8 @@
 // 5,000-node run costs about as much per frame as a 50-node one.
 
 import { Layout, BOX_W, BOX_H, COL_W, ROW_H } from './layout.js';
-import { el, KIND_GLYPH, cssVar, announce, fmtDuration } from './util.js';
+import { el, cssVar, announce } from './dom.js';
+import { KIND_GLYPH, fmtDuration } from './format.js';
 
 const STATUS_VAR = {
   running: '--st-running', ok: '--st-ok', error: '--st-error', aborted: '--st-aborted',

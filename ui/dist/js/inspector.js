@@ -1,7 +1,8 @@
 // The inspector: every instance of the selected node with status, timings,
 // usage, input, output, error and streamed text.
 
-import { el, fmtDuration, fmtTime, fmtCount, KIND_GLYPH } from './util.js';
+import { el } from './dom.js';
+import { fmtDuration, fmtTime, fmtCount, KIND_GLYPH } from './format.js';
 import { VirtualList } from './vlist.js';
 import { JsonTree } from './jsontree.js';
 

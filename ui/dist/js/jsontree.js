@@ -3,7 +3,7 @@
 // 100 entries, long strings are cut (the full text opens in a viewer), and
 // the rows are virtualised.
 
-import { el } from './util.js';
+import { el } from './dom.js';
 import { VirtualList } from './vlist.js';
 
 const ROW = 20;

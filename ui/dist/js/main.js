@@ -1,6 +1,6 @@
 // Boots the viewer: token, store, views, theme, connection banner, shortcuts.
 
-import { el, typingTarget, announce } from './util.js';
+import { el, typingTarget, announce } from './dom.js';
 import { takeToken } from './conn.js';
 import { Store } from './store.js';
 import { GraphView } from './graphview.js';

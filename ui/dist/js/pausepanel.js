@@ -1,7 +1,8 @@
 // Held gates with Continue / Retry / Inject / Abort, the inject JSON editor,
 // and the log of resume results (taken / no-such-pause are shown, not hidden).
 
-import { el, fmtDuration, typingTarget } from './util.js';
+import { el, typingTarget } from './dom.js';
+import { fmtDuration } from './format.js';
 
 export class PausePanel {
   constructor(host, store) {

@@ -1,6 +1,7 @@
 // The run bar: Run / Step mode, pause-on-error, breakpoint chips, graph tools.
 
-import { el, fmtDuration, fmtCount } from './util.js';
+import { el } from './dom.js';
+import { fmtDuration, fmtCount } from './format.js';
 import { describeMatcher } from './store.js';
 
 const KINDS = ['agent', 'llm', 'tool', 'chain', 'retriever', 'server', 'resource', 'prompt', 'custom'];

@@ -1,7 +1,8 @@
 // The run list: newest first, live, filterable by status and text, virtualised
 // and paged (older runs are fetched over HTTP on demand).
 
-import { el, fmtDuration, fmtTime, fmtCount } from './util.js';
+import { el } from './dom.js';
+import { fmtDuration, fmtTime, fmtCount } from './format.js';
 import { VirtualList } from './vlist.js';
 
 const STATUSES = ['all', 'running', 'ok', 'error', 'aborted', 'abandoned'];

@@ -1,7 +1,7 @@
 // One search box over node names in the open run and over runs.
 // "/" or Ctrl+K focuses it; arrows move, Enter opens, Escape closes.
 
-import { el, typingTarget } from './util.js';
+import { el, typingTarget } from './dom.js';
 
 const MAX = 40;
 

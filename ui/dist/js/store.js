@@ -9,7 +9,8 @@
 //   result   a resume / control outcome arrived (never swallowed)
 //   inspect  focus the inspector on a node
 
-import { Emitter, toast } from './util.js';
+import { toast } from './dom.js';
+import { Emitter } from './emitter.js';
 import { Feed, api } from './conn.js';
 import { RunModel } from './runmodel.js';
 

@@ -4,7 +4,8 @@
 // (Server-Sent Events: the whole graph once, then `delta`s with just the changed nodes and
 // edges); clicking a node lists its trajectory events.
 
-import { el, fmtDuration, fmtTime } from './util.js';
+import { el } from './dom.js';
+import { fmtDuration, fmtTime } from './format.js';
 import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
 
 const API = '/task-graph/api';

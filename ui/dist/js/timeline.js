@@ -2,7 +2,8 @@
 // canvas and virtualised by scroll position. Linked to the graph: clicking a
 // bar selects its node, selecting a node highlights (and scrolls to) its bars.
 
-import { el, cssVar, fmtDuration } from './util.js';
+import { el, cssVar } from './dom.js';
+import { fmtDuration } from './format.js';
 
 const ROW = 18;
 const LABEL_W = 170;

@@ -1,7 +1,7 @@
 // A fixed-row-height virtual list: only the rows in view exist in the DOM, so
 // a list of 100,000 entries costs the same as one of 30.
 
-import { el } from './util.js';
+import { el } from './dom.js';
 
 export class VirtualList {
   /**

@@ -1,0 +1,38 @@
+// Formatting shared by every view: durations, times, counts, node-kind glyphs.
+
+/** A duration in ms for people: `<1 ms`, `840 ms`, `2.50 s`, `3m 5s`, `1h 2m`. */
+export function fmtDuration(ms) {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '–';
+  if (ms < 1) return '<1 ms';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  const total = Math.round(ms / 1000);
+  const m = Math.floor(total / 60);
+  const s = total % 60;
+  if (m < 60) return `${m}m ${s}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+/** An epoch-ms time: the clock time today, with the date on other days. */
+export function fmtTime(ts) {
+  if (!ts) return '–';
+  const d = new Date(ts);
+  const now = new Date();
+  const sameDay = d.toDateString() === now.toDateString();
+  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return sameDay ? time : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${time}`;
+}
+
+/** A count shortened for a pill: 999, 1.2k, 34k, 1.5M. */
+export function fmtCount(n) {
+  if (n === null || n === undefined) return '0';
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** The one-letter glyph drawn for each node kind. */
+export const KIND_GLYPH = {
+  agent: 'A', llm: 'L', tool: 'T', chain: 'C', retriever: 'R',
+  server: 'S', resource: 'D', prompt: 'P', custom: '·',
+};
