@@ -36,6 +36,21 @@ READ_TOOLS = {
     "get_task_graph",
 }
 CONTROL_TOOLS = {"list_pauses", "resume"}
+# The memory tools (tests/python/test_mcp_memory.py drives them).
+MEMORY_TOOLS = {
+    "block_append",
+    "block_replace",
+    "block_rethink",
+    "fact_remember",
+    "fact_search",
+    "fact_supersede",
+    "fact_forget",
+    "fact_history",
+    "recall_episodes",
+    "conversation_search",
+    "memory_status",
+    "procedure_search",
+}
 
 
 # -- helpers -------------------------------------------------------------------
@@ -187,7 +202,8 @@ def world(tmp_path_factory: pytest.TempPathFactory):
 def test_initialize_lists_read_only_tools_with_schemas(world):
     async def body(session: ClientSession) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == READ_TOOLS
+        assert set(tools) == READ_TOOLS | MEMORY_TOOLS
+        tools = {name: t for name, t in tools.items() if name in READ_TOOLS}
         for tool in tools.values():
             assert tool.description
             assert tool.input_schema["type"] == "object"
@@ -201,7 +217,7 @@ def test_initialize_lists_read_only_tools_with_schemas(world):
 
     async def control(session: ClientSession) -> None:
         names = {t.name for t in (await session.list_tools()).tools}
-        assert names == READ_TOOLS | CONTROL_TOOLS
+        assert names == READ_TOOLS | CONTROL_TOOLS | MEMORY_TOOLS
 
     drive(world["home"], world["scratch"], control, "--allow-control")
 

@@ -48,8 +48,8 @@ pub enum Command {
     /// tokens, critical path, slowest steps, failures and retries, files changed) or, with
     /// `--json`, the whole graph.
     Taskgraph(TaskgraphArgs),
-    /// Agent memory: benchmarks and maintenance of the memory store
-    /// (`$MINDGATE_HOME/memory.db`).
+    /// Agent memory: inspect, search, review (validate / reject), maintain, export and
+    /// import the memory store (`$MINDGATE_HOME/memory.db`); embedders and benchmarks.
     Memory(MemoryArgs),
     /// Print a reference document generated from these definitions (`docs/cli.md`, the flag
     /// index of `docs/configuration.md`). Hidden: for the docs and their test.
@@ -81,6 +81,41 @@ pub struct MemoryArgs {
 /// The `memory` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
+    /// A user's memory at a glance: counts per tier, records waiting in quarantine, the
+    /// active embedder and the embedder of the stored vectors.
+    Status(MemoryUserArgs),
+    /// Search a user's memory (hybrid keyword + vector search); each hit says why it was
+    /// recalled (signals), its provenance and status.
+    Search(MemorySearchArgs),
+    /// Remember a fact (provenance `user` by default; `extraction`, `reflection` and
+    /// `induction` land quarantined, as does text that looks like an injected instruction).
+    Remember(MemoryRememberArgs),
+    /// Show one record (any kind, any state) with its viewer route.
+    Show(MemoryIdArgs),
+    /// A record's history: every version of a fact and every change, when, why, by whom.
+    History(MemoryIdArgs),
+    /// The quarantine queue: records waiting for a person to validate or reject them.
+    Quarantine(MemoryQuarantineArgs),
+    /// Validate a quarantined record (a person's act): it is re-checked and promoted to
+    /// active. Text that looks like an injected instruction needs --force (recorded).
+    Validate(MemoryValidateArgs),
+    /// Reject a quarantined record: a tombstone with the reason.
+    Reject(MemoryRejectArgs),
+    /// A user's entities (roots and merged ones).
+    Entities(MemoryUserArgs),
+    /// Merge an entity (and everything merged into it) into the root of another.
+    Merge(MemoryMergeArgs),
+    /// Undo an entity's latest merge, restoring exactly what it changed.
+    Unmerge(MemoryIdArgs),
+    /// Run maintenance over a user's facts: decay (archive below the retention threshold)
+    /// and capacity eviction; archived facts keep their rows.
+    Maintain(MemoryUserArgs),
+    /// Write the whole store as JSON Lines (every record in every state, the history
+    /// ledger, blocks, entities, vectors): `import` into an empty store restores it exactly.
+    Export(MemoryExportArgs),
+    /// Read an export into an empty store (refused when the store holds anything; one
+    /// transaction: a bad line writes nothing).
+    Import(MemoryImportArgs),
     /// Benchmarks of the memory store (figures are printed, never asserted).
     Bench(MemoryBenchArgs),
     /// Re-embed every stored record with another embedder (the store then uses it).
@@ -88,6 +123,185 @@ pub enum MemoryCommand {
     /// The embedders: builtin hashed n-grams (default), all-MiniLM-L6-v2 in process,
     /// or an OpenAI-compatible endpoint.
     Embedder(EmbedderArgs),
+}
+
+/// The memory database of a `memory` subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MemoryDbArgs {
+    /// Memory database [default: $MINDGATE_HOME/memory.db, else ~/.mindgate/memory.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A user and the database.
+#[derive(Debug, clap::Args)]
+pub struct MemoryUserArgs {
+    /// Whose memory.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// One record id and the database.
+#[derive(Debug, clap::Args)]
+pub struct MemoryIdArgs {
+    /// Record (or entity) id.
+    pub id: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory search`.
+#[derive(Debug, clap::Args)]
+pub struct MemorySearchArgs {
+    /// What to look for.
+    pub query: String,
+    /// Whose memory.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// Hits to return.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top_k: usize,
+    /// Only these kinds (semantic, episodic, procedural, insight, session), comma-separated.
+    #[arg(long, value_name = "KIND,KIND", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// Only records carrying every one of these tags (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Valid time: what was true at this instant (ISO-8601).
+    #[arg(long, value_name = "TIME")]
+    pub as_of: Option<String>,
+    /// Transaction time: what the store held at this instant (ISO-8601).
+    #[arg(long, value_name = "TIME")]
+    pub known_at: Option<String>,
+    /// Also return quarantined records (marked as such).
+    #[arg(long)]
+    pub include_quarantined: bool,
+    /// Also return archived records.
+    #[arg(long)]
+    pub include_archived: bool,
+    /// Which lists to fuse: hybrid, lexical or vector.
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory remember`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryRememberArgs {
+    /// The statement.
+    pub text: String,
+    /// Whose memory.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// Subject of the subject/predicate/object triple.
+    #[arg(long)]
+    pub subject: Option<String>,
+    /// Relation of the triple.
+    #[arg(long)]
+    pub predicate: Option<String>,
+    /// Object of the triple.
+    #[arg(long)]
+    pub object: Option<String>,
+    /// When it became true (ISO-8601).
+    #[arg(long, value_name = "TIME")]
+    pub valid_from: Option<String>,
+    /// When it stopped being true (ISO-8601).
+    #[arg(long, value_name = "TIME")]
+    pub valid_to: Option<String>,
+    /// Salience hint in [0, 1].
+    #[arg(long, value_name = "X")]
+    pub importance: Option<f64>,
+    /// A tag (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Where it came from: user, tool, extraction, reflection, induction or imported.
+    #[arg(long, default_value = "user")]
+    pub provenance: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory quarantine`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryQuarantineArgs {
+    /// Only this user's records [default: every user's].
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// Most records to list.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: usize,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory validate`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryValidateArgs {
+    /// The quarantined record.
+    pub id: String,
+    /// Promote even text that looks like an injected instruction (recorded as forced).
+    #[arg(long)]
+    pub force: bool,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory reject`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryRejectArgs {
+    /// The record.
+    pub id: String,
+    /// Why it is rejected.
+    #[arg(long)]
+    pub reason: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory merge`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryMergeArgs {
+    /// The entity to merge.
+    pub from: String,
+    /// The entity whose root it joins.
+    pub into: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory export`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryExportArgs {
+    /// Output file [default: standard output].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The database.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// Options of `mindgate memory import`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryImportArgs {
+    /// The export (JSON Lines), or `-` for standard input.
+    pub input: PathBuf,
+    /// The database (it must be empty) [default: $MINDGATE_HOME/memory.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
 /// `mindgate memory embedder …`.
@@ -241,6 +455,10 @@ pub struct ServeArgs {
     /// Where the Tasks page looks for coding-agent sessions.
     #[command(flatten)]
     pub discovery: DiscoveryArgs,
+    /// The user `/api/memory` routes and the `/mcp` memory tools act for when a request
+    /// names no `userId`.
+    #[arg(long, value_name = "NAME")]
+    pub memory_user: Option<String>,
 }
 
 /// Arguments of `mindgate mcp`.
@@ -262,6 +480,14 @@ pub struct McpArgs {
     /// Extra coding-agent session files or folders for `list_tasks` / `get_task_graph`.
     #[arg(long = "sessions", value_name = "PATH")]
     pub sessions: Vec<PathBuf>,
+    /// The user the memory tools act for when a call names no `userId`.
+    #[arg(long, value_name = "NAME")]
+    pub memory_user: Option<String>,
+    /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
+    /// quarantined memories, which defeats the quarantine (by default a person validates,
+    /// in the viewer or with `mindgate memory validate`).
+    #[arg(long)]
+    pub allow_validate: bool,
 }
 
 /// Where coding-agent sessions are looked for (`serve`, `tasks`, `taskgraph`).

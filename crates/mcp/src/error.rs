@@ -93,6 +93,14 @@ pub enum ToolError {
     /// No running `mindgate serve` could be reached for a control tool.
     #[error("no running Mindgate server: {0}")]
     NoServer(String),
+    /// A memory operation failed (bad argument, unknown id, quarantine rule, store error).
+    #[error("{message}")]
+    Memory {
+        /// The memory error's code (`bad_argument`, `not_found`, `conflict`, `flagged`, …).
+        code: &'static str,
+        /// The memory error's message.
+        message: String,
+    },
     /// The server refused or failed a control request.
     #[error("the server answered {status}: {message}")]
     Server {
@@ -118,6 +126,7 @@ impl ToolError {
             ToolError::Read(_) => "read_failed",
             ToolError::NoServer(_) => "no_server",
             ToolError::Server { .. } => "server_error",
+            ToolError::Memory { code, .. } => code,
         }
     }
 

@@ -34,6 +34,7 @@
 pub mod control;
 mod error;
 pub mod http;
+pub mod memory;
 pub mod output;
 pub mod output_limits;
 pub mod params;
@@ -51,6 +52,7 @@ pub use error::{McpError, ToolError};
 pub use http::{
     HttpLimits, McpHttpService, http_service, http_service_with, http_service_with_limits,
 };
+pub use memory::VALIDATE_TOOLS;
 pub use output::{Links, ToolOutput};
 pub use server::{CONTROL_TOOLS, INSTRUCTIONS, McpConfig, MindgateMcp};
 

@@ -18,12 +18,14 @@ use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::control::{self, HttpControl, PauseControl, ServerEndpoint};
 use crate::error::ToolError;
+use crate::memory::VALIDATE_TOOLS;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
     FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs, ListRunsArgs,
     ListTasksArgs, ResumeArgs, SearchEventsArgs,
 };
 use crate::{runs, tasks};
+use mindgate_memory::agent::LazyMemory;
 
 /// Names of the tools offered only with control allowed.
 pub const CONTROL_TOOLS: [&str; 2] = ["list_pauses", "resume"];
@@ -49,6 +51,13 @@ pub struct McpConfig {
     /// in process). `None`: [`HttpControl`] to `control_endpoint` or to the
     /// server found from the token files.
     pub control: Option<Arc<dyn PauseControl>>,
+    /// The memory store of the memory tools (`mindgate serve` passes its own); `None`:
+    /// `<home>/memory.db`, opened on first use.
+    pub memory: Option<Arc<LazyMemory>>,
+    /// The user the memory tools act for when a call names no `userId` (`--memory-user`).
+    pub memory_user: Option<String>,
+    /// Offer `fact_validate` and `fact_reject` (otherwise they are not listed).
+    pub allow_validate: bool,
 }
 
 impl McpConfig {
@@ -63,14 +72,18 @@ impl McpConfig {
             allow_control: false,
             control_endpoint: None,
             control: None,
+            memory: None,
+            memory_user: None,
+            allow_validate: false,
         }
     }
 }
 
-struct Shared {
-    config: McpConfig,
+pub(crate) struct Shared {
+    pub(crate) config: McpConfig,
     store: Mutex<Option<Arc<RunStore>>>,
     catalog: tasks::TaskCatalog,
+    pub(crate) memory: Arc<LazyMemory>,
 }
 
 impl Shared {
@@ -96,7 +109,7 @@ impl Shared {
         Ok(store)
     }
 
-    fn links(&self) -> Links {
+    pub(crate) fn links(&self) -> Links {
         let port = self
             .config
             .port
@@ -156,18 +169,30 @@ impl MindgateMcp {
     }
 
     fn build(config: McpConfig, store: Option<Arc<RunStore>>) -> Self {
-        let mut tool_router = Self::tool_router();
+        let mut tool_router = Self::tool_router() + Self::memory_router();
         if !config.allow_control {
             for name in CONTROL_TOOLS {
                 tool_router.remove_route(name);
             }
         }
+        if !config.allow_validate {
+            for name in VALIDATE_TOOLS {
+                tool_router.remove_route(name);
+            }
+        }
         let catalog = tasks::TaskCatalog::new(config.discovery.clone());
+        let memory = config.memory.clone().unwrap_or_else(|| {
+            Arc::new(LazyMemory::new(
+                &config.home,
+                &Home::at(&config.home).memory_db(),
+            ))
+        });
         MindgateMcp {
             shared: Arc::new(Shared {
                 config,
                 store: Mutex::new(store),
                 catalog,
+                memory,
             }),
             tool_router,
         }
@@ -187,7 +212,7 @@ impl MindgateMcp {
         self.tool_router.list_all()
     }
 
-    async fn blocking(
+    pub(crate) async fn blocking(
         &self,
         f: impl FnOnce(&Shared) -> Result<ToolOutput, ToolError> + Send + 'static,
     ) -> CallToolResult {
@@ -341,7 +366,7 @@ impl MindgateMcp {
 }
 
 /// Instructions sent to clients at initialisation.
-pub const INSTRUCTIONS: &str = "Mindgate records AI-agent runs (a graph of agent, llm and tool nodes) in a local database and reads coding-agent sessions as task graphs. Start with list_runs or find_errors, open a run with get_run, and inspect a failing node's input, output and error with get_node. For coding sessions use list_tasks and get_task_graph. Links point at the local viewer (`mindgate serve`).";
+pub const INSTRUCTIONS: &str = "Mindgate records AI-agent runs (a graph of agent, llm and tool nodes) in a local database and reads coding-agent sessions as task graphs. Start with list_runs or find_errors, open a run with get_run, and inspect a failing node's input, output and error with get_node. For coding sessions use list_tasks and get_task_graph. Agent memory: remember facts with fact_remember, recall them with fact_search (and recall_episodes, conversation_search, procedure_search), correct them with fact_supersede or fact_forget, keep notes in working blocks (block_append, block_replace, block_rethink); facts you distilled yourself pass provenance `extraction` and wait in quarantine for a person. Links point at the local viewer (`mindgate serve`).";
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MindgateMcp {

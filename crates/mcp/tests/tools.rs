@@ -673,15 +673,36 @@ fn control_tools_are_listed_only_when_allowed() {
     assert_eq!(
         read_only.tool_names(),
         [
+            "block_append",
+            "block_replace",
+            "block_rethink",
+            "conversation_search",
+            "fact_forget",
+            "fact_history",
+            "fact_remember",
+            "fact_search",
+            "fact_supersede",
             "find_errors",
             "get_node",
             "get_run",
             "get_task_graph",
             "list_runs",
             "list_tasks",
+            "memory_status",
+            "procedure_search",
+            "recall_episodes",
             "search_events"
         ]
     );
+    for name in mindgate_mcp::VALIDATE_TOOLS {
+        assert!(!read_only.tool_names().contains(&name.to_owned()), "{name}");
+    }
+    let mut v = config(dir.path());
+    v.allow_validate = true;
+    let validating = MindgateMcp::new(v);
+    for name in mindgate_mcp::VALIDATE_TOOLS {
+        assert!(validating.tool_names().contains(&name.to_owned()), "{name}");
+    }
     let mut c = config(dir.path());
     c.allow_control = true;
     let control = MindgateMcp::new(c);

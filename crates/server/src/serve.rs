@@ -64,6 +64,8 @@ fn mcp_service(state: &AppState) -> mindgate_mcp::McpHttpService {
     mcp.discovery = state.config.task_graph.clone();
     mcp.port = Some(state.port);
     mcp.allow_control = true;
+    mcp.memory = Some(state.memory.clone());
+    mcp.memory_user = state.config.memory_user.clone();
     mcp.control = Some(std::sync::Arc::new(crate::mcp_control::HubControl::new(
         state.hub.clone(),
         state.port,

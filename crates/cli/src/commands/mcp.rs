@@ -24,6 +24,8 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     config.db_path = args.db.unwrap_or_else(|| home.run_db());
     config.port = args.port;
     config.allow_control = args.allow_control;
+    config.memory_user = args.memory_user;
+    config.allow_validate = args.allow_validate;
     config.discovery.extra_paths.extend(args.sessions);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -32,6 +32,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         config.db_path = db.clone();
     }
     config.task_graph = tasks::discovery_config(&args.discovery);
+    config.memory_user = args.memory_user.clone();
     if !args.host.is_loopback() {
         if !args.allow_remote {
             anyhow::bail!(

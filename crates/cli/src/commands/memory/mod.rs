@@ -1,8 +1,11 @@
-//! `mindgate memory …`: benchmarks and maintenance of the agent-memory store.
+//! `mindgate memory …`: inspect, search, review, maintain, export and import the
+//! agent-memory store; its embedders and benchmarks.
 
+mod admin;
 mod bench;
 mod embedder;
 mod embedders;
+mod records;
 mod reembed;
 
 use std::process::ExitCode;
@@ -16,6 +19,20 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             MemoryBench::Locomo(args) => bench::locomo(&args),
         },
         MemoryCommand::Reembed(args) => reembed::run(&args),
+        MemoryCommand::Status(args) => records::status(&args),
+        MemoryCommand::Search(args) => records::search(&args),
+        MemoryCommand::Remember(args) => records::remember(&args),
+        MemoryCommand::Show(args) => records::show(&args),
+        MemoryCommand::History(args) => records::history(&args),
+        MemoryCommand::Quarantine(args) => records::quarantine(&args),
+        MemoryCommand::Validate(args) => records::validate(&args),
+        MemoryCommand::Reject(args) => records::reject(&args),
+        MemoryCommand::Entities(args) => admin::entities(&args),
+        MemoryCommand::Merge(args) => admin::merge(&args),
+        MemoryCommand::Unmerge(args) => admin::unmerge(&args),
+        MemoryCommand::Maintain(args) => admin::maintain(&args),
+        MemoryCommand::Export(args) => admin::export(&args),
+        MemoryCommand::Import(args) => admin::import(&args),
         MemoryCommand::Embedder(args) => embedder::run(args),
     }
 }

@@ -1,0 +1,469 @@
+//! The memory tools (Graphorin's names, so agents written for it work unchanged):
+//! `block_append`, `block_replace`, `block_rethink`, `fact_remember`, `fact_search`,
+//! `fact_supersede`, `fact_forget`, `fact_history`, `recall_episodes`,
+//! `conversation_search`, `memory_status`, `procedure_search`, and — only with
+//! [`McpConfig::allow_validate`](crate::McpConfig::allow_validate) — `fact_validate` and
+//! `fact_reject`: an agent that can validate its own quarantined memories defeats the
+//! quarantine, so by default validation is a person's act (viewer, CLI, HTTP with the token).
+//!
+//! Every tool is a thin view over `mindgate_memory::agent`: the argument types (and so
+//! the input schemas) and the operations are the memory crate's, shared with the HTTP API
+//! and the CLI. Writes are recorded in the ledger as by `agent`.
+
+use std::sync::Arc;
+
+use mindgate_memory::agent::{
+    self, BlockAppendArgs, BlockReplaceArgs, BlockRethinkArgs, ForgetArgs, HitView, IdArgs,
+    RecallArgs, RejectArgs, RememberArgs, StatusArgs, SupersedeArgs, ValidateArgs,
+};
+use mindgate_memory::{
+    Actor, Block, Fact, MemoryError, MemoryItem, MemoryKind, MemoryStore, SemanticMemory,
+    SqliteMemory,
+};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
+use serde_json::{Value, json};
+
+use crate::error::ToolError;
+use crate::output::{Links, ToolOutput};
+use crate::server::{MindgateMcp, Shared};
+
+/// Names of the tools offered only with validation allowed.
+pub const VALIDATE_TOOLS: [&str; 2] = ["fact_validate", "fact_reject"];
+
+impl From<MemoryError> for ToolError {
+    fn from(e: MemoryError) -> Self {
+        ToolError::Memory {
+            code: agent::error_code(&e),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The full viewer URL of a memory route (`#/memory/…`).
+fn url(links: &Links, route: &str) -> String {
+    format!("{}/{route}", links.base())
+}
+
+fn hits_output(what: &str, query: &str, hits: Vec<HitView>, links: &Links) -> ToolOutput {
+    let mut text = if hits.is_empty() {
+        format!("No {what} match {query:?}.")
+    } else {
+        format!("{} {what} for {query:?}, best first:", hits.len())
+    };
+    let mut list = Vec::with_capacity(hits.len());
+    for (i, h) in hits.into_iter().enumerate() {
+        let signals = h
+            .signals
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let provenance = h.provenance.map_or("first-party", |p| p.as_str());
+        text.push_str(&format!(
+            "\n{}. {} — id {}, {}, {}, score {:.4} ({signals})",
+            i + 1,
+            h.text,
+            h.id,
+            provenance,
+            h.status,
+            h.score
+        ));
+        let mut v = serde_json::to_value(&h).unwrap_or(Value::Null);
+        v["link"] = json!(url(links, &h.link));
+        list.push(v);
+    }
+    ToolOutput::new(text, json!({ "query": query, "hits": list }))
+}
+
+fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
+    let status = fact.trust.status.map_or("active", |s| s.as_str());
+    let mut text = format!("{verb} fact {}: {} ({status})", fact.record.id, fact.text);
+    if let Some(reason) = &fact.trust.quarantine_reason {
+        text.push_str(&format!(
+            "\nIt is quarantined ({reason}): it will not come back from fact_search until a person validates it."
+        ));
+    }
+    let link = url(
+        links,
+        &agent::viewer_route(MemoryKind::Semantic, &fact.record.id),
+    );
+    ToolOutput::new(
+        text,
+        json!({ "fact": fact, "status": status, "link": link }),
+    )
+}
+
+fn block_output(verb: &str, block: &Block, links: &Links) -> ToolOutput {
+    let text = format!(
+        "{verb} block {:?} ({} of {} characters):\n{}",
+        block.label,
+        block.value.chars().count(),
+        block.char_limit,
+        block.value
+    );
+    let link = url(
+        links,
+        &agent::viewer_route(MemoryKind::Working, &block.label),
+    );
+    ToolOutput::new(text, json!({ "block": block, "link": link }))
+}
+
+fn item_output(verb: &str, item: &MemoryItem, links: &Links) -> ToolOutput {
+    let status = item.trust().status.map_or("active", |s| s.as_str());
+    let link = url(links, &agent::viewer_route(item.record().kind, item.id()));
+    ToolOutput::new(
+        format!(
+            "{verb} {} {}: {} ({status})",
+            item.record().kind,
+            item.id(),
+            item.text()
+        ),
+        json!({ "record": item, "status": status, "link": link }),
+    )
+}
+
+impl MindgateMcp {
+    async fn memory_tool(
+        &self,
+        f: impl FnOnce(&SqliteMemory, Option<&str>, &Links) -> Result<ToolOutput, ToolError>
+        + Send
+        + 'static,
+    ) -> CallToolResult {
+        self.blocking(move |shared: &Shared| {
+            let store: Arc<SqliteMemory> = shared.memory.get()?;
+            f(
+                &store,
+                shared.config.memory_user.as_deref(),
+                &shared.links(),
+            )
+        })
+        .await
+    }
+}
+
+#[tool_router(router = memory_router, vis = "pub(crate)")]
+impl MindgateMcp {
+    /// `block_append`.
+    #[tool(
+        name = "block_append",
+        description = "Append text to a working-memory block (a labelled, size-limited note kept in your prompt). Refused on a read-only block or past its character limit (the error says the limit).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn block_append(
+        &self,
+        Parameters(args): Parameters<BlockAppendArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            Ok(block_output(
+                "Appended to",
+                &agent::block_append(m, &args, user, Actor::Agent)?,
+                l,
+            ))
+        })
+        .await
+    }
+
+    /// `block_replace`.
+    #[tool(
+        name = "block_replace",
+        description = "Replace the first occurrence of `old` by `new` in a working-memory block.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn block_replace(
+        &self,
+        Parameters(args): Parameters<BlockReplaceArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            Ok(block_output(
+                "Edited",
+                &agent::block_replace(m, &args, user, Actor::Agent)?,
+                l,
+            ))
+        })
+        .await
+    }
+
+    /// `block_rethink`.
+    #[tool(
+        name = "block_rethink",
+        description = "Rewrite a working-memory block's whole value (creates the block when it does not exist; keeps its description and limit unless given).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn block_rethink(
+        &self,
+        Parameters(args): Parameters<BlockRethinkArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            Ok(block_output(
+                "Rewrote",
+                &agent::block_rethink(m, &args, user, Actor::Agent)?,
+                l,
+            ))
+        })
+        .await
+    }
+
+    /// `fact_remember`.
+    #[tool(
+        name = "fact_remember",
+        description = "Remember a fact about the user or the world (optionally as a subject/predicate/object triple, with valid time, importance and tags). provenance defaults to `user` (the person said it); pass `extraction` for a fact you distilled from a conversation: it is stored quarantined until a person validates it. Text that looks like an injected instruction is quarantined too.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn fact_remember(
+        &self,
+        Parameters(args): Parameters<RememberArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            Ok(fact_output(
+                "Remembered",
+                &agent::remember(m, args, user, Actor::Agent)?,
+                l,
+            ))
+        })
+        .await
+    }
+
+    /// `fact_search`.
+    #[tool(
+        name = "fact_search",
+        description = "Search remembered facts (hybrid keyword + vector search). Each hit says why it was recalled (signals: bm25, vector, rrf, trust), its provenance and status, and links to the viewer. asOf = what was true at an instant; knownAt = what the memory held at an instant. Quarantined facts never come back.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn fact_search(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            let hits = agent::recall(m, &args, user, MemoryKind::Semantic)?;
+            Ok(hits_output("facts", &args.query, hits, l))
+        })
+        .await
+    }
+
+    /// `fact_supersede`.
+    #[tool(
+        name = "fact_supersede",
+        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn fact_supersede(
+        &self,
+        Parameters(args): Parameters<SupersedeArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            Ok(fact_output(
+                "Superseded with",
+                &agent::supersede(m, args, user, Actor::Agent)?,
+                l,
+            ))
+        })
+        .await
+    }
+
+    /// `fact_forget`.
+    #[tool(
+        name = "fact_forget",
+        description = "Forget a fact (a tombstone with the reason: it stops coming back from search; its history stays auditable).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn fact_forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
+        self.memory_tool(move |m, _user, l| {
+            m.semantic().forget(&args.id, &args.reason, Actor::Agent)?;
+            let link = url(l, &agent::viewer_route(MemoryKind::Semantic, &args.id));
+            Ok(ToolOutput::new(
+                format!("Forgot fact {} ({}).", args.id, args.reason),
+                json!({ "id": args.id, "forgotten": true, "link": link }),
+            ))
+        })
+        .await
+    }
+
+    /// `fact_history`.
+    #[tool(
+        name = "fact_history",
+        description = "A fact's history: every version in its supersession chain (oldest first) and every change (create, supersede, forget, quarantine, validate…), when, why and by whom.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn fact_history(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
+        self.memory_tool(move |m, _user, l| {
+            let h = agent::history(m, &args.id)?;
+            let mut text = format!("{} version(s) of {}:", h.chain.len(), args.id);
+            for v in &h.chain {
+                let state = if v.record().deleted_at.is_some() {
+                    "deleted"
+                } else {
+                    v.trust().status.map_or("active", |s| s.as_str())
+                };
+                text.push_str(&format!(
+                    "\n- {} ({}, {state}, created {}): {}",
+                    v.id(),
+                    v.record().kind,
+                    v.record().created_at,
+                    v.text()
+                ));
+            }
+            text.push_str(&format!("\n{} change(s):", h.events.len()));
+            for e in &h.events {
+                text.push_str(&format!(
+                    "\n- {} {} {} by {}{}",
+                    e.at,
+                    e.action,
+                    e.subject_id,
+                    e.actor,
+                    e.reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                ));
+            }
+            let link = url(l, &agent::viewer_route(MemoryKind::Semantic, &args.id));
+            Ok(ToolOutput::new(
+                text,
+                json!({ "chain": h.chain, "events": h.events, "link": link }),
+            ))
+        })
+        .await
+    }
+
+    /// `recall_episodes`.
+    #[tool(
+        name = "recall_episodes",
+        description = "Search episodes (summaries of past stretches of activity). asOf = episodes that had started by an instant.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn recall_episodes(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            let hits = agent::recall(m, &args, user, MemoryKind::Episodic)?;
+            Ok(hits_output("episodes", &args.query, hits, l))
+        })
+        .await
+    }
+
+    /// `conversation_search`.
+    #[tool(
+        name = "conversation_search",
+        description = "Search stored conversation messages (all sessions of the user, or one with sessionId).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn conversation_search(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            let hits = agent::recall(m, &args, user, MemoryKind::Session)?;
+            Ok(hits_output("messages", &args.query, hits, l))
+        })
+        .await
+    }
+
+    /// `procedure_search`.
+    #[tool(
+        name = "procedure_search",
+        description = "Search procedural memory: standing rules and validated procedures (steps, variables, success criteria) that worked before.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn procedure_search(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            let hits = agent::recall(m, &args, user, MemoryKind::Procedural)?;
+            Ok(hits_output("procedures", &args.query, hits, l))
+        })
+        .await
+    }
+
+    /// `memory_status`.
+    #[tool(
+        name = "memory_status",
+        description = "The user's memory at a glance: counts of facts, episodes, messages, rules and blocks, how many records wait in quarantine, the last maintenance pass and the active embedder.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn memory_status(&self, Parameters(args): Parameters<StatusArgs>) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            let scope = args.scope.resolve(user)?;
+            let s = agent::status(m, &scope.user_id)?;
+            let md = &s.metadata;
+            let text = format!(
+                "Memory of {}: {} facts, {} episodes, {} messages, {} rules, {} blocks; {} waiting in quarantine; embedder {}.",
+                s.user_id, md.fact_count, md.episode_count, md.message_count, md.active_rule_count, md.working_block_count, s.quarantined,
+                s.embedder.as_deref().unwrap_or("none (lexical search only)")
+            );
+            let mut v = serde_json::to_value(&s).unwrap_or(Value::Null);
+            v["link"] = json!(url(l, "#/memory"));
+            Ok(ToolOutput::new(text, v))
+        })
+        .await
+    }
+
+    /// `fact_validate` (listed only with validation allowed).
+    #[tool(
+        name = "fact_validate",
+        description = "Promote a quarantined record to active after re-checking it (text that looks like an injected instruction is refused unless force).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn fact_validate(
+        &self,
+        Parameters(args): Parameters<ValidateArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, _user, l| {
+            Ok(item_output(
+                "Validated",
+                &m.validate(&args.id, args.force, Actor::Agent)?,
+                l,
+            ))
+        })
+        .await
+    }
+
+    /// `fact_reject` (listed only with validation allowed).
+    #[tool(
+        name = "fact_reject",
+        description = "Reject a quarantined record (a tombstone with the reason).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn fact_reject(&self, Parameters(args): Parameters<RejectArgs>) -> CallToolResult {
+        self.memory_tool(move |m, _user, _l| {
+            m.reject(&args.id, &args.reason, Actor::Agent)?;
+            Ok(ToolOutput::new(
+                format!("Rejected {} ({}).", args.id, args.reason),
+                json!({ "id": args.id, "rejected": true }),
+            ))
+        })
+        .await
+    }
+}
