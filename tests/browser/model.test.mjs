@@ -113,7 +113,7 @@ test('a big run opens folded to about the budget; a full pass reproduces the inc
   assert.deepEqual([...m.nodes.values()].filter((n) => n.placed).map((n) => `${n.id}@${n.x},${n.y}`), snapshot);
 });
 
-test('task-graph deltas: nodes and edges replaced by index or appended, fields assigned', async () => {
+test('task-graph deltas: nodes and edges replaced by index or appended, changed fields assigned, summary keys merged', async () => {
   const { applyDelta } = await import('../../ui/dist/js/taskgraph.js');
   const g = {
     status: 'RUNNING', nodes: [{ id: 'task' }, { id: 'phase-1', status: 'RUNNING' }], edges: [{ id: 'e1' }],
@@ -125,10 +125,30 @@ test('task-graph deltas: nodes and edges replaced by index or appended, fields a
     edge_index: [1], edges: [{ id: 'e2' }],
     fields: { status: 'SUCCESS', summary: { counts: { phases: 1, agents: 1 } } },
   });
+  // Only the summary's changed keys travel: the others stay.
+  g.summary.retried_steps = [{ id: 'tool-1' }];
+  applyDelta(g, { node_index: [], nodes: [], edge_index: [], edges: [], fields: { summary: { tokens: { total: 5 } } } });
+  assert.deepEqual(g.summary.retried_steps, [{ id: 'tool-1' }]);
+  assert.equal(g.summary.tokens.total, 5);
+  assert.equal(g.summary.counts.agents, 1);
+  // The critical path travels as a splice of its lists.
+  g.critical_path = { node_ids: ['task', 'phase-1', 'step-1-1'], hot_node_ids: ['step-1-1'], edge_ids: ['e1', 'e2'], duration_ms: 5, total_ms: 9 };
+  applyDelta(g, {
+    node_index: [], nodes: [], edge_index: [], edges: [], fields: {},
+    critical_path: { keep: { node_ids: 2, hot_node_ids: 0, edge_ids: 1 }, node_ids: ['step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e3'], duration_ms: 7, total_ms: 12 },
+  });
+  assert.deepEqual(g.critical_path, { node_ids: ['task', 'phase-1', 'step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e1', 'e3'], duration_ms: 7, total_ms: 12 });
   assert.equal(same, g, 'applied in place');
   assert.deepEqual(g.nodes.map((n) => n.id), ['task', 'phase-1', 'step-1-1']);
   assert.equal(g.nodes[1].status, 'SUCCESS');
   assert.deepEqual(g.edges.map((e) => e.id), ['e1', 'e2']);
   assert.equal(g.status, 'SUCCESS');
   assert.equal(g.summary.counts.agents, 1);
+  // The critical path travels as a splice of its lists.
+  g.critical_path = { node_ids: ['task', 'phase-1', 'step-1-1'], hot_node_ids: ['step-1-1'], edge_ids: ['e1', 'e2'], duration_ms: 5, total_ms: 9 };
+  applyDelta(g, {
+    node_index: [], nodes: [], edge_index: [], edges: [], fields: {},
+    critical_path: { keep: { node_ids: 2, hot_node_ids: 0, edge_ids: 1 }, node_ids: ['step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e3'], duration_ms: 7, total_ms: 12 },
+  });
+  assert.deepEqual(g.critical_path, { node_ids: ['task', 'phase-1', 'step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e1', 'e3'], duration_ms: 7, total_ms: 12 });
 });

@@ -337,7 +337,27 @@ fn apply_delta(graph: &mut Value, d: &Value) {
         );
     }
     for (k, v) in d["fields"].as_object().unwrap() {
-        graph[k] = v.clone();
+        if k == "summary" {
+            // Only the summary's changed keys travel.
+            for (sk, sv) in v.as_object().unwrap() {
+                graph["summary"][sk] = sv.clone();
+            }
+        } else {
+            graph[k] = v.clone();
+        }
+    }
+    if let Some(cp) = d.get("critical_path") {
+        // A splice: keep the first `keep[list]` ids of each list, append the rest.
+        for list in ["node_ids", "hot_node_ids", "edge_ids"] {
+            let keep = cp["keep"][list].as_u64().unwrap() as usize;
+            let target = graph["critical_path"][list].as_array_mut().unwrap();
+            assert!(keep <= target.len(), "critical_path.{list} keeps {keep}");
+            target.truncate(keep);
+            target.extend(cp[list].as_array().unwrap().iter().cloned());
+        }
+        for k in ["duration_ms", "total_ms"] {
+            graph["critical_path"][k] = cp[k].clone();
+        }
     }
 }
 
@@ -479,6 +499,11 @@ async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
         .map(|n| n["id"].as_str().unwrap())
         .collect();
     assert!(changed.contains(&"tool-l_tail"), "{changed:?}");
+    // Only the fields that changed travel: the ids and the title stay as they were.
+    let fields = upd.data["fields"].as_object().unwrap();
+    for same in ["task_id", "session_id", "workspace", "title"] {
+        assert!(!fields.contains_key(same), "{same} re-sent: {fields:?}");
+    }
     assert_eq!(node(&upd.graph, "step-1-1").unwrap()["status"], "SUCCESS");
     let evs = sse.until(|m| m.event == "events").await;
     let seqs: Vec<u64> = evs.data["events"]

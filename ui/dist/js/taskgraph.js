@@ -36,7 +36,23 @@ export function applyDelta(graph, d) {
   put(graph.edges, d.edge_index || [], d.edges || []);
   if (Number.isInteger(d.node_count)) graph.nodes.length = d.node_count;
   if (Number.isInteger(d.edge_count)) graph.edges.length = d.edge_count;
-  Object.assign(graph, d.fields || {});
+  // `fields` holds the changed top-level fields; its `summary` only the summary's changed keys.
+  const { summary, ...fields } = d.fields || {};
+  Object.assign(graph, fields);
+  if (summary) graph.summary = Object.assign(graph.summary || {}, summary);
+  // The critical path as a splice: keep the first `keep[list]` ids of each list, append the rest.
+  const cp = d.critical_path;
+  if (cp) {
+    const path = graph.critical_path || (graph.critical_path = {});
+    for (const k of ['node_ids', 'hot_node_ids', 'edge_ids']) {
+      const list = path[k] || [];
+      list.length = Math.min(list.length, cp.keep?.[k] ?? 0);
+      for (const id of cp[k] || []) list.push(id);
+      path[k] = list;
+    }
+    path.duration_ms = cp.duration_ms;
+    path.total_ms = cp.total_ms;
+  }
   return graph;
 }
 

@@ -18,7 +18,9 @@
 //!   ones only the new events are appended to the graph, otherwise it is rebuilt.
 //!
 //! After each change the graph's changes ([`IncrementalGraph::take_changes`]: the nodes and
-//! edges added or changed, plus every other top-level field) are serialised once as a `delta`
+//! edges added or changed, plus the other top-level fields that changed — of `summary` only
+//! its changed keys, so a long `retried_steps` list is not re-sent per append) are serialised
+//! once as a `delta`
 //! and kept in a short ring; a version number is published on a `watch` channel, so bursts
 //! coalesce. A subscriber gets the whole graph once (serialised on demand and cached per
 //! version), then the deltas after the version it has; one that fell behind the ring, or a
@@ -114,29 +116,90 @@ struct Delta<'a> {
     nodes: Vec<&'a mindgate_taskgraph::Node>,
     edge_index: &'a [usize],
     edges: Vec<&'a mindgate_taskgraph::Edge>,
-    /// Every top-level field of the graph but `nodes` and `edges`.
-    fields: Fields<'a>,
+    /// The top-level fields (not `nodes` / `edges` / `critical_path`) that changed;
+    /// `summary` holds only its changed keys (merge them into the summary).
+    fields: serde_json::Map<String, serde_json::Value>,
+    /// The critical path, when it changed, as a splice of its lists (it mostly grows at its
+    /// end, and a 100,000-event session's path has ~20,000 nodes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    critical_path: Option<PathSplice<'a>>,
 }
 
-/// The top-level fields of a [`TaskGraph`] but its node and edge lists.
+/// A changed critical path: keep the first `keep.<list>` items of each list, then append
+/// the ones given; `duration_ms` and `total_ms` as they are now.
 #[derive(Serialize)]
-struct Fields<'a> {
-    task_id: &'a str,
-    session_id: &'a str,
-    workspace: &'a str,
-    title: &'a str,
-    cwd: &'a Option<String>,
+struct PathSplice<'a> {
+    keep: PathKeep,
+    node_ids: &'a [mindgate_taskgraph::graph::SharedStr],
+    hot_node_ids: &'a [mindgate_taskgraph::graph::SharedStr],
+    edge_ids: &'a [mindgate_taskgraph::graph::SharedStr],
+    duration_ms: i64,
+    total_ms: i64,
+}
+
+#[derive(Serialize)]
+struct PathKeep {
+    node_ids: usize,
+    hot_node_ids: usize,
+    edge_ids: usize,
+}
+
+impl<'a> PathSplice<'a> {
+    /// `now` as a splice of `before`; `None` when they are equal.
+    fn between(
+        before: &mindgate_taskgraph::CriticalPath,
+        now: &'a mindgate_taskgraph::CriticalPath,
+    ) -> Option<Self> {
+        if before == now {
+            return None;
+        }
+        // Exhaustive on purpose: a new `CriticalPath` field must travel too.
+        let mindgate_taskgraph::CriticalPath {
+            node_ids,
+            hot_node_ids,
+            edge_ids,
+            duration_ms,
+            total_ms,
+        } = now;
+        fn common<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+            a.iter().zip(b).take_while(|(x, y)| x == y).count()
+        }
+        let keep = PathKeep {
+            node_ids: common(&before.node_ids, node_ids),
+            hot_node_ids: common(&before.hot_node_ids, hot_node_ids),
+            edge_ids: common(&before.edge_ids, edge_ids),
+        };
+        Some(PathSplice {
+            node_ids: &node_ids[keep.node_ids..],
+            hot_node_ids: &hot_node_ids[keep.hot_node_ids..],
+            edge_ids: &edge_ids[keep.edge_ids..],
+            keep,
+            duration_ms: *duration_ms,
+            total_ms: *total_ms,
+        })
+    }
+}
+
+/// The top-level fields of a [`TaskGraph`] but its node and edge lists, as last published:
+/// a delta carries the ones that differ.
+#[derive(Clone, PartialEq)]
+pub(super) struct Fields {
+    task_id: String,
+    session_id: String,
+    workspace: String,
+    title: String,
+    cwd: Option<String>,
     status: mindgate_taskgraph::Status,
     start_time: Option<i64>,
     end_time: Option<i64>,
     duration_ms: i64,
-    summary: &'a mindgate_taskgraph::Summary,
-    critical_path: &'a mindgate_taskgraph::CriticalPath,
-    meta: &'a mindgate_taskgraph::graph::GraphMeta,
+    summary: mindgate_taskgraph::Summary,
+    critical_path: mindgate_taskgraph::CriticalPath,
+    meta: mindgate_taskgraph::graph::GraphMeta,
 }
 
-impl<'a> Fields<'a> {
-    fn of(g: &'a TaskGraph) -> Self {
+impl Fields {
+    fn of(g: &TaskGraph) -> Self {
         // Exhaustive on purpose: a new `TaskGraph` field must be added here too.
         let TaskGraph {
             task_id,
@@ -155,24 +218,94 @@ impl<'a> Fields<'a> {
             meta,
         } = g;
         Fields {
+            task_id: task_id.clone(),
+            session_id: session_id.clone(),
+            workspace: workspace.clone(),
+            title: title.clone(),
+            cwd: cwd.clone(),
+            status: *status,
+            start_time: *start_time,
+            end_time: *end_time,
+            duration_ms: *duration_ms,
+            summary: summary.clone(),
+            critical_path: critical_path.clone(),
+            meta: meta.clone(),
+        }
+    }
+
+    /// The fields of `self` that differ from `before` (`summary`: its changed keys only).
+    fn changed_since(&self, before: &Fields) -> serde_json::Map<String, serde_json::Value> {
+        let mut out = serde_json::Map::new();
+        let put = |out: &mut serde_json::Map<_, _>,
+                   key: &str,
+                   value: serde_json::Result<serde_json::Value>| {
+            out.insert(
+                key.to_owned(),
+                value.unwrap_or_else(|e| json!({ "error": e.to_string() })),
+            );
+        };
+        macro_rules! diff {
+            ($out:expr, $new:expr, $old:expr, $($field:ident),+) => {
+                $(if $new.$field != $old.$field {
+                    put($out, stringify!($field), serde_json::to_value(&$new.$field));
+                })+
+            };
+        }
+        diff!(
+            &mut out,
+            self,
+            before,
             task_id,
             session_id,
             workspace,
             title,
             cwd,
-            status: *status,
-            start_time: *start_time,
-            end_time: *end_time,
-            duration_ms: *duration_ms,
-            summary,
-            critical_path,
-            meta,
+            status,
+            start_time,
+            end_time,
+            duration_ms,
+            meta
+        );
+        let mut summary = serde_json::Map::new();
+        let (new, old) = (&self.summary, &before.summary);
+        // Exhaustive on purpose: a new `Summary` field must be compared too.
+        let mindgate_taskgraph::Summary {
+            counts: _,
+            tokens: _,
+            slowest_steps: _,
+            failed_steps: _,
+            retried_steps: _,
+            most_used_tools: _,
+            files_changed: _,
+        } = new;
+        diff!(
+            &mut summary,
+            new,
+            old,
+            counts,
+            tokens,
+            slowest_steps,
+            failed_steps,
+            retried_steps,
+            most_used_tools,
+            files_changed
+        );
+        if !summary.is_empty() {
+            out.insert("summary".to_owned(), serde_json::Value::Object(summary));
         }
+        out
     }
 }
 
-/// Serialises the change from `base` to `version` of `g`.
-fn delta_json(g: &TaskGraph, ch: &GraphChanges, base: u64, version: u64) -> Arc<str> {
+/// Serialises the change from `base` (whose fields were `before`) to `version` of `g`.
+fn delta_json(
+    g: &TaskGraph,
+    ch: &GraphChanges,
+    before: &Fields,
+    now: &Fields,
+    base: u64,
+    version: u64,
+) -> Arc<str> {
     let d = Delta {
         version,
         base,
@@ -182,7 +315,8 @@ fn delta_json(g: &TaskGraph, ch: &GraphChanges, base: u64, version: u64) -> Arc<
         nodes: ch.nodes.iter().filter_map(|&i| g.nodes.get(i)).collect(),
         edge_index: &ch.edges,
         edges: ch.edges.iter().filter_map(|&i| g.edges.get(i)).collect(),
-        fields: Fields::of(g),
+        fields: now.changed_since(before),
+        critical_path: PathSplice::between(&before.critical_path, &now.critical_path),
     };
     serde_json::to_string(&d)
         .unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
@@ -222,6 +356,8 @@ struct State {
     /// The graph object was swapped (stream mode left or re-entered): its changes do not
     /// describe the difference, so the next publish sends the whole graph.
     swapped: bool,
+    /// The top-level fields at the last published version (what a delta is relative to).
+    published: Fields,
 }
 
 impl State {
@@ -408,6 +544,7 @@ impl Live {
         };
         let mut graph = IncrementalGraph::new(opts);
         graph.append(&events);
+        let published = Fields::of(graph.graph());
         let mut state = State {
             graph,
             events,
@@ -416,6 +553,7 @@ impl Live {
             version: 0,
             generation: 0,
             swapped: false,
+            published,
         };
         // Subscribers start from the whole graph: changes count from here.
         state.take_changes();
@@ -521,8 +659,19 @@ impl Live {
         };
         st.version += 1;
         let changes = st.take_changes();
-        let delta = (st.generation == generation && !st.swapped && st.graph().options().live)
-            .then(|| delta_json(st.graph().graph(), &changes, st.version - 1, st.version));
+        let fields = Fields::of(st.graph().graph());
+        let delta =
+            (st.generation == generation && !st.swapped && st.graph().options().live).then(|| {
+                delta_json(
+                    st.graph().graph(),
+                    &changes,
+                    &st.published,
+                    &fields,
+                    st.version - 1,
+                    st.version,
+                )
+            });
+        st.published = fields;
         st.swapped = false;
         {
             let mut ring = lock(&self.deltas);
