@@ -54,6 +54,17 @@ pub enum EmbedError {
     Remote(String),
 }
 
+impl EmbedError {
+    /// The code a view answers this error with: a model or endpoint that cannot serve is
+    /// `unavailable`, an input it cannot embed `bad_request`.
+    pub fn code(&self) -> mindgate_errors::ErrorCode {
+        match self {
+            EmbedError::Model(_) | EmbedError::Remote(_) => mindgate_errors::ErrorCode::Unavailable,
+            EmbedError::Input(_) => mindgate_errors::ErrorCode::BadRequest,
+        }
+    }
+}
+
 /// The stable identity of an embedder: `<provider>:<model>@<dim>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EmbedderId {

@@ -291,23 +291,11 @@ pub async fn resume(
             .get("message")
             .map(|m| one_line(m, 300))
             .unwrap_or_default();
-        return Err(ToolError::Server {
-            status: 200,
-            message: format!(
-                "pause `{}` of run `{}` was not resumed: {}{}",
-                args.pause_id,
-                args.run_id,
-                if result.is_empty() {
-                    "no result"
-                } else {
-                    &result
-                },
-                if message.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({message})")
-                }
-            ),
+        return Err(ToolError::NotResumed {
+            run_id: args.run_id.clone(),
+            pause_id: args.pause_id.clone(),
+            result,
+            message,
         });
     }
     Ok(ToolOutput::new(

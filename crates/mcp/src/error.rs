@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use mindgate_errors::{ErrorCode, error_chain};
+
 /// Errors that stop the MCP server itself (start-up and transport).
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
@@ -89,15 +91,18 @@ pub enum ToolError {
     },
     /// Reading the database or a session failed.
     #[error("read failed: {0}")]
-    Read(String),
+    Read(ReadFailure),
     /// No running `mindgate serve` could be reached for a control tool.
     #[error("no running Mindgate server: {0}")]
     NoServer(String),
     /// A memory operation failed (bad argument, unknown id, quarantine rule, store error).
     #[error("{message}")]
     Memory {
-        /// The memory error's code (`bad_argument`, `not_found`, `conflict`, `flagged`, …).
-        code: &'static str,
+        /// The code of the shared vocabulary ([`mindgate_memory::MemoryError::code`]).
+        code: ErrorCode,
+        /// The memory tools' finer reason (`bad_argument`, `not_found`, `conflict`,
+        /// `flagged`, …).
+        reason: &'static str,
         /// The memory error's message.
         message: String,
     },
@@ -109,25 +114,64 @@ pub enum ToolError {
         /// The server's message.
         message: String,
     },
+    /// The referee answered a resume with something other than `resumed`.
+    #[error(
+        "pause `{}` of run `{}` was not resumed: {}{}",
+        shown(.pause_id), shown(.run_id),
+        if .result.is_empty() { "no result" } else { .result.as_str() },
+        if .message.is_empty() { String::new() } else { format!(" ({})", .message) }
+    )]
+    NotResumed {
+        /// The run.
+        run_id: String,
+        /// The pause.
+        pause_id: String,
+        /// The referee's answer (`taken`, `no-such-pause`, `refused`).
+        result: String,
+        /// Its message, if any.
+        message: String,
+    },
 }
 
 impl ToolError {
-    /// A stable, machine-readable code for the structured error content.
-    pub fn code(&self) -> &'static str {
+    /// The code of the shared vocabulary sent in the structured error content (the same
+    /// codes the HTTP API answers with).
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ToolError::BadArgument { .. } => "bad_argument",
-            ToolError::UnknownRun { .. } => "unknown_run",
-            ToolError::UnknownNode { .. } => "unknown_node",
-            ToolError::UnknownInstance { .. } => "unknown_instance",
-            ToolError::UnknownTask { .. } => "unknown_task",
-            ToolError::AmbiguousTask { .. } => "ambiguous_task",
-            ToolError::PathNotAllowed { .. } => "path_not_allowed",
-            ToolError::NoDatabase { .. } => "no_database",
-            ToolError::Read(_) => "read_failed",
-            ToolError::NoServer(_) => "no_server",
-            ToolError::Server { .. } => "server_error",
-            ToolError::Memory { code, .. } => code,
+            ToolError::BadArgument { .. } | ToolError::AmbiguousTask { .. } => {
+                ErrorCode::BadRequest
+            }
+            ToolError::UnknownRun { .. }
+            | ToolError::UnknownNode { .. }
+            | ToolError::UnknownInstance { .. }
+            | ToolError::UnknownTask { .. } => ErrorCode::NotFound,
+            ToolError::PathNotAllowed { .. } => ErrorCode::Forbidden,
+            ToolError::NoDatabase { .. } | ToolError::NoServer(_) => ErrorCode::Unavailable,
+            ToolError::Read(read) => read.code,
+            ToolError::Server { status, .. } => ErrorCode::from_http_status(*status),
+            ToolError::NotResumed { result, .. } => match result.as_str() {
+                "no-such-pause" => ErrorCode::NotFound,
+                _ => ErrorCode::Conflict,
+            },
+            ToolError::Memory { code, .. } => *code,
         }
+    }
+
+    /// A finer reason sent beside the code (`reason` in the structured content), when the
+    /// error has one: the memory tools' words (`bad_argument`, `over_limit`, `flagged`, …).
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            ToolError::Memory { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// A failed read of the database or a session, with its code.
+    pub(crate) fn read(code: ErrorCode, message: impl Into<String>) -> Self {
+        ToolError::Read(ReadFailure {
+            code,
+            message: message.into(),
+        })
     }
 
     pub(crate) fn bad(field: &'static str, message: impl Into<String>) -> Self {
@@ -138,9 +182,25 @@ impl ToolError {
     }
 }
 
+/// Why a read failed, and the code the library gave it (`too_large`, `bad_request` for a
+/// path that is no regular file, `internal`, …).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadFailure {
+    /// The code.
+    pub code: ErrorCode,
+    /// The message, causes included.
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 impl From<mindgate_store::StoreError> for ToolError {
     fn from(e: mindgate_store::StoreError) -> Self {
-        ToolError::Read(e.to_string())
+        ToolError::read(e.code(), error_chain(&e))
     }
 }
 
@@ -158,10 +218,7 @@ impl From<mindgate_taskgraph::Error> for ToolError {
                     .collect::<Vec<_>>()
                     .join(", "),
             },
-            mindgate_taskgraph::Error::Io { path, source } => {
-                ToolError::Read(format!("cannot read {}: {source}", path.display()))
-            }
-            other => ToolError::Read(other.to_string()),
+            other => ToolError::read(other.code(), error_chain(&other)),
         }
     }
 }

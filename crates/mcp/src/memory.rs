@@ -35,8 +35,9 @@ pub const VALIDATE_TOOLS: [&str; 2] = ["fact_validate", "fact_reject"];
 impl From<MemoryError> for ToolError {
     fn from(e: MemoryError) -> Self {
         ToolError::Memory {
-            code: agent::error_code(&e),
-            message: e.to_string(),
+            code: e.code(),
+            reason: agent::error_code(&e),
+            message: mindgate_errors::error_chain(&e),
         }
     }
 }

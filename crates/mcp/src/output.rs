@@ -46,16 +46,18 @@ impl ToolOutput {
 /// `{error: {code, message}}` as structured content.
 pub fn error_result(e: &ToolError) -> CallToolResult {
     let message = cut_within(&e.to_string(), MAX_ERROR_CHARS);
-    let mut r = CallToolResult::structured_error(json!({
-        "error": { "code": e.code(), "message": message }
-    }));
+    let mut content = e.code().tool_content(&message);
+    if let (Some(reason), Some(error)) = (e.reason(), content.get_mut("error")) {
+        error["reason"] = json!(reason);
+    }
+    let mut r = CallToolResult::structured_error(content);
     r.content = vec![ContentBlock::text(format!("Error: {message}"))];
     r
 }
 
 /// Bounds a finished tool call whatever produced it: rmcp's own argument
 /// errors (`failed to deserialize parameters: …`, which quote the offending
-/// value) become `bad_argument` tool errors of at most [`MAX_ERROR_CHARS`],
+/// value) become `bad_request` tool errors of at most [`MAX_ERROR_CHARS`],
 /// and every text block stays within [`MAX_TEXT_CHARS`].
 pub fn bound_result(mut r: CallToolResult) -> CallToolResult {
     if r.is_error == Some(true) && r.structured_content.is_none() {
@@ -203,7 +205,7 @@ mod tests {
             err.structured_content
                 .as_ref()
                 .map(|v| v["error"]["code"].clone()),
-            Some(json!("unknown_run"))
+            Some(json!("not_found"))
         );
     }
 

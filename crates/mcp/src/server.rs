@@ -102,7 +102,7 @@ impl Shared {
         }
         let store = RunStore::open_read_only(path).map_err(|e| ToolError::NoDatabase {
             path: path.clone(),
-            message: e.to_string(),
+            message: mindgate_errors::error_chain(&e),
         })?;
         let store = Arc::new(store);
         *slot = Some(store.clone());
@@ -218,7 +218,12 @@ impl MindgateMcp {
     ) -> CallToolResult {
         let shared = self.shared.clone();
         let joined = tokio::task::spawn_blocking(move || f(&shared)).await;
-        to_result(joined.unwrap_or_else(|e| Err(ToolError::Read(format!("tool task failed: {e}")))))
+        to_result(joined.unwrap_or_else(|e| {
+            Err(ToolError::read(
+                mindgate_errors::ErrorCode::Internal,
+                format!("tool task failed: {e}"),
+            ))
+        }))
     }
 
     async fn run_tool(

@@ -118,12 +118,7 @@ async fn graph(server: &MindgateMcp, id: &str) -> CallToolResult {
 
 fn assert_refused(r: &CallToolResult, id: &str, why: &str) {
     assert_eq!(r.is_error, Some(true), "{id}: {}", text(r));
-    assert_eq!(
-        code(r).as_deref(),
-        Some("path_not_allowed"),
-        "{id}: {}",
-        text(r)
-    );
+    assert_eq!(code(r).as_deref(), Some("forbidden"), "{id}: {}", text(r));
     let t = text(r);
     assert!(t.contains(why), "{id}: {t}");
     assert!(

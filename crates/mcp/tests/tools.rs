@@ -278,7 +278,7 @@ async fn list_runs_filters_and_links() {
                 ..Default::default()
             }))
             .await;
-        assert_eq!(err(&r).0, "bad_argument");
+        assert_eq!(err(&r).0, "bad_request");
     }
 }
 
@@ -339,13 +339,13 @@ async fn get_run_shows_graph_errors_slowest_and_tokens() {
         }))
         .await;
     let (code, text) = err(&r);
-    assert_eq!(code, "unknown_run");
+    assert_eq!(code, "not_found");
     assert!(text.contains("no run with id `nope`"), "{text}");
     let r = e
         .server
         .get_run(Parameters(GetRunArgs { run_id: " ".into() }))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
 }
 
 #[tokio::test]
@@ -405,17 +405,17 @@ async fn get_node_previews_values_and_says_how_to_get_more() {
         .server
         .get_node(Parameters(args(None, Some("zz"), None)))
         .await;
-    assert_eq!(err(&r).0, "unknown_instance");
+    assert_eq!(err(&r).0, "not_found");
     let r = e
         .server
         .get_node(Parameters(args(Some(21), None, None)))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
     let r = e
         .server
         .get_node(Parameters(args(None, None, Some(20_001))))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
     let r = e
         .server
         .get_node(Parameters(GetNodeArgs {
@@ -424,7 +424,7 @@ async fn get_node_previews_values_and_says_how_to_get_more() {
         }))
         .await;
     let (code, text) = err(&r);
-    assert_eq!(code, "unknown_node");
+    assert_eq!(code, "not_found");
     assert!(text.contains("get_run"), "{text}");
     let r = e
         .server
@@ -433,7 +433,7 @@ async fn get_node_previews_values_and_says_how_to_get_more() {
             ..args(None, None, None)
         }))
         .await;
-    assert_eq!(err(&r).0, "unknown_run");
+    assert_eq!(err(&r).0, "not_found");
 }
 
 #[tokio::test]
@@ -484,7 +484,7 @@ async fn find_errors_lists_failed_nodes_and_runs() {
             since: Some(SinceArg::Text("last tuesday".into())),
         }))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
 }
 
 #[tokio::test]
@@ -518,12 +518,12 @@ async fn search_events_finds_payload_text() {
         .await;
     assert_eq!(ok(&r).1["hits"].as_array().unwrap().len(), 2); // node.error and run.finished
     let r = e.server.search_events(Parameters(args("", None))).await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
     let r = e
         .server
         .search_events(Parameters(args("x", Some("nope"))))
         .await;
-    assert_eq!(err(&r).0, "unknown_run");
+    assert_eq!(err(&r).0, "not_found");
 }
 
 #[tokio::test]
@@ -571,7 +571,7 @@ async fn list_tasks_and_get_task_graph_read_sessions() {
             agent: None,
         }))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
 
     let r = e
         .server
@@ -628,7 +628,7 @@ async fn list_tasks_and_get_task_graph_read_sessions() {
             detail: None,
         }))
         .await;
-    assert_eq!(err(&r).0, "unknown_task");
+    assert_eq!(err(&r).0, "not_found");
     let r = e
         .server
         .get_task_graph(Parameters(GetTaskGraphArgs {
@@ -636,7 +636,7 @@ async fn list_tasks_and_get_task_graph_read_sessions() {
             detail: None,
         }))
         .await;
-    assert_eq!(err(&r).0, "ambiguous_task");
+    assert_eq!(err(&r).0, "bad_request");
 }
 
 #[tokio::test]
@@ -645,7 +645,7 @@ async fn missing_database_is_a_tool_error_and_tasks_still_work() {
     let server = MindgateMcp::new(config(dir.path()));
     let r = server.list_runs(Parameters(ListRunsArgs::default())).await;
     let (code, text) = err(&r);
-    assert_eq!(code, "no_database");
+    assert_eq!(code, "unavailable");
     assert!(text.contains("mindgate.db"), "{text}");
     let r = server
         .list_tasks(Parameters(ListTasksArgs::default()))
@@ -782,7 +782,7 @@ async fn control_tools_go_through_the_server_with_its_token() {
         .list_pauses(Parameters(ListPausesArgs::default()))
         .await;
     let (code, text) = err(&r);
-    assert_eq!(code, "no_server");
+    assert_eq!(code, "unavailable");
     assert!(text.contains("mindgate serve"), "{text}");
 
     let (port, seen) = fake_server("s3cret").await;
@@ -830,12 +830,12 @@ async fn control_tools_go_through_the_server_with_its_token() {
         .resume(Parameters(resume("p1", ResumeActionArg::Continue, None)))
         .await;
     let (code, text) = err(&r);
-    assert_eq!(code, "server_error");
+    assert_eq!(code, "conflict");
     assert!(text.contains("taken"), "{text}");
     let r = server
         .resume(Parameters(resume("p1", ResumeActionArg::Inject, None)))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
     let r = server
         .resume(Parameters(resume(
             "p1",
@@ -843,7 +843,7 @@ async fn control_tools_go_through_the_server_with_its_token() {
             Some(json!(1)),
         )))
         .await;
-    assert_eq!(err(&r).0, "bad_argument");
+    assert_eq!(err(&r).0, "bad_request");
 
     // A wrong token is the server's refusal, reported as such.
     let mut wrong = c;
@@ -855,7 +855,7 @@ async fn control_tools_go_through_the_server_with_its_token() {
         .list_pauses(Parameters(ListPausesArgs::default()))
         .await;
     let (code, text) = err(&r);
-    assert_eq!(code, "server_error");
+    assert_eq!(code, "unauthorized");
     assert!(text.contains("401") && text.contains("bad token"), "{text}");
 }
 
@@ -926,3 +926,4 @@ async fn http_service_serves_the_tools_at_mcp() {
         "card declined"
     );
 }
+

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use mindgate_errors::ErrorCode;
+
 /// Result alias of the memory crate.
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
 
@@ -77,10 +79,10 @@ pub enum MemoryError {
         supported: i64,
     },
     /// The database failed.
-    #[error("memory database: {0}")]
+    #[error("memory database error")]
     Sqlite(#[from] rusqlite::Error),
     /// The database file could not be prepared.
-    #[error("memory database file {path}: {source}")]
+    #[error("memory database file {}", .path.display())]
     Io {
         /// The path.
         path: PathBuf,
@@ -90,6 +92,27 @@ pub enum MemoryError {
 }
 
 impl MemoryError {
+    /// The code a view answers this error with: bad input (a value over its block's limit
+    /// too) `bad_request`, an unknown id `not_found`, a write the record's state does not
+    /// allow (or that validation flagged) `conflict`, a store whose vectors or schema this
+    /// build cannot use `unavailable`, the embedder's own code, and `internal` for the
+    /// database. The memory tools' finer reason is [`crate::agent::error_code`].
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            MemoryError::Invalid { .. } | MemoryError::OverLimit { .. } => ErrorCode::BadRequest,
+            MemoryError::NotFound { .. } => ErrorCode::NotFound,
+            MemoryError::Duplicate(_)
+            | MemoryError::ReadOnlyBlock { .. }
+            | MemoryError::Flagged(_)
+            | MemoryError::Conflict(_) => ErrorCode::Conflict,
+            MemoryError::EmbedderMismatch { .. } | MemoryError::SchemaTooNew { .. } => {
+                ErrorCode::Unavailable
+            }
+            MemoryError::Embed(e) => e.code(),
+            MemoryError::Sqlite(_) | MemoryError::Io { .. } => ErrorCode::Internal,
+        }
+    }
+
     pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
         Self::Invalid {
             field,

@@ -6,8 +6,8 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use mindgate_errors::ErrorCode;
 use mindgate_protocol::{BreakpointMatcher, ResumeAction, RunMode};
 use mindgate_store::{RunFilter, RunState, RunStore};
 use serde::Deserialize;
@@ -38,9 +38,15 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
         .map_err(|e| ApiError::bad_request(format!("bad query string: {}", e.body_text())))
 }
 
+/// A refused body: `too_large` past the body limit, else `bad_request`.
 fn body<T>(b: Result<Json<T>, JsonRejection>) -> ApiResult<T> {
-    b.map(|Json(v)| v)
-        .map_err(|e| ApiError::bad_request(format!("bad JSON body: {}", e.body_text())))
+    b.map(|Json(v)| v).map_err(|e| {
+        let code = match ErrorCode::from_http_status(e.status().as_u16()) {
+            ErrorCode::TooLarge => ErrorCode::TooLarge,
+            _ => ErrorCode::BadRequest,
+        };
+        ApiError::new(code, format!("bad JSON body: {}", e.body_text()))
+    })
 }
 
 fn run_not_found(run_id: &str) -> ApiError {
@@ -180,7 +186,7 @@ pub async fn graph(
         Err(GraphReadError::Busy) => {
             tracing::warn!(run = %run_id, "graph builds saturated; answered 503");
             let body = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::Unavailable,
                 "too many graph reads at once; retry shortly",
             );
             let mut response = body.into_response();
@@ -450,7 +456,7 @@ pub async fn errors(
 /// 405 with a JSON body.
 pub async fn method_not_allowed() -> Response {
     ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::MethodNotAllowed,
         "method not allowed on this route",
     )
     .into_response()

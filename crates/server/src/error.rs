@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use mindgate_errors::{ErrorCode, error_chain};
 
 /// Failures starting or running the server.
 #[derive(Debug, thiserror::Error)]
@@ -11,7 +12,7 @@ pub enum ServerError {
     #[error(transparent)]
     Store(#[from] mindgate_store::StoreError),
     /// Binding the socket failed.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address.
         addr: std::net::SocketAddr,
@@ -40,7 +41,7 @@ pub enum ServerError {
         holder: Option<crate::db_lock::LockHolder>,
     },
     /// Creating or locking the database lock file failed.
-    #[error("cannot lock {path}: {source}")]
+    #[error("cannot lock {}", .path.display())]
     Lock {
         /// The lock file.
         path: std::path::PathBuf,
@@ -79,62 +80,70 @@ fn describe_db_holder(holder: Option<&crate::db_lock::LockHolder>) -> String {
     }
 }
 
-/// An HTTP error: a status and a clear message, sent as `{"error": "..."}`.
+/// An HTTP error: a code of the shared vocabulary ([`ErrorCode`]) and a clear message, sent
+/// with the code's status as `{"error": message, "code": code}`.
 #[derive(Debug, Clone)]
 pub struct ApiError {
-    /// Status code.
-    pub status: StatusCode,
+    /// What kind of failure (it sets the status).
+    pub code: ErrorCode,
     /// Message.
     pub message: String,
-    /// A stable machine-readable code (`"code"` in the body), when the route gives one.
-    pub code: Option<&'static str>,
+    /// A finer, route-specific reason (`"reason"` in the body), when the route gives one.
+    pub reason: Option<&'static str>,
 }
 
 impl ApiError {
     /// Builds an error.
-    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
-            status,
+            code,
             message: message.into(),
-            code: None,
+            reason: None,
         }
     }
 
-    /// The same error with a machine-readable code.
-    pub fn with_code(mut self, code: &'static str) -> ApiError {
-        self.code = Some(code);
+    /// The same error with a finer, route-specific reason (`"reason"` in the body, e.g.
+    /// the memory API's `duplicate`, `flagged`, `over_limit`).
+    pub fn with_reason(mut self, reason: &'static str) -> ApiError {
+        self.reason = Some(reason);
         self
     }
 
-    /// 404.
+    /// `not_found` (404).
     pub fn not_found(message: impl Into<String>) -> ApiError {
-        Self::new(StatusCode::NOT_FOUND, message)
+        Self::new(ErrorCode::NotFound, message)
     }
 
-    /// 400.
+    /// `bad_request` (400).
     pub fn bad_request(message: impl Into<String>) -> ApiError {
-        Self::new(StatusCode::BAD_REQUEST, message)
+        Self::new(ErrorCode::BadRequest, message)
     }
 
-    /// 500.
+    /// `internal` (500).
     pub fn internal(message: impl Into<String>) -> ApiError {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+        Self::new(ErrorCode::Internal, message)
+    }
+
+    /// The HTTP status of the answer.
+    pub fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 }
 
 impl From<mindgate_store::StoreError> for ApiError {
     fn from(e: mindgate_store::StoreError) -> Self {
-        tracing::error!(error = %e, "store error");
-        ApiError::internal(e.to_string())
+        let message = error_chain(&e);
+        tracing::error!(error = %message, "store error");
+        ApiError::new(e.code(), message)
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = match self.code {
-            Some(code) => serde_json::json!({ "error": self.message, "code": code }),
-            None => serde_json::json!({ "error": self.message }),
-        };
-        (self.status, Json(body)).into_response()
+        let mut body = self.code.http_body(&self.message);
+        if let (Some(reason), Some(obj)) = (self.reason, body.as_object_mut()) {
+            obj.insert("reason".to_owned(), serde_json::Value::from(reason));
+        }
+        (self.status(), Json(body)).into_response()
     }
 }

@@ -2,9 +2,11 @@
 //! hijacking) and the bearer token for mutating requests.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+
+use mindgate_errors::ErrorCode;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -149,14 +151,14 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         .then_some(state.config.allowed_hosts.as_slice());
     if let Err(message) = check_host_origin(req.headers(), state.port, remote) {
         tracing::warn!(%message, "request refused by the host/origin guard");
-        return ApiError::new(StatusCode::FORBIDDEN, message).into_response();
+        return ApiError::new(ErrorCode::ForbiddenHost, message).into_response();
     }
     if remote.is_some() {
         let static_file = matches!(*req.method(), Method::GET | Method::HEAD)
             && crate::assets::is_static_file(req.uri().path());
         if !static_file && !carries_token(&req, &state.token) {
             return ApiError::new(
-                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthorized,
                 "remote access is on (--allow-remote): every request needs the viewer token, as \
                  `Authorization: Bearer <token>` or a `?token=<token>` query parameter (apps: \
                  ws://<host>:<port>/ingest?token=<token>)",
@@ -176,7 +178,7 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         let ok = bearer(req.headers()).is_some_and(|t| token_matches(t, &state.token));
         if !ok {
             return ApiError::new(
-                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthorized,
                 "this request changes state (or is an MCP request) and needs the viewer token: send \
                  `Authorization: Bearer <token>` (the token is in the viewer URL and in \
                  $MINDGATE_HOME/run/serve-<port>.json)",

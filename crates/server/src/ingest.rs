@@ -302,7 +302,9 @@ fn finish(state: &AppState, conn: ConnId) {
         let result = tokio::task::spawn_blocking(move || writer.abandon(runs)).await;
         match result {
             Ok(Ok(n)) if n > 0 => tracing::info!(count = n, "runs abandoned"),
-            Ok(Err(e)) => tracing::warn!(error = %e, "could not mark runs abandoned"),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %mindgate_errors::error_chain(&e), "could not mark runs abandoned")
+            }
             _ => {}
         }
     });

@@ -50,9 +50,9 @@ const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
 content-type: application/json\r\n\
 retry-after: 1\r\n\
 connection: close\r\n\
-content-length: 66\r\n\
+content-length: 87\r\n\
 \r\n\
-{\"error\":\"too many open connections to mindgate; try again later\"}";
+{\"error\":\"too many open connections to mindgate; try again later\",\"code\":\"unavailable\"}";
 
 /// Limits of the HTTP listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -336,7 +336,12 @@ mod tests {
             .find_map(|l| l.strip_prefix("content-length: "))
             .and_then(|n| n.parse::<usize>().ok());
         assert_eq!(declared, Some(body.len()));
-        assert!(serde_json::from_str::<serde_json::Value>(body).is_ok());
+        let body: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        assert_eq!(
+            body["code"],
+            mindgate_errors::ErrorCode::Unavailable.as_str(),
+            "{body}"
+        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ use mindgate_memory::{
 use serde::Deserialize;
 use serde_json::json;
 
+use mindgate_errors::ErrorCode;
+
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -100,25 +102,14 @@ async fn bound_query(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// The HTTP form of a memory error.
+/// The HTTP form of a memory error: the code the memory crate gives it, with the memory
+/// tools' finer reason.
 fn memory_error(e: MemoryError) -> ApiError {
-    let status = match &e {
-        MemoryError::Invalid { .. } | MemoryError::OverLimit { .. } => StatusCode::BAD_REQUEST,
-        MemoryError::NotFound { .. } => StatusCode::NOT_FOUND,
-        MemoryError::Duplicate(_)
-        | MemoryError::ReadOnlyBlock { .. }
-        | MemoryError::Flagged(_)
-        | MemoryError::Conflict(_) => StatusCode::CONFLICT,
-        MemoryError::EmbedderMismatch { .. } | MemoryError::SchemaTooNew { .. } => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
-        MemoryError::Embed(_) => StatusCode::BAD_GATEWAY,
-        MemoryError::Sqlite(_) | MemoryError::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    let message = mindgate_errors::error_chain(&e);
     if !agent::is_caller_error(&e) {
-        tracing::warn!(error = %e, "memory store error");
+        tracing::warn!(error = %message, "memory store error");
     }
-    ApiError::new(status, e.to_string()).with_code(agent::error_code(&e))
+    ApiError::new(e.code(), message).with_reason(agent::error_code(&e))
 }
 
 /// Runs `f` on the blocking pool against the (lazily opened) memory store.
@@ -147,9 +138,9 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> ApiResult<T> {
     b.map(|Json(v)| v).map_err(|e| {
         ApiError::new(
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                StatusCode::PAYLOAD_TOO_LARGE
+                ErrorCode::TooLarge
             } else {
-                StatusCode::BAD_REQUEST
+                ErrorCode::BadRequest
             },
             format!("bad JSON body: {}", e.body_text()),
         )
@@ -185,7 +176,7 @@ fn user_arg(state: &AppState, user: Option<String>) -> ApiResult<String> {
             ApiError::bad_request(
                 "userId is required (or start the server with --memory-user NAME)",
             )
-            .with_code("bad_argument")
+            .with_reason("bad_argument")
         })
 }
 
@@ -219,7 +210,7 @@ impl SearchQuery {
         let query = self
             .query
             .filter(|q| !q.trim().is_empty())
-            .ok_or_else(|| ApiError::bad_request("query is required").with_code("bad_argument"))?;
+            .ok_or_else(|| ApiError::bad_request("query is required").with_reason("bad_argument"))?;
         let kinds = match csv(self.kinds.as_deref()) {
             Some(list) => Some(
                 list.iter()

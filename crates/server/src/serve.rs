@@ -367,7 +367,9 @@ fn spawn_pruner(state: &AppState) {
                     keep_days = retention.keep_days,
                     "old runs pruned"
                 ),
-                Ok(Err(e)) => tracing::warn!(error = %e, "pruning old runs failed"),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %mindgate_errors::error_chain(&e), "pruning old runs failed")
+                }
                 _ => {}
             }
         }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use axum::extract::ws::{Message as WsMessage, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
+use mindgate_errors::ErrorCode;
 use mindgate_protocol::{Message, ParseResult, WILDCARD_RUN_ID, parse_envelope};
 use mindgate_store::{Committed, RunFilter, RunSummary, StoredEvent};
 use serde::Serialize;
@@ -161,15 +162,8 @@ async fn send(socket: &mut WebSocket, text: String) -> Result<(), ()> {
         .map_err(|_| ())
 }
 
-fn error_msg(message: &str, code: Option<&str>, request_id: Option<&Value>) -> String {
-    let mut v = json!({"type": "error", "message": message});
-    if let Some(code) = code {
-        v["code"] = json!(code);
-    }
-    if let Some(id) = request_id {
-        v["requestId"] = id.clone();
-    }
-    v.to_string()
+fn error_msg(message: &str, code: ErrorCode, request_id: Option<&Value>) -> String {
+    code.feed_message(message, request_id).to_string()
 }
 
 impl Feed {
@@ -184,7 +178,7 @@ impl Feed {
         let Ok(msg) = serde_json::from_str::<Value>(text) else {
             return send(
                 socket,
-                error_msg("message is not JSON", Some("bad-message"), None),
+                error_msg("message is not JSON", ErrorCode::BadRequest, None),
             )
             .await;
         };
@@ -196,7 +190,7 @@ impl Feed {
                 None => {
                     send(
                         socket,
-                        error_msg("subscribe needs a runId", Some("bad-message"), None),
+                        error_msg("subscribe needs a runId", ErrorCode::BadRequest, None),
                     )
                     .await
                 }
@@ -218,7 +212,7 @@ impl Feed {
             _ => {
                 send(
                     socket,
-                    error_msg("unknown message type", Some("bad-message"), None),
+                    error_msg("unknown message type", ErrorCode::BadRequest, None),
                 )
                 .await
             }
@@ -360,7 +354,7 @@ impl Feed {
                 socket,
                 error_msg(
                     "controls need the viewer token (connect with ?token=<token>)",
-                    Some("unauthorized"),
+                    ErrorCode::Unauthorized,
                     request_id,
                 ),
             )
@@ -369,7 +363,11 @@ impl Feed {
         let Some(envelope) = msg.get("envelope") else {
             return send(
                 socket,
-                error_msg("control needs an envelope", Some("bad-message"), request_id),
+                error_msg(
+                    "control needs an envelope",
+                    ErrorCode::BadRequest,
+                    request_id,
+                ),
             )
             .await;
         };
@@ -377,7 +375,7 @@ impl Feed {
             ParseResult::Ok(env) => env,
             other => {
                 let text = format!("invalid control envelope: {}", other.verdict());
-                return send(socket, error_msg(&text, Some("bad-envelope"), request_id)).await;
+                return send(socket, error_msg(&text, ErrorCode::BadRequest, request_id)).await;
             }
         };
         let hub = &self.state.hub;
@@ -388,7 +386,7 @@ impl Feed {
                         socket,
                         error_msg(
                             "exec.resume must carry the run's id as runId",
-                            Some("bad-envelope"),
+                            ErrorCode::BadRequest,
                             request_id,
                         ),
                     )
@@ -438,7 +436,7 @@ impl Feed {
                 socket,
                 error_msg(
                     "only exec.resume, breakpoint.set, breakpoint.clear and mode.set are controls",
-                    Some("bad-envelope"),
+                    ErrorCode::BadRequest,
                     request_id,
                 ),
             )

@@ -76,8 +76,8 @@ async fn facts_search_history_supersede_forget_and_the_quarantine_gate() {
         )
         .await;
     assert_eq!(
-        (status, refused["code"].clone()),
-        (409, json!("conflict")),
+        (status, refused["code"].clone(), refused["reason"].clone()),
+        (409, json!("conflict"), json!("conflict")),
         "{refused}"
     );
     send(
@@ -153,7 +153,10 @@ async fn facts_search_history_supersede_forget_and_the_quarantine_gate() {
             json!({}),
         )
         .await;
-    assert_eq!((status, flagged["code"].clone()), (409, json!("flagged")));
+    assert_eq!(
+        (status, flagged["code"].clone(), flagged["reason"].clone()),
+        (409, json!("conflict"), json!("flagged"))
+    );
     send(
         &t,
         Method::POST,
@@ -201,8 +204,8 @@ async fn blocks_sessions_episodes_procedures_insights_and_entities() {
         )
         .await;
     assert_eq!(
-        (status, over["code"].clone()),
-        (400, json!("over_limit")),
+        (status, over["code"].clone(), over["reason"].clone()),
+        (400, json!("bad_request"), json!("over_limit")),
         "{over}"
     );
     assert_eq!(

@@ -209,6 +209,8 @@ async fn errors_are_json_with_fitting_codes() {
     ] {
         let (got, body) = f.get(path).await;
         assert_eq!(got, code, "{path}: {body}");
+        let expected = mindgate_errors::ErrorCode::from_http_status(code);
+        assert_eq!(body["code"], expected.as_str(), "{path}: {body}");
         let msg = body["error"].as_str().unwrap_or_default();
         assert!(msg.contains(needle), "{path}: {body}");
     }
@@ -216,6 +218,59 @@ async fn errors_are_json_with_fitting_codes() {
     let path = f.dsh_live_file().display().to_string();
     let (got, _) = f.get(&format!("/task-graph/api/task?id={path}")).await;
     assert_eq!(got, 404);
+    f.server.stop().await.unwrap();
+}
+
+/// A session file that turns into a FIFO or grows past the size cap after discovery is the
+/// client's problem (`400 bad_request`, `413 too_large`), never a `500`.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_session_turned_fifo_or_oversized_is_a_client_error() {
+    let f = start().await;
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["agent"] == "pi")
+        .expect("a pi session")
+        .clone();
+    let id = task["id"].as_str().unwrap().to_owned();
+    let file = PathBuf::from(task["path"].as_str().unwrap());
+    let route = format!("/task-graph/api/task?id={id}");
+    assert_eq!(f.get(&route).await.0, 200);
+
+    std::fs::remove_file(&file).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&file).status();
+    if made.is_ok_and(|s| s.success()) {
+        let (got, body) = f.get(&route).await;
+        assert_eq!(
+            (got, body["code"].as_str()),
+            (400, Some("bad_request")),
+            "{body}"
+        );
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("not a regular file"),
+            "{body}"
+        );
+        std::fs::remove_file(&file).unwrap();
+    } else {
+        eprintln!("skipped the FIFO case: mkfifo unavailable");
+    }
+
+    // Sparse: over the 256 MiB cap without writing it.
+    let big = std::fs::File::create(&file).unwrap();
+    big.set_len(mindgate_taskgraph::bounded::MAX_SESSION_BYTES + 1)
+        .unwrap();
+    let (got, body) = f.get(&route).await;
+    assert_eq!(
+        (got, body["code"].as_str()),
+        (413, Some("too_large")),
+        "{body}"
+    );
     f.server.stop().await.unwrap();
 }
 

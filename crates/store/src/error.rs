@@ -2,14 +2,16 @@
 
 use std::path::PathBuf;
 
+use mindgate_errors::ErrorCode;
+
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// SQLite failed.
-    #[error("database error: {0}")]
+    #[error("database error")]
     Sqlite(#[from] rusqlite::Error),
     /// Creating or securing the database directory or file failed.
-    #[error("cannot prepare {path}: {source}")]
+    #[error("cannot prepare {}", .path.display())]
     Io {
         /// The path involved.
         path: PathBuf,
@@ -46,6 +48,17 @@ pub enum StoreError {
         /// What was wrong.
         message: String,
     },
+}
+
+impl StoreError {
+    /// The code a view answers this error with: the writer gone is `unavailable` (the
+    /// server is stopping), everything else `internal`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StoreError::WriterGone => ErrorCode::Unavailable,
+            _ => ErrorCode::Internal,
+        }
+    }
 }
 
 /// Shorthand result type.

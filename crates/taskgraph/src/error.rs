@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use mindgate_errors::ErrorCode;
+
 /// Errors of reading and finding sessions. Malformed content is never an error: it becomes
 /// [`ReadWarning`](crate::ReadWarning)s on the session.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +57,23 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The code a view answers this error with: a missing session or file is `not_found`,
+    /// an ambiguous id, a path that is no session or no regular file `bad_request`, a file
+    /// over the cap `too_large`, any other read failure `internal`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorCode::NotFound
+            }
+            Error::Io { .. } => ErrorCode::Internal,
+            Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::NotASession { .. } | Error::NotAFile { .. } | Error::Ambiguous { .. } => {
+                ErrorCode::BadRequest
+            }
+            Error::TooLarge { .. } => ErrorCode::TooLarge,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -194,15 +194,16 @@ fn match_id(tasks: &[TaskSummary], id: &str) -> Result<TaskSummary, ApiError> {
     }
 }
 
+/// A task-graph error as an answer, with the code the crate gives it (a FIFO, a device or an
+/// oversized file in place of a session is the client's `bad_request` / `too_large`).
 fn tg_error(e: TgError) -> ApiError {
-    match &e {
-        TgError::NotFound { .. } => ApiError::not_found(e.to_string()),
-        TgError::Ambiguous { .. } => ApiError::bad_request(e.to_string()),
+    let message = match &e {
         TgError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            ApiError::not_found(format!("{e} (the session file is gone)"))
+            format!("{e} (the session file is gone)")
         }
-        _ => ApiError::internal(e.to_string()),
-    }
+        _ => mindgate_errors::error_chain(&e),
+    };
+    ApiError::new(e.code(), message)
 }
 
 async fn blocking<T: Send + 'static>(
