@@ -17,7 +17,7 @@ hint, and a second session with redaction switched on.
 
 Run it with the interpreter that has graphmind-ai installed:
 
-    /tmp/gmvenv/bin/python scripts/record_python_frames.py [OUT_DIR]
+    .venv/bin/python scripts/record_python_frames.py [OUT_DIR]
 
 Ids, timestamps and durations differ on every run; the shape does not.
 """

@@ -122,9 +122,10 @@ def test_breakpoint_from_the_http_api_pauses_the_tool_before_its_body(mindgate, 
     pause = mindgate.wait_pause()
     assert pause["nodeId"] == "tool:lookup"
     assert pause["point"] == "before"
-    time.sleep(0.3)
+    # The agent must stay blocked: give its thread a bounded chance to finish (it must not).
+    thread.join(0.3)
+    assert thread.is_alive(), "the agent returned while its gate was held"
     assert ran == [], "the body must not run while the gate holds"
-    assert thread.is_alive()
     assert mindgate.get(f"/api/runs/{pause['runId']}/pauses/{pause['pauseId']}")["nodeId"] == "tool:lookup"
     assert mindgate.resume(pause, "continue") == "resumed"
     assert mindgate.resume(pause, "continue") == "taken"
@@ -256,6 +257,7 @@ def test_server_restart_mid_run_loses_nothing_and_duplicates_nothing(mindgate, c
 
     proceed = threading.Event()
     done_first = threading.Event()
+    done_second = threading.Event()
     n_before, n_after = 20, 30
 
     def agent() -> None:
@@ -266,6 +268,7 @@ def test_server_restart_mid_run_loses_nothing_and_duplicates_nothing(mindgate, c
             proceed.wait(30)
             for i in range(n_before, n_before + n_after):
                 work(i)
+            done_second.set()
             return ctx.run_id
 
     thread, box = in_thread(agent)
@@ -279,7 +282,7 @@ def test_server_restart_mid_run_loses_nothing_and_duplicates_nothing(mindgate, c
         time.sleep(0.05)
     mindgate.stop()
     proceed.set()  # the second half is emitted while no server is listening
-    time.sleep(0.5)
+    assert done_second.wait(20), "the agent could not emit while the server was down"
     mindgate.start()
     thread.join(20)
     assert box.get("value") == run_id, box

@@ -927,3 +927,30 @@ async fn http_service_serves_the_tools_at_mcp() {
     );
 }
 
+/// What a coding agent reads, pinned: the text and structured content of `get_run` on a
+/// failed run and of a tool error (times redacted; links use the fixed port 4999).
+#[tokio::test]
+async fn tool_results_snapshot() {
+    let e = env();
+    let r = e
+        .server
+        .get_run(Parameters(GetRunArgs {
+            run_id: "r-fail".into(),
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    let mut v = v.clone();
+    mindgate_testkit::redact::fields(&mut v, &["startedAt", "finishedAt", "lastEventAt"]);
+    insta::assert_snapshot!("get_run_text", text);
+    insta::assert_json_snapshot!("get_run_structured", v);
+    let r = e
+        .server
+        .get_run(Parameters(GetRunArgs {
+            run_id: "r-none".into(),
+        }))
+        .await;
+    insta::assert_json_snapshot!(
+        "unknown_run_error",
+        json!({"isError": r.is_error, "content": err(&r).1, "structured": r.structured_content})
+    );
+}

@@ -4,7 +4,8 @@
 //! the acks and controls the recording viewer sent back.
 //!
 //! Re-record against the live client (needs Python with graphmind-ai 0.5.1;
-//! `MINDGATE_GM_PYTHON` names the interpreter, default `/tmp/gmvenv/bin/python`):
+//! `PYTHON` names the interpreter, default the repository's `.venv/bin/python`, as for the
+//! browser tests):
 //! `cargo test -p mindgate-protocol --test conformance -- --ignored`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -199,10 +200,12 @@ fn client_only_fields_are_kept() {
 }
 
 #[test]
-#[ignore = "needs Python with graphmind-ai==0.5.1 (MINDGATE_GM_PYTHON)"]
+#[ignore = "needs Python with graphmind-ai==0.5.1 (PYTHON, default .venv/bin/python)"]
 fn live_python_client_frames_parse() {
-    let python =
-        std::env::var("MINDGATE_GM_PYTHON").unwrap_or_else(|_| "/tmp/gmvenv/bin/python".to_owned());
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| {
+        let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+        venv.display().to_string()
+    });
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/record_python_frames.py");
     let dir = tempfile::tempdir().unwrap();

@@ -115,6 +115,9 @@ pub struct Stats {
     pub dropped: u64,
     /// Gates currently held.
     pub held_gates: usize,
+    /// Breakpoints the viewer has armed (from `hello.ack` and later `breakpoint.set` /
+    /// `breakpoint.clear`).
+    pub breakpoints: usize,
     /// The next `seq`.
     pub seq: u64,
 }
@@ -253,6 +256,7 @@ impl Client {
             buffered,
             dropped,
             held_gates: s.gates.held_count(),
+            breakpoints: s.gates.armed_count(),
             seq,
         }
     }

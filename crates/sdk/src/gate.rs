@@ -123,6 +123,11 @@ impl Gates {
         }
     }
 
+    /// How many breakpoints are armed.
+    pub(crate) fn armed_count(&self) -> usize {
+        self.armed.lock().map(|a| a.breakpoints.len()).unwrap_or(0)
+    }
+
     /// `breakpoint.set`.
     pub(crate) fn add(&self, m: BreakpointMatcher) {
         if let Ok(mut a) = self.armed.lock() {

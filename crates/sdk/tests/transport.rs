@@ -298,9 +298,18 @@ async fn oversized_payloads_are_shrunk_with_a_marker() {
 async fn breakpoints_and_mode_follow_controls() {
     let viewer = FakeViewer::start().await;
     let client = viewer.client().await;
+    let armed = client.stats().breakpoints;
     viewer.set_breakpoint(BreakpointMatcher::at(PausePoint::Before).name("watched"));
-    // Controls travel on the socket; give them a moment to land.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Controls travel on the socket: wait until the client has armed it.
+    mindgate_testkit::wait::until_async(
+        "the breakpoint to be armed",
+        Duration::from_secs(10),
+        || {
+            let n = client.stats().breakpoints;
+            async move { (n > armed).then_some(()) }
+        },
+    )
+    .await;
     let task = {
         let client: Client = client.clone();
         tokio::spawn(async move {

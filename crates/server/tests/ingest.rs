@@ -221,15 +221,7 @@ async fn a_disconnected_unfinished_run_is_abandoned_after_the_grace() {
     t.wait_events("fin", 13).await;
     drop(ws);
     drop(done);
-    let mut status = Value::Null;
-    for _ in 0..100 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        status = t.get("/api/runs/ab").await.1["status"].clone();
-        if status == "abandoned" {
-            break;
-        }
-    }
-    assert_eq!(status, "abandoned");
+    t.wait_status("ab", "abandoned").await;
     assert_eq!(t.get("/api/runs/fin").await.1["status"], "error");
     t.server.stop().await.expect("stop");
 }
@@ -241,9 +233,15 @@ async fn a_reconnect_within_the_grace_keeps_the_run_running() {
     let token = ack["payload"]["sessionToken"].as_str().unwrap().to_owned();
     send_all(&mut ws, &every_event("back")[..4]).await;
     t.wait_events("back", 4).await;
+    // A second app that leaves for good at the same moment is the clock: once its run is
+    // abandoned, the grace has passed for "back" too.
+    let (mut gone, _) = t.app(None).await;
+    send_all(&mut gone, &every_event("gone")[..4]).await;
+    t.wait_events("gone", 4).await;
     drop(ws);
+    drop(gone);
     let (_ws2, _) = t.app(Some(&token)).await;
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    t.wait_status("gone", "abandoned").await;
     assert_eq!(t.get("/api/runs/back").await.1["status"], "running");
     t.server.stop().await.expect("stop");
 }
@@ -335,9 +333,17 @@ async fn graceful_stop_flushes_every_event_and_restart_reconciles() {
         ));
     }
     send_all(&mut ws, &frames).await;
-    // Make sure the server has read them all: a round trip through the hub.
+    // Wait until the server has accepted them all (its /health counter), then stop it.
     ws.flush().await.expect("flush");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let health = format!("{}/health", server.base_url());
+    mindgate_testkit::wait::until_async("5,000 accepted events", Duration::from_secs(20), || {
+        let health = health.clone();
+        async move {
+            let v: Value = reqwest::get(&health).await.ok()?.json().await.ok()?;
+            (v["acceptedEvents"].as_u64() >= Some(5_000)).then_some(())
+        }
+    })
+    .await;
     let db = server.db_path.clone();
     server.stop().await.expect("stop");
     let store = mindgate_store::RunStore::open(&db).expect("open");

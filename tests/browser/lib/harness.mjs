@@ -13,9 +13,8 @@ import { chromium } from 'playwright-core';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, '../../..');
 export const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'browser');
-export const PYTHON = process.env.PYTHON || '/tmp/gmvenv/bin/python';
+export const PYTHON = process.env.PYTHON || path.join(ROOT, '.venv/bin/python');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const USE_MOCK = process.env.MINDGATE_MOCK === '1';
 const BIN = process.env.MINDGATE_BIN || path.join(ROOT, 'target/debug/mindgate');
 
 export function freePort() {
@@ -36,11 +35,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export async function startServer({ port: wanted, extraArgs = [] } = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'mindgate-browser-'));
   const port = wanted || await freePort();
-  const [cmd, args] = USE_MOCK
-    ? [PYTHON, [path.join(ROOT, 'tests/browser/mock/mock_server.py'), '--port', String(port), '--home', home]]
-    : [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db'), ...extraArgs]];
-  if (!USE_MOCK && !existsSync(BIN)) throw new Error(`mindgate binary not found at ${BIN}: run cargo build -p mindgate-cli (or set MINDGATE_BIN)`);
-  const child = spawn(cmd, args, { env: { ...process.env, MINDGATE_HOME: home, RUST_LOG: process.env.RUST_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [cmd, args] = [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db'), ...extraArgs]];
+  if (!existsSync(BIN)) throw new Error(`mindgate binary not found at ${BIN}: run cargo build -p mindgate-cli (or set MINDGATE_BIN)`);
+  const child = spawn(cmd, args, { env: { ...process.env, MINDGATE_HOME: home, MINDGATE_LOG: process.env.MINDGATE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   child.stderr.on('data', (d) => { out += d; });

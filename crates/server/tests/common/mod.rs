@@ -80,119 +80,28 @@ impl TestServer {
         connect_async(url).await.expect("ui connect").0
     }
 
-    /// Polls until the run reaches `events` stored events.
+    /// Waits until the run has `events` stored events.
     pub async fn wait_events(&self, run: &str, events: u64) -> Value {
-        for _ in 0..200 {
+        let what = format!("run {run} to reach {events} events");
+        mindgate_testkit::wait::until_async(&what, Duration::from_secs(10), || async {
             let (status, v) = self.get(&format!("/api/runs/{run}")).await;
-            if status == 200 && v["counts"]["events"].as_u64() == Some(events) {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("run {run} never reached {events} events");
+            (status == 200 && v["counts"]["events"].as_u64() == Some(events)).then_some(v)
+        })
+        .await
+    }
+
+    /// Waits until the run's status is `status`.
+    pub async fn wait_status(&self, run: &str, status: &str) -> Value {
+        let what = format!("run {run} to become {status}");
+        mindgate_testkit::wait::until_async(&what, Duration::from_secs(10), || async {
+            let (code, v) = self.get(&format!("/api/runs/{run}")).await;
+            (code == 200 && v["status"] == status).then_some(v)
+        })
+        .await
     }
 }
 
-pub fn hello(token: Option<&str>) -> String {
-    let mut p = json!({
-        "versions": {"protocol": 1, "client": "test"},
-        "capabilities": ["pause", "step", "inject", "retry", "abort", "run-claim"],
-        "app": "test-app",
-        "sdk": {"name": "rust-test", "version": "0"}
-    });
-    if let Some(t) = token {
-        p["resumeToken"] = json!(t);
-    }
-    json!({"gm": 1, "seq": 0, "ts": 0, "runId": "*", "type": "hello", "payload": p}).to_string()
-}
-
-pub fn frame(run: &str, seq: u64, ty: &str, payload: Value) -> String {
-    json!({"gm": 1, "seq": seq, "ts": 1_700_000_000_000i64 + seq as i64, "runId": run, "type": ty, "payload": payload}).to_string()
-}
-
-/// One of each event type, as a run.
-pub fn every_event(run: &str) -> Vec<String> {
-    vec![
-        frame(
-            run,
-            1,
-            "run.started",
-            json!({"app": "test-app", "sdk": {"name": "t", "version": "1"}, "meta": {"name": "all"}}),
-        ),
-        frame(
-            run,
-            2,
-            "graph.hint",
-            json!({"nodes": [{"nodeId": "tool:x", "kind": "tool", "name": "x"}]}),
-        ),
-        frame(
-            run,
-            3,
-            "node.started",
-            json!({"nodeId": "agent:a", "kind": "agent", "name": "a", "instanceId": "a1"}),
-        ),
-        frame(
-            run,
-            4,
-            "node.started",
-            json!({"nodeId": "llm:m", "kind": "llm", "name": "m", "instanceId": "m1", "parentId": "agent:a", "input": {"p": 1}}),
-        ),
-        frame(
-            run,
-            5,
-            "node.token",
-            json!({"nodeId": "llm:m", "instanceId": "m1", "deltas": [{"t": "text", "v": "hi"}]}),
-        ),
-        frame(
-            run,
-            6,
-            "node.finished",
-            json!({"nodeId": "llm:m", "instanceId": "m1", "durationMs": 5, "status": "ok", "usage": {"inputTokens": 3, "outputTokens": 4}}),
-        ),
-        frame(
-            run,
-            7,
-            "node.error",
-            json!({"nodeId": "agent:a", "instanceId": "a1", "error": {"name": "E", "message": "bad"}}),
-        ),
-        frame(
-            run,
-            8,
-            "exec.paused",
-            json!({"pauseId": "p1", "nodeId": "agent:a", "point": "error", "reason": "error"}),
-        ),
-        frame(
-            run,
-            9,
-            "exec.resumed",
-            json!({"pauseId": "p1", "action": "continue"}),
-        ),
-        frame(
-            run,
-            10,
-            "exec.refused",
-            json!({"pauseId": "p1", "code": "disabled"}),
-        ),
-        frame(
-            run,
-            11,
-            "future.kind",
-            json!({"nodeId": "agent:a", "anything": [1]}),
-        ),
-        frame(
-            run,
-            12,
-            "node.finished",
-            json!({"nodeId": "agent:a", "instanceId": "a1", "durationMs": 9, "status": "error"}),
-        ),
-        frame(
-            run,
-            13,
-            "run.finished",
-            json!({"status": "error", "error": {"name": "E", "message": "bad"}}),
-        ),
-    ]
-}
+pub use mindgate_testkit::frames::{every_event, frame, hello};
 
 pub async fn next_json(ws: &mut Ws) -> Option<Value> {
     loop {

@@ -1,0 +1,17 @@
+//! The test kit every crate's integration tests share (a dev-dependency only).
+//!
+//! - [`FixtureHome`]: a temporary Mindgate home that is removed with the value;
+//! - [`frames`]: GraphMind frames as the apps send them (`hello`, one of each event type);
+//! - [`ServeProcess`]: the real `mindgate serve` binary on a free loopback port, ready once
+//!   `/health` answers, stopped with SIGTERM;
+//! - [`wait`]: waits on observable conditions, bounded in time (never a bare sleep);
+//! - [`redact`]: replaces times, ids and ports in JSON so snapshots are stable.
+
+pub mod frames;
+mod home;
+pub mod redact;
+mod serve;
+pub mod wait;
+
+pub use home::FixtureHome;
+pub use serve::ServeProcess;
