@@ -1,11 +1,17 @@
 //! Shared helpers for the server's integration tests.
-#![allow(dead_code, missing_docs, clippy::expect_used, clippy::unwrap_used)]
+#![allow(
+    dead_code,
+    unused_imports,
+    missing_docs,
+    clippy::expect_used,
+    clippy::unwrap_used
+)]
 
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use mindgate_server::RunningServer;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
