@@ -207,10 +207,9 @@ pub struct SearchQuery {
 
 impl SearchQuery {
     fn options(self, state: &AppState) -> ApiResult<MemorySearchOptions> {
-        let query = self
-            .query
-            .filter(|q| !q.trim().is_empty())
-            .ok_or_else(|| ApiError::bad_request("query is required").with_reason("bad_argument"))?;
+        let query = self.query.filter(|q| !q.trim().is_empty()).ok_or_else(|| {
+            ApiError::bad_request("query is required").with_reason("bad_argument")
+        })?;
         let kinds = match csv(self.kinds.as_deref()) {
             Some(list) => Some(
                 list.iter()
