@@ -146,10 +146,10 @@ async def every_tool(session: ClientSession, server: MindgateServer, user: str) 
     text, s = await ok(session, "fact_search", {**scope, "query": "where does Ana live"})
     hit = s["hits"][0]
     assert hit["id"] == old_id and hit["text"] == "Ana lives in Tbilisi"
-    assert hit["signals"]["rrf"] > 0 and "bm25" in hit["signals"] and "trust" in hit["signals"]
+    assert hit["signals"]["fused"] > 0 and "bm25" in hit["signals"] and "trust" in hit["signals"]
     assert hit["provenance"] == "user" and hit["status"] == "active"
     assert hit["link"].endswith(f"#/memory/semantic/{old_id}")
-    assert old_id in text and "rrf" in text
+    assert old_id in text and "fused" in text
     assert await search_texts(session, "fact_search", "Ana lives", **scope, asOf="2019-06-01T00:00:00Z") == []
     assert await search_texts(session, "fact_search", "Ana lives", **scope, tags=["work"]) == []
 

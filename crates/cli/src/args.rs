@@ -369,9 +369,10 @@ pub struct LocomoArgs {
     /// Embedder for the vector list: builtin, minilm, openai, or none (lexical only).
     #[arg(long, default_value = "builtin")]
     pub embedder: String,
-    /// Candidates taken from each list before fusion.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub pool: usize,
+    /// Candidates taken from each list before fusion; several (comma-separated) compare
+    /// hybrid runs [default: the store's, 20].
+    #[arg(long, value_name = "N,N", value_delimiter = ',')]
+    pub pool: Vec<usize>,
     /// Synthetic store sizes for the latency figures (comma-separated; empty to skip).
     #[arg(
         long,
@@ -383,15 +384,29 @@ pub struct LocomoArgs {
     /// Searches timed at each size.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub searches: usize,
-    /// Weight of the vector list in the hybrid fusion (the lexical list weighs 1).
-    #[arg(long, value_name = "W", default_value_t = 1.0)]
-    pub vector_weight: f64,
+    /// Weight of the vector list in the hybrid fusion (the lexical list weighs 1); several
+    /// (comma-separated) compare hybrid runs [default: the store's for the embedder].
+    #[arg(long, value_name = "W,W", value_delimiter = ',')]
+    pub vector_weight: Vec<f64>,
+    /// Hybrid fusion: `rrf` (reciprocal rank) or `score` (min-max normalised scores); both
+    /// (`rrf,score`) compare [default: the store's for the embedder].
+    #[arg(long, value_name = "METHOD,METHOD", value_delimiter = ',')]
+    pub fusion: Vec<FusionArg>,
     /// Index each turn alone, without the turn it replies to as retrieval context.
     #[arg(long)]
     pub no_context: bool,
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A hybrid fusion method on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FusionArg {
+    /// Reciprocal rank fusion.
+    Rrf,
+    /// Score fusion over min-max normalised scores.
+    Score,
 }
 
 /// Options of `mindgate memory reembed`.

@@ -80,8 +80,8 @@ fn remember_search_review_and_history_through_the_cli() {
     assert_eq!(f["provenance"], "user");
     let hits = json(h, &["search", "where does Ana live", "--user", "ana"]);
     assert_eq!(hit_texts(&hits), ["Ana lives in Tbilisi"]);
-    assert!(hits[0]["signals"]["rrf"].as_f64().unwrap() > 0.0);
-    assert!(ok(h, &["search", "Ana", "--user", "ana"]).contains("rrf"));
+    assert!(hits[0]["signals"]["fused"].as_f64().unwrap() > 0.0);
+    assert!(ok(h, &["search", "Ana", "--user", "ana"]).contains("fused"));
     assert!(
         hit_texts(&json(
             h,

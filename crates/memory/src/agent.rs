@@ -301,7 +301,7 @@ pub struct HitView {
     pub text: String,
     /// Final score (higher first).
     pub score: f64,
-    /// The signals behind the score (`bm25`, `vector`, `rrf`, `trust`, `decay`, `hop`).
+    /// The signals behind the score (`bm25`, `vector`, `fused` or `rrf`, `trust`, `decay`, `hop`).
     pub signals: BTreeMap<String, f64>,
     /// Where it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,7 @@
 //! Mindgate's agent memory: the Graphorin memory model (working, session, episodic,
 //! semantic, procedural and shared tiers, insights and an entity graph) as an embedded
 //! SQLite store with a trust gate against memory poisoning, valid time *and* transaction
-//! time, and hybrid (BM25 + vector + reciprocal rank fusion) search whose hits say why they
+//! time, and hybrid (BM25 + vector, score or reciprocal rank fusion) search whose hits say why they
 //! were recalled.
 //!
 //! The [`store`] traits are the one core the CLI, MCP/HTTP surfaces and the viewer call;
@@ -20,6 +20,8 @@ pub mod trust;
 pub mod types;
 
 pub use error::{MemoryError, Result};
-pub use sqlite::{ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport};
+pub use sqlite::{
+    FusionDefaults, ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport,
+};
 pub use store::*;
 pub use types::*;

@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mindgate_memory::bench::locomo::{evaluate, load_file, load_into, parse, turn_text};
+use mindgate_memory::bench::locomo::{Tuning, evaluate, load_file, load_into, parse, turn_text};
 use mindgate_memory::*;
 
 fn fixture() -> PathBuf {
@@ -60,7 +60,7 @@ fn scores_evidence_recall_within_each_conversation() {
         None,
         "the first turn replies to nothing"
     );
-    let lexical = evaluate(&store, &convs, SearchMode::Lexical, None, None).unwrap();
+    let lexical = evaluate(&store, &convs, SearchMode::Lexical, &Tuning::default()).unwrap();
     assert_eq!(lexical.overall.questions, 4, "category 5 is not counted");
     assert_eq!(
         lexical.by_category.keys().copied().collect::<Vec<_>>(),
@@ -78,8 +78,15 @@ fn scores_evidence_recall_within_each_conversation() {
         .unwrap();
     assert!(hits.iter().all(|h| h.record.record().user_id == "mini-2"));
     assert_eq!(hits[0].record.id(), "mini-2:D1:1");
-    let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, Some(20), None).unwrap();
-    assert!(hybrid.overall.recall_at_5 > 0.0 && hybrid.overall.recall_at_5 <= 1.0);
+    for fusion in [FusionMethod::Rrf, FusionMethod::Score] {
+        let tuning = Tuning {
+            candidate_pool: Some(20),
+            vector_weight: Some(0.5),
+            fusion: Some(fusion),
+        };
+        let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, &tuning).unwrap();
+        assert_eq!(hybrid.overall.recall_at_10, 1.0, "{fusion:?}");
+    }
 }
 
 #[test]

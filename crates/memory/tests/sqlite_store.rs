@@ -372,3 +372,40 @@ fn context_is_indexed_and_gated_but_not_part_of_the_text() {
         })
     ));
 }
+
+/// The in-memory vector mirror follows writes: a fact written after a search (through this
+/// store, or another one on the same file) is found by the next vector search.
+#[test]
+fn writes_are_visible_to_the_next_vector_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let clock = Arc::new(ManualClock::at(T0));
+    let s = SqliteMemory::open(&path, opts(clock.clone())).unwrap();
+    let vector = |query: &str| {
+        let mut o = MemorySearchOptions::new("u", query);
+        o.mode = Some(SearchMode::Vector);
+        o.top_k = Some(1);
+        s.search(&o)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.record.id().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let first = s
+        .semantic()
+        .remember(NewFact::new(Scope::user("u"), "violin lessons on Tuesday"))
+        .unwrap();
+    assert_eq!(vector("violin lessons"), vec![first.record.id.clone()]);
+    let second = s
+        .semantic()
+        .remember(NewFact::new(Scope::user("u"), "sourdough bread baking"))
+        .unwrap();
+    assert_eq!(vector("sourdough bread"), vec![second.record.id]);
+    let other = SqliteMemory::open(&path, opts(clock)).unwrap();
+    let third = other
+        .semantic()
+        .remember(NewFact::new(Scope::user("u"), "kayak trip on the fjord"))
+        .unwrap();
+    assert_eq!(vector("kayak fjord trip"), vec![third.record.id]);
+    assert_eq!(vector("violin lessons"), vec![first.record.id]);
+}

@@ -257,6 +257,7 @@ impl SearchQuery {
             mode,
             candidate_pool: self.candidate_pool,
             vector_weight: self.vector_weight,
+            fusion: None,
             decay: self.decay,
             expand_entities: self.expand_entities,
         })

@@ -46,7 +46,7 @@ async fn facts_search_history_supersede_forget_and_the_quarantine_gate() {
     .await;
     let hit = &hits["hits"][0];
     assert_eq!(hit["id"], id.as_str());
-    assert!(hit["signals"]["rrf"].as_f64().unwrap() > 0.0, "{hit}");
+    assert!(hit["signals"]["fused"].as_f64().unwrap() > 0.0, "{hit}");
     assert_eq!(hit["link"], format!("#/memory/semantic/{id}"));
     // Every option is accepted; filters apply.
     let none = get(&t, &format!("/api/memory/search?{U}&query=Ana&tags=work&kinds=semantic&mode=lexical&topK=5&candidatePool=10&vectorWeight=0.5&decay=true&expandEntities=true&includeArchived=false&includeQuarantined=false&asOf=2019-01-01T00:00:00Z&dateFrom=2000-01-01T00:00:00Z&dateTo=2100-01-01T00:00:00Z&agentId=a1&sessionId=s1")).await;

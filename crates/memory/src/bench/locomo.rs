@@ -269,13 +269,24 @@ pub struct ModeRecall {
     pub by_category: BTreeMap<u8, Recall>,
 }
 
+/// The fusion knobs of the searches of one evaluation (`None`: the store's defaults).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tuning {
+    /// Candidates taken from each list before fusion.
+    pub candidate_pool: Option<usize>,
+    /// Weight of the vector list.
+    pub vector_weight: Option<f64>,
+    /// Rank or score fusion.
+    pub fusion: Option<FusionMethod>,
+}
+
 /// Evaluates one mode over every question of categories 1–4 with evidence.
 pub fn evaluate<S: MemoryStore>(
     store: &S,
     conversations: &[Conversation],
     mode: SearchMode,
-    candidate_pool: Option<usize>,
-    vector_weight: Option<f64>,
+    tuning: &Tuning,
 ) -> Result<ModeRecall> {
     let mut overall = Sums::default();
     let mut by: BTreeMap<u8, Sums> = BTreeMap::new();
@@ -287,8 +298,9 @@ pub fn evaluate<S: MemoryStore>(
             let mut o = MemorySearchOptions::new(conv.sample_id.clone(), q.question.clone());
             o.top_k = Some(10);
             o.mode = Some(mode);
-            o.candidate_pool = candidate_pool;
-            o.vector_weight = vector_weight;
+            o.candidate_pool = tuning.candidate_pool;
+            o.vector_weight = tuning.vector_weight;
+            o.fusion = tuning.fusion;
             let hits = store.search(&o)?;
             let want: HashSet<String> = q
                 .evidence

@@ -98,6 +98,59 @@ pub struct LatencyFigures {
     pub searches: usize,
 }
 
+/// Writes `facts` synthetic facts into user `bench`'s memory in batches of 1000:
+/// answers the facts written and the seconds taken.
+pub fn write_facts<S: MemoryStore>(
+    store: &S,
+    facts: usize,
+    rng: &mut StdRng,
+) -> Result<(usize, f64)> {
+    let start = Instant::now();
+    let mut written = 0;
+    while written < facts {
+        let n = (facts - written).min(1000);
+        let batch: Vec<NewFact> = (0..n)
+            .map(|_| NewFact::new(Scope::user("bench"), sentence(rng)))
+            .collect();
+        written += store.semantic().remember_many(batch)?.len();
+    }
+    Ok((written, start.elapsed().as_secs_f64()))
+}
+
+/// A question about the synthetic facts ("What did Ana do with a red bicycle?").
+pub fn question(rng: &mut StdRng) -> String {
+    format!(
+        "What did {} do with {}?",
+        SUBJECTS[rng.random_range(0..SUBJECTS.len())],
+        OBJECTS[rng.random_range(0..OBJECTS.len())]
+    )
+}
+
+/// Times `searches` hybrid top-10 searches in user `bench`'s memory (query embedding
+/// included): milliseconds each, in order.
+pub fn time_searches<S: MemoryStore>(
+    store: &S,
+    searches: usize,
+    rng: &mut StdRng,
+) -> Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(searches);
+    for _ in 0..searches {
+        let q = question(rng);
+        let t = Instant::now();
+        store.search(&MemorySearchOptions::new("bench", q))?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(times)
+}
+
+/// The `p` quantile (0–1) of sorted values (0 for none).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted
+        .get(((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0)
+}
+
 /// Writes `facts` synthetic facts (in one user's memory), then times `searches` hybrid
 /// top-10 searches. Deterministic for a seed.
 pub fn run<S: MemoryStore>(
@@ -107,39 +160,14 @@ pub fn run<S: MemoryStore>(
     seed: u64,
 ) -> Result<LatencyFigures> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let start = Instant::now();
-    let mut written = 0;
-    while written < facts {
-        let n = (facts - written).min(1000);
-        let batch: Vec<NewFact> = (0..n)
-            .map(|_| NewFact::new(Scope::user("bench"), sentence(&mut rng)))
-            .collect();
-        written += store.semantic().remember_many(batch)?.len();
-    }
-    let write_secs = start.elapsed().as_secs_f64();
-    let mut times = Vec::with_capacity(searches);
-    for _ in 0..searches {
-        let q = format!(
-            "What did {} do with {}?",
-            SUBJECTS[rng.random_range(0..SUBJECTS.len())],
-            OBJECTS[rng.random_range(0..OBJECTS.len())]
-        );
-        let t = Instant::now();
-        store.search(&MemorySearchOptions::new("bench", q))?;
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
-    }
+    let (written, write_secs) = write_facts(store, facts, &mut rng)?;
+    let mut times = time_searches(store, searches, &mut rng)?;
     times.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        times
-            .get(((times.len() as f64 * p).ceil() as usize).saturating_sub(1))
-            .copied()
-            .unwrap_or(0.0)
-    };
     Ok(LatencyFigures {
         facts: written,
         write_facts_per_sec: written as f64 / write_secs.max(1e-9),
-        search_p50_ms: pct(0.50),
-        search_p95_ms: pct(0.95),
+        search_p50_ms: percentile(&times, 0.50),
+        search_p95_ms: percentile(&times, 0.95),
         searches: times.len(),
     })
 }

@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
 use crate::error::{MemoryError, Result};
-use crate::fusion::{RRF_K, weighted_reciprocal_rank_fusion};
+use crate::fusion::{RRF_K, weighted_reciprocal_rank_fusion, weighted_score_fusion};
 use crate::lexical::fts_query;
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::{ITEM_COLUMNS, ItemRow, MAX_TEXT_CHARS, check_id};
@@ -137,8 +137,10 @@ impl Filter {
             .map(i64::to_string)
             .collect::<Vec<_>>()
             .join(",");
+        // NOT INDEXED: look the candidates up by rowid. Left to itself the planner may walk
+        // the scope index over every row of the user instead (100k rows for 256 candidates).
         let sql = format!(
-            "SELECT i.rowid FROM memory_items i WHERE i.rowid IN ({list}) AND {}",
+            "SELECT i.rowid FROM memory_items i NOT INDEXED WHERE i.rowid IN ({list}) AND {}",
             self.sql
         );
         let mut stmt = conn.prepare(&sql)?;
@@ -170,7 +172,12 @@ pub(crate) fn load_rows(conn: &Connection, rowids: &[i64]) -> Result<HashMap<i64
     Ok(out)
 }
 
-/// The lexical list: `(rowid, −bm25)`, best first.
+/// The lexical list: `(rowid, −bm25)`, best first, only rows passing the filter.
+///
+/// The full-text index alone ranks its best matches first (no join: the filter is then
+/// checked by rowid on that slice only); when fewer than `pool` of them pass and the index
+/// has more, the ranked matches are joined with the filter in one query. Either way the
+/// filter applies before the cut, and the order (bm25, then rowid) is the same.
 fn lexical(
     conn: &Connection,
     query: &str,
@@ -180,6 +187,27 @@ fn lexical(
     let Some(matcher) = fts_query(query) else {
         return Ok(Vec::new());
     };
+    let slice = (pool * 4).max(256);
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, -bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ?1 \
+         ORDER BY bm25(memory_fts), rowid LIMIT ?2",
+    )?;
+    let ranked: Vec<(i64, f64)> = stmt
+        .query_map(rusqlite::params![matcher, slice as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let ids: Vec<i64> = ranked.iter().map(|x| x.0).collect();
+    let admitted = filter.admit(conn, &ids)?;
+    let out: Vec<(i64, f64)> = ranked
+        .iter()
+        .filter(|x| admitted.contains(&x.0))
+        .take(pool)
+        .copied()
+        .collect();
+    if out.len() == pool || ranked.len() < slice {
+        return Ok(out);
+    }
     let sql = format!(
         "SELECT i.rowid, -bm25(memory_fts) FROM memory_fts JOIN memory_items i ON i.rowid = memory_fts.rowid \
          WHERE memory_fts MATCH ? AND {} ORDER BY bm25(memory_fts), i.rowid LIMIT {pool}",
@@ -283,6 +311,15 @@ impl SqliteMemory {
         };
         let filter = Filter::from_options(o, &kinds)?;
         let mode = o.mode.unwrap_or_default();
+        let defaults = self.fusion_defaults();
+        let fusion = o.fusion.unwrap_or(defaults.method);
+        let vector_weight = o.vector_weight.unwrap_or(defaults.vector_weight);
+        if !vector_weight.is_finite() || !(0.0..=10.0).contains(&vector_weight) {
+            return Err(MemoryError::invalid(
+                "vectorWeight",
+                "must be a number in [0, 10]",
+            ));
+        }
         let query_vec = if mode != SearchMode::Lexical && !o.query.trim().is_empty() {
             self.embed(&[o.query.as_str()])?.and_then(|mut v| v.pop())
         } else {
@@ -301,15 +338,17 @@ impl SqliteMemory {
         };
         let lex_ids: Vec<i64> = lex.iter().map(|x| x.0).collect();
         let vec_ids: Vec<i64> = vec.iter().map(|x| x.0).collect();
-        let vector_weight = o.vector_weight.unwrap_or(self.config.default_vector_weight);
-        if !vector_weight.is_finite() || !(0.0..=10.0).contains(&vector_weight) {
-            return Err(MemoryError::invalid(
-                "vectorWeight",
-                "must be a number in [0, 10]",
-            ));
-        }
-        let fused =
-            weighted_reciprocal_rank_fusion(&[(&lex_ids, 1.0), (&vec_ids, vector_weight)], RRF_K);
+        let fused = match fusion {
+            FusionMethod::Rrf => weighted_reciprocal_rank_fusion(
+                &[(&lex_ids, 1.0), (&vec_ids, vector_weight)],
+                RRF_K,
+            ),
+            FusionMethod::Score => weighted_score_fusion(&[(&lex, 1.0), (&vec, vector_weight)]),
+        };
+        let fusion_signal = match fusion {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Score => "fused",
+        };
         let bm25: HashMap<i64, f64> = lex.into_iter().collect();
         let cosine: HashMap<i64, f64> = vec.into_iter().collect();
         let ids: Vec<i64> = fused.iter().map(|x| x.0).collect();
@@ -325,7 +364,7 @@ impl SqliteMemory {
             if let Some(c) = cosine.get(rowid) {
                 signals.insert("vector".to_owned(), *c);
             }
-            signals.insert("rrf".to_owned(), *rrf);
+            signals.insert(fusion_signal.to_owned(), *rrf);
             let trust = trust_multiplier(row.status(), row.provenance());
             signals.insert("trust".to_owned(), trust);
             let mut score = rrf * trust;
@@ -391,7 +430,9 @@ fn cap_insights(scored: &mut [(f64, BTreeMap<String, f64>, &ItemRow)]) {
             .filter_map(|c| by_id.get(c.as_str()))
             .fold(f64::INFINITY, |m, s| m.min(*s));
         if floor.is_finite() && *score >= floor {
-            caps.push((i, floor * 0.999));
+            // Strictly below, also when the floor is 0 (score fusion gives a list's last
+            // candidate 0).
+            caps.push((i, floor - floor.abs().max(1e-9) * 1e-3));
         }
     }
     for (i, cap) in caps {

@@ -32,6 +32,17 @@ pub enum SearchMode {
     Vector,
 }
 
+/// How a hybrid search fuses its lexical and vector lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FusionMethod {
+    /// Reciprocal rank fusion: each list adds `weight / (60 + rank)` (signal `rrf`).
+    Rrf,
+    /// Score fusion: each list adds `weight · (s − min) / (max − min)`, its scores (−bm25,
+    /// cosine) min-max normalised over the candidates it returned (signal `fused`).
+    Score,
+}
+
 /// Search options shared across tiers (the seed's, plus Mindgate's scope, kinds,
 /// transaction time and fusion knobs). Every filter is applied inside the queries,
 /// before `topK`.
@@ -81,9 +92,12 @@ pub struct MemorySearchOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate_pool: Option<usize>,
     /// Weight of the vector list in the fusion, the lexical list weighing 1 (default: the
-    /// store's, 1.0).
+    /// store's, chosen for its embedder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_weight: Option<f64>,
+    /// How the two lists are fused (default: the store's, chosen for its embedder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionMethod>,
     /// Multiply scores by the decay retention (signal `decay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decay: Option<bool>,
@@ -111,8 +125,8 @@ pub struct MemoryHit {
     pub record: MemoryItem,
     /// Final score (higher first).
     pub score: f64,
-    /// The signals behind `score`: `bm25` (−bm25), `vector` (cosine), `rrf`, `trust`
-    /// (the multiplier), `decay` (when on), `hop` (entity expansion).
+    /// The signals behind `score`: `bm25` (−bm25), `vector` (cosine), `rrf` or `fused`
+    /// (the fusion score), `trust` (the multiplier), `decay` (when on), `hop` (entity expansion).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub signals: BTreeMap<String, f64>,
 }

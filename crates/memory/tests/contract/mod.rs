@@ -21,7 +21,8 @@ macro_rules! contract_suite {
             facts_remember_search_forget, supersession_chains, trust_gate_on_write,
             validate_and_reject, known_at_reads_what_was_believed, as_of_valid_time,
             procedures_promote_after_successes, sharing, insights_cite_and_vote,
-            entities_fold_merge_unmerge, filters_inside_the_queries, signals_on_hits,
+            entities_fold_merge_unmerge, filters_inside_the_queries,
+            filters_hold_beyond_the_best_matches, signals_on_hits,
             bad_input_gets_typed_errors, metadata_counts, ledger_records_every_change);
     };
     (@tests $make:expr; $($name:ident),+) => {$(
@@ -956,12 +957,69 @@ pub fn filters_inside_the_queries<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>
     assert_eq!(s.search(&o).unwrap().len(), 1, "user scope");
 }
 
+/// More better-ranked matches of other scopes than any first slice a backend ranks (both
+/// lists): the one row that fits is still found, and the pool is still filled.
+pub fn filters_hold_beyond_the_best_matches<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
+    let (s, _) = setup(make);
+    let noise: Vec<NewFact> = (0..1200)
+        .map(|i| {
+            NewFact::new(
+                Scope::user("u1").with_agent("other"),
+                format!("hiking trail {i}"),
+            )
+        })
+        .collect();
+    s.semantic().remember_many(noise).unwrap();
+    let mine: Vec<String> = (0..3)
+        .map(|i| {
+            s.semantic()
+                .remember(NewFact::new(
+                    Scope::user("u1").with_agent("planner"),
+                    format!("a long hiking trail by the windy coast, walked in part {i}"),
+                ))
+                .unwrap()
+                .record
+                .id
+        })
+        .collect();
+    for mode in [SearchMode::Lexical, SearchMode::Vector, SearchMode::Hybrid] {
+        let mut o = opts("hiking trail");
+        o.agent_id = Some("planner".into());
+        o.mode = Some(mode);
+        o.top_k = Some(2);
+        o.candidate_pool = Some(2);
+        let got = ids(&s.search(&o).unwrap());
+        assert_eq!(got.len(), 2, "{mode:?}: {got:?}");
+        assert!(got.iter().all(|id| mine.contains(id)), "{mode:?}: {got:?}");
+        o.top_k = Some(10);
+        o.candidate_pool = Some(10);
+        let mut got = ids(&s.search(&o).unwrap());
+        got.sort();
+        let mut want = mine.clone();
+        want.sort();
+        assert_eq!(got, want, "{mode:?}");
+    }
+}
+
 pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
     let (s, clock) = setup(make);
     s.semantic()
         .remember(fact("Ana's violin lesson is on Tuesday"))
         .unwrap();
+    // The store's default fusion names its score `fused` (score fusion) or `rrf`.
     let h = &s.search(&opts("violin lesson")).unwrap()[0];
+    let fusion = ["fused", "rrf"]
+        .into_iter()
+        .find(|k| h.signals.contains_key(*k))
+        .expect("a fusion signal");
+    assert!((h.score - h.signals[fusion] * h.signals["trust"]).abs() < 1e-12);
+    let rrf = |o: &mut MemorySearchOptions| {
+        o.fusion = Some(FusionMethod::Rrf);
+        o.vector_weight = Some(1.0);
+    };
+    let mut o = opts("violin lesson");
+    rrf(&mut o);
+    let h = &s.search(&o).unwrap()[0];
     for key in ["bm25", "vector", "rrf", "trust"] {
         assert!(
             h.signals.contains_key(key),
@@ -979,6 +1037,7 @@ pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
     assert!(!h.signals.contains_key("decay"));
     clock.advance(7 * 24 * HOUR);
     let mut o = opts("violin lesson");
+    rrf(&mut o);
     o.decay = Some(true);
     let h = &s.search(&o).unwrap()[0];
     assert!(
@@ -987,6 +1046,14 @@ pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
         h.signals
     );
     assert!((h.score - h.signals["rrf"] * h.signals["trust"] * h.signals["decay"]).abs() < 1e-12);
+    // Score fusion: first in both lists, each normalised to 1: 1 + weight.
+    o.fusion = Some(FusionMethod::Score);
+    o.vector_weight = Some(0.5);
+    o.decay = None;
+    let h = &s.search(&o).unwrap()[0];
+    assert!(!h.signals.contains_key("rrf"), "{:?}", h.signals);
+    assert!((h.signals["fused"] - 1.5).abs() < 1e-9, "{:?}", h.signals);
+    assert!((h.score - h.signals["fused"] * h.signals["trust"]).abs() < 1e-12);
 }
 
 pub fn bad_input_gets_typed_errors<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mindgate_embed::Embedder;
-use mindgate_memory::bench::locomo::{self, ModeRecall};
+use mindgate_memory::bench::locomo::{self, ModeRecall, Tuning};
 use mindgate_memory::bench::synthetic::{self, LatencyFigures};
-use mindgate_memory::{MemoryConfig, OpenOptions, SearchMode, SqliteMemory};
+use mindgate_memory::{FusionMethod, MemoryConfig, OpenOptions, SearchMode, SqliteMemory};
 use serde::Serialize;
 
 use super::embedders;
-use crate::args::LocomoArgs;
+use crate::args::{FusionArg, LocomoArgs};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -22,14 +22,51 @@ struct Report {
     conversations: usize,
     turns: usize,
     questions: usize,
-    candidate_pool: usize,
     reply_context: bool,
-    vector_weight: f64,
     locomo_write_facts_per_sec: f64,
     lexical: ModeRecall,
     vector: Option<ModeRecall>,
-    hybrid: Option<ModeRecall>,
+    /// One entry per fusion setting compared (the store's default when none is given).
+    hybrid: Vec<HybridRecall>,
     latency: Vec<LatencyFigures>,
+}
+
+/// Hybrid recall under one fusion setting (every knob resolved).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HybridRecall {
+    fusion: FusionMethod,
+    candidate_pool: usize,
+    vector_weight: f64,
+    recall: ModeRecall,
+}
+
+/// Every combination of the fusion settings asked for, each knob defaulting to the
+/// store's.
+fn tunings(args: &LocomoArgs) -> Vec<Tuning> {
+    fn or_default<T: Copy>(values: &[T]) -> Vec<Option<T>> {
+        if values.is_empty() {
+            vec![None]
+        } else {
+            values.iter().copied().map(Some).collect()
+        }
+    }
+    let mut out = Vec::new();
+    for fusion in or_default(&args.fusion) {
+        for candidate_pool in or_default(&args.pool) {
+            for vector_weight in or_default(&args.vector_weight) {
+                out.push(Tuning {
+                    candidate_pool,
+                    vector_weight,
+                    fusion: fusion.map(|f| match f {
+                        FusionArg::Rrf => FusionMethod::Rrf,
+                        FusionArg::Score => FusionMethod::Score,
+                    }),
+                });
+            }
+        }
+    }
+    out
 }
 
 fn store_in(
@@ -63,28 +100,32 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .flat_map(|c| &c.questions)
         .filter(|q| (1..=4).contains(&q.category) && !q.evidence.is_empty())
         .count();
-    let pool = Some(args.pool);
-    let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, pool, None)?;
-    let (vector, hybrid) = if embedder.is_some() {
-        (
-            Some(locomo::evaluate(
-                &store,
-                &conversations,
-                SearchMode::Vector,
-                pool,
-                None,
-            )?),
-            Some(locomo::evaluate(
-                &store,
-                &conversations,
-                SearchMode::Hybrid,
-                pool,
-                Some(args.vector_weight),
-            )?),
-        )
-    } else {
-        (None, None)
+    let single = Tuning {
+        candidate_pool: args.pool.first().copied(),
+        ..Tuning::default()
     };
+    let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, &single)?;
+    let mut vector = None;
+    let mut hybrid = Vec::new();
+    if embedder.is_some() {
+        vector = Some(locomo::evaluate(
+            &store,
+            &conversations,
+            SearchMode::Vector,
+            &single,
+        )?);
+        let defaults = store.fusion_defaults();
+        for tuning in tunings(args) {
+            hybrid.push(HybridRecall {
+                fusion: tuning.fusion.unwrap_or(defaults.method),
+                candidate_pool: tuning
+                    .candidate_pool
+                    .unwrap_or(store.config().default_candidate_pool),
+                vector_weight: tuning.vector_weight.unwrap_or(defaults.vector_weight),
+                recall: locomo::evaluate(&store, &conversations, SearchMode::Hybrid, &tuning)?,
+            });
+        }
+    }
     drop(store);
     let mut latency = Vec::new();
     for (i, size) in args.sizes.iter().copied().filter(|s| *s > 0).enumerate() {
@@ -97,9 +138,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         conversations: conversations.len(),
         turns,
         questions,
-        candidate_pool: args.pool,
         reply_context: !args.no_context,
-        vector_weight: args.vector_weight,
         locomo_write_facts_per_sec: turns as f64 / secs.max(1e-9),
         lexical,
         vector,
@@ -116,7 +155,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
 
 fn print_report(r: &Report) {
     println!(
-        "LoCoMo {}: {} conversations, {} turns{}, {} questions (categories 1-4), embedder {}, {} candidates per list, vector weight {}",
+        "LoCoMo {}: {} conversations, {} turns{}, {} questions (categories 1-4), embedder {}",
         r.file,
         r.conversations,
         r.turns,
@@ -127,23 +166,29 @@ fn print_report(r: &Report) {
         },
         r.questions,
         r.embedder.as_deref().unwrap_or("none"),
-        r.candidate_pool,
-        r.vector_weight
     );
     println!(
-        "{:<8} {:>9} {:>6} {:>7} {:>7} {:>7}",
+        "{:<24} {:>9} {:>6} {:>7} {:>7} {:>7}",
         "mode", "category", "n", "R@5", "R@10", "hit@10"
     );
-    let modes = [
-        ("lexical", Some(&r.lexical)),
-        ("vector", r.vector.as_ref()),
-        ("hybrid", r.hybrid.as_ref()),
-    ];
-    for (name, mode) in modes {
-        let Some(m) = mode else { continue };
+    let mut modes: Vec<(String, &ModeRecall)> = vec![("lexical".to_owned(), &r.lexical)];
+    if let Some(v) = &r.vector {
+        modes.push(("vector".to_owned(), v));
+    }
+    for h in &r.hybrid {
+        let method = match h.fusion {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Score => "score",
+        };
+        modes.push((
+            format!("hybrid {method} p{} w{}", h.candidate_pool, h.vector_weight),
+            &h.recall,
+        ));
+    }
+    for (name, m) in modes {
         let row = |cat: &str, x: &locomo::Recall| {
             println!(
-                "{name:<8} {cat:>9} {:>6} {:>7.3} {:>7.3} {:>7.3}",
+                "{name:<24} {cat:>9} {:>6} {:>7.3} {:>7.3} {:>7.3}",
                 x.questions, x.recall_at_5, x.recall_at_10, x.hit_at_10
             );
         };
