@@ -15,6 +15,8 @@
 //! - [`graph`]: [`build_graph`] (pure) and [`IncrementalGraph`] (live append).
 //! - [`report`]: what a person reads first about a graph (critical path, hot steps,
 //!   failures), and [`format`]: readable durations — one of each for every view;
+//! - [`follow`]: following a growing session file ([`follow::Follower`]), what the live
+//!   views apply on every change;
 //! - [`live`]: resumable readers for growing pi / Claude Code / Codex files ([`live::LiveReader`])
 //!   and a graph that shows their provisional tail ([`live::LiveGraph`]).
 //!
@@ -43,6 +45,7 @@ pub mod bounded;
 pub mod discover;
 pub mod error;
 pub mod event;
+pub mod follow;
 pub mod format;
 pub mod graph;
 pub mod live;

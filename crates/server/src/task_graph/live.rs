@@ -1,21 +1,9 @@
 //! Live task graphs: one watched session per path, shared by every `/live` subscriber.
 //!
 //! A session's file is watched with `notify` (its folder, non-recursively, so replaced files
-//! are seen too); each change wakes a task that applies what was appended:
-//!
-//! * **DSH plain JSONL** (`session.v1…v4.jsonl`, the files DSH appends to while it runs):
-//!   only the bytes after the last complete line read so far are read and parsed, and their
-//!   events are appended to the [`IncrementalGraph`] — an append costs time proportional to
-//!   the new events.
-//! * **pi, Claude Code, Codex** (stream mode): a [`LiveReader`] keeps the parser state
-//!   between changes, so only the bytes after its offset are read; its newly committed events
-//!   and its provisional tail go to a [`LiveGraph`]. When the reader diverges, the file shrinks
-//!   or is replaced, or (Claude Code) sidechain lines or `subagents/agent-*.jsonl` files
-//!   change, the whole-file path below takes over for that change (and stream mode is
-//!   re-established when a fresh reader agrees with the whole-file read).
-//! * **Otherwise** (zstd DSH, or a stream reader that disagrees with the whole-file read at
-//!   open): the file is re-parsed; when the old events are an unchanged prefix of the new
-//!   ones only the new events are appended to the graph, otherwise it is rebuilt.
+//! are seen too); each change wakes a task that applies what was appended through the task
+//! graph crate's [`Follower`] (DSH tailing, resumable pi / Claude Code / Codex readers, or a
+//! re-parse; see [`mindgate_taskgraph::follow`]).
 //!
 //! After each change the graph's changes ([`IncrementalGraph::take_changes`]: the nodes and
 //! edges added or changed, plus the other top-level fields that changed — of `summary` only
@@ -28,21 +16,16 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::fs;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use axum::response::sse::Event as SseEvent;
 use futures_util::{Stream, StreamExt, stream};
-use mindgate_taskgraph::bounded::{MAX_SESSION_BYTES, open_regular, read_regular};
-use mindgate_taskgraph::live::{Change, Feed, LiveGraph, LiveReader};
-use mindgate_taskgraph::read::{dsh_session_file, read_session_as};
+use mindgate_taskgraph::follow::Follower;
 use mindgate_taskgraph::{
-    Agent, BuildOptions, ChildSummary, DiscoveryConfig, Event, EventKind, GraphChanges,
-    IncrementalGraph, Session, TaskGraph, TaskSummary, build_session_tree, parse,
+    Agent, DiscoveryConfig, Event, GraphChanges, IncrementalGraph, TaskGraph, TaskSummary,
 };
 use notify::Watcher;
 use serde::Serialize;
@@ -60,30 +43,6 @@ const DELTA_RING: usize = 64;
 /// Most bytes of deltas kept (older ones are dropped first; a client behind them gets the
 /// whole graph).
 const DELTA_RING_BYTES: usize = 16 << 20;
-
-/// Size and modification time of the file behind a session path.
-pub(super) fn stamp(path: &Path, agent: Agent) -> (Option<SystemTime>, u64) {
-    let file = session_file(path, agent);
-    match fs::metadata(&file) {
-        Ok(m) => (m.modified().ok(), m.len()),
-        Err(_) => (None, 0),
-    }
-}
-
-/// The file a session path stands for (DSH folders hold their newest `session*.jsonl*`).
-fn session_file(path: &Path, agent: Agent) -> PathBuf {
-    if agent == Agent::Dsh && path.is_dir() {
-        dsh_session_file(path).unwrap_or_else(|| path.to_path_buf())
-    } else {
-        path.to_path_buf()
-    }
-}
-
-fn is_recent(modified: Option<SystemTime>, window: Duration) -> bool {
-    modified
-        .and_then(|m| SystemTime::now().duration_since(m).ok())
-        .is_none_or(|age| age <= window)
-}
 
 /// One published state of a live graph.
 #[derive(Debug)]
@@ -323,148 +282,12 @@ fn delta_json(
         .into()
 }
 
-enum Mode {
-    /// Read only bytes after `offset` (always just past a newline).
-    Tail { offset: u64 },
-    /// Re-parse the file; `stamp` is the file state last parsed.
-    Reparse { stamp: (Option<SystemTime>, u64) },
-    /// Feed the bytes after the reader's offset to a resumable reader (pi, Claude Code,
-    /// Codex); the graph and events live in the stream, not in `State`.
-    Stream(Box<Streamer>),
-}
-
-/// The stream-mode state of a pi / Claude Code / Codex session.
-struct Streamer {
-    reader: LiveReader,
-    graph: LiveGraph,
-    /// Claude Code sidechain lines the reader had seen when the graph was last in sync.
-    sidechain: usize,
-    /// `subagents/agent-*.jsonl` files next to a Claude Code session.
-    subagents: usize,
-    /// Identity of the file read (a replaced file has a new one).
-    id: Option<(u64, u64)>,
-}
-
+/// A followed session and what was last published of it.
 struct State {
-    /// The graph and events outside stream mode (unused while streaming).
-    graph: IncrementalGraph,
-    events: Vec<Event>,
-    mode: Mode,
-    children: usize,
+    follower: Follower,
     version: u64,
-    generation: u64,
-    /// The graph object was swapped (stream mode left or re-entered): its changes do not
-    /// describe the difference, so the next publish sends the whole graph.
-    swapped: bool,
     /// The top-level fields at the last published version (what a delta is relative to).
     published: Fields,
-}
-
-impl State {
-    fn graph(&self) -> &IncrementalGraph {
-        match &self.mode {
-            Mode::Stream(s) => s.graph.graph(),
-            _ => &self.graph,
-        }
-    }
-
-    fn events(&self) -> &[Event] {
-        match &self.mode {
-            Mode::Stream(s) => s.graph.events(),
-            _ => &self.events,
-        }
-    }
-
-    /// The shown graph's changes since the last call.
-    fn take_changes(&mut self) -> GraphChanges {
-        match &mut self.mode {
-            Mode::Stream(s) => s.graph.take_changes(),
-            _ => self.graph.take_changes(),
-        }
-    }
-}
-
-/// Device and inode of an open file (None where unknown).
-#[cfg(unix)]
-fn file_id(m: &fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    Some((m.dev(), m.ino()))
-}
-
-#[cfg(not(unix))]
-fn file_id(_: &fs::Metadata) -> Option<(u64, u64)> {
-    None
-}
-
-/// How many `<stem>/subagents/agent-*.jsonl` files a Claude Code session has (0 otherwise).
-fn subagent_files(agent: Agent, file: &Path) -> usize {
-    if agent != Agent::ClaudeCode {
-        return 0;
-    }
-    let stem = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default();
-    let dir = file.with_file_name(stem).join("subagents");
-    fs::read_dir(dir).map_or(0, |rd| {
-        rd.filter_map(Result::ok)
-            .filter(|e| {
-                e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
-            })
-            .count()
-    })
-}
-
-impl Streamer {
-    /// Reads `file` with a fresh reader; `None` when the agent has no reader, the file cannot
-    /// be read, the reader diverges, or its events differ from `expected` (the whole-file
-    /// read).
-    fn open(
-        agent: Agent,
-        file: &Path,
-        opts: BuildOptions,
-        expected: &[Event],
-    ) -> Option<Box<Streamer>> {
-        let mut reader = LiveReader::new(agent, &file.display().to_string())?;
-        let subagents = subagent_files(agent, file);
-        let (mut f, len) = open_regular(file).ok()?;
-        let meta = f.metadata().ok()?;
-        if len > MAX_SESSION_BYTES {
-            return None;
-        }
-        let mut bytes = Vec::with_capacity(len as usize);
-        (&mut f)
-            .take(MAX_SESSION_BYTES)
-            .read_to_end(&mut bytes)
-            .ok()?;
-        let Feed::Events(committed) = reader.feed(&bytes) else {
-            return None;
-        };
-        let tail = reader.tail();
-        if committed.len() + tail.len() != expected.len()
-            || !committed.iter().chain(&tail).eq(expected.iter())
-        {
-            return None;
-        }
-        let graph = LiveGraph::new(IncrementalGraph::new(opts), committed, tail);
-        Some(Box::new(Streamer {
-            sidechain: reader.sidechain_lines(),
-            reader,
-            graph,
-            subagents,
-            id: file_id(&meta),
-        }))
-    }
-}
-
-/// What a stream-mode update found.
-enum Step {
-    Unchanged,
-    Changed(Change),
-    /// Re-read the whole file.
-    FallBack,
 }
 
 /// A watched session.
@@ -472,7 +295,6 @@ pub(super) struct Live {
     path: PathBuf,
     agent: Agent,
     file: PathBuf,
-    workspace: String,
     state: Mutex<State>,
     tx: watch::Sender<Arc<Snapshot>>,
     /// `(version, delta from version - 1)`, oldest first; `None` where that version was a
@@ -483,80 +305,17 @@ pub(super) struct Live {
     stopped: AtomicBool,
 }
 
-fn child_summaries(session: &Session, base: &BuildOptions) -> Vec<ChildSummary> {
-    session
-        .children
-        .iter()
-        .map(|c| {
-            let opts = BuildOptions {
-                session_id: None,
-                task_id: Some(session.id.clone()),
-                children: Vec::new(),
-                ..base.clone()
-            };
-            let tree = build_session_tree(c, &opts);
-            let reference = if c.path.as_os_str().is_empty() {
-                c.id.clone()
-            } else {
-                c.path.display().to_string()
-            };
-            let mut s = ChildSummary::from_graph(&tree.graph, reference);
-            s.id.clone_from(&c.id);
-            s.parent_session = c.header.parent_session.clone();
-            s.created_ms = c.header.created_ms.or(s.created_ms);
-            s
-        })
-        .collect()
-}
-
-fn io_error(file: &Path, e: std::io::Error) -> ApiError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        ApiError::not_found(format!("{} is gone", file.display()))
-    } else {
-        ApiError::internal(format!("cannot read {}: {e}", file.display()))
-    }
-}
-
-/// Index just past the last `\n` of `bytes` (0 when there is none).
-fn complete_lines(bytes: &[u8]) -> usize {
-    bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
-}
-
 impl Live {
     /// Reads the session and builds its graph (live mode when recently modified).
     fn open(t: &TaskSummary, config: &DiscoveryConfig) -> Result<Live, ApiError> {
-        let session = read_session_as(&t.path, t.agent).map_err(super::tg_error)?;
-        let file = session_file(&t.path, t.agent);
-        let stamp = stamp(&t.path, t.agent);
-        let label = file.display().to_string();
-        let plain_dsh = t.agent == Agent::Dsh && !label.ends_with(".zstd");
-        let live = is_recent(stamp.0, config.live_window);
-        let opts = Self::options(&session, &t.workspace, live);
-        let (events, mode) = if plain_dsh {
-            let bytes = read_regular(&file, MAX_SESSION_BYTES).map_err(super::tg_error)?;
-            let end = complete_lines(&bytes);
-            let s = parse::dsh::parse(&bytes[..end], &label);
-            (s.events, Mode::Tail { offset: end as u64 })
-        } else if let Some(s) = Streamer::open(t.agent, &file, opts.clone(), &session.events) {
-            (Vec::new(), Mode::Stream(s))
-        } else {
-            (session.events.clone(), Mode::Reparse { stamp })
-        };
-        let mut graph = IncrementalGraph::new(opts);
-        graph.append(&events);
-        let published = Fields::of(graph.graph());
-        let mut state = State {
-            graph,
-            events,
-            mode,
-            children: session.children.len(),
+        let follower = Follower::open(&t.path, t.agent, &t.workspace, config.live_window)
+            .map_err(super::tg_error)?;
+        let file = follower.file().to_path_buf();
+        let state = State {
+            published: Fields::of(follower.graph().graph()),
+            follower,
             version: 0,
-            generation: 0,
-            swapped: false,
-            published,
         };
-        // Subscribers start from the whole graph: changes count from here.
-        state.take_changes();
         let snap = Snapshot {
             generation: 0,
             error: None,
@@ -565,33 +324,12 @@ impl Live {
             path: t.path.clone(),
             agent: t.agent,
             file,
-            workspace: t.workspace.clone(),
             state: Mutex::new(state),
             tx: watch::Sender::new(Arc::new(snap)),
             deltas: Mutex::new(VecDeque::new()),
             full: Mutex::new(None),
             stopped: AtomicBool::new(false),
         })
-    }
-
-    fn options(session: &Session, workspace: &str, live: bool) -> BuildOptions {
-        let mut opts = BuildOptions {
-            live,
-            workspace: Some(workspace.to_owned()),
-            agent: Some(session.agent),
-            ..BuildOptions::default()
-        };
-        if !session.id.is_empty() {
-            opts.session_id = Some(session.id.clone());
-        }
-        opts.children = child_summaries(session, &opts);
-        opts
-    }
-
-    fn build(session: &Session, workspace: &str, live: bool, events: &[Event]) -> IncrementalGraph {
-        let mut g = IncrementalGraph::new(Self::options(session, workspace, live));
-        g.append(events);
-        g
     }
 
     /// The graph as served: live graphs as they are, archived ones finished (open nodes
@@ -615,8 +353,8 @@ impl Live {
         }
         let f = FullGraph {
             version: st.version,
-            last_seq: st.events().last().map(|e| e.seq),
-            json: Self::graph_text(st.graph()),
+            last_seq: st.follower.events().last().map(|e| e.seq),
+            json: Self::graph_text(st.follower.graph()),
         };
         *full = Some(f.clone());
         f
@@ -645,25 +383,23 @@ impl Live {
     /// Applies whatever the file gained since the last update and publishes a snapshot when
     /// something changed.
     fn update(&self) {
-        let mut st = lock(&self.state);
-        let generation = st.generation;
-        let outcome = match st.mode {
-            Mode::Tail { offset } => self.tail(&mut st, offset),
-            Mode::Reparse { stamp } => self.reparse(&mut st, stamp),
-            Mode::Stream(_) => self.stream(&mut st),
-        };
-        let error = match outcome {
+        let mut guard = lock(&self.state);
+        let st = &mut *guard;
+        let generation = st.follower.generation();
+        let error = match st.follower.update() {
             Ok(false) => return,
             Ok(true) => None,
-            Err(e) => Some(e.message),
+            Err(e) => Some(super::tg_error(e).message),
         };
         st.version += 1;
-        let changes = st.take_changes();
-        let fields = Fields::of(st.graph().graph());
-        let delta =
-            (st.generation == generation && !st.swapped && st.graph().options().live).then(|| {
+        let changes = st.follower.take_changes();
+        let swapped = st.follower.take_swapped();
+        let graph = st.follower.graph();
+        let fields = Fields::of(graph.graph());
+        let delta = (st.follower.generation() == generation && !swapped && graph.options().live)
+            .then(|| {
                 delta_json(
-                    st.graph().graph(),
+                    graph.graph(),
                     &changes,
                     &st.published,
                     &fields,
@@ -672,7 +408,6 @@ impl Live {
                 )
             });
         st.published = fields;
-        st.swapped = false;
         {
             let mut ring = lock(&self.deltas);
             ring.push_back((st.version, delta));
@@ -688,205 +423,23 @@ impl Live {
             }
         }
         let snap = Snapshot {
-            generation: st.generation,
+            generation: st.follower.generation(),
             error,
         };
-        drop(st);
+        drop(guard);
         self.tx.send_replace(Arc::new(snap));
-    }
-
-    /// Reads the new complete lines of a plain DSH file.
-    fn tail(&self, st: &mut State, offset: u64) -> Result<bool, ApiError> {
-        let (mut f, _) = open_regular(&self.file).map_err(super::tg_error)?;
-        let len = f.metadata().map_err(|e| io_error(&self.file, e))?.len();
-        if len < offset {
-            // Truncated or replaced: start over.
-            return self.reparse(st, (None, 0));
-        }
-        if len == offset {
-            return Ok(false);
-        }
-        f.seek(SeekFrom::Start(offset))
-            .map_err(|e| io_error(&self.file, e))?;
-        let mut chunk = Vec::with_capacity((len - offset) as usize);
-        f.take(len - offset)
-            .read_to_end(&mut chunk)
-            .map_err(|e| io_error(&self.file, e))?;
-        let end = complete_lines(&chunk);
-        if end == 0 {
-            return Ok(false);
-        }
-        st.mode = Mode::Tail {
-            offset: offset + end as u64,
-        };
-        let parsed = parse::dsh::parse(&chunk[..end], &self.file.display().to_string());
-        let fresh: Vec<Event> = parsed
-            .events
-            .into_iter()
-            .filter(|e| !matches!(e.kind, EventKind::Session(_)))
-            .filter(|e| {
-                let lo = st.events.partition_point(|x| x.seq < e.seq);
-                let hi = st.events.partition_point(|x| x.seq <= e.seq);
-                !st.events[lo..hi].contains(e)
-            })
-            .collect();
-        if fresh.is_empty() {
-            return Ok(false);
-        }
-        self.apply(st, fresh);
-        Ok(true)
-    }
-
-    /// Feeds what a pi / Claude Code / Codex file gained to its reader and graph.
-    fn stream(&self, st: &mut State) -> Result<bool, ApiError> {
-        let Mode::Stream(s) = &mut st.mode else {
-            return Ok(false);
-        };
-        match self.stream_step(s)? {
-            Step::Unchanged | Step::Changed(Change::None) => Ok(false),
-            Step::Changed(Change::Appended) => Ok(true),
-            Step::Changed(Change::Replaced) => {
-                // The shown tail was replaced: clients start over, as after a rebuild.
-                st.generation += 1;
-                Ok(true)
-            }
-            Step::FallBack => self.fall_back(st),
-        }
-    }
-
-    fn stream_step(&self, s: &mut Streamer) -> Result<Step, ApiError> {
-        let (mut f, _) = open_regular(&self.file).map_err(super::tg_error)?;
-        let meta = f.metadata().map_err(|e| io_error(&self.file, e))?;
-        let len = meta.len();
-        let offset = s.reader.offset();
-        if len < offset || file_id(&meta) != s.id || !s.graph.graph().options().live {
-            // Shrunk or replaced, or an archived graph coming alive: re-read it all.
-            return Ok(Step::FallBack);
-        }
-        if self.agent == Agent::ClaudeCode && subagent_files(self.agent, &self.file) != s.subagents
-        {
-            return Ok(Step::FallBack);
-        }
-        if len == offset {
-            return Ok(Step::Unchanged);
-        }
-        // Re-read the newline before the offset too: if it is gone, the file was rewritten.
-        let start = offset.saturating_sub(1);
-        f.seek(SeekFrom::Start(start))
-            .map_err(|e| io_error(&self.file, e))?;
-        let mut chunk = Vec::with_capacity((len - start) as usize);
-        f.take(len - start)
-            .read_to_end(&mut chunk)
-            .map_err(|e| io_error(&self.file, e))?;
-        if offset > 0 && chunk.first() != Some(&b'\n') {
-            return Ok(Step::FallBack);
-        }
-        let new = chunk.get((offset - start) as usize..).unwrap_or_default();
-        if complete_lines(new) == 0 {
-            return Ok(Step::Unchanged);
-        }
-        let fresh = match s.reader.feed(new) {
-            Feed::Events(ev) => ev,
-            Feed::Diverged => return Ok(Step::FallBack),
-        };
-        if s.reader.sidechain_lines() != s.sidechain {
-            // Child sessions changed, which the reader does not build.
-            return Ok(Step::FallBack);
-        }
-        Ok(Step::Changed(s.graph.update(fresh, s.reader.tail())))
-    }
-
-    /// Leaves stream mode for one whole-file read (which bumps the generation when the shown
-    /// events are not a prefix of the new ones), then streams again if a fresh reader agrees.
-    fn fall_back(&self, st: &mut State) -> Result<bool, ApiError> {
-        if let Mode::Stream(s) = std::mem::replace(&mut st.mode, Mode::Reparse { stamp: (None, 0) })
-        {
-            st.events = s.graph.events().to_vec();
-            st.graph = s.graph.graph().clone();
-        }
-        st.swapped = true;
-        let changed = self.reparse(st, (None, 0))?;
-        if let Some(s) = Streamer::open(
-            self.agent,
-            &self.file,
-            st.graph.options().clone(),
-            &st.events,
-        ) {
-            st.mode = Mode::Stream(s);
-            st.events = Vec::new();
-            st.graph = IncrementalGraph::new(st.graph.options().clone());
-        }
-        Ok(changed)
-    }
-
-    /// Appends `fresh` (already de-duplicated) to the event list and the graph.
-    fn apply(&self, st: &mut State, fresh: Vec<Event>) {
-        let in_order = st
-            .events
-            .last()
-            .is_none_or(|l| fresh.first().is_none_or(|f| f.seq >= l.seq));
-        if !st.graph.options().live || !in_order {
-            // Archived → live, or events that go before ones already applied: rebuild once.
-            st.events.extend(fresh);
-            st.events.sort_by_key(|e| e.seq);
-            st.generation += 1;
-            let opts = BuildOptions {
-                live: true,
-                ..st.graph.options().clone()
-            };
-            let mut g = IncrementalGraph::new(opts);
-            g.append(&st.events);
-            st.graph = g;
-        } else {
-            st.graph.append(&fresh);
-            st.events.extend(fresh);
-        }
-    }
-
-    /// Re-parses the whole session; appends only the new events when the old ones are an
-    /// unchanged prefix.
-    fn reparse(&self, st: &mut State, before: (Option<SystemTime>, u64)) -> Result<bool, ApiError> {
-        let now = stamp(&self.path, self.agent);
-        if now == before && now.0.is_some() {
-            return Ok(false);
-        }
-        let session = read_session_as(&self.path, self.agent).map_err(super::tg_error)?;
-        let old = st.events.len();
-        let prefix_ok = session.events.len() >= old && session.events[..old] == st.events[..];
-        if matches!(st.mode, Mode::Tail { .. }) {
-            // A plain DSH file that shrank: continue tailing from its new end.
-            let bytes = read_regular(&self.file, MAX_SESSION_BYTES).map_err(super::tg_error)?;
-            st.mode = Mode::Tail {
-                offset: complete_lines(&bytes) as u64,
-            };
-        } else {
-            st.mode = Mode::Reparse { stamp: now };
-        }
-        if prefix_ok && session.children.len() == st.children && st.graph.options().live {
-            if session.events.len() == old {
-                return Ok(false);
-            }
-            let fresh = session.events[old..].to_vec();
-            self.apply(st, fresh);
-            return Ok(true);
-        }
-        st.generation += 1;
-        st.children = session.children.len();
-        st.events = session.events.clone();
-        st.graph = Self::build(&session, &self.workspace, true, &st.events);
-        Ok(true)
     }
 
     /// Events with `seq > after`.
     fn events_after(&self, after: Option<u64>) -> Vec<Event> {
         let st = lock(&self.state);
-        let events = st.events();
+        let events = st.follower.events();
         let start = after.map_or(0, |a| events.partition_point(|e| e.seq <= a));
         events[start..].to_vec()
     }
 
     fn last_seq(&self) -> Option<u64> {
-        lock(&self.state).events().last().map(|e| e.seq)
+        lock(&self.state).follower.events().last().map(|e| e.seq)
     }
 }
 

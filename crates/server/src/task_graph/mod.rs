@@ -127,7 +127,7 @@ impl TaskGraphs {
 
     /// The session and its graph JSON, from the cache when the file did not change.
     fn load(&self, t: &TaskSummary) -> Result<(Arc<Session>, Arc<str>), ApiError> {
-        let stamp = live::stamp(&t.path, t.agent);
+        let stamp = mindgate_taskgraph::follow::stamp(&t.path, t.agent);
         if let Some(c) = lock(&self.cache)
             .iter()
             .find(|c| c.path == t.path && c.stamp == stamp)

@@ -1,0 +1,55 @@
+//! `Follower`: a plain DSH session file that grows is tailed, and the incrementally kept graph
+//! equals a fresh read of the grown file.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use mindgate_taskgraph::Agent;
+use mindgate_taskgraph::follow::Follower;
+
+const SESSION: &str = "tests/fixtures/dsh/--Users-kevin-Desktop-Nothing-Napkin--/s-live";
+
+#[test]
+fn a_growing_dsh_file_is_tailed_into_the_same_graph_as_a_fresh_read() {
+    let from = std::fs::read_dir(SESSION)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a plain session file");
+    let text = std::fs::read_to_string(&from).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 6, "fixture too short");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s-live");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(from.file_name().unwrap());
+    let half = lines.len() / 2;
+    std::fs::write(&file, lines[..half].join("\n") + "\n").unwrap();
+    // Written just now: live.
+    let window = Duration::from_secs(3600);
+    let mut f = Follower::open(&dir, Agent::Dsh, "--w--", window).unwrap();
+    assert_eq!(f.file(), file.as_path());
+    let before = f.events().len();
+    assert!(!f.update().unwrap(), "nothing appended yet");
+    // The rest, with the last line split across two writes.
+    let rest = lines[half..].join("\n") + "\n";
+    let (a, b) = rest.split_at(rest.len() - 5);
+    append(&file, a);
+    assert!(f.update().unwrap());
+    append(&file, b);
+    assert!(f.update().unwrap());
+    assert!(f.events().len() > before);
+    assert_eq!(f.generation(), 0, "appended, never rebuilt");
+    let changes = f.take_changes();
+    assert!(!changes.nodes.is_empty());
+    let fresh = Follower::open(&dir, Agent::Dsh, "--w--", window).unwrap();
+    assert_eq!(f.events(), fresh.events());
+    assert_eq!(f.graph().graph(), fresh.graph().graph());
+}
+
+fn append(file: &Path, text: &str) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
