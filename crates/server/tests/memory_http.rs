@@ -517,3 +517,53 @@ async fn the_feed_streams_memory_changes_as_they_happen() {
     drop(body);
     t.server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn known_at_reads_what_the_store_held_then() {
+    let t = common::start().await;
+    let fact = send(
+        &t,
+        Method::POST,
+        "/api/memory/facts",
+        json!({"userId": "ana", "text": "Ana drives a blue car"}),
+    )
+    .await;
+    let created = fact["createdAt"].as_str().unwrap().to_owned();
+    // Wait (on the store's own clock) until a later write gets a later timestamp.
+    loop {
+        let probe = send(
+            &t,
+            Method::POST,
+            "/api/memory/facts",
+            json!({"userId": "probe", "text": "clock probe"}),
+        )
+        .await;
+        if probe["createdAt"].as_str().unwrap() > created.as_str() {
+            break;
+        }
+    }
+    let id = fact["id"].as_str().unwrap();
+    send(
+        &t,
+        Method::POST,
+        &format!("/api/memory/records/{id}/forget"),
+        json!({"reason": "sold it"}),
+    )
+    .await;
+    let now = get(&t, "/api/memory/search?userId=ana&query=blue%20car").await;
+    assert!(!texts(&now["hits"]).contains(&"Ana drives a blue car".to_owned()));
+    let then = get(
+        &t,
+        &format!(
+            "/api/memory/search?userId=ana&query=blue%20car&knownAt={}",
+            created.replace(':', "%3A")
+        ),
+    )
+    .await;
+    assert_eq!(
+        texts(&then["hits"]),
+        vec!["Ana drives a blue car"],
+        "{then}"
+    );
+    t.server.stop().await.unwrap();
+}
