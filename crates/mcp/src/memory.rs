@@ -55,12 +55,7 @@ fn hits_output(what: &str, query: &str, hits: Vec<HitView>, links: &Links) -> To
     };
     let mut list = Vec::with_capacity(hits.len());
     for (i, h) in hits.into_iter().enumerate() {
-        let signals = h
-            .signals
-            .iter()
-            .map(|(k, v)| format!("{k} {v:.3}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let signals = h.signals_text();
         let provenance = h.provenance.map_or("first-party", |p| p.as_str());
         text.push_str(&format!(
             "\n{}. {} — id {}, {}, {}, score {:.4} ({signals})",

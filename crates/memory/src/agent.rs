@@ -330,6 +330,16 @@ impl HitView {
             record,
         }
     }
+
+    /// The signals as one readable line, `name value` pairs in name order
+    /// (`bm25 3.120, fused 0.871, trust 1.000`): what the CLI and the MCP text show.
+    pub fn signals_text(&self) -> String {
+        self.signals
+            .iter()
+            .map(|(name, value)| format!("{name} {value:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// What `memory_status` and `GET /api/memory/metadata` answer.

@@ -78,12 +78,7 @@ fn hit_lines(hits: &[HitView]) -> String {
     hits.iter()
         .enumerate()
         .map(|(i, h)| {
-            let signals = h
-                .signals
-                .iter()
-                .map(|(k, v)| format!("{k} {v:.3}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let signals = h.signals_text();
             format!(
                 "{:>2}. {:.4} {}\n    {signals}",
                 i + 1,
