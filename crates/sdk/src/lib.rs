@@ -56,6 +56,7 @@
 
 pub mod config;
 pub mod demo;
+pub mod memory;
 
 mod buffer;
 mod client;

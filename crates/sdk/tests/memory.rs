@@ -1,0 +1,198 @@
+//! `mindgate_sdk::memory` against the real server (in-process, free loopback port): a Rust
+//! agent run remembers a fact and searches it, and both calls are nodes of the run graph;
+//! with the server down the calls return errors and the agent carries on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use mindgate_home::Home;
+use mindgate_sdk::memory::{MemoryClient, MemoryError, RememberArgs, SearchOptions};
+use mindgate_sdk::{Client, Config, current_run};
+use serde_json::Value;
+
+/// GETs `url` until `check` accepts the JSON answer (10 s at most).
+async fn poll(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    what: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = http.get(url).bearer_auth(token).send().await.unwrap();
+        if answer.status().is_success() {
+            let body: Value = answer.json().await.unwrap();
+            if check(&body) {
+                return body;
+            }
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_calls_of_a_run_are_retriever_and_custom_nodes_of_its_graph() {
+    let home = tempfile::tempdir().unwrap();
+    let server = mindgate_server::start_for_tests(home.path()).await.unwrap();
+    let base = server.base_url();
+    let client = Client::new(
+        Config::default()
+            .app("sdk-memory-test")
+            .url(server.ingest_url())
+            .env(std::iter::empty::<(String, String)>()),
+    );
+    // No token given: writes find it in the server's token file under this home.
+    let memory = MemoryClient::for_client(&client)
+        .home(Home::at(home.path()))
+        .user("alice");
+    let (run_id, fact, hits) = client
+        .run("memory-agent", (), async {
+            let run_id = current_run().unwrap().id().to_owned();
+            let fact = memory
+                .remember(&RememberArgs::new(
+                    "Alice prefers window seats on long flights",
+                ))
+                .await?;
+            let hits = memory
+                .search(&SearchOptions::new("window seats").top_k(5))
+                .await?;
+            Ok::<_, MemoryError>((run_id, fact, hits))
+        })
+        .await
+        .unwrap();
+    let fact_id = fact["id"].as_str().unwrap().to_owned();
+    let hit = hits
+        .iter()
+        .find(|h| h.id == fact_id)
+        .expect("the fact is found");
+    assert!(hit.score > 0.0);
+    assert!(
+        hit.signals.contains_key("bm25"),
+        "signals: {:?}",
+        hit.signals
+    );
+    assert!(client.flush(Duration::from_secs(5)).await);
+
+    let http = reqwest::Client::new();
+    let graph = poll(
+        &http,
+        &format!("{base}/api/runs/{run_id}/graph"),
+        &server.token,
+        "both memory nodes finished",
+        |g| {
+            let done = |kind: &str, name: &str| {
+                g["nodes"].as_array().is_some_and(|nodes| {
+                    nodes.iter().any(|n| {
+                        n["kind"] == kind
+                            && n["name"] == name
+                            && n["instances"][0]["status"] == "ok"
+                    })
+                })
+            };
+            done("retriever", "memory:search") && done("custom", "memory:remember")
+        },
+    )
+    .await;
+    let node_id = |kind: &str| {
+        graph["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["kind"] == kind)
+            .map(|n| n["nodeId"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    let detail = |node: String| {
+        let http = http.clone();
+        let url = format!("{base}/api/runs/{run_id}/nodes/{node}");
+        let token = server.token.clone();
+        async move { poll(&http, &url, &token, "node detail", |_| true).await }
+    };
+    // The search: input = the options, output = the hits with their signals.
+    let search = detail(node_id("retriever")).await;
+    let instance = &search["instances"][0];
+    assert_eq!(instance["input"]["query"], "window seats");
+    assert_eq!(instance["input"]["userId"], "alice");
+    assert_eq!(instance["input"]["topK"], 5);
+    let shown = instance["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == fact_id.as_str())
+        .expect("the hit is the node's output");
+    assert!(shown["signals"]["bm25"].as_f64().is_some(), "{shown}");
+    assert_eq!(shown["text"], "Alice prefers window seats on long flights");
+    // The write: input = the fact, output = the stored fact.
+    let remember = detail(node_id("custom")).await;
+    let instance = &remember["instances"][0];
+    assert_eq!(
+        instance["input"]["text"],
+        "Alice prefers window seats on long flights"
+    );
+    assert_eq!(instance["output"]["id"], fact_id.as_str());
+
+    // History and forget go through too (custom nodes, token from the token file).
+    let history = memory.history(&fact_id).await.unwrap();
+    assert!(!history.events.is_empty());
+    memory.forget(&fact_id, "test done").await.unwrap();
+    let after = memory
+        .search(&SearchOptions::new("window seats"))
+        .await
+        .unwrap();
+    assert!(
+        after.iter().all(|h| h.id != fact_id),
+        "forgotten fact still found"
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_server_down_memory_calls_return_errors_and_the_agent_continues() {
+    // A port nothing listens on: bind, read the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = Client::new(
+        Config::default()
+            .url(format!("ws://127.0.0.1:{port}/ingest"))
+            .env(std::iter::empty::<(String, String)>()),
+    );
+    let memory = MemoryClient::for_client(&client).token("t").user("alice");
+    let steps = client
+        .run("memory-offline", (), async {
+            let mut steps = Vec::new();
+            let hits = memory
+                .search(&SearchOptions::new("anything"))
+                .await
+                .unwrap_or_default();
+            steps.push(format!("hits {}", hits.len()));
+            match memory.remember(&RememberArgs::new("a fact")).await {
+                Err(MemoryError::Unreachable { .. }) => {
+                    steps.push("remember unreachable".to_owned())
+                }
+                other => steps.push(format!("unexpected {other:?}")),
+            }
+            assert!(memory.status().await.is_err());
+            steps.push("carried on".to_owned());
+            Ok::<_, MemoryError>(steps)
+        })
+        .await
+        .unwrap();
+    assert_eq!(steps, ["hits 0", "remember unreachable", "carried on"]);
+    // A write without any token is refused locally, with a message naming the fix.
+    let tokenless = MemoryClient::new(&format!("http://127.0.0.1:{port}"))
+        .home(Home::at(tempfile::tempdir().unwrap().path()));
+    let err = tokenless.forget("fact_1", "x").await.unwrap_err();
+    assert!(matches!(err, MemoryError::NoToken { .. }), "{err}");
+    // A bad URL is an error value too.
+    let bad = MemoryClient::new("not a url");
+    assert!(matches!(
+        bad.search(&SearchOptions::new("x")).await,
+        Err(MemoryError::BadUrl(_))
+    ));
+}
