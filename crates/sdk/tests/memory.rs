@@ -2,7 +2,7 @@
 //! agent run remembers a fact and searches it, and both calls are nodes of the run graph;
 //! with the server down the calls return errors and the agent carries on.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::{Duration, Instant};
 
@@ -134,18 +134,46 @@ async fn memory_calls_of_a_run_are_retriever_and_custom_nodes_of_its_graph() {
     );
     assert_eq!(instance["output"]["id"], fact_id.as_str());
 
-    // History and forget go through too (custom nodes, token from the token file).
-    let history = memory.history(&fact_id).await.unwrap();
-    assert!(!history.events.is_empty());
-    memory.forget(&fact_id, "test done").await.unwrap();
-    let after = memory
-        .search(&SearchOptions::new("window seats"))
+    // Supersede, history, status and forget go through too (in the client's implicit run).
+    let newer = memory
+        .supersede(
+            &fact_id,
+            "moved",
+            &RememberArgs::new("Alice prefers aisle seats now"),
+        )
         .await
         .unwrap();
+    let newer_id = newer["id"].as_str().unwrap().to_owned();
+    assert_ne!(newer_id, fact_id);
+    let history = memory.history(&newer_id).await.unwrap();
+    assert_eq!(history.chain.len(), 2, "{history:?}");
+    assert!(!history.events.is_empty());
+    let status = memory.status().await.unwrap();
+    assert_eq!(status["userId"], "alice");
+    memory.forget(&newer_id, "test done").await.unwrap();
+    let after = memory.search(&SearchOptions::new("seats")).await.unwrap();
     assert!(
-        after.iter().all(|h| h.id != fact_id),
-        "forgotten fact still found"
+        after.iter().all(|h| h.id != fact_id && h.id != newer_id),
+        "superseded or forgotten fact still found: {after:?}"
     );
+    // An API refusal is an error value carrying the API's code (SDK off here: an error of
+    // an attached node would hold at the server's default error breakpoint).
+    let off = Client::new(
+        Config::default()
+            .enabled(false)
+            .url(server.ingest_url())
+            .env(std::iter::empty::<(String, String)>()),
+    );
+    let refused = MemoryClient::for_client(&off)
+        .user("alice")
+        .search(&SearchOptions::new("   "))
+        .await;
+    match refused {
+        Err(MemoryError::Api { status, code, .. }) => {
+            assert_eq!((status, code.as_str()), (400, "bad_request"));
+        }
+        other => panic!("expected a 400, got {other:?}"),
+    }
     server.stop().await.unwrap();
 }
 
@@ -184,15 +212,22 @@ async fn with_the_server_down_memory_calls_return_errors_and_the_agent_continues
         .await
         .unwrap();
     assert_eq!(steps, ["hits 0", "remember unreachable", "carried on"]);
-    // A write without any token is refused locally, with a message naming the fix.
-    let tokenless = MemoryClient::new(&format!("http://127.0.0.1:{port}"))
-        .home(Home::at(tempfile::tempdir().unwrap().path()));
-    let err = tokenless.forget("fact_1", "x").await.unwrap_err();
-    assert!(matches!(err, MemoryError::NoToken { .. }), "{err}");
-    // A bad URL is an error value too.
+    // A write without any token is refused locally, with a message naming the fix; a bad
+    // URL is an error value too (in a run of this client, so no global client is made).
+    let empty_home = tempfile::tempdir().unwrap();
+    let tokenless =
+        MemoryClient::new(&format!("http://127.0.0.1:{port}")).home(Home::at(empty_home.path()));
     let bad = MemoryClient::new("not a url");
-    assert!(matches!(
-        bad.search(&SearchOptions::new("x")).await,
-        Err(MemoryError::BadUrl(_))
-    ));
+    let (no_token, bad_url) = client
+        .run("memory-misconfigured", (), async {
+            let no_token = tokenless.forget("fact_1", "x").await;
+            let bad_url = bad.search(&SearchOptions::new("x")).await;
+            Ok::<_, MemoryError>((no_token, bad_url))
+        })
+        .await
+        .unwrap();
+    let err = no_token.unwrap_err();
+    assert!(matches!(err, MemoryError::NoToken { .. }), "{err}");
+    assert!(err.to_string().contains("MINDGATE_HOME"), "{err}");
+    assert!(matches!(bad_url, Err(MemoryError::BadUrl(_))));
 }

@@ -25,7 +25,8 @@
 //! * **Token** (writes only): [`MemoryClient::token`], else a `token=` in the viewer URL,
 //!   else the server's token file `$MINDGATE_HOME/run/serve-<port>.json` (`mindgate-home`),
 //!   read at each write so a server started later is found.
-//! * **In the run graph**: inside a run (or the implicit one), [`MemoryClient::search`] is a
+//! * **In the run graph**: inside a run (outside one: the implicit run of the client given to
+//!   [`MemoryClient::for_client`], else of the global client), [`MemoryClient::search`] is a
 //!   `retriever` node `memory:search`; `remember`, `supersede`, `forget`, `history` and
 //!   `status` are `custom` nodes `memory:<op>`. They take gates like any node. With the SDK
 //!   off they are plain HTTP calls.
@@ -45,6 +46,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::Aborted;
+use crate::{Node, NodeKind};
 
 pub use types::{History, MemoryHit, RememberArgs, SearchOptions};
 
@@ -112,6 +114,9 @@ pub struct MemoryClient {
     token: Option<String>,
     user_id: Option<String>,
     home: Option<Home>,
+    /// The SDK client whose run graph shows the calls (`None`: the current run's, else the
+    /// global client's).
+    sdk: Option<crate::Client>,
 }
 
 impl MemoryClient {
@@ -134,6 +139,7 @@ impl MemoryClient {
             token,
             user_id: None,
             home: None,
+            sdk: None,
         }
     }
 
@@ -142,9 +148,21 @@ impl MemoryClient {
         MemoryClient::new(&Config::default().resolve_url())
     }
 
-    /// A client of the server `client` reports to.
+    /// A client of the server `client` reports to; its calls are nodes of `client`'s runs
+    /// (outside a run: its implicit run).
     pub fn for_client(client: &crate::Client) -> Self {
-        MemoryClient::new(client.url())
+        MemoryClient {
+            sdk: Some(client.clone()),
+            ..MemoryClient::new(client.url())
+        }
+    }
+
+    /// The node builder of one call.
+    fn node(&self, kind: NodeKind, name: &str) -> Node {
+        match &self.sdk {
+            Some(client) => client.node(kind, name),
+            None => crate::node(kind, name),
+        }
     }
 
     /// Uses this control token for writes (beats the URL and the token file).
@@ -176,7 +194,8 @@ impl MemoryClient {
             options.user_id.clone_from(&self.user_id);
         }
         let pairs = options.query_pairs();
-        let answer = crate::retriever("memory:search")
+        let answer = self
+            .node(NodeKind::Retriever, "memory:search")
             .input(&options)
             .call(|_| async {
                 let url = self.url("/api/memory/search")?;
@@ -193,7 +212,8 @@ impl MemoryClient {
     /// node `memory:remember`.
     pub async fn remember(&self, fact: &RememberArgs) -> Result<Value, MemoryError> {
         let fact = self.owned(fact);
-        let answer = crate::custom("memory:remember")
+        let answer = self
+            .node(NodeKind::Custom, "memory:remember")
             .input(&fact)
             .call(|_| self.write(Method::POST, "/api/memory/facts".to_owned(), &fact))
             .await;
@@ -214,7 +234,8 @@ impl MemoryClient {
             fact: &fact,
         };
         let path = format!("/api/memory/records/{}/supersede", segment(id));
-        let answer = crate::custom("memory:supersede")
+        let answer = self
+            .node(NodeKind::Custom, "memory:supersede")
             .input(&serde_json::json!({ "id": id, "reason": reason, "fact": &fact }))
             .call(|_| self.write(Method::POST, path.clone(), &body))
             .await;
@@ -226,7 +247,8 @@ impl MemoryClient {
     pub async fn forget(&self, id: &str, reason: &str) -> Result<(), MemoryError> {
         let path = format!("/api/memory/records/{}/forget", segment(id));
         let body = serde_json::json!({ "reason": reason });
-        let answer = crate::custom("memory:forget")
+        let answer = self
+            .node(NodeKind::Custom, "memory:forget")
             .input(&serde_json::json!({ "id": id, "reason": reason }))
             .call(|_| self.write::<Value>(Method::POST, path.clone(), &body))
             .await;
@@ -237,7 +259,8 @@ impl MemoryClient {
     /// `custom` node `memory:history`.
     pub async fn history(&self, id: &str) -> Result<History, MemoryError> {
         let path = format!("/api/memory/records/{}/history", segment(id));
-        let answer = crate::custom("memory:history")
+        let answer = self
+            .node(NodeKind::Custom, "memory:history")
             .input(&serde_json::json!({ "id": id }))
             .call(|_| self.read(&path, &[]))
             .await;
@@ -249,7 +272,8 @@ impl MemoryClient {
     pub async fn status(&self) -> Result<Value, MemoryError> {
         let pairs: Vec<(&str, String)> =
             self.user_id.iter().map(|u| ("userId", u.clone())).collect();
-        let answer = crate::custom("memory:status")
+        let answer = self
+            .node(NodeKind::Custom, "memory:status")
             .input(&serde_json::json!({ "userId": self.user_id }))
             .call(|_| self.read("/api/memory/metadata", &pairs))
             .await;
