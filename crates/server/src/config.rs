@@ -64,6 +64,9 @@ pub struct ServeConfig {
     pub memory_db_path: PathBuf,
     /// The user memory routes and `/mcp` memory tools use when a request names none.
     pub memory_user: Option<String>,
+    /// The service served at `/mcp` (behind the guard, with the token on every
+    /// request); `None` leaves `/mcp` unserved. The binary mounts the MCP tools here.
+    pub mcp: Option<crate::Mount>,
 }
 
 impl ServeConfig {
@@ -88,6 +91,7 @@ impl ServeConfig {
             http: crate::listener::HttpLimits::from_env(),
             memory_db_path: Home::at(home).memory_db(),
             memory_user: None,
+            mcp: None,
         }
     }
 

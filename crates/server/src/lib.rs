@@ -5,6 +5,8 @@
 //! * `/ws/ui` — the live viewer feed (`docs/ui-feed.md`): replay then tail, race-free.
 //! * `/api/…` — the JSON HTTP API (`docs/http-api.md`).
 //! * `/` — the embedded browser viewer (`ui/dist`).
+//! * `/mcp` — whatever [`Mount`] [`ServeConfig::mcp`] holds (the binary mounts the MCP
+//!   tools there); without one, `/mcp` is not served.
 //!
 //! Every request passes a Host/Origin guard; mutating requests and controls need
 //! the per-start token (with remote access on, every request does).
@@ -34,8 +36,8 @@ mod guard;
 pub mod hub;
 mod ingest;
 mod listener;
-mod mcp_control;
 pub mod memory_api;
+mod mount;
 mod panic_guard;
 mod serve;
 mod state;
@@ -56,6 +58,7 @@ pub use listener::{
     HttpLimits,
 };
 pub use mindgate_store::Retention;
+pub use mount::Mount;
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;
 

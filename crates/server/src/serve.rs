@@ -54,32 +54,9 @@ async fn ui_ws(
         .on_upgrade(move |socket| tasks.track_future(ui_feed::handle(socket, state, authorized)))
 }
 
-/// The MCP tools over streamable HTTP, reading through the server's own store.
-/// The guard wraps it like every route (Host/Origin, and the token on every
-/// `/mcp` request), so rmcp's own loopback `Host` check is left to the guard;
-/// its streams end when the server stops.
-fn mcp_service(state: &AppState) -> mindgate_mcp::McpHttpService {
-    let mut mcp = mindgate_mcp::McpConfig::new(&state.config.home);
-    mcp.db_path = state.config.db_path.clone();
-    mcp.discovery = state.config.task_graph.clone();
-    mcp.port = Some(state.port);
-    mcp.allow_control = true;
-    mcp.memory = Some(state.memory.clone());
-    mcp.memory_user = state.config.memory_user.clone();
-    mcp.control = Some(std::sync::Arc::new(crate::mcp_control::HubControl::new(
-        state.hub.clone(),
-        state.port,
-        state.config.resume_wait,
-    )));
-    let http = mindgate_mcp::StreamableHttpServerConfig::default()
-        .disable_allowed_hosts()
-        .with_cancellation_token(state.shutdown.child_token());
-    mindgate_mcp::http_service_with(mcp, Some(state.store.clone()), http)
-}
-
 /// The whole HTTP surface over `state`.
 pub fn router(state: AppState) -> Router {
-    Router::new()
+    let mut routes = Router::new()
         .route("/health", get(api::health))
         .route("/ingest", get(ingest_ws))
         .route("/ws/ui", get(ui_ws))
@@ -112,8 +89,11 @@ pub fn router(state: AppState) -> Router {
                 state.clone(),
                 crate::memory_api::notify_changes,
             )),
-        )
-        .nest_service("/mcp", mcp_service(&state))
+        );
+    if let Some(mcp) = &state.config.mcp {
+        routes = routes.nest_service("/mcp", mcp.router(&state));
+    }
+    routes
         .method_not_allowed_fallback(api::method_not_allowed)
         .fallback(assets::fallback)
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))

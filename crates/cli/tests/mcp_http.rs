@@ -1,13 +1,90 @@
-//! The MCP tools mounted at `/mcp` (streamable HTTP) behind the server's guard.
-#![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
+//! The MCP tools mounted at `/mcp` (streamable HTTP) of the real `mindgate serve`, behind
+//! the server's guard; the binary wires them (the server crate does not depend on MCP).
+#![allow(missing_docs, clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-mod common;
-
+use std::path::Path;
 use std::time::Duration;
 
-use futures_util::SinkExt;
+use futures_util::{SinkExt, StreamExt};
+use mindgate_testkit::ServeProcess;
+use mindgate_testkit::frames::{every_event, hello};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A running `mindgate serve` and an HTTP client for it.
+struct TestServer {
+    serve: ServeProcess,
+    http: reqwest::Client,
+}
+
+fn start() -> TestServer {
+    TestServer {
+        serve: ServeProcess::start(Path::new(env!("CARGO_BIN_EXE_mindgate")), &[]),
+        http: reqwest::Client::new(),
+    }
+}
+
+impl TestServer {
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.serve.base_url(), path)
+    }
+
+    fn token(&self) -> &str {
+        self.serve.token()
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.http.get(self.url(path)).send().await.expect("GET");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// An app connection that has said `hello`.
+    async fn app(&self) -> Ws {
+        let url = format!("ws://127.0.0.1:{}/ingest", self.serve.port());
+        let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .expect("connect");
+        ws.send(Message::text(hello(None))).await.expect("hello");
+        next_of(&mut ws, "hello.ack").await;
+        ws
+    }
+
+    async fn wait_events(&self, run: &str, events: u64) {
+        let what = format!("run {run} to reach {events} events");
+        mindgate_testkit::wait::until_async(&what, Duration::from_secs(10), || async {
+            let (status, v) = self.get(&format!("/api/runs/{run}")).await;
+            (status == 200 && v["counts"]["events"].as_u64() == Some(events)).then_some(())
+        })
+        .await;
+    }
+}
+
+async fn send_all(ws: &mut Ws, frames: &[String]) {
+    for f in frames {
+        ws.send(Message::text(f.clone())).await.expect("send");
+    }
+}
+
+/// Reads until a message of `ty` arrives (skipping others).
+async fn next_of(ws: &mut Ws, ty: &str) -> Value {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {ty} in time"))
+            .unwrap_or_else(|| panic!("socket ended waiting for {ty}"))
+            .expect("frame");
+        if let Message::Text(t) = msg
+            && let Ok(v) = serde_json::from_str::<Value>(t.as_str())
+            && v["type"] == ty
+        {
+            return v;
+        }
+    }
+}
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
@@ -23,7 +100,7 @@ fn rpc_reply(body: &str, id: u64) -> Option<Value> {
 }
 
 struct Mcp<'a> {
-    t: &'a common::TestServer,
+    t: &'a TestServer,
     session: Option<String>,
 }
 
@@ -33,7 +110,7 @@ impl Mcp<'_> {
             .t
             .http
             .post(self.t.url("/mcp"))
-            .bearer_auth(&self.t.server.token)
+            .bearer_auth(self.t.token())
             .header("Accept", ACCEPT)
             .json(&body);
         if let Some(s) = &self.session {
@@ -62,10 +139,10 @@ impl Mcp<'_> {
 
 #[tokio::test]
 async fn mcp_over_http_lists_tools_and_runs_with_the_token() {
-    let t = common::start().await;
+    let t = start();
     // One finished run to list.
-    let (mut app, _) = t.app(None).await;
-    for f in common::every_event("mcp-run") {
+    let mut app = t.app().await;
+    for f in every_event("mcp-run") {
         app.send(Message::text(f)).await.expect("send");
     }
     t.wait_events("mcp-run", 13).await;
@@ -128,14 +205,14 @@ async fn mcp_over_http_lists_tools_and_runs_with_the_token() {
     assert!(
         result
             .to_string()
-            .contains(&format!("127.0.0.1:{}", t.server.addr.port())),
+            .contains(&format!("127.0.0.1:{}", t.serve.port())),
         "{listed}"
     );
 }
 
 #[tokio::test]
 async fn mcp_needs_the_token_and_a_same_origin() {
-    let t = common::start().await;
+    let t = start();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "x", "version": "0"}
@@ -171,7 +248,7 @@ async fn mcp_needs_the_token_and_a_same_origin() {
     let foreign = t
         .http
         .post(t.url("/mcp"))
-        .bearer_auth(&t.server.token)
+        .bearer_auth(t.token())
         .header("Accept", ACCEPT)
         .header("Origin", "http://evil.example")
         .json(&init)
@@ -185,9 +262,9 @@ async fn mcp_needs_the_token_and_a_same_origin() {
 /// the app holds is listed, and the resume reaches the app that owns the run.
 #[tokio::test]
 async fn mcp_control_tools_go_to_the_hub_in_process() {
-    let t = common::start().await;
-    let (mut app, _) = t.app(None).await;
-    common::send_all(&mut app, &common::every_event("held")[..8]).await;
+    let t = start();
+    let mut app = t.app().await;
+    send_all(&mut app, &every_event("held")[..8]).await;
     let (_, held) = t.get("/api/pauses?runId=held&wait=5").await;
     assert_eq!(held["pauses"][0]["pauseId"], "p1", "{held}");
 
@@ -226,7 +303,7 @@ async fn mcp_control_tools_go_to_the_hub_in_process() {
         pauses[0]["link"],
         format!(
             "http://127.0.0.1:{}/#/run/held/node/agent%3Aa",
-            t.server.addr.port()
+            t.serve.port()
         )
     );
 
@@ -237,7 +314,7 @@ async fn mcp_control_tools_go_to_the_hub_in_process() {
             json!({"name": "resume", "arguments": {"runId": "held", "pauseId": "p1", "action": "continue"}}),
         )
         .await;
-    let control = common::next_of(&mut app, "exec.resume").await;
+    let control = next_of(&mut app, "exec.resume").await;
     assert_eq!(control["payload"]["pauseId"], "p1");
     assert_eq!(control["payload"]["action"], "continue");
     assert_eq!(

@@ -6,6 +6,8 @@ use anyhow::Context;
 use mindgate_home::{Home, env};
 use mindgate_server::ServeConfig;
 
+mod mcp_mount;
+
 use super::tasks;
 use crate::args::ServeArgs;
 
@@ -33,6 +35,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     config.task_graph = tasks::discovery_config(&args.discovery);
     config.memory_user = args.memory_user.clone();
+    config.mcp = Some(mcp_mount::mount());
     if !args.host.is_loopback() {
         if !args.allow_remote {
             anyhow::bail!(

@@ -1,0 +1,111 @@
+//! The MCP tools at `/mcp` of `mindgate serve`: the binary builds the MCP
+//! streamable-HTTP service over the started server's store and memory, and
+//! [`HubControl`] implements the control tools' [`PauseControl`] over its hub
+//! in process (no loopback request, no token). The server only mounts the
+//! service ([`Mount`]) behind its guard, so it does not depend on the MCP crate.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mindgate_mcp::{PauseControl, ToolError};
+use mindgate_protocol::ResumeAction;
+use mindgate_server::hub::{Hub, ResumeRequest};
+use mindgate_server::{AppState, Mount};
+use serde_json::{Value, json};
+
+/// The future type of [`PauseControl`]'s methods.
+type ControlFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send + 'a>>;
+
+/// The mount of the MCP tools over streamable HTTP, reading through the
+/// server's own store. The server's guard wraps it like every route
+/// (Host/Origin, and the token on every `/mcp` request), so rmcp's own loopback
+/// `Host` check is left to the guard; its streams end when the server stops.
+pub fn mount() -> Mount {
+    Mount::service(|state: &AppState| {
+        let mut mcp = mindgate_mcp::McpConfig::new(&state.config.home);
+        mcp.db_path = state.config.db_path.clone();
+        mcp.discovery = state.config.task_graph.clone();
+        mcp.port = Some(state.port);
+        mcp.allow_control = true;
+        mcp.memory = Some(state.memory.clone());
+        mcp.memory_user = state.config.memory_user.clone();
+        mcp.control = Some(Arc::new(HubControl::new(
+            state.hub.clone(),
+            state.port,
+            state.config.resume_wait,
+        )));
+        let http = mindgate_mcp::StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_cancellation_token(state.shutdown.child_token());
+        mindgate_mcp::http_service_with(mcp, Some(state.store.clone()), http)
+    })
+}
+
+/// [`PauseControl`] over the hub: the same calls (and answers) as
+/// `GET /api/pauses` and `POST /api/runs/:runId/pauses/:pauseId/resume`.
+#[derive(Debug, Clone)]
+struct HubControl {
+    hub: Arc<Hub>,
+    port: u16,
+    resume_wait: Duration,
+}
+
+impl HubControl {
+    /// Control over `hub`, linking to the viewer on `port`; a resume waits at
+    /// most `resume_wait` for the app's answer.
+    fn new(hub: Arc<Hub>, port: u16, resume_wait: Duration) -> Self {
+        HubControl {
+            hub,
+            port,
+            resume_wait,
+        }
+    }
+}
+
+impl PauseControl for HubControl {
+    fn port(&self) -> Result<u16, ToolError> {
+        Ok(self.port)
+    }
+
+    fn list_pauses<'a>(&'a self, run_id: Option<&'a str>) -> ControlFuture<'a, Vec<Value>> {
+        let pauses = self
+            .hub
+            .pauses(run_id)
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect();
+        Box::pin(std::future::ready(Ok(pauses)))
+    }
+
+    fn resume<'a>(
+        &'a self,
+        run_id: &'a str,
+        pause_id: &'a str,
+        action: &'a str,
+        output: Option<Value>,
+    ) -> ControlFuture<'a, Value> {
+        Box::pin(async move {
+            let action = ResumeAction::from_wire(action).ok_or_else(|| ToolError::BadArgument {
+                field: "action",
+                message: "must be continue, retry, inject or abort".to_owned(),
+            })?;
+            let request = ResumeRequest {
+                action,
+                output,
+                input: None,
+                request_id: None,
+            };
+            let (result, message) = self
+                .hub
+                .resume_and_wait(run_id, pause_id, request, self.resume_wait)
+                .await;
+            let mut answer = json!({ "result": result });
+            if let Some(m) = message {
+                answer["message"] = json!(m);
+            }
+            Ok(answer)
+        })
+    }
+}
