@@ -192,7 +192,7 @@ fn build(lines: &[(u64, Value)], parent: Option<&str>, warnings: Vec<ReadWarning
     }
     let header = scan.header(parent);
     session.id = header.id.clone();
-    let mut c = Conv::start(&header);
+    let mut c = ClaudeConverter::start(&header);
     session.header = header;
     for (line, v) in lines {
         c.feed_line(*line, v);
@@ -211,7 +211,7 @@ fn build(lines: &[(u64, Value)], parent: Option<&str>, warnings: Vec<ReadWarning
 }
 
 #[derive(Default, Clone)]
-struct Conv {
+struct ClaudeConverter {
     /// Events pushed and not yet taken (all of them for a whole-file parse).
     events: Vec<Event>,
     /// `seq` of the last event pushed (the header counts).
@@ -239,15 +239,15 @@ struct Conv {
     retries: u32,
 }
 
-impl Conv {
+impl ClaudeConverter {
     fn start(header: &SessionStart) -> Self {
         let t = header.created_ms.unwrap_or(0);
-        Conv {
+        ClaudeConverter {
             events: vec![Event::new(0, t, EventKind::Session(header.clone()))],
             last_pushed: Some(0),
             last_time: t,
             last_input_time: t,
-            ..Conv::default()
+            ..ClaudeConverter::default()
         }
     }
 
@@ -634,7 +634,7 @@ pub(crate) struct Stream {
     scan: Scan,
     /// Main lines held until the header is known (`conv` is `None` meanwhile).
     early: Vec<(u64, Value)>,
-    conv: Option<Conv>,
+    conv: Option<ClaudeConverter>,
     next_line: u64,
     diverged: bool,
     /// Decided by the first lines: the file holds only sidechain lines (a subagent transcript
@@ -726,7 +726,7 @@ impl Stream {
         if (self.scan.session_id.is_some() && self.scan.first_time.is_some())
             || self.early.len() >= EARLY_LINES
         {
-            let mut c = Conv::start(&self.header());
+            let mut c = ClaudeConverter::start(&self.header());
             for (line, v) in std::mem::take(&mut self.early) {
                 c.feed_line(line, &v);
             }
@@ -765,7 +765,7 @@ impl Stream {
         let mut c = match &self.conv {
             Some(c) => c.clone(),
             None => {
-                let mut c = Conv::start(&self.header());
+                let mut c = ClaudeConverter::start(&self.header());
                 for (line, v) in &self.early {
                     c.feed_line(*line, v);
                 }

@@ -55,10 +55,10 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
     });
     let has_user_events = lines.iter().any(|(_, v)| is_user_event(v));
     let has_task_events = lines.iter().any(|(_, v)| is_task_event(v));
-    let mut c = Conv {
+    let mut c = CodexConverter {
         has_user_events,
         provider: "openai".into(),
-        ..Conv::default()
+        ..CodexConverter::default()
     };
     for (line, v) in &lines {
         c.line(*line, v);
@@ -76,7 +76,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
 }
 
 #[derive(Default, Clone)]
-struct Conv {
+struct CodexConverter {
     /// Events pushed and not yet taken (all of them for a whole-file parse).
     events: Vec<Event>,
     /// The first `session_meta`.
@@ -149,14 +149,14 @@ impl CallKind {
     }
 }
 
-/// A held unified-exec result (see [`Conv::held`]).
+/// A held unified-exec result (see [`CodexConverter::held`]).
 #[derive(Clone)]
 struct HeldResult {
     output: String,
     time: i64,
 }
 
-impl Conv {
+impl CodexConverter {
     fn line(&mut self, line: u64, v: &Value) {
         let time = v
             .get("timestamp")
@@ -644,7 +644,7 @@ impl Conv {
 /// events stay in the uncommitted tail until a `token_count` or the next input closes it.
 #[derive(Default)]
 pub(crate) struct Stream {
-    conv: Conv,
+    conv: CodexConverter,
     /// Lines held from a `response_item` user message on (see [`Stream::feed`]).
     held: Vec<(u64, Value)>,
     has_task_events: bool,
@@ -656,9 +656,9 @@ pub(crate) struct Stream {
 impl Stream {
     pub(crate) fn new() -> Self {
         Stream {
-            conv: Conv {
+            conv: CodexConverter {
                 provider: "openai".into(),
-                ..Conv::default()
+                ..CodexConverter::default()
             },
             ..Stream::default()
         }

@@ -15,7 +15,7 @@ impl IncrementalGraph {
         };
         self.note(i, seq);
         if let Some(sid) = &d.session_id {
-            self.aux[i].explicit_child = Some(sid.clone());
+            self.scratch[i].explicit_child = Some(sid.clone());
         }
         if let Some(m) = self.tool_meta(i)
             && let Value::Object(args) = &mut m.arguments
@@ -44,13 +44,13 @@ impl IncrementalGraph {
                 NodeMeta::Tool(m) => m.call_id.clone(),
                 _ => String::new(),
             };
-            let explicit = self.aux[i].explicit_child.clone();
+            let explicit = self.scratch[i].explicit_child.clone();
             let mut found = self.opts.children.iter().enumerate().position(|(k, c)| {
                 !self.children_used[k]
                     && (explicit.as_deref() == Some(c.id.as_str())
                         || (!call_id.is_empty() && c.call_id.as_deref() == Some(call_id.as_str())))
             });
-            let closed = self.aux[i].closed;
+            let closed = self.scratch[i].closed;
             if found.is_none() && (closed || self.opts.live || self.finished) && explicit.is_none()
             {
                 let start = node.start_time.unwrap_or(0);
@@ -75,7 +75,7 @@ impl IncrementalGraph {
                 Some(k) => {
                     self.children_used[k] = true;
                     let r = self.opts.children[k].to_ref();
-                    self.aux[i].child_matched = true;
+                    self.scratch[i].child_matched = true;
                     if let Some(m) = self.tool_meta(i) {
                         m.child_session = Some(Some(r));
                     }

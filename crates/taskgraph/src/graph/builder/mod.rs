@@ -28,8 +28,10 @@ use ids::{args_hash, build_id, event_key, key_hash};
 /// Display names are cut to this many characters.
 const NAME_CHARS: usize = 80;
 
+/// What the builder keeps per node while it builds (links, running sums, pending edges);
+/// not part of the graph it returns.
 #[derive(Debug, Default, Clone)]
-struct Aux {
+struct NodeScratch {
     parent: Option<usize>,
     phase: Option<usize>,
     /// Agent steps: sum of child tool durations.
@@ -109,7 +111,7 @@ pub struct IncrementalGraph {
     g: TaskGraph,
     sid: SharedStr,
     tid: SharedStr,
-    aux: Vec<Aux>,
+    scratch: Vec<NodeScratch>,
     crit: CritState,
     phase_by_turn: FastMap<u32, usize>,
     step_by_key: FastMap<(u32, u32), usize>,
@@ -138,7 +140,7 @@ pub struct IncrementalGraph {
     /// Nodes whose status, duration or attempts changed since the last refresh.
     touched: Vec<usize>,
     /// Work nodes by duration (longest first). Filed lazily at refresh from `touched`: every
-    /// work node is either filed under its current duration (`Aux::slow_key`) or in `touched`.
+    /// work node is either filed under its current duration (`NodeScratch::slow_key`) or in `touched`.
     slow: BTreeSet<(Reverse<i64>, usize)>,
     files: FastSet<String>,
     task_fail_end: Option<i64>,
@@ -193,7 +195,7 @@ impl IncrementalGraph {
             sid: session_id.as_str().into(),
             tid: task_id.as_str().into(),
             opts: options,
-            aux: Vec::new(),
+            scratch: Vec::new(),
             crit: CritState::default(),
             phase_by_turn: FastMap::default(),
             step_by_key: FastMap::default(),
@@ -255,7 +257,7 @@ impl IncrementalGraph {
     /// Reserves room for about `events` more events (a third of them become nodes).
     pub fn reserve(&mut self, events: usize) {
         self.g.nodes.reserve(events / 3);
-        self.aux.reserve(events / 3);
+        self.scratch.reserve(events / 3);
         self.g.edges.reserve(events);
         self.seen.reserve(events);
         self.crit.reserve(events / 3);
@@ -288,7 +290,7 @@ impl IncrementalGraph {
     pub fn take_changes(&mut self) -> GraphChanges {
         let mut nodes = std::mem::take(&mut self.changed_nodes);
         for &i in &nodes {
-            self.aux[i].changed = false;
+            self.scratch[i].changed = false;
         }
         nodes.sort_unstable();
         let mut edges = std::mem::take(&mut self.changed_edges);
@@ -302,7 +304,7 @@ impl IncrementalGraph {
 
     /// Records that node `i` was added or changed (for [`take_changes`](Self::take_changes)).
     fn mark(&mut self, i: usize) {
-        if let Some(a) = self.aux.get_mut(i)
+        if let Some(a) = self.scratch.get_mut(i)
             && !a.changed
         {
             a.changed = true;
@@ -387,7 +389,7 @@ impl IncrementalGraph {
         let idx = self.g.nodes.len();
         let phase = match node_type {
             NodeType::Phase => Some(idx),
-            _ => parent.and_then(|p| self.aux[p].phase),
+            _ => parent.and_then(|p| self.scratch[p].phase),
         };
         self.g.nodes.push(Node {
             id,
@@ -408,10 +410,10 @@ impl IncrementalGraph {
             parent_id: parent.map(|p| self.g.nodes[p].id.clone()),
             meta,
         });
-        self.aux.push(Aux {
+        self.scratch.push(NodeScratch {
             parent,
             phase,
-            ..Aux::default()
+            ..NodeScratch::default()
         });
         self.mark(idx);
         self.crit.add_node(0);
@@ -467,8 +469,8 @@ impl IncrementalGraph {
 
     /// Records that node `i` changed (status, duration, attempts) since the last refresh.
     fn touch(&mut self, i: usize) {
-        if !self.aux[i].touched {
-            self.aux[i].touched = true;
+        if !self.scratch[i].touched {
+            self.scratch[i].touched = true;
             self.touched.push(i);
         }
     }
@@ -545,10 +547,10 @@ impl IncrementalGraph {
         self.touch(i);
         let t = self.g.nodes[i].node_type;
         if t.is_tool_like()
-            && let Some(p) = self.aux[i].parent
+            && let Some(p) = self.scratch[i].parent
             && self.g.nodes[p].node_type == NodeType::Agent
         {
-            self.aux[p].child_dur += d - old;
+            self.scratch[p].child_dur += d - old;
             self.update_weight(p);
         }
         self.update_weight(i);
@@ -558,7 +560,7 @@ impl IncrementalGraph {
         let n = &self.g.nodes[i];
         let w = match n.node_type {
             NodeType::Task | NodeType::Phase => 0,
-            NodeType::Agent => (n.duration_ms - self.aux[i].child_dur).max(0),
+            NodeType::Agent => (n.duration_ms - self.scratch[i].child_dur).max(0),
             _ => n.duration_ms,
         };
         self.crit.set_weight(i, w);
@@ -567,7 +569,7 @@ impl IncrementalGraph {
     fn running_duration(&self, i: usize) -> i64 {
         let n = &self.g.nodes[i];
         if n.node_type.is_tool_like() {
-            let a = &self.aux[i];
+            let a = &self.scratch[i];
             a.closed_attempts_ms
                 + a.open_attempt_start
                     .map_or(0, |s| (self.last_time - s).max(0))
@@ -722,7 +724,7 @@ impl IncrementalGraph {
                     m.retried = true;
                     n = m.attempts.len();
                 }
-                if !self.aux[i].closed {
+                if !self.scratch[i].closed {
                     self.set_status(i, Status::Retrying);
                 }
                 self.g.summary.counts.retries += 1;

@@ -27,7 +27,7 @@ impl IncrementalGraph {
         // Attach to the open phase that has no message and no steps yet; else to the next turn.
         if let Some(p) = self.cur_phase
             && self.g.nodes[p].status.is_open()
-            && self.aux[p].last_step.is_none()
+            && self.scratch[p].last_step.is_none()
             && matches!(&self.g.nodes[p].meta, NodeMeta::Phase(m) if m.user_message.is_none())
         {
             self.set_phase_message(p, text);
@@ -62,7 +62,7 @@ impl IncrementalGraph {
 
     pub(super) fn start_phase(&mut self, turn: u32, t: i64, seq: u64, implicit: bool) -> usize {
         if let Some(&p) = self.phase_by_turn.get(&turn)
-            && !self.aux[p].closed
+            && !self.scratch[p].closed
         {
             // An implicitly created phase (or a repeated turn/start) is the same phase.
             self.note(p, seq);
@@ -74,7 +74,7 @@ impl IncrementalGraph {
             return p;
         }
         if let Some(prev) = self.cur_phase
-            && !self.aux[prev].closed
+            && !self.scratch[prev].closed
         {
             self.force_close_phase(prev, t);
         }
@@ -102,8 +102,8 @@ impl IncrementalGraph {
         // The work of the previous turn leads into this one: its last step, and the calls whose
         // results no step of that turn consumed, so the critical path can cross turns.
         if let Some(prev) = self.last_phase {
-            let mut tails: Vec<usize> = self.aux[prev].last_step.into_iter().collect();
-            tails.extend(self.aux[prev].unconsumed.iter().copied());
+            let mut tails: Vec<usize> = self.scratch[prev].last_step.into_iter().collect();
+            tails.extend(self.scratch[prev].unconsumed.iter().copied());
             for tail in tails {
                 self.add_edge(tail, p, EdgeType::DependsOn, Map::new());
             }
@@ -132,7 +132,7 @@ impl IncrementalGraph {
     }
 
     pub(super) fn phase_status(&self, p: usize) -> Status {
-        let a = &self.aux[p];
+        let a = &self.scratch[p];
         // An aborted turn is the user's decision, not a failure: it stays CANCELLED even when
         // the interrupted tool reported an error.
         if a.reason == Some(TurnEndKind::Aborted) {
@@ -165,7 +165,7 @@ impl IncrementalGraph {
             .open
             .iter()
             .copied()
-            .filter(|&i| i != p && self.aux[i].phase == Some(p))
+            .filter(|&i| i != p && self.scratch[i].phase == Some(p))
             .collect();
         for i in open_here {
             let nt = self.g.nodes[i].node_type;
@@ -175,8 +175,8 @@ impl IncrementalGraph {
                 _ => {} // tools may still report; archived finish closes them
             }
         }
-        self.aux[p].closed = true;
-        self.aux[p].reason = Some(reason.kind);
+        self.scratch[p].closed = true;
+        self.scratch[p].reason = Some(reason.kind);
         if let Some(m) = self.phase_meta(p) {
             m.reason = Some(reason.kind.as_str().to_owned());
             m.reason_message.clone_from(&reason.message);
@@ -216,19 +216,23 @@ impl IncrementalGraph {
                 _ => {}
             }
         }
-        let Some(p) = self.aux[i].phase else {
+        let Some(p) = self.scratch[i].phase else {
             return;
         };
         match status {
             Status::Failed => {
-                self.aux[p].fail_end = Some(self.aux[p].fail_end.map_or(end, |f| f.max(end)))
+                self.scratch[p].fail_end =
+                    Some(self.scratch[p].fail_end.map_or(end, |f| f.max(end)))
             }
             Status::Success => {
-                self.aux[p].ok_end = Some(self.aux[p].ok_end.map_or(end, |o| o.max(end)))
+                self.scratch[p].ok_end = Some(self.scratch[p].ok_end.map_or(end, |o| o.max(end)))
             }
             _ => {}
         }
-        if self.aux[p].closed && !self.g.nodes[p].status.is_open() && self.aux[p].reason.is_some() {
+        if self.scratch[p].closed
+            && !self.g.nodes[p].status.is_open()
+            && self.scratch[p].reason.is_some()
+        {
             let st = self.phase_status(p);
             self.set_status(p, st);
             self.record_phase_outcome(p);

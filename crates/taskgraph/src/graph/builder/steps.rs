@@ -7,18 +7,18 @@ impl IncrementalGraph {
     pub(super) fn start_step(&mut self, turn: u32, step: u32, t: i64, seq: u64) -> usize {
         let turn = self.resolve_turn(turn);
         if let Some(&i) = self.step_by_key.get(&(turn, step))
-            && !self.aux[i].closed
+            && !self.scratch[i].closed
         {
             self.note(i, seq);
             return i;
         }
         let p = match self.phase_by_turn.get(&turn).copied() {
-            Some(p) if !self.aux[p].closed || self.cur_phase == Some(p) => p,
+            Some(p) if !self.scratch[p].closed || self.cur_phase == Some(p) => p,
             _ if turn == 0 => self.ensure_phase(t, seq),
             _ => self.start_phase(turn, t, seq, true),
         };
-        if let Some(prev) = self.aux[p].last_step
-            && !self.aux[prev].closed
+        if let Some(prev) = self.scratch[p].last_step
+            && !self.scratch[prev].closed
         {
             self.force_close(prev, t);
         }
@@ -27,11 +27,11 @@ impl IncrementalGraph {
             _ => turn,
         };
         let step = if step == 0 {
-            self.aux[p].max_step_no + 1
+            self.scratch[p].max_step_no + 1
         } else {
             step
         };
-        self.aux[p].max_step_no = self.aux[p].max_step_no.max(step);
+        self.scratch[p].max_step_no = self.scratch[p].max_step_no.max(step);
         let meta = NodeMeta::Agent(AgentMeta {
             turn: turn_no,
             step,
@@ -62,17 +62,17 @@ impl IncrementalGraph {
             meta,
         );
         self.idbuf = buf;
-        let from = self.aux[p].last_step.unwrap_or(p);
+        let from = self.scratch[p].last_step.unwrap_or(p);
         self.add_edge(from, i, EdgeType::DependsOn, Map::new());
         // Keep the phase's buffer (and its capacity) for the next step's tools.
-        let mut pending = std::mem::take(&mut self.aux[p].unconsumed);
+        let mut pending = std::mem::take(&mut self.scratch[p].unconsumed);
         for &tool in &pending {
-            self.aux[tool].pending_consume = false;
+            self.scratch[tool].pending_consume = false;
             self.add_edge(tool, i, EdgeType::Consumes, Map::new());
         }
         pending.clear();
-        self.aux[p].unconsumed = pending;
-        self.aux[p].last_step = Some(i);
+        self.scratch[p].unconsumed = pending;
+        self.scratch[p].last_step = Some(i);
         self.step_by_key.insert((turn_no, step), i);
         self.cur_step = Some(i);
         i
@@ -93,7 +93,7 @@ impl IncrementalGraph {
     }
 
     pub(super) fn close_step(&mut self, i: usize, t: i64) {
-        if self.aux[i].closed {
+        if self.scratch[i].closed {
             return;
         }
         let failed = match &self.g.nodes[i].meta {
@@ -110,17 +110,17 @@ impl IncrementalGraph {
 
     /// Closes node `i` with status `st` at `t` (tools: closes the open attempt).
     pub(super) fn close_as(&mut self, i: usize, st: Status, t: i64, unclosed: bool) {
-        if self.aux[i].closed && !unclosed {
+        if self.scratch[i].closed && !unclosed {
             return;
         }
-        self.aux[i].closed = true;
+        self.scratch[i].closed = true;
         let start = self.g.nodes[i].start_time.unwrap_or(t);
         let t = t.max(start);
         self.g.nodes[i].end_time = Some(t);
         self.mark(i);
         if self.g.nodes[i].node_type.is_tool_like() {
-            if let Some(s) = self.aux[i].open_attempt_start.take() {
-                self.aux[i].closed_attempts_ms += (t - s).max(0);
+            if let Some(s) = self.scratch[i].open_attempt_start.take() {
+                self.scratch[i].closed_attempts_ms += (t - s).max(0);
             }
             if let Some(m) = self.tool_meta(i)
                 && let Some(a) = m.attempts.last_mut()
@@ -129,7 +129,7 @@ impl IncrementalGraph {
                 a.end = Some(t);
                 a.status = st;
             }
-            let d = self.aux[i].closed_attempts_ms;
+            let d = self.scratch[i].closed_attempts_ms;
             self.set_duration(i, d);
         } else {
             self.set_duration(i, t - start);
@@ -141,9 +141,9 @@ impl IncrementalGraph {
         // An edit that was cancelled never changed a file: it is not a code change.
         if st == Status::Cancelled
             && self.g.nodes[i].node_type == NodeType::Code
-            && !self.aux[i].uncounted
+            && !self.scratch[i].uncounted
         {
-            self.aux[i].uncounted = true;
+            self.scratch[i].uncounted = true;
             let c = &mut self.g.summary.counts.code_changes;
             *c = c.saturating_sub(1);
         }
@@ -155,9 +155,9 @@ impl IncrementalGraph {
     /// counted as one.
     pub(super) fn force_close(&mut self, i: usize, default_end: i64) {
         let st = Status::Cancelled;
-        let end = self.aux[i]
+        let end = self.scratch[i]
             .parent
-            .filter(|&p| self.aux[p].closed)
+            .filter(|&p| self.scratch[p].closed)
             .and_then(|p| self.g.nodes[p].end_time)
             .unwrap_or(default_end);
         self.close_as(i, st, end, true);
@@ -173,7 +173,7 @@ impl IncrementalGraph {
             .open
             .iter()
             .copied()
-            .filter(|&i| i != p && self.aux[i].phase == Some(p))
+            .filter(|&i| i != p && self.scratch[i].phase == Some(p))
             .collect();
         self.force_close(p, t);
         for i in open_here {
@@ -195,7 +195,7 @@ impl IncrementalGraph {
         self.task_ok_end = None;
         for p in 0..self.g.nodes.len() {
             if self.g.nodes[p].node_type == NodeType::Phase {
-                if self.aux[p].reason.is_some() {
+                if self.scratch[p].reason.is_some() {
                     let st = self.phase_status(p);
                     self.set_status(p, st);
                 }
@@ -206,7 +206,7 @@ impl IncrementalGraph {
 
     pub(super) fn upsert_retry_edge(&mut self, i: usize, attempts: u64) {
         // The retries edge of a node is created once.
-        if let Some(ei) = self.aux[i].retry_edge
+        if let Some(ei) = self.scratch[i].retry_edge
             && let Some(e) = self.g.edges.get_mut(ei)
         {
             e.meta.insert("attempts".into(), attempts.into());
@@ -216,6 +216,6 @@ impl IncrementalGraph {
         let mut meta = Map::new();
         meta.insert("attempts".into(), attempts.into());
         let e = self.add_edge(i, i, EdgeType::Retries, meta);
-        self.aux[i].retry_edge = Some(e);
+        self.scratch[i].retry_edge = Some(e);
     }
 }

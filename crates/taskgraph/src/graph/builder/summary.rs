@@ -37,7 +37,7 @@ impl IncrementalGraph {
             },
             _ if last_open => Status::Running,
             _ => {
-                let reason = self.last_phase.and_then(|p| self.aux[p].reason);
+                let reason = self.last_phase.and_then(|p| self.scratch[p].reason);
                 match reason {
                     Some(TurnEndKind::Error) => Status::Failed,
                     Some(TurnEndKind::Aborted) => Status::Cancelled,
@@ -84,7 +84,7 @@ impl IncrementalGraph {
         let mut touched = std::mem::take(&mut self.touched);
         touched.sort_unstable();
         for &i in &touched {
-            self.aux[i].touched = false;
+            self.scratch[i].touched = false;
         }
         let work = |i: usize| !matches!(nodes[i].node_type, NodeType::Task | NodeType::Phase);
         if self.slow.is_empty() {
@@ -94,17 +94,17 @@ impl IncrementalGraph {
                 .filter(|&&i| work(i))
                 .map(|&i| {
                     let d = nodes[i].duration_ms;
-                    self.aux[i].slow_key = Some(d);
+                    self.scratch[i].slow_key = Some(d);
                     (Reverse(d), i)
                 })
                 .collect();
         } else {
             for &i in &touched {
                 let d = nodes[i].duration_ms;
-                if !work(i) || self.aux[i].slow_key == Some(d) {
+                if !work(i) || self.scratch[i].slow_key == Some(d) {
                     continue;
                 }
-                if let Some(old) = self.aux[i].slow_key.replace(d) {
+                if let Some(old) = self.scratch[i].slow_key.replace(d) {
                     self.slow.remove(&(Reverse(old), i));
                 }
                 self.slow.insert((Reverse(d), i));

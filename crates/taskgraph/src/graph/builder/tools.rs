@@ -39,15 +39,15 @@ impl IncrementalGraph {
             m.tool_call_count += 1;
         }
         let key = args_hash(name, args);
-        let phase = self.aux[parent].phase;
+        let phase = self.scratch[parent].phase;
         // Same tool and arguments right after a failure: another attempt of that node.
         if let Some(&prev) = self.by_retry_key.get(&key)
             && self.g.nodes[prev].status == Status::Failed
-            && self.aux[prev].phase == phase
-            && self.aux[prev].closed
+            && self.scratch[prev].phase == phase
+            && self.scratch[prev].closed
         {
-            self.aux[prev].closed = false;
-            self.aux[prev].open_attempt_start = Some(t);
+            self.scratch[prev].closed = false;
+            self.scratch[prev].open_attempt_start = Some(t);
             self.g.nodes[prev].end_time = None;
             self.mark(prev);
             self.note(prev, seq);
@@ -74,11 +74,11 @@ impl IncrementalGraph {
             self.retried.insert(prev);
             self.touch(prev);
             self.upsert_retry_edge(prev, n as u64);
-            if !self.aux[prev].pending_consume
+            if !self.scratch[prev].pending_consume
                 && let Some(p) = phase
             {
-                self.aux[prev].pending_consume = true;
-                self.aux[p].unconsumed.push(prev);
+                self.scratch[prev].pending_consume = true;
+                self.scratch[p].unconsumed.push(prev);
             }
             return;
         }
@@ -159,15 +159,15 @@ impl IncrementalGraph {
             _ => EdgeType::Calls,
         };
         self.add_edge(parent, i, et, Map::new());
-        self.aux[i].open_attempt_start = Some(t);
-        self.aux[i].retry_key = Some(key);
+        self.scratch[i].open_attempt_start = Some(t);
+        self.scratch[i].retry_key = Some(key);
         self.by_retry_key.insert(key, i);
         if !call_id.is_empty() {
             self.map_call(call_id, i);
         }
         if let Some(p) = phase {
-            self.aux[i].pending_consume = true;
-            self.aux[p].unconsumed.push(i);
+            self.scratch[i].pending_consume = true;
+            self.scratch[p].unconsumed.push(i);
         }
         if nt == NodeType::Subagent {
             self.unmatched_subagents.push(i);
@@ -186,7 +186,7 @@ impl IncrementalGraph {
             return false;
         };
         self.note(i, seq);
-        if self.aux[i].closed {
+        if self.scratch[i].closed {
             return true; // duplicate result
         }
         let max = self.opts.max_output_chars;
@@ -234,7 +234,7 @@ impl IncrementalGraph {
             return;
         };
         self.note(i, seq);
-        if self.aux[i].closed {
+        if self.scratch[i].closed {
             return;
         }
         if let Some(m) = self.tool_meta(i) {
@@ -251,7 +251,7 @@ impl IncrementalGraph {
                 // The latest plan call of the current step.
                 let s = self.cur_step?;
                 (s + 1..self.g.nodes.len()).rev().find(|&i| {
-                    self.g.nodes[i].node_type == NodeType::Plan && self.aux[i].parent == Some(s)
+                    self.g.nodes[i].node_type == NodeType::Plan && self.scratch[i].parent == Some(s)
                 })
             });
         let i = match target {
@@ -278,7 +278,7 @@ impl IncrementalGraph {
                 );
                 self.idbuf = buf;
                 self.add_edge(parent, i, EdgeType::Produces, Map::new());
-                self.aux[i].closed = true;
+                self.scratch[i].closed = true;
                 self.g.nodes[i].end_time = Some(t);
                 self.mark(i);
                 if let Some(m) = self.tool_meta(i) {
