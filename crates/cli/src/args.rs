@@ -500,7 +500,7 @@ pub struct McpArgs {
     pub memory_user: Option<String>,
     /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
     /// quarantined memories, which defeats the quarantine (by default a person validates,
-    /// in the viewer or with `mindgate memory validate`).
+    /// with `mindgate memory validate` or over HTTP with the token).
     #[arg(long)]
     pub allow_validate: bool,
 }
