@@ -32,7 +32,13 @@ async function openRun(name) {
   const row = page.locator('.run-button', { hasText: name });
   await row.first().waitFor({ timeout: 15000 });
   await row.first().click();
-  await until(async () => (await boxes()).length > 0, { what: `graph boxes of ${name}` });
+  // The click selects the run through the address (a hashchange, handled
+  // later), so wait for that run's own graph, not the boxes of the one before.
+  await until(() => page.evaluate((runName) => {
+    const { store, graph } = window.mindgate;
+    const run = store.runsOrdered.find((r) => r.id === store.runId);
+    return run?.name === runName && graph.model === store.model && graph.opened && window.mindgate.boxes().length > 0;
+  }, name), { what: `graph boxes of ${name}` });
 }
 
 test('graph boxes appear for a live run, one per logical node', async () => {
