@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::hub::{ResumeRequest, VIEWER_VERSION};
+use crate::request::{body, query};
 use crate::state::AppState;
 
 /// Longest `wait` accepted by `GET /api/pauses`.
@@ -31,22 +32,6 @@ async fn blocking<T: Send + 'static>(
         Ok(r) => r.map_err(ApiError::from),
         Err(e) => Err(ApiError::internal(format!("read task failed: {e}"))),
     }
-}
-
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> ApiResult<T> {
-    q.map(|Query(v)| v)
-        .map_err(|e| ApiError::bad_request(format!("bad query string: {}", e.body_text())))
-}
-
-/// A refused body: `too_large` past the body limit, else `bad_request`.
-fn body<T>(b: Result<Json<T>, JsonRejection>) -> ApiResult<T> {
-    b.map(|Json(v)| v).map_err(|e| {
-        let code = match ErrorCode::from_http_status(e.status().as_u16()) {
-            ErrorCode::TooLarge => ErrorCode::TooLarge,
-            _ => ErrorCode::BadRequest,
-        };
-        ApiError::new(code, format!("bad JSON body: {}", e.body_text()))
-    })
 }
 
 fn run_not_found(run_id: &str) -> ApiError {

@@ -39,6 +39,7 @@ mod listener;
 pub mod memory_api;
 mod mount;
 mod panic_guard;
+mod request;
 mod serve;
 mod state;
 mod task_graph;

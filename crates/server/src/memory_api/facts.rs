@@ -1,0 +1,123 @@
+//! The fact lifecycle: remember, supersede, forget, and a person's review of quarantined
+//! records (validate, reject). Every write here is made `by: user`.
+
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use mindgate_memory::agent::{self, RememberArgs};
+use mindgate_memory::{Actor, MemoryStore, SemanticMemory, SqliteMemory};
+use serde::Deserialize;
+
+use super::{ApiResult, created, json_ok, mem, ok_id};
+use crate::request::body;
+use crate::state::AppState;
+
+/// `POST /api/memory/facts` (body: `RememberArgs`) → the stored fact (201).
+pub(super) async fn remember(
+    State(state): State<AppState>,
+    b: Result<Json<RememberArgs>, JsonRejection>,
+) -> ApiResult {
+    let args = body(b)?;
+    let user = state.config.memory_user.clone();
+    let fact = mem(&state, move |m| {
+        agent::remember(m, args, user.as_deref(), Actor::User)
+    })
+    .await?;
+    Ok(created(&fact))
+}
+
+/// Body of `POST …/supersede`: the new version and the reason.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SupersedeBody {
+    reason: String,
+    #[serde(flatten)]
+    fact: RememberArgs,
+}
+
+/// `POST /api/memory/records/{id}/supersede` → the new fact (201).
+pub(super) async fn supersede(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    b: Result<Json<SupersedeBody>, JsonRejection>,
+) -> ApiResult {
+    let b = body(b)?;
+    let args = agent::SupersedeArgs {
+        old_id: id,
+        reason: b.reason,
+        fact: b.fact,
+    };
+    let user = state.config.memory_user.clone();
+    let fact = mem(&state, move |m| {
+        agent::supersede(m, args, user.as_deref(), Actor::User)
+    })
+    .await?;
+    Ok(created(&fact))
+}
+
+/// Body carrying a reason.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReasonBody {
+    reason: String,
+}
+
+/// `POST /api/memory/records/{id}/forget` (`{reason}`) → `{ok, id}`
+pub(super) async fn forget(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    b: Result<Json<ReasonBody>, JsonRejection>,
+) -> ApiResult {
+    with_reason(&state, id, b, |m, id, reason| {
+        m.semantic().forget(id, reason, Actor::User)
+    })
+    .await
+}
+
+/// `POST /api/memory/records/{id}/reject` (`{reason}`) → `{ok, id}`
+pub(super) async fn reject(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    b: Result<Json<ReasonBody>, JsonRejection>,
+) -> ApiResult {
+    with_reason(&state, id, b, |m, id, reason| {
+        m.reject(id, reason, Actor::User)
+    })
+    .await
+}
+
+/// Applies `op(store, id, reason)` with the body's reason → `{ok, id}`.
+async fn with_reason(
+    state: &AppState,
+    id: String,
+    b: Result<Json<ReasonBody>, JsonRejection>,
+    op: fn(&SqliteMemory, &str, &str) -> mindgate_memory::Result<()>,
+) -> ApiResult {
+    let reason = body(b)?.reason;
+    let shown = id.clone();
+    mem(state, move |m| op(m, &id, &reason)).await?;
+    Ok(ok_id(&shown))
+}
+
+/// Body of `POST …/validate`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ValidateBody {
+    #[serde(default)]
+    force: bool,
+}
+
+/// `POST /api/memory/records/{id}/validate` (`{force?}`) → the promoted record.
+pub(super) async fn validate(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    b: Result<Json<ValidateBody>, JsonRejection>,
+) -> ApiResult {
+    // An empty body means `{}`.
+    let force = match b {
+        Err(JsonRejection::MissingJsonContentType(_)) => false,
+        other => body(other)?.force,
+    };
+    let item = mem(&state, move |m| m.validate(&id, force, Actor::User)).await?;
+    Ok(json_ok(&item))
+}

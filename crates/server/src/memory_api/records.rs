@@ -1,0 +1,99 @@
+//! Reads of records of any kind: the users, a user's counters, filtered lists, one record
+//! with its viewer link, its history, the quarantine queue.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use mindgate_memory::agent;
+use mindgate_memory::{ItemFilter, MemoryStatus, MemoryStore};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ApiResult, UserQuery, json_ok, kind_arg, mem, named, user_arg};
+use crate::error::ApiError;
+use crate::request::query;
+use crate::state::AppState;
+
+/// `GET /api/memory/users` → `{users: [...]}`
+pub(super) async fn users(State(state): State<AppState>) -> ApiResult {
+    let users = mem(&state, |m| m.users()).await?;
+    Ok(named("users", &users))
+}
+
+/// `GET /api/memory/metadata?userId=` → `StatusView`
+pub(super) async fn metadata(
+    State(state): State<AppState>,
+    q: Result<Query<UserQuery>, QueryRejection>,
+) -> ApiResult {
+    let user = user_arg(&state, query(q)?.user_id)?;
+    let view = mem(&state, move |m| agent::status(m, &user)).await?;
+    Ok(json_ok(&view))
+}
+
+/// Query of `GET /api/memory/records`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordsQuery {
+    user_id: Option<String>,
+    kind: Option<String>,
+    status: Option<String>,
+    include_deleted: Option<bool>,
+    include_superseded: Option<bool>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+/// `GET /api/memory/records?userId=&kind=&status=…` → `{records: [...]}`
+pub(super) async fn list(
+    State(state): State<AppState>,
+    q: Result<Query<RecordsQuery>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    let kind = q
+        .kind
+        .as_deref()
+        .filter(|k| !k.is_empty())
+        .map(|k| kind_arg("kind", k))
+        .transpose()?;
+    let status = match q.status.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(MemoryStatus::parse(s).ok_or_else(|| {
+            ApiError::bad_request(format!("unknown status '{s}' (active, quarantined)"))
+        })?),
+    };
+    let filter = ItemFilter {
+        user_id: Some(user_arg(&state, q.user_id)?),
+        kind,
+        status,
+        include_deleted: q.include_deleted.unwrap_or(false),
+        include_superseded: q.include_superseded.unwrap_or(false),
+        limit: q.limit,
+        offset: q.offset,
+    };
+    let records = mem(&state, move |m| m.list_items(&filter)).await?;
+    Ok(named("records", &records))
+}
+
+/// `GET /api/memory/records/{id}` → the record (any kind, any state) and its `link`.
+pub(super) async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let item = mem(&state, move |m| m.get_item(&id)).await?;
+    let link = agent::viewer_route(item.record().kind, item.id());
+    Ok(json_ok(&json!({ "record": item, "link": link })))
+}
+
+/// `GET /api/memory/records/{id}/history` → `{chain, events}`
+pub(super) async fn history(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    let h = mem(&state, move |m| agent::history(m, &id)).await?;
+    Ok(json_ok(&h))
+}
+
+/// `GET /api/memory/quarantine?userId=&limit=` → `{records}` (every user without `userId`).
+pub(super) async fn quarantine(
+    State(state): State<AppState>,
+    q: Result<Query<UserQuery>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    let user = q.user_id.filter(|u| !u.is_empty());
+    let limit = q.limit;
+    let records = mem(&state, move |m| m.quarantine_queue(user.as_deref(), limit)).await?;
+    Ok(named("records", &records))
+}
