@@ -123,6 +123,11 @@ pub enum MemoryCommand {
     /// The embedders: builtin hashed n-grams (default), all-MiniLM-L6-v2 in process,
     /// or an OpenAI-compatible endpoint.
     Embedder(EmbedderArgs),
+    /// Consolidate a session with a chat model (off unless MINDGATE_CHAT_URL and
+    /// MINDGATE_CHAT_MODEL name an OpenAI-compatible endpoint, e.g. Ollama): an episode
+    /// summary, subject/predicate/object facts and reflection insights citing them, all
+    /// quarantined until validated. Only messages pushed since the last run are read.
+    Consolidate(MemoryConsolidateArgs),
 }
 
 /// The memory database of a `memory` subcommand.
@@ -278,6 +283,20 @@ pub struct MemoryMergeArgs {
     pub from: String,
     /// The entity whose root it joins.
     pub into: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory consolidate`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryConsolidateArgs {
+    /// The session (conversation) to consolidate.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Refuse unless the session belongs to this user.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
     /// The database and output.
     #[command(flatten)]
     pub db: MemoryDbArgs,

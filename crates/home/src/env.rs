@@ -25,3 +25,12 @@ pub const MINDGATE_EMBED_MODEL: &str = "MINDGATE_EMBED_MODEL";
 pub const MINDGATE_EMBED_API_KEY: &str = "MINDGATE_EMBED_API_KEY";
 /// Vector dimension of the OpenAI-compatible model (optional).
 pub const MINDGATE_EMBED_DIM: &str = "MINDGATE_EMBED_DIM";
+/// Base URL of an OpenAI-compatible chat completions API (e.g. `http://127.0.0.1:11434/v1`
+/// for Ollama): enables memory consolidation.
+pub const MINDGATE_CHAT_URL: &str = "MINDGATE_CHAT_URL";
+/// Chat model name sent to the OpenAI-compatible API (required with `MINDGATE_CHAT_URL`).
+pub const MINDGATE_CHAT_MODEL: &str = "MINDGATE_CHAT_MODEL";
+/// Bearer token for the chat API (optional: local servers such as Ollama need none).
+pub const MINDGATE_CHAT_API_KEY: &str = "MINDGATE_CHAT_API_KEY";
+/// Seconds one chat completion may take (default 120).
+pub const MINDGATE_CHAT_TIMEOUT_SECS: &str = "MINDGATE_CHAT_TIMEOUT_SECS";

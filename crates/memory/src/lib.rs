@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod consolidate;
 pub mod error;
 pub mod fusion;
 pub mod lexical;

@@ -5,8 +5,10 @@
 //! - [`ServeProcess`]: the real `mindgate serve` binary on a free loopback port, ready once
 //!   `/health` answers, stopped with SIGTERM;
 //! - [`wait`]: waits on observable conditions, bounded in time (never a bare sleep);
+//! - [`chat_stand_in`]: a fixed-answer OpenAI-compatible chat endpoint on 127.0.0.1;
 //! - [`redact`]: replaces times, ids and ports in JSON so snapshots are stable.
 
+pub mod chat_stand_in;
 pub mod frames;
 mod home;
 pub mod redact;

@@ -1,5 +1,7 @@
 //! Episodic memory: summarised stretches of activity.
 
+use rusqlite::Transaction;
+
 use crate::error::{MemoryError, Result};
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::{self, Insert, ItemRow, check_text, check_unit};
@@ -16,44 +18,62 @@ fn episode_of(item: MemoryItem) -> Result<Episode> {
     }
 }
 
+/// Validates a new episode and builds its row.
+pub(crate) fn episode_row(episode: &NewEpisode) -> Result<ItemRow> {
+    check_text("summary", &episode.summary)?;
+    check_unit("importance", episode.importance)?;
+    let started = parse_time("startedAt", &episode.started_at)?;
+    let ended = parse_time("endedAt", &episode.ended_at)?;
+    if ended < started {
+        return Err(MemoryError::invalid(
+            "endedAt",
+            "must not be before startedAt",
+        ));
+    }
+    Ok(ItemRow {
+        kind: MemoryKind::Episodic.as_str().to_owned(),
+        text: episode.summary.clone(),
+        importance: episode.importance,
+        started_at: Some(started),
+        ended_at: Some(ended),
+        ..ItemRow::default()
+    })
+}
+
+impl SqliteMemory {
+    /// Inserts a validated episode row with its vector.
+    pub(crate) fn insert_episode(
+        &self,
+        tx: &Transaction<'_>,
+        now: i64,
+        meta: &WriteMeta,
+        row: ItemRow,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        let stored = items::insert(
+            tx,
+            now,
+            "episode",
+            Insert {
+                row,
+                meta: meta.clone(),
+                detail: None,
+            },
+        )?;
+        if let (Some(key), Some(v)) = (&self.embedder_key, vector) {
+            SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
+        }
+        Ok(stored)
+    }
+}
+
 impl EpisodicMemory for Episodic<'_> {
     fn put(&self, episode: NewEpisode) -> Result<Episode> {
-        check_text("summary", &episode.summary)?;
-        check_unit("importance", episode.importance)?;
-        let started = parse_time("startedAt", &episode.started_at)?;
-        let ended = parse_time("endedAt", &episode.ended_at)?;
-        if ended < started {
-            return Err(MemoryError::invalid(
-                "endedAt",
-                "must not be before startedAt",
-            ));
-        }
+        let row = episode_row(&episode)?;
         let s = self.0;
         let vector = s.embed_all(&[episode.summary.as_str()])?.pop().flatten();
-        let row = ItemRow {
-            kind: MemoryKind::Episodic.as_str().to_owned(),
-            text: episode.summary.clone(),
-            importance: episode.importance,
-            started_at: Some(started),
-            ended_at: Some(ended),
-            ..ItemRow::default()
-        };
-        let stored = s.write(|tx, now| {
-            let stored = items::insert(
-                tx,
-                now,
-                "episode",
-                Insert {
-                    row,
-                    meta: episode.meta.clone(),
-                    detail: None,
-                },
-            )?;
-            if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
-                SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
-            }
-            Ok(stored)
-        })?;
+        let stored =
+            s.write(|tx, now| s.insert_episode(tx, now, &episode.meta, row, vector.as_deref()))?;
         episode_of(stored.to_item()?)
     }
 

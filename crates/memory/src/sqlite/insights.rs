@@ -1,6 +1,6 @@
 //! Insights: citations are mandatory and must name live records; salience votes prune.
 
-use rusqlite::params;
+use rusqlite::{Transaction, params};
 use serde_json::json;
 
 use crate::error::{MemoryError, Result};
@@ -24,71 +24,93 @@ fn insight_of(item: MemoryItem) -> Result<Insight> {
     }
 }
 
-impl InsightMemory for Insights<'_> {
-    fn add(&self, insight: NewInsight) -> Result<Insight> {
-        check_text("text", &insight.text)?;
-        if insight.cites.is_empty() {
-            return Err(MemoryError::invalid(
-                "cites",
-                "an insight needs at least one citation",
-            ));
+/// Validates a new insight: its deduplicated citations and its write fields (provenance
+/// `reflection` unless told otherwise).
+pub(crate) fn prepare(insight: &NewInsight) -> Result<(Vec<String>, WriteMeta)> {
+    check_text("text", &insight.text)?;
+    if insight.cites.is_empty() {
+        return Err(MemoryError::invalid(
+            "cites",
+            "an insight needs at least one citation",
+        ));
+    }
+    if insight.cites.len() > MAX_CITES {
+        return Err(MemoryError::invalid(
+            "cites",
+            format!("at most {MAX_CITES}"),
+        ));
+    }
+    let mut cites = Vec::new();
+    for c in &insight.cites {
+        check_id("cites", c)?;
+        if !cites.contains(c) {
+            cites.push(c.clone());
         }
-        if insight.cites.len() > MAX_CITES {
-            return Err(MemoryError::invalid(
-                "cites",
-                format!("at most {MAX_CITES}"),
-            ));
-        }
-        let mut cites = Vec::new();
-        for c in &insight.cites {
-            check_id("cites", c)?;
-            if !cites.contains(c) {
-                cites.push(c.clone());
+    }
+    let mut meta = insight.meta.clone();
+    meta.provenance.get_or_insert(MemoryProvenance::Reflection);
+    Ok((cites, meta))
+}
+
+impl SqliteMemory {
+    /// Inserts a prepared insight once each citation names a live record of its user.
+    pub(crate) fn insert_insight(
+        &self,
+        tx: &Transaction<'_>,
+        now: i64,
+        text: &str,
+        cites: &[String],
+        meta: &WriteMeta,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        for c in cites {
+            let row = items::load(tx, c)?
+                .ok_or_else(|| MemoryError::invalid("cites", format!("{c:?} names no record")))?;
+            if row.deleted_at.is_some() || row.superseded_by.is_some() {
+                return Err(MemoryError::invalid(
+                    "cites",
+                    format!("{c:?} is not a live record"),
+                ));
+            }
+            if row.user_id != meta.scope.user_id {
+                return Err(MemoryError::invalid(
+                    "cites",
+                    format!("{c:?} belongs to another user"),
+                ));
             }
         }
-        let mut meta = insight.meta.clone();
-        meta.provenance.get_or_insert(MemoryProvenance::Reflection);
+        let row = ItemRow {
+            kind: MemoryKind::Insight.as_str().to_owned(),
+            text: text.to_owned(),
+            salience: Some(START_SALIENCE),
+            body_json: Some(json!({ "cites": cites }).to_string()),
+            ..ItemRow::default()
+        };
+        let stored = items::insert(
+            tx,
+            now,
+            "insight",
+            Insert {
+                row,
+                meta: meta.clone(),
+                detail: Some(json!({ "cites": cites })),
+            },
+        )?;
+        if let (Some(key), Some(v)) = (&self.embedder_key, vector) {
+            SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
+        }
+        Ok(stored)
+    }
+}
+
+impl InsightMemory for Insights<'_> {
+    fn add(&self, insight: NewInsight) -> Result<Insight> {
+        let (cites, meta) = prepare(&insight)?;
         let s = self.0;
         let vector = s.embed_all(&[insight.text.as_str()])?.pop().flatten();
         let id = s.write(|tx, now| {
-            for c in &cites {
-                let row = items::load(tx, c)?.ok_or_else(|| {
-                    MemoryError::invalid("cites", format!("{c:?} names no record"))
-                })?;
-                if row.deleted_at.is_some() || row.superseded_by.is_some() {
-                    return Err(MemoryError::invalid(
-                        "cites",
-                        format!("{c:?} is not a live record"),
-                    ));
-                }
-                if row.user_id != meta.scope.user_id {
-                    return Err(MemoryError::invalid(
-                        "cites",
-                        format!("{c:?} belongs to another user"),
-                    ));
-                }
-            }
-            let row = ItemRow {
-                kind: MemoryKind::Insight.as_str().to_owned(),
-                text: insight.text.clone(),
-                salience: Some(START_SALIENCE),
-                body_json: Some(json!({ "cites": cites }).to_string()),
-                ..ItemRow::default()
-            };
-            let stored = items::insert(
-                tx,
-                now,
-                "insight",
-                Insert {
-                    row,
-                    meta: meta.clone(),
-                    detail: Some(json!({ "cites": cites })),
-                },
-            )?;
-            if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
-                SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
-            }
-            Ok(stored.id)
+            s.insert_insight(tx, now, &insight.text, &cites, &meta, vector.as_deref())
+                .map(|row| row.id)
         })?;
         self.get(&id)
     }

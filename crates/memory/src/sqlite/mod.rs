@@ -1,6 +1,7 @@
 //! The embedded default backend: one SQLite file (`$MINDGATE_HOME/memory.db`), WAL, mode
 //! 0600, numbered migrations, append-only rows with tombstones and a history ledger.
 
+mod consolidation;
 mod entities;
 mod episodic;
 mod insights;
@@ -31,6 +32,7 @@ use crate::store::MemoryStore;
 use crate::time::{Clock, SystemClock};
 use crate::types::*;
 
+pub(crate) use consolidation::ConsolidationBatch;
 pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};

@@ -23,7 +23,7 @@ fn fact_of(item: MemoryItem) -> Result<Fact> {
 }
 
 /// Validates a new fact and builds its row.
-fn fact_row(fact: &NewFact) -> Result<ItemRow> {
+pub(crate) fn fact_row(fact: &NewFact) -> Result<ItemRow> {
     check_text("text", &fact.text)?;
     check_unit("importance", fact.importance)?;
     check_unit("confidence", fact.confidence)?;
@@ -71,7 +71,7 @@ fn fact_row(fact: &NewFact) -> Result<ItemRow> {
 
 impl SqliteMemory {
     /// Inserts a validated fact row with its vector and entity links.
-    fn insert_fact(
+    pub(crate) fn insert_fact(
         &self,
         tx: &Transaction<'_>,
         now: i64,

@@ -3,6 +3,7 @@
 
 mod admin;
 mod bench;
+mod consolidate;
 mod embedder;
 mod embedders;
 mod records;
@@ -34,5 +35,6 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         MemoryCommand::Export(args) => admin::export(&args),
         MemoryCommand::Import(args) => admin::import(&args),
         MemoryCommand::Embedder(args) => embedder::run(args),
+        MemoryCommand::Consolidate(args) => consolidate::run(&args),
     }
 }

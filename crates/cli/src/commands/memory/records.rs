@@ -42,7 +42,7 @@ fn emit<T: Serialize>(
     Ok(ExitCode::SUCCESS)
 }
 
-fn item_line(item: &MemoryItem) -> String {
+pub(super) fn item_line(item: &MemoryItem) -> String {
     let r = item.record();
     let t = item.trust();
     let mut state = t.status.map_or("active", |s| s.as_str()).to_owned();

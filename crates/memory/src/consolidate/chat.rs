@@ -1,0 +1,407 @@
+//! The chat model consolidation asks: the [`ChatModel`] trait and its OpenAI-compatible
+//! `/v1/chat/completions` client ([`OpenAiChat`]: OpenAI, Ollama, vLLM, llama.cpp, …).
+//!
+//! Blocking, with `ureq`, like the OpenAI-compatible embedder of `mindgate-embed`: the
+//! memory store is synchronous, and ureq starts no runtime of its own, so the client can be
+//! called from any thread (the server calls it from a blocking task).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use tracing::debug;
+
+use super::error::ConsolidateError;
+
+/// Names of the environment variables that configure the chat model (from
+/// [`mindgate_home::env`]).
+pub mod env {
+    /// Base URL of the API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`;
+    /// `/chat/completions` is appended (unless the URL already ends with it).
+    pub const URL: &str = mindgate_home::env::MINDGATE_CHAT_URL;
+    /// Model name sent with each request.
+    pub const MODEL: &str = mindgate_home::env::MINDGATE_CHAT_MODEL;
+    /// Bearer token (optional: local servers usually need none).
+    pub const API_KEY: &str = mindgate_home::env::MINDGATE_CHAT_API_KEY;
+    /// Seconds one completion may take.
+    pub const TIMEOUT_SECS: &str = mindgate_home::env::MINDGATE_CHAT_TIMEOUT_SECS;
+}
+
+/// Default time one completion may take (connect, send, answer): local models are slow.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest time a configuration may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Largest answer body read from the endpoint.
+pub const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest completion text accepted (characters); a longer one is refused.
+pub const MAX_COMPLETION_CHARS: usize = 64 * 1024;
+/// `max_tokens` asked of the model per completion.
+pub const MAX_COMPLETION_TOKENS: u32 = 4096;
+
+/// How to reach an OpenAI-compatible chat completions endpoint.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ChatConfig {
+    /// Base URL (see [`env::URL`]).
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// Bearer token, if the endpoint needs one (never logged).
+    pub api_key: Option<String>,
+    /// Time one completion may take.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for ChatConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl ChatConfig {
+    /// A configuration with the default timeout and no key.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The configuration the environment gives ([`env`]): `None` when
+    /// `MINDGATE_CHAT_URL` is unset or empty (consolidation is off), an error when it is set
+    /// but incomplete or malformed.
+    pub fn from_env() -> Option<Result<Self, ConsolidateError>> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let url = var(env::URL)?;
+        Some(Self::from_values(
+            url,
+            var(env::MODEL),
+            var(env::API_KEY),
+            var(env::TIMEOUT_SECS),
+        ))
+    }
+
+    /// The configuration from the variables' values (what [`ChatConfig::from_env`] reads).
+    pub fn from_values(
+        url: String,
+        model: Option<String>,
+        api_key: Option<String>,
+        timeout_secs: Option<String>,
+    ) -> Result<Self, ConsolidateError> {
+        let url = url.trim().to_owned();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConsolidateError::Config(format!(
+                "{} must start with http:// or https://, not {url:?}",
+                env::URL
+            )));
+        }
+        let model = model.map(|m| m.trim().to_owned()).ok_or_else(|| {
+            ConsolidateError::Config(format!(
+                "{} is set but {} is not: name the chat model",
+                env::URL,
+                env::MODEL
+            ))
+        })?;
+        let timeout = match timeout_secs {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => t
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .map(Duration::from_secs)
+                .filter(|d| !d.is_zero() && *d <= MAX_TIMEOUT)
+                .ok_or_else(|| {
+                    ConsolidateError::Config(format!(
+                        "{} must be a whole number of seconds from 1 to {}, not {t:?}",
+                        env::TIMEOUT_SECS,
+                        MAX_TIMEOUT.as_secs()
+                    ))
+                })?,
+        };
+        Ok(Self {
+            base_url: url,
+            model,
+            api_key: api_key.map(|k| k.trim().to_owned()),
+            timeout,
+        })
+    }
+
+    /// The full URL of the chat completions route.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        if base.ends_with("/chat/completions") {
+            base.to_owned()
+        } else {
+            format!("{base}/chat/completions")
+        }
+    }
+}
+
+/// Who speaks a prompt message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatRole {
+    /// The instructions.
+    System,
+    /// The material to work on.
+    User,
+}
+
+impl ChatRole {
+    fn as_str(self) -> &'static str {
+        match self {
+            ChatRole::System => "system",
+            ChatRole::User => "user",
+        }
+    }
+}
+
+/// One prompt message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// Who speaks.
+    pub role: ChatRole,
+    /// What is said.
+    pub content: String,
+}
+
+/// A chat model that answers a prompt with one completion (the text of the first choice).
+pub trait ChatModel: Send + Sync {
+    /// The model's name, recorded with what it produced.
+    fn model(&self) -> &str;
+    /// One completion of `messages`, asking for a JSON object.
+    fn complete(&self, messages: &[ChatMessage]) -> Result<String, ConsolidateError>;
+}
+
+/// The blocking client of an OpenAI-compatible `/chat/completions` endpoint.
+#[derive(Debug)]
+pub struct OpenAiChat {
+    config: ChatConfig,
+    endpoint: String,
+    agent: ureq::Agent,
+}
+
+impl OpenAiChat {
+    /// A client of the configured endpoint (no request is sent yet).
+    pub fn new(config: ChatConfig) -> Result<Self, ConsolidateError> {
+        if config.model.trim().is_empty() {
+            return Err(ConsolidateError::Config(
+                "the chat endpoint needs a model name".to_owned(),
+            ));
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(Self {
+            endpoint: config.endpoint(),
+            config,
+            agent,
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn transport_error(&self, err: ureq::Error) -> ConsolidateError {
+        match err {
+            ureq::Error::Timeout(_) => ConsolidateError::Remote(format!(
+                "{} did not answer within {:?}",
+                self.endpoint, self.config.timeout
+            )),
+            ureq::Error::BodyExceedsLimit(limit) => ConsolidateError::Remote(format!(
+                "{} answered more than {limit} bytes",
+                self.endpoint
+            )),
+            other => {
+                ConsolidateError::Remote(format!("request to {} failed: {other}", self.endpoint))
+            }
+        }
+    }
+}
+
+impl ChatModel for OpenAiChat {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn complete(&self, messages: &[ChatMessage]) -> Result<String, ConsolidateError> {
+        let body = json!({
+            "model": self.config.model,
+            "messages": messages
+                .iter()
+                .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
+                .collect::<Vec<_>>(),
+            "temperature": 0,
+            "max_tokens": MAX_COMPLETION_TOKENS,
+            "response_format": { "type": "json_object" },
+            "stream": false,
+        });
+        let mut request = self
+            .agent
+            .post(&self.endpoint)
+            .header("Accept", "application/json")
+            .content_type("application/json");
+        if let Some(key) = &self.config.api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut response = request
+            .send(body.to_string())
+            .map_err(|err| self.transport_error(err))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()
+            .map_err(|err| self.transport_error(err))?;
+        if !(200..300).contains(&status) {
+            return Err(ConsolidateError::Remote(format!(
+                "{} answered HTTP {status}: {}",
+                self.endpoint,
+                error_message(&text)
+            )));
+        }
+        let answer: CompletionAnswer = serde_json::from_str(&text).map_err(|err| {
+            ConsolidateError::Remote(format!(
+                "{} answered a body that is not a chat completion ({err}): {}",
+                self.endpoint,
+                excerpt(&text)
+            ))
+        })?;
+        let Some(choice) = answer.choices.into_iter().next() else {
+            return Err(ConsolidateError::Remote(format!(
+                "{} answered a completion without choices",
+                self.endpoint
+            )));
+        };
+        let content = choice.message.and_then(|m| m.content).unwrap_or_default();
+        debug!(
+            endpoint = %self.endpoint,
+            chars = content.chars().count(),
+            finish_reason = choice.finish_reason.as_deref().unwrap_or("-"),
+            "chat completion"
+        );
+        if content.chars().count() > MAX_COMPLETION_CHARS {
+            return Err(ConsolidateError::Completion(format!(
+                "the completion has more than {MAX_COMPLETION_CHARS} characters"
+            )));
+        }
+        if choice.finish_reason.as_deref() == Some("length") {
+            return Err(ConsolidateError::Completion(format!(
+                "the completion was cut off at the model's output limit ({MAX_COMPLETION_TOKENS} tokens); \
+                 consolidate fewer messages per call"
+            )));
+        }
+        if content.trim().is_empty() {
+            return Err(ConsolidateError::Completion(
+                "the completion is empty".to_owned(),
+            ));
+        }
+        Ok(content)
+    }
+}
+
+#[derive(Deserialize)]
+struct CompletionAnswer {
+    #[serde(default)]
+    choices: Vec<Choice>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    message: Option<AnswerMessage>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AnswerMessage {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+/// The `error.message` of an OpenAI-style error body, else an excerpt of the body.
+fn error_message(body: &str) -> String {
+    #[derive(Deserialize)]
+    struct ErrorBody {
+        error: ErrorDetail,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ErrorDetail {
+        Object { message: String },
+        Text(String),
+    }
+    match serde_json::from_str::<ErrorBody>(body) {
+        Ok(ErrorBody {
+            error: ErrorDetail::Object { message } | ErrorDetail::Text(message),
+        }) => message,
+        Err(_) => excerpt(body),
+    }
+}
+
+/// At most 200 characters of a body, for error messages.
+pub(crate) fn excerpt(body: &str) -> String {
+    const MAX: usize = 200;
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    match trimmed.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
+        None => trimmed.to_owned(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_appends_the_route_once() {
+        let c = ChatConfig::new("http://127.0.0.1:11434/v1/", "m");
+        assert_eq!(c.endpoint(), "http://127.0.0.1:11434/v1/chat/completions");
+        let c = ChatConfig::new("https://h/v1/chat/completions", "m");
+        assert_eq!(c.endpoint(), "https://h/v1/chat/completions");
+    }
+
+    #[test]
+    fn incomplete_or_malformed_environment_is_a_clear_error() {
+        let err = ChatConfig::from_values("http://h/v1".into(), None, None, None).unwrap_err();
+        assert!(err.to_string().contains(env::MODEL), "{err}");
+        let err =
+            ChatConfig::from_values("ftp://h".into(), Some("m".into()), None, None).unwrap_err();
+        assert!(err.to_string().contains(env::URL), "{err}");
+        let err = ChatConfig::from_values(
+            "http://h/v1".into(),
+            Some("m".into()),
+            None,
+            Some("0".into()),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(env::TIMEOUT_SECS), "{err}");
+        let ok = ChatConfig::from_values(
+            "http://h/v1".into(),
+            Some("m".into()),
+            Some("secret-key".into()),
+            Some("30".into()),
+        )
+        .unwrap();
+        assert_eq!(ok.timeout, Duration::from_secs(30));
+        assert!(
+            !format!("{ok:?}").contains("secret-key"),
+            "the key must not be logged"
+        );
+    }
+}
