@@ -29,7 +29,7 @@ pub fn resolve_since(since: &SinceArg, now_ms: i64) -> Result<i64, ToolError> {
             if let Ok(ms) = t.parse::<i64>() {
                 return Ok(ms);
             }
-            mindgate_taskgraph::util::parse_rfc3339_ms(t).ok_or_else(|| {
+            mindgate_taskgraph::timestamp::parse_rfc3339_ms(t).ok_or_else(|| {
                 ToolError::bad(
                     "since",
                     format!(

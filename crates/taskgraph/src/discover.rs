@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::graph::{BuildOptions, Counts, GraphTree, Status, TaskGraph, build_session_tree};
 use crate::read::{detect_agent, dsh_session_file, read_session_as};
 use crate::session::{Agent, Session};
-use crate::util::workspace_slug;
+use crate::text::workspace_slug;
 
 /// Environment variables read by [`DiscoveryConfig::from_env`].
 pub mod env {
@@ -121,7 +121,7 @@ fn parse_now(s: &str) -> Option<SystemTime> {
     let ms = s
         .parse::<i64>()
         .ok()
-        .or_else(|| crate::util::parse_rfc3339_ms(s))?;
+        .or_else(|| crate::timestamp::parse_rfc3339_ms(s))?;
     let ms = u64::try_from(ms).ok()?;
     UNIX_EPOCH.checked_add(Duration::from_millis(ms))
 }

@@ -297,10 +297,13 @@ impl Todo {
                     status: "pending".into(),
                 }),
                 Value::Object(_) => Some(Todo {
-                    content: crate::util::str_field(t, &["content", "text", "title", "step"])
-                        .unwrap_or_default()
-                        .to_owned(),
-                    status: crate::util::str_field(t, &["status", "state"])
+                    content: crate::json_fields::str_field(
+                        t,
+                        &["content", "text", "title", "step"],
+                    )
+                    .unwrap_or_default()
+                    .to_owned(),
+                    status: crate::json_fields::str_field(t, &["status", "state"])
                         .unwrap_or("pending")
                         .to_owned(),
                 }),

@@ -17,6 +17,10 @@
 //!   failures), and [`format`]: readable durations — one of each for every view;
 //! - [`follow`]: following a growing session file ([`follow::Follower`]), what the live
 //!   views apply on every change;
+//! - small pure helpers the readers and the builder share: [`timestamp`] (RFC 3339 and
+//!   numeric times as Unix ms), [`json_fields`] (loosely typed JSON fields of session
+//!   records), [`text`] (truncated names, a user message's request, workspace slugs) and
+//!   [`fast_hash`] (the builder's deterministic hash maps);
 //! - [`live`]: resumable readers for growing pi / Claude Code / Codex files ([`live::LiveReader`])
 //!   and a graph that shows their provisional tail ([`live::LiveGraph`]).
 //!
@@ -45,16 +49,19 @@ pub mod bounded;
 pub mod discover;
 pub mod error;
 pub mod event;
+pub mod fast_hash;
 pub mod follow;
 pub mod format;
 pub mod graph;
+pub mod json_fields;
 pub mod live;
 pub mod parse;
 pub mod read;
 pub mod report;
 pub mod session;
 pub mod synth;
-pub mod util;
+pub mod text;
+pub mod timestamp;
 
 pub use discover::{
     Catalog, DiscoveryConfig, Found, IdMatch, SessionLocation, Skipped, TaskSummary, discover,

@@ -211,7 +211,7 @@ fn dsh_child_dirs(workspace: &Path, dir: &Path, parent_id: &str) -> Vec<PathBuf>
             (parent == parent_id).then(|| {
                 let t = h
                     .get("createdAt")
-                    .and_then(crate::util::time_value_ms)
+                    .and_then(crate::timestamp::time_value_ms)
                     .unwrap_or(0);
                 (t, p)
             })

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::model::NodeType;
-use crate::util::value_text;
+use crate::json_fields::value_text;
 
 /// Longest normalised name [`classify`] knows (`strreplacebasededittool`); anything longer
 /// matches no known tool.

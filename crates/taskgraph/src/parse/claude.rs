@@ -19,8 +19,9 @@ use crate::event::{
     Event, EventKind, Failure, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
     Usage,
 };
+use crate::json_fields::{code_string, str_field, u64_field, value_text};
 use crate::session::{Agent, ReadWarning, Session};
-use crate::util::{code_string, str_field, time_value_ms, u64_field, value_text};
+use crate::timestamp::time_value_ms;
 
 /// Parses a main Claude Code session file; sidechain lines become `children`.
 pub fn parse(bytes: &[u8], file: &str) -> Session {

@@ -23,8 +23,9 @@ use super::codex_items::{
 use crate::event::{
     Event, EventKind, Failure, SessionStart, SubagentDescriptor, TurnEndKind, TurnReason, Usage,
 };
+use crate::json_fields::{parse_arguments, str_field, u64_field, value_text};
 use crate::session::{Agent, Session};
-use crate::util::{parse_arguments, str_field, time_value_ms, u64_field, value_text};
+use crate::timestamp::time_value_ms;
 
 fn is_user_event(v: &Value) -> bool {
     str_field(v, &["type"]) == Some("event_msg")

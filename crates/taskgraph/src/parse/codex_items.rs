@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{str_field, value_text};
+use crate::json_fields::{str_field, value_text};
 
 /// The id of a session's parent thread (Codex subagents name it in two places).
 pub(super) fn parent_thread(meta: &Value) -> Option<String> {

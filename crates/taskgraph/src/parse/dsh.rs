@@ -15,8 +15,9 @@ use crate::event::{
     Event, EventKind, Failure, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
     Usage,
 };
+use crate::json_fields::{code_string, parse_arguments, str_field, u64_field, value_text};
 use crate::session::{Agent, ReadWarning, Session};
-use crate::util::{code_string, parse_arguments, str_field, time_value_ms, u64_field, value_text};
+use crate::timestamp::time_value_ms;
 
 /// The 4-byte zstd frame magic number (`28 B5 2F FD`).
 pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];

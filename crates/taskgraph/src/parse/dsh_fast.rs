@@ -17,7 +17,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::event::{EventKind, Usage};
-use crate::util::value_text;
+use crate::json_fields::value_text;
 
 /// The outer shape of a line: `{type, seq, time, data}`.
 #[derive(Deserialize)]

@@ -17,8 +17,9 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use crate::event::{Event, EventKind, Failure, SessionStart, TurnEndKind, TurnReason, Usage};
+use crate::json_fields::{code_string, parse_arguments, str_field, u64_field, value_text};
 use crate::session::{Agent, ReadWarning, Session};
-use crate::util::{code_string, parse_arguments, str_field, time_value_ms, u64_field, value_text};
+use crate::timestamp::time_value_ms;
 
 struct Entry {
     line: u64,

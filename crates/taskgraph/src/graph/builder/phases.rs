@@ -6,7 +6,7 @@ use super::*;
 impl IncrementalGraph {
     pub(super) fn on_user(&mut self, text: &str, seq: u64) {
         // Titles come from the first real request (not a slash-command envelope or a preamble).
-        let request = crate::util::request_text(text);
+        let request = crate::text::request_text(text);
         let first = match (self.task_meta(), request) {
             (Some(m), Some(r)) if m.user_request.is_none() => {
                 m.user_request = Some(r.to_owned());
@@ -38,7 +38,7 @@ impl IncrementalGraph {
     }
 
     pub(super) fn set_phase_message(&mut self, p: usize, text: &str) {
-        let shown = crate::util::request_text(text).unwrap_or(text.trim());
+        let shown = crate::text::request_text(text).unwrap_or(text.trim());
         self.g.nodes[p].name = truncate_chars(shown.lines().next().unwrap_or_default(), NAME_CHARS);
         self.mark(p);
         let max = self.opts.max_output_chars;
