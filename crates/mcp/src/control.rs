@@ -15,7 +15,9 @@ use mindgate_home::{Home, token_file};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
-use crate::output::{Links, ToolOutput, encode};
+use mindgate_memory::agent::encode_component;
+
+use crate::output::{Links, ToolOutput};
 use crate::output_limits::{cut_str, one_line};
 use crate::params::{ListPausesArgs, ResumeActionArg, ResumeArgs};
 use crate::time::iso;
@@ -98,7 +100,7 @@ impl PauseControl for HttpControl {
             let ep = self.endpoint()?;
             let mut url = format!("{}/api/pauses", ep.base());
             if let Some(run) = run_id {
-                let _ = write!(url, "?runId={}", encode(run));
+                let _ = write!(url, "?runId={}", encode_component(run));
             }
             let body = send(&ep, client()?.get(url)).await?;
             Ok(match body {
@@ -128,8 +130,8 @@ impl PauseControl for HttpControl {
             let url = format!(
                 "{}/api/runs/{}/pauses/{}/resume",
                 ep.base(),
-                encode(run_id),
-                encode(pause_id)
+                encode_component(run_id),
+                encode_component(pause_id)
             );
             send(&ep, client()?.post(url).json(&body)).await
         })

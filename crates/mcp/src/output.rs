@@ -3,6 +3,8 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
+use mindgate_memory::agent::encode_component;
+
 use crate::error::ToolError;
 use crate::output_limits::{
     MAX_ERROR_CHARS, MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, cut_str, cut_within, fit,
@@ -129,7 +131,7 @@ impl Links {
 
     /// The run in the viewer.
     pub fn run(&self, run_id: &str) -> String {
-        format!("{}/#/run/{}", self.base, encode(run_id))
+        format!("{}/#/run/{}", self.base, encode_component(run_id))
     }
 
     /// The node of a run in the viewer.
@@ -137,8 +139,8 @@ impl Links {
         format!(
             "{}/#/run/{}/node/{}",
             self.base,
-            encode(run_id),
-            encode(node_id)
+            encode_component(run_id),
+            encode_component(node_id)
         )
     }
 
@@ -155,24 +157,10 @@ impl Links {
         format!(
             "{}/api/runs/{}/nodes/{}",
             self.base,
-            encode(run_id),
-            encode(node_id)
+            encode_component(run_id),
+            encode_component(node_id)
         )
     }
-}
-
-/// Percent-encodes like JavaScript's `encodeURIComponent` (the viewer decodes with
-/// `decodeURIComponent`).
-pub fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -371,16 +372,30 @@ pub fn entity_route(id: &str) -> String {
     format!("#/memory/entity/{}", encode_component(id))
 }
 
-fn encode_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+/// What JavaScript's `encodeURIComponent` leaves as is: ASCII letters, digits and
+/// `-_.!~*'()`.
+const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+/// Percent-encodes `s` like JavaScript's `encodeURIComponent` (the viewer decodes its
+/// routes with `decodeURIComponent`): the one encoder of viewer deep links and of ids in
+/// API paths and query strings, for every view.
+///
+/// ```
+/// use mindgate_memory::agent::encode_component;
+/// assert_eq!(encode_component("tool:search/é x"), "tool%3Asearch%2F%C3%A9%20x");
+/// assert_eq!(encode_component("r-1_a.b!~*'()"), "r-1_a.b!~*'()");
+/// ```
+pub fn encode_component(s: &str) -> String {
+    utf8_percent_encode(s, URI_COMPONENT).to_string()
 }
 
 /// `fact_remember`.
