@@ -13,6 +13,8 @@
 //!   [`bounded`] (regular files only, size caps);
 //! - [`discover`](mod@discover): finding sessions under the agents' homes, the task list, loading by id;
 //! - [`graph`]: [`build_graph`] (pure) and [`IncrementalGraph`] (live append).
+//! - [`induce`](mod@induce): a succeeded task as a value-abstracted procedure (steps, variables,
+//!   success criteria), or the reason there is none;
 //! - [`report`]: what a person reads first about a graph (critical path, hot steps,
 //!   failures), and [`format`]: readable durations — one of each for every view;
 //! - [`follow`]: following a growing session file ([`follow::Follower`]), what the live
@@ -53,6 +55,7 @@ pub mod fast_hash;
 pub mod follow;
 pub mod format;
 pub mod graph;
+pub mod induce;
 pub mod json_fields;
 pub mod live;
 pub mod parse;
