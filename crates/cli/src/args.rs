@@ -116,6 +116,10 @@ pub enum MemoryCommand {
     /// Read an export into an empty store (refused when the store holds anything; one
     /// transaction: a bad line writes nothing).
     Import(MemoryImportArgs),
+    /// Induce a procedure from a succeeded coding-agent task: its value-abstracted steps,
+    /// variables and success criteria, stored quarantined (provenance `induction`) unless the
+    /// user already has one with (nearly) the same steps. A failed task induces nothing.
+    Induce(MemoryInduceArgs),
     /// Benchmarks of the memory store (figures are printed, never asserted).
     Bench(MemoryBenchArgs),
     /// Re-embed every stored record with another embedder (the store then uses it).
@@ -231,6 +235,24 @@ pub struct MemoryRememberArgs {
     /// Where it came from: user, tool, extraction, reflection, induction or imported.
     #[arg(long, default_value = "user")]
     pub provenance: String,
+    /// The database and output.
+    #[command(flatten)]
+    pub db: MemoryDbArgs,
+}
+
+/// Options of `mindgate memory induce`.
+#[derive(Debug, clap::Args)]
+pub struct MemoryInduceArgs {
+    /// The task: a session file or folder, or the id (or a unique id prefix) of a discovered
+    /// session, as `mindgate taskgraph` takes it.
+    #[arg(value_name = "PATH|ID")]
+    pub task: String,
+    /// Whose memory.
+    #[arg(long, value_name = "NAME")]
+    pub user: String,
+    /// Where to look when an id is given.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
     /// The database and output.
     #[command(flatten)]
     pub db: MemoryDbArgs,

@@ -572,6 +572,7 @@ pub fn error_code(e: &MemoryError) -> &'static str {
         MemoryError::OverLimit { .. } => "over_limit",
         MemoryError::Flagged(_) => "flagged",
         MemoryError::Conflict(_) => "conflict",
+        MemoryError::NotInducible { .. } => "not_inducible",
         MemoryError::EmbedderMismatch { .. } => "embedder_mismatch",
         MemoryError::Embed(_) => "embedder_failed",
         MemoryError::SchemaTooNew { .. } => "schema_too_new",

@@ -53,6 +53,15 @@ pub enum MemoryError {
     /// The operation does not apply to the record in its current state.
     #[error("{0}")]
     Conflict(String),
+    /// The task graph induces no procedure (the task did not succeed, or made no tool call).
+    #[error("task {task_id} induces no procedure")]
+    NotInducible {
+        /// The task.
+        task_id: String,
+        /// Why (the failing node, the task's status).
+        #[source]
+        reason: Box<mindgate_taskgraph::induce::Refusal>,
+    },
     /// The store's vectors were made by another embedder.
     #[error(
         "this memory store's vectors were made by {stored}, not {active}; re-embed them first with `mindgate memory reembed --embedder {provider}` (or keep using {stored})"
@@ -104,7 +113,8 @@ impl MemoryError {
             MemoryError::Duplicate(_)
             | MemoryError::ReadOnlyBlock { .. }
             | MemoryError::Flagged(_)
-            | MemoryError::Conflict(_) => ErrorCode::Conflict,
+            | MemoryError::Conflict(_)
+            | MemoryError::NotInducible { .. } => ErrorCode::Conflict,
             MemoryError::EmbedderMismatch { .. } | MemoryError::SchemaTooNew { .. } => {
                 ErrorCode::Unavailable
             }

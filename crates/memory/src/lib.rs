@@ -5,13 +5,15 @@
 //! were recalled.
 //!
 //! The [`store`] traits are the one core the CLI, MCP/HTTP surfaces and the viewer call;
-//! [`SqliteMemory`] is the embedded default backend.
+//! [`SqliteMemory`] is the embedded default backend. [`induction`] turns a succeeded task
+//! graph (`mindgate-taskgraph`) into a quarantined, deduplicated induced procedure.
 
 pub mod agent;
 pub mod bench;
 pub mod consolidate;
 pub mod error;
 pub mod fusion;
+pub mod induction;
 pub mod lexical;
 pub mod schema;
 pub mod sqlite;

@@ -74,11 +74,11 @@ pub struct Variable {
     pub values: Vec<String>,
 }
 
-/// Why a task graph induces no procedure.
+/// Why a task graph induces no procedure (the message says it of the task: "it failed at …").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The task's final outcome is a failure.
-    #[error("task {task_id} failed at {node_type} `{node_name}` ({node_id}){}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    #[error("it failed at {node_type} `{node_name}` ({node_id}){}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Failed {
         /// The task.
         task_id: String,
@@ -92,13 +92,13 @@ pub enum Refusal {
         message: Option<String>,
     },
     /// The task has not ended.
-    #[error("task {task_id} is still running: induce it once it has succeeded")]
+    #[error("it is still running: induce it once it has succeeded")]
     Running {
         /// The task.
         task_id: String,
     },
     /// The task ended without succeeding (cancelled, aborted, never started).
-    #[error("task {task_id} did not succeed (its status is {status}){}", node.as_deref().map(|n| format!(": {n}")).unwrap_or_default())]
+    #[error("it did not succeed (its status is {status}){}", node.as_deref().map(|n| format!(": {n}")).unwrap_or_default())]
     NotSucceeded {
         /// The task.
         task_id: String,
@@ -108,7 +108,7 @@ pub enum Refusal {
         node: Option<String>,
     },
     /// The task succeeded without a single successful tool call: there is no workflow.
-    #[error("task {task_id} succeeded without any tool call: there are no steps to induce")]
+    #[error("it succeeded without any tool call: there are no steps to induce")]
     NoSteps {
         /// The task.
         task_id: String,
@@ -630,7 +630,9 @@ mod tests {
     #[test]
     fn repeated_runs_collapse() {
         let mut steps = Vec::new();
-        for s in ["read", "read", "edit", "run", "edit", "run", "edit", "run", "search"] {
+        for s in [
+            "read", "read", "edit", "run", "edit", "run", "edit", "run", "search",
+        ] {
             push_step(&mut steps, s.to_owned());
         }
         assert_eq!(steps, ["read", "edit", "run", "search"]);

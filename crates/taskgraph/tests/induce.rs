@@ -146,7 +146,12 @@ fn failed_tasks_are_refused_naming_the_failing_node() {
         other => panic!("{other:?}"),
     }
     let text = r.to_string();
-    assert!(text.contains("dsh-fail failed at test"), "{text}");
+    assert!(
+        text.starts_with(
+            "it failed at test `cargo test --workspace` (tool-f_test): test result: FAILED"
+        ),
+        "{text}"
+    );
 
     // Claude: the first turn succeeded, the last one failed: still a failed task.
     let g = graph(&format!("{CLAUDE}/c-main.jsonl"));

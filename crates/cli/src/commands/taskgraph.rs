@@ -14,8 +14,8 @@ use anyhow::{Context, bail};
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::read::dsh_session_file;
 use mindgate_taskgraph::{
-    DiscoveryConfig, IdMatch, SessionLocation, TaskGraph, TaskReport, detect_agent, graph::NodeRef,
-    match_task_id,
+    DiscoveryConfig, GraphTree, IdMatch, Session, SessionLocation, TaskGraph, TaskReport,
+    detect_agent, graph::NodeRef, match_task_id,
 };
 
 use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan};
@@ -24,25 +24,7 @@ use crate::args::TaskgraphArgs;
 /// Prints the task graph of one session.
 pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
     let config = discovery_config(&args.discovery);
-    let path = Path::new(&args.target);
-    let loc = if path.is_dir() && dsh_session_file(path).is_none() {
-        in_folder(path, &config)?
-    } else if path.exists() {
-        let agent = detect_agent(path)
-            .with_context(|| format!("cannot read {} as a session", path.display()))?;
-        SessionLocation {
-            agent,
-            path: path.to_path_buf(),
-            workspace: None,
-        }
-    } else {
-        locate(&args.target, &scan(&config))?
-    };
-    let (session, tree) =
-        load_tree(&loc, &config).with_context(|| format!("cannot read {}", loc.path.display()))?;
-    for w in &session.warnings {
-        eprintln!("mindgate: warning: {w}");
-    }
+    let (loc, session, tree) = load_target(&args.target, &config)?;
     if args.json {
         // Straight from the typed graph to stdout: no intermediate `Value` tree.
         let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -58,6 +40,36 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
     // only add time (the OS takes the memory back at once).
     std::mem::forget(session);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session a `PATH|ID` argument names — a session file, a folder holding one session,
+/// else the id (or unique id prefix) of a discovered session — read with its children and
+/// built as a task graph (archived mode); read warnings go to stderr. `mindgate taskgraph`
+/// and `mindgate memory induce` resolve their argument with this one rule.
+pub(crate) fn load_target(
+    target: &str,
+    config: &DiscoveryConfig,
+) -> anyhow::Result<(SessionLocation, Session, GraphTree)> {
+    let path = Path::new(target);
+    let loc = if path.is_dir() && dsh_session_file(path).is_none() {
+        in_folder(path, config)?
+    } else if path.exists() {
+        let agent = detect_agent(path)
+            .with_context(|| format!("cannot read {} as a session", path.display()))?;
+        SessionLocation {
+            agent,
+            path: path.to_path_buf(),
+            workspace: None,
+        }
+    } else {
+        locate(target, &scan(config))?
+    };
+    let (session, tree) =
+        load_tree(&loc, config).with_context(|| format!("cannot read {}", loc.path.display()))?;
+    for w in &session.warnings {
+        eprintln!("mindgate: warning: {w}");
+    }
+    Ok((loc, session, tree))
 }
 
 /// The one session in a folder (any agent's layout, any depth): the sessions found there that

@@ -214,6 +214,9 @@ impl ItemRow {
                 priority: self.priority.unwrap_or(0.0),
                 steps: strings("steps"),
                 variables: strings("variables"),
+                variable_values: body
+                    .get("variableValues")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok()),
                 success_criteria: strings("successCriteria"),
                 success_count: self.success_count.and_then(|c| u32::try_from(c).ok()),
                 trust: self.trust(),

@@ -36,6 +36,12 @@ impl ProceduralMemory for Procedural<'_> {
         check_list("steps", &rule.steps)?;
         check_list("variables", &rule.variables)?;
         check_list("successCriteria", &rule.success_criteria)?;
+        for (name, values) in rule.variable_values.iter().flatten() {
+            check_text("variableValues", name)?;
+            for value in values {
+                check_text("variableValues", value)?;
+            }
+        }
         // The gate scans everything that would drive an action.
         let mut scanned = rule.text.clone();
         for part in rule.steps.iter().flatten().chain(rule.condition.iter()) {
@@ -46,6 +52,7 @@ impl ProceduralMemory for Procedural<'_> {
             "condition": rule.condition,
             "steps": rule.steps,
             "variables": rule.variables,
+            "variableValues": rule.variable_values,
             "successCriteria": rule.success_criteria,
         });
         let row = ItemRow {

@@ -1,5 +1,7 @@
 //! What callers hand the store to write: one input type per record kind.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -161,6 +163,9 @@ pub struct NewRule {
     /// Variables of an induced procedure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<String>>,
+    /// The concrete values each variable took in the trajectory it was induced from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variable_values: Option<BTreeMap<String, Vec<String>>>,
     /// Success criteria of an induced procedure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success_criteria: Option<Vec<String>>,

@@ -2,6 +2,8 @@
 //! camelCase field names. Timestamps are ISO-8601 strings (RFC 3339, UTC, millisecond
 //! precision) exactly as they travel; the store keeps them as integers internally.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -320,6 +322,10 @@ pub struct Rule {
     /// Variables abstracted from the trajectory (`{product}` …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<String>>,
+    /// The concrete values each variable took in the trajectory (Mindgate's addition: what
+    /// a person reviewing the procedure, or a reuse re-binding it, needs to see).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variable_values: Option<BTreeMap<String, Vec<String>>>,
     /// Verifiable success criteria.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success_criteria: Option<Vec<String>>,

@@ -6,6 +6,7 @@ mod bench;
 mod consolidate;
 mod embedder;
 mod embedders;
+mod induce;
 mod records;
 mod reembed;
 
@@ -36,5 +37,6 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         MemoryCommand::Import(args) => admin::import(&args),
         MemoryCommand::Embedder(args) => embedder::run(args),
         MemoryCommand::Consolidate(args) => consolidate::run(&args),
+        MemoryCommand::Induce(args) => induce::run(&args),
     }
 }

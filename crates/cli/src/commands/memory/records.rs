@@ -29,7 +29,7 @@ pub fn open(db: Option<&PathBuf>) -> anyhow::Result<SqliteMemory> {
 }
 
 /// Prints `value` as JSON when asked, else the text `describe` makes.
-fn emit<T: Serialize>(
+pub fn emit<T: Serialize>(
     db: &MemoryDbArgs,
     value: &T,
     describe: impl FnOnce(&T) -> String,
