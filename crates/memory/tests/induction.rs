@@ -161,7 +161,12 @@ fn verified_reuses_promote_at_the_threshold() {
     assert_eq!(v.promote_after, threshold);
     assert_eq!(v.procedure.trust.status, Some(MemoryStatus::Active));
     assert_eq!(s.procedural().list("ana", false).unwrap()[0].record.id, id);
-    let ops: Vec<String> = s.ledger(&id).unwrap().into_iter().map(|e| e.action).collect();
+    let ops: Vec<String> = s
+        .ledger(&id)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.action)
+        .collect();
     assert!(ops.iter().any(|o| o == "promote"), "{ops:?}");
     // Once active, further successes only count.
     let after =
