@@ -23,8 +23,8 @@ use serde_json::Value;
 
 use crate::graph::classify::command_of;
 use crate::graph::{Node, NodeMeta, NodeType, Status, TaskGraph, ToolMeta};
-use crate::report::TaskReport;
 use crate::json_fields::str_field;
+use crate::report::TaskReport;
 use crate::text::truncate_chars;
 
 /// Longest variable value kept, in characters (longer ones are cut with `…`).
