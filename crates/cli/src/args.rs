@@ -515,6 +515,10 @@ pub struct ServeArgs {
     /// names no `userId`.
     #[arg(long, value_name = "NAME")]
     pub memory_user: Option<String>,
+    /// Agent-memory database file behind `/api/memory` and the `/mcp` memory tools (a
+    /// path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/memory.db].
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_memory_db_path)]
+    pub memory_db: Option<PathBuf>,
 }
 
 /// Arguments of `mindgate mcp`.
@@ -539,6 +543,10 @@ pub struct McpArgs {
     /// The user the memory tools act for when a call names no `userId`.
     #[arg(long, value_name = "NAME")]
     pub memory_user: Option<String>,
+    /// Agent-memory database file of the memory tools (a path, `sqlite:PATH` or
+    /// `file:PATH`) [default: $MINDGATE_HOME/memory.db, the home given by --home].
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_memory_db_path)]
+    pub memory_db: Option<PathBuf>,
     /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
     /// quarantined memories, which defeats the quarantine (by default a person validates,
     /// with `mindgate memory validate` or over HTTP with the token).

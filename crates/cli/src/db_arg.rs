@@ -1,4 +1,5 @@
-//! `--db`: a SQLite file path. URLs of other databases are refused until the team hub exists.
+//! `--db` and `--memory-db`: a SQLite file path. URLs of other databases are refused until
+//! the team hub exists, and so is a directory.
 
 use std::path::PathBuf;
 
@@ -12,15 +13,40 @@ const FILE_SCHEMES: [&str; 2] = ["sqlite", "file"];
 /// scheme. A one-letter prefix is a Windows drive (`C:\…`), not a scheme; a file
 /// whose name really starts with `word:` can be given as `./word:…`.
 pub fn parse_db_path(value: &str) -> Result<PathBuf, String> {
+    parse_file_flag("--db", value)
+}
+
+/// Parses a `--memory-db` value (the agent-memory database) with the rules of `--db`.
+pub fn parse_memory_db_path(value: &str) -> Result<PathBuf, String> {
+    parse_file_flag("--memory-db", value)
+}
+
+fn parse_file_flag(flag: &str, value: &str) -> Result<PathBuf, String> {
+    let path = parse_file_value(flag, value)?;
+    if path.is_dir() {
+        return Err(format!(
+            "{flag} {value}: is a directory; give the database file (e.g. {})",
+            path.join(if flag == "--db" {
+                "mindgate.db"
+            } else {
+                "memory.db"
+            })
+            .display()
+        ));
+    }
+    Ok(path)
+}
+
+fn parse_file_value(flag: &str, value: &str) -> Result<PathBuf, String> {
     if value.trim().is_empty() {
-        return Err("--db needs a file path".to_owned());
+        return Err(format!("{flag} needs a file path"));
     }
     let Some((scheme, rest)) = split_scheme(value) else {
         return Ok(PathBuf::from(value));
     };
     if !FILE_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
         return Err(format!(
-            "--db takes a SQLite file path; '{scheme}:' URLs are not supported (a shared team \
+            "{flag} takes a SQLite file path; '{scheme}:' URLs are not supported (a shared team \
              database does not exist yet). Give a file path, `sqlite:PATH` or `file:PATH` \
              (for a file whose name starts with '{scheme}:', write ./{value})"
         ));
@@ -32,7 +58,7 @@ pub fn parse_db_path(value: &str) -> Result<PathBuf, String> {
             Some(_) => &after["localhost".len()..],
             None => {
                 return Err(format!(
-                    "--db {value}: a {scheme}: URL must name a local file \
+                    "{flag} {value}: a {scheme}: URL must name a local file \
                      ({scheme}:///absolute/path or {scheme}:relative/path)"
                 ));
             }
@@ -41,11 +67,11 @@ pub fn parse_db_path(value: &str) -> Result<PathBuf, String> {
     };
     if path.contains('?') || path.contains('#') {
         return Err(format!(
-            "--db {value}: URL parameters are not supported; give just the file path"
+            "{flag} {value}: URL parameters are not supported; give just the file path"
         ));
     }
     if path.is_empty() {
-        return Err(format!("--db {value}: the URL names no file"));
+        return Err(format!("{flag} {value}: the URL names no file"));
     }
     Ok(PathBuf::from(path))
 }
@@ -111,5 +137,23 @@ mod tests {
         }
         let err = parse_db_path("postgres://h/m").expect_err("postgres");
         assert!(err.contains("'postgres:' URLs are not supported"), "{err}");
+        let err = parse_memory_db_path("postgres://h/m").expect_err("postgres");
+        assert!(
+            err.starts_with("--memory-db takes a SQLite file path"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = std::env::temp_dir();
+        let err = parse_memory_db_path(&dir.display().to_string()).expect_err("dir");
+        assert!(err.contains("is a directory"), "{err}");
+        assert!(err.contains("memory.db"), "{err}");
+        let err = parse_db_path(&format!("sqlite:{}", dir.display())).expect_err("dir");
+        assert!(
+            err.starts_with("--db ") && err.contains("mindgate.db"),
+            "{err}"
+        );
     }
 }

@@ -64,6 +64,10 @@ pub struct ServeConfig {
     pub memory_db_path: PathBuf,
     /// The user memory routes and `/mcp` memory tools use when a request names none.
     pub memory_user: Option<String>,
+    /// The chat model `POST /api/memory/sessions/{id}/consolidate` asks (`None`:
+    /// consolidation is off and the route answers 503 `unavailable`). The binary sets it
+    /// from `MINDGATE_CHAT_*`.
+    pub memory_chat: Option<mindgate_memory::consolidate::ChatConfig>,
     /// The service served at `/mcp` (behind the guard, with the token on every
     /// request); `None` leaves `/mcp` unserved. The binary mounts the MCP tools here.
     pub mcp: Option<crate::Mount>,
@@ -91,6 +95,7 @@ impl ServeConfig {
             http: crate::listener::HttpLimits::from_env(),
             memory_db_path: Home::at(home).memory_db(),
             memory_user: None,
+            memory_chat: None,
             mcp: None,
         }
     }

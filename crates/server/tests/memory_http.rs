@@ -341,6 +341,7 @@ async fn mutations_need_the_token_and_the_guard_refuses_foreign_hosts_and_origin
         (Method::POST, "/api/memory/blocks/b/append"),
         (Method::POST, "/api/memory/blocks/b/replace"),
         (Method::POST, "/api/memory/sessions/s/messages"),
+        (Method::POST, "/api/memory/sessions/s/consolidate"),
         (Method::POST, "/api/memory/episodes"),
         (Method::POST, "/api/memory/procedures"),
         (Method::POST, "/api/memory/entities/e/merge"),

@@ -25,6 +25,11 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     config.port = args.port;
     config.allow_control = args.allow_control;
     config.memory_user = args.memory_user;
+    if let Some(path) = &args.memory_db {
+        config.memory = Some(std::sync::Arc::new(
+            mindgate_memory::agent::LazyMemory::new(home.root(), path),
+        ));
+    }
     config.allow_validate = args.allow_validate;
     config.discovery.extra_paths.extend(args.sessions);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -12,10 +12,11 @@
 //! users, counters, lists, one record, history, the quarantine queue), `facts` (the fact
 //! lifecycle: remember, supersede, forget, validate, reject), `kinds` (the per-kind lists
 //! and writes: episodes, procedures, insights), `blocks` (working-memory blocks),
-//! `sessions` (session messages), `entities` (the entity graph) and `feed` (the change
+//! `sessions` (session messages), `consolidate` (a session through the chat model), `entities` (the entity graph) and `feed` (the change
 //! feed). This file holds the router and what the handlers share.
 
 mod blocks;
+mod consolidate;
 mod entities;
 mod facts;
 mod feed;
@@ -39,6 +40,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 pub use blocks::{AppendBody, BlockBody, ReplaceBody};
+pub use consolidate::ConsolidateBody;
 pub use entities::MergeBody;
 pub use facts::{ReasonBody, SupersedeBody, ValidateBody};
 pub use feed::FeedQuery;
@@ -79,6 +81,10 @@ pub(crate) fn router(state: &AppState) -> Router<AppState> {
         .route(
             "/api/memory/sessions/{session_id}/messages",
             get(sessions::list).post(sessions::push),
+        )
+        .route(
+            "/api/memory/sessions/{session_id}/consolidate",
+            post(consolidate::consolidate),
         )
         .route("/api/memory/episodes", post(kinds::put_episode))
         .route("/api/memory/procedures", post(kinds::add_procedure))

@@ -25,10 +25,15 @@ pub struct TestServer {
 }
 
 pub async fn start() -> TestServer {
+    start_with(|_| {}).await
+}
+
+/// A test server whose configuration `adjust` changes first.
+pub async fn start_with(adjust: impl FnOnce(&mut mindgate_server::ServeConfig)) -> TestServer {
     let dir = tempfile::tempdir().expect("tmp");
-    let server = mindgate_server::start_for_tests(dir.path())
-        .await
-        .expect("server starts");
+    let mut config = mindgate_server::ServeConfig::for_tests(dir.path());
+    adjust(&mut config);
+    let server = mindgate_server::start(config).await.expect("server starts");
     TestServer {
         dir,
         server,

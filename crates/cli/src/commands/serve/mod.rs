@@ -35,6 +35,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     config.task_graph = tasks::discovery_config(&args.discovery);
     config.memory_user = args.memory_user.clone();
+    if let Some(path) = &args.memory_db {
+        config.memory_db_path = path.clone();
+    }
+    config.memory_chat = mindgate_memory::consolidate::ChatConfig::from_env()
+        .transpose()
+        .context("memory consolidation is configured wrongly")?;
     config.mcp = Some(mcp_mount::mount());
     if !args.host.is_loopback() {
         if !args.allow_remote {
