@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
-use crate::hub::{ResumeRequest, VIEWER_VERSION};
+use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
 use crate::request::{body, query};
 use crate::state::AppState;
 
@@ -315,7 +315,7 @@ pub async fn resume(
             b.action
         ))
     })?;
-    let (result, message) = state
+    let reply = state
         .hub
         .resume_and_wait(
             &run_id,
@@ -329,11 +329,7 @@ pub async fn resume(
             state.config.resume_wait,
         )
         .await;
-    let mut v = json!({"result": result});
-    if let Some(m) = message {
-        v["message"] = json!(m);
-    }
-    Ok(Json(v).into_response())
+    Ok(Json(resume_answer(reply)).into_response())
 }
 
 /// `GET /api/debug`

@@ -90,6 +90,17 @@ impl AppConn {
 /// What a resume request finally got: the referee's verdict and a message.
 pub type ResumeReply = (ResumeResult, Option<String>);
 
+/// The answer every view gives to a resume: `{result, message?}` (the body of
+/// `POST /api/runs/:runId/pauses/:pauseId/resume`, the MCP `resume` tool's answer and the
+/// fields of the feed's `resume.result`).
+pub fn resume_answer((result, message): ResumeReply) -> Value {
+    let mut answer = serde_json::json!({ "result": result });
+    if let Some(m) = message {
+        answer["message"] = Value::String(m);
+    }
+    answer
+}
+
 /// A resume sent to the app, waiting for its `exec.resumed` / `exec.refused`.
 struct InFlight {
     pause: Pause,

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::hub::{ResumeRequest, VIEWER_VERSION};
+use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
 use crate::state::AppState;
 
 /// How often coalesced `run.update`s are flushed.
@@ -405,16 +405,18 @@ impl Feed {
                 let replies = self.replies.clone();
                 let request_id = request_id.cloned();
                 self.state.tasks.spawn(async move {
-                    let (result, message) = state
+                    let reply = state
                         .hub
                         .resume_and_wait(&env.run_id, &r.pause_id, req, state.config.resume_wait)
                         .await;
-                    let mut v = json!({"type": "resume.result", "result": result});
+                    let mut v = json!({"type": "resume.result"});
+                    if let (Some(fields), Value::Object(answer)) =
+                        (v.as_object_mut(), resume_answer(reply))
+                    {
+                        fields.extend(answer);
+                    }
                     if let Some(id) = request_id {
                         v["requestId"] = id;
-                    }
-                    if let Some(m) = message {
-                        v["message"] = json!(m);
                     }
                     let _ = replies.send(v.to_string());
                 });

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use mindgate_mcp::{PauseControl, ToolError};
 use mindgate_protocol::ResumeAction;
-use mindgate_server::hub::{Hub, ResumeRequest};
+use mindgate_server::hub::{Hub, ResumeRequest, resume_answer};
 use mindgate_server::{AppState, Mount};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The future type of [`PauseControl`]'s methods.
 type ControlFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send + 'a>>;
@@ -97,15 +97,11 @@ impl PauseControl for HubControl {
                 input: None,
                 request_id: None,
             };
-            let (result, message) = self
+            let reply = self
                 .hub
                 .resume_and_wait(run_id, pause_id, request, self.resume_wait)
                 .await;
-            let mut answer = json!({ "result": result });
-            if let Some(m) = message {
-                answer["message"] = json!(m);
-            }
-            Ok(answer)
+            Ok(resume_answer(reply))
         })
     }
 }
