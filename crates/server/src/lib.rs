@@ -36,6 +36,7 @@ mod guard;
 pub mod hub;
 mod ingest;
 mod listener;
+mod live_graph;
 pub mod memory_api;
 mod mount;
 mod panic_guard;

@@ -254,6 +254,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         tasks: TaskTracker::new(),
         stats: Arc::new(Stats::default()),
         graph_reads: Arc::default(),
+        live_graphs: Arc::default(),
         memory: Arc::new(mindgate_memory::agent::LazyMemory::new(
             &config_home,
             &memory_db_path,

@@ -175,6 +175,8 @@ pub struct AppState {
     pub tasks: TaskTracker,
     /// Counters.
     pub stats: Arc<Stats>,
+    /// The shared live projections of `/ws/ui` viewers in projection mode.
+    pub live_graphs: Arc<crate::live_graph::LiveGraphs>,
     /// Shared, bounded graph builds for `GET /api/runs/{id}/graph`.
     pub graph_reads: Arc<crate::graph_reads::GraphReads>,
     /// The agent-memory store (`/api/memory/…` and the `/mcp` memory tools), opened on

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
+use crate::live_graph::GraphSubscription;
 use crate::state::AppState;
 
 /// How often coalesced `run.update`s are flushed.
@@ -48,6 +49,16 @@ struct Feed {
     runs: HashMap<String, Option<u64>>,
     list: bool,
     dirty: HashMap<String, RunSummary>,
+    /// The run followed in projection mode (experimental): snapshot, then deltas.
+    graph: Option<GraphSubscription>,
+}
+
+/// The next delta of the projection-mode subscription, if there is one.
+async fn next_graph_delta(graph: &mut Option<GraphSubscription>) -> Result<Arc<str>, RecvError> {
+    match graph {
+        Some(sub) => sub.deltas.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Serves one viewer connection. `authorized` = it presented the control token.
@@ -64,6 +75,7 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
         runs: HashMap::new(),
         list: false,
         dirty: HashMap::new(),
+        graph: None,
     };
     let welcome = json!({"type": "welcome", "version": VIEWER_VERSION, "readOnly": !authorized});
     if send(&mut socket, welcome.to_string()).await.is_err()
@@ -106,6 +118,20 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
                 Err(RecvError::Closed) => break,
             },
             Some(reply) = reply_rx.recv() => send(&mut socket, reply).await,
+            delta = next_graph_delta(&mut feed.graph) => match delta {
+                Ok(text) => send(&mut socket, text.to_string()).await,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::debug!(missed = n, "viewer fell behind the live graph; sending a new snapshot");
+                    match feed.graph.take() {
+                        Some(sub) => feed.subscribe_graph(&mut socket, sub.run_id.clone()).await,
+                        None => Ok(()),
+                    }
+                }
+                Err(RecvError::Closed) => {
+                    feed.graph = None;
+                    Ok(())
+                }
+            },
             _ = tick.tick() => feed.flush_updates(&mut socket).await,
         };
         if result.is_err() {
@@ -186,6 +212,9 @@ impl Feed {
         match msg.get("type").and_then(Value::as_str) {
             Some("subscribe") => match run_id {
                 Some(id) if id == WILDCARD_RUN_ID => self.subscribe_list(socket).await,
+                Some(id) if msg.get("projection").and_then(Value::as_bool) == Some(true) => {
+                    self.subscribe_graph(socket, id).await
+                }
                 Some(id) => self.subscribe_run(socket, id).await,
                 None => {
                     send(
@@ -203,6 +232,9 @@ impl Feed {
                     }
                     Some(id) => {
                         self.runs.remove(id);
+                        if self.graph.as_ref().is_some_and(|g| g.run_id == id) {
+                            self.graph = None;
+                        }
                     }
                     None => {}
                 }
@@ -248,6 +280,28 @@ impl Feed {
         )
         .await?;
         self.runs.insert(run_id, last);
+        Ok(())
+    }
+
+    /// Projection mode (experimental): the run's graph as one `graph.snapshot`,
+    /// then a `graph.delta` per committed batch that changed it. Replaces an
+    /// earlier projection-mode subscription of this viewer.
+    async fn subscribe_graph(&mut self, socket: &mut WebSocket, run_id: String) -> Result<(), ()> {
+        self.graph = None;
+        let state = &self.state;
+        let Some(sub) = state
+            .live_graphs
+            .subscribe(&state.store, &state.feed, &state.shutdown, &run_id)
+            .await
+        else {
+            return send(
+                socket,
+                error_msg("the server is shutting down", ErrorCode::Unavailable, None),
+            )
+            .await;
+        };
+        send(socket, sub.snapshot.to_string()).await?;
+        self.graph = Some(sub);
         Ok(())
     }
 

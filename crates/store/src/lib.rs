@@ -55,7 +55,7 @@ pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,
 };
-pub use projection::{NodeDetail, RunGraph, RunProjection, project};
+pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;

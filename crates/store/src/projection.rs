@@ -15,6 +15,11 @@ use serde_json::Value;
 
 use crate::model::StoredEvent;
 
+mod delta;
+
+use delta::Changes;
+pub use delta::{GraphDelta, InstanceChange, NodeChange};
+
 /// The state of a node or of one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -230,6 +235,9 @@ pub struct RunProjection {
     /// Keep what only node detail shows (inputs, outputs, error detail, tool
     /// arguments, pause records, `node.started` extras).
     detail: bool,
+    /// What the events applied since the last [`RunProjection::take_delta`]
+    /// touched, once [`RunProjection::track_changes`] turned tracking on.
+    changes: Option<Changes>,
 }
 
 /// The string field `key` of a JSON object, if it is one.
@@ -300,6 +308,7 @@ impl RunProjection {
             pauses: HashMap::new(),
             run_finished: false,
             detail,
+            changes: None,
         }
     }
 
@@ -339,6 +348,7 @@ impl RunProjection {
             instances: Vec::new(),
         });
         self.index.insert(node_id.to_owned(), i);
+        self.touch_node(i);
         i
     }
 
@@ -365,6 +375,7 @@ impl RunProjection {
         node.parent = Some(pi);
         node.parent_id = Some(parent_id);
         node.explicit_parent = true;
+        self.touch_node(ni);
     }
 
     /// Whether `ancestor` is `node` or one of its ancestors.
@@ -418,6 +429,7 @@ impl RunProjection {
                             continue;
                         };
                         let i = self.node_mut(id);
+                        self.touch_node(i);
                         let node = &mut self.nodes[i];
                         node.hinted = true;
                         if node.instances.is_empty() {
@@ -463,7 +475,8 @@ impl RunProjection {
                         node.instances.len() - 1
                     }
                 };
-                let inst = &mut node.instances[ii];
+                self.touch_instance(ni, ii);
+                let inst = &mut self.nodes[ni].instances[ii];
                 let d = &mut inst.detail;
                 d.summary.started_at.get_or_insert(ts);
                 d.summary.first_seq.get_or_insert(seq);
@@ -483,6 +496,7 @@ impl RunProjection {
                 };
                 let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                self.touch_instance(ni, ii);
                 let d = &mut self.nodes[ni].instances[ii].detail;
                 if let Some(deltas) = payload.get("deltas").and_then(Value::as_array) {
                     for delta in deltas {
@@ -505,6 +519,7 @@ impl RunProjection {
                 };
                 let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                self.touch_instance(ni, ii);
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.finished = true;
                 let d = &mut inst.detail;
@@ -535,6 +550,7 @@ impl RunProjection {
                 };
                 let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                self.touch_instance(ni, ii);
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.errored = true;
                 let d = &mut inst.detail;
@@ -560,6 +576,7 @@ impl RunProjection {
                 };
                 let ni = self.node_mut(&id);
                 let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+                self.touch_instance(ni, ii);
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.open_pauses += 1;
                 if detail {
@@ -579,6 +596,7 @@ impl RunProjection {
                     return;
                 };
                 if let Some((ni, ii)) = self.pauses.remove(&pause_id) {
+                    self.touch_instance(ni, ii);
                     let inst = &mut self.nodes[ni].instances[ii];
                     inst.open_pauses = inst.open_pauses.saturating_sub(1);
                     if let Some(p) = inst
@@ -593,7 +611,14 @@ impl RunProjection {
                     }
                 }
             }
-            "run.finished" => self.run_finished = true,
+            "run.finished" => {
+                self.run_finished = true;
+                // A held instance is no longer `paused` once its run finished.
+                let held: Vec<(usize, usize)> = self.pauses.values().copied().collect();
+                for (ni, ii) in held {
+                    self.touch_instance(ni, ii);
+                }
+            }
             _ => {}
         }
     }
@@ -679,6 +704,7 @@ impl RunProjection {
             pauses: HashMap::new(),
             run_finished: self.run_finished,
             detail: false,
+            changes: None,
         }
     }
 

@@ -1,0 +1,246 @@
+//! `/ws/ui` projection mode (experimental): `subscribe {runId, projection: true}`
+//! answers one `graph.snapshot` then `graph.delta`s; snapshot + deltas give the
+//! graph `GET /api/runs/:id/graph` answers, for a viewer that subscribed before
+//! the run existed and for one that subscribed while it was being written.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Ws, frame, next_json, start};
+use futures_util::SinkExt;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+/// A viewer's graph, folded from one snapshot and the deltas after it.
+#[derive(Default)]
+struct Folded {
+    nodes: Vec<Value>,
+    seq: Option<u64>,
+    /// The `seq` the snapshot was taken at.
+    snapshot_seq: Option<u64>,
+    deltas: usize,
+}
+
+impl Folded {
+    fn snapshot(&mut self, msg: &Value) {
+        self.nodes = msg["graph"]["nodes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        self.seq = msg["seq"].as_u64();
+        self.snapshot_seq = self.seq;
+    }
+
+    fn delta(&mut self, msg: &Value) {
+        let seq = msg["seq"].as_u64().expect("a delta has a seq");
+        assert!(
+            self.seq.is_none_or(|s| seq > s),
+            "deltas come after the snapshot, in order ({seq} after {:?})",
+            self.seq
+        );
+        self.seq = Some(seq);
+        self.deltas += 1;
+        for change in msg["nodes"].as_array().expect("nodes") {
+            let mut fields = change.clone();
+            fields.as_object_mut().unwrap().remove("instanceCount");
+            match self
+                .nodes
+                .iter_mut()
+                .find(|n| n["nodeId"] == change["nodeId"])
+            {
+                Some(node) => {
+                    fields["instances"] = node["instances"].take();
+                    *node = fields;
+                }
+                None => {
+                    fields["instances"] = json!([]);
+                    self.nodes.push(fields);
+                }
+            }
+        }
+        for change in msg["instances"].as_array().expect("instances") {
+            let mut instance = change.clone();
+            let node_id = instance.as_object_mut().unwrap().remove("nodeId").unwrap();
+            let node = self
+                .nodes
+                .iter_mut()
+                .find(|n| n["nodeId"] == node_id)
+                .expect("the instance's node is known");
+            let list = node["instances"].as_array_mut().unwrap();
+            match list
+                .iter_mut()
+                .find(|i| i["instanceId"] == instance["instanceId"])
+            {
+                Some(slot) => *slot = instance,
+                None => list.push(instance),
+            }
+        }
+    }
+
+    /// Reads the viewer's messages until it has applied `last_seq`.
+    async fn follow(&mut self, ui: &mut Ws, last_seq: u64) {
+        while self.seq != Some(last_seq) {
+            let msg = next_json(ui).await.expect("feed ended early");
+            match msg["type"].as_str() {
+                Some("graph.snapshot") => self.snapshot(&msg),
+                Some("graph.delta") => self.delta(&msg),
+                Some("event") => panic!("projection mode sends no raw events"),
+                _ => {}
+            }
+        }
+    }
+}
+
+async fn subscribe_projection(ui: &mut Ws, run: &str) {
+    ui.send(Message::text(
+        json!({"type": "subscribe", "runId": run, "projection": true}).to_string(),
+    ))
+    .await
+    .unwrap();
+}
+
+fn run_frames(run: &str, nodes: u64) -> Vec<String> {
+    let mut frames = vec![frame(
+        run,
+        0,
+        "run.started",
+        json!({"app": "a", "sdk": {"name": "x", "version": "1"}}),
+    )];
+    let mut seq = 1;
+    let mut push = |ty: &str, payload: Value| {
+        frames.push(frame(run, seq, ty, payload));
+        seq += 1;
+    };
+    push(
+        "node.started",
+        json!({"nodeId": "agent:root", "kind": "agent", "name": "root", "instanceId": "root#0"}),
+    );
+    for i in 0..nodes {
+        let id = format!("tool:t{}", i % 50);
+        // Parent named before it runs (a pending node), retries, tokens, errors.
+        push(
+            "node.started",
+            json!({"nodeId": id, "kind": "tool", "name": id, "parentId": format!("chain:c{}", i % 7), "instanceId": format!("i{i}")}),
+        );
+        push(
+            "node.token",
+            json!({"nodeId": id, "instanceId": format!("i{i}"), "deltas": [{"t": "text", "v": "ab"}]}),
+        );
+        if i % 9 == 0 {
+            push(
+                "node.error",
+                json!({"nodeId": id, "instanceId": format!("i{i}"), "error": {"name": "E", "message": "m"}}),
+            );
+        } else {
+            push(
+                "node.finished",
+                json!({"nodeId": id, "instanceId": format!("i{i}"), "status": "ok", "durationMs": 1}),
+            );
+        }
+    }
+    push("run.finished", json!({"status": "ok"}));
+    frames
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_and_deltas_give_the_stored_graph() {
+    let t = start().await;
+    let run = "proj";
+    // Viewer `early` subscribes before the run exists: an empty snapshot, then deltas.
+    let mut early = t.ui(false).await;
+    subscribe_projection(&mut early, run).await;
+    let mut early_graph = Folded::default();
+    loop {
+        let msg = next_json(&mut early).await.expect("snapshot");
+        if msg["type"] == "graph.snapshot" {
+            assert_eq!(msg["runId"], run);
+            assert_eq!(msg["graph"]["nodes"], json!([]));
+            early_graph.snapshot(&msg);
+            break;
+        }
+    }
+    let frames = run_frames(run, 1_500);
+    let last_seq = frames.len() as u64 - 1;
+    let (mut app, _) = t.app(None).await;
+    // The second half is written once the late viewer has its snapshot.
+    let (go_on, second_half) = tokio::sync::oneshot::channel::<()>();
+    let writer = tokio::spawn(async move {
+        let mut second_half = Some(second_half);
+        for (i, chunk) in frames.chunks(100).enumerate() {
+            if i == 20
+                && let Some(rx) = second_half.take()
+            {
+                rx.await.unwrap();
+            }
+            for f in chunk {
+                app.send(Message::text(f.clone())).await.unwrap();
+            }
+            app.flush().await.unwrap();
+            tokio::task::yield_now().await;
+        }
+        app
+    });
+    // Viewer `late` subscribes while the run is being written.
+    mindgate_testkit::wait::until_async("some events stored", Duration::from_secs(10), || async {
+        let (s, r) = t.get(&format!("/api/runs/{run}")).await;
+        (s == 200 && r["counts"]["events"].as_u64().unwrap_or(0) > 500).then_some(())
+    })
+    .await;
+    let mut late = t.ui(false).await;
+    subscribe_projection(&mut late, run).await;
+    let mut late_graph = Folded::default();
+    loop {
+        let msg = next_json(&mut late).await.expect("snapshot");
+        if msg["type"] == "graph.snapshot" {
+            late_graph.snapshot(&msg);
+            break;
+        }
+    }
+    go_on.send(()).unwrap();
+    late_graph.follow(&mut late, last_seq).await;
+    early_graph.follow(&mut early, last_seq).await;
+    let _app = writer.await.unwrap();
+
+    let (status, graph) = t.get(&format!("/api/runs/{run}/graph")).await;
+    assert_eq!(status, 200);
+    let want = graph["nodes"].as_array().unwrap();
+    assert_eq!(want.len(), 1 + 50 + 7, "root, 50 tools, 7 chains");
+    assert_eq!(&early_graph.nodes, want, "snapshot before the run + deltas");
+    assert_eq!(&late_graph.nodes, want, "snapshot mid-run + deltas");
+    assert!(early_graph.deltas > 1, "the live tail came as deltas");
+    let mid = late_graph
+        .snapshot_seq
+        .expect("the late snapshot had events");
+    assert!(mid > 500 && mid < last_seq, "subscribed mid-run ({mid})");
+    t.server.stop().await.expect("stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_subscribe_still_replays_events() {
+    let t = start().await;
+    let (mut app, _) = t.app(None).await;
+    for f in run_frames("plain", 3) {
+        app.send(Message::text(f)).await.unwrap();
+    }
+    t.wait_events("plain", 12).await;
+    let mut ui = t.ui(false).await;
+    ui.send(Message::text(
+        json!({"type": "subscribe", "runId": "plain", "projection": false}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let mut events = 0;
+    loop {
+        let msg = next_json(&mut ui).await.expect("feed");
+        match msg["type"].as_str() {
+            Some("graph.snapshot") => panic!("projection is opt-in"),
+            Some("event") => events += 1,
+            Some("replay.end") => break,
+            _ => {}
+        }
+    }
+    assert_eq!(events, 12);
+    t.server.stop().await.expect("stop");
+}

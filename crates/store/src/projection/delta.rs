@@ -1,0 +1,144 @@
+//! What applying events changed: the nodes and instances a live projection
+//! touched, as a [`GraphDelta`] a view can apply to the graph it holds.
+//!
+//! A projection tracks changes once [`RunProjection::track_changes`] turns it
+//! on (a snapshot's [`RunProjection::graph`] is the state before the first
+//! delta). [`RunProjection::take_delta`] then returns the summary of every node
+//! whose fields, parent, state or instance count changed and every instance
+//! whose fields or state changed — never a node's other instances — and starts
+//! the next delta. Applying each delta in order to the snapshot (replace a node
+//! summary by `nodeId`, an instance by `nodeId` + `instanceId`, append what is
+//! new) gives [`RunProjection::graph`] again.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::{GraphInstance, NodeState, RunProjection};
+
+/// The nodes and instances touched since the last delta, in first-touch order.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Changes {
+    nodes: Vec<usize>,
+    node_set: HashSet<usize>,
+    instances: Vec<(usize, usize)>,
+    instance_set: HashSet<(usize, usize)>,
+}
+
+/// One node's graph fields without its instances (`instanceCount` says how many it has).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeChange {
+    /// Stable logical id.
+    pub node_id: String,
+    /// Kind (`agent`, `llm`, `tool`, …).
+    pub kind: String,
+    /// Display name.
+    pub name: String,
+    /// Parent logical node.
+    pub parent_id: Option<String>,
+    /// Aggregate state (as in [`super::GraphNode::status`]).
+    pub status: NodeState,
+    /// Announced by `graph.hint` but never ran.
+    pub hinted: bool,
+    /// How many instances the node has now.
+    pub instance_count: usize,
+}
+
+/// One instance of a node, as the graph shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceChange {
+    /// The node it is an execution of.
+    pub node_id: String,
+    /// The instance's graph fields.
+    #[serde(flatten)]
+    pub instance: GraphInstance,
+}
+
+/// The changes of one or more applied events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GraphDelta {
+    /// Changed or new nodes, new ones in graph order.
+    pub nodes: Vec<NodeChange>,
+    /// Changed or new instances, new ones in start order.
+    pub instances: Vec<InstanceChange>,
+}
+
+impl GraphDelta {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty() && self.instances.is_empty()
+    }
+}
+
+impl RunProjection {
+    /// Starts tracking what each applied event changes (see [`RunProjection::take_delta`]).
+    pub fn track_changes(&mut self) {
+        self.changes.get_or_insert_with(Changes::default);
+    }
+
+    /// The nodes and instances changed since tracking started or the last
+    /// delta; `None` when tracking is off or nothing changed.
+    pub fn take_delta(&mut self) -> Option<GraphDelta> {
+        let changes = std::mem::take(self.changes.as_mut()?);
+        if changes.nodes.is_empty() && changes.instances.is_empty() {
+            return None;
+        }
+        let run_open = !self.run_finished;
+        let nodes = changes
+            .nodes
+            .iter()
+            .map(|&ni| {
+                let n = &self.nodes[ni];
+                let states: Vec<NodeState> = n
+                    .instances
+                    .iter()
+                    .map(|inst| Self::instance_state(inst, run_open))
+                    .collect();
+                NodeChange {
+                    node_id: n.node_id.clone(),
+                    kind: n.kind.clone(),
+                    name: n.name.clone(),
+                    parent_id: n.parent_id.clone(),
+                    status: Self::aggregate(&states, n.hinted),
+                    hinted: n.hinted && n.instances.is_empty(),
+                    instance_count: n.instances.len(),
+                }
+            })
+            .collect();
+        let instances = changes
+            .instances
+            .iter()
+            .map(|&(ni, ii)| {
+                let inst = &self.nodes[ni].instances[ii];
+                let mut instance = inst.detail.summary.clone();
+                instance.status = Self::instance_state(inst, run_open);
+                InstanceChange {
+                    node_id: self.nodes[ni].node_id.clone(),
+                    instance,
+                }
+            })
+            .collect();
+        Some(GraphDelta { nodes, instances })
+    }
+
+    /// Marks a node changed (its fields, parent or instance count).
+    pub(super) fn touch_node(&mut self, ni: usize) {
+        if let Some(c) = self.changes.as_mut()
+            && c.node_set.insert(ni)
+        {
+            c.nodes.push(ni);
+        }
+    }
+
+    /// Marks an instance changed, and its node (whose state depends on it).
+    pub(super) fn touch_instance(&mut self, ni: usize, ii: usize) {
+        self.touch_node(ni);
+        if let Some(c) = self.changes.as_mut()
+            && c.instance_set.insert((ni, ii))
+        {
+            c.instances.push((ni, ii));
+        }
+    }
+}
