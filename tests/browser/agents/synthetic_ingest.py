@@ -1,8 +1,12 @@
 """Ingests one synthetic big run into a Mindgate server over /ingest, speaking
 wire protocol v1 like a GraphMind client (hello → hello.ack → events).
 
-Usage: synthetic_ingest.py ws://127.0.0.1:PORT/ingest NODES EVENTS
+Usage: synthetic_ingest.py ws://127.0.0.1:PORT/ingest NODES EVENTS [--tail]
 Prints `RUN <runId> <events sent>` when every frame has been sent.
+With --tail the run stays open (no run.finished) and the connection too: each
+line read from stdin sends one node.started of a new node `tool:live-<line>`
+under the root agent, its input carrying `sentAt` (epoch ms, sub-ms), and
+prints `SENT <line>`; at the end of stdin the run finishes.
 The shape matches ui/dist/js/perf.js: agent → 50 chains → 500 agents → leaves,
 then repeated executions of the leaves until the event budget is spent.
 """
@@ -41,6 +45,7 @@ def many_runs(url: str, count: int) -> int:
 def main() -> int:
     if len(sys.argv) == 4 and sys.argv[2] == "runs":
         return many_runs(sys.argv[1], int(sys.argv[3]))
+    tail = "--tail" in sys.argv[4:]
     url, nodes, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     run_id = f"run_synthetic_{int(time.time() * 1000)}"
     seq = 0
@@ -98,7 +103,8 @@ def main() -> int:
         ev("node.finished", {"nodeId": nid, "instanceId": inst, "durationMs": 2, "status": "ok", "usage": {"inputTokens": 10, "outputTokens": 5}})
     for nid in reversed(opened):
         ev("node.finished", {"nodeId": nid, "instanceId": f"{nid}#0", "durationMs": 1000, "status": "ok"})
-    ev("run.finished", {"status": "ok"})
+    if not tail:
+        ev("run.finished", {"status": "ok"})
 
     with connect(url, max_size=None, open_timeout=10) as ws:
         ws.send(json.dumps({"gm": 1, "seq": 0, "ts": int(time.time() * 1000), "runId": "*", "type": "hello",
@@ -109,7 +115,22 @@ def main() -> int:
             return 1
         for f in frames:
             ws.send(f)
-    print(f"RUN {run_id} {len(frames)}", flush=True)
+        print(f"RUN {run_id} {len(frames)}", flush=True)
+        if not tail:
+            return 0
+        for line in sys.stdin:
+            name = line.strip()
+            if not name:
+                continue
+            nid = f"tool:live-{name}"
+            sent_at = time.time() * 1000
+            ws.send(json.dumps({"gm": 1, "seq": seq, "ts": int(time.time() * 1000), "runId": run_id, "type": "node.started",
+                                "payload": {"nodeId": nid, "kind": "tool", "name": f"live-{name}", "parentId": root,
+                                            "instanceId": f"{nid}#0", "input": {"sentAt": sent_at}}}))
+            seq += 1
+            print(f"SENT {name} {sent_at:.3f}", flush=True)
+        ws.send(json.dumps({"gm": 1, "seq": seq, "ts": int(time.time() * 1000), "runId": run_id, "type": "run.finished",
+                            "payload": {"status": "ok"}}))
     return 0
 
 

@@ -11,7 +11,8 @@ import { RunBar } from './runbar.js';
 import { Timeline } from './timeline.js';
 import { Router } from './router.js';
 import { Search } from './search.js';
-import { openSynthetic, prepareSynthetic, measureIncremental } from './perf.js';
+import { openSynthetic, prepareSynthetic, measureIncremental, openProjected, whenDrawn } from './perf.js';
+import { applySnapshot, applyDelta } from './graphdelta.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -92,4 +93,6 @@ window.mindgate = {
   prepareSynthetic: (nodes, events) => prepareSynthetic(nodes, events),
   openSynthetic: (nodes, events) => openSynthetic(store, nodes, events),
   measureIncremental: (n) => measureIncremental(store, n),
+  openProjected: (runId) => openProjected(store, runId, { applySnapshot, applyDelta }),
+  whenDrawn: (nodeId) => whenDrawn(store, nodeId),
 };

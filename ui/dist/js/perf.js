@@ -125,3 +125,75 @@ export async function measureIncremental(store, count = 30) {
     moved,
   };
 }
+
+/**
+ * Opens `runId` through the server projection (experimental `/ws/ui`
+ * subscribe with `projection: true`) on a socket of its own: the snapshot and
+ * the deltas after it are applied to the selected run's model by graphdelta.js
+ * and drawn by the graph view. Resolves once the snapshot is drawn, with the
+ * figures the benchmark compares against the event replay: subscribe → graph
+ * complete, the page's handler time, the bytes received. Later deltas keep
+ * flowing into the model (store.projection has the running counts).
+ */
+export function openProjected(store, runId, { applySnapshot, applyDelta }) {
+  return new Promise((resolve, reject) => {
+    store.local = runId; // the store's own feed does not subscribe to this run
+    store.selectRun(runId);
+    const model = store.model;
+    const stats = { bytes: 0, messages: 0, deltas: 0, busyMs: 0 };
+    store.projection = stats;
+    const q = store.token ? `?token=${encodeURIComponent(store.token)}` : '';
+    const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/ui${q}`);
+    stats.socket = ws;
+    let t0 = 0;
+    ws.onopen = () => {
+      t0 = performance.now();
+      ws.send(JSON.stringify({ type: 'subscribe', runId, projection: true }));
+    };
+    ws.onerror = () => reject(new Error('the projection socket failed'));
+    ws.onmessage = (e) => {
+      const t = performance.now();
+      stats.bytes += e.data.length;
+      stats.messages++;
+      const msg = JSON.parse(e.data);
+      if (msg.runId !== runId || store.model !== model) return;
+      if (msg.type === 'graph.snapshot') {
+        applySnapshot(model, msg);
+        store.finishReplay();
+        stats.busyMs += performance.now() - t;
+        const done = {
+          runId, nodes: model.nodes.size, instances: model.instList.length, lastSeq: model.lastSeq,
+          subscribeToCompleteMs: performance.now() - t0, pageBusyMs: stats.busyMs, bytes: stats.bytes,
+        };
+        requestAnimationFrame(() => resolve({ ...done, subscribeToDrawnMs: performance.now() - t0 }));
+        return;
+      }
+      if (msg.type === 'graph.delta' && applyDelta(model, msg)) {
+        stats.deltas++;
+        store.queueModel();
+      }
+      stats.busyMs += performance.now() - t;
+    };
+  });
+}
+
+/**
+ * Resolves with the epoch time (ms, sub-ms precision) of the first graph draw
+ * after which node `nodeId` of the open run has a box: the "drawn" end of
+ * "one live event → drawn".
+ */
+export function whenDrawn(store, nodeId) {
+  const graph = store.graph;
+  return new Promise((resolve) => {
+    const original = graph.drawNow;
+    graph.drawNow = function drawAndCheck(...args) {
+      const out = original.apply(this, args);
+      const n = store.model && store.model.nodes.get(nodeId);
+      if (n && n.placed) {
+        graph.drawNow = original;
+        resolve(performance.timeOrigin + performance.now());
+      }
+      return out;
+    };
+  });
+}

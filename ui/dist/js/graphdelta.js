@@ -1,0 +1,146 @@
+// The page side of the server projection (experimental, `/ws/ui` subscribe
+// with `projection: true`, docs/ui-feed.md): the server folds the run's events
+// with store::projection and sends one `graph.snapshot`, then a `graph.delta`
+// of changed node summaries and instances per committed batch. These functions
+// apply them to a RunModel, so the graph view, layout and timeline draw it as
+// they draw the page's own fold; no run-graph rule is applied here.
+//
+// Not yet in the projection (what the viewer's own fold keeps and the graph
+// fields do not carry): instance inputs and outputs (node detail over HTTP
+// would provide them), pause records, run info (name, status: the run list).
+
+const TAIL = 90; // characters of streamed text kept on a node for the canvas
+
+function newNode(model, id) {
+  const node = {
+    id, kind: 'custom', name: id, parent: null, parentId: null, explicitParent: false, children: [], depth: 0,
+    insts: [], running: 0, paused: 0, errors: 0, status: 'pending', hinted: false, placeholder: true, desc: 0,
+    folded: false, tokenTail: '', dirty: true, rev: 0, x: 0, y: 0, placed: false, seq: model.order.length,
+  };
+  model.nodes.set(id, node);
+  model.order.push(node);
+  model.added.push(node);
+  return node;
+}
+
+function setNodeFields(node, s) {
+  if (typeof s.kind === 'string') node.kind = s.kind;
+  if (typeof s.name === 'string') node.name = s.name;
+  node.status = s.status || node.status;
+  node.hinted = !!s.hinted;
+  node.placeholder = node.status === 'pending';
+  node.dirty = true;
+  node.rev++;
+}
+
+function fixDepth(node) {
+  const stack = [node];
+  while (stack.length) {
+    const n = stack.pop();
+    n.depth = n.parent ? n.parent.depth + 1 : 0;
+    for (const c of n.children) stack.push(c);
+  }
+}
+
+/** Places nodes under the parents their summaries name (new nodes first linked, then depths fixed). */
+function link(model, summaries, created) {
+  for (const s of summaries) {
+    const node = model.nodes.get(s.nodeId);
+    const parent = typeof s.parentId === 'string' ? model.nodes.get(s.parentId) || null : null;
+    if (created.has(node)) {
+      if (parent) model.attach(node, parent);
+      else model.roots.push(node);
+    } else if (parent && node.parent !== parent && !model.isAncestor(node, parent)) {
+      model.reparent(node, parent);
+    }
+  }
+  for (const node of created) fixDepth(node);
+}
+
+function usageOf(u) {
+  return u && !u.inclusive ? [u.inputTokens || 0, u.outputTokens || 0] : [0, 0];
+}
+
+function applyInstance(model, c) {
+  const node = model.nodes.get(c.nodeId);
+  if (!node) return;
+  let inst = model.instanceOf(node, c.instanceId);
+  if (!inst) {
+    inst = {
+      id: c.instanceId, node, status: 'running', start: null, end: null, durationMs: null, heldMs: null,
+      input: undefined, output: undefined, error: null, usage: null, tokens: {}, holds: [],
+      index: model.instList.length, finalStatus: null, errored: false, openPauses: 0,
+    };
+    if (!model.instances.has(inst.id)) model.instances.set(inst.id, inst);
+    model.instList.push(inst);
+    node.insts.push(inst);
+  }
+  const [inBefore, outBefore] = usageOf(inst.usage);
+  const [inAfter, outAfter] = usageOf(c.usage);
+  model.tokensIn += inAfter - inBefore;
+  model.tokensOut += outAfter - outBefore;
+  if (!inst.error && c.error) node.errors++;
+  inst.status = c.status;
+  inst.start = c.startedAt ?? inst.start;
+  inst.end = c.finishedAt ?? null;
+  inst.finalStatus = inst.end !== null ? c.status : null;
+  inst.errored = c.status === 'error';
+  inst.openPauses = c.status === 'paused' ? 1 : 0;
+  inst.durationMs = c.durationMs ?? null;
+  inst.heldMs = c.heldMs ?? null;
+  inst.usage = c.usage || null;
+  inst.error = c.error || null;
+  if (c.injected) inst.injected = true;
+  inst.tokens = {};
+  if (c.tokens) inst.tokens.text = c.tokens;
+  if (c.reasoning) inst.tokens.reasoning = c.reasoning;
+  const text = c.tokens || c.reasoning || '';
+  if (text && c.status === 'running') node.tokenTail = text.length > TAIL ? text.slice(-TAIL) : text;
+  for (const ts of [inst.start, inst.end]) {
+    if (typeof ts !== 'number') continue;
+    if (ts < model.minTs) model.minTs = ts;
+    if (ts > model.maxTs) model.maxTs = ts;
+  }
+  node.dirty = true;
+  node.rev++;
+}
+
+/** Fills a fresh RunModel from a `graph.snapshot` message. */
+export function applySnapshot(model, msg) {
+  const nodes = (msg.graph && Array.isArray(msg.graph.nodes)) ? msg.graph.nodes : [];
+  const created = new Set();
+  for (const s of nodes) {
+    if (!s || typeof s.nodeId !== 'string' || model.nodes.has(s.nodeId)) continue;
+    const node = newNode(model, s.nodeId);
+    created.add(node);
+    setNodeFields(node, s);
+  }
+  link(model, nodes.filter((s) => s && typeof s.nodeId === 'string'), created);
+  for (const s of nodes) {
+    if (!s || !Array.isArray(s.instances)) continue;
+    for (const i of s.instances) applyInstance(model, { ...i, nodeId: s.nodeId });
+  }
+  model.lastSeq = typeof msg.seq === 'number' ? msg.seq : null;
+  model.eventCount = model.lastSeq === null ? 0 : model.lastSeq + 1;
+  model.version++;
+}
+
+/** Applies one `graph.delta`; returns false when it is stale (at or before the model's seq). */
+export function applyDelta(model, msg) {
+  if (typeof msg.seq !== 'number' || (model.lastSeq !== null && model.lastSeq !== undefined && msg.seq <= model.lastSeq)) return false;
+  const summaries = (Array.isArray(msg.nodes) ? msg.nodes : []).filter((s) => s && typeof s.nodeId === 'string');
+  const created = new Set();
+  for (const s of summaries) {
+    let node = model.nodes.get(s.nodeId);
+    if (!node) { node = newNode(model, s.nodeId); created.add(node); }
+    setNodeFields(node, s);
+  }
+  link(model, summaries, created);
+  for (const c of Array.isArray(msg.instances) ? msg.instances : []) {
+    if (c && typeof c.nodeId === 'string' && typeof c.instanceId === 'string') applyInstance(model, c);
+  }
+  model.lastSeq = msg.seq;
+  model.eventCount = msg.seq + 1;
+  model.version++;
+  return true;
+}
