@@ -417,3 +417,68 @@ fn export_then_import_into_an_empty_store_gives_an_identical_store() {
         .is_empty()
     );
 }
+
+#[test]
+fn export_and_import_show_progress_only_on_a_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    for i in 0..5 {
+        ok(
+            h,
+            &["remember", &format!("fact {i} about bees"), "--user", "ana"],
+        );
+    }
+    let file = h.join("export.jsonl");
+    let out = memory(h, &["export", "-o", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("exported "),
+        "only the summary: {stderr:?}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    let db = h.join("copy.db");
+    let out = memory(
+        h,
+        &[
+            "import",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // On a terminal (util-linux `script` gives the command one), the bars are drawn.
+    let script = Command::new("script").arg("--version").output();
+    if script.is_err() {
+        println!("skipped: no `script` to give the command a terminal");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_mindgate");
+    let terminal = |command: String| {
+        let out = Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("MINDGATE_HOME", h)
+            .env_remove("MINDGATE_EMBED_URL")
+            .env_remove("MINDGATE_EMBEDDER")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = terminal(format!("{bin} memory export -o {}", file.display()));
+    assert!(shown.contains("exporting"), "{shown:?}");
+    let db = h.join("copy2.db");
+    let shown = terminal(format!(
+        "{bin} memory import {} --db {}",
+        file.display(),
+        db.display()
+    ));
+    assert!(shown.contains("importing"), "{shown:?}");
+}

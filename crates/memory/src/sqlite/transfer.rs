@@ -162,6 +162,19 @@ impl SqliteMemory {
         Ok(report)
     }
 
+    /// How many rows [`SqliteMemory::export_jsonl`] would write after its header (for a
+    /// progress bar).
+    pub fn export_rows(&self) -> Result<u64> {
+        let conn = self.lock();
+        let mut total = 0u64;
+        for (table, _) in TABLES {
+            let n: i64 =
+                conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?;
+            total += u64::try_from(n).unwrap_or(0);
+        }
+        Ok(total)
+    }
+
     /// Whether the store holds nothing (no record, block, entity or ledger row).
     pub fn is_empty(&self) -> Result<bool> {
         let conn = self.lock();

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mindgate_memory::{Actor, EntityGraph, GraphEntity, MemoryStore, TransferReport};
 
+use super::progress;
 use super::records::open;
 use crate::args::{
     MemoryExportArgs, MemoryIdArgs, MemoryImportArgs, MemoryMergeArgs, MemoryUserArgs,
@@ -91,38 +92,67 @@ fn summary(verb: &str, r: &TransferReport) -> String {
     format!("{verb} {} rows ({tables})", r.rows)
 }
 
-/// `mindgate memory export`.
+/// `mindgate memory export` (a progress bar of rows on a terminal's stderr).
 pub fn export(args: &MemoryExportArgs) -> anyhow::Result<ExitCode> {
     let store = open(args.db.as_ref())?;
+    let bar = progress::bar(
+        Some(store.export_rows()? + 1),
+        "{spinner} exporting {pos}/{len} rows {wide_bar} {eta}",
+    );
     let report = match &args.out {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?;
-            let mut out = BufWriter::new(file);
+            let mut out = progress::LineCounter {
+                inner: BufWriter::new(file),
+                bar: bar.clone(),
+            };
             let r = store.export_jsonl(&mut out)?;
             out.flush()?;
             r
         }
         None => {
             let stdout = std::io::stdout();
-            let mut out = BufWriter::new(stdout.lock());
+            let mut out = progress::LineCounter {
+                inner: BufWriter::new(stdout.lock()),
+                bar: bar.clone(),
+            };
             store.export_jsonl(&mut out)?
         }
     };
+    bar.finish_and_clear();
     eprintln!("{}", summary("exported", &report));
     Ok(ExitCode::SUCCESS)
 }
 
-/// `mindgate memory import`.
+/// `mindgate memory import` (a progress bar of bytes read on a terminal's stderr).
 pub fn import(args: &MemoryImportArgs) -> anyhow::Result<ExitCode> {
     let store = open(args.db.as_ref())?;
     let report = if args.input.as_os_str() == "-" {
+        let bar = progress::bar(None, "{spinner} importing {bytes} read");
         let stdin = std::io::stdin();
-        store.import_jsonl(&mut stdin.lock())?
+        let mut input = BufReader::new(progress::ByteCounter {
+            inner: stdin.lock(),
+            bar: bar.clone(),
+        });
+        let r = store.import_jsonl(&mut input);
+        bar.finish_and_clear();
+        r?
     } else {
         let file = std::fs::File::open(&args.input)
             .with_context(|| format!("cannot open {}", args.input.display()))?;
-        store.import_jsonl(&mut BufReader::new(file))?
+        let size = file.metadata().map(|m| m.len()).ok();
+        let bar = progress::bar(
+            size,
+            "{spinner} importing {bytes}/{total_bytes} {wide_bar} {eta}",
+        );
+        let mut input = BufReader::new(progress::ByteCounter {
+            inner: file,
+            bar: bar.clone(),
+        });
+        let r = store.import_jsonl(&mut input);
+        bar.finish_and_clear();
+        r?
     };
     println!("{}", summary("imported", &report));
     Ok(ExitCode::SUCCESS)
