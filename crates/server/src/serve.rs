@@ -242,6 +242,10 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let deadline = config.shutdown_deadline;
     let config_home = config.home.clone();
     let memory_db_path = config.memory_db_path.clone();
+    let task_graphs = Arc::new(crate::task_graph::TaskGraphs::new(
+        config.task_graph.clone(),
+        shutdown.clone(),
+    ));
     let state = AppState {
         hub: Arc::new(Hub::new()),
         store: Arc::new(store),
@@ -260,6 +264,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
             &memory_db_path,
         )),
         memory_changed: Arc::default(),
+        task_graphs,
     };
     spawn_pruner(&state);
     let app = router(state.clone());

@@ -184,6 +184,9 @@ pub struct AppState {
     pub memory: Arc<mindgate_memory::agent::LazyMemory>,
     /// Woken after a memory mutation through this server (the memory feed).
     pub memory_changed: Arc<tokio::sync::Notify>,
+    /// The coding-agent sessions (`/task-graph/api/…`, and the task a procedure is induced
+    /// from).
+    pub(crate) task_graphs: Arc<crate::task_graph::TaskGraphs>,
 }
 
 impl AppState {

@@ -11,8 +11,9 @@
 //! One module per resource: [`search`] (hybrid search), `records` (reads of any kind:
 //! users, counters, lists, one record, history, the quarantine queue), `facts` (the fact
 //! lifecycle: remember, supersede, forget, validate, reject), `kinds` (the per-kind lists
-//! and writes: episodes, procedures, insights), `blocks` (working-memory blocks),
-//! `sessions` (session messages), `consolidate` (a session through the chat model), `entities` (the entity graph) and `feed` (the change
+//! and writes: episodes, procedures, insights), `procedures` (induction from a task graph,
+//! outcomes of reuses), `blocks` (working-memory blocks), `sessions` (session messages),
+//! `consolidate` (a session through the chat model), `entities` (the entity graph) and `feed` (the change
 //! feed). This file holds the router and what the handlers share.
 
 mod blocks;
@@ -21,6 +22,7 @@ mod entities;
 mod facts;
 mod feed;
 mod kinds;
+mod procedures;
 mod records;
 mod search;
 mod sessions;
@@ -88,6 +90,11 @@ pub(crate) fn router(state: &AppState) -> Router<AppState> {
         )
         .route("/api/memory/episodes", post(kinds::put_episode))
         .route("/api/memory/procedures", post(kinds::add_procedure))
+        .route("/api/memory/procedures/induce", post(procedures::induce))
+        .route(
+            "/api/memory/procedures/{id}/outcome",
+            post(procedures::outcome),
+        )
         .route("/api/memory/entities", get(entities::list))
         .route("/api/memory/entities/{id}", get(entities::get))
         .route("/api/memory/entities/{id}/merge", post(entities::merge))

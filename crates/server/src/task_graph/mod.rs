@@ -33,7 +33,7 @@ use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::{
     Catalog, DiscoveryConfig, Error as TgError, Event, IdMatch, Session, SessionLocation,
-    TaskSummary, match_task_id,
+    TaskGraph, TaskSummary, match_task_id,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -76,10 +76,7 @@ pub(crate) fn router<S>(state: &AppState) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    let tg = Arc::new(TaskGraphs::new(
-        state.config.task_graph.clone(),
-        state.shutdown.clone(),
-    ));
+    let tg = state.task_graphs.clone();
     Router::new()
         .route("/task-graph/api/status", get(status))
         .route("/task-graph/api/tasks", get(tasks))
@@ -93,7 +90,8 @@ where
 type Tg = State<Arc<TaskGraphs>>;
 
 impl TaskGraphs {
-    fn new(config: DiscoveryConfig, shutdown: CancellationToken) -> Self {
+    /// The routes' state over `config`'s homes; live feeds end when `shutdown` is cancelled.
+    pub(crate) fn new(config: DiscoveryConfig, shutdown: CancellationToken) -> Self {
         Self {
             catalog: Mutex::new(Catalog::new(config)),
             cache: Mutex::new(Vec::new()),
@@ -153,6 +151,15 @@ impl TaskGraphs {
             graph: graph.clone(),
         });
         Ok((session, graph))
+    }
+
+    /// The typed graph of a task (an id, else a unique prefix, resolved as
+    /// `/task-graph/api/task` resolves it), read from disk and built as `mindgate taskgraph`
+    /// builds it: archived mode, children linked. Blocking: call it off the async runtime.
+    pub(crate) fn typed_graph(&self, id: &str) -> Result<TaskGraph, ApiError> {
+        let t = self.find(id)?;
+        let (_, tree) = load_tree(&location(&t), &self.config()).map_err(tg_error)?;
+        Ok(tree.graph)
     }
 
     /// The running live view of a session, if one is being watched.
