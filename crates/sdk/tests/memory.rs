@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use mindgate_home::Home;
-use mindgate_sdk::memory::{MemoryClient, MemoryError, RememberArgs, SearchOptions};
+use mindgate_sdk::memory::{BlockArgs, MemoryClient, MemoryError, RememberArgs, SearchOptions};
 use mindgate_sdk::{Client, Config, current_run};
 use serde_json::Value;
 
@@ -206,6 +206,24 @@ async fn with_the_server_down_memory_calls_return_errors_and_the_agent_continues
                 other => steps.push(format!("unexpected {other:?}")),
             }
             assert!(memory.status().await.is_err());
+            assert!(matches!(
+                memory.append_block("persona", "x").await,
+                Err(MemoryError::Unreachable { .. })
+            ));
+            assert!(
+                memory
+                    .push_message("s", &serde_json::json!({"role": "user", "content": "hi"}))
+                    .await
+                    .is_err()
+            );
+            assert!(
+                memory
+                    .search_episodes(&SearchOptions::new("x"))
+                    .await
+                    .unwrap_or_default()
+                    .is_empty()
+            );
+            assert!(memory.procedures(false, None).await.is_err());
             steps.push("carried on".to_owned());
             Ok::<_, MemoryError>(steps)
         })
@@ -230,4 +248,164 @@ async fn with_the_server_down_memory_calls_return_errors_and_the_agent_continues
     assert!(matches!(err, MemoryError::NoToken { .. }), "{err}");
     assert!(err.to_string().contains("MINDGATE_HOME"), "{err}");
     assert!(matches!(bad_url, Err(MemoryError::BadUrl(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_messages_episodes_and_procedures_are_nodes_of_the_run_graph() {
+    let home = tempfile::tempdir().unwrap();
+    let server = mindgate_server::start_for_tests(home.path()).await.unwrap();
+    let base = server.base_url();
+    let http = reqwest::Client::new();
+    // An episode and a procedure to find (written over HTTP, as another agent would).
+    for (path, body) in [
+        (
+            "/api/memory/episodes",
+            serde_json::json!({"userId": "alice", "summary": "Alice booked a flight to Lisbon", "startedAt": "2026-05-01T10:00:00Z", "endedAt": "2026-05-01T10:30:00Z"}),
+        ),
+        (
+            "/api/memory/procedures",
+            serde_json::json!({"userId": "alice", "text": "Always ask Alice about seat preference before booking", "priority": 1.0}),
+        ),
+    ] {
+        let r = http
+            .post(format!("{base}{path}"))
+            .bearer_auth(&server.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 201, "{path}");
+    }
+    let client = Client::new(
+        Config::default()
+            .app("sdk-memory-tiers")
+            .url(server.ingest_url())
+            .env(std::iter::empty::<(String, String)>()),
+    );
+    let memory = MemoryClient::for_client(&client)
+        .home(Home::at(home.path()))
+        .user("alice");
+    let (run_id, block, receipt, messages, episodes, procedures, listed) = client
+        .run("memory-tiers", (), async {
+            let run_id = current_run().unwrap().id().to_owned();
+            memory
+                .put_block("persona", &BlockArgs::new("Alice likes trains."))
+                .await?;
+            memory.append_block("persona", " And boats.").await?;
+            memory
+                .replace_block("persona", "trains", "night trains")
+                .await?;
+            let block = memory.block("persona").await?;
+            memory
+                .push_message(
+                    "trip",
+                    &serde_json::json!({"role": "user", "content": "Book me a window seat"}),
+                )
+                .await?;
+            let receipt = memory
+                .push_message(
+                    "trip",
+                    &serde_json::json!({"role": "assistant", "content": "Done"}),
+                )
+                .await?;
+            let messages = memory.messages("trip", Some(1), None).await?;
+            let episodes = memory
+                .search_episodes(&SearchOptions::new("flight Lisbon"))
+                .await?;
+            let procedures = memory
+                .search_procedures(&SearchOptions::new("seat preference booking"))
+                .await?;
+            let listed = (
+                memory.episodes(false, None).await?.len(),
+                memory.procedures(false, Some(10)).await?.len(),
+            );
+            Ok::<_, MemoryError>((
+                run_id, block, receipt, messages, episodes, procedures, listed,
+            ))
+        })
+        .await
+        .unwrap();
+    assert_eq!(block["value"], "Alice likes night trains. And boats.");
+    assert_eq!(receipt.sequence, 2);
+    assert_eq!(messages.len(), 1, "after sequence 1: {messages:?}");
+    assert_eq!(messages[0]["sequence"], 2);
+    assert_eq!(episodes[0].text, "Alice booked a flight to Lisbon");
+    assert_eq!(episodes[0].kind, "episodic");
+    assert!(episodes.iter().all(|h| h.kind == "episodic"));
+    assert_eq!(procedures[0].kind, "procedural");
+    assert_eq!(listed, (1, 1));
+    assert!(client.flush(Duration::from_secs(5)).await);
+
+    let expected = [
+        ("custom", "memory:block_put"),
+        ("custom", "memory:block_append"),
+        ("custom", "memory:block_replace"),
+        ("custom", "memory:block_get"),
+        ("custom", "memory:message_push"),
+        ("custom", "memory:messages"),
+        ("retriever", "memory:episode_search"),
+        ("retriever", "memory:procedure_search"),
+        ("custom", "memory:episodes"),
+        ("custom", "memory:procedures"),
+    ];
+    let graph = poll(
+        &http,
+        &format!("{base}/api/runs/{run_id}/graph"),
+        &server.token,
+        "every memory node finished",
+        |g| {
+            expected.iter().all(|(kind, name)| {
+                g["nodes"].as_array().is_some_and(|nodes| {
+                    nodes.iter().any(|n| {
+                        n["kind"] == *kind
+                            && n["name"] == *name
+                            && n["instances"]
+                                .as_array()
+                                .is_some_and(|i| i.iter().all(|i| i["status"] == "ok"))
+                    })
+                })
+            })
+        },
+    )
+    .await;
+    // The episode search's node: input = the options (kinds fixed), output = the hits.
+    let node = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "memory:episode_search")
+        .map(|n| n["nodeId"].as_str().unwrap().to_owned())
+        .unwrap();
+    let detail = poll(
+        &http,
+        &format!("{base}/api/runs/{run_id}/nodes/{node}"),
+        &server.token,
+        "node detail",
+        |_| true,
+    )
+    .await;
+    let instance = &detail["instances"][0];
+    assert_eq!(instance["input"]["kinds"], serde_json::json!(["episodic"]));
+    assert_eq!(
+        instance["output"][0]["text"],
+        "Alice booked a flight to Lisbon"
+    );
+
+    // Fail-open: a refused write is an error value (SDK off, see above).
+    let off = Client::new(
+        Config::default()
+            .enabled(false)
+            .url(server.ingest_url())
+            .env(std::iter::empty::<(String, String)>()),
+    );
+    let refused = MemoryClient::for_client(&off)
+        .home(Home::at(home.path()))
+        .user("alice")
+        .replace_block("persona", "no such text", "x")
+        .await;
+    assert!(
+        matches!(refused, Err(MemoryError::Api { .. })),
+        "{refused:?}"
+    );
+    server.stop().await.unwrap();
 }

@@ -27,13 +27,17 @@
 //!   read at each write so a server started later is found.
 //! * **In the run graph**: inside a run (outside one: the implicit run of the client given to
 //!   [`MemoryClient::for_client`], else of the global client), [`MemoryClient::search`] is a
-//!   `retriever` node `memory:search`; `remember`, `supersede`, `forget`, `history` and
-//!   `status` are `custom` nodes `memory:<op>`. They take gates like any node. With the SDK
+//!   `retriever` node `memory:search` (`search_episodes` / `search_procedures`:
+//!   `memory:episode_search` / `memory:procedure_search`); `remember`, `supersede`,
+//!   `forget`, `history`, `status`, the working blocks (`block`, `put_block`,
+//!   `append_block`, `replace_block`), session messages (`push_message`, `messages`) and
+//!   the `episodes` / `procedures` lists are `custom` nodes `memory:<op>`. They take gates like any node. With the SDK
 //!   off they are plain HTTP calls.
 //! * **Fail-open**: nothing panics or throws into the host. A failure (server down, `4xx`,
 //!   `5xx`, a bad answer) is logged with `tracing` and returned as a [`MemoryError`]; use
 //!   `unwrap_or_default()` for an empty result.
 
+mod tiers;
 mod types;
 
 use std::time::Duration;
@@ -48,6 +52,7 @@ use crate::config::Config;
 use crate::error::Aborted;
 use crate::{Node, NodeKind};
 
+pub use tiers::{BlockArgs, PushReceipt};
 pub use types::{History, MemoryHit, RememberArgs, SearchOptions};
 
 /// Connect timeout of a memory call (the server is local).
