@@ -9,6 +9,8 @@
 //! - [`env`]: the names of the environment variables a Mindgate process reads;
 //! - [`token_file`]: `run/serve-<port>.json`, written 0600 by `mindgate serve` and read by the
 //!   local tools that talk to it;
+//! - [`private_fs`]: the rule for what Mindgate writes (folders 0700, files 0600), used by
+//!   the token files, the run and memory databases and the database lock;
 //! - [`DEFAULT_HOST`] and [`DEFAULT_PORT`]: where the viewer server listens by default.
 //!
 //! ```
@@ -21,6 +23,7 @@
 
 pub mod env;
 mod paths;
+pub mod private_fs;
 pub mod token_file;
 
 pub use paths::{DEFAULT_FOLDER, Home, MEMORY_DB_FILE, MODELS_FOLDER, RUN_DB_FILE, RUN_FOLDER};

@@ -83,24 +83,17 @@ pub fn write(home: &Home, contents: &TokenFile) -> Result<PathBuf, TokenFileErro
     };
     let dir = home.run_dir();
     std::fs::create_dir_all(&dir).map_err(err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
-    }
+    crate::private_fs::set_private_dir(&dir).map_err(err)?;
     // A new file, never an old one's permissions: remove, then create exclusively.
     match std::fs::remove_file(&path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(err(e)),
         _ => {}
     }
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut file = opts.open(&path).map_err(err)?;
+    let mut file = crate::private_fs::private_file_options()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(err)?;
     let text = serde_json::to_string_pretty(contents).map_err(|e| err(e.into()))?;
     file.write_all(text.as_bytes()).map_err(err)?;
     Ok(path)

@@ -7,10 +7,11 @@
 //! process lock a file nobody else can see); it holds `{pid, port}` of the
 //! current holder so a refused start can say who has the database.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use mindgate_home::private_fs;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
@@ -53,24 +54,14 @@ pub fn acquire(db: &Path, holder: LockHolder) -> Result<DbLock, ServerError> {
         path: path.clone(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
-        std::fs::create_dir_all(dir).map_err(io)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-        }
-    }
-    let mut opts = OpenOptions::new();
-    opts.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut file = opts.open(&path).map_err(io)?;
+    private_fs::create_private_parent(&path).map_err(io)?;
+    let mut file = private_fs::private_file_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use mindgate_home::private_fs;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Result, StoreError};
@@ -57,25 +58,13 @@ pub(crate) fn prepare_path(path: &Path) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
-        std::fs::create_dir_all(dir).map_err(io)?;
-        set_mode(dir, 0o700).map_err(io)?;
-    }
+    private_fs::create_private_parent(path).map_err(io)?;
     match std::fs::metadata(path) {
         Ok(meta) => check_existing_file(path, &meta),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut opts = std::fs::OpenOptions::new();
-            opts.write(true).create(true).truncate(false);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(0o600);
-            }
-            opts.open(path).map_err(io)?;
+            private_fs::create_private_file(path).map_err(io)?;
             // The umask may have narrowed the mode further; make it exactly 0600.
-            set_mode(path, 0o600).map_err(io)
+            private_fs::set_private(path).map_err(io)
         }
         Err(e) => Err(io(e)),
     }
@@ -110,17 +99,6 @@ fn check_existing_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
             mode: 0o444,
         });
     }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 

@@ -25,6 +25,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mindgate_embed::Embedder;
+use mindgate_home::private_fs;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::error::{MemoryError, Result};
@@ -340,34 +341,9 @@ fn prepare_path(path: &Path) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.exists()
-    {
-        std::fs::create_dir_all(dir).map_err(io)?;
-        set_mode(dir, 0o700).map_err(io)?;
-    }
-    if !path.exists() {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        opts.open(path).map_err(io)?;
-    }
-    set_mode(path, 0o600).map_err(io)
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
-    Ok(())
+    private_fs::create_private_parent(path).map_err(io)?;
+    private_fs::create_private_file(path).map_err(io)?;
+    private_fs::set_private(path).map_err(io)
 }
 
 impl MemoryStore for SqliteMemory {
