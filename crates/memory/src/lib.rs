@@ -24,7 +24,7 @@ pub mod types;
 
 pub use error::{MemoryError, Result};
 pub use sqlite::{
-    FusionDefaults, ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport,
+    FactAt, FusionDefaults, ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport,
 };
 pub use store::*;
 pub use types::*;

@@ -2,6 +2,7 @@
 //! 0600, numbered migrations, append-only rows with tombstones and a history ledger.
 
 mod consolidation;
+mod belief;
 mod entities;
 mod episodic;
 mod insights;
@@ -34,6 +35,7 @@ use crate::time::{Clock, SystemClock};
 use crate::types::*;
 
 pub(crate) use consolidation::ConsolidationBatch;
+pub use belief::FactAt;
 pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};

@@ -18,6 +18,10 @@ pub const MAX_LIST: usize = 1000;
 pub struct ItemFilter {
     /// Only this owner.
     pub user_id: Option<String>,
+    /// Only records scoped to this agent.
+    pub agent_id: Option<String>,
+    /// Only records scoped to this session.
+    pub session_id: Option<String>,
     /// Only this kind (working blocks are not items: use the working tier).
     pub kind: Option<MemoryKind>,
     /// Only this retrieval state.
@@ -47,6 +51,14 @@ impl SqliteMemory {
         if let Some(user) = &filter.user_id {
             args.push(SqlValue::Text(user.clone()));
             clauses.push(format!("i.user_id = ?{}", args.len()));
+        }
+        if let Some(agent) = &filter.agent_id {
+            args.push(SqlValue::Text(agent.clone()));
+            clauses.push(format!("i.agent_id = ?{}", args.len()));
+        }
+        if let Some(session) = &filter.session_id {
+            args.push(SqlValue::Text(session.clone()));
+            clauses.push(format!("i.session_id = ?{}", args.len()));
         }
         if let Some(kind) = filter.kind {
             if kind == MemoryKind::Working || kind == MemoryKind::Shared {

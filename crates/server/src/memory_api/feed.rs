@@ -24,6 +24,10 @@ const FEED_POLL: Duration = Duration::from_millis(250);
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeedQuery {
     after: Option<i64>,
+    /// The control token as `?token=` (the guard checks it; a browser's `EventSource` cannot
+    /// send an `Authorization` header, and remote access needs the token on every read).
+    #[serde(rename = "token")]
+    _token: Option<String>,
 }
 
 /// `GET /api/memory/feed?after=SEQ`: Server-Sent Events, one `change` event (id = ledger

@@ -1,5 +1,5 @@
 //! The per-kind routes: the lists of episodes, procedures and insights (one handler, a
-//! table of paths) and the writes of episodes and procedures.
+//! table of paths) and the writes of episodes, procedures and insights.
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -7,8 +7,8 @@ use axum::extract::{Query, State};
 use axum::routing::{MethodRouter, get};
 use mindgate_memory::agent;
 use mindgate_memory::{
-    Actor, EpisodicMemory, MemoryKind, MemoryStore, NewEpisode, NewRule, ProceduralMemory,
-    SqliteMemory,
+    Actor, EpisodicMemory, InsightMemory, MemoryKind, MemoryStore, NewEpisode, NewInsight, NewRule,
+    ProceduralMemory, SqliteMemory,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -70,6 +70,19 @@ pub(super) async fn add_procedure(
     create(&state, b, |m, mut r| {
         r.meta.by = Actor::User;
         m.procedural().add(r)
+    })
+    .await
+}
+
+/// `POST /api/memory/insights` (body: `NewInsight`; `by` is `user`) → the insight (201);
+/// it lands quarantined with provenance `reflection` unless the body names another.
+pub(super) async fn add_insight(
+    State(state): State<AppState>,
+    b: Result<Json<NewInsight>, JsonRejection>,
+) -> ApiResult {
+    create(&state, b, |m, mut i| {
+        i.meta.by = Actor::User;
+        m.insights().add(i)
     })
     .await
 }

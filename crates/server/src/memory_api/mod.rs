@@ -46,7 +46,7 @@ pub use consolidate::ConsolidateBody;
 pub use entities::MergeBody;
 pub use facts::{ReasonBody, SupersedeBody, ValidateBody};
 pub use feed::FeedQuery;
-pub use records::RecordsQuery;
+pub use records::{BeliefQuery, RecordsQuery};
 pub use search::SearchQuery;
 pub use sessions::{MessagesQuery, PushBody};
 
@@ -67,6 +67,7 @@ pub(crate) fn router(state: &AppState) -> Router<AppState> {
         .route("/api/memory/records", get(records::list))
         .route("/api/memory/records/{id}", get(records::get))
         .route("/api/memory/records/{id}/history", get(records::history))
+        .route("/api/memory/records/{id}/belief", get(records::belief))
         .route("/api/memory/records/{id}/supersede", post(facts::supersede))
         .route("/api/memory/records/{id}/forget", post(facts::forget))
         .route("/api/memory/records/{id}/validate", post(facts::validate))
@@ -95,6 +96,7 @@ pub(crate) fn router(state: &AppState) -> Router<AppState> {
             "/api/memory/procedures/{id}/outcome",
             post(procedures::outcome),
         )
+        .route("/api/memory/insights", post(kinds::add_insight))
         .route("/api/memory/entities", get(entities::list))
         .route("/api/memory/entities/{id}", get(entities::get))
         .route("/api/memory/entities/{id}/merge", post(entities::merge))

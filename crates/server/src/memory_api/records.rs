@@ -34,6 +34,8 @@ pub(super) async fn metadata(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecordsQuery {
     user_id: Option<String>,
+    agent_id: Option<String>,
+    session_id: Option<String>,
     kind: Option<String>,
     status: Option<String>,
     include_deleted: Option<bool>,
@@ -62,6 +64,8 @@ pub(super) async fn list(
     };
     let filter = ItemFilter {
         user_id: Some(user_arg(&state, q.user_id)?),
+        agent_id: q.agent_id.filter(|a| !a.is_empty()),
+        session_id: q.session_id.filter(|s| !s.is_empty()),
         kind,
         status,
         include_deleted: q.include_deleted.unwrap_or(false),
@@ -84,6 +88,31 @@ pub(super) async fn get(State(state): State<AppState>, Path(id): Path<String>) -
 pub(super) async fn history(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
     let h = mem(&state, move |m| agent::history(m, &id)).await?;
     Ok(json_ok(&h))
+}
+
+/// Query of `GET /api/memory/records/{id}/belief`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BeliefQuery {
+    as_of: Option<String>,
+    known_at: Option<String>,
+}
+
+/// `GET /api/memory/records/{id}/belief?asOf=&knownAt=` → `FactAt`: the versions of a
+/// fact's chain believed at `knownAt` and the one valid at `asOf` (both default now).
+pub(super) async fn belief(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    q: Result<Query<BeliefQuery>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    let as_of = q.as_of.filter(|t| !t.is_empty());
+    let known_at = q.known_at.filter(|t| !t.is_empty());
+    let at = mem(&state, move |m| {
+        m.fact_at(&id, as_of.as_deref(), known_at.as_deref())
+    })
+    .await?;
+    Ok(json_ok(&at))
 }
 
 /// `GET /api/memory/quarantine?userId=&limit=` → `{records}` (every user without `userId`).
