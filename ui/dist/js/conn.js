@@ -101,6 +101,8 @@ export async function api(token, path, { method = 'GET', body } = {}) {
     const msg = (data && (data.error || data.message)) || `${res.status} ${res.statusText}`;
     const err = new Error(msg);
     err.status = res.status;
+    err.code = data && data.code;
+    err.reason = data && data.reason;
     throw err;
   }
   return data;

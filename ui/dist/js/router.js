@@ -24,8 +24,13 @@ export class Router {
     return /^#\/tasks?(\/|$)/.test(hash || '');
   }
 
+  /** `#/memory…` belongs to the memory inspector (memory.js). */
+  static isMemory(hash) {
+    return /^#\/memory(\/|$)/.test(hash || '');
+  }
+
   apply() {
-    if (Router.isTasks(location.hash)) return;
+    if (Router.isTasks(location.hash) || Router.isMemory(location.hash)) return;
     const { runId, nodeId } = Router.parse(location.hash);
     this.store.selectRun(runId, nodeId);
   }
@@ -36,7 +41,7 @@ export class Router {
   }
 
   write() {
-    if (Router.isTasks(location.hash)) return;
+    if (Router.isTasks(location.hash) || Router.isMemory(location.hash)) return;
     const h = Router.format(this.store.runId, this.store.nodeId);
     if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
   }

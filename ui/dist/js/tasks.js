@@ -55,7 +55,8 @@ export class TasksPage {
     if (!r) {
       this.leaveTask();
       this.root.hidden = true;
-      this.main.hidden = false;
+      // The memory inspector (memory.js) is the other page that hides the run viewer.
+      if (!/^#\/memory(\/|$)/.test(location.hash)) this.main.hidden = false;
       return;
     }
     this.main.hidden = true;
