@@ -549,7 +549,8 @@ pub struct McpArgs {
     pub memory_db: Option<PathBuf>,
     /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
     /// quarantined memories, which defeats the quarantine (by default a person validates,
-    /// with `mindgate memory validate` or over HTTP with the token).
+    /// with `mindgate memory validate`, in the viewer's memory inspector or over HTTP with
+    /// the token).
     #[arg(long)]
     pub allow_validate: bool,
 }
