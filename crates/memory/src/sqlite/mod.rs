@@ -1,8 +1,8 @@
 //! The embedded default backend: one SQLite file (`$MINDGATE_HOME/memory.db`), WAL, mode
 //! 0600, numbered migrations, append-only rows with tombstones and a history ledger.
 
-mod consolidation;
 mod belief;
+mod consolidation;
 mod entities;
 mod episodic;
 mod insights;
@@ -34,8 +34,8 @@ use crate::store::MemoryStore;
 use crate::time::{Clock, SystemClock};
 use crate::types::*;
 
-pub(crate) use consolidation::ConsolidationBatch;
 pub use belief::FactAt;
+pub(crate) use consolidation::ConsolidationBatch;
 pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};
