@@ -6,7 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage, until, artifact } from './lib/harness.mjs';
+import { startServer, launchBrowser, openPage, until, artifact, runAgent } from './lib/harness.mjs';
 
 const USER = 'ana';
 let srv;
@@ -217,6 +217,30 @@ test('live: a fact an agent writes appears without reload', async () => {
   const fresh = await remember({ text: 'Ana collects old train tickets' });
   await row(fresh.id).waitFor({ timeout: 10000 });
   await until(async () => Number(await tabCount('semantic')) === before + 1, { what: 'the count to follow' });
+});
+
+test('a retriever node in the run inspector links its hits into #/memory and opens memory as known then', async () => {
+  const agent = runAgent(srv.port, { MEMORY_BASE: srv.base, MEMORY_USER: USER, MEMORY_QUERY: 'green tea', AGENT_RUN_NAME: 'recall-tea' }, 'memory_agent.py');
+  await agent.waitFor('RUN-END');
+  assert.match(agent.output(), /RUN-END ok/);
+  assert.ok(JSON.parse(/HITS (.*)/.exec(agent.output())[1]).includes(ids.tea));
+  const runId = (await (await fetch(`${srv.base}/api/runs?q=recall-tea`)).json()).runs[0].id;
+  const graph = await (await fetch(`${srv.base}/api/runs/${encodeURIComponent(runId)}/graph`)).json();
+  const node = graph.nodes.find((n) => n.kind === 'retriever');
+  const runRoute = `#/run/${encodeURIComponent(runId)}/node/${encodeURIComponent(node.nodeId)}`;
+  await go(runRoute);
+  const link = page.locator(`.insp-memory-hit[data-id="${ids.tea}"]`);
+  await link.waitFor();
+  assert.equal(await page.locator('#memory-page').isHidden(), true);
+  await link.click();
+  await until(() => new URL(page.url()).hash === `#/memory/semantic/${ids.tea}`, { what: 'the hit opened in #/memory' });
+  await page.locator('.mem-detail-text', { hasText: 'Ana drinks green tea every morning' }).waitFor();
+  await go(runRoute);
+  await page.locator('.insp-memory-known').click();
+  const started = new Date(node.instances[0].startedAt).toISOString();
+  await until(async () => (await page.getByLabel('Known at (ISO-8601)').inputValue()) === started, { what: 'the known-at instant of the node' });
+  assert.equal(await page.evaluate(() => window.mindgateMemory.store.time.knownAt), started);
+  await page.locator('.mem-time', { hasText: 'Known at' }).getByRole('button', { name: 'now' }).first().click();
 });
 
 test('no console errors, every visible button named', async () => {

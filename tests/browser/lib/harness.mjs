@@ -99,9 +99,9 @@ export async function openPage(browser, url, { width = 1440, height = 900, color
   return { page, context, errors };
 }
 
-/** Runs the GraphMind agent; resolves when it prints `waitFor` (or exits). */
-export function runAgent(port, env = {}) {
-  const child = spawn(PYTHON, [path.join(ROOT, 'tests/browser/agents/travel_agent.py')], {
+/** Runs a GraphMind agent of `tests/browser/agents/` (default the travel agent); `waitFor(text)` resolves when it prints `text`. */
+export function runAgent(port, env = {}, script = 'travel_agent.py') {
+  const child = spawn(PYTHON, [path.join(ROOT, 'tests/browser/agents', script)], {
     env: { ...process.env, GRAPHMIND_URL: `ws://127.0.0.1:${port}/ingest`, PYTHONUNBUFFERED: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,6 +5,7 @@ import { el } from './dom.js';
 import { fmtDuration, fmtTime, fmtCount, KIND_GLYPH } from './format.js';
 import { VirtualList } from './vlist.js';
 import { JsonTree } from './jsontree.js';
+import { retrieverSection } from './memorylinks.js';
 
 export class Inspector {
   constructor(host, store) {
@@ -25,7 +26,7 @@ export class Inspector {
     this.input = new JsonTree(inHost, 'Input');
     this.output = new JsonTree(outHost, 'Output');
     this.body = el('div', { class: 'insp-body', hidden: true },
-      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.errorBox, this.tokensBox, inHost, outHost));
+      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.errorBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
     host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
     this.node = null;
     this.rev = -1;
@@ -118,6 +119,7 @@ export class Inspector {
       this.output.setValue(undefined);
       this.errorBox.hidden = true;
       this.tokensBox.hidden = true;
+      this.memoryBox.replaceChildren();
       return;
     }
     const fact = (k, v) => [el('dt', {}, k), el('dd', {}, v)];
@@ -149,6 +151,9 @@ export class Inspector {
       this.tokensPre.textContent = text;
       if (atEnd) this.tokensPre.scrollTop = this.tokensPre.scrollHeight;
     }
+    // A retriever's hits link into the memory inspector (memorylinks.js).
+    const memory = inst.node.kind === 'retriever' ? retrieverSection(inst) : null;
+    this.memoryBox.replaceChildren(...(memory ? [memory] : []));
     this.input.setValue(inst.input);
     this.output.setValue(inst.output);
   }

@@ -10,11 +10,18 @@ import { MemoryStore, TABS, SEARCH_DEFAULTS } from './memorystore.js';
 import { DetailPane, statusPill, validityText, shortTime } from './memorydetail.js';
 import { signalBars } from './memorysignals.js';
 
-/** `#/memory`, `#/memory/<tab>`, `#/memory/<kind>/<id>` → {tab, id}; anything else → null. */
+/**
+ * `#/memory`, `#/memory/<tab>`, `#/memory/<kind>/<id>`, each optionally `?asOf=…&knownAt=…`
+ * → {tab, id, asOf, knownAt}; anything else → null.
+ */
 export function parseMemoryRoute(hash) {
-  const m = /^#\/memory(?:\/([^/?&]+)(?:\/([^?&]+))?)?\/?$/.exec(hash || '');
+  const m = /^#\/memory(?:\/([^/?&]+)(?:\/([^?&]+))?)?\/?(?:\?(.*))?$/.exec(hash || '');
   if (!m) return null;
-  return { tab: m[1] ? decodeURIComponent(m[1]) : null, id: m[2] ? decodeURIComponent(m[2]) : null };
+  const q = new URLSearchParams(m[3] || '');
+  return {
+    tab: m[1] ? decodeURIComponent(m[1]) : null, id: m[2] ? decodeURIComponent(m[2]) : null,
+    asOf: q.get('asOf'), knownAt: q.get('knownAt'),
+  };
 }
 
 /** The text a browse row shows for any record, block or entity. */
@@ -155,8 +162,10 @@ export class MemoryPage {
         if (t && Number.isNaN(Date.parse(t))) { toast(`${label}: not a time (ISO-8601, e.g. 2025-01-31T12:00:00Z)`, 'error'); return; }
         s.setTime({ [key]: t ? new Date(t).toISOString() : '' });
       });
+      this.timeInputs[key] = { slider, text };
       return el('div', { class: 'mem-time', title: hint }, el('span', { class: 'small mem-time-label' }, label), slider, text, reset);
     };
+    this.timeInputs = {};
     this.timeMin = Date.now() - 365 * 24 * 3600 * 1000;
     return el('div', { class: 'mem-timebar', role: 'group', 'aria-label': 'Time travel' },
       make('asOf', 'As of', 'Valid time: facts true at this instant'),
@@ -241,6 +250,13 @@ export class MemoryPage {
       await this.store.loadUsers();
       this.store.loadStatus();
       this.store.follow();
+    }
+    // A link may name instants (the run inspector's "memory as known at this moment").
+    for (const key of ['asOf', 'knownAt']) {
+      if (!r[key] || Number.isNaN(Date.parse(r[key]))) continue;
+      const iso = new Date(r[key]).toISOString();
+      this.timeInputs[key].text.value = iso;
+      this.store.setTime({ [key]: iso });
     }
     const tab = r.tab && TABS.some((t) => t.id === r.tab) ? r.tab : (r.tab || 'semantic');
     const listTab = TABS.some((t) => t.id === tab) ? tab : 'semantic';
