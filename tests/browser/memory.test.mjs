@@ -209,6 +209,23 @@ test('an insight\'s citation link opens the cited fact; procedures and blocks sh
   assert.equal(await gauge.getAttribute('aria-valuemax'), '40');
 });
 
+test('merge then unmerge (from the entity menu) restores the entity list', async () => {
+  const shape = async () => (await memApi(`/entities?userId=${USER}`)).entities.map((e) => `${e.name}:${e.mergedInto || ''}`).sort();
+  const before = await shape();
+  const { entities } = await memApi(`/entities?userId=${USER}`);
+  const porto = entities.find((e) => e.name === 'Porto');
+  const lisbon = entities.find((e) => e.name === 'Lisbon');
+  await go('#/memory/entity');
+  await row(porto.id).click();
+  await page.getByLabel('Merge Porto into').selectOption(lisbon.id);
+  await page.getByRole('button', { name: 'Merge', exact: true }).click();
+  await until(async () => (await memApi(`/entities/${porto.id}`)).entity.mergedInto === lisbon.id, { what: 'Porto merged into Lisbon' });
+  await until(async () => /merged/.test(await row(porto.id).textContent()), { what: 'the list to show the merge' });
+  await page.getByRole('button', { name: 'Unmerge' }).click();
+  await until(async () => JSON.stringify(await shape()) === JSON.stringify(before), { what: 'the entity list restored' });
+  await until(async () => !/merged/.test(await row(porto.id).textContent()), { what: 'the list to show the unmerge' });
+});
+
 test('live: a fact an agent writes appears without reload', async () => {
   await go('#/memory/semantic');
   await row(ids.porto).waitFor();

@@ -48,6 +48,8 @@ export class DetailPane {
     this.onReview = onReview;
     this.empty();
     store.on('detail', (d) => this.draw(d));
+    // An entity's merge menu lists the other roots of the entity list.
+    store.on('list', () => { if (store.detail?.kind === 'entity') this.draw(store.detail); });
   }
 
   empty() {
@@ -203,7 +205,7 @@ export class DetailPane {
       this.store.call(`/records/${encodeURIComponent(id)}`).then((res) => { li.firstChild.textContent = this.text(res.record); }).catch(() => {});
     }
     const roots = this.store.list.items.filter((x) => x.normalizedName !== undefined && !x.mergedInto && x.id !== e.id);
-    const into = el('select', { 'aria-label': 'Merge into' }, ...roots.map((x) => el('option', { value: x.id }, x.name)));
+    const into = el('select', { 'aria-label': `Merge ${e.name} into` }, ...roots.map((x) => el('option', { value: x.id }, x.name)));
     const act = async (path, body) => {
       try {
         await this.store.call(`/entities/${encodeURIComponent(e.id)}/${path}`, { method: 'POST', body });
