@@ -115,6 +115,23 @@ test('a failed task marks its failed nodes', async () => {
   assert.ok(failed.length > 0);
 });
 
+test('Induce procedure on a succeeded task stores a quarantined procedure and opens it in #/memory', async () => {
+  await openTask('NIS-11688', 'dsh-main');
+  await page.getByLabel('Memory user for the procedure').fill('kevin');
+  await page.getByRole('button', { name: 'Induce procedure' }).click();
+  await until(() => /^#\/memory\/procedural\//.test(new URL(page.url()).hash), { what: 'the induced procedure opened' });
+  await page.locator('.mem-steps li').first().waitFor();
+  const id = decodeURIComponent(new URL(page.url()).hash.split('/').pop());
+  const rec = (await (await fetch(`${srv.base}/api/memory/records/${encodeURIComponent(id)}`)).json()).record;
+  assert.equal(rec.provenance, 'induction');
+  assert.equal(rec.status, 'quarantined');
+  assert.equal(rec.userId, 'kevin');
+  assert.deepEqual(await page.locator('.mem-steps li').allTextContents(), rec.steps);
+  // A failed task offers no induction.
+  await openTask('Build the release', 'dsh-fail');
+  assert.equal(await page.getByRole('button', { name: 'Induce procedure' }).count(), 0);
+});
+
 test('a live session updates in place when its file grows', async () => {
   await openTask('Watch the logs', 'dsh-live');
   await until(() => page.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed to open' });

@@ -33,6 +33,17 @@ async function getJson(url) {
   return body;
 }
 
+/** POSTs JSON with the control token; resolves to {status, body}, throws on a network failure. */
+async function postJson(url, payload) {
+  const headers = { accept: 'application/json', 'content-type': 'application/json' };
+  const t = token();
+  if (t) headers.Authorization = `Bearer ${t}`;
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(payload) });
+  let body = null;
+  try { body = await res.json(); } catch { /* not JSON */ }
+  return { status: res.status, body };
+}
+
 function pill(status) {
   return el('span', { class: `tg-pill st-${String(status || '').toLowerCase()}` }, status || '–');
 }
@@ -168,8 +179,39 @@ export class TasksPage {
       el('span', { class: 'small muted' },
         `${graph.meta?.header?.agent || ''} · ${fmtDuration(graph.duration_ms)} · ${tokens.toLocaleString()} tokens · ` +
         `${s.counts?.phases ?? 0} turns, ${s.counts?.agents ?? 0} steps, ${(s.counts?.tools ?? 0) + (s.counts?.tests ?? 0) + (s.counts?.code_changes ?? 0)} tools · ` +
-        `critical path ${fmtMs(cp.duration_ms || 0)} of ${fmtMs(cp.total_ms || 0)}`));
+        `critical path ${fmtMs(cp.duration_ms || 0)} of ${fmtMs(cp.total_ms || 0)}`),
+      graph.status === 'SUCCESS' ? this.induceControls(graph.session_id) : null);
     if (this.selected && graph.nodes.some((n) => n.id === this.selected)) this.renderPanel(this.selected);
+  }
+
+  /**
+   * "Induce procedure" on a succeeded task: POST /api/memory/procedures/induce for the memory
+   * user (the inspector's, else typed here), then open the stored procedure in #/memory.
+   */
+  induceControls(taskId) {
+    if (this.induce?.taskId === taskId) return this.induce.box;
+    const user = el('input', { type: 'text', class: 'tg-induce-user', placeholder: 'memory user', 'aria-label': 'Memory user for the procedure', value: sessionStorage.getItem('mindgate.memory.user') || '' });
+    const out = el('span', { class: 'small muted', role: 'status' }, '');
+    const run = async () => {
+      out.textContent = 'Inducing…';
+      const userId = user.value.trim();
+      try {
+        const { status, body } = await postJson('/api/memory/procedures/induce', { taskId, ...(userId ? { userId } : {}) });
+        if (status === 200 || status === 201) {
+          if (userId) sessionStorage.setItem('mindgate.memory.user', userId);
+          out.textContent = body.created ? 'Procedure stored (quarantined until validated).' : 'A procedure with the same steps exists.';
+          if (body.link) location.hash = body.link;
+        } else {
+          out.textContent = `Could not induce: ${body?.error || status}`;
+        }
+      } catch (err) {
+        out.textContent = `Could not induce: ${err.message}`;
+      }
+    };
+    const box = el('span', { class: 'tg-induce' }, user,
+      el('button', { type: 'button', class: 'btn', onclick: run }, 'Induce procedure'), out);
+    this.induce = { taskId, box };
+    return box;
   }
 
   follow(id) {
