@@ -149,7 +149,7 @@ impl TaskCatalog {
                 .find(|t| {
                     t.path == Path::new(raw) || fs::canonicalize(&t.path).is_ok_and(|p| p == path)
                 })
-                .map(location)
+                .map(TaskSummary::location)
         };
         if let Some(loc) = discovered(&self.snapshot()) {
             return Ok(loc);
@@ -196,18 +196,10 @@ fn looks_like_path(id: &str) -> bool {
         || id.starts_with('~')
 }
 
-fn location(t: &TaskSummary) -> SessionLocation {
-    SessionLocation {
-        agent: t.agent,
-        path: t.path.clone(),
-        workspace: Some(t.workspace.clone()),
-    }
-}
-
 /// An exact id, else a unique prefix, among discovered tasks.
 fn match_id(tasks: &[TaskSummary], id: &str) -> Result<SessionLocation, ToolError> {
     match match_task_id(tasks, id, |t| t.id.as_str()) {
-        IdMatch::One(t) => Ok(location(t)),
+        IdMatch::One(t) => Ok(t.location()),
         IdMatch::None => Err(ToolError::UnknownTask { id: id.to_owned() }),
         IdMatch::Many(many) => {
             let mut paths: Vec<&Path> = many.iter().map(|t| t.path.as_path()).collect();

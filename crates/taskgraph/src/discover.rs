@@ -170,6 +170,17 @@ pub struct TaskSummary {
     pub warnings: usize,
 }
 
+impl TaskSummary {
+    /// Where to read this task again: its file or folder, agent and workspace.
+    pub fn location(&self) -> SessionLocation {
+        SessionLocation {
+            agent: self.agent,
+            path: self.path.clone(),
+            workspace: Some(self.workspace.clone()),
+        }
+    }
+}
+
 fn list_dir(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = fs::read_dir(dir) else {
         return Vec::new();

@@ -32,8 +32,8 @@ use axum::routing::get;
 use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::{
-    Catalog, DiscoveryConfig, Error as TgError, Event, IdMatch, Session, SessionLocation,
-    TaskGraph, TaskSummary, match_task_id,
+    Catalog, DiscoveryConfig, Error as TgError, Event, IdMatch, Session, TaskGraph, TaskSummary,
+    match_task_id,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -132,7 +132,7 @@ impl TaskGraphs {
         {
             return Ok((c.session.clone(), c.graph.clone()));
         }
-        let loc = location(t);
+        let loc = t.location();
         let config = self.config();
         let (session, tree) = load_tree(&loc, &config).map_err(tg_error)?;
         let graph: Arc<str> = serde_json::to_string(&tree.graph)
@@ -158,7 +158,7 @@ impl TaskGraphs {
     /// builds it: archived mode, children linked. Blocking: call it off the async runtime.
     pub(crate) fn typed_graph(&self, id: &str) -> Result<TaskGraph, ApiError> {
         let t = self.find(id)?;
-        let (_, tree) = load_tree(&location(&t), &self.config()).map_err(tg_error)?;
+        let (_, tree) = load_tree(&t.location(), &self.config()).map_err(tg_error)?;
         Ok(tree.graph)
     }
 
@@ -172,14 +172,6 @@ impl TaskGraphs {
             .values()
             .filter(|w| w.strong_count() > 0)
             .count()
-    }
-}
-
-fn location(t: &TaskSummary) -> SessionLocation {
-    SessionLocation {
-        agent: t.agent,
-        path: t.path.clone(),
-        workspace: Some(t.workspace.clone()),
     }
 }
 
