@@ -224,6 +224,29 @@ test('merge then unmerge (from the entity menu) restores the entity list', async
   await page.getByRole('button', { name: 'Unmerge' }).click();
   await until(async () => JSON.stringify(await shape()) === JSON.stringify(before), { what: 'the entity list restored' });
   await until(async () => !/merged/.test(await row(porto.id).textContent()), { what: 'the list to show the unmerge' });
+  // On the canvas: drag Porto onto Lisbon, confirm, then unmerge from the pane.
+  await go('#/memory/entity');
+  const boxes = await until(async () => {
+    const b = await page.evaluate(() => window.mindgateMemory.entityBoxes());
+    return b.length === before.length && b.every((x) => x.root) ? b : null;
+  }, { what: 'the entity graph drawn' });
+  const from = boxes.find((b) => b.id === porto.id);
+  const to = boxes.find((b) => b.id === lisbon.id);
+  assert.ok(from.facts >= 1, 'Porto has its fact');
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 4 });
+  await page.mouse.move(to.x, to.y, { steps: 4 });
+  await page.mouse.up();
+  const dialog = page.getByRole('dialog', { name: 'Merge entities' });
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Merge' }).click();
+  await until(async () => (await memApi(`/entities/${porto.id}`)).entity.mergedInto === lisbon.id, { what: 'Porto merged by drag' });
+  await until(async () => (await page.evaluate(() => window.mindgateMemory.entityBoxes())).some((b) => b.id === porto.id && b.into === lisbon.id), { what: 'the graph to draw Porto beside Lisbon' });
+  await row(porto.id).click();
+  await page.getByRole('button', { name: 'Unmerge' }).click();
+  await until(async () => JSON.stringify(await shape()) === JSON.stringify(before), { what: 'the entity list restored again' });
+  await page.screenshot({ path: artifact('memory-entities.png') });
 });
 
 test('live: a fact an agent writes appears without reload', async () => {
@@ -241,9 +264,14 @@ test('a retriever node in the run inspector links its hits into #/memory and ope
   await agent.waitFor('RUN-END');
   assert.match(agent.output(), /RUN-END ok/);
   assert.ok(JSON.parse(/HITS (.*)/.exec(agent.output())[1]).includes(ids.tea));
-  const runId = (await (await fetch(`${srv.base}/api/runs?q=recall-tea`)).json()).runs[0].id;
-  const graph = await (await fetch(`${srv.base}/api/runs/${encodeURIComponent(runId)}/graph`)).json();
-  const node = graph.nodes.find((n) => n.kind === 'retriever');
+  // The server stores events asynchronously: wait for the run and its finished retriever.
+  const { runId, node } = await until(async () => {
+    const run = (await (await fetch(`${srv.base}/api/runs?q=recall-tea`)).json()).runs[0];
+    if (!run) return null;
+    const graph = await (await fetch(`${srv.base}/api/runs/${encodeURIComponent(run.id)}/graph`)).json();
+    const n = graph.nodes.find((x) => x.kind === 'retriever' && x.status === 'ok');
+    return n ? { runId: run.id, node: n } : null;
+  }, { what: 'the stored run with its retriever node' });
   const runRoute = `#/run/${encodeURIComponent(runId)}/node/${encodeURIComponent(node.nodeId)}`;
   await go(runRoute);
   const link = page.locator(`.insp-memory-hit[data-id="${ids.tea}"]`);

@@ -9,6 +9,7 @@ import { fmtCount } from './format.js';
 import { MemoryStore, TABS, SEARCH_DEFAULTS } from './memorystore.js';
 import { DetailPane, statusPill, validityText, shortTime } from './memorydetail.js';
 import { signalBars } from './memorysignals.js';
+import { EntityGraph } from './memorygraph.js';
 
 /**
  * `#/memory`, `#/memory/<tab>`, `#/memory/<kind>/<id>`, each optionally `?asOf=…&knownAt=…`
@@ -86,6 +87,11 @@ export class MemoryPage {
       el('button', { type: 'button', class: 'btn primary', onclick: () => this.review('validate') }, 'Validate selected (V)'),
       el('button', { type: 'button', class: 'btn danger', onclick: () => this.review('reject') }, 'Reject selected (X)'),
       el('button', { type: 'button', class: 'btn', onclick: () => { this.checked.clear(); this.drawList(); } }, 'Clear'));
+    this.graphHost = el('div', { class: 'mem-graph-wrap', hidden: true });
+    this.graph = new EntityGraph(this.graphHost, this.store, {
+      onOpen: (id) => this.open('entity', id),
+      onMerge: (from, into, fromName, intoName) => this.mergeEntities(from, into, fromName, intoName),
+    });
     const browseHost = el('div', { class: 'mem-list-host' });
     const hitsHost = el('div', { class: 'mem-list-host', hidden: true });
     const queueHost = el('div', { class: 'mem-list-host', hidden: true });
@@ -112,7 +118,7 @@ export class MemoryPage {
       el('div', { class: 'mem-body' },
         el('section', { class: 'mem-main', 'aria-label': 'Memory list' },
           el('div', { class: 'mem-searchbar' }, this.searchInput, this.filters),
-          this.timeBar, this.listTools, this.batchBar, this.listInfo, browseHost, hitsHost, queueHost),
+          this.timeBar, this.listTools, this.batchBar, this.listInfo, this.graphHost, browseHost, hitsHost, queueHost),
         this.detailHost),
       ...Object.values(this.dialogs));
   }
@@ -202,7 +208,32 @@ export class MemoryPage {
           el('button', { class: 'btn', value: 'cancel' }, 'Cancel'),
           el('button', { class: 'btn danger', value: 'ok' }, 'Validate anyway'))));
     force.textEl = forceText;
-    return { reject, force };
+    const mergeText = el('p', { class: 'small' }, '');
+    const merge = el('dialog', { class: 'help mem-dialog', 'aria-label': 'Merge entities', id: 'mem-merge' },
+      el('form', { method: 'dialog' },
+        el('h2', {}, 'Merge entities?'), mergeText,
+        el('p', { class: 'small muted' }, 'Unmerge restores it exactly as before (the entity pane).'),
+        el('div', { class: 'dialog-actions' },
+          el('button', { class: 'btn', value: 'cancel' }, 'Cancel'),
+          el('button', { class: 'btn primary', value: 'ok' }, 'Merge'))));
+    merge.textEl = mergeText;
+    return { reject, force, merge };
+  }
+
+  /** Merges entity `from` into `into` once a person confirms (the graph's drag and drop). */
+  async mergeEntities(from, into, fromName, intoName) {
+    if (this.store.readOnly) { toast('Read-only: open the URL printed by `mindgate serve` to merge', 'error'); return; }
+    const d = this.dialogs.merge;
+    d.textEl.textContent = `Merge “${fromName}” into “${intoName}”? Facts about either then resolve to one entity.`;
+    if (!(await this.ask(d))) return;
+    try {
+      await this.store.call(`/entities/${encodeURIComponent(from)}/merge`, { method: 'POST', body: { into } });
+      toast(`Merged ${fromName} into ${intoName}`);
+      this.store.reloadList();
+      if (this.store.selected) this.store.loadDetail();
+    } catch (err) {
+      toast(`Merge failed: ${err.message}`, 'error');
+    }
   }
 
   ask(dialog) {
@@ -303,6 +334,10 @@ export class MemoryPage {
     const s = this.store;
     const mode = this.mode();
     for (const [k, h] of Object.entries(this.hosts)) h.hidden = k !== mode;
+    const graphOn = mode === 'browse' && s.tab === 'entity';
+    this.graphHost.hidden = !graphOn;
+    if (graphOn && this.graphFor !== s.list && s.list.done) { this.graphFor = s.list; this.graph.setEntities(s.list.items); }
+    if (graphOn) this.graph.draw();
     this.listTools.hidden = mode !== 'browse' || !['records'].includes(TABS.find((t) => t.id === s.tab)?.list);
     this.batchBar.hidden = !(mode === 'queue' && this.checked.size > 0);
     this.batchBar.querySelector('.mem-batch-count').textContent = `${this.checked.size} selected`;
@@ -346,10 +381,10 @@ export class MemoryPage {
       r.provenance ? el('span', { class: 'sr-kind' }, r.provenance) : null,
       r.mergedInto ? el('span', { class: 'sr-kind' }, 'merged') : null,
       el('span', { class: 'mem-row-text' }, rowText(r))),
-    el('div', { class: 'mem-row-meta small muted' },
-      validityText(r) || '',
-      r.agentId ? ` · agent ${r.agentId}` : '', r.sessionId ? ` · session ${r.sessionId}` : '',
-      ` · stored ${shortTime(r.createdAt)}`));
+    el('div', { class: 'mem-row-meta small muted' }, [
+      validityText(r), r.agentId ? `agent ${r.agentId}` : '', r.sessionId ? `session ${r.sessionId}` : '',
+      r.mergedInto ? `merged into ${r.mergedInto}` : '', `stored ${shortTime(r.createdAt)}`,
+    ].filter(Boolean).join(' · ')));
   }
 
   hitRow(h, i) {
@@ -508,6 +543,7 @@ if (root && main) {
   window.mindgateMemory = {
     page,
     store: page.store,
+    entityBoxes: () => page.graph.boxes(),
     searchDrawn: () => ({ query: page.store.search.drawnFor, hits: (page.store.search.hits || []).map((h) => h.id) }),
   };
 }
