@@ -5,7 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mindgate_memory::consolidate::{
-    ChatConfig, ConsolidateError, ConsolidateOptions, OpenAiChat, consolidate,
+    ChatConfig, ChatMessage, ChatModel, ConsolidateError, ConsolidateOptions, OpenAiChat,
+    consolidate,
 };
 use mindgate_memory::{
     Actor, InsightMemory, MemoryKind, MemoryProvenance, MemorySearchOptions, MemoryStatus,
@@ -298,4 +299,58 @@ fn no_chat_model_is_a_clear_error() {
     let err = ConsolidateError::NotConfigured;
     assert_eq!(err.code(), mindgate_errors::ErrorCode::Unavailable);
     assert!(err.to_string().contains("MINDGATE_CHAT_URL"), "{err}");
+}
+
+/// A chat model answering fixed completions in order; before its first answer it can run
+/// `meanwhile` (another consolidation committing while this one waits for the model).
+struct Scripted<'a> {
+    answers: Vec<&'static str>,
+    calls: std::sync::Mutex<usize>,
+    meanwhile: Option<Box<dyn Fn() + Send + Sync + 'a>>,
+}
+
+impl ChatModel for Scripted<'_> {
+    fn model(&self) -> &str {
+        "scripted"
+    }
+
+    fn complete(&self, _: &[ChatMessage]) -> Result<String, ConsolidateError> {
+        let mut calls = self.calls.lock().unwrap();
+        if *calls == 0
+            && let Some(run) = &self.meanwhile
+        {
+            run();
+        }
+        let answer = self.answers[(*calls).min(self.answers.len() - 1)];
+        *calls += 1;
+        Ok(answer.to_owned())
+    }
+}
+
+#[test]
+fn a_consolidation_racing_another_of_the_same_session_is_refused_and_writes_nothing() {
+    let store = store_with_session();
+    let answers = vec![EXTRACTION, REFLECTION];
+    let inner = Scripted {
+        answers: answers.clone(),
+        calls: std::sync::Mutex::new(0),
+        meanwhile: None,
+    };
+    let rows_after_inner = std::sync::Mutex::new(0);
+    let outer = Scripted {
+        answers,
+        calls: std::sync::Mutex::new(0),
+        meanwhile: Some(Box::new(|| {
+            let report = consolidate(&store, &inner, &ConsolidateOptions::new("s1")).unwrap();
+            assert_eq!(report.facts.len(), 2);
+            *rows_after_inner.lock().unwrap() = store.row_count().unwrap();
+        })),
+    };
+    let err = consolidate(&store, &outer, &ConsolidateOptions::new("s1")).unwrap_err();
+    assert_eq!(err.code(), mindgate_errors::ErrorCode::Conflict, "{err}");
+    assert!(err.to_string().contains("nothing was written"), "{err}");
+    assert_eq!(
+        store.row_count().unwrap(),
+        *rows_after_inner.lock().unwrap()
+    );
 }
