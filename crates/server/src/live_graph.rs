@@ -17,6 +17,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use axum::body::Bytes;
+use axum::extract::ws::Utf8Bytes;
 use mindgate_store::{Committed, RunProjection, RunStore, StoredEvent};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
@@ -50,8 +52,9 @@ pub struct LiveGraph {
 struct Inner {
     projection: RunProjection,
     last_seq: Option<u64>,
-    /// The serialized `graph.snapshot` of the current state, once asked for.
-    snapshot: Option<Arc<str>>,
+    /// The serialized `graph.snapshot` of the current state, once asked for
+    /// (shared by its viewers' sockets without a copy).
+    snapshot: Option<Utf8Bytes>,
 }
 
 /// A viewer's subscription: the snapshot it starts from and the deltas after it.
@@ -61,7 +64,7 @@ pub struct GraphSubscription {
     /// The run.
     pub run_id: String,
     /// The `graph.snapshot` message text.
-    pub snapshot: Arc<str>,
+    pub snapshot: Utf8Bytes,
     /// The `graph.delta` message texts after the snapshot, in order.
     pub deltas: broadcast::Receiver<Arc<str>>,
     graphs: Arc<LiveGraphs>,
@@ -125,7 +128,7 @@ impl LiveGraphs {
         // From here on, dropping `sub` (on any early return) leaves the graph.
         let mut sub = GraphSubscription {
             run_id: run_id.to_owned(),
-            snapshot: Arc::from(""),
+            snapshot: Utf8Bytes::from_static(""),
             deltas: graph.deltas.subscribe(),
             graphs: Arc::clone(self),
             graph: Arc::clone(&graph),
@@ -262,22 +265,35 @@ impl LiveGraph {
 
     /// The current snapshot (serialized once per state) and a delta receiver
     /// that starts right after it.
-    fn snapshot(&self) -> (Arc<str>, broadcast::Receiver<Arc<str>>) {
+    fn snapshot(&self) -> (Utf8Bytes, broadcast::Receiver<Arc<str>>) {
         let mut inner = lock(&self.inner);
         let deltas = self.deltas.subscribe();
         if let Some(s) = &inner.snapshot {
-            return (Arc::clone(s), deltas);
+            return (s.clone(), deltas);
         }
-        let graph =
-            serde_json::to_string(&inner.projection.graph()).unwrap_or_else(|_| "{}".into());
-        let text: Arc<str> = Arc::from(format!(
-            r#"{{"type":"graph.snapshot","runId":{},"seq":{},"graph":{graph}}}"#,
+        let seq = inner
+            .last_seq
+            .map_or_else(|| "null".to_owned(), |s| s.to_string());
+        let mut out = format!(
+            r#"{{"type":"graph.snapshot","runId":{},"seq":{seq},"graph":"#,
             serde_json::Value::from(self.run_id.as_str()),
-            inner
-                .last_seq
-                .map_or_else(|| "null".to_owned(), |s| s.to_string()),
-        ));
-        inner.snapshot = Some(Arc::clone(&text));
+        )
+        .into_bytes();
+        let written = inner.projection.write_graph_json(&mut out);
+        out.push(b'}');
+        let text = match written
+            .ok()
+            .and_then(|()| Utf8Bytes::try_from(Bytes::from(out)).ok())
+        {
+            Some(text) => text,
+            None => {
+                tracing::warn!(run = %self.run_id, "the live graph snapshot did not serialize");
+                Utf8Bytes::from_static(
+                    r#"{"type":"error","code":"internal","message":"the graph snapshot did not serialize"}"#,
+                )
+            }
+        };
+        inner.snapshot = Some(text.clone());
         (text, deltas)
     }
 }

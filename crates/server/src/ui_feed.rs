@@ -300,7 +300,10 @@ impl Feed {
             )
             .await;
         };
-        send(socket, sub.snapshot.to_string()).await?;
+        socket
+            .send(WsMessage::Text(sub.snapshot.clone()))
+            .await
+            .map_err(|_| ())?;
         self.graph = Some(sub);
         Ok(())
     }

@@ -727,14 +727,8 @@ impl RunProjection {
                 .collect();
             let states: Vec<NodeState> = instances.iter().map(|i| i.status).collect();
             let hinted = n.hinted && instances.is_empty();
-            if let Some(parent) = &n.parent_id
-                && index.contains_key(parent)
-                && parent != &n.node_id
-            {
-                edges.push(GraphEdge {
-                    source: parent.clone(),
-                    target: n.node_id.clone(),
-                });
+            if let Some(edge) = Self::edge_of(&n.node_id, n.parent_id.as_ref(), &index) {
+                edges.push(edge);
             }
             nodes.push(GraphNode {
                 node_id: n.node_id,
@@ -751,6 +745,19 @@ impl RunProjection {
             nodes,
             edges,
         }
+    }
+
+    /// The parent → child edge of a node whose parent is in the graph.
+    fn edge_of(
+        node_id: &str,
+        parent_id: Option<&String>,
+        index: &HashMap<String, usize>,
+    ) -> Option<GraphEdge> {
+        let parent = parent_id?;
+        (index.contains_key(parent) && parent != node_id).then(|| GraphEdge {
+            source: parent.clone(),
+            target: node_id.to_owned(),
+        })
     }
 
     /// Full detail of one node, or `None` if no event names it.

@@ -184,3 +184,23 @@ fn without_tracking_there_is_no_delta() {
     projection.apply_event("node.started", 0, 0, r#"{"nodeId":"agent:a"}"#);
     assert!(projection.take_delta().is_none());
 }
+
+#[test]
+fn the_written_graph_json_is_the_graph() {
+    for case in cases() {
+        let mut projection = RunProjection::for_graph("r");
+        for (seq, event) in case["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .enumerate()
+        {
+            apply(&mut projection, seq, event);
+        }
+        let mut out = Vec::new();
+        projection.write_graph_json(&mut out).expect("writes");
+        let written: Value = serde_json::from_slice(&out).expect("JSON");
+        let want = serde_json::to_value(projection.graph()).expect("graph");
+        assert_eq!(written, want, "case {:?}", case["name"]);
+    }
+}

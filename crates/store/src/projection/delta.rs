@@ -1,5 +1,7 @@
-//! What applying events changed: the nodes and instances a live projection
-//! touched, as a [`GraphDelta`] a view can apply to the graph it holds.
+//! A live projection for views that hold the graph: its snapshot written
+//! without a copy of the graph ([`RunProjection::write_graph_json`]), and what
+//! applying events changed — the nodes and instances it touched, as a
+//! [`GraphDelta`] a view applies to the graph it holds.
 //!
 //! A projection tracks changes once [`RunProjection::track_changes`] turns it
 //! on (a snapshot's [`RunProjection::graph`] is the state before the first
@@ -12,9 +14,10 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
 
-use super::{GraphInstance, NodeState, RunProjection};
+use super::{GraphInstance, GraphNode, NodeState, RunProjection};
 
 /// The nodes and instances touched since the last delta, in first-touch order.
 #[derive(Debug, Clone, Default)]
@@ -123,6 +126,38 @@ impl RunProjection {
         Some(GraphDelta { nodes, instances })
     }
 
+    /// Writes [`RunProjection::graph`] as JSON (the `GET /api/runs/:id/graph`
+    /// body) to `out`, building one node at a time instead of a copy of the
+    /// whole graph.
+    pub fn write_graph_json<W: std::io::Write>(&self, out: W) -> serde_json::Result<()> {
+        serde_json::to_writer(out, &GraphJson(self))
+    }
+
+    /// One node as the graph shows it (a copy of its instances' graph fields).
+    fn graph_node(&self, ni: usize) -> GraphNode {
+        let n = &self.nodes[ni];
+        let run_open = !self.run_finished;
+        let instances: Vec<GraphInstance> = n
+            .instances
+            .iter()
+            .map(|inst| {
+                let mut summary = inst.detail.summary.clone();
+                summary.status = Self::instance_state(inst, run_open);
+                summary
+            })
+            .collect();
+        let states: Vec<NodeState> = instances.iter().map(|i| i.status).collect();
+        GraphNode {
+            node_id: n.node_id.clone(),
+            kind: n.kind.clone(),
+            name: n.name.clone(),
+            parent_id: n.parent_id.clone(),
+            status: Self::aggregate(&states, n.hinted),
+            hinted: n.hinted && instances.is_empty(),
+            instances,
+        }
+    }
+
     /// Marks a node changed (its fields, parent or instance count).
     pub(super) fn touch_node(&mut self, ni: usize) {
         if let Some(c) = self.changes.as_mut()
@@ -140,5 +175,37 @@ impl RunProjection {
         {
             c.instances.push((ni, ii));
         }
+    }
+}
+
+/// Serializes a projection's graph view node by node.
+struct GraphJson<'a>(&'a RunProjection);
+
+struct GraphNodesJson<'a>(&'a RunProjection);
+
+impl Serialize for GraphJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let edges: Vec<_> = p
+            .nodes
+            .iter()
+            .filter_map(|n| RunProjection::edge_of(&n.node_id, n.parent_id.as_ref(), &p.index))
+            .collect();
+        let mut graph = s.serialize_struct("RunGraph", 3)?;
+        graph.serialize_field("runId", &p.run_id)?;
+        graph.serialize_field("nodes", &GraphNodesJson(p))?;
+        graph.serialize_field("edges", &edges)?;
+        graph.end()
+    }
+}
+
+impl Serialize for GraphNodesJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let mut nodes = s.serialize_seq(Some(p.nodes.len()))?;
+        for ni in 0..p.nodes.len() {
+            nodes.serialize_element(&p.graph_node(ni))?;
+        }
+        nodes.end()
     }
 }
