@@ -76,6 +76,15 @@ async function cpuMeter(page) {
   return async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value])).TaskDuration * 1000;
 }
 
+/** The page's JS heap after a garbage collection (MB). */
+async function heapMB(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('Performance.enable');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  return +(((metrics.find((m) => m.name === 'JSHeapUsedSize') || {}).value || 0) / 1048576).toFixed(1);
+}
+
 async function livePage(url) {
   const opened = await openPage(browser, url);
   await until(() => opened.page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
@@ -146,6 +155,7 @@ test(`${NODES}-node / ${EVENTS}-event run: the server projection and the page's 
   assert.deepEqual(shapeB, shapeA, 'the projection and the page fold agree on every node and instance');
   assert.ok((await b.page.evaluate(() => window.mindgate.boxes())).length > 0, 'the projected graph is drawn');
 
+  const [heapA, heapB] = [await heapMB(a.page), await heapMB(b.page)];
   const [tailA, tailB] = await liveTail([a.page, b.page], LIVE_EVENTS, 'n');
   const afterLive = await b.page.evaluate(() => ({ deltas: window.mindgate.store.projection.deltas }));
   assert.ok(afterLive.deltas >= LIVE_EVENTS, `live events came as deltas (${afterLive.deltas})`);
@@ -155,11 +165,11 @@ test(`${NODES}-node / ${EVENTS}-event run: the server projection and the page's 
     nodes: NODES, events: sent,
     clientFold: {
       subscribeToCompleteMs: Math.round(doneA.ms), pageBusyMs: Math.round(doneA.pageBusyMs), mainThreadCpuMs: Math.round(cpuA1 - cpuA0),
-      bytes: pageA.bytes, longTasksOver50ms: pageA.longTasks.length, longestTaskMs: Math.round(Math.max(0, ...pageA.longTasks)), liveEventToDrawn: tailA,
+      bytes: pageA.bytes, heapMB: heapA, longTasksOver50ms: pageA.longTasks.length, longestTaskMs: Math.round(Math.max(0, ...pageA.longTasks)), liveEventToDrawn: tailA,
     },
     serverProjection: {
       subscribeToCompleteMs: Math.round(doneB.subscribeToCompleteMs), subscribeToDrawnMs: Math.round(doneB.subscribeToDrawnMs), pageBusyMs: Math.round(doneB.pageBusyMs),
-      mainThreadCpuMs: Math.round(cpuB1 - cpuB0), bytes: doneB.bytes, longTasksOver50ms: pageB.longTasks.length,
+      mainThreadCpuMs: Math.round(cpuB1 - cpuB0), bytes: doneB.bytes, heapMB: heapB, longTasksOver50ms: pageB.longTasks.length,
       longestTaskMs: Math.round(Math.max(0, ...pageB.longTasks)), liveEventToDrawn: tailB,
     },
   };

@@ -28,6 +28,18 @@ use tokio_util::sync::CancellationToken;
 /// Deltas a viewer may fall behind before it is sent a fresh snapshot.
 const DELTA_CAPACITY: usize = 1_024;
 
+/// Most runs with a live graph at once (each holds its run's projection in memory).
+pub const MAX_LIVE_GRAPHS: usize = 4;
+
+/// Why a viewer got no live graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubscribeRefusal {
+    /// [`MAX_LIVE_GRAPHS`] other runs have one.
+    TooManyRuns,
+    /// The server is shutting down.
+    ShuttingDown,
+}
+
 /// The live graphs of the runs viewers watch in projection mode.
 #[derive(Debug, Default)]
 pub struct LiveGraphs {
@@ -104,18 +116,20 @@ impl LiveGraphs {
     }
 
     /// Subscribes a viewer to `run_id`'s live graph (built from the store on
-    /// first use). `None` if the server shut down before the history was read.
+    /// first use), unless [`MAX_LIVE_GRAPHS`] other runs have one or the server
+    /// shut down before the history was read.
     pub async fn subscribe(
         self: &Arc<Self>,
         store: &Arc<RunStore>,
         feed: &broadcast::Sender<Arc<Committed>>,
         shutdown: &CancellationToken,
         run_id: &str,
-    ) -> Option<GraphSubscription> {
+    ) -> Result<GraphSubscription, SubscribeRefusal> {
         let graph = {
             let mut runs = lock(&self.runs);
             let graph = match runs.get(run_id) {
                 Some(g) => Arc::clone(g),
+                None if runs.len() >= MAX_LIVE_GRAPHS => return Err(SubscribeRefusal::TooManyRuns),
                 None => {
                     let g = LiveGraph::start(run_id, Arc::clone(store), feed, shutdown);
                     runs.insert(run_id.to_owned(), Arc::clone(&g));
@@ -135,15 +149,15 @@ impl LiveGraphs {
         };
         let mut ready = graph.ready.clone();
         tokio::select! {
-            _ = shutdown.cancelled() => return None,
-            r = ready.wait_for(|r| *r) => r.ok()?,
+            _ = shutdown.cancelled() => return Err(SubscribeRefusal::ShuttingDown),
+            r = ready.wait_for(|r| *r) => r.map(|_| ()).map_err(|_| SubscribeRefusal::ShuttingDown)?,
         };
         let (snapshot, deltas) = tokio::task::spawn_blocking(move || graph.snapshot())
             .await
-            .ok()?;
+            .map_err(|_| SubscribeRefusal::ShuttingDown)?;
         sub.snapshot = snapshot;
         sub.deltas = deltas;
-        Some(sub)
+        Ok(sub)
     }
 }
 

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
-use crate::live_graph::GraphSubscription;
+use crate::live_graph::{GraphSubscription, MAX_LIVE_GRAPHS, SubscribeRefusal};
 use crate::state::AppState;
 
 /// How often coalesced `run.update`s are flushed.
@@ -289,16 +289,21 @@ impl Feed {
     async fn subscribe_graph(&mut self, socket: &mut WebSocket, run_id: String) -> Result<(), ()> {
         self.graph = None;
         let state = &self.state;
-        let Some(sub) = state
+        let sub = match state
             .live_graphs
             .subscribe(&state.store, &state.feed, &state.shutdown, &run_id)
             .await
-        else {
-            return send(
-                socket,
-                error_msg("the server is shutting down", ErrorCode::Unavailable, None),
-            )
-            .await;
+        {
+            Ok(sub) => sub,
+            Err(refusal) => {
+                let message = match refusal {
+                    SubscribeRefusal::TooManyRuns => format!(
+                        "at most {MAX_LIVE_GRAPHS} runs are followed in projection mode at once; subscribe without projection"
+                    ),
+                    SubscribeRefusal::ShuttingDown => "the server is shutting down".to_owned(),
+                };
+                return send(socket, error_msg(&message, ErrorCode::Unavailable, None)).await;
+            }
         };
         socket
             .send(WsMessage::Text(sub.snapshot.clone()))

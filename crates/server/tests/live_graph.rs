@@ -244,3 +244,50 @@ async fn a_plain_subscribe_still_replays_events() {
     assert_eq!(events, 12);
     t.server.stop().await.expect("stop");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn projection_mode_follows_a_bounded_number_of_runs() {
+    let t = start().await;
+    // Four viewers hold live graphs of four runs; a fifth run is refused, a
+    // second viewer of a followed run is not; once a viewer leaves, its run's
+    // graph goes and another run can be followed.
+    let mut held = Vec::new();
+    for k in 0..4 {
+        let mut ui = t.ui(false).await;
+        subscribe_projection(&mut ui, &format!("run-{k}")).await;
+        common::next_of(&mut ui, "graph.snapshot").await;
+        held.push(ui);
+    }
+    let mut fifth = t.ui(false).await;
+    subscribe_projection(&mut fifth, "run-4").await;
+    let refused = common::next_of(&mut fifth, "error").await;
+    assert_eq!(refused["code"], "unavailable");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 4 runs")
+    );
+    subscribe_projection(&mut fifth, "run-0").await;
+    common::next_of(&mut fifth, "graph.snapshot").await;
+    let mut leaving = held.pop().expect("a viewer");
+    leaving.close(None).await.unwrap();
+    mindgate_testkit::wait::until_async(
+        "the left run's live graph to go",
+        Duration::from_secs(10),
+        || async {
+            let mut probe = t.ui(false).await;
+            subscribe_projection(&mut probe, "run-5").await;
+            loop {
+                let msg = next_json(&mut probe).await?;
+                match msg["type"].as_str() {
+                    Some("graph.snapshot") => return Some(()),
+                    Some("error") => return None,
+                    _ => {}
+                }
+            }
+        },
+    )
+    .await;
+    t.server.stop().await.expect("stop");
+}
