@@ -127,6 +127,8 @@ test('Induce procedure on a succeeded task stores a quarantined procedure and op
   assert.equal(rec.status, 'quarantined');
   assert.equal(rec.userId, 'kevin');
   assert.deepEqual(await page.locator('.mem-steps li').allTextContents(), rec.steps);
+  // The inspector follows the link to the procedure's user.
+  await until(async () => (await page.getByLabel('Memory user', { exact: true }).inputValue()) === 'kevin', { what: 'the memory user switched' });
   // A failed task offers no induction.
   await openTask('Build the release', 'dsh-fail');
   assert.equal(await page.getByRole('button', { name: 'Induce procedure' }).count(), 0);

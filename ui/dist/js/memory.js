@@ -167,6 +167,7 @@ export class MemoryPage {
         const t = text.value.trim();
         if (t && Number.isNaN(Date.parse(t))) { toast(`${label}: not a time (ISO-8601, e.g. 2025-01-31T12:00:00Z)`, 'error'); return; }
         s.setTime({ [key]: t ? new Date(t).toISOString() : '' });
+        this.syncSlider(key);
       });
       this.timeInputs[key] = { slider, text };
       return el('div', { class: 'mem-time', title: hint }, el('span', { class: 'small mem-time-label' }, label), slider, text, reset);
@@ -176,6 +177,15 @@ export class MemoryPage {
     return el('div', { class: 'mem-timebar', role: 'group', 'aria-label': 'Time travel' },
       make('asOf', 'As of', 'Valid time: facts true at this instant'),
       make('knownAt', 'Known at', 'Transaction time: what the store held and trusted at this instant'));
+  }
+
+  /** Puts a time slider where its text field's instant is (the right end = now). */
+  syncSlider(key) {
+    const { slider, text } = this.timeInputs[key];
+    const t = Date.parse(text.value.trim());
+    if (Number.isNaN(t)) { slider.value = slider.max; return; }
+    if (t < this.timeMin) this.timeMin = t;
+    slider.value = String(Math.round(Math.max(0, Math.min(1, (t - this.timeMin) / Math.max(1, Date.now() - this.timeMin))) * 999));
   }
 
   buildListTools() {
@@ -287,6 +297,7 @@ export class MemoryPage {
       if (!r[key] || Number.isNaN(Date.parse(r[key]))) continue;
       const iso = new Date(r[key]).toISOString();
       this.timeInputs[key].text.value = iso;
+      this.syncSlider(key);
       this.store.setTime({ [key]: iso });
     }
     const tab = r.tab && TABS.some((t) => t.id === r.tab) ? r.tab : (r.tab || 'semantic');

@@ -286,6 +286,13 @@ export class MemoryStore extends Emitter {
       }
       if (this.selected !== sel) return;
       this.detail = detail;
+      // A link may open another user's record (the Tasks page's induced procedure): follow it.
+      const owner = detail.record?.userId || detail.entity?.userId;
+      if (owner && owner !== this.user) {
+        this.user = owner;
+        sessionStorage.setItem(USER_KEY, owner);
+        this.loadUsers().then(() => { this.loadStatus(); this.reloadList(); });
+      }
     } catch (err) {
       if (this.selected !== sel) return;
       this.detail = { kind: sel.kind, error: err.message, id: sel.id };
