@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use tracing::debug;
 
+use super::route::{Route, excerpt};
 use super::{OPENAI_PROVIDER, OpenAiConfig};
 use crate::{EmbedError, Embedder, EmbedderId, l2_normalise};
 
@@ -17,7 +18,7 @@ pub struct OpenAiEmbedder {
     config: OpenAiConfig,
     endpoint: String,
     dimension: usize,
-    agent: ureq::Agent,
+    route: Route,
 }
 
 impl OpenAiEmbedder {
@@ -35,17 +36,13 @@ impl OpenAiEmbedder {
                 "embedding endpoint needs a model name".to_owned(),
             ));
         }
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
         let endpoint = config.endpoint();
+        let route = Route::new(endpoint.clone(), config.api_key.clone(), config.timeout);
         let mut embedder = Self {
             dimension: config.dimension.unwrap_or(0),
             config,
             endpoint,
-            agent,
+            route,
         };
         if embedder.dimension == 0 {
             let probe = embedder.request(&["dimension probe"])?;
@@ -71,31 +68,10 @@ impl OpenAiEmbedder {
     /// for dimension and not normalised.
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = serde_json::json!({ "model": self.config.model, "input": texts });
-        let mut request = self
-            .agent
-            .post(&self.endpoint)
-            .header("Accept", "application/json")
-            .content_type("application/json");
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", format!("Bearer {key}"));
-        }
-        let mut response = request
-            .send(body.to_string())
-            .map_err(|err| self.transport_error(err))?;
-        let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_ANSWER_BYTES)
-            .read_to_string()
-            .map_err(|err| self.transport_error(err))?;
-        if !(200..300).contains(&status) {
-            return Err(EmbedError::Remote(format!(
-                "{} answered HTTP {status}: {}",
-                self.endpoint,
-                error_message(&text)
-            )));
-        }
+        let text = self
+            .route
+            .post(&body, MAX_ANSWER_BYTES)
+            .map_err(|e| EmbedError::Remote(e.0))?;
         let answer: EmbeddingsAnswer = serde_json::from_str(&text).map_err(|err| {
             EmbedError::Remote(format!(
                 "{} answered a body that is not an embeddings answer ({err}): {}",
@@ -125,16 +101,6 @@ impl OpenAiEmbedder {
             }
         }
         Ok(slots.into_iter().flatten().collect())
-    }
-
-    fn transport_error(&self, err: ureq::Error) -> EmbedError {
-        match err {
-            ureq::Error::Timeout(_) => EmbedError::Remote(format!(
-                "{} did not answer within {:?}",
-                self.endpoint, self.config.timeout
-            )),
-            other => EmbedError::Remote(format!("request to {} failed: {other}", self.endpoint)),
-        }
     }
 }
 
@@ -190,56 +156,4 @@ struct EmbeddingsAnswer {
 struct EmbeddingItem {
     embedding: Vec<f32>,
     index: Option<usize>,
-}
-
-/// The `error.message` of an OpenAI-style error body, else an excerpt of the body.
-fn error_message(body: &str) -> String {
-    #[derive(Deserialize)]
-    struct ErrorBody {
-        error: ErrorDetail,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum ErrorDetail {
-        Object { message: String },
-        Text(String),
-    }
-    match serde_json::from_str::<ErrorBody>(body) {
-        Ok(ErrorBody {
-            error: ErrorDetail::Object { message } | ErrorDetail::Text(message),
-        }) => message,
-        Err(_) => excerpt(body),
-    }
-}
-
-fn excerpt(body: &str) -> String {
-    const MAX: usize = 200;
-    let trimmed = body.trim();
-    if trimmed.is_empty() {
-        return "(empty body)".to_owned();
-    }
-    match trimmed.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
-        None => trimmed.to_owned(),
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_bodies_are_summarised() {
-        assert_eq!(
-            error_message(r#"{"error":{"message":"bad key","type":"auth"}}"#),
-            "bad key"
-        );
-        assert_eq!(
-            error_message(r#"{"error":"model not found"}"#),
-            "model not found"
-        );
-        assert_eq!(error_message(""), "(empty body)");
-        assert_eq!(error_message(&"x".repeat(500)).chars().count(), 201);
-    }
 }

@@ -11,6 +11,8 @@ use crate::EmbedError;
 
 #[cfg(feature = "openai")]
 mod client;
+#[cfg(feature = "openai")]
+pub mod route;
 
 #[cfg(feature = "openai")]
 pub use client::OpenAiEmbedder;
@@ -129,12 +131,24 @@ impl OpenAiConfig {
 
     /// The full URL of the embeddings route.
     pub fn endpoint(&self) -> String {
-        let base = self.base_url.trim_end_matches('/');
-        if base.ends_with("/embeddings") {
-            base.to_owned()
-        } else {
-            format!("{base}/embeddings")
-        }
+        route_url(&self.base_url, "embeddings")
+    }
+}
+
+/// The full URL of `route` (`embeddings`, `chat/completions`) under `base_url`, added once:
+/// a base URL that already ends with the route is taken as is.
+///
+/// ```
+/// use mindgate_embed::openai::route_url;
+/// assert_eq!(route_url("http://h/v1/", "embeddings"), "http://h/v1/embeddings");
+/// assert_eq!(route_url("http://h/v1/chat/completions", "chat/completions"), "http://h/v1/chat/completions");
+/// ```
+pub fn route_url(base_url: &str, route: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    if base.ends_with(&format!("/{route}")) {
+        base.to_owned()
+    } else {
+        format!("{base}/{route}")
     }
 }
 

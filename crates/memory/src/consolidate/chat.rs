@@ -1,7 +1,7 @@
 //! The chat model consolidation asks: the [`ChatModel`] trait and its OpenAI-compatible
 //! `/v1/chat/completions` client ([`OpenAiChat`]: OpenAI, Ollama, vLLM, llama.cpp, …).
 //!
-//! Blocking, with `ureq`, like the OpenAI-compatible embedder of `mindgate-embed`: the
+//! Blocking, over `mindgate-embed`'s OpenAI-compatible route client (its embedder's): the
 //! memory store is synchronous, and ureq starts no runtime of its own, so the client can be
 //! called from any thread (the server calls it from a blocking task).
 
@@ -10,6 +10,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 use tracing::debug;
+
+use mindgate_embed::openai::route::{Route, excerpt, route_url};
 
 use super::error::ConsolidateError;
 
@@ -134,12 +136,7 @@ impl ChatConfig {
 
     /// The full URL of the chat completions route.
     pub fn endpoint(&self) -> String {
-        let base = self.base_url.trim_end_matches('/');
-        if base.ends_with("/chat/completions") {
-            base.to_owned()
-        } else {
-            format!("{base}/chat/completions")
-        }
+        route_url(&self.base_url, "chat/completions")
     }
 }
 
@@ -182,8 +179,7 @@ pub trait ChatModel: Send + Sync {
 #[derive(Debug)]
 pub struct OpenAiChat {
     config: ChatConfig,
-    endpoint: String,
-    agent: ureq::Agent,
+    route: Route,
 }
 
 impl OpenAiChat {
@@ -194,37 +190,13 @@ impl OpenAiChat {
                 "the chat endpoint needs a model name".to_owned(),
             ));
         }
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        Ok(Self {
-            endpoint: config.endpoint(),
-            config,
-            agent,
-        })
+        let route = Route::new(config.endpoint(), config.api_key.clone(), config.timeout);
+        Ok(Self { config, route })
     }
 
     /// The URL requests go to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    fn transport_error(&self, err: ureq::Error) -> ConsolidateError {
-        match err {
-            ureq::Error::Timeout(_) => ConsolidateError::Remote(format!(
-                "{} did not answer within {:?}",
-                self.endpoint, self.config.timeout
-            )),
-            ureq::Error::BodyExceedsLimit(limit) => ConsolidateError::Remote(format!(
-                "{} answered more than {limit} bytes",
-                self.endpoint
-            )),
-            other => {
-                ConsolidateError::Remote(format!("request to {} failed: {other}", self.endpoint))
-            }
-        }
+        self.route.url()
     }
 }
 
@@ -245,47 +217,26 @@ impl ChatModel for OpenAiChat {
             "response_format": { "type": "json_object" },
             "stream": false,
         });
-        let mut request = self
-            .agent
-            .post(&self.endpoint)
-            .header("Accept", "application/json")
-            .content_type("application/json");
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", format!("Bearer {key}"));
-        }
-        let mut response = request
-            .send(body.to_string())
-            .map_err(|err| self.transport_error(err))?;
-        let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_ANSWER_BYTES)
-            .read_to_string()
-            .map_err(|err| self.transport_error(err))?;
-        if !(200..300).contains(&status) {
-            return Err(ConsolidateError::Remote(format!(
-                "{} answered HTTP {status}: {}",
-                self.endpoint,
-                error_message(&text)
-            )));
-        }
+        let text = self
+            .route
+            .post(&body, MAX_ANSWER_BYTES)
+            .map_err(|e| ConsolidateError::Remote(e.0))?;
         let answer: CompletionAnswer = serde_json::from_str(&text).map_err(|err| {
             ConsolidateError::Remote(format!(
                 "{} answered a body that is not a chat completion ({err}): {}",
-                self.endpoint,
+                self.route.url(),
                 excerpt(&text)
             ))
         })?;
         let Some(choice) = answer.choices.into_iter().next() else {
             return Err(ConsolidateError::Remote(format!(
                 "{} answered a completion without choices",
-                self.endpoint
+                self.route.url()
             )));
         };
         let content = choice.message.and_then(|m| m.content).unwrap_or_default();
         debug!(
-            endpoint = %self.endpoint,
+            endpoint = %self.route.url(),
             chars = content.chars().count(),
             finish_reason = choice.finish_reason.as_deref().unwrap_or("-"),
             "chat completion"
@@ -328,39 +279,6 @@ struct Choice {
 struct AnswerMessage {
     #[serde(default)]
     content: Option<String>,
-}
-
-/// The `error.message` of an OpenAI-style error body, else an excerpt of the body.
-fn error_message(body: &str) -> String {
-    #[derive(Deserialize)]
-    struct ErrorBody {
-        error: ErrorDetail,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum ErrorDetail {
-        Object { message: String },
-        Text(String),
-    }
-    match serde_json::from_str::<ErrorBody>(body) {
-        Ok(ErrorBody {
-            error: ErrorDetail::Object { message } | ErrorDetail::Text(message),
-        }) => message,
-        Err(_) => excerpt(body),
-    }
-}
-
-/// At most 200 characters of a body, for error messages.
-pub(crate) fn excerpt(body: &str) -> String {
-    const MAX: usize = 200;
-    let trimmed = body.trim();
-    if trimmed.is_empty() {
-        return "(empty body)".to_owned();
-    }
-    match trimmed.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
-        None => trimmed.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::chat::excerpt;
 use super::error::ConsolidateError;
 use crate::sqlite::items::{MAX_ID_CHARS, MAX_TEXT_CHARS};
+use mindgate_embed::openai::route::excerpt;
 
 /// Most facts read from one extraction completion (the rest are skipped).
 pub const MAX_FACTS_PER_CALL: usize = 50;
