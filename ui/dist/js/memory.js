@@ -382,7 +382,7 @@ export class MemoryPage {
 
   browseRow(r, i) {
     const kind = rowKind(r, this.store.tab);
-    const id = kind === 'working' ? r.id : r.id;
+    const { id } = r;
     return el('div', {
       class: `mem-row${this.isSelected(id) ? ' selected' : ''}${i === this.activeIndex ? ' active' : ''}`, role: 'option',
       'aria-selected': this.isSelected(id) ? 'true' : 'false', 'data-id': id, onclick: () => this.open(kind, id),

@@ -26,7 +26,7 @@ export class EntityGraph {
     this.gen = 0;
     this.canvas.addEventListener('pointerdown', (e) => this.down(e));
     this.canvas.addEventListener('pointermove', (e) => this.move(e));
-    this.canvas.addEventListener('pointerup', (e) => this.up(e));
+    this.canvas.addEventListener('pointerup', () => this.up());
     new ResizeObserver(() => this.draw()).observe(this.host);
     window.addEventListener('mindgate:theme', () => this.draw());
   }
@@ -113,7 +113,7 @@ export class EntityGraph {
     this.draw();
   }
 
-  up(e) {
+  up() {
     const d = this.drag;
     this.drag = null;
     if (!d) return;
@@ -126,7 +126,6 @@ export class EntityGraph {
       const into = target.root ? target.id : target.into;
       if (into && into !== d.n.id) { announce(`Merge ${d.n.name} into ${target.name}?`); this.onMerge(d.n.id, into, d.n.name, target.name); }
     }
-    void e;
   }
 
   draw() {
