@@ -5,7 +5,7 @@
 //!
 //! - [`Home`]: the home directory (`$MINDGATE_HOME`, else `~/.mindgate`, else `./.mindgate`)
 //!   and the files in it — the run database `mindgate.db`, the memory store `memory.db`,
-//!   imported models under `models/`, token files under `run/`;
+//!   imported models under `models/`, token files under `run/`, the price table `prices.toml`;
 //! - [`env`]: the names of the environment variables a Mindgate process reads;
 //! - [`token_file`]: `run/serve-<port>.json`, written 0600 by `mindgate serve` and read by the
 //!   local tools that talk to it;
@@ -26,7 +26,9 @@ mod paths;
 pub mod private_fs;
 pub mod token_file;
 
-pub use paths::{DEFAULT_FOLDER, Home, MEMORY_DB_FILE, MODELS_FOLDER, RUN_DB_FILE, RUN_FOLDER};
+pub use paths::{
+    DEFAULT_FOLDER, Home, MEMORY_DB_FILE, MODELS_FOLDER, PRICES_FILE, RUN_DB_FILE, RUN_FOLDER,
+};
 pub use token_file::{TokenFile, TokenFileError};
 
 use std::net::{IpAddr, Ipv4Addr};

@@ -15,6 +15,8 @@ pub const MEMORY_DB_FILE: &str = "memory.db";
 pub const MODELS_FOLDER: &str = "models";
 /// Folder of the running servers' token files.
 pub const RUN_FOLDER: &str = "run";
+/// File name of the price table that overrides and extends the built-in one (`docs/cost.md`).
+pub const PRICES_FILE: &str = "prices.toml";
 
 /// The Mindgate home directory: databases, token files and models live in it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,6 +68,11 @@ impl Home {
         self.root.join(MODELS_FOLDER)
     }
 
+    /// The price table overriding the built-in model prices, `<home>/prices.toml`.
+    pub fn prices_file(&self) -> PathBuf {
+        self.root.join(PRICES_FILE)
+    }
+
     /// The folder of the running servers' token files, `<home>/run`.
     pub fn run_dir(&self) -> PathBuf {
         self.root.join(RUN_FOLDER)
@@ -115,6 +122,7 @@ mod tests {
         assert_eq!(home.memory_db(), Path::new("/h/memory.db"));
         assert_eq!(home.models_dir(), Path::new("/h/models"));
         assert_eq!(home.run_dir(), Path::new("/h/run"));
+        assert_eq!(home.prices_file(), Path::new("/h/prices.toml"));
         assert_eq!(home.token_file(4747), Path::new("/h/run/serve-4747.json"));
     }
 }

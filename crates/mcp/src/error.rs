@@ -89,6 +89,12 @@ pub enum ToolError {
         /// Why it cannot be used.
         message: String,
     },
+    /// The user's price file (`<home>/prices.toml`) cannot be used.
+    #[error("{message} (fix or remove the price file; see docs/cost.md)")]
+    BadPrices {
+        /// The file, the line and what is wrong.
+        message: String,
+    },
     /// Reading the database or a session failed.
     #[error("read failed: {0}")]
     Read(ReadFailure),
@@ -146,7 +152,9 @@ impl ToolError {
             | ToolError::UnknownInstance { .. }
             | ToolError::UnknownTask { .. } => ErrorCode::NotFound,
             ToolError::PathNotAllowed { .. } => ErrorCode::Forbidden,
-            ToolError::NoDatabase { .. } | ToolError::NoServer(_) => ErrorCode::Unavailable,
+            ToolError::NoDatabase { .. } | ToolError::NoServer(_) | ToolError::BadPrices { .. } => {
+                ErrorCode::Unavailable
+            }
             ToolError::Read(read) => read.code,
             ToolError::Server { status, .. } => ErrorCode::from_http_status(*status),
             ToolError::NotResumed { result, .. } => match result.as_str() {

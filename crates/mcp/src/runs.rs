@@ -112,6 +112,9 @@ fn run_line(run: &RunSummary) -> String {
             run.usage.input_tokens, run.usage.output_tokens
         );
     }
+    if let Some(cost) = run.cost.as_ref().filter(|c| c.usd != Some(0.0)) {
+        let _ = write!(s, ", cost {cost}");
+    }
     s
 }
 
@@ -259,14 +262,14 @@ pub fn get_run(
     links: &Links,
 ) -> Result<ToolOutput, ToolError> {
     check_id("runId", &args.run_id)?;
-    let run = require_run(store, &args.run_id)?;
+    let mut run = require_run(store, &args.run_id)?;
     let graph = store.graph(&run.id)?.ok_or_else(|| ToolError::UnknownRun {
         run_id: run.id.clone(),
     })?;
-    let link = |n: &str| links.node(&run.id, n);
-
     let run_error = run_finish_error(store, &run);
-    let report = run_report(&run, &graph, run_error.clone());
+    let report = run_report(&run, &graph, run_error.clone(), store.prices());
+    run.cost = Some(report.tokens.cost.clone());
+    let link = |n: &str| links.node(&run.id, n);
     let error_total = report.error_count;
     let errors: Vec<Value> = report
         .errors
@@ -303,7 +306,18 @@ pub fn get_run(
         .by_node
         .iter()
         .take(GET_RUN_TOKEN_NODES)
-        .map(|t| json!({"nodeId": t.node_id, "inputTokens": t.input_tokens, "outputTokens": t.output_tokens}))
+        .map(|t| {
+            json!({
+                "nodeId": t.node_id,
+                "inputTokens": t.input_tokens,
+                "outputTokens": t.output_tokens,
+                "cacheReadTokens": t.cache_read_tokens,
+                "cacheWriteTokens": t.cache_write_tokens,
+                "models": t.models,
+                "inclusive": t.inclusive,
+                "cost": t.cost,
+            })
+        })
         .collect();
     let paused: Vec<&str> = report.paused.iter().map(String::as_str).collect();
     let nodes: Vec<Value> = graph
@@ -371,16 +385,28 @@ pub fn get_run(
             );
         }
     }
-    if !tokens_by_node.is_empty() {
-        text.push_str("\nTokens by node:\n");
-        for t in &tokens_by_node {
-            let _ = writeln!(
-                text,
+    if !report.tokens.by_node.is_empty() {
+        text.push_str("\nTokens and cost by node:\n");
+        for t in report.tokens.by_node.iter().take(GET_RUN_TOKEN_NODES) {
+            let mut line = format!(
                 "- {} {} in / {} out",
-                t["nodeId"].as_str().unwrap_or_default(),
-                t["inputTokens"],
-                t["outputTokens"]
+                t.node_id, t.input_tokens, t.output_tokens
             );
+            if t.cache_read_tokens + t.cache_write_tokens > 0 {
+                let _ = write!(
+                    line,
+                    " / {} cache read / {} cache write",
+                    t.cache_read_tokens, t.cache_write_tokens
+                );
+            }
+            let _ = write!(line, ", cost {}", t.cost);
+            if !t.models.is_empty() {
+                let _ = write!(line, " ({})", t.models.join(", "));
+            }
+            if t.inclusive {
+                line.push_str(" (inclusive of its children: not added to the run's cost)");
+            }
+            let _ = writeln!(text, "{line}");
         }
     }
     let (lines, tree_cut) = tree_lines(&graph, GET_RUN_TREE_LINES);
@@ -410,6 +436,9 @@ pub fn get_run(
         "tokens": {
             "inputTokens": report.tokens.input_tokens,
             "outputTokens": report.tokens.output_tokens,
+            "cacheReadTokens": report.tokens.cache_read_tokens,
+            "cacheWriteTokens": report.tokens.cache_write_tokens,
+            "cost": report.tokens.cost,
             "byNode": tokens_by_node,
         },
         "paused": paused,
@@ -560,8 +589,21 @@ pub fn get_node(
             }
         }
         if let Some(u) = &s.usage {
-            let (i, o) = mindgate_store::report::usage_tokens(Some(u));
-            let _ = writeln!(text, "  usage: {i} in / {o} out");
+            let counts = mindgate_store::usage_counts(Some(u));
+            let mut cost = mindgate_store::Cost::default();
+            cost.add(store.prices(), s.model.as_deref(), &counts);
+            let _ = write!(text, "  usage: {} in / {} out", counts.input, counts.output);
+            if counts.cache_read + counts.cache_write > 0 {
+                let _ = write!(
+                    text,
+                    " / {} cache read / {} cache write",
+                    counts.cache_read, counts.cache_write
+                );
+            }
+            if let Some(model) = &s.model {
+                let _ = write!(text, ", model {model}");
+            }
+            let _ = writeln!(text, ", cost {cost}");
         }
         for p in &inst.pauses {
             let _ = writeln!(

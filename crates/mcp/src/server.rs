@@ -100,10 +100,16 @@ impl Shared {
                     .to_owned(),
             });
         }
-        let store = RunStore::open_read_only(path).map_err(|e| ToolError::NoDatabase {
-            path: path.clone(),
-            message: mindgate_errors::error_chain(&e),
-        })?;
+        let prices = mindgate_pricing::PriceTable::load(&Home::at(&self.config.home).prices_file())
+            .map_err(|e| ToolError::BadPrices {
+                message: mindgate_errors::error_chain(&e),
+            })?;
+        let store = RunStore::open_read_only(path)
+            .map_err(|e| ToolError::NoDatabase {
+                path: path.clone(),
+                message: mindgate_errors::error_chain(&e),
+            })?
+            .with_prices(prices);
         let store = Arc::new(store);
         *slot = Some(store.clone());
         Ok(store)

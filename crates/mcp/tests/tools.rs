@@ -52,7 +52,7 @@ fn fill(path: &Path) {
             2,
             T0 + 2,
             "node.started",
-            json!({"nodeId": "llm:plan", "kind": "llm", "name": "plan", "instanceId": "l1", "parentId": "agent:a", "input": {"prompt": "plan the trip"}}),
+            json!({"nodeId": "llm:plan", "kind": "llm", "name": "plan", "instanceId": "l1", "parentId": "agent:a", "input": {"model": "gpt-4o-mini", "prompt": "plan the trip"}}),
         ),
         ev(
             "r-ok",
@@ -230,6 +230,15 @@ async fn list_runs_filters_and_links() {
     assert_eq!(ids, ["r-fail", "r-ok"]);
     assert_eq!(v["runs"][0]["link"], "http://127.0.0.1:4999/#/run/r-fail");
     assert_eq!(v["runs"][1]["usage"]["inputTokens"], 120);
+    assert_eq!(
+        v["runs"][1]["cost"]["usd"],
+        (120.0 * 0.15 + 30.0 * 0.60) / 1e6,
+        "the run's cost, as the HTTP run list has it"
+    );
+    assert!(
+        text.contains("tokens 120 in / 30 out, cost <$0.0001"),
+        "{text}"
+    );
     assert!(v["runs"][0].get("sdk").is_none());
     assert!(
         text.contains("r-fail \"charge\" (app billing) — error"),
@@ -309,9 +318,20 @@ async fn get_run_shows_graph_errors_slowest_and_tokens() {
     assert_eq!(v["errors"][0]["message"], "upstream timed out");
     assert_eq!(v["errors"][0]["recovered"], true);
     assert_eq!(v["slowest"][0]["nodeId"], "agent:a");
+    // gpt-4o-mini: 0.15 in, 0.60 out per million tokens.
+    let usd = (120.0 * 0.15 + 30.0 * 0.60) / 1e6;
     assert_eq!(
         v["tokens"]["byNode"][0],
-        json!({"nodeId": "llm:plan", "inputTokens": 120, "outputTokens": 30})
+        json!({"nodeId": "llm:plan", "inputTokens": 120, "outputTokens": 30,
+               "cacheReadTokens": 0, "cacheWriteTokens": 0, "models": ["gpt-4o-mini"],
+               "inclusive": false,
+               "cost": {"usd": usd, "pricedUsd": usd, "unpricedModels": []}})
+    );
+    assert_eq!(v["tokens"]["cost"]["usd"], usd);
+    assert_eq!(v["run"]["cost"]["usd"], usd);
+    assert!(
+        text.contains("- llm:plan 120 in / 30 out, cost <$0.0001 (gpt-4o-mini)"),
+        "{text}"
     );
     assert!(text.contains("upstream timed out (recovered)"), "{text}");
     assert!(

@@ -99,7 +99,7 @@ pub async fn get_run(
     Path(run_id): Path<String>,
 ) -> ApiResult<Response> {
     let id = run_id.clone();
-    let run = blocking(&state, move |s| s.get_run(&id)).await?;
+    let run = blocking(&state, move |s| s.get_run_with_cost(&id)).await?;
     let run = run.ok_or_else(|| run_not_found(&run_id))?;
     let pauses = state.hub.pauses(Some(&run_id));
     let mut v = serde_json::to_value(&run).unwrap_or_default();
@@ -206,6 +206,13 @@ pub async fn report(
     let id = run_id.clone();
     let report = blocking(&state, move |s| s.run_report(&id)).await?;
     Ok(Json(report.ok_or_else(|| run_not_found(&run_id))?).into_response())
+}
+
+/// `GET /api/apps` — what each app's runs cost (the newest runs, see
+/// `mindgate_store::cost::MAX_APP_COST_RUNS`).
+pub async fn apps(State(state): State<AppState>) -> ApiResult<Response> {
+    let apps = blocking(&state, move |s| s.app_costs()).await?;
+    Ok(Json(apps).into_response())
 }
 
 /// `GET /api/runs/{runId}/nodes/{nodeId}`

@@ -60,6 +60,9 @@ pub enum ServerError {
     /// Writing the token file failed.
     #[error(transparent)]
     TokenFile(#[from] mindgate_home::TokenFileError),
+    /// The price file (`<home>/prices.toml`) cannot be used.
+    #[error(transparent)]
+    Prices(#[from] mindgate_pricing::PricesFileError),
     /// The HTTP server failed.
     #[error("server failed: {0}")]
     Serve(std::io::Error),

@@ -68,6 +68,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/runs/{run_id}/events", get(api::events))
         .route("/api/runs/{run_id}/graph", get(api::graph))
         .route("/api/runs/{run_id}/report", get(api::report))
+        .route("/api/apps", get(api::apps))
         .route("/api/runs/{run_id}/nodes/{node_id}", get(api::node))
         .route("/api/runs/{run_id}/pauses/{pause_id}", get(api::get_pause))
         .route(
@@ -171,6 +172,8 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
             });
         }
     }
+    // 0. The prices runs are costed with: a bad `prices.toml` stops the start, naming its line.
+    let prices = mindgate_pricing::PriceTable::load(&Home::at(&config.home).prices_file())?;
     // 1. The port: a busy one ends the start here, before any database work.
     let bind = SocketAddr::new(config.host, config.port);
     let listener = match tokio::net::TcpListener::bind(bind).await {
@@ -209,7 +212,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let opened = tokio::task::spawn_blocking(move || {
         let (writer, report) = Writer::open(&db_path, writer_config, Some(hook))?;
         match RunStore::open(&db_path) {
-            Ok(store) => Ok::<_, ServerError>((writer, report, store)),
+            Ok(store) => Ok::<_, ServerError>((writer, report, store.with_prices(prices))),
             Err(e) => {
                 let _ = writer.close();
                 Err(e.into())

@@ -118,10 +118,137 @@ async fn report_marks_recovered_errors_and_ranks_time_and_tokens() {
     assert_eq!(report["slowest"][0]["status"], "error");
     assert_eq!(
         report["tokens"],
-        json!({"inputTokens": 30, "outputTokens": 7, "byNode": [{"nodeId": "llm:m", "inputTokens": 30, "outputTokens": 7}]})
+        json!({
+            "inputTokens": 30, "outputTokens": 7, "cacheReadTokens": 0, "cacheWriteTokens": 0,
+            // Usage that names no model is not priced: the cost says so instead of guessing.
+            "cost": {"usd": null, "pricedUsd": 0.0, "unpricedModels": ["(no model name)"]},
+            "byNode": [{
+                "nodeId": "llm:m", "inputTokens": 30, "outputTokens": 7, "cacheReadTokens": 0,
+                "cacheWriteTokens": 0, "models": [], "inclusive": false,
+                "cost": {"usd": null, "pricedUsd": 0.0, "unpricedModels": ["(no model name)"]},
+            }],
+        })
     );
     assert_eq!(report["paused"], json!([]));
 
     let (status, body) = t.get("/api/runs/no-such-run/report").await;
     assert_eq!(status, 404, "{body}");
+}
+
+/// A run of `app` with one model call of `model` using `usage`.
+fn priced_run(run: &str, app: &str, model: &str, usage: serde_json::Value) -> Vec<String> {
+    vec![
+        frame(
+            run,
+            1,
+            "run.started",
+            json!({"app": app, "sdk": {"name": "t", "version": "1"}}),
+        ),
+        frame(
+            run,
+            2,
+            "node.started",
+            json!({"nodeId": "llm:m", "kind": "llm", "name": "m", "instanceId": "m1", "input": {"model": model, "messages": []}}),
+        ),
+        frame(
+            run,
+            3,
+            "node.finished",
+            json!({"nodeId": "llm:m", "instanceId": "m1", "durationMs": 4, "status": "ok", "usage": usage}),
+        ),
+        frame(run, 4, "run.finished", json!({"status": "ok"})),
+    ]
+}
+
+#[tokio::test]
+async fn runs_and_apps_are_costed_with_the_users_price_file() {
+    let t = start_with(|c| {
+        std::fs::create_dir_all(&c.home).unwrap();
+        std::fs::write(
+            c.home.join("prices.toml"),
+            "[models.\"house-model\"]\ninput = 4.0\noutput = 8.0\ncache_read = 1.0\ncache_write = 5.0\n",
+        )
+        .unwrap();
+    })
+    .await;
+    let (mut app, _) = t.app(None).await;
+    send_all(
+        &mut app,
+        &priced_run(
+            "p1",
+            "shop",
+            "acme/house-model",
+            json!({"inputTokens": 1000, "outputTokens": 500, "cacheReadTokens": 2000, "cacheWriteTokens": 100}),
+        ),
+    )
+    .await;
+    t.wait_events("p1", 4).await;
+    let (mut app2, _) = t.app(None).await;
+    send_all(
+        &mut app2,
+        &priced_run(
+            "p2",
+            "shop",
+            "mystery-9",
+            json!({"inputTokens": 1, "outputTokens": 1}),
+        ),
+    )
+    .await;
+    t.wait_events("p2", 4).await;
+
+    let usd = (1000.0 * 4.0 + 500.0 * 8.0 + 2000.0 * 1.0 + 100.0 * 5.0) / 1e6;
+    let priced = json!({"usd": usd, "pricedUsd": usd, "unpricedModels": []});
+    let unpriced = json!({"usd": null, "pricedUsd": 0.0, "unpricedModels": ["mystery-9"]});
+    let (status, list) = t.get("/api/runs").await;
+    assert_eq!(status, 200, "{list}");
+    let cost_of = |id: &str| {
+        list["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()["cost"]
+            .clone()
+    };
+    assert_eq!(cost_of("p1"), priced);
+    assert_eq!(cost_of("p2"), unpriced);
+    let (_, run) = t.get("/api/runs/p1").await;
+    assert_eq!(run["cost"], priced);
+    let (_, report) = t.get("/api/runs/p1/report").await;
+    assert_eq!(report["tokens"]["cost"], priced);
+    assert_eq!(
+        report["tokens"]["byNode"][0]["models"],
+        json!(["acme/house-model"])
+    );
+
+    let (status, apps) = t.get("/api/apps").await;
+    assert_eq!(status, 200, "{apps}");
+    assert_eq!(
+        apps,
+        json!({"apps": [{
+            "app": "shop", "runCount": 2,
+            "tokens": {"input": 1001, "output": 501, "cacheRead": 2000, "cacheWrite": 100},
+            "cost": {"usd": null, "pricedUsd": usd, "unpricedModels": ["mystery-9"]},
+        }], "truncated": false})
+    );
+}
+
+#[tokio::test]
+async fn a_bad_price_file_stops_the_start_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("prices.toml"),
+        "[models.\"gpt-4o\"]\ninput = \"cheap\"\noutput = 1.0\n",
+    )
+    .unwrap();
+    let config = mindgate_server::ServeConfig::for_tests(dir.path());
+    let err = mindgate_server::start(config)
+        .await
+        .expect_err("a bad price file is refused");
+    let message = err.to_string();
+    assert!(message.contains("prices.toml, line 2"), "{message}");
+    assert!(
+        !dir.path().join("mindgate.db").exists(),
+        "nothing is written before the price file is read"
+    );
 }

@@ -9,6 +9,8 @@
 //! * [`report`] holds the run analytics every view shows: a run's errors
 //!   (recovered ones marked), slowest executions and tokens by node, and recent
 //!   errors across runs with a `since` filter.
+//! * [`cost`] prices each instance's usage by its model (per node, run and app),
+//!   with the [`PriceTable`] given to [`RunStore::with_prices`].
 //! * [`project`] folds a run's events into a [`RunGraph`] / [`NodeDetail`].
 //!
 //! Storage layout: `runs` (one row per run with counters) and `events`
@@ -35,6 +37,7 @@
 //! writer.close().unwrap();
 //! ```
 
+pub mod cost;
 mod error;
 mod ingest;
 mod json_scan;
@@ -45,12 +48,14 @@ pub mod report;
 mod schema;
 mod writer;
 
+pub use cost::{AppCost, AppCosts, run_cost, usage_counts};
 pub use error::{Result, StoreError};
 pub use ingest::{
     EventFacts, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_RUN_ID_BYTES, MAX_SDK_BYTES, MAX_STORED_SEQ,
     MAX_TYPE_BYTES, NewEvent, Refusal, check_envelope, check_hello, check_limits,
 };
 pub use json_scan::minify;
+pub use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,

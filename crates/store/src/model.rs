@@ -102,6 +102,10 @@ pub struct RunSummary {
     pub counts: Counts,
     /// Token usage.
     pub usage: UsageTotals,
+    /// What the run's usage cost (read with the run: `GET /api/runs`, `GET /api/runs/:id`;
+    /// absent from the summaries the live feed sends while the run is written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<mindgate_pricing::Cost>,
     /// Where the run came from: `live`, `import` or `demo`.
     pub source: String,
     /// `run.started` metadata, as sent.

@@ -87,6 +87,9 @@ pub struct GraphInstance {
     pub held_ms: Option<f64>,
     /// Token usage as reported.
     pub usage: Option<Value>,
+    /// The model the instance called ([`model_of_started`], [`model_of_finished`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Accumulated streamed text (`t: "text"`).
     pub tokens: String,
     /// Accumulated reasoning text.
@@ -250,6 +253,31 @@ fn non_empty_field(v: &Value, key: &str) -> Option<String> {
     str_field(v, key).filter(|value| !value.is_empty())
 }
 
+/// The model a `node.started` payload names: its `model` field, else `input.model` (what
+/// `graphmind-ai`'s OpenAI and Anthropic integrations send).
+pub fn model_of_started(payload: &Value) -> Option<String> {
+    non_empty_field(payload, "model").or_else(|| {
+        payload
+            .get("input")
+            .and_then(|i| non_empty_field(i, "model"))
+    })
+}
+
+/// The model a `node.finished` payload names: `usage.model`, else `output.model` (the
+/// LangChain integration's), else its `model` field. It wins over the started one: a
+/// response names the exact (dated) model that answered.
+pub fn model_of_finished(payload: &Value) -> Option<String> {
+    payload
+        .get("usage")
+        .and_then(|u| non_empty_field(u, "model"))
+        .or_else(|| {
+            payload
+                .get("output")
+                .and_then(|o| non_empty_field(o, "model"))
+        })
+        .or_else(|| non_empty_field(payload, "model"))
+}
+
 /// Kind and name read from a `kind:name` node id, or `custom` and the whole id.
 fn kind_and_name_of(node_id: &str) -> (String, String) {
     match node_id.split_once(':') {
@@ -269,6 +297,7 @@ fn new_instance(id: String) -> InstanceAcc {
                 duration_ms: None,
                 held_ms: None,
                 usage: None,
+                model: None,
                 tokens: String::new(),
                 reasoning: String::new(),
                 injected: false,
@@ -480,6 +509,9 @@ impl RunProjection {
                 let d = &mut inst.detail;
                 d.summary.started_at.get_or_insert(ts);
                 d.summary.first_seq.get_or_insert(seq);
+                if let Some(model) = model_of_started(&payload) {
+                    d.summary.model.get_or_insert(model);
+                }
                 if detail && let Some(obj) = payload.as_object_mut() {
                     d.input = obj.remove("input");
                     for key in ["nodeId", "kind", "name", "instanceId", "parentId"] {
@@ -534,6 +566,9 @@ impl RunProjection {
                     d.summary.held_ms = Some(h);
                 }
                 d.summary.injected = payload.get("injected").and_then(Value::as_bool) == Some(true);
+                if let Some(model) = model_of_finished(&payload) {
+                    d.summary.model = Some(model);
+                }
                 let obj = payload.as_object_mut();
                 d.summary.usage = obj.as_ref().and_then(|o| o.get("usage")).cloned();
                 if detail && let Some(output) = obj.and_then(|o| o.remove("output")) {

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
+use mindgate_pricing::PriceTable;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::{Result, StoreError};
@@ -27,6 +28,9 @@ pub struct RunStore {
     path: PathBuf,
     conns: Vec<Mutex<Connection>>,
     next: AtomicUsize,
+    /// The prices runs are costed with (the built-in table unless
+    /// [`RunStore::with_prices`] set another).
+    pub(crate) prices: Arc<PriceTable>,
 }
 
 impl std::fmt::Debug for RunStore {
@@ -65,6 +69,7 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
             input_tokens: r.get::<_, i64>(13)?.max(0) as u64,
             output_tokens: r.get::<_, i64>(14)?.max(0) as u64,
         },
+        cost: None,
         source: r.get(7)?,
         meta: meta.and_then(|m| serde_json::from_str(&m).ok()),
         sdk: sdk.and_then(|m| serde_json::from_str(&m).ok()),
@@ -127,7 +132,20 @@ impl RunStore {
             path: path.to_path_buf(),
             conns,
             next: AtomicUsize::new(0),
+            prices: Arc::new(PriceTable::builtin()),
         })
+    }
+
+    /// This store, costing runs with `prices` (the built-in table with the user's
+    /// `prices.toml` over it, see `mindgate_pricing::PriceTable::load`).
+    pub fn with_prices(mut self, prices: PriceTable) -> RunStore {
+        self.prices = Arc::new(prices);
+        self
+    }
+
+    /// The prices runs are costed with.
+    pub fn prices(&self) -> &PriceTable {
+        &self.prices
     }
 
     /// The database file.
@@ -149,8 +167,17 @@ impl RunStore {
         f(&guard)
     }
 
-    /// Runs, newest first.
+    /// Runs, newest first, each with its cost.
     pub fn list_runs(&self, filter: &RunFilter) -> Result<RunList> {
+        let mut list = self.list_runs_without_cost(filter)?;
+        for run in &mut list.runs {
+            run.cost = self.run_cost(&run.id)?;
+        }
+        Ok(list)
+    }
+
+    /// Runs, newest first, without reading their costs.
+    pub(crate) fn list_runs_without_cost(&self, filter: &RunFilter) -> Result<RunList> {
         let limit = filter.effective_limit();
         self.with_conn(|conn| {
             let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE 1=1");
@@ -195,8 +222,18 @@ impl RunStore {
     }
 
     /// One run.
+    /// One run, without its cost (cheap: one row).
     pub fn get_run(&self, run_id: &str) -> Result<Option<RunSummary>> {
         self.with_conn(|conn| load_summary(conn, run_id))
+    }
+
+    /// One run with its cost (reads the run's usage events).
+    pub fn get_run_with_cost(&self, run_id: &str) -> Result<Option<RunSummary>> {
+        let Some(mut run) = self.get_run(run_id)? else {
+            return Ok(None);
+        };
+        run.cost = self.run_cost(run_id)?;
+        Ok(Some(run))
     }
 
     fn run_key(conn: &Connection, run_id: &str) -> Result<Option<i64>> {

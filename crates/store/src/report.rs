@@ -1,6 +1,6 @@
 //! Run analytics over the projection: a run's errors (recovered ones marked),
 //! its slowest executions, tokens by node and held nodes ([`RunReport`], served
-//! as `GET /api/runs/:id/report`), and recent errors across runs with a `since`
+//! as `GET /api/runs/:id/report`, costed by [`crate::cost`]), and recent errors across runs with a `since`
 //! filter ([`ErrorReport`]). The HTTP API and the MCP tools both read these, so
 //! the viewer and a coding agent see the same facts.
 
@@ -8,6 +8,9 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use mindgate_pricing::{Cost, PriceTable, TokenCounts};
+
+use crate::cost::{add_instance, run_cost, usage_is_inclusive};
 use crate::error::Result;
 use crate::model::{ErrorHit, RunFilter, RunState, RunSummary};
 use crate::projection::{GraphNode, NodeState, RunGraph};
@@ -54,8 +57,8 @@ pub struct SlowExecution {
     pub status: NodeState,
 }
 
-/// Tokens one node used over all its executions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Tokens one node used over all its executions, and what they cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeTokens {
     /// Logical node.
@@ -64,16 +67,33 @@ pub struct NodeTokens {
     pub input_tokens: u64,
     /// Sum of `usage.outputTokens`.
     pub output_tokens: u64,
+    /// Sum of `usage.cacheReadTokens`.
+    pub cache_read_tokens: u64,
+    /// Sum of `usage.cacheWriteTokens`.
+    pub cache_write_tokens: u64,
+    /// The models its executions named, sorted.
+    pub models: Vec<String>,
+    /// Some execution's usage is `inclusive` (counts its children's too): shown here,
+    /// left out of the run's totals.
+    pub inclusive: bool,
+    /// What its usage cost.
+    pub cost: Cost,
 }
 
 /// A run's token totals and their split by node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenReport {
     /// The run's input tokens (its counters).
     pub input_tokens: u64,
     /// The run's output tokens.
     pub output_tokens: u64,
+    /// The run's cache-read tokens (inclusive usage left out).
+    pub cache_read_tokens: u64,
+    /// The run's cache-write tokens (inclusive usage left out).
+    pub cache_write_tokens: u64,
+    /// What the run's usage cost (inclusive usage left out).
+    pub cost: Cost,
     /// Nodes that used tokens, most first (ties by node id).
     pub by_node: Vec<NodeTokens>,
 }
@@ -130,30 +150,49 @@ fn node_errors(node: &GraphNode, out: &mut Vec<ReportError>) {
     }
 }
 
-/// The report of a run from its summary, graph and finish error. Pure.
-pub fn run_report(run: &RunSummary, graph: &RunGraph, run_error: Option<Value>) -> RunReport {
+/// The report of a run from its summary, graph and finish error, costed with
+/// `prices`. Pure.
+pub fn run_report(
+    run: &RunSummary,
+    graph: &RunGraph,
+    run_error: Option<Value>,
+    prices: &PriceTable,
+) -> RunReport {
     let mut errors = Vec::new();
     let mut executions = Vec::new();
     let mut by_node = Vec::new();
     for node in &graph.nodes {
         node_errors(node, &mut errors);
-        let (mut tin, mut tout) = (0u64, 0u64);
+        let mut tokens = TokenCounts::default();
+        let mut cost = Cost::default();
+        let mut models: Vec<String> = Vec::new();
+        let mut inclusive = false;
         for inst in &node.instances {
-            let (a, b) = usage_tokens(inst.usage.as_ref());
-            tin = tin.saturating_add(a);
-            tout = tout.saturating_add(b);
+            add_instance(prices, inst, &mut tokens, &mut cost);
+            inclusive |= usage_is_inclusive(inst.usage.as_ref());
+            if let Some(model) = &inst.model
+                && let Err(at) = models.binary_search(model)
+            {
+                models.insert(at, model.clone());
+            }
             if inst.duration_ms.is_some() {
                 executions.push((node, inst));
             }
         }
-        if tin + tout > 0 {
+        if !tokens.is_zero() {
             by_node.push(NodeTokens {
                 node_id: node.node_id.clone(),
-                input_tokens: tin,
-                output_tokens: tout,
+                input_tokens: tokens.input,
+                output_tokens: tokens.output,
+                cache_read_tokens: tokens.cache_read,
+                cache_write_tokens: tokens.cache_write,
+                models,
+                inclusive,
+                cost,
             });
         }
     }
+    let (run_tokens, run_cost) = run_cost(graph, prices);
     // Stable sort: equal durations keep graph order.
     executions.sort_by(|a, b| {
         b.1.duration_ms
@@ -173,8 +212,8 @@ pub fn run_report(run: &RunSummary, graph: &RunGraph, run_error: Option<Value>) 
         })
         .collect();
     by_node.sort_by(|a, b| {
-        (b.input_tokens + b.output_tokens)
-            .cmp(&(a.input_tokens + a.output_tokens))
+        (b.input_tokens.saturating_add(b.output_tokens))
+            .cmp(&a.input_tokens.saturating_add(a.output_tokens))
             .then_with(|| a.node_id.cmp(&b.node_id))
     });
     let paused = graph
@@ -193,6 +232,9 @@ pub fn run_report(run: &RunSummary, graph: &RunGraph, run_error: Option<Value>) 
         tokens: TokenReport {
             input_tokens: run.usage.input_tokens,
             output_tokens: run.usage.output_tokens,
+            cache_read_tokens: run_tokens.cache_read,
+            cache_write_tokens: run_tokens.cache_write,
+            cost: run_cost,
             by_node,
         },
         paused,
@@ -263,7 +305,7 @@ impl RunStore {
             return Ok(None);
         };
         let run_error = self.run_finish_error(&run)?;
-        Ok(Some(run_report(&run, &graph, run_error)))
+        Ok(Some(run_report(&run, &graph, run_error, &self.prices)))
     }
 
     /// Whether a `node.finished` of `node_id` after `seq` in the run reported `ok`.

@@ -112,6 +112,7 @@ impl State {
                         duration_ms: Some(0),
                         counts: Counts::default(),
                         usage: UsageTotals::default(),
+                        cost: None,
                         source: "live".to_owned(),
                         meta: None,
                         sdk: None,
