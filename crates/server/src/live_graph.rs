@@ -64,10 +64,17 @@ pub struct LiveGraph {
 struct Inner {
     projection: RunProjection,
     last_seq: Option<u64>,
-    /// The serialized `graph.snapshot` of the current state, once asked for
-    /// (shared by its viewers' sockets without a copy).
-    snapshot: Option<Utf8Bytes>,
+    /// The serialized `graph.snapshot` messages of the current state, once
+    /// asked for (shared by its viewers' sockets without a copy).
+    snapshot: Option<Snapshot>,
 }
+
+/// A graph as `graph.snapshot` messages of [`SNAPSHOT_CHUNK_NODES`] nodes each.
+pub type Snapshot = Arc<[Utf8Bytes]>;
+
+/// Nodes per `graph.snapshot` message: a viewer's socket buffers one chunk at a
+/// time, and the page parses one at a time between other work.
+pub const SNAPSHOT_CHUNK_NODES: usize = 500;
 
 /// A viewer's subscription: the snapshot it starts from and the deltas after it.
 /// Dropping it leaves the run's live graph (the last viewer drops the graph).
@@ -75,8 +82,8 @@ struct Inner {
 pub struct GraphSubscription {
     /// The run.
     pub run_id: String,
-    /// The `graph.snapshot` message text.
-    pub snapshot: Utf8Bytes,
+    /// The `graph.snapshot` message texts, in order.
+    pub snapshot: Snapshot,
     /// The `graph.delta` message texts after the snapshot, in order.
     pub deltas: broadcast::Receiver<Arc<str>>,
     graphs: Arc<LiveGraphs>,
@@ -142,7 +149,7 @@ impl LiveGraphs {
         // From here on, dropping `sub` (on any early return) leaves the graph.
         let mut sub = GraphSubscription {
             run_id: run_id.to_owned(),
-            snapshot: Utf8Bytes::from_static(""),
+            snapshot: Arc::from(Vec::new()),
             deltas: graph.deltas.subscribe(),
             graphs: Arc::clone(self),
             graph: Arc::clone(&graph),
@@ -279,35 +286,50 @@ impl LiveGraph {
 
     /// The current snapshot (serialized once per state) and a delta receiver
     /// that starts right after it.
-    fn snapshot(&self) -> (Utf8Bytes, broadcast::Receiver<Arc<str>>) {
+    fn snapshot(&self) -> (Snapshot, broadcast::Receiver<Arc<str>>) {
         let mut inner = lock(&self.inner);
         let deltas = self.deltas.subscribe();
         if let Some(s) = &inner.snapshot {
-            return (s.clone(), deltas);
+            return (Arc::clone(s), deltas);
         }
         let seq = inner
             .last_seq
             .map_or_else(|| "null".to_owned(), |s| s.to_string());
-        let mut out = format!(
-            r#"{{"type":"graph.snapshot","runId":{},"seq":{seq},"graph":"#,
-            serde_json::Value::from(self.run_id.as_str()),
-        )
-        .into_bytes();
-        let written = inner.projection.write_graph_json(&mut out);
-        out.push(b'}');
-        let text = match written
-            .ok()
-            .and_then(|()| Utf8Bytes::try_from(Bytes::from(out)).ok())
-        {
-            Some(text) => text,
-            None => {
-                tracing::warn!(run = %self.run_id, "the live graph snapshot did not serialize");
-                Utf8Bytes::from_static(
-                    r#"{"type":"error","code":"internal","message":"the graph snapshot did not serialize"}"#,
-                )
+        let run_id = serde_json::Value::from(self.run_id.as_str());
+        let count = inner.projection.node_count();
+        let mut parts = Vec::with_capacity(count.div_ceil(SNAPSHOT_CHUNK_NODES).max(1));
+        let mut start = 0;
+        loop {
+            let end = (start + SNAPSHOT_CHUNK_NODES).min(count);
+            let mut out =
+                format!(r#"{{"type":"graph.snapshot","runId":{run_id},"seq":{seq},"nodes":"#)
+                    .into_bytes();
+            let written = inner.projection.write_nodes_json(start..end, &mut out);
+            out.extend_from_slice(if end < count {
+                br#","more":true}"#
+            } else {
+                br#","more":false}"#
+            });
+            match written
+                .ok()
+                .and_then(|()| Utf8Bytes::try_from(Bytes::from(out)).ok())
+            {
+                Some(text) => parts.push(text),
+                None => {
+                    tracing::warn!(run = %self.run_id, "the live graph snapshot did not serialize");
+                    parts = vec![Utf8Bytes::from_static(
+                        r#"{"type":"error","code":"internal","message":"the graph snapshot did not serialize"}"#,
+                    )];
+                    break;
+                }
             }
-        };
-        inner.snapshot = Some(text.clone());
-        (text, deltas)
+            if end >= count {
+                break;
+            }
+            start = end;
+        }
+        let snapshot: Snapshot = Arc::from(parts);
+        inner.snapshot = Some(Arc::clone(&snapshot));
+        (snapshot, deltas)
     }
 }

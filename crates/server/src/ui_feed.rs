@@ -305,10 +305,12 @@ impl Feed {
                 return send(socket, error_msg(&message, ErrorCode::Unavailable, None)).await;
             }
         };
-        socket
-            .send(WsMessage::Text(sub.snapshot.clone()))
-            .await
-            .map_err(|_| ())?;
+        for part in sub.snapshot.iter() {
+            socket
+                .send(WsMessage::Text(part.clone()))
+                .await
+                .map_err(|_| ())?;
+        }
         self.graph = Some(sub);
         Ok(())
     }

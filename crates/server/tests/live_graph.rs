@@ -20,17 +20,36 @@ struct Folded {
     seq: Option<u64>,
     /// The `seq` the snapshot was taken at.
     snapshot_seq: Option<u64>,
+    /// Parts of the snapshot received, and whether more are coming.
+    snapshot_parts: usize,
+    in_snapshot: bool,
     deltas: usize,
 }
 
 impl Folded {
-    fn snapshot(&mut self, msg: &Value) {
-        self.nodes = msg["graph"]["nodes"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+    /// Applies one part of a snapshot; returns whether more parts follow.
+    fn snapshot(&mut self, msg: &Value) -> bool {
+        if !self.in_snapshot {
+            self.nodes.clear();
+        }
+        let part = msg["nodes"].as_array().expect("a snapshot part has nodes");
+        assert!(part.len() <= 500, "parts of at most 500 nodes");
+        self.nodes.extend(part.iter().cloned());
         self.seq = msg["seq"].as_u64();
         self.snapshot_seq = self.seq;
+        self.snapshot_parts += 1;
+        self.in_snapshot = msg["more"] == true;
+        self.in_snapshot
+    }
+
+    /// Reads until the whole snapshot is applied.
+    async fn read_snapshot(&mut self, ui: &mut Ws) {
+        loop {
+            let msg = next_json(ui).await.expect("snapshot");
+            if msg["type"] == "graph.snapshot" && !self.snapshot(&msg) {
+                return;
+            }
+        }
     }
 
     fn delta(&mut self, msg: &Value) {
@@ -84,7 +103,9 @@ impl Folded {
         while self.seq != Some(last_seq) {
             let msg = next_json(ui).await.expect("feed ended early");
             match msg["type"].as_str() {
-                Some("graph.snapshot") => self.snapshot(&msg),
+                Some("graph.snapshot") => {
+                    self.snapshot(&msg);
+                }
                 Some("graph.delta") => self.delta(&msg),
                 Some("event") => panic!("projection mode sends no raw events"),
                 _ => {}
@@ -118,7 +139,7 @@ fn run_frames(run: &str, nodes: u64) -> Vec<String> {
         json!({"nodeId": "agent:root", "kind": "agent", "name": "root", "instanceId": "root#0"}),
     );
     for i in 0..nodes {
-        let id = format!("tool:t{}", i % 50);
+        let id = format!("tool:t{}", i % 600);
         // Parent named before it runs (a pending node), retries, tokens, errors.
         push(
             "node.started",
@@ -152,15 +173,9 @@ async fn snapshot_and_deltas_give_the_stored_graph() {
     let mut early = t.ui(false).await;
     subscribe_projection(&mut early, run).await;
     let mut early_graph = Folded::default();
-    loop {
-        let msg = next_json(&mut early).await.expect("snapshot");
-        if msg["type"] == "graph.snapshot" {
-            assert_eq!(msg["runId"], run);
-            assert_eq!(msg["graph"]["nodes"], json!([]));
-            early_graph.snapshot(&msg);
-            break;
-        }
-    }
+    early_graph.read_snapshot(&mut early).await;
+    assert_eq!(early_graph.nodes, Vec::<Value>::new(), "nothing stored yet");
+    assert_eq!(early_graph.snapshot_parts, 1);
     let frames = run_frames(run, 1_500);
     let last_seq = frames.len() as u64 - 1;
     let (mut app, _) = t.app(None).await;
@@ -185,19 +200,14 @@ async fn snapshot_and_deltas_give_the_stored_graph() {
     // Viewer `late` subscribes while the run is being written.
     mindgate_testkit::wait::until_async("some events stored", Duration::from_secs(10), || async {
         let (s, r) = t.get(&format!("/api/runs/{run}")).await;
-        (s == 200 && r["counts"]["events"].as_u64().unwrap_or(0) > 500).then_some(())
+        (s == 200 && r["counts"]["events"].as_u64().unwrap_or(0) > 1_850).then_some(())
     })
     .await;
     let mut late = t.ui(false).await;
     subscribe_projection(&mut late, run).await;
     let mut late_graph = Folded::default();
-    loop {
-        let msg = next_json(&mut late).await.expect("snapshot");
-        if msg["type"] == "graph.snapshot" {
-            late_graph.snapshot(&msg);
-            break;
-        }
-    }
+    late_graph.read_snapshot(&mut late).await;
+    assert_eq!(late_graph.snapshot_parts, 2, "over 500 nodes: two parts");
     go_on.send(()).unwrap();
     late_graph.follow(&mut late, last_seq).await;
     early_graph.follow(&mut early, last_seq).await;
@@ -206,14 +216,14 @@ async fn snapshot_and_deltas_give_the_stored_graph() {
     let (status, graph) = t.get(&format!("/api/runs/{run}/graph")).await;
     assert_eq!(status, 200);
     let want = graph["nodes"].as_array().unwrap();
-    assert_eq!(want.len(), 1 + 50 + 7, "root, 50 tools, 7 chains");
+    assert_eq!(want.len(), 1 + 600 + 7, "root, 600 tools, 7 chains");
     assert_eq!(&early_graph.nodes, want, "snapshot before the run + deltas");
     assert_eq!(&late_graph.nodes, want, "snapshot mid-run + deltas");
     assert!(early_graph.deltas > 1, "the live tail came as deltas");
     let mid = late_graph
         .snapshot_seq
         .expect("the late snapshot had events");
-    assert!(mid > 500 && mid < last_seq, "subscribed mid-run ({mid})");
+    assert!(mid > 1_850 && mid < last_seq, "subscribed mid-run ({mid})");
     t.server.stop().await.expect("stop");
 }
 

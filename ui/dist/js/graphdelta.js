@@ -105,24 +105,39 @@ function applyInstance(model, c) {
   node.rev++;
 }
 
-/** Fills a fresh RunModel from a `graph.snapshot` message. */
+/**
+ * Applies one part of a `graph.snapshot` (nodes in graph order, at most 500 a
+ * part, `more` while parts follow) to a fresh RunModel. A node whose parent
+ * comes in a later part waits for it. Returns true once the last part is in.
+ */
 export function applySnapshot(model, msg) {
-  const nodes = (msg.graph && Array.isArray(msg.graph.nodes)) ? msg.graph.nodes : [];
-  const created = new Set();
-  for (const s of nodes) {
+  const waiting = model.waitingParents || (model.waitingParents = new Map()); // parentId -> [node]
+  const placed = [];
+  for (const s of Array.isArray(msg.nodes) ? msg.nodes : []) {
     if (!s || typeof s.nodeId !== 'string' || model.nodes.has(s.nodeId)) continue;
     const node = newNode(model, s.nodeId);
-    created.add(node);
     setNodeFields(node, s);
+    if (typeof s.parentId === 'string' && s.parentId !== s.nodeId) {
+      const parent = model.nodes.get(s.parentId);
+      if (parent) { model.attach(node, parent); placed.push(node); }
+      else if (waiting.has(s.parentId)) waiting.get(s.parentId).push(node);
+      else waiting.set(s.parentId, [node]);
+    } else {
+      model.roots.push(node);
+      placed.push(node);
+    }
+    for (const child of waiting.get(node.id) || []) model.attach(child, node);
+    waiting.delete(node.id);
+    for (const i of Array.isArray(s.instances) ? s.instances : []) applyInstance(model, { ...i, nodeId: s.nodeId });
   }
-  link(model, nodes.filter((s) => s && typeof s.nodeId === 'string'), created);
-  for (const s of nodes) {
-    if (!s || !Array.isArray(s.instances)) continue;
-    for (const i of s.instances) applyInstance(model, { ...i, nodeId: s.nodeId });
-  }
+  for (const node of placed) fixDepth(node);
   model.lastSeq = typeof msg.seq === 'number' ? msg.seq : null;
   model.eventCount = model.lastSeq === null ? 0 : model.lastSeq + 1;
   model.version++;
+  if (msg.more) return false;
+  for (const orphans of waiting.values()) for (const node of orphans) { model.roots.push(node); fixDepth(node); }
+  waiting.clear();
+  return true;
 }
 
 /** Applies one `graph.delta`; returns false when it is stale (at or before the model's seq). */

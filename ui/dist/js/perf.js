@@ -158,7 +158,7 @@ export function openProjected(store, runId, { applySnapshot, applyDelta }) {
       const msg = JSON.parse(e.data);
       if (msg.runId !== runId || store.model !== model) return;
       if (msg.type === 'graph.snapshot') {
-        applySnapshot(model, msg);
+        if (!applySnapshot(model, msg)) { stats.busyMs += performance.now() - t; return; }
         store.finishReplay();
         stats.busyMs += performance.now() - t;
         const done = {

@@ -1,5 +1,6 @@
-//! A live projection for views that hold the graph: its snapshot written
-//! without a copy of the graph ([`RunProjection::write_graph_json`]), and what
+//! A live projection for views that hold the graph: its snapshot written a
+//! range of nodes at a time without a copy of the graph
+//! ([`RunProjection::write_nodes_json`]), and what
 //! applying events changed — the nodes and instances it touched, as a
 //! [`GraphDelta`] a view applies to the graph it holds.
 //!
@@ -14,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
 
 use super::{GraphInstance, GraphNode, NodeState, RunProjection};
@@ -126,11 +127,22 @@ impl RunProjection {
         Some(GraphDelta { nodes, instances })
     }
 
-    /// Writes [`RunProjection::graph`] as JSON (the `GET /api/runs/:id/graph`
-    /// body) to `out`, building one node at a time instead of a copy of the
-    /// whole graph.
-    pub fn write_graph_json<W: std::io::Write>(&self, out: W) -> serde_json::Result<()> {
-        serde_json::to_writer(out, &GraphJson(self))
+    /// How many nodes the graph has.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Writes the nodes `range` of [`RunProjection::graph`] (clamped to the
+    /// graph) as a JSON array to `out`, building one node at a time instead of
+    /// a copy of the graph. Consecutive ranges give the graph's `nodes`.
+    pub fn write_nodes_json<W: std::io::Write>(
+        &self,
+        range: std::ops::Range<usize>,
+        out: W,
+    ) -> serde_json::Result<()> {
+        let end = range.end.min(self.nodes.len());
+        let start = range.start.min(end);
+        serde_json::to_writer(out, &GraphNodesJson(self, start..end))
     }
 
     /// One node as the graph shows it (a copy of its instances' graph fields).
@@ -178,33 +190,14 @@ impl RunProjection {
     }
 }
 
-/// Serializes a projection's graph view node by node.
-struct GraphJson<'a>(&'a RunProjection);
-
-struct GraphNodesJson<'a>(&'a RunProjection);
-
-impl Serialize for GraphJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let p = self.0;
-        let edges: Vec<_> = p
-            .nodes
-            .iter()
-            .filter_map(|n| RunProjection::edge_of(&n.node_id, n.parent_id.as_ref(), &p.index))
-            .collect();
-        let mut graph = s.serialize_struct("RunGraph", 3)?;
-        graph.serialize_field("runId", &p.run_id)?;
-        graph.serialize_field("nodes", &GraphNodesJson(p))?;
-        graph.serialize_field("edges", &edges)?;
-        graph.end()
-    }
-}
+/// Serializes a range of a projection's graph nodes, one node at a time.
+struct GraphNodesJson<'a>(&'a RunProjection, std::ops::Range<usize>);
 
 impl Serialize for GraphNodesJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let p = self.0;
-        let mut nodes = s.serialize_seq(Some(p.nodes.len()))?;
-        for ni in 0..p.nodes.len() {
-            nodes.serialize_element(&p.graph_node(ni))?;
+        let mut nodes = s.serialize_seq(Some(self.1.len()))?;
+        for ni in self.1.clone() {
+            nodes.serialize_element(&self.0.graph_node(ni))?;
         }
         nodes.end()
     }
