@@ -11,7 +11,7 @@ experimental: one snapshot, then deltas). See docs/architecture.md § "One run g
    perf tests open).
 2. For each design and viewer count: restarts the server (cold caches, a fresh peak),
    connects that many viewers at once, each subscribes and reads until its graph is
-   complete (`replay.end`, or the `graph.snapshot`), and reports per viewer the wall time
+   complete (`replay.end`, or the last `graph.snapshot` part), and reports per viewer the wall time
    (subscribe → complete) and the bytes received, and for the server the CPU time it
    spent (user + system, /proc/PID/stat) and its peak RSS (VmHWM).
 
@@ -111,7 +111,7 @@ async def viewer(port: int, run: str, projection: bool) -> tuple[float, int, int
             received += len(msg)
             messages += 1
             head = msg[:40]
-            if projection and head.startswith(b'{"type":"graph.snapshot"'):
+            if projection and head.startswith(b'{"type":"graph.snapshot"') and msg.endswith(b'"more":false}'):
                 return time.perf_counter() - t0, received, messages
             if not projection and len(msg) < 200 and b'"type":"replay.end"' in msg:
                 return time.perf_counter() - t0, received, messages
