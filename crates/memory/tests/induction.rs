@@ -177,3 +177,46 @@ fn verified_reuses_promote_at_the_threshold() {
         Err(MemoryError::NotFound { .. })
     ));
 }
+
+/// Interop: every genuine transcript in `../shared/data/real-sessions` (when present;
+/// `MINDGATE_REAL_SESSIONS` overrides the folder) either stores a procedure the store accepts
+/// (bounded texts, tags and values) or is refused as not inducible — never another error.
+#[test]
+fn real_sessions_store_or_refuse() {
+    let dir = std::env::var_os("MINDGATE_REAL_SESSIONS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/real-sessions")
+        });
+    if !dir.is_dir() {
+        println!("skipped: no real-sessions folder (set MINDGATE_REAL_SESSIONS)");
+        return;
+    }
+    let s = store();
+    let (mut stored, mut refused) = (0, 0);
+    for agent in ["claude", "codex", "pi"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(agent)) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            let Ok(session) = read_session(&path) else {
+                continue;
+            };
+            let g = build_session_graph(&session, &BuildOptions::default());
+            match induction::induce(&s, &g, Scope::user("ana"), Actor::User) {
+                Ok(out) => {
+                    stored += usize::from(out.created);
+                    assert_eq!(
+                        out.procedure.trust.provenance,
+                        Some(MemoryProvenance::Induction)
+                    );
+                    assert_eq!(out.procedure.trust.status, Some(MemoryStatus::Quarantined));
+                }
+                Err(MemoryError::NotInducible { .. }) => refused += 1,
+                Err(e) => panic!("{}: {e:?}", path.display()),
+            }
+        }
+    }
+    println!("real sessions: {stored} procedures stored, {refused} refused");
+    assert!(stored > 0);
+}
