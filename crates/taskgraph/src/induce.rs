@@ -12,8 +12,8 @@
 //! Todo-list writes are bookkeeping and failed, cancelled or still-open calls are not
 //! part of what worked, so neither becomes a step. The success criteria are the test commands
 //! that passed (else the last [`MAX_FALLBACK_CRITERIA`] commands that passed after the last
-//! code change). A task that did
-//! not succeed induces nothing: [`Refusal`] says why, naming the failing node.
+//! code change). A task that did not succeed induces nothing: [`Refusal`] says why, naming
+//! the failing node; so does a workflow longer than [`MAX_STEPS`] (a session of many tasks).
 //!
 //! This module knows only the task graph; storing the result (deduplicated, quarantined,
 //! provenance `induction`) is the memory crate's concern.
@@ -33,6 +33,8 @@ pub const MAX_VALUE_CHARS: usize = 200;
 pub const MAX_VALUES_PER_VARIABLE: usize = 20;
 /// Most success criteria kept (the first seen).
 pub const MAX_CRITERIA: usize = 10;
+/// Most steps one procedure holds; a longer workflow is refused ([`Refusal::TooManySteps`]).
+pub const MAX_STEPS: usize = 200;
 /// Commands kept as criteria when no test ran (the last ones after the last code change).
 pub const MAX_FALLBACK_CRITERIA: usize = 3;
 /// Longest run of steps whose immediate repetition is collapsed (`read, run, read, run` →
@@ -106,6 +108,19 @@ pub enum Refusal {
         status: &'static str,
         /// The node that ended it, when one did (`phase-3 (aborted)`).
         node: Option<String>,
+    },
+    /// The abstracted workflow is longer than one procedure holds ([`MAX_STEPS`]): the
+    /// session is many tasks in one.
+    #[error(
+        "it abstracts to {steps} steps, more than the {max} one procedure holds: the session is several tasks (induce a shorter one)"
+    )]
+    TooManySteps {
+        /// The task.
+        task_id: String,
+        /// Steps after abstraction and collapsing.
+        steps: usize,
+        /// [`MAX_STEPS`].
+        max: usize,
     },
     /// The task succeeded without a single successful tool call: there is no workflow.
     #[error("it succeeded without any tool call: there are no steps to induce")]
@@ -185,6 +200,13 @@ pub fn induce(graph: &TaskGraph) -> Result<Induction, Refusal> {
     if steps.is_empty() {
         return Err(Refusal::NoSteps {
             task_id: graph.task_id.clone(),
+        });
+    }
+    if steps.len() > MAX_STEPS {
+        return Err(Refusal::TooManySteps {
+            task_id: graph.task_id.clone(),
+            steps: steps.len(),
+            max: MAX_STEPS,
         });
     }
     let criteria = if tests_passed.is_empty() {
@@ -624,6 +646,35 @@ mod tests {
         match shell_step("sed -n 1,20p /w/src/a.rs", "/w") {
             Some(Step::Bound { value, .. }) => assert_eq!(value, "src/a.rs"),
             _ => panic!("not bound"),
+        }
+    }
+
+    #[test]
+    fn a_session_of_many_tasks_is_too_long_for_one_procedure() {
+        use crate::event::{Event, EventKind, TurnEndKind, TurnReason};
+        let mut events = crate::synth::session_events(20_000);
+        let (seq, time) = events.last().map_or((0, 0), |e| (e.seq, e.time_ms));
+        let turn = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::TurnStart { turn } => Some(*turn),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
+        events.push(Event::new(
+            seq + 1,
+            time + 1,
+            EventKind::TurnEnd {
+                turn,
+                reason: TurnReason::new(TurnEndKind::Completed),
+            },
+        ));
+        let g = crate::build_graph(&events, &crate::BuildOptions::default());
+        assert_eq!(g.status, Status::Success);
+        match induce(&g) {
+            Err(Refusal::TooManySteps { steps, max, .. }) => assert!(steps > max, "{steps}"),
+            other => panic!("{other:?}"),
         }
     }
 
