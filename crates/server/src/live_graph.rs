@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Bytes;
 use axum::extract::ws::Utf8Bytes;
-use mindgate_store::{Committed, RunProjection, RunStore, StoredEvent};
+use mindgate_store::{Committed, GraphDelta, RunProjection, RunStore, StoredEvent};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, watch};
@@ -270,9 +270,12 @@ impl LiveGraph {
             return;
         }
         inner.snapshot = None;
-        let Some(delta) = inner.projection.take_delta() else {
-            return;
-        };
+        // A batch whose events changed nothing (say, only `run.finished`) still
+        // tells its viewers how far the graph is.
+        let delta = inner.projection.take_delta().unwrap_or(GraphDelta {
+            nodes: Vec::new(),
+            instances: Vec::new(),
+        });
         let msg = json!({
             "type": "graph.delta",
             "runId": self.run_id,
