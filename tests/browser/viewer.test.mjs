@@ -242,6 +242,31 @@ test('Step mode holds the first gate; back to Run and Continue finishes the run'
   assert.match(agent.output(), /RUN-END ok/);
 });
 
+test('cost: the run list shows each run\'s cost, the inspector a node\'s cost and token split; an unknown model is unpriced', async () => {
+  // gpt-4o: $2.50 in, $10 out, $1.25 cache read per million tokens →
+  // 100k × 2.5 + 20k × 10 + 40k × 1.25 = $0.50 (built-in table, docs/cost.md).
+  for (const [name, unpriced] of [['cost-priced', '0'], ['cost-mixed', '1']]) {
+    const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_UNPRICED: unpriced }, 'cost_agent.py');
+    await agent.waitFor('RUN-END');
+  }
+  const line3 = (name) => page.locator('.run-button', { hasText: name }).locator('.run-line3');
+  await until(() => line3('cost-priced').textContent().then((t) => t.includes('$0.5000')), { what: 'the priced run\'s cost in the run list' });
+  await until(() => line3('cost-mixed').textContent().then((t) => t.includes('unpriced: model llama3:70b ($0.5000 priced)')), { what: 'the mixed run\'s unpriced model in the run list' });
+
+  await openRun('cost-mixed');
+  const answer = await until(() => box('answer'), { what: 'the answer box' });
+  await page.mouse.click(answer.x + answer.w / 2, answer.y + answer.h / 2);
+  const cost = page.locator('#inspector .insp-cost');
+  await until(() => cost.textContent().then((t) => t.includes('Node cost$0.5000')), { what: 'the node cost in the inspector' });
+  const text = await cost.textContent();
+  assert.match(text, /Tokens100k in · 20k out · 40k cache read · 0 cache write/);
+  assert.match(text, /Modelgpt-4o-2024-08-06/);
+  assert.match(text, /Run costunpriced: model llama3:70b \(\$0\.5000 priced\)/);
+  const local = await until(() => box('local'), { what: 'the local box' });
+  await page.mouse.click(local.x + local.w / 2, local.y + local.h / 2);
+  await until(() => cost.textContent().then((t) => t.includes('Node costunpriced: model llama3:70b')), { what: 'the unpriced node in the inspector' });
+});
+
 test('no console errors on the main page', () => {
   assert.deepEqual(errors, []);
 });

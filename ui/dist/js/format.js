@@ -36,3 +36,22 @@ export const KIND_GLYPH = {
   agent: 'A', llm: 'L', tool: 'T', chain: 'C', retriever: 'R',
   server: 'S', resource: 'D', prompt: 'P', custom: '·',
 };
+
+/** US dollars as every view shows them (the same rule as the server's `format_usd`). */
+export function fmtUsd(usd) {
+  if (usd === 0) return '$0';
+  if (usd < 0.0001) return '<$0.0001';
+  if (usd < 1) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+/**
+ * A cost object of the API (`{usd, pricedUsd, unpricedModels}`) for people: `$0.0123`, or
+ * `unpriced: model X` when some usage named a model no price table knows (never a guess).
+ */
+export function fmtCost(cost) {
+  if (!cost) return '';
+  if (cost.usd !== null && cost.usd !== undefined) return fmtUsd(cost.usd);
+  const models = (cost.unpricedModels || []).join(', ');
+  return `unpriced: model ${models}${cost.pricedUsd ? ` (${fmtUsd(cost.pricedUsd)} priced)` : ''}`;
+}

@@ -2,7 +2,8 @@
 // usage, input, output, error and streamed text.
 
 import { el } from './dom.js';
-import { fmtDuration, fmtTime, fmtCount, KIND_GLYPH } from './format.js';
+import { fmtDuration, fmtTime, fmtCount, fmtCost, KIND_GLYPH } from './format.js';
+import { api } from './conn.js';
 import { VirtualList } from './vlist.js';
 import { JsonTree } from './jsontree.js';
 import { retrieverSection } from './memorylinks.js';
@@ -21,12 +22,13 @@ export class Inspector {
     this.tokensBox = el('section', { class: 'insp-block', hidden: true },
       el('h3', { class: 'insp-sub' }, 'Streamed text'), this.tokensPre = el('pre', { class: 'tokens', 'aria-live': 'off' }));
     this.errorBox = el('section', { class: 'insp-block err-block', hidden: true });
+    this.costBox = el('section', { class: 'insp-block insp-cost', hidden: true, 'aria-label': 'Cost' });
     const inHost = el('section', { class: 'insp-block' }, el('h3', { class: 'insp-sub' }, 'Input'));
     const outHost = el('section', { class: 'insp-block' }, el('h3', { class: 'insp-sub' }, 'Output'));
     this.input = new JsonTree(inHost, 'Input');
     this.output = new JsonTree(outHost, 'Output');
     this.body = el('div', { class: 'insp-body', hidden: true },
-      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.errorBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
+      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.costBox, this.errorBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
     host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
     this.node = null;
     this.rev = -1;
@@ -57,6 +59,7 @@ export class Inspector {
     this.empty.hidden = true;
     this.body.hidden = false;
     this.renderHead(node);
+    this.renderCost(node);
     const insts = node.insts;
     this.instHead.textContent = `Instances (${insts.length})`;
     this.instHost.style.height = `${Math.max(1, Math.min(insts.length, 6)) * 28 + 2}px`;
@@ -82,6 +85,36 @@ export class Inspector {
       el('div', { class: 'mono small muted' }, node.id, node.parentId ? ` ← ${node.parentId}` : ''),
       el('div', { class: 'insp-actions', role: 'group', 'aria-label': `Breakpoints for ${node.name}` }, bp('before'), bp('after'), bp('error')),
     );
+  }
+
+  /** The node's cost and token split, read from the run report (the server prices usage). */
+  renderCost(node) {
+    const runId = this.store.runId;
+    const finished = node.insts.filter((i) => i.end !== null).length;
+    const key = `${runId}|${node.id}|${finished}`;
+    if (key === this.costKey) return;
+    this.costKey = key;
+    this.costBox.hidden = true;
+    if (!runId || !finished) return;
+    api(this.store.token, `/api/runs/${encodeURIComponent(runId)}/report`).then((report) => {
+      if (this.costKey !== key || !report || !report.tokens) return;
+      this.showCost(report.tokens.byNode.find((n) => n.nodeId === node.id), report.tokens.cost);
+    }).catch(() => { /* no cost shown */ });
+  }
+
+  showCost(t, runCost) {
+    if (!t) { this.costBox.hidden = true; return; }
+    const fact = (k, v, cls) => [el('dt', {}, k), el('dd', cls ? { class: cls } : {}, v)];
+    const unpriced = t.cost.usd === null;
+    this.costBox.replaceChildren(
+      el('h3', { class: 'insp-sub' }, 'Cost'),
+      el('dl', { class: 'facts' },
+        ...fact('Node cost', fmtCost(t.cost), unpriced ? 'unpriced' : 'node-cost'),
+        ...fact('Tokens', `${fmtCount(t.inputTokens)} in · ${fmtCount(t.outputTokens)} out · ${fmtCount(t.cacheReadTokens)} cache read · ${fmtCount(t.cacheWriteTokens)} cache write`),
+        ...(t.models.length ? fact(t.models.length === 1 ? 'Model' : 'Models', t.models.join(', ')) : []),
+        ...(t.inclusive ? fact('Inclusive', 'includes its children\'s usage: not added to the run\'s cost') : []),
+        ...(runCost ? fact('Run cost', fmtCost(runCost), runCost.usd === null ? 'unpriced' : 'run-cost') : [])));
+    this.costBox.hidden = false;
   }
 
   instRow(inst) {

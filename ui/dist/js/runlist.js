@@ -2,8 +2,9 @@
 // and paged (older runs are fetched over HTTP on demand).
 
 import { el } from './dom.js';
-import { fmtDuration, fmtTime, fmtCount } from './format.js';
+import { fmtDuration, fmtTime, fmtCount, fmtCost } from './format.js';
 import { VirtualList } from './vlist.js';
+import { api } from './conn.js';
 
 const STATUSES = ['all', 'running', 'ok', 'error', 'aborted', 'abandoned'];
 
@@ -45,6 +46,9 @@ export class RunList {
   }
 
   update() {
+    // A cost read with the run list is current at the run's lastSeq of that moment; live
+    // summaries carry none, so a run that ends later has its cost read again (costFor).
+    for (const r of this.store.runs.values()) if (r.cost && r.costLastSeq === undefined) r.costLastSeq = r.lastSeq;
     const q = this.filterText;
     const st = this.filterStatus;
     const items = this.store.runsOrdered.filter((r) => {
@@ -60,7 +64,24 @@ export class RunList {
     this.more.hidden = this.store.olderExhausted;
   }
 
+  /** Reads the cost of a shown run that ended after its cost was read (or never had one). */
+  costFor(r) {
+    this.costReads = this.costReads || new Set();
+    if (r.status === 'running' || r.lastSeq === undefined || r.lastSeq === null || r.costLastSeq === r.lastSeq) return;
+    const key = `${r.id}@${r.lastSeq}`;
+    if (this.costReads.has(key)) return;
+    this.costReads.add(key);
+    api(this.store.token, `/api/runs/${encodeURIComponent(r.id)}`).then((run) => {
+      const current = this.store.runs.get(r.id);
+      if (!current || !run) return;
+      current.cost = run.cost;
+      current.costLastSeq = run.lastSeq;
+      this.list.refresh();
+    }).catch(() => { /* the row keeps what it shows */ });
+  }
+
   row(r, i) {
+    this.costFor(r);
     const selected = r.id === this.store.runId;
     const c = r.counts || {};
     const u = r.usage || {};
@@ -81,7 +102,8 @@ export class RunList {
         el('span', { class: 'run-line3 muted small' },
           `${fmtCount(c.events)} ev · ${fmtCount(c.nodes)} node${c.nodes === 1 ? '' : 's'}`,
           c.errors ? el('span', { class: 'err-count' }, ` · ${c.errors} err`) : '',
-          tokens ? ` · ${fmtCount(tokens)} tok` : '')),
+          tokens ? ` · ${fmtCount(tokens)} tok` : '',
+          costPart(r.cost))),
     );
     row.run = r;
     return row;
@@ -91,4 +113,11 @@ export class RunList {
     const dur = r.durationMs ?? (r.finishedAt && r.startedAt ? r.finishedAt - r.startedAt : r.status === 'running' && r.startedAt ? Date.now() - r.startedAt : null);
     return `${r.app || '—'} · ${fmtTime(r.startedAt)} · ${fmtDuration(dur)}`;
   }
+}
+
+// The run's cost as the run list shows it: nothing for a run that used no tokens.
+function costPart(cost) {
+  if (!cost || (cost.usd === 0 && !(cost.unpricedModels || []).length)) return '';
+  const unpriced = cost.usd === null || cost.usd === undefined;
+  return el('span', { class: `run-cost${unpriced ? ' unpriced' : ''}`, title: unpriced ? 'Some usage named a model with no price: see docs/cost.md' : 'Cost of the run\'s token usage' }, ` · ${fmtCost(cost)}`);
 }
