@@ -15,6 +15,11 @@ fn mindgate() -> Command {
     // Just after the fixtures' last events: open sessions are live (liveness also needs
     // recent events, and the fixtures were written on 2026-08-24).
     c.env("MINDGATE_NOW", "2026-08-24T19:34:00Z");
+    // No price file there: the summaries' costs come from the built-in table.
+    c.env(
+        "MINDGATE_HOME",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tasks-home-without-prices"),
+    );
     c
 }
 

@@ -87,6 +87,29 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The built-in prices with `<home>/prices.toml` over them.
+    fn load_prices(&self) -> Result<mindgate_pricing::PriceTable, ToolError> {
+        mindgate_pricing::PriceTable::load(&Home::at(&self.config.home).prices_file()).map_err(
+            |e| ToolError::BadPrices {
+                message: mindgate_errors::error_chain(&e),
+            },
+        )
+    }
+
+    /// The prices the run store costs with (the server's, when it shares its store), else
+    /// the home's.
+    pub(crate) fn prices(&self) -> Result<mindgate_pricing::PriceTable, ToolError> {
+        if let Some(store) = self
+            .store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            return Ok(store.prices().clone());
+        }
+        self.load_prices()
+    }
+
     fn store(&self) -> Result<Arc<RunStore>, ToolError> {
         let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = slot.as_ref() {
@@ -100,10 +123,7 @@ impl Shared {
                     .to_owned(),
             });
         }
-        let prices = mindgate_pricing::PriceTable::load(&Home::at(&self.config.home).prices_file())
-            .map_err(|e| ToolError::BadPrices {
-                message: mindgate_errors::error_chain(&e),
-            })?;
+        let prices = self.load_prices()?;
         let store = RunStore::open_read_only(path)
             .map_err(|e| ToolError::NoDatabase {
                 path: path.clone(),
@@ -331,8 +351,11 @@ impl MindgateMcp {
         &self,
         Parameters(args): Parameters<GetTaskGraphArgs>,
     ) -> CallToolResult {
-        self.with_catalog(move |c| tasks::get_task_graph(c, &args))
-            .await
+        self.blocking(move |shared| {
+            let prices = shared.prices()?;
+            tasks::get_task_graph(&shared.catalog, &args, &prices)
+        })
+        .await
     }
 
     /// Gates held right now (needs a running server and control allowed).

@@ -303,6 +303,7 @@ fn node_ref_value(r: &NodeRef) -> Value {
 pub fn get_task_graph(
     catalog: &TaskCatalog,
     args: &GetTaskGraphArgs,
+    prices: &mindgate_pricing::PriceTable,
 ) -> Result<ToolOutput, ToolError> {
     if args.id.trim().is_empty() {
         return Err(ToolError::bad("id", "must not be empty"));
@@ -390,6 +391,10 @@ pub fn get_task_graph(
         s.tokens.output,
         s.tokens.cache_read
     );
+    let cost = report.cost(prices);
+    if s.tokens.total > 0 {
+        let _ = writeln!(text, "Cost: {cost}");
+    }
     if let Some(kind) = &g.meta.final_turn_reason.kind {
         let _ = writeln!(
             text,
@@ -489,6 +494,7 @@ pub fn get_task_graph(
         "live": g.meta.live,
         "counts": s.counts,
         "tokens": s.tokens,
+        "cost": cost,
         "criticalPath": {
             "durationMs": g.critical_path.duration_ms,
             "totalMs": g.critical_path.total_ms,

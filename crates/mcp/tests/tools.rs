@@ -634,8 +634,14 @@ async fn list_tasks_and_get_task_graph_read_sessions() {
             detail: Some(DetailArg::Full),
         }))
         .await;
-    let v = ok(&r).1;
+    let (text, v) = ok(&r);
     assert_eq!(v["taskId"], "cx-main");
+    // Every step of this Codex session is gpt-5-codex: $1.25 in, $10 out, $0.125 cache read
+    // per million tokens (built-in table: the test home has no prices.toml).
+    let usd = (4_400.0 * 1.25 + 590.0 * 10.0 + 44_800.0 * 0.125) / 1e6;
+    let got = v["cost"]["usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((got - usd).abs() < 1e-12, "{}", v["cost"]);
+    assert!(text.contains("Cost: $0.0170"), "{text}");
     assert_eq!(
         v["nodes"].as_array().unwrap().len(),
         v["nodeCount"].as_u64().unwrap() as usize

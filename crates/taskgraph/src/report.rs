@@ -9,6 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 use serde_json::Value;
 
 use crate::graph::{Node, NodeMeta, NodeRef, TaskGraph};
@@ -50,6 +51,24 @@ impl<'g> TaskReport<'g> {
     /// The graph.
     pub fn graph(&self) -> &'g TaskGraph {
         self.graph
+    }
+
+    /// What the session's token usage cost at `prices`: each model's tokens
+    /// (`meta.tokens.by_model`) priced by that model, the `unknown` ones unpriced. The
+    /// sessions report input, output and cache-read tokens (no cache writes).
+    pub fn cost(&self, prices: &PriceTable) -> Cost {
+        let mut cost = Cost::default();
+        for (model, t) in &self.graph.meta.tokens.by_model {
+            let model = Some(model.as_str()).filter(|m| *m != "unknown");
+            let tokens = TokenCounts {
+                input: t.input,
+                output: t.output,
+                cache_read: t.cache_read,
+                cache_write: 0,
+            };
+            cost.add(prices, model, &tokens);
+        }
+        cost
     }
 
     /// A node by id (a hash lookup).

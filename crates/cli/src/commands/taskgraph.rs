@@ -11,6 +11,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use mindgate_home::Home;
+use mindgate_pricing::PriceTable;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::read::dsh_session_file;
 use mindgate_taskgraph::{
@@ -33,7 +35,8 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         std::mem::forget(tree);
     } else {
-        super::write_stdout(&summary(&tree.graph, &loc))?;
+        let prices = mindgate_pricing::PriceTable::load(&Home::from_env().prices_file())?;
+        super::write_stdout(&summary(&tree.graph, &loc, &prices))?;
         std::mem::forget(tree);
     }
     // The process exits next: freeing ~100,000 events and ~35,000 nodes one by one would
@@ -141,8 +144,8 @@ fn thousands(x: u64) -> String {
     out
 }
 
-/// The readable summary of a graph (its [`TaskReport`]).
-pub fn summary(g: &TaskGraph, loc: &SessionLocation) -> String {
+/// The readable summary of a graph (its [`TaskReport`]), its cost at `prices`.
+pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> String {
     let report = TaskReport::new(g);
     let mut o = String::new();
     let sum = &g.summary;
@@ -175,6 +178,9 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation) -> String {
         thousands(t.output),
         thousands(t.cache_read)
     );
+    if t.total > 0 {
+        let _ = writeln!(o, "  cost      {}", report.cost(prices));
+    }
     let count_names = [
         (counts.phases, "turn", "turns"),
         (counts.agents, "LLM step", "LLM steps"),
