@@ -5,17 +5,35 @@
 //! [`crate::projection::model_of_finished`]). Usage flagged `inclusive` (it counts its
 //! children's too) is shown on its node but left out of the run's and app's totals, like the
 //! run's token counters, so nothing is counted twice. The rules: `docs/cost.md`.
+//!
+//! Nothing is stored: a run's cost is read from its events, and kept in memory by run
+//! state, so a finished run is read once per process (and a new `prices.toml` re-prices
+//! every run).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
-use crate::model::RunFilter;
+use crate::model::{RunFilter, RunSummary};
 use crate::projection::{GraphInstance, RunGraph, RunProjection};
 use crate::reader::RunStore;
+
+/// Most run costs a [`RunStore`] keeps (it forgets them all when full).
+const COST_CACHE_RUNS: usize = 2_048;
+
+/// A run's tokens and cost, kept by run id with the run state they were read at
+/// (event count, last `seq`): a finished run is read once, a growing one again when it grew.
+#[derive(Debug, Default)]
+pub(crate) struct CostCache {
+    runs: Mutex<HashMap<String, CachedCost>>,
+}
+
+/// The run state (event count, last `seq`) a cost was read at, the tokens and the cost.
+type CachedCost = ((u64, Option<u64>), TokenCounts, Cost);
 
 /// Most runs [`RunStore::app_costs`] adds up (the newest).
 pub const MAX_APP_COST_RUNS: u32 = RunFilter::MAX_LIMIT;
@@ -131,9 +149,34 @@ impl RunStore {
 
     /// What a run's usage cost (`None` if the run does not exist).
     pub fn run_cost(&self, run_id: &str) -> Result<Option<Cost>> {
-        Ok(self
-            .usage_graph(run_id)?
-            .map(|graph| run_cost(&graph, &self.prices).1))
+        match self.get_run(run_id)? {
+            Some(run) => Ok(Some(self.usage_of(&run)?.1)),
+            None => Ok(None),
+        }
+    }
+
+    /// The tokens and cost of `run` ([`run_cost`] over its usage graph), from the cache
+    /// when the run has not changed since they were read.
+    pub(crate) fn usage_of(&self, run: &RunSummary) -> Result<(TokenCounts, Cost)> {
+        let state = (run.counts.events, run.last_seq);
+        {
+            let runs = self.costs.runs.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((at, tokens, cost)) = runs.get(&run.id)
+                && *at == state
+            {
+                return Ok((*tokens, cost.clone()));
+            }
+        }
+        let (tokens, cost) = match self.usage_graph(&run.id)? {
+            Some(graph) => run_cost(&graph, &self.prices),
+            None => (TokenCounts::default(), Cost::default()),
+        };
+        let mut runs = self.costs.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if runs.len() >= COST_CACHE_RUNS {
+            runs.clear();
+        }
+        runs.insert(run.id.clone(), (state, tokens, cost.clone()));
+        Ok((tokens, cost))
     }
 
     /// What each app's runs cost: the newest [`MAX_APP_COST_RUNS`] runs, by app name.
@@ -144,10 +187,7 @@ impl RunStore {
         })?;
         let mut apps: BTreeMap<String, AppCost> = BTreeMap::new();
         for run in &list.runs {
-            let Some(graph) = self.usage_graph(&run.id)? else {
-                continue;
-            };
-            let (tokens, cost) = run_cost(&graph, &self.prices);
+            let (tokens, cost) = self.usage_of(run)?;
             let app = apps.entry(run.app.clone()).or_insert_with(|| AppCost {
                 app: run.app.clone(),
                 run_count: 0,

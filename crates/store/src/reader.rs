@@ -31,6 +31,8 @@ pub struct RunStore {
     /// The prices runs are costed with (the built-in table unless
     /// [`RunStore::with_prices`] set another).
     pub(crate) prices: Arc<PriceTable>,
+    /// Run costs already read, by run state (see `crate::cost`).
+    pub(crate) costs: crate::cost::CostCache,
 }
 
 impl std::fmt::Debug for RunStore {
@@ -133,6 +135,7 @@ impl RunStore {
             conns,
             next: AtomicUsize::new(0),
             prices: Arc::new(PriceTable::builtin()),
+            costs: crate::cost::CostCache::default(),
         })
     }
 
@@ -140,6 +143,7 @@ impl RunStore {
     /// `prices.toml` over it, see `mindgate_pricing::PriceTable::load`).
     pub fn with_prices(mut self, prices: PriceTable) -> RunStore {
         self.prices = Arc::new(prices);
+        self.costs = crate::cost::CostCache::default();
         self
     }
 
@@ -171,7 +175,7 @@ impl RunStore {
     pub fn list_runs(&self, filter: &RunFilter) -> Result<RunList> {
         let mut list = self.list_runs_without_cost(filter)?;
         for run in &mut list.runs {
-            run.cost = self.run_cost(&run.id)?;
+            run.cost = Some(self.usage_of(run)?.1);
         }
         Ok(list)
     }
@@ -232,7 +236,7 @@ impl RunStore {
         let Some(mut run) = self.get_run(run_id)? else {
             return Ok(None);
         };
-        run.cost = self.run_cost(run_id)?;
+        run.cost = Some(self.usage_of(&run)?.1);
         Ok(Some(run))
     }
 

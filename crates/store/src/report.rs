@@ -354,7 +354,7 @@ impl RunStore {
             nodes.push(ErrorReportHit { hit, recovered });
         }
 
-        let failed = self.list_runs(&RunFilter {
+        let failed = self.list_runs_without_cost(&RunFilter {
             limit: Some(limit),
             status: Some(RunState::Error),
             ..RunFilter::default()

@@ -264,3 +264,42 @@ fn apps_add_up_their_runs() {
     assert_eq!(shop.tokens.input, 3510 + 1_000_000);
     assert!(store.run_cost("nope").unwrap().is_none());
 }
+
+#[test]
+fn a_run_that_grows_is_costed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    let (w, _) = Writer::open(&path, WriterConfig::default(), None).expect("writer");
+    let events = priced_run("g1", "shop");
+    let (first, rest) = events.split_at(3);
+    for e in first {
+        w.append(e.clone()).unwrap();
+    }
+    w.flush().unwrap();
+    let store = RunStore::open(&path).expect("reader");
+    assert!(close(
+        store.run_cost("g1").unwrap().unwrap().usd.unwrap(),
+        0.15
+    ));
+    // A second call of the node, then a read: the cost read before is not reused.
+    let mut seq = 10;
+    for e in call(
+        "g1",
+        &mut seq,
+        "llm:y",
+        "y1",
+        Some("gpt-4o-mini"),
+        None,
+        json!({"inputTokens": 0, "outputTokens": 1_000_000}),
+    )
+    .into_iter()
+    .chain(rest.iter().cloned())
+    {
+        w.append(e).unwrap();
+    }
+    w.flush().unwrap();
+    let listed = store.list_runs(&RunFilter::default()).unwrap();
+    let cost = listed.runs[0].cost.as_ref().unwrap();
+    assert!(close(cost.usd.unwrap(), 0.15 + 0.60), "{cost:?}");
+    w.close().unwrap();
+}
