@@ -21,7 +21,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::graph::classify::command_of;
+use crate::graph::classify::{FILE_ARGUMENT_KEYS, command_of};
 use crate::graph::{Node, NodeMeta, NodeType, Status, TaskGraph, ToolMeta};
 use crate::json_fields::str_field;
 use crate::report::TaskReport;
@@ -393,19 +393,10 @@ fn abstract_call(node: &Node, meta: &ToolMeta, cwd: &str) -> Vec<Step> {
 /// A plain tool call as a step: file, search and list tools by name, shell commands by
 /// their program, anything else by its tool name.
 fn tool_step(tool: &str, args: &Value, meta: &ToolMeta, cwd: &str) -> Option<Step> {
-    const PATH_KEYS: &[&str] = &[
-        "file_path",
-        "path",
-        "filePath",
-        "file",
-        "filename",
-        "target_file",
-        "notebook_path",
-    ];
     let name = normalised(tool);
     match name.as_str() {
         "read" | "readfile" | "view" | "cat" | "open" | "openfile" | "notebookread" => {
-            Step::bound("read", "file", str_field(args, PATH_KEYS)?, cwd)
+            Step::bound("read", "file", str_field(args, FILE_ARGUMENT_KEYS)?, cwd)
         }
         "grep" | "search" | "glob" | "find" | "rg" | "ripgrep" | "codebasesearch"
         | "searchfiles" | "grepsearch" | "filesearch" => Step::bound(
@@ -418,7 +409,7 @@ fn tool_step(tool: &str, args: &Value, meta: &ToolMeta, cwd: &str) -> Option<Ste
             Step::bound(
                 "list",
                 "dir",
-                str_field(args, PATH_KEYS).unwrap_or("."),
+                str_field(args, FILE_ARGUMENT_KEYS).unwrap_or("."),
                 cwd,
             )
             .unwrap_or(Step::Literal("list the files".to_owned())),

@@ -185,17 +185,21 @@ pub fn looks_like_test(cmd: &str) -> bool {
     })
 }
 
+/// Argument names that carry the file a tool call reads or changes, across the agents'
+/// tool schemas (Claude Code, Codex, pi, DSH).
+pub const FILE_ARGUMENT_KEYS: &[&str] = &[
+    "file_path",
+    "path",
+    "filePath",
+    "file",
+    "filename",
+    "target_file",
+    "notebook_path",
+];
+
 /// Files named by a code-change call: path-like arguments, or the headers of a patch.
 pub fn files_of(arguments: &Value) -> Vec<String> {
-    for key in [
-        "file_path",
-        "path",
-        "filePath",
-        "file",
-        "filename",
-        "target_file",
-        "notebook_path",
-    ] {
+    for key in FILE_ARGUMENT_KEYS {
         if let Some(p) = arguments.get(key).and_then(Value::as_str)
             && !p.is_empty()
         {
