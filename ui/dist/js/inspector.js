@@ -95,7 +95,8 @@ export class Inspector {
     if (key === this.costKey) return;
     this.costKey = key;
     this.costBox.hidden = true;
-    if (!runId || !finished) return;
+    // A page-local run (perf harness, replays) has no report on the server.
+    if (!runId || !finished || runId === this.store.local) return;
     api(this.store.token, `/api/runs/${encodeURIComponent(runId)}/report`).then((report) => {
       if (this.costKey !== key || !report || !report.tokens) return;
       this.showCost(report.tokens.byNode.find((n) => n.nodeId === node.id), report.tokens.cost);

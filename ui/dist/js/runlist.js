@@ -67,7 +67,7 @@ export class RunList {
   /** Reads the cost of a shown run that ended after its cost was read (or never had one). */
   costFor(r) {
     this.costReads = this.costReads || new Set();
-    if (r.status === 'running' || r.lastSeq === undefined || r.lastSeq === null || r.costLastSeq === r.lastSeq) return;
+    if (r.id === this.store.local || r.status === 'running' || r.lastSeq === undefined || r.lastSeq === null || r.costLastSeq === r.lastSeq) return;
     const key = `${r.id}@${r.lastSeq}`;
     if (this.costReads.has(key)) return;
     this.costReads.add(key);
