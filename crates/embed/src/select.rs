@@ -102,7 +102,7 @@ impl EmbedderConfig {
 
     /// The configuration the environment gives ([`env`], [`crate::openai::env`]).
     pub fn from_env(home: impl Into<PathBuf>) -> Result<Self, EmbedError> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let var = mindgate_home::env::value;
         Ok(Self {
             home: home.into(),
             requested: var(env::EMBEDDER).map(|v| v.parse()).transpose()?,

@@ -34,3 +34,9 @@ pub const MINDGATE_CHAT_MODEL: &str = "MINDGATE_CHAT_MODEL";
 pub const MINDGATE_CHAT_API_KEY: &str = "MINDGATE_CHAT_API_KEY";
 /// Seconds one chat completion may take (default 120).
 pub const MINDGATE_CHAT_TIMEOUT_SECS: &str = "MINDGATE_CHAT_TIMEOUT_SECS";
+
+/// The value of the environment variable `name` when it is set and not blank: how every
+/// Mindgate setting read from the environment treats an empty variable (as unset).
+pub fn value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}

@@ -85,7 +85,7 @@ impl OpenAiConfig {
     /// The configuration the environment gives ([`env`]): `None` when
     /// `MINDGATE_EMBED_URL` is unset or empty, an error when it is set but incomplete.
     pub fn from_env() -> Option<Result<Self, EmbedError>> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let var = mindgate_home::env::value;
         let url = var(env::URL)?;
         Some(Self::from_values(
             url,

@@ -79,7 +79,7 @@ impl ChatConfig {
     /// `MINDGATE_CHAT_URL` is unset or empty (consolidation is off), an error when it is set
     /// but incomplete or malformed.
     pub fn from_env() -> Option<Result<Self, ConsolidateError>> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let var = mindgate_home::env::value;
         let url = var(env::URL)?;
         Some(Self::from_values(
             url,
