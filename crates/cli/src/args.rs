@@ -48,6 +48,18 @@ pub enum Command {
     /// tokens, critical path, slowest steps, failures and retries, files changed) or, with
     /// `--json`, the whole graph.
     Taskgraph(TaskgraphArgs),
+    /// Compare two runs node by node (aligned by node id): instance counts, status,
+    /// durations, tokens and cost side by side, what differs in each node's input and
+    /// output, and the first divergence (the earliest difference recorded in run A).
+    Diff(DiffArgs),
+    /// Write one run to a file: JSON Lines (`--jsonl`: its summary then every stored
+    /// event, lossless; `mindgate import` reads it back) or one self-contained HTML page
+    /// (`--html`: the viewer's graph, timeline and inspector on the run, no server needed).
+    Export(ExportArgs),
+    /// Read a run exported with `mindgate export --jsonl` into a database. The run keeps
+    /// its id (refused when the database has it, unless --new-id) and is listed with source
+    /// `import`; one transaction: a bad line names its number and writes nothing.
+    Import(ImportArgs),
     /// Agent memory: inspect, search, review (validate / reject), maintain, export and
     /// import the memory store (`$MINDGATE_HOME/memory.db`); embedders and benchmarks.
     Memory(MemoryArgs),
@@ -519,6 +531,70 @@ pub struct ServeArgs {
     /// path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/memory.db].
     #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_memory_db_path)]
     pub memory_db: Option<PathBuf>,
+}
+
+/// Arguments of `mindgate diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Run A (the reference: the divergence is the earliest difference in its order).
+    #[arg(value_name = "RUN_A")]
+    pub run_a: String,
+    /// Run B.
+    #[arg(value_name = "RUN_B")]
+    pub run_b: String,
+    /// Print the diff as JSON (the `GET /api/diff` body) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
+    pub db: Option<PathBuf>,
+}
+
+/// Arguments of `mindgate export`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("format").required(true).args(["jsonl", "html"])))]
+pub struct ExportArgs {
+    /// The run's id.
+    #[arg(value_name = "RUN_ID")]
+    pub run_id: String,
+    /// Write JSON Lines to this file (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// Write one self-contained HTML page to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// With --html: leave every node's input out of the page.
+    #[arg(long, requires = "html")]
+    pub hide_inputs: bool,
+    /// With --html: leave every node's output (and streamed text) out of the page.
+    #[arg(long, requires = "html")]
+    pub hide_outputs: bool,
+    /// With --html: leave tool nodes' arguments (their input and streamed arguments) out.
+    #[arg(long, requires = "html")]
+    pub hide_tool_args: bool,
+    /// With --html: leave tool nodes' results (their output) out.
+    #[arg(long, requires = "html")]
+    pub hide_tool_results: bool,
+    /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
+    pub db: Option<PathBuf>,
+}
+
+/// Arguments of `mindgate import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The file to read (a `mindgate export --jsonl` file).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// When the database already has the run's id, store it as `<id>-copy` (or
+    /// `<id>-copy-2`, …) instead of refusing.
+    #[arg(long)]
+    pub new_id: bool,
+    /// SQLite run database to import into (created if missing; a path, `sqlite:PATH` or
+    /// `file:PATH`) [default: $MINDGATE_HOME/mindgate.db]. Refused while a `mindgate serve`
+    /// holds it: stop the server, or import into another file.
+    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
+    pub db: Option<PathBuf>,
 }
 
 /// Arguments of `mindgate mcp`.

@@ -41,6 +41,7 @@ pub mod memory_api;
 mod mount;
 mod panic_guard;
 mod request;
+mod run_diff;
 mod serve;
 mod state;
 mod task_graph;

@@ -84,6 +84,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/mode", axum::routing::put(api::put_mode))
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
+        .route("/api/diff", get(crate::run_diff::diff))
         .merge(crate::task_graph::router(&state))
         .merge(
             crate::memory_api::router(&state).layer(middleware::from_fn_with_state(

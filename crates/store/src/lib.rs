@@ -12,6 +12,9 @@
 //! * [`cost`] prices each instance's usage by its model (per node, run and app),
 //!   with the [`PriceTable`] given to [`RunStore::with_prices`].
 //! * [`project`] folds a run's events into a [`RunGraph`] / [`NodeDetail`].
+//! * [`diff`] compares two runs node by node ([`RunStore::diff_runs`]).
+//! * [`transfer`] moves a run between stores: [`RunStore::export_jsonl`] and
+//!   [`transfer::RunImport`].
 //!
 //! Storage layout: `runs` (one row per run with counters) and `events`
 //! (`WITHOUT ROWID`, keyed `(run_key, seq)`, payload text stored once with
@@ -38,6 +41,7 @@
 //! ```
 
 pub mod cost;
+pub mod diff;
 mod error;
 mod ingest;
 mod json_scan;
@@ -46,9 +50,11 @@ pub mod projection;
 mod reader;
 pub mod report;
 mod schema;
+pub mod transfer;
 mod writer;
 
 pub use cost::{AppCost, AppCosts, run_cost, usage_counts};
+pub use diff::{DiffError, RunDiff};
 pub use error::{Result, StoreError};
 pub use ingest::{
     EventFacts, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_RUN_ID_BYTES, MAX_SDK_BYTES, MAX_STORED_SEQ,
@@ -64,6 +70,7 @@ pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;
+pub use transfer::{ImportReport, RunImport, TransferError};
 pub use writer::{
     CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, Retention, TryAppendError,
     Writer, WriterConfig, WriterStats,

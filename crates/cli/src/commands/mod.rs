@@ -2,6 +2,9 @@
 
 mod check_frames;
 mod demo;
+mod diff;
+mod export;
+mod import;
 mod mcp;
 mod memory;
 mod serve;
@@ -26,6 +29,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => serve::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Import(args) => import::run(&args),
         Command::Tasks(args) => tasks::run(&args),
         Command::Taskgraph(args) => taskgraph::run(&args),
         Command::Memory(args) => memory::run(args),

@@ -407,14 +407,16 @@ impl State {
         Ok(inserted)
     }
 
-    /// Up to [`PRUNE_CHUNK`] finished runs outside `retention`, oldest first.
+    /// Up to [`PRUNE_CHUNK`] finished runs outside `retention`, oldest first. Imported
+    /// runs keep their original times, so `keep_days` leaves them alone (`keep_runs`
+    /// counts them).
     fn prune_victims(&self, retention: Retention, now: i64) -> Result<Vec<(i64, String)>> {
         let cutoff = now.saturating_sub(i64::from(retention.keep_days) * 86_400_000);
         let mut stmt = self.conn.prepare_cached(
             "SELECT key, id FROM runs WHERE status != 'running' AND ( \
                (?1 > 0 AND key NOT IN \
                   (SELECT key FROM runs ORDER BY started_at DESC, key DESC LIMIT ?1)) \
-               OR (?2 > 0 AND COALESCE(finished_at, last_event_at) < ?3)) \
+               OR (?2 > 0 AND source != 'import' AND COALESCE(finished_at, last_event_at) < ?3)) \
              ORDER BY started_at, key LIMIT ?4",
         )?;
         let rows = stmt

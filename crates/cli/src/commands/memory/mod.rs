@@ -7,7 +7,7 @@ mod consolidate;
 mod embedder;
 mod embedders;
 mod induce;
-mod progress;
+pub(super) mod progress;
 mod records;
 mod reembed;
 
