@@ -188,6 +188,19 @@ async fn send(socket: &mut WebSocket, text: String) -> Result<(), ()> {
         .map_err(|_| ())
 }
 
+/// `resume.refused`: an `exec.refused` event of a run followed in projection mode.
+fn resume_refused(ev: &StoredEvent) -> Value {
+    let payload = ev.payload_value();
+    json!({
+        "type": "resume.refused",
+        "runId": ev.run_id,
+        "seq": ev.seq,
+        "pauseId": payload.get("pauseId"),
+        "code": payload.get("code"),
+        "message": payload.get("message"),
+    })
+}
+
 fn error_msg(message: &str, code: ErrorCode, request_id: Option<&Value>) -> String {
     code.feed_message(message, request_id).to_string()
 }
@@ -350,6 +363,14 @@ impl Feed {
     }
 
     async fn live(&mut self, socket: &mut WebSocket, batch: &Arc<Committed>) -> Result<(), ()> {
+        if let Some(graph) = &self.graph {
+            // A graph carries no events: the app's refusal of a resume is a message of its own.
+            for ev in &batch.events {
+                if ev.type_name == "exec.refused" && ev.run_id == graph.run_id {
+                    send(socket, resume_refused(ev).to_string()).await?;
+                }
+            }
+        }
         for ev in &batch.events {
             let Some(last) = self.runs.get_mut(&ev.run_id) else {
                 continue;

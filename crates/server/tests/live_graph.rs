@@ -88,10 +88,20 @@ impl Folded {
                 .find(|n| n["nodeId"] == node_id)
                 .expect("the instance's node is known");
             let list = node["instances"].as_array_mut().unwrap();
-            match list
+            let slot = list
                 .iter_mut()
-                .find(|i| i["instanceId"] == instance["instanceId"])
-            {
+                .find(|i| i["instanceId"] == instance["instanceId"]);
+            // Streamed text comes as slices to append to what the view holds.
+            let fields = instance.as_object_mut().unwrap();
+            assert!(!fields.contains_key("tokens"), "no whole text in a delta");
+            let held = slot
+                .as_ref()
+                .and_then(|i| i["tokens"].as_str())
+                .unwrap_or_default();
+            let added = fields.remove("tokensAdded");
+            let added = added.as_ref().and_then(Value::as_str).unwrap_or_default();
+            fields.insert("tokens".to_owned(), Value::from(format!("{held}{added}")));
+            match slot {
                 Some(slot) => *slot = instance,
                 None => list.push(instance),
             }
@@ -305,5 +315,39 @@ async fn projection_mode_follows_a_bounded_number_of_runs() {
         },
     )
     .await;
+    t.server.stop().await.expect("stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graph_viewer_hears_an_apps_refusal_of_a_resume() {
+    let t = start().await;
+    let run = "refusing";
+    let (mut app, _) = t.app(None).await;
+    app.send(Message::text(frame(
+        run,
+        0,
+        "run.started",
+        json!({"app": "a", "sdk": {"name": "x", "version": "1"}}),
+    )))
+    .await
+    .unwrap();
+    t.wait_events(run, 1).await;
+    let mut ui = t.ui(false).await;
+    subscribe_projection(&mut ui, run).await;
+    common::next_of(&mut ui, "graph.snapshot").await;
+    app.send(Message::text(frame(
+        run,
+        1,
+        "exec.refused",
+        json!({"pauseId": "p1", "code": "schema", "message": "output must be a string"}),
+    )))
+    .await
+    .unwrap();
+    let refused = common::next_of(&mut ui, "resume.refused").await;
+    assert_eq!(refused["runId"], run);
+    assert_eq!(refused["seq"], 1);
+    assert_eq!(refused["pauseId"], "p1");
+    assert_eq!(refused["code"], "schema");
+    assert_eq!(refused["message"], "output must be a string");
     t.server.stop().await.expect("stop");
 }

@@ -3,10 +3,11 @@
 //! [`project`] folds a run's events into one entry per logical `nodeId`, each
 //! with its instances (executions). [`RunProjection::graph`] is the shape of
 //! `GET /api/runs/:id/graph`; [`RunProjection::node`] is the full detail of one
-//! node (inputs, outputs, errors, pauses). The HTTP API and the MCP server use
-//! this code; the viewer's run model (`ui/dist/js/runmodel.js`) applies the
-//! same rules, written out in `docs/run-graph.md` and pinned for both by one
-//! corpus of event sequences (`tests/fixtures/run_graph_corpus.json`).
+//! node (inputs, outputs, errors, pauses). The HTTP API, the MCP server and
+//! the viewer (which is sent this graph and its deltas on `/ws/ui`) use this
+//! code, the one implementation of the rules written out in
+//! `docs/run-graph.md` and pinned by one corpus of event sequences
+//! (`tests/fixtures/run_graph_corpus.json`).
 
 use std::collections::HashMap;
 

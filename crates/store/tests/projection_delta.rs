@@ -65,10 +65,15 @@ impl ViewGraph {
                 .find(|n| n["nodeId"] == node_id)
                 .expect("an instance's node is in the view (the delta names it)");
             let list = node["instances"].as_array_mut().expect("instances");
-            match list
+            let slot = list
                 .iter_mut()
-                .find(|i| i["instanceId"] == instance["instanceId"])
-            {
+                .find(|i| i["instanceId"] == instance["instanceId"]);
+            let held = slot
+                .as_ref()
+                .map(|i| (text_of(i, "tokens"), text_of(i, "reasoning")));
+            let (tokens, reasoning) = held.unwrap_or_default();
+            append_streamed(&mut instance, tokens, reasoning);
+            match slot {
                 Some(slot) => *slot = instance,
                 None => list.push(instance),
             }
@@ -83,6 +88,32 @@ impl ViewGraph {
                 );
             }
         }
+    }
+}
+
+fn text_of(instance: &Value, key: &str) -> String {
+    instance[key].as_str().unwrap_or_default().to_owned()
+}
+
+/// A delta's instance as the graph shows it: the text the view held with the
+/// slices the delta added (`tokens` always, `reasoning` when not empty).
+fn append_streamed(instance: &mut Value, tokens: String, reasoning: String) {
+    let fields = instance.as_object_mut().expect("an instance is an object");
+    assert!(
+        !fields.contains_key("tokens") && !fields.contains_key("reasoning"),
+        "a delta carries streamed text only as appended slices: {fields:?}"
+    );
+    let added = |fields: &mut serde_json::Map<String, Value>, key: &str| {
+        fields
+            .remove(key)
+            .map(|v| v.as_str().expect("a text slice").to_owned())
+            .unwrap_or_default()
+    };
+    let tokens = tokens + &added(fields, "tokensAdded");
+    let reasoning = reasoning + &added(fields, "reasoningAdded");
+    fields.insert("tokens".to_owned(), Value::from(tokens));
+    if !reasoning.is_empty() {
+        fields.insert("reasoning".to_owned(), Value::from(reasoning));
     }
 }
 
@@ -176,6 +207,56 @@ fn a_delta_carries_only_what_the_event_touched() {
     // An event that changes nothing (an unknown pause) makes no delta.
     projection.apply_event("exec.resumed", 501, 0, r#"{"pauseId":"nope"}"#);
     assert!(projection.take_delta().is_none());
+}
+
+#[test]
+fn a_token_delta_carries_only_the_new_text() {
+    let mut projection = RunProjection::for_graph("r");
+    projection.apply_event(
+        "node.started",
+        0,
+        0,
+        r#"{"nodeId":"llm:a","instanceId":"a#0"}"#,
+    );
+    let token = |v: &str| json!({"nodeId": "llm:a", "deltas": [{"t": "text", "v": v}]}).to_string();
+    projection.apply_event("node.token", 1, 0, &token("Hello, "));
+    projection.track_changes();
+    let mut seq = 2;
+    for (slice, want) in [("wor", "wor"), ("ld", "ld")] {
+        projection.apply_event("node.token", seq, 0, &token(slice));
+        seq += 1;
+        let delta = serde_json::to_value(projection.take_delta().expect("a delta")).expect("JSON");
+        let inst = &delta["instances"][0];
+        assert_eq!(inst["tokensAdded"], want, "only the new slice");
+        assert!(inst.get("tokens").is_none(), "not the whole text so far");
+    }
+    // Two slices between deltas go as one; reasoning has its own slice.
+    projection.apply_event("node.token", seq, 0, &token("!"));
+    projection.apply_event(
+        "node.token",
+        seq + 1,
+        0,
+        &json!({"nodeId": "llm:a", "deltas": [{"t": "reasoning", "v": "hm"}, {"t": "text", "v": "?"}]})
+            .to_string(),
+    );
+    let delta = serde_json::to_value(projection.take_delta().expect("a delta")).expect("JSON");
+    assert_eq!(delta["instances"][0]["tokensAdded"], "!?");
+    assert_eq!(delta["instances"][0]["reasoningAdded"], "hm");
+    // A delta that streamed nothing carries no slice.
+    projection.apply_event(
+        "node.finished",
+        seq + 2,
+        0,
+        r#"{"nodeId":"llm:a","instanceId":"a#0","status":"ok"}"#,
+    );
+    let delta = serde_json::to_value(projection.take_delta().expect("a delta")).expect("JSON");
+    assert!(delta["instances"][0].get("tokensAdded").is_none());
+    assert_eq!(delta["instances"][0]["status"], "ok");
+    let graph = serde_json::to_value(projection.graph()).expect("graph");
+    assert_eq!(
+        graph["nodes"][0]["instances"][0]["tokens"],
+        "Hello, world!?"
+    );
 }
 
 #[test]

@@ -12,6 +12,11 @@
 //! the next delta. Applying each delta in order to the snapshot (replace a node
 //! summary by `nodeId`, an instance by `nodeId` + `instanceId`, append what is
 //! new) gives [`RunProjection::graph`] again.
+//!
+//! Streamed text goes as appended slices: a delta's instance carries no
+//! `tokens` / `reasoning` but `tokensAdded` / `reasoningAdded`, the text
+//! streamed since the last delta (or the snapshot), so a long stream costs each
+//! delta only its new characters. A view appends them to the text it holds.
 
 use std::collections::HashSet;
 
@@ -25,8 +30,18 @@ use super::{GraphInstance, GraphNode, NodeState, RunProjection};
 pub(super) struct Changes {
     nodes: Vec<usize>,
     node_set: HashSet<usize>,
-    instances: Vec<(usize, usize)>,
+    instances: Vec<TouchedInstance>,
     instance_set: HashSet<(usize, usize)>,
+}
+
+/// An instance touched since the last delta, with the lengths (bytes) of its
+/// streamed text when first touched: what the view already holds.
+#[derive(Debug, Clone, Copy)]
+struct TouchedInstance {
+    node: usize,
+    instance: usize,
+    tokens_sent: usize,
+    reasoning_sent: usize,
 }
 
 /// One node's graph fields without its instances (`instanceCount` says how many it has).
@@ -49,15 +64,43 @@ pub struct NodeChange {
     pub instance_count: usize,
 }
 
-/// One instance of a node, as the graph shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One instance of a node, as the graph shows it, its streamed text as the
+/// slices added since the last delta.
+///
+/// Serialized as the graph's instance fields without `tokens` and `reasoning`,
+/// plus `nodeId`, `tokensAdded` and `reasoningAdded` (each omitted when empty).
+#[derive(Debug, Clone, PartialEq)]
 pub struct InstanceChange {
     /// The node it is an execution of.
     pub node_id: String,
-    /// The instance's graph fields.
-    #[serde(flatten)]
+    /// The instance's graph fields; its `tokens` and `reasoning` are empty
+    /// (see `tokens_added` and `reasoning_added`).
     pub instance: GraphInstance,
+    /// Text streamed since the last delta (`t: "text"`), to append.
+    pub tokens_added: String,
+    /// Reasoning streamed since the last delta, to append.
+    pub reasoning_added: String,
+}
+
+impl Serialize for InstanceChange {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut fields = serde_json::to_value(&self.instance).map_err(serde::ser::Error::custom)?;
+        if let Some(object) = fields.as_object_mut() {
+            object.remove("tokens");
+            object.remove("reasoning");
+            object.insert("nodeId".to_owned(), self.node_id.clone().into());
+            if !self.tokens_added.is_empty() {
+                object.insert("tokensAdded".to_owned(), self.tokens_added.clone().into());
+            }
+            if !self.reasoning_added.is_empty() {
+                object.insert(
+                    "reasoningAdded".to_owned(),
+                    self.reasoning_added.clone().into(),
+                );
+            }
+        }
+        fields.serialize(s)
+    }
 }
 
 /// The changes of one or more applied events.
@@ -114,13 +157,24 @@ impl RunProjection {
         let instances = changes
             .instances
             .iter()
-            .map(|&(ni, ii)| {
-                let inst = &self.nodes[ni].instances[ii];
-                let mut instance = inst.detail.summary.clone();
-                instance.status = Self::instance_state(inst, run_open);
+            .map(|touched| {
+                let inst = &mut self.nodes[touched.node].instances[touched.instance];
+                let status = Self::instance_state(inst, run_open);
+                let summary = &mut inst.detail.summary;
+                // Clone the fields without the streamed text, then put it back.
+                let tokens = std::mem::take(&mut summary.tokens);
+                let reasoning = std::mem::take(&mut summary.reasoning);
+                let mut instance = summary.clone();
+                instance.status = status;
+                let tokens_added = tail_from(&tokens, touched.tokens_sent);
+                let reasoning_added = tail_from(&reasoning, touched.reasoning_sent);
+                summary.tokens = tokens;
+                summary.reasoning = reasoning;
                 InstanceChange {
-                    node_id: self.nodes[ni].node_id.clone(),
+                    node_id: self.nodes[touched.node].node_id.clone(),
                     instance,
+                    tokens_added,
+                    reasoning_added,
                 }
             })
             .collect();
@@ -180,14 +234,28 @@ impl RunProjection {
     }
 
     /// Marks an instance changed, and its node (whose state depends on it).
+    /// Called before the event changes the instance: the lengths of its
+    /// streamed text now are what the view holds.
     pub(super) fn touch_instance(&mut self, ni: usize, ii: usize) {
         self.touch_node(ni);
         if let Some(c) = self.changes.as_mut()
             && c.instance_set.insert((ni, ii))
         {
-            c.instances.push((ni, ii));
+            let summary = &self.nodes[ni].instances[ii].detail.summary;
+            c.instances.push(TouchedInstance {
+                node: ni,
+                instance: ii,
+                tokens_sent: summary.tokens.len(),
+                reasoning_sent: summary.reasoning.len(),
+            });
         }
     }
+}
+
+/// The text appended to `text` after its first `sent` bytes (all of it if
+/// `sent` is not a boundary of it, which appending cannot make).
+fn tail_from(text: &str, sent: usize) -> String {
+    text.get(sent..).unwrap_or(text).to_owned()
 }
 
 /// Serializes a range of a projection's graph nodes, one node at a time.
