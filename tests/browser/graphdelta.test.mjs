@@ -1,12 +1,12 @@
 // graphdelta.js under Node, without a browser: a server snapshot in parts and
-// the deltas after it become the RunModel the graph view draws (the messages
+// the deltas after it become the RunGraph the graph view draws (the messages
 // are the shapes docs/ui-feed.md § Projection mode gives; the server side is
 // crates/server/tests/live_graph.rs).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RunModel } from '../../ui/dist/js/runmodel.js';
-import { applySnapshot, applyDelta } from '../../ui/dist/js/graphdelta.js';
+import { RunGraph } from '../../ui/dist/js/rungraph.js';
+import { applySnapshot, applyDelta, applyNodeDetail } from '../../ui/dist/js/graphdelta.js';
 
 const inst = (instanceId, status, extra = {}) => ({
   instanceId, status, startedAt: 1000, finishedAt: status === 'running' ? null : 1010, durationMs: null, heldMs: null,
@@ -17,7 +17,7 @@ const node = (nodeId, parentId, status, instances = []) => ({
 });
 
 test('a snapshot in parts: a child whose parent comes in a later part waits for it', () => {
-  const m = new RunModel('r');
+  const m = new RunGraph('r');
   const done1 = applySnapshot(m, {
     type: 'graph.snapshot', runId: 'r', seq: 7, more: true,
     nodes: [node('agent:a', null, 'running', [inst('a#0', 'running')]), node('tool:c', 'chain:p', 'ok', [inst('c#0', 'ok', { usage: { inputTokens: 3, outputTokens: 2 } })])],
@@ -43,12 +43,12 @@ test('a snapshot in parts: a child whose parent comes in a later part waits for 
 });
 
 test('deltas replace node summaries and instances, add new ones, and stale ones change nothing', () => {
-  const m = new RunModel('r');
+  const m = new RunGraph('r');
   applySnapshot(m, { type: 'graph.snapshot', runId: 'r', seq: 3, more: false, nodes: [node('agent:a', null, 'running', [inst('a#0', 'running')])] });
   assert.equal(applyDelta(m, {
     type: 'graph.delta', runId: 'r', seq: 5,
     nodes: [{ ...node('tool:t', 'agent:a', 'running'), instanceCount: 1 }],
-    instances: [{ nodeId: 'tool:t', ...inst('t#0', 'running', { tokens: 'hello' }) }],
+    instances: [{ nodeId: 'tool:t', ...inst('t#0', 'running', { tokens: undefined, tokensAdded: 'hello' }) }],
   }), true);
   const t = m.nodes.get('tool:t');
   assert.equal(t.parent, m.nodes.get('agent:a'));
@@ -69,4 +69,40 @@ test('deltas replace node summaries and instances, add new ones, and stale ones 
     nodes: [{ ...node('tool:late', 'agent:a', 'running'), instanceCount: 0 }], instances: [],
   }), false, 'a delta at or below the held seq is stale');
   assert.equal(m.nodes.has('tool:late'), false);
+});
+
+test('streamed text comes as appended slices; node detail fills what the graph fields do not carry', () => {
+  const m = new RunGraph('r');
+  applySnapshot(m, { type: 'graph.snapshot', runId: 'r', seq: 1, more: false, nodes: [node('llm:a', null, 'running', [inst('a#0', 'running', { tokens: 'Hel', reasoning: 'h' })])] });
+  const a = m.nodes.get('llm:a');
+  const delta = (seq, extra) => applyDelta(m, {
+    type: 'graph.delta', runId: 'r', seq, nodes: [{ ...node('llm:a', null, 'running'), instanceCount: 1 }],
+    instances: [{ nodeId: 'llm:a', ...inst('a#0', 'running', { tokens: undefined, ...extra }) }],
+  });
+  delta(2, { tokensAdded: 'lo' });
+  delta(3, { tokensAdded: ', world', reasoningAdded: 'mm' });
+  delta(4, {});
+  assert.deepEqual(a.insts[0].tokens, { text: 'Hello, world', reasoning: 'hmm' }, 'slices appended to the snapshot text');
+  assert.equal(a.tokenTail, 'Hello, world');
+  assert.equal(applyNodeDetail(m, {
+    runId: 'r', nodeId: 'llm:a', instances: [{
+      instanceId: 'a#0', input: { q: 1 }, output: null, errorDetail: { name: 'E', message: 'm', stack: 'at x' },
+      pauses: [{ pauseId: 'p', point: 'before', reason: null, since: 5, resumedAt: 9, action: 'continue' }], started: { redaction: { count: 2 } },
+    }],
+  }), true);
+  const i = a.insts[0];
+  assert.deepEqual(i.input, { q: 1 });
+  assert.equal(i.output, undefined, 'no output yet');
+  assert.equal(i.errorDetail.stack, 'at x');
+  assert.deepEqual(i.holds, [{ pauseId: 'p', point: 'before', reason: null, since: 5, until: 9, action: 'continue' }]);
+  assert.equal(i.redaction.count, 2);
+  assert.equal(applyNodeDetail(m, { nodeId: 'tool:unknown', instances: [] }), false);
+});
+
+test('a snapshot read as plain JSON (a GET /graph body) applies like one from the socket', () => {
+  const body = { runId: 'r', nodes: [node('agent:a', null, 'ok', [inst('a#0', 'ok')]), node('tool:t', 'agent:a', 'ok', [inst('t#0', 'ok')])], edges: [] };
+  const m = new RunGraph('r');
+  assert.equal(applySnapshot(m, body), true, 'no `more`: complete');
+  assert.equal(m.nodes.get('tool:t').parent, m.nodes.get('agent:a'));
+  assert.equal(m.lastSeq, null);
 });

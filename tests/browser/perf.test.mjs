@@ -1,7 +1,8 @@
 // Performance figures of the viewer on a big run (reported, not asserted as
 // wall-clock): first render of a 5,000-node / 100,000-event run, the frame
-// work of one incremental update, page memory. The events take the feed's code
-// path in the page (JSON text → store → model → layout → canvas).
+// work of one incremental update, page memory. The page-local run takes the
+// feed's code path (snapshot parts as JSON text → store → graphdelta.js →
+// layout → canvas; live additions as deltas).
 // Behaviour is asserted: the big run opens folded, adding nodes moves no
 // existing box, the inspector opens a megabyte value, no console errors.
 
@@ -130,7 +131,7 @@ test('page memory without a run open (baseline)', async () => {
   await page.context().close();
 });
 
-test('a 100,000-event run stored by the server opens through the /ws/ui replay', { timeout: 300000 }, async () => {
+test('a 100,000-event run stored by the server opens through its /ws/ui graph snapshot', { timeout: 300000 }, async () => {
   const ingest = spawnSync(PYTHON, [path.join(ROOT, 'tests/browser/agents/synthetic_ingest.py'), `ws://127.0.0.1:${srv.port}/ingest`, '5000', '100000'], { encoding: 'utf8', timeout: 240000 });
   assert.equal(ingest.status, 0, ingest.stderr);
   const [, runId, sent] = /RUN (\S+) (\d+)/.exec(ingest.stdout);
@@ -142,7 +143,7 @@ test('a 100,000-event run stored by the server opens through the /ws/ui replay',
   }, { timeout: 120000, interval: 500, what: 'all events stored' });
   const { page, errors } = await openPage(browser, srv.url());
   await until(() => page.locator('#conn').textContent().then((t) => t.startsWith('Live')), { what: 'feed' });
-  // Long tasks (> 50 ms) while the history streams in: how close the page came to freezing.
+  // Long tasks (> 50 ms) while the graph streams in: how close the page came to freezing.
   await page.evaluate((id) => {
     window.longTasks = [];
     new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(e.duration); }).observe({ type: 'longtask' });
@@ -150,10 +151,10 @@ test('a 100,000-event run stored by the server opens through the /ws/ui replay',
   }, runId);
   const opened = await until(() => page.evaluate(() => window.mindgate.store.lastOpen || null), { timeout: 120000, interval: 20, what: 'the run to draw' });
   const boxesAtFirstDraw = (await page.evaluate(() => window.mindgate.boxes())).length;
-  const done = await until(() => page.evaluate(() => window.mindgate.store.replayDone || null), { timeout: 120000, interval: 50, what: 'the replay to end' });
+  const done = await until(() => page.evaluate(() => window.mindgate.store.replayDone || null), { timeout: 120000, interval: 50, what: 'the graph to arrive' });
   const longTasks = await page.evaluate(() => window.longTasks);
   assert.equal(opened.runId, runId);
-  assert.ok(boxesAtFirstDraw > 0, 'boxes are drawn while the history still streams in');
+  assert.ok(boxesAtFirstDraw > 0, 'boxes are drawn once the graph is in');
   assert.equal(done.nodes, 5000);
   assert.equal(done.events, Number(sent));
   const figures = {

@@ -267,6 +267,42 @@ test('cost: the run list shows each run\'s cost, the inspector a node\'s cost an
   await until(() => cost.textContent().then((t) => t.includes('Node costunpriced: model llama3:70b')), { what: 'the unpriced node in the inspector' });
 });
 
+/** The open run's graph as the page holds it, in the shape of `GET /api/runs/:id/graph`'s nodes. */
+const pageGraph = () => page.evaluate(() => window.mindgate.store.model.order.map((n) => ({
+  nodeId: n.id, kind: n.kind, name: n.name, parentId: n.parentId, status: n.status,
+  instances: n.insts.map((i) => ({ instanceId: i.id, status: i.status, tokens: i.tokens.text || '' })),
+})));
+
+test('the socket drops: a fresh snapshot replaces the graph, folds and selection stay, and it equals /graph', async () => {
+  await openRun('trip-2');
+  const root = await box('trip-2');
+  await page.mouse.click(root.x + root.w / 2, root.y + root.h / 2);
+  await page.locator('.insp-name', { hasText: 'trip-2' }).waitFor();
+  const before = await page.evaluate(() => {
+    const { store, graph } = window.mindgate;
+    graph.toggleFold(store.model.nodes.get(store.nodeId));
+    window.oldGraph = store.model;
+    return { nodeId: store.nodeId, snapshots: store.snapshotsApplied || 0, folded: store.model.nodes.get(store.nodeId).folded };
+  });
+  assert.equal(before.folded, true, 'the root is folded before the drop');
+  await page.evaluate(() => window.mindgate.store.feed.ws.close());
+  await until(() => page.evaluate((n) => (window.mindgate.store.snapshotsApplied || 0) > n, before.snapshots), { what: 'a fresh snapshot after the reconnect' });
+  const after = await page.evaluate(() => {
+    const { store, graph } = window.mindgate;
+    const node = store.model.nodes.get(store.nodeId);
+    return { fresh: store.model !== window.oldGraph, nodeId: store.nodeId, selected: graph.selected?.id, drawn: graph.model === store.model, folded: node?.folded };
+  });
+  assert.deepEqual(after, { fresh: true, nodeId: before.nodeId, selected: before.nodeId, drawn: true, folded: true });
+  await page.locator('.insp-name', { hasText: 'trip-2' }).waitFor();
+  const runId = await page.evaluate(() => window.mindgate.store.runId);
+  const want = await (await fetch(`${srv.base}/api/runs/${encodeURIComponent(runId)}/graph`)).json();
+  assert.deepEqual(await pageGraph(), want.nodes.map((n) => ({
+    nodeId: n.nodeId, kind: n.kind, name: n.name, parentId: n.parentId, status: n.status,
+    instances: n.instances.map((i) => ({ instanceId: i.instanceId, status: i.status, tokens: i.tokens })),
+  })));
+  await page.evaluate(() => { const { store, graph } = window.mindgate; graph.toggleFold(store.model.nodes.get(store.nodeId)); });
+});
+
 test('no console errors on the main page', () => {
   assert.deepEqual(errors, []);
 });

@@ -90,11 +90,11 @@ export class Feed {
 }
 
 /** JSON over HTTP; every call carries the bearer token when there is one (remote access needs it on reads too). */
-export async function api(token, path, { method = 'GET', body } = {}) {
+export async function api(token, path, { method = 'GET', body, signal } = {}) {
   const headers = {};
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try { data = await res.json(); } catch { /* empty body */ }
   if (!res.ok) {

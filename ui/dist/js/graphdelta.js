@@ -1,20 +1,22 @@
-// The page side of the server projection (experimental, `/ws/ui` subscribe
-// with `projection: true`, docs/ui-feed.md): the server folds the run's events
-// with store::projection and sends one `graph.snapshot`, then a `graph.delta`
-// of changed node summaries and instances per committed batch. These functions
-// apply them to a RunModel, so the graph view, layout and timeline draw it as
-// they draw the page's own fold; no run-graph rule is applied here.
+// The page side of the server projection (`/ws/ui` subscribe, docs/ui-feed.md
+// § Run graph): the server folds the run's events with store::projection and
+// sends its graph as `graph.snapshot` parts, then one `graph.delta` of changed
+// node summaries and instances per committed batch. These functions copy them
+// into a RunGraph (rungraph.js), which the graph view, layout, timeline and
+// inspector draw; no run-graph rule is applied here. A snapshot is plain JSON
+// (`{seq?, nodes, more?}`, the nodes of `GET /api/runs/:id/graph`), so one read
+// from a file or an HTTP body applies the same way as one from the socket.
 //
-// Not yet in the projection (what the viewer's own fold keeps and the graph
-// fields do not carry): instance inputs and outputs (node detail over HTTP
-// would provide them), pause records, run info (name, status: the run list).
+// What the graph fields do not carry (inputs, outputs, error detail, pause
+// records) comes from node detail (`GET /api/runs/:id/nodes/:nodeId`), merged
+// into the same instances by applyNodeDetail.
 
 const TAIL = 90; // characters of streamed text kept on a node for the canvas
 
 function newNode(model, id) {
   const node = {
-    id, kind: 'custom', name: id, parent: null, parentId: null, explicitParent: false, children: [], depth: 0,
-    insts: [], running: 0, paused: 0, errors: 0, status: 'pending', hinted: false, placeholder: true, desc: 0,
+    id, kind: 'custom', name: id, parent: null, parentId: null, children: [], depth: 0,
+    insts: [], errors: 0, status: 'pending', hinted: false, placeholder: true, desc: 0,
     folded: false, tokenTail: '', dirty: true, rev: 0, x: 0, y: 0, placed: false, seq: model.order.length,
   };
   model.nodes.set(id, node);
@@ -61,15 +63,16 @@ function usageOf(u) {
   return u && !u.inclusive ? [u.inputTokens || 0, u.outputTokens || 0] : [0, 0];
 }
 
-function applyInstance(model, c) {
+/** Copies one instance's graph fields; `appended` = its streamed text comes as slices (a delta). */
+function applyInstance(model, c, appended) {
   const node = model.nodes.get(c.nodeId);
   if (!node) return;
   let inst = model.instanceOf(node, c.instanceId);
   if (!inst) {
     inst = {
       id: c.instanceId, node, status: 'running', start: null, end: null, durationMs: null, heldMs: null,
-      input: undefined, output: undefined, error: null, usage: null, tokens: {}, holds: [],
-      index: model.instList.length, finalStatus: null, errored: false, openPauses: 0,
+      input: undefined, output: undefined, error: null, errorDetail: null, usage: null, tokens: {}, holds: [],
+      index: model.instList.length,
     };
     if (!model.instances.has(inst.id)) model.instances.set(inst.id, inst);
     model.instList.push(inst);
@@ -81,21 +84,24 @@ function applyInstance(model, c) {
   model.tokensOut += outAfter - outBefore;
   if (!inst.error && c.error) node.errors++;
   inst.status = c.status;
-  inst.start = c.startedAt ?? inst.start;
+  inst.start = c.startedAt ?? inst.start ?? c.finishedAt ?? null;
   inst.end = c.finishedAt ?? null;
-  inst.finalStatus = inst.end !== null ? c.status : null;
-  inst.errored = c.status === 'error';
-  inst.openPauses = c.status === 'paused' ? 1 : 0;
   inst.durationMs = c.durationMs ?? null;
   inst.heldMs = c.heldMs ?? null;
   inst.usage = c.usage || null;
   inst.error = c.error || null;
-  if (c.injected) inst.injected = true;
+  inst.injected = !!c.injected;
+  inst.model = c.model || null;
+  const text = appended ? (inst.tokens.text || '') + (typeof c.tokensAdded === 'string' ? c.tokensAdded : '') : (c.tokens || '');
+  const reasoning = appended ? (inst.tokens.reasoning || '') + (typeof c.reasoningAdded === 'string' ? c.reasoningAdded : '') : (c.reasoning || '');
   inst.tokens = {};
-  if (c.tokens) inst.tokens.text = c.tokens;
-  if (c.reasoning) inst.tokens.reasoning = c.reasoning;
-  const text = c.tokens || c.reasoning || '';
-  if (text && c.status === 'running') node.tokenTail = text.length > TAIL ? text.slice(-TAIL) : text;
+  if (text) inst.tokens.text = text;
+  if (reasoning) inst.tokens.reasoning = reasoning;
+  const streamed = appended ? (c.tokensAdded || c.reasoningAdded || '') : (text || reasoning);
+  if (streamed && c.status === 'running') {
+    const tail = appended ? node.tokenTail + streamed : streamed;
+    node.tokenTail = tail.length > TAIL ? tail.slice(-TAIL) : tail;
+  }
   for (const ts of [inst.start, inst.end]) {
     if (typeof ts !== 'number') continue;
     if (ts < model.minTs) model.minTs = ts;
@@ -107,7 +113,7 @@ function applyInstance(model, c) {
 
 /**
  * Applies one part of a `graph.snapshot` (nodes in graph order, at most 500 a
- * part, `more` while parts follow) to a fresh RunModel. A node whose parent
+ * part, `more` while parts follow) to a fresh RunGraph. A node whose parent
  * comes in a later part waits for it. Returns true once the last part is in.
  */
 export function applySnapshot(model, msg) {
@@ -128,7 +134,7 @@ export function applySnapshot(model, msg) {
     }
     for (const child of waiting.get(node.id) || []) model.attach(child, node);
     waiting.delete(node.id);
-    for (const i of Array.isArray(s.instances) ? s.instances : []) applyInstance(model, { ...i, nodeId: s.nodeId });
+    for (const i of Array.isArray(s.instances) ? s.instances : []) if (i && typeof i.instanceId === 'string') applyInstance(model, { ...i, nodeId: s.nodeId }, false);
   }
   for (const node of placed) fixDepth(node);
   model.lastSeq = typeof msg.seq === 'number' ? msg.seq : null;
@@ -152,10 +158,34 @@ export function applyDelta(model, msg) {
   }
   link(model, summaries, created);
   for (const c of Array.isArray(msg.instances) ? msg.instances : []) {
-    if (c && typeof c.nodeId === 'string' && typeof c.instanceId === 'string') applyInstance(model, c);
+    if (c && typeof c.nodeId === 'string' && typeof c.instanceId === 'string') applyInstance(model, c, true);
   }
   model.lastSeq = msg.seq;
   model.eventCount = msg.seq + 1;
   model.version++;
+  return true;
+}
+
+/**
+ * Merges node detail (`GET /api/runs/:id/nodes/:nodeId`) into the node's
+ * instances: input, output, full error, pause records, redaction. Returns
+ * false when the node is not in the graph.
+ */
+export function applyNodeDetail(model, detail) {
+  const node = detail && typeof detail.nodeId === 'string' ? model.nodes.get(detail.nodeId) : null;
+  if (!node) return false;
+  for (const d of Array.isArray(detail.instances) ? detail.instances : []) {
+    const inst = d && typeof d.instanceId === 'string' ? model.instanceOf(node, d.instanceId) : null;
+    if (!inst) continue;
+    inst.input = d.input ?? undefined;
+    inst.output = d.output ?? undefined;
+    inst.errorDetail = d.errorDetail || null;
+    inst.toolArgs = d.toolArgs || '';
+    inst.redaction = (d.started && d.started.redaction) || null;
+    inst.holds = (Array.isArray(d.pauses) ? d.pauses : []).map((p) => ({
+      pauseId: p.pauseId, point: p.point, reason: p.reason, since: p.since, until: p.resumedAt ?? null, action: p.action ?? null,
+    }));
+  }
+  node.detailRev = node.rev;
   return true;
 }

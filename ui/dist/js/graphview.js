@@ -60,15 +60,20 @@ export class GraphView {
     this.invalidate();
   }
 
-  /** Called when the run's history has been replayed: fold big runs, lay out, fit. */
-  open() {
+  /**
+   * Called when the run's graph has arrived: fold big runs, lay out, fit. A
+   * graph that replaces the one shown (a fresh snapshot) keeps its nodes'
+   * folds (`keepFolds`) and the camera (`view`).
+   */
+  open({ keepFolds = false, view = null } = {}) {
     if (!this.layout) return;
     const t0 = performance.now();
-    this.layout.autoFold();
+    if (!keepFolds) this.layout.autoFold();
     this.layout.full();
     this.opened = true;
     this.progress.hidden = true;
-    this.fitInitial();
+    if (view) ({ scale: this.scale, tx: this.tx, ty: this.ty } = view);
+    else this.fitInitial();
     this.drawNow();
     this.lastOpenMs = performance.now() - t0;
   }

@@ -1,5 +1,9 @@
 // The inspector: every instance of the selected node with status, timings,
-// usage, input, output, error and streamed text.
+// usage, input, output, error and streamed text. The graph fields (status,
+// timings, usage, short error, streamed text) come with the run graph; input,
+// output, the full error and the gate holds are node detail, read from
+// `GET /api/runs/:id/nodes/:nodeId` when the node is selected and again when a
+// delta changes it.
 
 import { el } from './dom.js';
 import { fmtDuration, fmtTime, fmtCount, fmtCost, KIND_GLYPH } from './format.js';
@@ -7,6 +11,68 @@ import { api } from './conn.js';
 import { VirtualList } from './vlist.js';
 import { JsonTree } from './jsontree.js';
 import { retrieverSection } from './memorylinks.js';
+import { applyNodeDetail } from './graphdelta.js';
+
+/** Waits this long after one detail read before the next one of a node that keeps changing. */
+const DETAIL_REFRESH_MS = 200;
+
+/**
+ * Node detail for the inspector: one read at a time; a read for a node no
+ * longer selected is aborted; a node that changed while its read ran is read
+ * again (at most every DETAIL_REFRESH_MS).
+ */
+class DetailLoader {
+  constructor(store, onLoaded) {
+    this.store = store;
+    this.onLoaded = onLoaded;
+    this.current = null; // { model, node, controller, again, timer }
+  }
+
+  /** The selected node (or none): reads its detail unless what is held is current. */
+  want(model, node) {
+    if (!node || !model || model.runId === this.store.local) { this.cancel(); return; }
+    const c = this.current;
+    if (c && c.model === model && c.node === node) {
+      if (c.controller || c.timer) { c.again = c.again || node.detailRev !== node.rev; return; }
+      if (node.detailRev === node.rev) return;
+    } else {
+      this.cancel();
+      if (node.detailRev === node.rev) { this.current = { model, node }; return; }
+      this.current = { model, node };
+    }
+    this.read(this.current);
+  }
+
+  cancel() {
+    const c = this.current;
+    if (c) {
+      if (c.controller) c.controller.abort();
+      clearTimeout(c.timer);
+    }
+    this.current = null;
+  }
+
+  read(c) {
+    c.again = false;
+    c.timer = null;
+    c.controller = new AbortController();
+    const rev = c.node.rev;
+    const path = `/api/runs/${encodeURIComponent(c.model.runId)}/nodes/${encodeURIComponent(c.node.id)}`;
+    api(this.store.token, path, { signal: c.controller.signal }).then((detail) => {
+      if (this.current !== c) return;
+      applyNodeDetail(c.model, detail);
+      c.node.detailRev = rev;
+      this.onLoaded();
+    }).catch((err) => {
+      if (this.current !== c || err.name === 'AbortError') return;
+      c.node.detailRev = rev; // not read again until the node changes
+    }).finally(() => {
+      if (this.current !== c) return;
+      c.controller = null;
+      if (c.again || c.node.detailRev !== c.node.rev) c.timer = setTimeout(() => { if (this.current === c) this.read(c); }, DETAIL_REFRESH_MS);
+    });
+  }
+}
 
 export class Inspector {
   constructor(host, store) {
@@ -32,6 +98,7 @@ export class Inspector {
     host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
     this.node = null;
     this.rev = -1;
+    this.detail = new DetailLoader(store, () => this.render(true));
     store.on('select', () => this.render(true));
     store.on('run', () => this.render(true));
     store.on('model', () => this.render(false));
@@ -45,6 +112,7 @@ export class Inspector {
   render(force) {
     const m = this.store.model;
     const node = m && this.store.nodeId ? m.nodes.get(this.store.nodeId) : null;
+    this.detail.want(m, node);
     if (!node) {
       this.node = null;
       this.head.replaceChildren();
@@ -161,7 +229,7 @@ export class Inspector {
     const dur = inst.durationMs ?? (inst.end === null ? Date.now() - inst.start : null);
     this.facts.replaceChildren(
       ...fact('Instance', el('span', { class: 'mono small' }, inst.id)),
-      ...fact('Status', el('span', { class: `pill st-${inst.status}` }, inst.status + (inst.injected ? ' (injected)' : '') + (inst.recovered ? ' (recovered from error)' : ''))),
+      ...fact('Status', el('span', { class: `pill st-${inst.status}` }, inst.status + (inst.injected ? ' (injected)' : '') + (inst.status === 'ok' && inst.error ? ' (recovered from error)' : ''))),
       ...fact('Started', fmtTime(inst.start)),
       ...fact('Duration', `${fmtDuration(dur)}${inst.end === null ? ' so far' : ''}`),
       ...fact('Held', inst.heldMs ? fmtDuration(inst.heldMs) : inst.holds.length ? `${inst.holds.length} hold(s)` : '–'),
@@ -169,12 +237,13 @@ export class Inspector {
       ...(inst.holds.length ? fact('Gates', inst.holds.map((h) => `${h.point}${h.reason ? ` (${h.reason})` : ''} → ${h.action || 'held'}`).join(', ')) : []),
       ...(u ? fact('Usage', `${fmtCount(u.inputTokens || 0)} in · ${fmtCount(u.outputTokens || 0)} out${u.reasoningTokens ? ` · ${fmtCount(u.reasoningTokens)} reasoning` : ''}${u.cacheReadTokens ? ` · ${fmtCount(u.cacheReadTokens)} cached` : ''}`) : []),
     );
-    if (inst.error) {
+    const error = inst.errorDetail || inst.error;
+    if (error) {
       this.errorBox.hidden = false;
       this.errorBox.replaceChildren(
         el('h3', { class: 'insp-sub' }, 'Error'),
-        el('div', { class: 'err-title' }, `${inst.error.name || 'Error'}: ${inst.error.message || ''}`),
-        inst.error.stack ? el('pre', { class: 'stack' }, inst.error.stack) : '');
+        el('div', { class: 'err-title' }, `${error.name || 'Error'}: ${error.message || ''}`),
+        typeof error.stack === 'string' && error.stack ? el('pre', { class: 'stack' }, error.stack) : '');
     } else {
       this.errorBox.hidden = true;
     }

@@ -11,8 +11,7 @@ import { RunBar } from './runbar.js';
 import { Timeline } from './timeline.js';
 import { Router } from './router.js';
 import { Search } from './search.js';
-import { openSynthetic, prepareSynthetic, measureIncremental, openProjected, whenDrawn } from './perf.js';
-import { applySnapshot, applyDelta } from './graphdelta.js';
+import { openSynthetic, prepareSynthetic, measureIncremental, whenDrawn } from './perf.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -93,6 +92,5 @@ window.mindgate = {
   prepareSynthetic: (nodes, events) => prepareSynthetic(nodes, events),
   openSynthetic: (nodes, events) => openSynthetic(store, nodes, events),
   measureIncremental: (n) => measureIncremental(store, n),
-  openProjected: (runId) => openProjected(store, runId, { applySnapshot, applyDelta }),
   whenDrawn: (nodeId) => whenDrawn(store, nodeId),
 };

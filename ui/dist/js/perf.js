@@ -1,55 +1,72 @@
 // Synthetic runs for measuring the viewer on big graphs (used by the browser
-// tests through window.mindgate). The events go through the same code path as
-// the live feed: JSON text → store.handle → run model → layout → canvas.
+// tests through window.mindgate). A page-local run goes through the same code
+// path as a run's graph from the server: `graph.snapshot` parts (JSON text) →
+// store.handle → graphdelta.js → layout → canvas; live additions are
+// `graph.delta` messages.
 
+/** Parts of this many nodes, as the server sends them. */
+const SNAPSHOT_PART_NODES = 500;
+
+const instance = (instanceId, status, startedAt, finishedAt, durationMs, firstSeq, usage = null) => ({
+  instanceId, status, startedAt, finishedAt, durationMs, heldMs: null, usage, tokens: '', error: null, firstSeq,
+});
+
+/**
+ * The graph of a synthetic run of about `nodeCount` nodes whose events would
+ * number `eventCount` (a started and a finished event per instance), as the
+ * `graph.snapshot` message texts the server would send for it.
+ */
 export function syntheticFeed(runId, nodeCount = 5000, eventCount = 100000) {
-  const msgs = [];
-  let seq = 0;
+  const nodes = [];
+  const byId = new Map();
+  let seq = 1; // 0 is run.started
   let ts = Date.now() - 600_000;
-  const ev = (type, payload) => {
-    ts += 3;
-    msgs.push(JSON.stringify({ type: 'event', runId, event: { gm: 1, seq: seq++, ts, runId, type, payload } }));
-  };
-  ev('run.started', { app: 'synthetic', sdk: { name: 'synthetic', version: '0' }, meta: { name: `synthetic ${nodeCount} nodes` } });
-  const leaves = [];
-  const names = new Map();
-  let made = 0;
+  const tick = () => { ts += 3; return ts; };
   const node = (nodeId, kind, name, parentId) => {
-    made++;
-    const p = { nodeId, kind, name, instanceId: `${nodeId}#0`, input: { step: made, query: `q${made}` } };
-    if (parentId) p.parentId = parentId;
-    ev('node.started', p);
+    const n = { nodeId, kind, name, parentId, status: 'running', hinted: false, instances: [instance(`${nodeId}#0`, 'running', tick(), null, null, seq++)] };
+    nodes.push(n);
+    byId.set(nodeId, n);
     return nodeId;
+  };
+  const finish = (inst, status, durationMs, usage = null) => {
+    inst.status = status; inst.finishedAt = tick(); inst.durationMs = durationMs; inst.usage = usage;
+    seq++;
   };
   const root = node('agent:synthetic', 'agent', 'synthetic', null);
   const opened = [root];
+  const leaves = [];
   const fan1 = 50, fan2 = 10;
-  for (let a = 0; a < fan1 && made < nodeCount; a++) {
+  for (let a = 0; a < fan1 && nodes.length < nodeCount; a++) {
     const c = node(`chain:stage-${a}`, 'chain', `stage-${a}`, root);
     opened.push(c);
-    for (let b = 0; b < fan2 && made < nodeCount; b++) {
-      const s = node(`agent:worker-${a}-${b}`, 'agent', `worker-${a}-${b}`, c);
-      opened.push(s);
+    for (let b = 0; b < fan2 && nodes.length < nodeCount; b++) {
+      const w = node(`agent:worker-${a}-${b}`, 'agent', `worker-${a}-${b}`, c);
+      opened.push(w);
       const leavesPer = Math.ceil((nodeCount - 1 - fan1 - fan1 * fan2) / (fan1 * fan2));
-      for (let l = 0; l < leavesPer && made < nodeCount; l++) {
+      for (let l = 0; l < leavesPer && nodes.length < nodeCount; l++) {
         const kind = l % 3 === 0 ? 'llm' : 'tool';
-        const id = node(`${kind}:w${a}-${b}-${l}`, kind, `${kind === 'llm' ? 'step' : 'search'}-${a}-${b}-${l}`, s);
+        const id = node(`${kind}:w${a}-${b}-${l}`, kind, `${kind === 'llm' ? 'step' : 'search'}-${a}-${b}-${l}`, w);
         leaves.push(id);
-        names.set(id, `${kind === 'llm' ? 'step' : 'search'}-${a}-${b}-${l}`);
-        ev('node.finished', { nodeId: id, instanceId: `${id}#0`, durationMs: 5 + (l % 7), status: l % 97 === 0 ? 'error' : 'ok', output: { rows: l } });
+        finish(byId.get(id).instances[0], l % 97 === 0 ? 'error' : 'ok', 5 + (l % 7));
       }
     }
   }
   // Repeated executions of leaves until the event budget is spent.
   let k = 0;
   while (seq < eventCount - opened.length - 1) {
-    const id = leaves[(k * 7919) % leaves.length];
-    const inst = `${id}#r${k++}`;
-    ev('node.started', { nodeId: id, kind: id.slice(0, id.indexOf(':')), name: names.get(id), instanceId: inst });
-    ev('node.finished', { nodeId: id, instanceId: inst, durationMs: 2, status: 'ok', usage: { inputTokens: 10, outputTokens: 5 } });
+    const n = byId.get(leaves[(k * 7919) % leaves.length]);
+    const inst = instance(`${n.nodeId}#r${k++}`, 'running', tick(), null, null, seq++);
+    finish(inst, 'ok', 2, { inputTokens: 10, outputTokens: 5 });
+    n.instances.push(inst);
   }
-  for (const id of opened.reverse()) ev('node.finished', { nodeId: id, instanceId: `${id}#0`, durationMs: 1000, status: 'ok' });
-  ev('run.finished', { status: 'ok' });
+  for (const id of opened.reverse()) finish(byId.get(id).instances[0], 'ok', 1000);
+  seq++; // run.finished
+  for (const n of nodes) n.status = n.instances[n.instances.length - 1].status;
+  const msgs = [];
+  for (let i = 0; i < nodes.length; i += SNAPSHOT_PART_NODES) {
+    const part = nodes.slice(i, i + SNAPSHOT_PART_NODES);
+    msgs.push(JSON.stringify({ type: 'graph.snapshot', runId, seq: seq - 1, nodes: part, more: i + SNAPSHOT_PART_NODES < nodes.length }));
+  }
   return { msgs, nextSeq: seq, lastTs: ts };
 }
 
@@ -77,11 +94,10 @@ export async function openSynthetic(store, nodeCount = 5000, eventCount = 100000
   await nextFrame();
   const t0 = performance.now();
   store.selectRun(runId);
-  store.handle({ type: 'replay.start', runId });
+  store.model.info = { app: 'synthetic', name: `synthetic ${nodeCount} nodes`, status: 'ok', startedAt: null, finishedAt: feed.lastTs };
   for (const text of feed.msgs) store.handle(JSON.parse(text));
-  const eventsMs = performance.now() - t0;
-  store.handle({ type: 'replay.end', runId, lastSeq: feed.nextSeq - 1 });
-  const syncMs = performance.now() - t0;
+  const eventsMs = performance.now() - t0; // the snapshot parsed and applied, laid out, drawn once
+  const syncMs = eventsMs;
   await nextFrame();
   const firstFrameMs = performance.now() - t0;
   store.synthetic = { runId, seq: feed.nextSeq, ts: feed.lastTs, added: 0 };
@@ -95,7 +111,7 @@ export async function openSynthetic(store, nodeCount = 5000, eventCount = 100000
 
 /**
  * Adds `count` nodes one at a time to the open synthetic run and times each
- * frame's work: apply the event, place the box, redraw the canvas, update the
+ * frame's work: apply the delta, place the box, redraw the canvas, update the
  * other views.
  */
 export async function measureIncremental(store, count = 30) {
@@ -108,7 +124,12 @@ export async function measureIncremental(store, count = 30) {
   for (let i = 0; i < count; i++) {
     await nextFrame();
     const id = `tool:live-${s.added++}`;
-    const msg = JSON.stringify({ type: 'event', runId: s.runId, event: { gm: 1, seq: s.seq++, ts: s.ts += 5, runId: s.runId, type: 'node.started', payload: { nodeId: id, kind: 'tool', name: `live-${s.added}`, parentId: parent.id, instanceId: `${id}#0` } } });
+    const at = s.ts += 5;
+    const msg = JSON.stringify({
+      type: 'graph.delta', runId: s.runId, seq: s.seq++,
+      nodes: [{ nodeId: id, kind: 'tool', name: `live-${s.added}`, parentId: parent.id, status: 'running', hinted: false, instanceCount: 1 }],
+      instances: [{ nodeId: id, ...instance(`${id}#0`, 'running', at, null, null, s.seq - 1) }],
+    });
     const t0 = performance.now();
     store.handle(JSON.parse(msg));
     g.drawNow();
@@ -124,57 +145,6 @@ export async function measureIncremental(store, count = 30) {
     maxMs: times[times.length - 1],
     moved,
   };
-}
-
-/**
- * Opens `runId` through the server projection (experimental `/ws/ui`
- * subscribe with `projection: true`) on a socket of its own: the snapshot and
- * the deltas after it are applied to the selected run's model by graphdelta.js
- * and drawn by the graph view. Resolves once the snapshot is drawn, with the
- * figures the benchmark compares against the event replay: subscribe → graph
- * complete, the page's handler time, the bytes received. Later deltas keep
- * flowing into the model (store.projection has the running counts).
- */
-export function openProjected(store, runId, { applySnapshot, applyDelta }) {
-  return new Promise((resolve, reject) => {
-    store.local = runId; // the store's own feed does not subscribe to this run
-    store.selectRun(runId);
-    const model = store.model;
-    const stats = { bytes: 0, messages: 0, deltas: 0, busyMs: 0 };
-    store.projection = stats;
-    const q = store.token ? `?token=${encodeURIComponent(store.token)}` : '';
-    const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/ui${q}`);
-    stats.socket = ws;
-    let t0 = 0;
-    ws.onopen = () => {
-      t0 = performance.now();
-      ws.send(JSON.stringify({ type: 'subscribe', runId, projection: true }));
-    };
-    ws.onerror = () => reject(new Error('the projection socket failed'));
-    ws.onmessage = (e) => {
-      const t = performance.now();
-      stats.bytes += e.data.length;
-      stats.messages++;
-      const msg = JSON.parse(e.data);
-      if (msg.runId !== runId || store.model !== model) return;
-      if (msg.type === 'graph.snapshot') {
-        if (!applySnapshot(model, msg)) { stats.busyMs += performance.now() - t; return; }
-        store.finishReplay();
-        stats.busyMs += performance.now() - t;
-        const done = {
-          runId, nodes: model.nodes.size, instances: model.instList.length, lastSeq: model.lastSeq,
-          subscribeToCompleteMs: performance.now() - t0, pageBusyMs: stats.busyMs, bytes: stats.bytes,
-        };
-        requestAnimationFrame(() => resolve({ ...done, subscribeToDrawnMs: performance.now() - t0 }));
-        return;
-      }
-      if (msg.type === 'graph.delta' && applyDelta(model, msg)) {
-        stats.deltas++;
-        store.queueModel();
-      }
-      stats.busyMs += performance.now() - t;
-    };
-  });
 }
 
 /**

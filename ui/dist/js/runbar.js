@@ -69,16 +69,14 @@ export class RunBar {
   renderInfo() {
     const m = this.store.model;
     if (!m) { this.info.textContent = ''; return; }
-    const r = this.store.runs.get(m.runId) || {};
-    const status = m.info.status === 'running' && r.status && r.status !== 'running' ? r.status : m.info.status;
-    const start = m.info.startedAt || r.startedAt;
-    const end = m.info.finishedAt || r.finishedAt;
+    // Name, status and times come from the run list (store.syncRunInfo), the counts from the graph.
+    const { status, startedAt: start, finishedAt: end } = m.info;
     const dur = start ? (end || Date.now()) - start : null;
     const u = m.usage();
     this.info.replaceChildren(
-      el('strong', {}, m.info.name || r.name || m.runId), ' ',
+      el('strong', {}, m.info.name || m.runId), ' ',
       el('span', { class: `pill st-${status}` }, status), ' ',
-      this.store.replaying ? el('span', { class: 'pill st-running' }, 'loading history…') : '', ' ',
+      this.store.loading ? el('span', { class: 'pill st-running' }, 'loading the graph…') : '', ' ',
       el('span', { class: 'muted' }, `${fmtDuration(dur)} · ${fmtCount(m.nodes.size)} nodes · ${fmtCount(m.instList.length)} instances · ${fmtCount(m.eventCount)} events${u.inputTokens + u.outputTokens ? ` · ${fmtCount(u.inputTokens + u.outputTokens)} tokens` : ''}`));
   }
 }

@@ -4,7 +4,8 @@
 //   state    breakpoints / mode / pauses changed
 //   apps     attached apps changed
 //   run      the selected run changed (new model)
-//   model    the selected run's model changed (at most once per frame)
+//   model    the selected run's graph changed (at most once per frame), or
+//            was replaced by a fresh snapshot (reconnect, fell behind)
 //   select   node or instance selection changed
 //   result   a resume / control outcome arrived (never swallowed)
 //   inspect  focus the inspector on a node
@@ -12,12 +13,10 @@
 import { toast } from './dom.js';
 import { Emitter } from './emitter.js';
 import { Feed, api } from './conn.js';
-import { RunModel } from './runmodel.js';
+import { RunGraph } from './rungraph.js';
+import { applySnapshot, applyDelta } from './graphdelta.js';
 
 let requestCounter = 0;
-
-/** A history still streaming in after this long is drawn progressively. */
-const PROGRESSIVE_AFTER_MS = 700;
 
 export class Store extends Emitter {
   constructor(token) {
@@ -33,8 +32,9 @@ export class Store extends Emitter {
     this.pauses = [];
     this.apps = [];
     this.runId = null;
-    this.model = null;
-    this.replaying = false;
+    this.model = null;      // the selected run's graph (rungraph.js), from the server projection
+    this.incoming = null;   // a fresh snapshot still arriving in parts (reconnect, fell behind)
+    this.loading = false;   // the selected run's first snapshot has not fully arrived
     this.nodeId = null;
     this.instanceId = null;
     this.pending = new Map(); // requestId -> resolve
@@ -53,6 +53,9 @@ export class Store extends Emitter {
       // Pause state is stale while disconnected; the server re-sends it.
       for (const [, r] of this.pending) r({ result: 'error', message: 'disconnected before the server answered' });
       this.pending.clear();
+      // A snapshot cut off mid-parts is dropped: the resubscribe sends a whole one.
+      this.incoming = null;
+      if (this.loading && this.model && this.runId !== this.local) this.restartLoad();
     }
     this.emit('conn', this.conn);
   }
@@ -60,10 +63,10 @@ export class Store extends Emitter {
   // ---- feed messages -----------------------------------------------------
 
   handle(msg) {
-    if (this.replaying) {
+    if (this.loading) {
       const t = performance.now();
       this.dispatch(msg);
-      this.replayBusyMs += performance.now() - t;
+      this.loadBusyMs += performance.now() - t;
     } else {
       this.dispatch(msg);
     }
@@ -76,7 +79,7 @@ export class Store extends Emitter {
         this.readOnly = !!msg.readOnly;
         this.emit('conn', this.conn);
         this.feed.send({ type: 'subscribe', runId: '*' });
-        if (this.runId) this.feed.send({ type: 'subscribe', runId: this.runId });
+        if (this.runId && this.runId !== this.local) this.subscribeRun(this.runId);
         break;
       case 'state':
         if (Array.isArray(msg.breakpoints)) this.breakpoints = msg.breakpoints;
@@ -137,12 +140,14 @@ export class Store extends Emitter {
         this.runs = new Map();
         for (const r of msg.runs || []) this.runs.set(r.id, r);
         this.olderExhausted = (msg.runs || []).length < 200;
+        this.syncRunInfo();
         this.queueRuns();
         break;
       case 'run.update':
         if (msg.run && msg.run.id) {
           const known = this.runs.has(msg.run.id);
           this.runs.set(msg.run.id, { ...this.runs.get(msg.run.id), ...msg.run });
+          if (msg.run.id === this.runId) this.syncRunInfo();
           this.queueRuns();
           // Nothing open yet: follow the first live run that starts.
           if (!known && !this.runId && msg.run.status === 'running' && !location.hash.startsWith('#/run/')) {
@@ -155,35 +160,18 @@ export class Store extends Emitter {
         this.queueRuns();
         if (msg.runId === this.runId) this.selectRun(null);
         break;
-      case 'replay.start':
+      case 'graph.snapshot':
+        if (msg.runId === this.runId && this.model) this.snapshotPart(msg);
+        break;
+      case 'graph.delta':
+        if (msg.runId === this.runId && this.model && applyDelta(this.incoming || this.model, msg) && !this.incoming && !this.loading) this.queueModel();
+        break;
+      case 'resume.refused':
         if (msg.runId === this.runId) {
-          this.replaying = true;
-          if (this.graph && !this.graph.opened) this.graph.setProgress('Loading run…');
+          const text = `The app refused resume of ${msg.pauseId}: ${msg.code}${msg.message ? ` (${msg.message})` : ''}`;
+          this.note('error', text);
+          toast(text, 'error');
         }
-        break;
-      case 'event':
-        if (msg.runId === this.runId && this.model) {
-          const changed = this.model.apply(msg.event);
-          if (this.replaying && this.graph && !this.graph.opened) {
-            if ((this.model.eventCount & 1023) === 0) {
-              this.graph.setProgress(`Loading run… ${this.model.eventCount.toLocaleString()} events`);
-              // A long history: draw what has arrived and keep adding to it
-              // (the layout is append-only, so nothing jumps as the rest streams in).
-              if (performance.now() - this.subscribedAt > PROGRESSIVE_AFTER_MS && this.model.nodes.size) this.openGraph(true);
-            }
-          } else if (changed) {
-            this.queueModel();
-          }
-          if (!this.replaying && msg.event && msg.event.type === 'exec.refused') {
-            const p = msg.event.payload || {};
-            const text = `The app refused resume of ${p.pauseId}: ${p.code}${p.message ? ` (${p.message})` : ''}`;
-            this.note('error', text);
-            toast(text, 'error');
-          }
-        }
-        break;
-      case 'replay.end':
-        if (msg.runId === this.runId) this.finishReplay();
         break;
       case 'resume.result': {
         const r = this.pending.get(msg.requestId);
@@ -204,27 +192,95 @@ export class Store extends Emitter {
     }
   }
 
-  /** First draw of the selected run (partial = history still streaming in). */
-  openGraph(partial) {
-    this.graph.open();
-    // Exposed for the performance test: subscribe → first full draw.
-    this.lastOpen = { runId: this.runId, partial, events: this.model.eventCount, nodes: this.model.nodes.size, ms: performance.now() - this.subscribedAt, at: performance.now(), pageBusyMs: this.replayBusyMs };
-    this.syncPaused();
-    this.emit('model', this.model);
-    // A deep link named a node: select it now that it can be drawn (unfolding its ancestors).
-    if (this.nodeId && this.model.nodes.has(this.nodeId)) this.selectNode(this.nodeId, { reveal: true, instanceId: this.instanceId });
+  /**
+   * One part of a `graph.snapshot`: the first snapshot of the selected run
+   * fills its (empty) graph; a later one (the feed reconnected or fell
+   * behind) fills a fresh graph that replaces it once complete.
+   */
+  snapshotPart(msg) {
+    if (!this.incoming) this.incoming = this.loading ? this.model : new RunGraph(this.runId);
+    const into = this.incoming;
+    if (!applySnapshot(into, msg)) {
+      if (this.loading && this.graph) this.graph.setProgress(`Loading run… ${into.nodes.size.toLocaleString()} nodes`);
+      return;
+    }
+    this.incoming = null;
+    if (into === this.model) this.finishLoad();
+    else this.replaceGraph(into);
   }
 
-  finishReplay() {
-    this.replaying = false;
-    if (this.graph && !this.graph.opened) {
-      this.openGraph(false);
-      if (!this.model.eventCount) this.graph.setProgress('No events stored for this run (yet). New events appear here live.');
+  /** The selected run's first snapshot is in: lay it out and draw it. */
+  finishLoad() {
+    const m = this.model;
+    this.loading = false;
+    if (this.graph) {
+      this.graph.open();
+      if (!m.order.length) this.graph.setProgress('No events stored for this run (yet). New events appear here live.');
     }
-    this.replayDone = { runId: this.runId, events: this.model.eventCount, nodes: this.model.nodes.size, ms: performance.now() - this.subscribedAt, pageBusyMs: this.replayBusyMs };
+    // Exposed for the performance tests: subscribe → graph complete and drawn.
+    const figures = { runId: this.runId, partial: false, events: m.eventCount, nodes: m.nodes.size, ms: performance.now() - this.subscribedAt, at: performance.now(), pageBusyMs: this.loadBusyMs };
+    this.lastOpen = figures;
+    this.replayDone = figures;
     this.syncPaused();
-    this.emit('model', this.model);
-    if (this.nodeId && this.graph && !this.graph.selected && this.model.nodes.has(this.nodeId)) this.selectNode(this.nodeId, { reveal: true, instanceId: this.instanceId });
+    this.emit('model', m);
+    // A deep link named a node: select it now that it can be drawn (unfolding its ancestors).
+    if (this.nodeId && m.nodes.has(this.nodeId)) this.selectNode(this.nodeId, { reveal: true, instanceId: this.instanceId });
+  }
+
+  /** A fresh snapshot replaces the graph: folds, selection and the view stay. */
+  replaceGraph(fresh) {
+    const old = this.model;
+    for (const n of fresh.order) {
+      const before = old.nodes.get(n.id);
+      if (before) n.folded = before.folded;
+    }
+    fresh.info = old.info;
+    this.model = fresh;
+    if (this.graph) {
+      const view = { scale: this.graph.scale, tx: this.graph.tx, ty: this.graph.ty };
+      this.graph.setModel(fresh);
+      this.graph.open({ keepFolds: true, view });
+      this.graph.selected = (this.nodeId && fresh.nodes.get(this.nodeId)) || null;
+    }
+    this.snapshotsApplied = (this.snapshotsApplied || 0) + 1;
+    this.syncPaused();
+    this.emit('model', fresh);
+    this.emit('select', { reveal: false });
+  }
+
+  /** Starts the selected run's first load again (the socket closed mid-snapshot). */
+  restartLoad() {
+    const info = this.model.info;
+    this.model = new RunGraph(this.runId);
+    this.model.info = info;
+    if (this.graph) { this.graph.setModel(this.model); this.graph.setProgress('Waiting for the server…'); }
+    this.emit('run', this.model);
+  }
+
+  subscribeRun(runId) {
+    this.subscribedAt = performance.now();
+    this.loadBusyMs = 0;
+    return this.feed.send({ type: 'subscribe', runId, projection: true });
+  }
+
+  /** The selected run's name, status and times, from the run list (or read once when it is not listed). */
+  syncRunInfo() {
+    const m = this.model;
+    if (!m) return;
+    const r = this.runs.get(m.runId);
+    if (r) {
+      m.info = { app: r.app || '', name: r.name || '', status: r.status || 'running', startedAt: r.startedAt ?? null, finishedAt: r.finishedAt ?? null };
+      this.queueModel();
+      return;
+    }
+    if (m.infoAsked || m.runId === this.local) return;
+    m.infoAsked = true;
+    api(this.token, `/api/runs/${encodeURIComponent(m.runId)}`).then((run) => {
+      if (run && run.id === m.runId && !this.runs.has(run.id)) {
+        m.info = { app: run.app || '', name: run.name || '', status: run.status || 'running', startedAt: run.startedAt ?? null, finishedAt: run.finishedAt ?? null };
+        if (m === this.model) this.queueModel();
+      }
+    }).catch(() => { /* the run bar shows the id */ });
   }
 
   queueRuns() {
@@ -262,15 +318,17 @@ export class Store extends Emitter {
     }
     if (this.runId && this.runId !== this.local) this.feed.send({ type: 'unsubscribe', runId: this.runId });
     this.runId = runId;
-    this.model = runId ? new RunModel(runId) : null;
+    this.model = runId ? new RunGraph(runId) : null;
+    this.incoming = null;
     this.nodeId = nodeId;
     this.instanceId = null;
-    this.replaying = !!runId;
+    this.loading = !!runId;
     this.subscribedAt = performance.now();
-    this.replayBusyMs = 0;
+    this.loadBusyMs = 0;
     if (this.graph) this.graph.setModel(this.model);
+    this.syncRunInfo();
     if (runId && runId !== this.local) {
-      if (!this.feed.send({ type: 'subscribe', runId })) this.graph && this.graph.setProgress('Waiting for the server…');
+      if (!this.subscribeRun(runId)) this.graph && this.graph.setProgress('Waiting for the server…');
       else this.graph && this.graph.setProgress('Loading run…');
     }
     this.syncPaused();

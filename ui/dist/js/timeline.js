@@ -1,5 +1,7 @@
 // Timeline: a waterfall of the selected run's instances over time, drawn on a
-// canvas and virtualised by scroll position. Linked to the graph: clicking a
+// canvas and virtualised by scroll position. Bars come from the run graph's
+// instances (start, end, state); held gates from the pause feed (open holds)
+// and, for a node the inspector read, its detail (every hold). Linked to the graph: clicking a
 // bar selects its node, selecting a node highlights (and scrolls to) its bars.
 
 import { el, cssVar } from './dom.js';
@@ -29,7 +31,7 @@ export class Timeline {
     store.on('run', () => { this.scroller.scrollTop = 0; this.invalidate(); });
     store.on('select', () => { this.scrollToSelection(); this.invalidate(); });
     window.addEventListener('mindgate:theme', () => this.invalidate());
-    setInterval(() => { const m = store.model; if (m && m.info.status === 'running' && !store.replaying) this.invalidate(); }, 500);
+    setInterval(() => { const m = store.model; if (m && m.info.status === 'running' && !store.loading) this.invalidate(); }, 500);
   }
 
   invalidate() {
@@ -62,7 +64,7 @@ export class Timeline {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = cssVar('--canvas-bg');
     ctx.fillRect(0, 0, w, h);
-    if (!m || this.store.replaying) { this.summary.textContent = ''; return; }
+    if (!m || this.store.loading) { this.summary.textContent = ''; return; }
     const [t0, t1] = this.range(m);
     this.summary.textContent = `${insts.length.toLocaleString()} instances · ${fmtDuration(t1 - t0)}`;
     const plotW = Math.max(10, w - LABEL_W - 12);
@@ -75,6 +77,14 @@ export class Timeline {
       paused: cssVar('--st-paused'), text: cssVar('--text'), muted: cssVar('--muted'), accent: cssVar('--accent'), sel: cssVar('--sel-bg'), grid: cssVar('--grid'),
     };
     const selNode = this.store.nodeId;
+    // Open holds of this run by instance (a pause without instanceId holds its node's latest instance).
+    const openHolds = new Map();
+    for (const p of this.store.pauses) {
+      if (p.runId !== m.runId) continue;
+      const node = m.nodes.get(p.nodeId);
+      const inst = node && ((p.instanceId && m.instanceOf(node, p.instanceId)) || node.insts[node.insts.length - 1]);
+      if (inst) openHolds.set(inst, p.since || Date.now());
+    }
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     // grid + axis labels
@@ -95,11 +105,14 @@ export class Timeline {
       ctx.fillStyle = selected ? col.text : col.muted;
       ctx.fillText(clip(ctx, inst.node.name, LABEL_W - 14), 8, y + ROW / 2);
       const end = inst.end ?? (inst.durationMs !== null ? inst.start + inst.durationMs : (m.info.status === 'running' ? Date.now() : m.maxTs));
-      const x0 = xOf(inst.start), x1 = Math.max(x0 + 2, xOf(end));
+      const start = inst.start ?? end;
+      const x0 = xOf(start), x1 = Math.max(x0 + 2, xOf(end));
       ctx.fillStyle = col[inst.status] || col.muted;
       ctx.fillRect(x0, y + 4, x1 - x0, ROW - 8);
-      for (const hold of inst.holds) {
-        const hx0 = xOf(hold.since), hx1 = Math.max(hx0 + 2, xOf(hold.until ?? (inst.end ?? Date.now())));
+      const holds = inst.holds.map((h) => [h.since, h.until]);
+      if (openHolds.has(inst) && !inst.holds.some((h) => h.until === null)) holds.push([openHolds.get(inst), null]);
+      for (const [since, until] of holds) {
+        const hx0 = xOf(since), hx1 = Math.max(hx0 + 2, xOf(until ?? (inst.end ?? Date.now())));
         ctx.fillStyle = col.paused;
         ctx.fillRect(hx0, y + 2, hx1 - hx0, ROW - 4);
       }

@@ -1,75 +1,26 @@
-// The viewer's pure modules (run model, layout) under Node, without a browser.
+// The viewer's pure modules (layout, task-graph deltas) under Node, without a
+// browser. Run graphs are built the way the page builds them: from the server
+// projection's deltas (graphdelta.js) into a RunGraph.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RunModel } from '../../ui/dist/js/runmodel.js';
+import { RunGraph } from '../../ui/dist/js/rungraph.js';
+import { applyDelta } from '../../ui/dist/js/graphdelta.js';
 import { Layout, BOX_W, BOX_H, OPEN_BUDGET } from '../../ui/dist/js/layout.js';
 
 let seq = 0;
-const env = (type, payload, ts = 1000 + seq) => ({ gm: 1, seq: seq++, ts, runId: 'r', type, payload });
-
-test('one box per logical node, instances light it up; tools default under the run agent', () => {
-  seq = 0;
-  const m = new RunModel('r');
-  m.apply(env('run.started', { app: 'a', sdk: { name: 'py', version: '1' }, meta: { name: 'ticket' } }));
-  m.apply(env('node.started', { nodeId: 'agent:ticket', kind: 'agent', name: 'ticket', instanceId: 'r' }));
-  for (let i = 0; i < 11; i++) {
-    m.apply(env('node.started', { nodeId: 'tool:search', kind: 'tool', name: 'search', instanceId: `c${i}` }));
-    m.apply(env('node.finished', { nodeId: 'tool:search', instanceId: `c${i}`, durationMs: 3, status: i === 10 ? 'error' : 'ok' }));
-  }
-  assert.equal(m.nodes.size, 2);
-  const tool = m.nodes.get('tool:search');
-  assert.equal(tool.insts.length, 11);
-  assert.equal(tool.parentId, 'agent:ticket');
-  assert.equal(tool.status, 'error', 'aggregate status follows the latest instance');
-  assert.equal(m.info.name, 'ticket');
-  m.apply(env('run.finished', { status: 'ok' }));
-  assert.equal(m.info.status, 'ok');
-});
-
-test('duplicates (same seq) are applied once; children before parents get a placeholder parent', () => {
-  seq = 0;
-  const m = new RunModel('r');
-  const e = env('node.started', { nodeId: 'tool:x', kind: 'tool', name: 'x', parentId: 'chain:plan', instanceId: 'i1' });
-  assert.equal(m.apply(e), true);
-  assert.equal(m.apply(e), false, 'same seq again is ignored');
-  const parent = m.nodes.get('chain:plan');
-  assert.ok(parent.placeholder, 'parent exists as a placeholder');
-  assert.equal(parent.children[0].id, 'tool:x');
-  m.apply(env('node.started', { nodeId: 'chain:plan', kind: 'chain', name: 'plan', instanceId: 'p1' }));
-  assert.equal(parent.placeholder, false);
-  assert.equal(parent.name, 'plan');
-  assert.equal(m.instList.length, 2);
-});
-
-test('hinted nodes are grey until they run; tokens, errors and holds land on the right instance', () => {
-  seq = 0;
-  const m = new RunModel('r');
-  m.apply(env('graph.hint', { nodes: [{ nodeId: 'tool:refund', kind: 'tool', name: 'refund' }] }));
-  assert.equal(m.nodes.get('tool:refund').status, 'hinted');
-  m.apply(env('node.started', { nodeId: 'llm:step', kind: 'llm', name: 'step', instanceId: 's1' }));
-  m.apply(env('node.started', { nodeId: 'llm:step', kind: 'llm', name: 'step', instanceId: 's2' }));
-  m.apply(env('node.token', { nodeId: 'llm:step', instanceId: 's1', deltas: [{ t: 'text', v: 'Hel' }, { t: 'text', v: 'lo' }] }));
-  m.apply(env('node.token', { nodeId: 'llm:step', deltas: [{ t: 'reasoning', v: 'hmm' }] }));
-  assert.equal(m.instances.get('s1').tokens.text, 'Hello');
-  assert.equal(m.instances.get('s2').tokens.reasoning, 'hmm', 'without instanceId: the latest open instance');
-  m.apply(env('exec.paused', { pauseId: 'p1', nodeId: 'llm:step', point: 'before', instanceId: 's1' }));
-  m.apply(env('exec.resumed', { pauseId: 'p1', action: 'inject' }));
-  assert.equal(m.instances.get('s1').holds[0].action, 'inject');
-  m.apply(env('node.error', { nodeId: 'llm:step', instanceId: 's1', error: { name: 'Boom', message: 'x' } }));
-  m.apply(env('node.finished', { nodeId: 'llm:step', instanceId: 's1', status: 'ok', injected: true, recoveredFromError: true, output: 42 }));
-  const s1 = m.instances.get('s1');
-  assert.equal(s1.error.name, 'Boom');
-  assert.equal(s1.status, 'ok');
-  assert.equal(s1.output, 42);
-  assert.equal(m.nodes.get('llm:step').status, 'running', 's2 still runs');
+/** One delta adding a running node with one instance under `parentId`. */
+const addNode = (m, nodeId, parentId) => applyDelta(m, {
+  type: 'graph.delta', runId: m.runId, seq: seq++,
+  nodes: [{ nodeId, kind: nodeId.split(':')[0], name: nodeId.split(':')[1], parentId, status: 'running', hinted: false, instanceCount: 1 }],
+  instances: [{ nodeId, instanceId: `${nodeId}#0`, status: 'running', startedAt: 1000 + seq, finishedAt: null, durationMs: null, heldMs: null, usage: null, error: null, firstSeq: seq }],
 });
 
 test('layout: adding nodes never moves existing boxes, and boxes never overlap', () => {
   seq = 0;
-  const m = new RunModel('r');
+  const m = new RunGraph('r');
   const L = new Layout(m);
-  m.apply(env('node.started', { nodeId: 'agent:root', kind: 'agent', name: 'root', instanceId: 'r' }));
+  addNode(m, 'agent:root', null);
   L.full();
   const ids = ['agent:root'];
   let rnd = 7;
@@ -78,7 +29,7 @@ test('layout: adding nodes never moves existing boxes, and boxes never overlap',
     const before = [...m.nodes.values()].filter((n) => n.placed).map((n) => [n, n.x, n.y]);
     const parent = ids[next() % ids.length];
     const id = `tool:n${i}`;
-    m.apply(env('node.started', { nodeId: id, kind: 'tool', name: `n${i}`, parentId: parent, instanceId: `i${i}` }));
+    addNode(m, id, parent);
     ids.push(id);
     L.sync();
     for (const [n, x, y] of before) assert.ok(n.x === x && n.y === y, `node ${n.id} moved when ${id} arrived`);
@@ -95,13 +46,11 @@ test('layout: adding nodes never moves existing boxes, and boxes never overlap',
 
 test('a big run opens folded to about the budget; a full pass reproduces the incremental layout', () => {
   seq = 0;
-  const m = new RunModel('r');
-  m.apply(env('node.started', { nodeId: 'agent:root', kind: 'agent', name: 'root', instanceId: 'r' }));
+  const m = new RunGraph('r');
+  addNode(m, 'agent:root', null);
   for (let a = 0; a < 20; a++) {
-    m.apply(env('node.started', { nodeId: `chain:c${a}`, kind: 'chain', name: `c${a}`, parentId: 'agent:root', instanceId: `c${a}` }));
-    for (let b = 0; b < 30; b++) {
-      m.apply(env('node.started', { nodeId: `tool:t${a}-${b}`, kind: 'tool', name: `t${a}-${b}`, parentId: `chain:c${a}`, instanceId: `t${a}-${b}` }));
-    }
+    addNode(m, `chain:c${a}`, 'agent:root');
+    for (let b = 0; b < 30; b++) addNode(m, `tool:t${a}-${b}`, `chain:c${a}`);
   }
   const L = new Layout(m);
   L.autoFold();
