@@ -32,6 +32,7 @@
 //! ```
 
 pub mod control;
+pub mod diff;
 mod error;
 pub mod http;
 pub mod memory;

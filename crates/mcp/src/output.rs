@@ -144,6 +144,16 @@ impl Links {
         )
     }
 
+    /// Two runs side by side in the viewer's diff view.
+    pub fn diff(&self, run_a: &str, run_b: &str) -> String {
+        format!(
+            "{}/#/diff/{}/{}",
+            self.base,
+            encode_component(run_a),
+            encode_component(run_b)
+        )
+    }
+
     /// A node link when there is a node, else the run link.
     pub fn run_or_node(&self, run_id: &str, node_id: Option<&str>) -> String {
         match node_id {

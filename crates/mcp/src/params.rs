@@ -58,6 +58,18 @@ pub struct GetRunArgs {
     pub run_id: String,
 }
 
+/// `diff_runs` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DiffRunsArgs {
+    /// Run A, the reference (the first divergence is the earliest difference in its order).
+    #[serde(rename = "runA")]
+    pub run_a: String,
+    /// Run B, compared with A.
+    #[serde(rename = "runB")]
+    pub run_b: String,
+}
+
 /// `get_node` arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

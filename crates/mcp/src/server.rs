@@ -21,8 +21,8 @@ use crate::error::ToolError;
 use crate::memory::VALIDATE_TOOLS;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
-    FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs, ListRunsArgs,
-    ListTasksArgs, ResumeArgs, SearchEventsArgs,
+    DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs,
+    ListRunsArgs, ListTasksArgs, ResumeArgs, SearchEventsArgs,
 };
 use crate::{runs, tasks};
 use mindgate_memory::agent::LazyMemory;
@@ -300,6 +300,17 @@ impl MindgateMcp {
     )]
     pub async fn get_node(&self, Parameters(args): Parameters<GetNodeArgs>) -> CallToolResult {
         self.run_tool(move |s, l| runs::get_node(s, &args, l)).await
+    }
+
+    /// Two runs compared node by node, and where they part.
+    #[tool(
+        name = "diff_runs",
+        description = "Compare two recorded runs node by node (aligned by node id): instance counts, status, durations, tokens and cost side by side, what differs in each node's input and output (JSON paths with both values), nodes only one run has, and the first divergence (the earliest difference recorded in run A). Read-only; returns deep links to the viewer's diff view and to each node.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn diff_runs(&self, Parameters(args): Parameters<DiffRunsArgs>) -> CallToolResult {
+        self.run_tool(move |s, l| crate::diff::diff_runs(s, &args, l))
+            .await
     }
 
     /// Recent failed nodes and failed runs with their error messages.

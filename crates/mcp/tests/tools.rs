@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mindgate_mcp::params::{
-    AgentArg, DetailArg, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs,
-    ListRunsArgs, ListTasksArgs, ResumeActionArg, ResumeArgs, RunStatusArg, SearchEventsArgs,
-    SinceArg,
+    AgentArg, DetailArg, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
+    ListPausesArgs, ListRunsArgs, ListTasksArgs, ResumeActionArg, ResumeArgs, RunStatusArg,
+    SearchEventsArgs, SinceArg,
 };
 use mindgate_mcp::{McpConfig, MindgateMcp, ServerEndpoint};
 use mindgate_protocol::parse_envelope;
@@ -211,6 +211,58 @@ fn err(r: &CallToolResult) -> (String, String) {
         .expect("code")
         .to_owned();
     (code, text)
+}
+
+#[tokio::test]
+async fn diff_runs_names_the_divergence_and_links_the_diff_view() {
+    let e = env();
+    let args = |a: &str, b: &str| {
+        Parameters(DiffRunsArgs {
+            run_a: a.to_owned(),
+            run_b: b.to_owned(),
+        })
+    };
+    let r = e.server.diff_runs(args("r-ok", "r-ok")).await;
+    let (text, v) = ok(&r);
+    assert!(text.contains("No divergence"), "{text}");
+    assert_eq!(v["firstDivergence"], Value::Null);
+    assert_eq!(v["link"], "http://127.0.0.1:4999/#/diff/r-ok/r-ok");
+
+    let r = e.server.diff_runs(args("r-ok", "r-fail")).await;
+    let (text, v) = ok(&r);
+    // r-fail has none of r-ok's nodes: the first of them (in r-ok's order) is where they part.
+    assert_eq!(v["firstDivergence"]["nodeId"], "agent:a", "{v}");
+    assert_eq!(v["firstDivergence"]["difference"], "onlyInA");
+    assert!(
+        text.contains("First divergence: agent:a (only in A"),
+        "{text}"
+    );
+    assert!(
+        v["onlyInB"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "tool:charge_card"),
+        "{v}"
+    );
+    let charge = v["differingNodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["nodeId"] == "tool:charge_card")
+        .unwrap();
+    assert_eq!(charge["linkA"], Value::Null);
+    assert_eq!(
+        charge["linkB"],
+        "http://127.0.0.1:4999/#/run/r-fail/node/tool%3Acharge_card"
+    );
+    assert_eq!(v["link"], "http://127.0.0.1:4999/#/diff/r-ok/r-fail");
+
+    let (code, text) = err(&e.server.diff_runs(args("r-ok", "nope")).await);
+    assert_eq!(code, "not_found");
+    assert!(text.contains("nope"), "{text}");
+    let (code, _) = err(&e.server.diff_runs(args("", "r-ok")).await);
+    assert_eq!(code, "bad_request");
 }
 
 #[tokio::test]
@@ -703,6 +755,7 @@ fn control_tools_are_listed_only_when_allowed() {
             "block_replace",
             "block_rethink",
             "conversation_search",
+            "diff_runs",
             "fact_forget",
             "fact_history",
             "fact_remember",
