@@ -117,6 +117,15 @@ impl RunStore {
     /// The graph of a run built from its `node.started` and `node.finished` events only:
     /// the same instances, models and usage as [`RunStore::graph`], for less reading.
     fn usage_graph(&self, run_id: &str) -> Result<Option<RunGraph>> {
+        if let Some(pg) = self.postgres() {
+            let mut projection = RunProjection::for_graph(run_id);
+            let found = pg.for_each_event(
+                run_id,
+                Some(&["node.started", "node.finished"]),
+                |type_name, seq, ts, payload| projection.apply_event(type_name, seq, ts, payload),
+            )?;
+            return Ok(found.map(|()| projection.into_graph()));
+        }
         self.with_conn(|conn| {
             let key: Option<i64> = rusqlite::OptionalExtension::optional(
                 conn.prepare_cached("SELECT key FROM runs WHERE id = ?1")?

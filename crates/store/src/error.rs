@@ -10,6 +10,28 @@ pub enum StoreError {
     /// SQLite failed.
     #[error("database error")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL failed.
+    #[error("PostgreSQL error")]
+    Postgres(#[from] postgres::Error),
+    /// The PostgreSQL database could not be reached.
+    #[error("cannot reach the PostgreSQL database {database}")]
+    Unreachable {
+        /// The database (its URL without the password).
+        database: String,
+        /// Why.
+        source: postgres::Error,
+    },
+    /// No pooled PostgreSQL connection came free in time (or none could be made).
+    #[error("no PostgreSQL connection available")]
+    Pool(#[from] r2d2_postgres::r2d2::Error),
+    /// The PostgreSQL database has no run store yet.
+    #[error(
+        "the PostgreSQL database {database} has no Mindgate run store yet: run          `mindgate migrate --db URL` (or start `mindgate serve --db URL`, which migrates it)"
+    )]
+    NotMigrated {
+        /// The database (its URL without the password).
+        database: String,
+    },
     /// Creating or securing the database directory or file failed.
     #[error("cannot prepare {}", .path.display())]
     Io {
@@ -51,11 +73,13 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// The code a view answers this error with: the writer gone is `unavailable` (the
-    /// server is stopping), everything else `internal`.
+    /// The code a view answers this error with: the writer gone (the server is
+    /// stopping) and an unreachable database are `unavailable`, everything else `internal`.
     pub fn code(&self) -> ErrorCode {
         match self {
-            StoreError::WriterGone => ErrorCode::Unavailable,
+            StoreError::WriterGone | StoreError::Unreachable { .. } | StoreError::Pool(_) => {
+                ErrorCode::Unavailable
+            }
             _ => ErrorCode::Internal,
         }
     }

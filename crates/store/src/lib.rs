@@ -1,5 +1,13 @@
-//! Mindgate's run store: SQLite persistence of GraphMind runs and events, and
-//! the logical-graph projection every view shares.
+//! Mindgate's run store: persistence of GraphMind runs and events — an embedded
+//! SQLite file by default, or a PostgreSQL database ([`Database`]) — and the
+//! logical-graph projection every view shares.
+//!
+//! * Backends: the writer thread holds the logic both share (batching, `(run, seq)`
+//!   dedupe, run counters, isolation of a failed batch) and reaches the database
+//!   through one write-side trait with a SQLite and a PostgreSQL implementation;
+//!   [`RunStore`] dispatches each read to the backend it opened. The contract
+//!   suites (`tests/store.rs`, `cost.rs`, `report.rs`, `ingest_props.rs`) run the
+//!   same cases on both.
 //!
 //! * [`Writer`] owns the only read-write connection and a dedicated thread that
 //!   batches appends into transactions (see its docs for the durability bound).
@@ -41,11 +49,13 @@
 //! ```
 
 pub mod cost;
+mod database;
 pub mod diff;
 mod error;
 mod ingest;
 mod json_scan;
 mod model;
+mod pg;
 pub mod projection;
 mod reader;
 pub mod report;
@@ -54,6 +64,9 @@ pub mod transfer;
 mod writer;
 
 pub use cost::{AppCost, AppCosts, run_cost, usage_counts};
+pub use database::{
+    BadPostgresUrl, DEFAULT_CONNECT_TIMEOUT, Database, MigrateReport, PostgresUrl, migrate,
+};
 pub use diff::{DiffError, RunDiff};
 pub use error::{Result, StoreError};
 pub use ingest::{

@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex};
 use mindgate_pricing::PriceTable;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use crate::database::{Database, PostgresUrl};
 use crate::error::{Result, StoreError};
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,
 };
+use crate::pg::reader::PgReader;
 use crate::projection::{NodeDetail, RunGraph, RunProjection, project};
 use crate::schema;
 use crate::writer::raw;
@@ -25,9 +27,7 @@ pub const DEFAULT_EVENT_PAGE: u32 = 1_000;
 /// Read access to a Mindgate database. Thread-safe; blocking (call it from a
 /// blocking context in async code).
 pub struct RunStore {
-    path: PathBuf,
-    conns: Vec<Mutex<Connection>>,
-    next: AtomicUsize,
+    backend: ReadBackend,
     /// The prices runs are costed with (the built-in table unless
     /// [`RunStore::with_prices`] set another).
     pub(crate) prices: Arc<PriceTable>,
@@ -35,11 +35,29 @@ pub struct RunStore {
     pub(crate) costs: crate::cost::CostCache,
 }
 
+/// Where a [`RunStore`] reads.
+enum ReadBackend {
+    /// A SQLite file: a few connections, each used by one read at a time.
+    Sqlite {
+        path: PathBuf,
+        conns: Vec<Mutex<Connection>>,
+        next: AtomicUsize,
+    },
+    /// A PostgreSQL database: a bounded pool.
+    Postgres(Box<PgReader>),
+}
+
 impl std::fmt::Debug for RunStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunStore")
-            .field("path", &self.path)
-            .finish()
+        match &self.backend {
+            ReadBackend::Sqlite { path, .. } => {
+                f.debug_struct("RunStore").field("path", path).finish()
+            }
+            ReadBackend::Postgres(pg) => f
+                .debug_struct("RunStore")
+                .field("database", &pg.url().to_string())
+                .finish(),
+        }
     }
 }
 
@@ -100,7 +118,7 @@ fn type_names(conn: &Connection) -> Result<HashMap<i64, String>> {
     Ok(map)
 }
 
-fn escape_like(q: &str) -> String {
+pub(crate) fn escape_like(q: &str) -> String {
     let mut out = String::with_capacity(q.len() + 2);
     out.push('%');
     for c in q.chars() {
@@ -131,12 +149,61 @@ impl RunStore {
             conns.push(Mutex::new(schema::open_reader(path, read_only)?));
         }
         Ok(RunStore {
-            path: path.to_path_buf(),
-            conns,
-            next: AtomicUsize::new(0),
+            backend: ReadBackend::Sqlite {
+                path: path.to_path_buf(),
+                conns,
+                next: AtomicUsize::new(0),
+            },
             prices: Arc::new(PriceTable::builtin()),
             costs: crate::cost::CostCache::default(),
         })
+    }
+
+    /// Opens read access to `database`: a SQLite file (which must exist: the
+    /// [`crate::Writer`] creates it), or a PostgreSQL database (which must be
+    /// migrated: `mindgate migrate`, or the writer, does it). A PostgreSQL database
+    /// that cannot be reached is [`StoreError::Unreachable`].
+    pub fn open_database(database: &Database) -> Result<RunStore> {
+        match database {
+            Database::Sqlite(path) => Self::open(path),
+            Database::Postgres(url) => Self::open_postgres(url),
+        }
+    }
+
+    /// Opens read access to a PostgreSQL run store.
+    pub fn open_postgres(url: &PostgresUrl) -> Result<RunStore> {
+        Ok(RunStore {
+            backend: ReadBackend::Postgres(Box::new(PgReader::open(url)?)),
+            prices: Arc::new(PriceTable::builtin()),
+            costs: crate::cost::CostCache::default(),
+        })
+    }
+
+    /// The database this store reads.
+    pub fn database(&self) -> Database {
+        match &self.backend {
+            ReadBackend::Sqlite { path, .. } => Database::Sqlite(path.clone()),
+            ReadBackend::Postgres(pg) => Database::Postgres(Box::new(pg.url().clone())),
+        }
+    }
+
+    /// Checks that the database answers now (a cheap query), for readiness probes.
+    pub fn ping(&self) -> Result<()> {
+        match &self.backend {
+            ReadBackend::Sqlite { .. } => self.with_conn(|conn| {
+                conn.query_row("SELECT 1", [], |_| Ok(()))?;
+                Ok(())
+            }),
+            ReadBackend::Postgres(pg) => pg.ping(),
+        }
+    }
+
+    /// The PostgreSQL reader, when this store is one.
+    pub(crate) fn postgres(&self) -> Option<&PgReader> {
+        match &self.backend {
+            ReadBackend::Postgres(pg) => Some(pg),
+            ReadBackend::Sqlite { .. } => None,
+        }
     }
 
     /// This store, costing runs with `prices` (the built-in table with the user's
@@ -152,20 +219,31 @@ impl RunStore {
         &self.prices
     }
 
-    /// The database file.
+    /// The database file (empty for a PostgreSQL store: see [`RunStore::database`]).
     pub fn path(&self) -> &Path {
-        &self.path
+        match &self.backend {
+            ReadBackend::Sqlite { path, .. } => path,
+            ReadBackend::Postgres(_) => Path::new(""),
+        }
     }
 
+    /// Runs `f` on a SQLite reading connection. Only the SQLite paths call it: every
+    /// public read dispatches a PostgreSQL store to [`PgReader`] first.
     pub(crate) fn with_conn<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let n = self.conns.len();
-        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let ReadBackend::Sqlite { conns, next, .. } = &self.backend else {
+            return Err(StoreError::Corrupt {
+                run_id: String::new(),
+                message: "a SQLite read on a PostgreSQL store".to_owned(),
+            });
+        };
+        let n = conns.len();
+        let start = next.fetch_add(1, Ordering::Relaxed);
         for i in 0..n {
-            if let Ok(guard) = self.conns[(start + i) % n].try_lock() {
+            if let Ok(guard) = conns[(start + i) % n].try_lock() {
                 return f(&guard);
             }
         }
-        let guard = self.conns[start % n]
+        let guard = conns[start % n]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&guard)
@@ -182,6 +260,9 @@ impl RunStore {
 
     /// Runs, newest first, without reading their costs.
     pub(crate) fn list_runs_without_cost(&self, filter: &RunFilter) -> Result<RunList> {
+        if let Some(pg) = self.postgres() {
+            return pg.list_runs(filter);
+        }
         let limit = filter.effective_limit();
         self.with_conn(|conn| {
             let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE 1=1");
@@ -228,6 +309,9 @@ impl RunStore {
     /// One run.
     /// One run, without its cost (cheap: one row).
     pub fn get_run(&self, run_id: &str) -> Result<Option<RunSummary>> {
+        if let Some(pg) = self.postgres() {
+            return pg.get_run(run_id);
+        }
         self.with_conn(|conn| load_summary(conn, run_id))
     }
 
@@ -255,6 +339,9 @@ impl RunStore {
         after_seq: Option<u64>,
         limit: Option<u32>,
     ) -> Result<Option<EventPage>> {
+        if let Some(pg) = self.postgres() {
+            return pg.events(run_id, after_seq, limit);
+        }
         let limit = limit.unwrap_or(DEFAULT_EVENT_PAGE).clamp(1, MAX_EVENT_PAGE);
         self.with_conn(|conn| {
             let Some(key) = Self::run_key(conn, run_id)? else {
@@ -292,6 +379,9 @@ impl RunStore {
         run_id: &str,
         node_id: Option<&str>,
     ) -> Result<Option<Vec<StoredEvent>>> {
+        if let Some(pg) = self.postgres() {
+            return pg.events_where(run_id, node_id);
+        }
         self.with_conn(|conn| {
             let Some(key) = Self::run_key(conn, run_id)? else {
                 return Ok(None);
@@ -320,6 +410,13 @@ impl RunStore {
     /// row at a time: memory follows the size of the graph, not of the events
     /// (inputs, outputs and tool arguments are never held).
     pub fn graph(&self, run_id: &str) -> Result<Option<RunGraph>> {
+        if let Some(pg) = self.postgres() {
+            let mut projection = RunProjection::for_graph(run_id);
+            let found = pg.for_each_event(run_id, None, |type_name, seq, ts, payload| {
+                projection.apply_event(type_name, seq, ts, payload);
+            })?;
+            return Ok(found.map(|()| projection.into_graph()));
+        }
         self.with_conn(|conn| {
             let Some(key) = Self::run_key(conn, run_id)? else {
                 return Ok(None);
@@ -364,6 +461,9 @@ impl RunStore {
         if query.is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(pg) = self.postgres() {
+            return pg.search_events(query, run_id, limit);
+        }
         self.with_conn(|conn| {
             let names = type_names(conn)?;
             let pattern = escape_like(query);
@@ -402,6 +502,9 @@ impl RunStore {
     /// The most recent `node.error` events across runs, newest first.
     pub fn recent_errors(&self, limit: u32) -> Result<Vec<ErrorHit>> {
         let limit = limit.clamp(1, 1_000) as usize;
+        if let Some(pg) = self.postgres() {
+            return pg.recent_errors(limit);
+        }
         self.with_conn(|conn| {
             let mut runs_stmt = conn.prepare_cached(
                 "SELECT key, id, name FROM runs WHERE error_count > 0 ORDER BY started_at DESC LIMIT 200",
@@ -463,6 +566,9 @@ impl RunStore {
     /// The claim token stored with a run: `None` if the run does not exist,
     /// `Some(None)` if it exists without a claim.
     pub fn run_claim(&self, run_id: &str) -> Result<Option<Option<String>>> {
+        if let Some(pg) = self.postgres() {
+            return pg.run_claim(run_id);
+        }
         self.with_conn(|conn| {
             Ok(conn
                 .prepare_cached("SELECT claim FROM runs WHERE id = ?1")?
@@ -473,6 +579,9 @@ impl RunStore {
 
     /// Total events stored (all runs).
     pub fn total_events(&self) -> Result<u64> {
+        if let Some(pg) = self.postgres() {
+            return pg.total_events();
+        }
         self.with_conn(|conn| {
             let n: i64 =
                 conn.query_row("SELECT COALESCE(SUM(event_count), 0) FROM runs", [], |r| {
@@ -523,7 +632,7 @@ impl EventRow {
     }
 }
 
-fn snippet(payload: &str, query: &str) -> String {
+pub(crate) fn snippet(payload: &str, query: &str) -> String {
     let lower = payload.to_ascii_lowercase();
     let at = lower.find(&query.to_ascii_lowercase()).unwrap_or(0);
     let mut start = at.saturating_sub(60);

@@ -310,6 +310,9 @@ impl RunStore {
 
     /// Whether a `node.finished` of `node_id` after `seq` in the run reported `ok`.
     fn finished_ok_after(&self, run_id: &str, node_id: &str, seq: u64) -> Result<bool> {
+        if let Some(pg) = self.postgres() {
+            return pg.finished_ok_after(run_id, node_id, seq);
+        }
         self.with_conn(|conn| {
             let code: Option<i64> = conn
                 .prepare_cached("SELECT code FROM event_types WHERE name = 'node.finished'")?

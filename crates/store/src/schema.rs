@@ -127,6 +127,12 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The schema version of an existing SQLite file (read-only).
+pub(crate) fn user_version(path: &Path) -> Result<i64> {
+    let conn = open_reader(path, true)?;
+    Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
+}
+
 /// Opens a reading connection. `read_only` opens the file without write access
 /// (for tools that read a database another process is writing).
 pub(crate) fn open_reader(path: &Path, read_only: bool) -> Result<Connection> {

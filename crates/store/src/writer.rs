@@ -19,23 +19,25 @@
 //!   `synchronous=NORMAL` an operating-system crash or power loss may roll back
 //!   the transactions committed since the last WAL checkpoint.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use rusqlite::params;
 use serde_json::value::RawValue;
 
+use crate::database::Database;
 use crate::error::{Result, StoreError};
 use crate::ingest::NewEvent;
 use crate::model::{RunSummary, StoredEvent};
-use crate::schema;
 
+pub(crate) mod db;
+mod sqlite_db;
 mod thread;
 
-use thread::{State, spawn_checkpointer};
+use db::WriteDb;
+use thread::State;
 
 /// Asked after each commit: does anybody want [`Committed::events`]?
 pub type EventsWanted = Arc<dyn Fn() -> bool + Send + Sync>;
@@ -185,13 +187,15 @@ enum Op {
 pub struct Writer {
     tx: SyncSender<Op>,
     thread: Arc<Mutex<Option<JoinHandle<()>>>>,
-    path: PathBuf,
+    database: Arc<Database>,
     counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Writer").field("path", &self.path).finish()
+        f.debug_struct("Writer")
+            .field("database", &self.database.to_string())
+            .finish()
     }
 }
 
@@ -210,59 +214,61 @@ impl Writer {
         config: WriterConfig,
         hook: Option<CommitHook>,
     ) -> Result<(Writer, OpenReport)> {
-        let conn = schema::open_writer(path)?;
-        let now = crate::now_ms();
-        let reconciled: Vec<String> = {
-            let mut stmt = conn.prepare("SELECT id FROM runs WHERE status = 'running'")?;
-            stmt.query_map([], |r| r.get::<_, String>(0))?
-                .collect::<std::result::Result<Vec<_>, _>>()?
+        Self::open_database(&Database::Sqlite(path.to_path_buf()), config, hook)
+    }
+
+    /// Opens `database` (a SQLite file, created if needed, or a PostgreSQL database,
+    /// migrated to the current schema), marks runs left `running` by a previous
+    /// process as `abandoned`, and starts the thread.
+    pub fn open_database(
+        database: &Database,
+        config: WriterConfig,
+        hook: Option<CommitHook>,
+    ) -> Result<(Writer, OpenReport)> {
+        let mut db: Box<dyn WriteDb> = match database {
+            Database::Sqlite(path) => Box::new(sqlite_db::SqliteWriteDb::open(path)?),
+            Database::Postgres(url) => Box::new(crate::pg::writer::PgWriteDb::open(url)?),
         };
+        let reconciled = db.reconcile(crate::now_ms())?;
         if !reconciled.is_empty() {
-            conn.execute(
-                "UPDATE runs SET status = 'abandoned', finished_at = MAX(last_event_at, ?1) \
-                 WHERE status = 'running'",
-                params![now],
-            )?;
             tracing::info!(
                 count = reconciled.len(),
                 "runs left running by a previous process marked abandoned"
             );
         }
         let (tx, rx) = mpsc::sync_channel(config.channel_capacity.max(1));
-        // Checkpoints run on their own connection so a commit never waits for one
-        // (an auto-checkpoint inside a commit costs milliseconds of latency).
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let checkpointer = spawn_checkpointer(path)?;
-        conn.set_prepared_statement_cache_capacity(32);
         let counters = Arc::new(Counters::default());
-        let mut state = State::new(
-            conn,
-            checkpointer,
-            config.events_wanted.clone(),
-            Arc::clone(&counters),
-        )?;
+        let mut state = State::new(db, config.events_wanted.clone(), Arc::clone(&counters))?;
         let max_batch = config.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("mindgate-store-writer".to_owned())
             .spawn(move || state.run(rx, max_batch, hook))
             .map_err(|source| StoreError::Io {
-                path: path.to_path_buf(),
+                path: database
+                    .sqlite_path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
                 source,
             })?;
         Ok((
             Writer {
                 tx,
                 thread: Arc::new(Mutex::new(Some(thread))),
-                path: path.to_path_buf(),
+                database: Arc::new(database.clone()),
                 counters,
             },
             OpenReport { reconciled },
         ))
     }
 
-    /// The database file.
+    /// The database file (empty for a PostgreSQL database: see [`Writer::database`]).
     pub fn path(&self) -> &Path {
-        &self.path
+        self.database.sqlite_path().unwrap_or(Path::new(""))
+    }
+
+    /// The database this writer writes.
+    pub fn database(&self) -> &Database {
+        &self.database
     }
 
     /// What the writer refused or lost so far (since it was opened).

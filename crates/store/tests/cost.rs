@@ -5,8 +5,18 @@
 use std::path::Path;
 
 use mindgate_protocol::parse_envelope;
-use mindgate_store::{NewEvent, PriceTable, RunFilter, RunStore, Writer, WriterConfig};
+use mindgate_store::{NewEvent, PriceTable, RunFilter, RunStore, WriterConfig};
 use serde_json::{Value, json};
+
+mod common;
+use common::{Backend, TestDb};
+
+contract!(
+    the_report_costs_each_node_and_the_run_exactly,
+    the_users_prices_price_an_unknown_model,
+    apps_add_up_their_runs,
+    a_run_that_grows_is_costed_again
+);
 
 fn ev(run: &str, seq: u64, ty: &str, payload: Value) -> NewEvent {
     let f = json!({"gm": 1, "seq": seq, "ts": 1_000 + seq as i64, "runId": run, "type": ty, "payload": payload})
@@ -130,14 +140,14 @@ fn priced_run(run: &str, app: &str) -> Vec<NewEvent> {
     events
 }
 
-fn fill(path: &Path, runs: Vec<Vec<NewEvent>>) -> RunStore {
-    let (w, _) = Writer::open(path, WriterConfig::default(), None).expect("writer");
+fn fill(db: &TestDb, runs: Vec<Vec<NewEvent>>) -> RunStore {
+    let (w, _) = db.writer(WriterConfig::default(), None);
     for e in runs.into_iter().flatten() {
         w.append(e).unwrap();
     }
     w.flush().unwrap();
     w.close().unwrap();
-    RunStore::open(path).expect("reader")
+    db.reader()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -149,10 +159,11 @@ const PLAN_USD: f64 = (1500.0 * 2.50 + 300.0 * 10.0 + 4000.0 * 1.25) / 1e6;
 // claude-3-5-haiku: 0.80 in, 4 out, 0.08 cache read, 1.00 cache write.
 const SUMMARIZE_USD: f64 = (2000.0 * 0.80 + 400.0 * 4.0 + 1000.0 * 0.08 + 3000.0 * 1.00) / 1e6;
 
-#[test]
-fn the_report_costs_each_node_and_the_run_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = fill(&dir.path().join("m.db"), vec![mixed_run("c1")]);
+fn the_report_costs_each_node_and_the_run_exactly(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let store = fill(&db, vec![mixed_run("c1")]);
     let report = store.run_report("c1").unwrap().expect("run");
     let node = |id: &str| {
         report
@@ -221,10 +232,11 @@ fn the_report_costs_each_node_and_the_run_exactly() {
     assert_eq!(store.get_run("c1").unwrap().unwrap().cost, None);
 }
 
-#[test]
-fn the_users_prices_price_an_unknown_model() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = fill(&dir.path().join("m.db"), vec![mixed_run("c1")]);
+fn the_users_prices_price_an_unknown_model(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let store = fill(&db, vec![mixed_run("c1")]);
     let prices = PriceTable::builtin()
         .with_file_text(
             "[models.\"llama3:70b\"]\ninput = 100.0\noutput = 100.0\n",
@@ -238,11 +250,12 @@ fn the_users_prices_price_an_unknown_model() {
     assert!(cost.unpriced_models.is_empty());
 }
 
-#[test]
-fn apps_add_up_their_runs() {
-    let dir = tempfile::tempdir().unwrap();
+fn apps_add_up_their_runs(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
     let store = fill(
-        &dir.path().join("m.db"),
+        &db,
         vec![
             mixed_run("c1"),
             priced_run("c2", "shop"),
@@ -265,18 +278,18 @@ fn apps_add_up_their_runs() {
     assert!(store.run_cost("nope").unwrap().is_none());
 }
 
-#[test]
-fn a_run_that_grows_is_costed_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.db");
-    let (w, _) = Writer::open(&path, WriterConfig::default(), None).expect("writer");
+fn a_run_that_grows_is_costed_again(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, _) = db.writer(WriterConfig::default(), None);
     let events = priced_run("g1", "shop");
     let (first, rest) = events.split_at(3);
     for e in first {
         w.append(e.clone()).unwrap();
     }
     w.flush().unwrap();
-    let store = RunStore::open(&path).expect("reader");
+    let store = db.reader();
     assert!(close(
         store.run_cost("g1").unwrap().unwrap().usd.unwrap(),
         0.15

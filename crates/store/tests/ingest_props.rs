@@ -4,11 +4,13 @@
 
 use mindgate_protocol::parse_envelope;
 use mindgate_store::{
-    MAX_ID_BYTES, MAX_RUN_ID_BYTES, MAX_STORED_SEQ, NewEvent, RunStore, Writer, WriterConfig,
-    check_limits,
+    MAX_ID_BYTES, MAX_RUN_ID_BYTES, MAX_STORED_SEQ, NewEvent, WriterConfig, check_limits,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+mod common;
+use common::{Backend, TestDb};
 
 fn any_seq() -> impl Strategy<Value = u64> {
     prop_oneof![
@@ -91,41 +93,95 @@ fn neighbour(seq: u64) -> NewEvent {
     NewEvent::from_frame(&f, &parse_envelope(&f)).expect("neighbour")
 }
 
+/// Hostile frames interleaved with a neighbour run's rows, each stored twice (the
+/// replay every client sends after a reconnect): the neighbour loses nothing.
+fn hostile_frames(backend: Backend, frames: &[String]) -> Result<(), TestCaseError> {
+    let Some(db) = TestDb::new(backend) else {
+        return Ok(());
+    };
+    let (writer, _) = db.writer(WriterConfig::default(), None);
+    let mut next = 0u64;
+    for frame in frames {
+        writer.append(neighbour(next)).expect("append");
+        next += 1;
+        let parsed = parse_envelope(frame);
+        if check_limits(&parsed).is_err() {
+            continue;
+        }
+        if let Some(ev) = NewEvent::from_parsed(frame, parsed) {
+            prop_assert!(ev.seq <= MAX_STORED_SEQ);
+            prop_assert!(ev.run_id.len() <= MAX_RUN_ID_BYTES);
+            prop_assert!(ev.node_id.as_ref().is_none_or(|n| n.len() <= MAX_ID_BYTES));
+            writer.append(ev.clone()).expect("append");
+            writer.append(ev).expect("append");
+        }
+        writer.append(neighbour(next)).expect("append");
+        next += 1;
+    }
+    writer.flush().expect("flush");
+    let store = db.reader();
+    let page = store
+        .events("neighbour", None, Some(5_000))
+        .expect("read")
+        .expect("run");
+    let seqs: Vec<u64> = page.events.iter().map(|e| e.seq).collect();
+    prop_assert_eq!(seqs, (0..next).collect::<Vec<_>>());
+    prop_assert_eq!(writer.stats().failed_rows, 0);
+    writer.close().expect("close");
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn hostile_frames_never_panic_and_never_cost_a_neighbour_row(
+    fn hostile_frames_never_panic_and_never_cost_a_neighbour_row_on_sqlite(
         frames in prop::collection::vec(any_frame(), 1..12)
     ) {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("m.db");
-        let (writer, _) = Writer::open(&path, WriterConfig::default(), None).expect("writer");
-        let mut next = 0u64;
-        for frame in &frames {
-            writer.append(neighbour(next)).expect("append");
-            next += 1;
-            let parsed = parse_envelope(frame);
-            if check_limits(&parsed).is_err() {
-                continue;
-            }
-            if let Some(ev) = NewEvent::from_parsed(frame, parsed) {
-                prop_assert!(ev.seq <= MAX_STORED_SEQ);
-                prop_assert!(ev.run_id.len() <= MAX_RUN_ID_BYTES);
-                prop_assert!(ev.node_id.as_ref().is_none_or(|n| n.len() <= MAX_ID_BYTES));
-                // Twice: the replay every client sends after a reconnect.
-                writer.append(ev.clone()).expect("append");
-                writer.append(ev).expect("append");
-            }
-            writer.append(neighbour(next)).expect("append");
-            next += 1;
-        }
+        hostile_frames(Backend::Sqlite, &frames)?;
+    }
+
+    #[test]
+    fn hostile_frames_never_panic_and_never_cost_a_neighbour_row_on_postgres(
+        frames in prop::collection::vec(any_frame(), 1..12)
+    ) {
+        hostile_frames(Backend::Postgres, &frames)?;
+    }
+}
+
+/// A payload `jsonb` refuses (`\u0000`) is stored and read back as sent.
+#[test]
+fn a_nul_escape_in_a_payload_is_kept() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(db) = TestDb::new(backend) else {
+            continue;
+        };
+        let (writer, _) = db.writer(WriterConfig::default(), None);
+        let f = json!({"gm": 1, "seq": 1, "ts": 5, "runId": "nul", "type": "node.error",
+            "payload": {"nodeId": "tool:x", "error": {"name": "E\u{0}", "message": "a\u{0}b"}}})
+        .to_string();
+        assert!(f.contains("\\u0000"), "{f}");
+        let ev = NewEvent::from_frame(&f, &parse_envelope(&f)).expect("event");
+        writer.append(ev).expect("append");
         writer.flush().expect("flush");
-        let store = RunStore::open(&path).expect("reader");
-        let page = store.events("neighbour", None, Some(5_000)).expect("read").expect("run");
-        let seqs: Vec<u64> = page.events.iter().map(|e| e.seq).collect();
-        prop_assert_eq!(seqs, (0..next).collect::<Vec<_>>());
-        prop_assert_eq!(writer.stats().failed_rows, 0);
+        let store = db.reader();
+        let page = store.events("nul", None, None).expect("read").expect("run");
+        assert_eq!(page.events.len(), 1, "{backend:?}");
+        assert_eq!(
+            page.events[0].payload_value()["error"]["message"],
+            "a\u{0}b",
+            "{backend:?}"
+        );
+        let errors = store.recent_errors(10).expect("errors");
+        assert_eq!(errors.len(), 1, "{backend:?}");
+        assert_eq!(errors[0].message, "a\u{0}b", "{backend:?}");
+        assert_eq!(
+            store
+                .search_events("a", Some("nul"), 5)
+                .expect("search")
+                .len(),
+            1
+        );
         writer.close().expect("close");
     }
 }

@@ -2,11 +2,17 @@
 //! tokens by node, and recent errors across runs with the `since` filter.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::Path;
-
 use mindgate_protocol::parse_envelope;
-use mindgate_store::{NewEvent, RunStore, Writer, WriterConfig};
+use mindgate_store::{NewEvent, RunStore, WriterConfig};
 use serde_json::{Value, json};
+
+mod common;
+use common::{Backend, TestDb};
+
+contract!(
+    run_report_marks_an_error_recovered_when_a_later_execution_succeeded,
+    error_report_filters_by_since_and_marks_recovered_hits
+);
 
 fn ev(run: &str, seq: u64, ts: i64, ty: &str, payload: Value) -> NewEvent {
     let f = json!({"gm": 1, "seq": seq, "ts": ts, "runId": run, "type": ty, "payload": payload})
@@ -91,8 +97,8 @@ fn failing_run(run: &str, t0: i64) -> Vec<NewEvent> {
     ]
 }
 
-fn fill(path: &Path, runs: &[(&str, i64)]) -> RunStore {
-    let (w, _) = Writer::open(path, WriterConfig::default(), None).expect("writer");
+fn fill(db: &TestDb, runs: &[(&str, i64)]) -> RunStore {
+    let (w, _) = db.writer(WriterConfig::default(), None);
     for (run, t0) in runs {
         for e in failing_run(run, *t0) {
             w.append(e).unwrap();
@@ -100,13 +106,14 @@ fn fill(path: &Path, runs: &[(&str, i64)]) -> RunStore {
     }
     w.flush().unwrap();
     w.close().unwrap();
-    RunStore::open(path).expect("reader")
+    db.reader()
 }
 
-#[test]
-fn run_report_marks_an_error_recovered_when_a_later_execution_succeeded() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = fill(&dir.path().join("m.db"), &[("r1", 1_000)]);
+fn run_report_marks_an_error_recovered_when_a_later_execution_succeeded(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let store = fill(&db, &[("r1", 1_000)]);
     let report = store.run_report("r1").unwrap().expect("run exists");
     let recovered: Vec<(&str, &str, bool)> = report
         .errors
@@ -134,10 +141,11 @@ fn run_report_marks_an_error_recovered_when_a_later_execution_succeeded() {
     assert!(store.run_report("nope").unwrap().is_none());
 }
 
-#[test]
-fn error_report_filters_by_since_and_marks_recovered_hits() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = fill(&dir.path().join("m.db"), &[("old", 1_000), ("new", 50_000)]);
+fn error_report_filters_by_since_and_marks_recovered_hits(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let store = fill(&db, &[("old", 1_000), ("new", 50_000)]);
 
     let all = store.error_report(20, None).unwrap();
     let hits: Vec<(&str, Option<&str>, bool)> = all

@@ -11,6 +11,23 @@ use mindgate_store::{
 };
 use serde_json::{Value, json};
 
+mod common;
+use common::{Backend, TestDb};
+
+contract!(
+    replays_are_deduplicated_and_counters_stay_exact,
+    commit_hook_sees_only_new_events,
+    event_pages_follow_after_seq,
+    running_runs_are_abandoned_on_reopen_and_revive_when_the_app_returns,
+    implicit_runs_take_the_app_hint_and_keep_the_claim,
+    list_filters_search_errors_and_delete,
+    projection_builds_nodes_instances_and_edges,
+    an_open_pause_shows_as_paused_until_resumed,
+    large_batches_with_replays_and_gaps_store_each_event_once,
+    pruning_keeps_the_newest_runs_and_recent_days_and_never_running_ones,
+    the_streamed_graph_equals_the_full_projection_at_every_prefix
+);
+
 fn frame(run: &str, seq: u64, ts: i64, ty: &str, payload: Value) -> String {
     json!({"gm": 1, "seq": seq, "ts": ts, "runId": run, "type": ty, "payload": payload}).to_string()
 }
@@ -116,11 +133,11 @@ fn sample_run(run: &str) -> Vec<NewEvent> {
     ]
 }
 
-#[test]
-fn replays_are_deduplicated_and_counters_stay_exact() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("db").join("m.db");
-    let (w, r) = open(&path);
+fn replays_are_deduplicated_and_counters_stay_exact(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, r) = db.open();
     for e in sample_run("r1") {
         w.append(e).expect("append");
     }
@@ -145,10 +162,10 @@ fn replays_are_deduplicated_and_counters_stay_exact() {
     w.close().expect("close");
 }
 
-#[test]
-fn commit_hook_sees_only_new_events() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
+fn commit_hook_sees_only_new_events(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
     let seen: Arc<Mutex<Vec<u64>>> = Arc::default();
     let sink = seen.clone();
     let hook = Box::new(move |c: Committed| {
@@ -156,7 +173,7 @@ fn commit_hook_sees_only_new_events() {
             .expect("lock")
             .extend(c.events.iter().map(|e| e.seq));
     });
-    let (w, _) = Writer::open(&path, WriterConfig::default(), Some(hook)).expect("open");
+    let (w, _) = db.writer(WriterConfig::default(), Some(hook));
     w.append(started("r", 0)).expect("a");
     w.append(started("r", 0)).expect("a");
     w.append(ev(
@@ -171,11 +188,11 @@ fn commit_hook_sees_only_new_events() {
     w.close().expect("close");
 }
 
-#[test]
-fn event_pages_follow_after_seq() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
-    let (w, r) = open(&path);
+fn event_pages_follow_after_seq(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, r) = db.open();
     for e in sample_run("r") {
         w.append(e).expect("a");
     }
@@ -203,18 +220,18 @@ fn event_pages_follow_after_seq() {
     w.close().expect("close");
 }
 
-#[test]
-fn running_runs_are_abandoned_on_reopen_and_revive_when_the_app_returns() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
+fn running_runs_are_abandoned_on_reopen_and_revive_when_the_app_returns(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
     {
-        let (w, _) = open(&path);
+        let (w, _) = db.open();
         w.append(started("r", 0)).expect("a");
         w.close().expect("close");
     }
-    let (w, report) = Writer::open(&path, WriterConfig::default(), None).expect("reopen");
+    let (w, report) = db.writer(WriterConfig::default(), None);
     assert_eq!(report.reconciled, vec!["r".to_owned()]);
-    let r = RunStore::open(&path).expect("reader");
+    let r = db.reader();
     assert_eq!(
         r.get_run("r").expect("read").expect("run").status,
         RunState::Abandoned
@@ -247,11 +264,11 @@ fn running_runs_are_abandoned_on_reopen_and_revive_when_the_app_returns() {
     w.close().expect("close");
 }
 
-#[test]
-fn implicit_runs_take_the_app_hint_and_keep_the_claim() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
-    let (w, r) = open(&path);
+fn implicit_runs_take_the_app_hint_and_keep_the_claim(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, r) = db.open();
     let e = ev(
         "imp",
         5,
@@ -273,11 +290,11 @@ fn implicit_runs_take_the_app_hint_and_keep_the_claim() {
     w.close().expect("close");
 }
 
-#[test]
-fn list_filters_search_errors_and_delete() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
-    let (w, r) = open(&path);
+fn list_filters_search_errors_and_delete(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, r) = db.open();
     for run in ["a1", "b2", "c3"] {
         for e in sample_run(run) {
             w.append(e).expect("a");
@@ -336,11 +353,11 @@ fn list_filters_search_errors_and_delete() {
     w.close().expect("close");
 }
 
-#[test]
-fn projection_builds_nodes_instances_and_edges() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
-    let (w, r) = open(&path);
+fn projection_builds_nodes_instances_and_edges(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, r) = db.open();
     for e in sample_run("r") {
         w.append(e).expect("a");
     }
@@ -408,12 +425,12 @@ fn projection_builds_nodes_instances_and_edges() {
     w.close().expect("close");
 }
 
-#[test]
-fn an_open_pause_shows_as_paused_until_resumed() {
+fn an_open_pause_shows_as_paused_until_resumed(backend: Backend) {
     let events = {
-        let dir = tempfile::tempdir().expect("tmp");
-        let path = dir.path().join("m.db");
-        let (w, r) = open(&path);
+        let Some(db) = TestDb::new(backend) else {
+            return;
+        };
+        let (w, r) = db.open();
         for e in sample_run("r").into_iter().take(5) {
             w.append(e).expect("a");
         }
@@ -477,10 +494,10 @@ fn a_read_only_store_reads_while_the_writer_writes() {
     w.close().expect("close");
 }
 
-#[test]
-fn large_batches_with_replays_and_gaps_store_each_event_once() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
+fn large_batches_with_replays_and_gaps_store_each_event_once(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
     let events = Arc::new(Mutex::new(Vec::<u64>::new()));
     let seen = events.clone();
     let hook: mindgate_store::CommitHook = Box::new(move |c: Committed| {
@@ -491,7 +508,7 @@ fn large_batches_with_replays_and_gaps_store_each_event_once() {
         max_batch: 500,
         ..WriterConfig::default()
     };
-    let (w, _) = Writer::open(&path, config, Some(hook)).expect("writer");
+    let (w, _) = db.writer(config, Some(hook));
     let node = |seq: u64| {
         ev(
             "big",
@@ -514,7 +531,7 @@ fn large_batches_with_replays_and_gaps_store_each_event_once() {
         w.append(node(seq)).unwrap();
     }
     w.flush().unwrap();
-    let r = RunStore::open(&path).expect("reader");
+    let r = db.reader();
     let run = r.get_run("big").unwrap().expect("run");
     assert_eq!(run.counts.events, 263);
     assert_eq!(run.last_seq, Some(262));
@@ -563,16 +580,16 @@ fn run_at(w: &Writer, run: &str, ts: i64, finish: bool) {
     }
 }
 
-#[test]
-fn pruning_keeps_the_newest_runs_and_recent_days_and_never_running_ones() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
+fn pruning_keeps_the_newest_runs_and_recent_days_and_never_running_ones(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
     let deleted = Arc::new(Mutex::new(Vec::<String>::new()));
     let seen = deleted.clone();
     let hook: mindgate_store::CommitHook = Box::new(move |c: Committed| {
         seen.lock().unwrap().extend(c.deleted);
     });
-    let (w, _) = Writer::open(&path, WriterConfig::default(), Some(hook)).expect("writer");
+    let (w, _) = db.writer(WriterConfig::default(), Some(hook));
     let now = mindgate_store::now_ms();
     let day = 86_400_000i64;
     run_at(&w, "ancient", now - 90 * day, true);
@@ -581,7 +598,7 @@ fn pruning_keeps_the_newest_runs_and_recent_days_and_never_running_ones() {
         run_at(&w, &format!("recent-{i}"), now - 5 * day + i * 1_000, true);
     }
     w.flush().unwrap();
-    let r = RunStore::open(&path).expect("reader");
+    let r = db.reader();
     let count = |r: &RunStore| {
         r.list_runs(&RunFilter {
             limit: Some(1_000),
@@ -750,11 +767,11 @@ fn an_existing_database_keeps_the_mode_its_owner_gave_it() {
     w.close().expect("close");
 }
 
-#[test]
-fn the_streamed_graph_equals_the_full_projection_at_every_prefix() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let path = dir.path().join("m.db");
-    let (w, r) = open(&path);
+fn the_streamed_graph_equals_the_full_projection_at_every_prefix(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let (w, r) = db.open();
     let run = sample_run("s");
     for (n, e) in run.into_iter().enumerate() {
         w.append(e).expect("a");

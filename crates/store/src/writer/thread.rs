@@ -1,26 +1,21 @@
 //! The writer thread: drains the queue in batches, applies each batch in one
-//! transaction (re-applying a failed one operation by operation), reports what
-//! was committed to the hook, and checkpoints the WAL on its own connection.
+//! transaction (re-applying a failed one operation by operation) and reports what
+//! was committed to the hook. The database is reached through [`WriteDb`].
 
 mod rows;
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender};
 
-use rusqlite::{Connection, OptionalExtension, params};
-
-use super::{
-    CommitHook, Committed, Counters, EventsWanted, INSERT_CHUNK, Op, PRUNE_CHUNK, Retention,
-};
-use crate::error::{Result, StoreError};
+use super::db::WriteDb;
+use super::{CommitHook, Committed, Counters, EventsWanted, Op, PRUNE_CHUNK};
+use crate::error::Result;
 use crate::ingest::MAX_STORED_SEQ;
 use crate::model::{RunState, RunSummary};
-use crate::schema;
 
-use rows::{PendingRow, event_at, flush_rows, stored_event, truncated, write_run};
+use rows::{PendingRow, event_at, stored_event, truncated};
 
 /// A run as the writer tracks it between commits.
 struct RunAcc {
@@ -46,7 +41,7 @@ impl RunAcc {
 }
 
 pub(super) struct State {
-    conn: Connection,
+    db: Box<dyn WriteDb>,
     runs: HashMap<String, RunAcc>,
     types: HashMap<String, i64>,
     events_wanted: Option<EventsWanted>,
@@ -54,8 +49,6 @@ pub(super) struct State {
     /// Set while a failed batch is re-applied one operation at a time: every
     /// row then takes the checked single-row insert (no freshness shortcut).
     exact: bool,
-    /// Dropping it stops the checkpointer thread.
-    _checkpointer: SyncSender<()>,
 }
 
 enum Reply {
@@ -87,33 +80,20 @@ impl Reply {
     }
 }
 
-fn load_types(conn: &Connection) -> Result<HashMap<String, i64>> {
-    let mut types = HashMap::new();
-    let mut stmt = conn.prepare("SELECT code, name FROM event_types")?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-    for row in rows {
-        let (code, name) = row?;
-        types.insert(name, code);
-    }
-    Ok(types)
-}
-
 impl State {
     pub(super) fn new(
-        conn: Connection,
-        checkpointer: SyncSender<()>,
+        mut db: Box<dyn WriteDb>,
         events_wanted: Option<EventsWanted>,
         counters: Arc<Counters>,
     ) -> Result<State> {
-        let types = load_types(&conn)?;
+        let types = db.load_types()?;
         Ok(State {
-            conn,
+            db,
             runs: HashMap::new(),
             types,
             events_wanted,
             counters,
             exact: false,
-            _checkpointer: checkpointer,
         })
     }
 
@@ -156,9 +136,7 @@ impl State {
             }
             drop(replies);
         }
-        if let Err(e) = self.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE") {
-            tracing::debug!(error = %e, "final checkpoint failed");
-        }
+        self.db.finish();
         if let Some(reply) = stopping {
             let _ = reply.send(());
         }
@@ -233,7 +211,7 @@ impl State {
     /// Forgets what a rolled-back transaction may have left in the caches.
     fn reset_caches(&mut self) {
         self.runs.clear();
-        match load_types(&self.conn) {
+        match self.db.load_types() {
             Ok(types) => self.types = types,
             Err(e) => {
                 tracing::warn!(error = %e, "could not reload event types");
@@ -292,17 +270,17 @@ impl State {
         committed: &mut Committed,
         replies: &mut Vec<Reply>,
     ) -> Result<Vec<usize>> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.db.begin()?;
         match self.apply_in_tx(ops, committed, replies) {
-            Ok(inserted) => match self.conn.execute_batch("COMMIT") {
+            Ok(inserted) => match self.db.commit() {
                 Ok(()) => Ok(inserted),
                 Err(e) => {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    Err(e.into())
+                    self.db.rollback();
+                    Err(e)
                 }
             },
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
+                self.db.rollback();
                 Err(e)
             }
         }
@@ -316,28 +294,24 @@ impl State {
     ) -> Result<Vec<usize>> {
         let mut touched: Vec<String> = Vec::new();
         let mut inserted: Vec<usize> = Vec::with_capacity(ops.len());
-        let mut pending: Vec<PendingRow> = Vec::with_capacity(INSERT_CHUNK);
+        let chunk = self.db.insert_chunk();
+        let mut pending: Vec<PendingRow> = Vec::with_capacity(chunk);
         for (index, op) in ops.iter().enumerate() {
             if !matches!(op, Op::Event(_)) {
-                flush_rows(&self.conn, &mut pending, ops)?;
+                self.flush_rows(&mut pending, ops)?;
             }
             match op {
                 Op::Event(ev) => {
                     self.insert_event(ev, index, ops, &mut touched, &mut pending, &mut inserted)?;
-                    if pending.len() >= INSERT_CHUNK {
-                        flush_rows(&self.conn, &mut pending, ops)?;
+                    if pending.len() >= chunk {
+                        self.flush_rows(&mut pending, ops)?;
                     }
                 }
                 Op::Abandon { run_ids, at, reply } => {
                     let at = *at;
                     let mut n = 0;
                     for id in run_ids {
-                        let changed = self.conn.execute(
-                            "UPDATE runs SET status = 'abandoned', finished_at = ?2 \
-                             WHERE id = ?1 AND status = 'running'",
-                            params![id, at],
-                        )?;
-                        if changed > 0 {
+                        if self.db.abandon(id, at)? {
                             n += 1;
                             if let Some(acc) = self.runs.get_mut(id) {
                                 acc.summary.status = RunState::Abandoned;
@@ -353,15 +327,9 @@ impl State {
                     replies.push(Reply::Abandon(reply.clone(), n));
                 }
                 Op::Delete { run_id, reply } => {
-                    let key: Option<i64> = self
-                        .conn
-                        .query_row("SELECT key FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
-                        .optional()?;
+                    let key = self.db.run_key(run_id)?;
                     if let Some(key) = key {
-                        self.conn
-                            .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
-                        self.conn
-                            .execute("DELETE FROM runs WHERE key = ?1", [key])?;
+                        self.db.delete_key(key)?;
                         self.runs.remove(run_id);
                         touched.retain(|t| t != run_id);
                         committed.deleted.push(run_id.clone());
@@ -373,13 +341,10 @@ impl State {
                     now,
                     reply,
                 } => {
-                    let victims = self.prune_victims(*retention, *now)?;
+                    let victims = self.db.prune_victims(*retention, *now, PRUNE_CHUNK)?;
                     let mut ids = Vec::with_capacity(victims.len());
                     for (key, id) in victims {
-                        self.conn
-                            .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
-                        self.conn
-                            .execute("DELETE FROM runs WHERE key = ?1", [key])?;
+                        self.db.delete_key(key)?;
                         self.runs.remove(&id);
                         touched.retain(|t| t != &id);
                         committed.deleted.push(id.clone());
@@ -391,46 +356,20 @@ impl State {
                 Op::Stop(_) => {}
             }
         }
-        flush_rows(&self.conn, &mut pending, ops)?;
+        self.flush_rows(&mut pending, ops)?;
         for id in &touched {
             if let Some(acc) = self.runs.get_mut(id) {
                 acc.touched = false;
                 if acc.dirty {
-                    write_run(&self.conn, acc)?;
+                    self.db.write_run(acc.key, &acc.summary)?;
                     acc.dirty = false;
                 }
                 committed.runs.push(acc.summary.clone());
-            } else if let Some(summary) = crate::reader::load_summary(&self.conn, id)? {
+            } else if let Some(summary) = self.db.load_summary(id)? {
                 committed.runs.push(summary);
             }
         }
         Ok(inserted)
-    }
-
-    /// Up to [`PRUNE_CHUNK`] finished runs outside `retention`, oldest first. Imported
-    /// runs keep their original times, so `keep_days` leaves them alone (`keep_runs`
-    /// counts them).
-    fn prune_victims(&self, retention: Retention, now: i64) -> Result<Vec<(i64, String)>> {
-        let cutoff = now.saturating_sub(i64::from(retention.keep_days) * 86_400_000);
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT key, id FROM runs WHERE status != 'running' AND ( \
-               (?1 > 0 AND key NOT IN \
-                  (SELECT key FROM runs ORDER BY started_at DESC, key DESC LIMIT ?1)) \
-               OR (?2 > 0 AND source != 'import' AND COALESCE(finished_at, last_event_at) < ?3)) \
-             ORDER BY started_at, key LIMIT ?4",
-        )?;
-        let rows = stmt
-            .query_map(
-                params![
-                    retention.keep_runs,
-                    retention.keep_days,
-                    cutoff,
-                    PRUNE_CHUNK
-                ],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
-            )?
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(rows)
     }
 }
 
@@ -446,35 +385,4 @@ fn merge(into: &mut Committed, one: Committed) {
         into.runs.retain(|r| r.id != id);
         into.deleted.push(id);
     }
-}
-
-/// How often the checkpointer copies the WAL back into the database.
-const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Starts the thread that checkpoints the WAL (PASSIVE: it never blocks the
-/// writer). It stops when the returned sender is dropped.
-pub(super) fn spawn_checkpointer(path: &Path) -> Result<SyncSender<()>> {
-    let conn = schema::open_reader(path, false)?;
-    let (tx, rx) = mpsc::sync_channel::<()>(1);
-    std::thread::Builder::new()
-        .name("mindgate-store-checkpoint".to_owned())
-        .spawn(move || {
-            loop {
-                match rx.recv_timeout(CHECKPOINT_EVERY) {
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if let Err(e) =
-                            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                        {
-                            tracing::debug!(error = %e, "checkpoint failed");
-                        }
-                    }
-                    _ => return,
-                }
-            }
-        })
-        .map_err(|source| StoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(tx)
 }

@@ -4,10 +4,10 @@
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
-use super::super::{INSERT_CHUNK, MAX_EVENT_TYPES, Op};
+use super::super::db::EventRow;
+use super::super::{MAX_EVENT_TYPES, Op};
 use super::{RunAcc, State};
 use crate::error::{Result, StoreError};
 use crate::ingest::{EventFacts, MAX_STORED_SEQ, NewEvent};
@@ -38,15 +38,7 @@ impl State {
         if self.types.len() >= MAX_EVENT_TYPES {
             return Ok(None);
         }
-        self.conn.execute(
-            "INSERT OR IGNORE INTO event_types(name) VALUES (?1)",
-            [name],
-        )?;
-        let code: i64 = self.conn.query_row(
-            "SELECT code FROM event_types WHERE name = ?1",
-            [name],
-            |r| r.get(0),
-        )?;
+        let code = self.db.intern_type(name)?;
         self.types.insert(name.to_owned(), code);
         Ok(Some(code))
     }
@@ -55,51 +47,19 @@ impl State {
         if self.runs.contains_key(&ev.run_id) {
             return Ok(());
         }
-        let existing: Option<i64> = self
-            .conn
-            .query_row("SELECT key FROM runs WHERE id = ?1", [&ev.run_id], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let acc = match existing {
-            Some(key) => {
-                let mut summary =
-                    crate::reader::load_summary(&self.conn, &ev.run_id)?.ok_or_else(|| {
-                        StoreError::Corrupt {
-                            run_id: ev.run_id.clone(),
-                            message: "run row vanished".to_owned(),
-                        }
-                    })?;
-                // The stored rows, not the run row, say which seqs are taken
-                // (a run row written by an older version may be wrong).
-                let max_seq: Option<i64> = self.conn.query_row(
-                    "SELECT MAX(seq) FROM events WHERE run_key = ?1",
-                    [key],
-                    |r| r.get(0),
-                )?;
-                summary.last_seq = max_seq.and_then(|v| u64::try_from(v).ok());
-                let mut stmt = self.conn.prepare_cached(
-                    "SELECT DISTINCT node_id FROM events WHERE run_key = ?1 AND node_id IS NOT NULL",
-                )?;
-                let nodes = stmt
-                    .query_map([key], |r| r.get::<_, String>(0))?
-                    .collect::<std::result::Result<HashSet<_>, _>>()?;
-                RunAcc {
-                    key,
-                    summary,
-                    nodes,
-                    dirty: false,
-                    touched: false,
-                }
-            }
+        let acc = match self.db.find_run(&ev.run_id)? {
+            Some(found) => RunAcc {
+                key: found.key,
+                summary: found.summary,
+                nodes: found.nodes,
+                dirty: false,
+                touched: false,
+            },
             None => {
                 let app = ev.app_hint.as_deref().unwrap_or_default().to_owned();
-                self.conn.execute(
-                    "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim) \
-                     VALUES (?1, ?2, ?2, 'running', ?3, ?3, ?4)",
-                    params![ev.run_id, app, ev.ts, ev.claim.as_deref()],
-                )?;
-                let key = self.conn.last_insert_rowid();
+                let key = self
+                    .db
+                    .create_run(&ev.run_id, &app, ev.ts, ev.claim.as_deref())?;
                 RunAcc {
                     key,
                     summary: RunSummary {
@@ -160,24 +120,29 @@ impl State {
         };
         self.load_or_create(ev)?;
         let exact = self.exact;
-        let Some(acc) = self.runs.get_mut(&ev.run_id) else {
+        let Some((key, fresh)) = self
+            .runs
+            .get(&ev.run_id)
+            .map(|acc| (acc.key, acc.is_fresh(ev.seq)))
+        else {
             return Ok(());
         };
-        if !exact && acc.is_fresh(ev.seq) {
-            pending.push(PendingRow {
-                key: acc.key,
-                code,
-                index,
-            });
+        if !exact && fresh {
+            pending.push(PendingRow { key, code, index });
         } else {
             // Maybe a replay: insert alone and see whether it was new.
-            flush_rows(&self.conn, pending, ops)?;
-            let mut stmt = self.conn.prepare_cached(INSERT_ONE)?;
-            bind_row(&mut stmt, 1, acc.key, code, ev)?;
-            if stmt.raw_execute()? != 1 {
+            self.flush_rows(pending, ops)?;
+            if !self.db.insert_one(EventRow {
+                key,
+                code,
+                event: ev,
+            })? {
                 return Ok(());
             }
         }
+        let Some(acc) = self.runs.get_mut(&ev.run_id) else {
+            return Ok(());
+        };
         let s = &mut acc.summary;
         s.counts.events += 1;
         s.last_seq = Some(s.last_seq.map_or(ev.seq, |l| l.max(ev.seq)));
@@ -247,80 +212,34 @@ pub(super) fn truncated(id: &str) -> &str {
     id.get(..end).unwrap_or_default()
 }
 
-const INSERT_ONE: &str = "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-
-/// `INSERT … VALUES (…), (…) …` with [`INSERT_CHUNK`] rows.
-fn insert_chunk_sql() -> &'static str {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
-        let rows = vec!["(?,?,?,?,?,?,?)"; INSERT_CHUNK].join(",");
-        format!(
-            "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) VALUES {rows}"
-        )
-    })
-}
-
-/// Binds one event row at parameters `first..first + 7` (rows with a seq
-/// beyond SQLite's integers never get here; it would be clamped).
-fn bind_row(
-    stmt: &mut rusqlite::Statement<'_>,
-    first: usize,
-    key: i64,
-    code: i64,
-    ev: &NewEvent,
-) -> Result<()> {
-    let seq = i64::try_from(ev.seq).unwrap_or(i64::MAX);
-    stmt.raw_bind_parameter(first, key)?;
-    stmt.raw_bind_parameter(first + 1, seq)?;
-    stmt.raw_bind_parameter(first + 2, ev.ts)?;
-    stmt.raw_bind_parameter(first + 3, code)?;
-    stmt.raw_bind_parameter(first + 4, ev.node_id.as_deref())?;
-    stmt.raw_bind_parameter(first + 5, ev.payload.as_str())?;
-    stmt.raw_bind_parameter(first + 6, ev.extra.as_ref().map(|e| e.get()))?;
-    Ok(())
-}
-
-/// Writes the queued rows: full chunks with one multi-row statement, the rest
-/// one by one. They are all new (see [`RunAcc::is_fresh`]), so every row must land.
-pub(super) fn flush_rows(
-    conn: &Connection,
-    pending: &mut Vec<PendingRow>,
-    ops: &[Op],
-) -> Result<()> {
-    if pending.is_empty() {
-        return Ok(());
-    }
-    let mut written = 0usize;
-    let mut rows = pending.chunks_exact(INSERT_CHUNK);
-    for chunk in rows.by_ref() {
-        let mut stmt = conn.prepare_cached(insert_chunk_sql())?;
-        for (i, row) in chunk.iter().enumerate() {
-            if let Some(ev) = event_at(ops, row.index) {
-                bind_row(&mut stmt, 1 + i * 7, row.key, row.code, ev)?;
-            }
+impl State {
+    /// Writes the queued rows. They are all new (see [`RunAcc::is_fresh`]), so every
+    /// row must land.
+    pub(super) fn flush_rows(&mut self, pending: &mut Vec<PendingRow>, ops: &[Op]) -> Result<()> {
+        if pending.is_empty() {
+            return Ok(());
         }
-        written += stmt.raw_execute()?;
-    }
-    let rest = rows.remainder();
-    if !rest.is_empty() {
-        let mut stmt = conn.prepare_cached(INSERT_ONE)?;
-        for row in rest {
-            if let Some(ev) = event_at(ops, row.index) {
-                bind_row(&mut stmt, 1, row.key, row.code, ev)?;
-                written += stmt.raw_execute()?;
-            }
+        let rows: Vec<EventRow<'_>> = pending
+            .iter()
+            .filter_map(|row| {
+                event_at(ops, row.index).map(|event| EventRow {
+                    key: row.key,
+                    code: row.code,
+                    event,
+                })
+            })
+            .collect();
+        let written = self.db.insert_new(&rows)?;
+        let expected = pending.len();
+        pending.clear();
+        if written != expected {
+            return Err(StoreError::Corrupt {
+                run_id: String::new(),
+                message: format!("{expected} new events queued, {written} stored"),
+            });
         }
+        Ok(())
     }
-    let expected = pending.len();
-    pending.clear();
-    if written != expected {
-        return Err(StoreError::Corrupt {
-            run_id: String::new(),
-            message: format!("{expected} new events queued, {written} stored"),
-        });
-    }
-    Ok(())
 }
 
 /// A stored event for the live feed (the payload text becomes a raw JSON value).
@@ -341,31 +260,4 @@ pub(super) fn stored_event(ev: NewEvent) -> Option<StoredEvent> {
         payload,
         extra: ev.extra,
     })
-}
-
-pub(super) fn write_run(conn: &Connection, acc: &RunAcc) -> Result<()> {
-    let s = &acc.summary;
-    let mut stmt = conn.prepare_cached(
-        "UPDATE runs SET app = ?2, name = ?3, status = ?4, started_at = ?5, finished_at = ?6, \
-         last_event_at = ?7, meta_json = ?8, sdk_json = ?9, event_count = ?10, node_count = ?11, \
-         error_count = ?12, input_tokens = ?13, output_tokens = ?14, last_seq = ?15 WHERE key = ?1",
-    )?;
-    stmt.execute(params![
-        acc.key,
-        s.app,
-        s.name,
-        s.status.as_str(),
-        s.started_at,
-        s.finished_at,
-        s.last_event_at,
-        s.meta.as_ref().map(|m| m.to_string()),
-        s.sdk.as_ref().map(|m| m.to_string()),
-        s.counts.events as i64,
-        s.counts.nodes as i64,
-        s.counts.errors as i64,
-        s.usage.input_tokens as i64,
-        s.usage.output_tokens as i64,
-        s.last_seq.and_then(|v| i64::try_from(v).ok()),
-    ])?;
-    Ok(())
 }

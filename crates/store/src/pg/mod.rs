@@ -1,0 +1,28 @@
+//! The PostgreSQL backend of the run store: numbered migrations, the writer's
+//! connection ([`writer::PgWriteDb`]) and the readers' bounded pool ([`reader::PgReader`]).
+//!
+//! Layout (migration 1): `runs` (one row per run with its counters, `bigserial` key),
+//! `event_types` (interned type names) and `events` keyed `(run_key, seq)` with `jsonb`
+//! payloads. Appends are multi-row `INSERT … SELECT FROM unnest(…)` with
+//! `ON CONFLICT (run_key, seq) DO NOTHING`, so replays deduplicate exactly as
+//! SQLite's `INSERT OR IGNORE` does. Payloads are read back minified; `jsonb` keeps
+//! the keys in its own order (the values and their meaning are unchanged).
+
+pub(crate) mod reader;
+pub(crate) mod schema;
+pub(crate) mod writer;
+
+use postgres::{Client, NoTls};
+
+use crate::database::PostgresUrl;
+use crate::error::{Result, StoreError};
+
+/// Opens one connection, with an error that names the database (never its password).
+pub(crate) fn connect(url: &PostgresUrl) -> Result<Client> {
+    url.config()
+        .connect(NoTls)
+        .map_err(|source| StoreError::Unreachable {
+            database: url.to_string(),
+            source,
+        })
+}

@@ -1,0 +1,418 @@
+//! The PostgreSQL side of [`crate::RunStore`]: the same reads as the SQLite side,
+//! over a bounded pool of connections.
+
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{NoTls, Row};
+use r2d2_postgres::PostgresConnectionManager;
+use r2d2_postgres::r2d2::{Pool, PooledConnection};
+
+use crate::database::PostgresUrl;
+use crate::error::{Result, StoreError};
+use crate::json_scan::minify;
+use crate::model::{
+    Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
+    UsageTotals,
+};
+use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like, snippet};
+use crate::writer::raw;
+
+/// Connections the readers of one process may hold.
+pub const POOL_SIZE: u32 = 8;
+/// Longest a read waits for a free connection before it fails as unavailable.
+pub const POOL_WAIT: Duration = Duration::from_secs(5);
+
+pub(crate) const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, finished_at, \
+     last_event_at, source, meta_json, sdk_json, event_count, node_count, error_count, \
+     input_tokens, output_tokens, last_seq";
+
+fn count(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// A run summary from [`SUMMARY_COLUMNS`] starting at column `at`.
+pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
+    let status: String = r.try_get(at + 3)?;
+    let started_at: i64 = r.try_get(at + 4)?;
+    let finished_at: Option<i64> = r.try_get(at + 5)?;
+    let last_event_at: i64 = r.try_get(at + 6)?;
+    let meta: Option<String> = r.try_get(at + 8)?;
+    let sdk: Option<String> = r.try_get(at + 9)?;
+    Ok(RunSummary {
+        id: r.try_get(at)?,
+        app: r.try_get(at + 1)?,
+        name: r.try_get(at + 2)?,
+        status: RunState::parse(&status).unwrap_or(RunState::Abandoned),
+        started_at,
+        finished_at,
+        duration_ms: Some(finished_at.unwrap_or(last_event_at) - started_at),
+        counts: Counts {
+            events: count(r.try_get(at + 10)?),
+            nodes: count(r.try_get(at + 11)?),
+            errors: count(r.try_get(at + 12)?),
+        },
+        usage: UsageTotals {
+            input_tokens: count(r.try_get(at + 13)?),
+            output_tokens: count(r.try_get(at + 14)?),
+        },
+        cost: None,
+        source: r.try_get(at + 7)?,
+        meta: meta.and_then(|m| serde_json::from_str(&m).ok()),
+        sdk: sdk.and_then(|m| serde_json::from_str(&m).ok()),
+        last_seq: r.try_get::<_, Option<i64>>(at + 15)?.map(count),
+        last_event_at,
+    })
+}
+
+/// Read access to a PostgreSQL run store.
+pub(crate) struct PgReader {
+    pool: Pool<PostgresConnectionManager<NoTls>>,
+    url: PostgresUrl,
+}
+
+const EVENT_COLUMNS: &str = "e.seq, e.ts, t.name, e.node_id, \
+     COALESCE(e.payload_text, e.payload::text), COALESCE(e.extra_text, e.extra::text)";
+
+impl PgReader {
+    /// Connects (a clear error when the database cannot be reached) and checks that
+    /// the schema exists and is not newer than this build.
+    pub(crate) fn open(url: &PostgresUrl) -> Result<PgReader> {
+        let mut client = super::connect(url)?;
+        let found = super::schema::version(&mut client)?;
+        if found > super::schema::LATEST {
+            return Err(StoreError::SchemaTooNew {
+                found,
+                supported: super::schema::LATEST,
+            });
+        }
+        if found == 0 {
+            return Err(StoreError::NotMigrated {
+                database: url.to_string(),
+            });
+        }
+        drop(client);
+        let manager = PostgresConnectionManager::new(url.config().clone(), NoTls);
+        let pool = Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(1))
+            .connection_timeout(POOL_WAIT)
+            .build(manager)?;
+        Ok(PgReader {
+            pool,
+            url: url.clone(),
+        })
+    }
+
+    /// The database.
+    pub(crate) fn url(&self) -> &PostgresUrl {
+        &self.url
+    }
+
+    fn conn(&self) -> Result<PooledConnection<PostgresConnectionManager<NoTls>>> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Whether the database answers now.
+    pub(crate) fn ping(&self) -> Result<()> {
+        self.conn()?.simple_query("SELECT 1")?;
+        Ok(())
+    }
+
+    pub(crate) fn list_runs(&self, filter: &RunFilter) -> Result<RunList> {
+        let limit = filter.effective_limit();
+        let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE true");
+        let mut args: Vec<Box<dyn ToSql + Sync>> = Vec::new();
+        if let Some(before) = filter.before {
+            push_arg(&mut sql, &mut args, " AND started_at < ?", Box::new(before));
+        }
+        if let Some(status) = filter.status {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND status = ?",
+                Box::new(status.as_str()),
+            );
+        }
+        if let Some(app) = &filter.app {
+            push_arg(&mut sql, &mut args, " AND app = ?", Box::new(app.clone()));
+        }
+        if let Some(q) = filter.q.as_deref().filter(|q| !q.is_empty()) {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND (id ILIKE ? OR name ILIKE ? OR app ILIKE ?)",
+                Box::new(escape_like(q)),
+            );
+        }
+        push_arg(
+            &mut sql,
+            &mut args,
+            " ORDER BY started_at DESC, key DESC LIMIT ?",
+            Box::new(i64::from(limit) + 1),
+        );
+        let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
+        let rows = self.conn()?.query(&sql, &params)?;
+        let mut runs = rows
+            .iter()
+            .map(|r| summary_from_row(r, 0))
+            .collect::<Result<Vec<_>>>()?;
+        let more = runs.len() > limit as usize;
+        runs.truncate(limit as usize);
+        let next_before = if more {
+            runs.last().map(|r| r.started_at)
+        } else {
+            None
+        };
+        Ok(RunList { runs, next_before })
+    }
+
+    pub(crate) fn get_run(&self, run_id: &str) -> Result<Option<RunSummary>> {
+        let sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE id = $1");
+        match self.conn()?.query_opt(&sql, &[&run_id])? {
+            Some(row) => Ok(Some(summary_from_row(&row, 0)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn run_key(
+        conn: &mut PooledConnection<PostgresConnectionManager<NoTls>>,
+        run_id: &str,
+    ) -> Result<Option<i64>> {
+        Ok(conn
+            .query_opt("SELECT key FROM runs WHERE id = $1", &[&run_id])?
+            .map(|r| r.get(0)))
+    }
+
+    pub(crate) fn events(
+        &self,
+        run_id: &str,
+        after_seq: Option<u64>,
+        limit: Option<u32>,
+    ) -> Result<Option<EventPage>> {
+        let limit = limit.unwrap_or(DEFAULT_EVENT_PAGE).clamp(1, MAX_EVENT_PAGE);
+        let mut conn = self.conn()?;
+        let Some(key) = Self::run_key(&mut conn, run_id)? else {
+            return Ok(None);
+        };
+        let after = after_seq.map_or(-1, |s| i64::try_from(s).unwrap_or(i64::MAX));
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events e JOIN event_types t ON t.code = e.type \
+             WHERE e.run_key = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3"
+        );
+        let rows = conn.query(&sql, &[&key, &after, &(i64::from(limit) + 1)])?;
+        let mut events = rows
+            .iter()
+            .map(|r| stored_event(run_id, r))
+            .collect::<Result<Vec<_>>>()?;
+        let has_more = events.len() > limit as usize;
+        events.truncate(limit as usize);
+        let next_after_seq = events.last().map(|e| e.seq).or(after_seq);
+        Ok(Some(EventPage {
+            events,
+            next_after_seq,
+            has_more,
+        }))
+    }
+
+    pub(crate) fn events_where(
+        &self,
+        run_id: &str,
+        node_id: Option<&str>,
+    ) -> Result<Option<Vec<StoredEvent>>> {
+        let mut conn = self.conn()?;
+        let Some(key) = Self::run_key(&mut conn, run_id)? else {
+            return Ok(None);
+        };
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events e JOIN event_types t ON t.code = e.type \
+             WHERE e.run_key = $1 AND ($2::text IS NULL OR e.node_id = $2 OR e.node_id IS NULL) \
+             ORDER BY e.seq"
+        );
+        let mut out = Vec::new();
+        let mut rows = conn.query_raw(&sql, [&key as &(dyn ToSql + Sync), &node_id])?;
+        while let Some(row) = rows.next()? {
+            out.push(stored_event(run_id, &row)?);
+        }
+        Ok(Some(out))
+    }
+
+    /// Streams a run's events (`(type, seq, ts, payload)`, in `seq` order, only the
+    /// given types when `types` is set) into `apply`; `None` if the run does not exist.
+    pub(crate) fn for_each_event(
+        &self,
+        run_id: &str,
+        types: Option<&[&str]>,
+        mut apply: impl FnMut(&str, u64, i64, &str),
+    ) -> Result<Option<()>> {
+        let mut conn = self.conn()?;
+        let Some(key) = Self::run_key(&mut conn, run_id)? else {
+            return Ok(None);
+        };
+        let types: Option<Vec<&str>> = types.map(<[&str]>::to_vec);
+        let mut rows = conn.query_raw(
+            "SELECT e.seq, e.ts, t.name, COALESCE(e.payload_text, e.payload::text) FROM events e \
+             JOIN event_types t ON t.code = e.type \
+             WHERE e.run_key = $1 AND ($2::text[] IS NULL OR t.name = ANY($2)) ORDER BY e.seq",
+            [&key as &(dyn ToSql + Sync), &types],
+        )?;
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.try_get(0)?;
+            let ts: i64 = row.try_get(1)?;
+            let name: &str = row.try_get(2)?;
+            let payload: &str = row.try_get(3)?;
+            apply(name, count(seq), ts, &minify(payload));
+        }
+        Ok(Some(()))
+    }
+
+    pub(crate) fn search_events(
+        &self,
+        query: &str,
+        run_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<EventHit>> {
+        let pattern = escape_like(query);
+        let rows = self.conn()?.query(
+            "SELECT r.id, e.seq, e.ts, t.name, e.node_id, \
+             COALESCE(e.payload_text, e.payload::text) AS text FROM events e \
+             JOIN runs r ON r.key = e.run_key JOIN event_types t ON t.code = e.type \
+             WHERE ($1::text IS NULL OR r.id = $1) \
+             AND COALESCE(e.payload_text, e.payload::text) ILIKE $2 \
+             ORDER BY r.started_at DESC, e.seq DESC LIMIT $3",
+            &[&run_id, &pattern, &i64::from(limit)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let payload: &str = r.try_get(5)?;
+                Ok(EventHit {
+                    run_id: r.try_get(0)?,
+                    seq: count(r.try_get(1)?),
+                    ts: r.try_get(2)?,
+                    type_name: r.try_get(3)?,
+                    node_id: r.try_get(4)?,
+                    snippet: snippet(&minify(payload), query),
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) fn recent_errors(&self, limit: usize) -> Result<Vec<ErrorHit>> {
+        let mut conn = self.conn()?;
+        let runs = conn.query(
+            "SELECT key, id, name FROM runs WHERE error_count > 0 \
+             ORDER BY started_at DESC LIMIT 200",
+            &[],
+        )?;
+        let Some(code) = conn
+            .query_opt(
+                "SELECT code FROM event_types WHERE name = 'node.error'",
+                &[],
+            )?
+            .map(|r| r.get::<_, i64>(0))
+        else {
+            return Ok(Vec::new());
+        };
+        let stmt = conn.prepare(
+            "SELECT seq, ts, node_id, COALESCE(payload_text, payload::text) \
+             FROM events WHERE run_key = $1 AND type = $2 ORDER BY seq DESC",
+        )?;
+        let mut hits = Vec::new();
+        for run in &runs {
+            let key: i64 = run.try_get(0)?;
+            let id: String = run.try_get(1)?;
+            let name: String = run.try_get(2)?;
+            for row in conn.query(&stmt, &[&key, &code])? {
+                let payload: &str = row.try_get(3)?;
+                let v: serde_json::Value =
+                    serde_json::from_str(payload).unwrap_or(serde_json::Value::Null);
+                let err = &v["error"];
+                hits.push(ErrorHit {
+                    run_id: id.clone(),
+                    run_name: name.clone(),
+                    seq: count(row.try_get(0)?),
+                    ts: row.try_get(1)?,
+                    node_id: row.try_get(2)?,
+                    name: err["name"].as_str().unwrap_or_default().to_owned(),
+                    message: err["message"].as_str().unwrap_or_default().to_owned(),
+                });
+            }
+            if hits.len() >= limit * 4 {
+                break;
+            }
+        }
+        hits.sort_by_key(|h| std::cmp::Reverse(h.ts));
+        hits.truncate(limit);
+        Ok(hits)
+    }
+
+    pub(crate) fn run_claim(&self, run_id: &str) -> Result<Option<Option<String>>> {
+        Ok(self
+            .conn()?
+            .query_opt("SELECT claim FROM runs WHERE id = $1", &[&run_id])?
+            .map(|r| r.get::<_, Option<String>>(0)))
+    }
+
+    pub(crate) fn total_events(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn()?
+            .query_one("SELECT COALESCE(SUM(event_count), 0)::int8 FROM runs", &[])?
+            .get(0);
+        Ok(count(n))
+    }
+
+    pub(crate) fn finished_ok_after(&self, run_id: &str, node_id: &str, seq: u64) -> Result<bool> {
+        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        let rows = self.conn()?.query(
+            "SELECT e.payload->>'status', e.payload_text FROM events e \
+             JOIN runs r ON r.key = e.run_key JOIN event_types t ON t.code = e.type \
+             WHERE r.id = $1 AND e.seq > $2 AND t.name = 'node.finished' AND e.node_id = $3 \
+             AND (e.payload_text IS NOT NULL OR COALESCE(e.payload->>'status', 'ok') = 'ok') \
+             ORDER BY e.seq",
+            &[&run_id, &seq, &node_id],
+        )?;
+        for row in rows {
+            let text: Option<&str> = row.try_get(1)?;
+            let Some(text) = text else {
+                return Ok(true); // a jsonb row: the query checked its status
+            };
+            let v: serde_json::Value =
+                serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+            if v.get("status").is_none_or(|s| s.is_null() || s == "ok") {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Appends `clause` with each `?` standing for the new parameter `v`.
+fn push_arg(
+    sql: &mut String,
+    args: &mut Vec<Box<dyn ToSql + Sync>>,
+    clause: &str,
+    v: Box<dyn ToSql + Sync>,
+) {
+    args.push(v);
+    sql.push_str(&clause.replace('?', &format!("${}", args.len())));
+}
+
+fn stored_event(run_id: &str, r: &Row) -> Result<StoredEvent> {
+    let seq: i64 = r.try_get(0)?;
+    let payload: &str = r.try_get(4)?;
+    let extra: Option<&str> = r.try_get(5)?;
+    let payload = raw(minify(payload).into_owned()).ok_or_else(|| StoreError::Corrupt {
+        run_id: run_id.to_owned(),
+        message: format!("payload of seq {seq} is not JSON"),
+    })?;
+    Ok(StoredEvent {
+        run_id: run_id.to_owned(),
+        seq: count(seq),
+        ts: r.try_get(1)?,
+        type_name: r.try_get(2)?,
+        node_id: r.try_get(3)?,
+        payload,
+        extra: extra.and_then(|x| raw(minify(x).into_owned())),
+    })
+}

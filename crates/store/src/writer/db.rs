@@ -1,0 +1,84 @@
+//! What the writer thread asks of a database: the write-side backend trait.
+//!
+//! The writer thread (`thread.rs`) holds the logic every backend shares — batching,
+//! the freshness shortcut, run counters, isolation of a failed batch, the commit hook —
+//! and touches the database only through [`WriteDb`]. One implementation per backend:
+//! SQLite (`writer/sqlite_db.rs`) and PostgreSQL (`pg/writer.rs`).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::Result;
+use crate::ingest::NewEvent;
+use crate::model::RunSummary;
+use crate::writer::Retention;
+
+/// A stored run as the writer loads it to go on counting.
+pub(crate) struct FoundRun {
+    /// The run's row key.
+    pub(crate) key: i64,
+    /// Its summary, with `last_seq` taken from the stored event rows.
+    pub(crate) summary: RunSummary,
+    /// The node ids its events name.
+    pub(crate) nodes: HashSet<String>,
+}
+
+/// One event row to insert.
+#[derive(Clone, Copy)]
+pub(crate) struct EventRow<'a> {
+    /// The run's row key.
+    pub(crate) key: i64,
+    /// The interned event type.
+    pub(crate) code: i64,
+    /// The event.
+    pub(crate) event: &'a NewEvent,
+}
+
+/// The writer's connection to one database. Every call but [`WriteDb::begin`],
+/// [`WriteDb::commit`], [`WriteDb::rollback`] and [`WriteDb::finish`] runs inside
+/// the transaction the thread opened.
+pub(crate) trait WriteDb: Send {
+    /// Marks the runs a previous process left `running` as `abandoned`; returns their ids.
+    fn reconcile(&mut self, now: i64) -> Result<Vec<String>>;
+    /// Rows the thread queues before it calls [`WriteDb::insert_new`].
+    fn insert_chunk(&self) -> usize;
+    /// Opens a write transaction.
+    fn begin(&mut self) -> Result<()>;
+    /// Commits it.
+    fn commit(&mut self) -> Result<()>;
+    /// Rolls it back (best effort).
+    fn rollback(&mut self);
+    /// Every interned event type, by name.
+    fn load_types(&mut self) -> Result<HashMap<String, i64>>;
+    /// The code of `name`, interning it when new.
+    fn intern_type(&mut self, name: &str) -> Result<i64>;
+    /// A stored run.
+    fn find_run(&mut self, run_id: &str) -> Result<Option<FoundRun>>;
+    /// Creates a run row (`running`, started and last seen at `ts`); returns its key.
+    fn create_run(&mut self, run_id: &str, app: &str, ts: i64, claim: Option<&str>) -> Result<i64>;
+    /// Inserts rows known to be new; returns how many were stored (all of them, or
+    /// the thread reports corruption).
+    fn insert_new(&mut self, rows: &[EventRow<'_>]) -> Result<usize>;
+    /// Inserts one row unless its `(run, seq)` is stored; returns whether it was new.
+    fn insert_one(&mut self, row: EventRow<'_>) -> Result<bool>;
+    /// Writes a run's counters and facts.
+    fn write_run(&mut self, key: i64, summary: &RunSummary) -> Result<()>;
+    /// Marks a run `abandoned` (finished at `at`) if it is `running`; returns whether it was.
+    fn abandon(&mut self, run_id: &str, at: i64) -> Result<bool>;
+    /// A run's row key.
+    fn run_key(&mut self, run_id: &str) -> Result<Option<i64>>;
+    /// Deletes a run and its events by key.
+    fn delete_key(&mut self, key: i64) -> Result<()>;
+    /// Up to `limit` finished runs outside `retention`, oldest first: `(key, id)`.
+    /// Imported runs keep their original times, so `keep_days` leaves them alone
+    /// (`keep_runs` counts them).
+    fn prune_victims(
+        &mut self,
+        retention: Retention,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, String)>>;
+    /// One run's stored summary.
+    fn load_summary(&mut self, run_id: &str) -> Result<Option<RunSummary>>;
+    /// Called once when the thread stops (SQLite truncates its WAL).
+    fn finish(&mut self) {}
+}
