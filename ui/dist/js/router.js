@@ -29,8 +29,13 @@ export class Router {
     return /^#\/memory(\/|$)/.test(hash || '');
   }
 
+  /** `#/diff…` belongs to the diff view (diffview.js). */
+  static isDiff(hash) {
+    return /^#\/diff(\/|$)/.test(hash || '');
+  }
+
   apply() {
-    if (Router.isTasks(location.hash) || Router.isMemory(location.hash)) return;
+    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash)) return;
     const { runId, nodeId } = Router.parse(location.hash);
     this.store.selectRun(runId, nodeId);
   }
@@ -41,7 +46,7 @@ export class Router {
   }
 
   write() {
-    if (Router.isTasks(location.hash) || Router.isMemory(location.hash)) return;
+    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash)) return;
     const h = Router.format(this.store.runId, this.store.nodeId);
     if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
   }

@@ -1,0 +1,84 @@
+// End-to-end: the diff view (#/diff/<a>/<b>) of two runs recorded by the real GraphMind client
+// (graphmind-ai 0.5.1, tests/browser/agents/diff_agent.py) that part at their search tool: the
+// side-by-side table, the first divergence highlighted, the JSON diff of the selected node,
+// picking runs, and a clear error for an unknown run.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser, openPage, runAgent, until, artifact } from './lib/harness.mjs';
+
+let srv;
+let browser;
+let page;
+let errors;
+const ids = {};
+
+async function record(name, variant) {
+  const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_VARIANT: variant }, 'diff_agent.py');
+  const out = await agent.waitFor('RUN-END ok');
+  await agent.exited;
+  const id = /RUN-ID (\S+)/.exec(out)[1];
+  await until(async () => {
+    const res = await fetch(`${srv.base}/api/runs/${encodeURIComponent(id)}`, { headers: { Authorization: `Bearer ${srv.token}` } });
+    return res.ok && (await res.json()).status === 'ok';
+  }, { what: `run ${name} finished` });
+  return id;
+}
+
+before(async () => {
+  srv = await startServer();
+  // The same run name twice: graphmind-ai names the run's root agent after it (`agent:<name>`).
+  ids.a = await record('trip', 'a');
+  ids.b = await record('trip', 'b');
+  browser = await launchBrowser();
+  ({ page, errors } = await openPage(browser, srv.url()));
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+});
+
+test('two runs side by side, the first divergence highlighted, the node JSON diff shown', async () => {
+  await page.evaluate(([a, b]) => { location.hash = `#/diff/${encodeURIComponent(a)}/${encodeURIComponent(b)}`; }, [ids.a, ids.b]);
+  await page.locator('[data-testid="diff-table"]').waitFor();
+  assert.equal(await page.locator('main.layout').isHidden(), true, 'the run viewer is hidden');
+  const rows = await page.locator('.diff-row').evaluateAll((trs) => trs.map((tr) => tr.dataset.node));
+  assert.deepEqual(rows, ['agent:trip', 'tool:search', 'llm:answer']);
+  assert.match(await page.locator('[data-testid="diff-first"]').textContent(), /First divergence: tool:search \(output, instance 1/);
+  const first = page.locator('.diff-row.first');
+  assert.equal(await first.count(), 1);
+  assert.equal(await first.getAttribute('data-node'), 'tool:search');
+  assert.equal(await first.getAttribute('aria-selected'), 'true', 'the divergence is selected');
+  // Its JSON diff: the changed price and the added hit.
+  const changes = await page.locator('[data-testid="diff-changes"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  assert.ok(changes.some((c) => c[1] === 'output' && c[2] === 'changed' && c[3] === '/hits/0/price' && c[4] === '120' && c[5] === '99'), JSON.stringify(changes));
+  assert.ok(changes.some((c) => c[2] === 'added' && c[3] === '/hits/1'), JSON.stringify(changes));
+  // The llm is the same in both: tokens and cost side by side, no difference.
+  const llm = page.locator('.diff-row[data-node="llm:answer"]');
+  const cells = await llm.locator('td').allTextContents();
+  assert.equal(cells[4], '1.2k', `A tokens: ${cells}`);
+  assert.equal(cells[9], '1.2k', `B tokens: ${cells}`);
+  assert.match(cells[5], /^\$0\.000[0-9]+$/, `A cost: ${cells}`);
+  assert.equal(cells[11], '', 'no difference');
+  await llm.click();
+  assert.match(await page.locator('[data-testid="diff-detail"]').textContent(), /No difference in this node/);
+  await page.screenshot({ path: artifact('diff-view.png') });
+  assert.deepEqual(errors, []);
+});
+
+test('the pickers open a diff, an unknown run is named', async () => {
+  await page.locator('#nav-diff').click();
+  await until(async () => (await page.locator('select[aria-label="Run B"] option').count()) >= 3, { what: 'the run pickers' });
+  await page.locator('select[aria-label="Run A"]').selectOption(ids.b);
+  await page.locator('select[aria-label="Run B"]').selectOption(ids.b);
+  await page.locator('[data-testid="diff-compare"]').click();
+  await until(async () => /No divergence/.test(await page.locator('[data-testid="diff-first"]').textContent().catch(() => '')), { what: 'a run against itself' });
+  await page.evaluate(() => { location.hash = '#/diff/nope/also-nope'; });
+  await page.locator('[data-testid="diff-error"]').waitFor();
+  assert.match(await page.locator('[data-testid="diff-error"]').textContent(), /Cannot compare: no run nope/);
+  // Back to the runs.
+  await page.locator('.diff-head a', { hasText: 'Runs' }).click();
+  await until(async () => !(await page.locator('main.layout').isHidden()), { what: 'the run viewer back' });
+  assert.deepEqual(errors.filter((e) => !/404/.test(e)), []);
+});

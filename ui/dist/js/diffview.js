@@ -1,0 +1,210 @@
+// The diff view (#/diff/<runA>/<runB>): two runs side by side as the server's
+// `GET /api/diff` compares them (store::diff — this page never re-derives a rule): per node
+// instance counts, status, durations, tokens and cost of each run, the first divergence
+// highlighted, and the JSON diff of the selected node's inputs and outputs.
+// `#/diff` (or `#/diff/<runA>`) shows the run pickers.
+
+import { el, announce, typingTarget } from './dom.js';
+import { api, takeToken } from './conn.js';
+import { fmtDuration, fmtCount, fmtCost, fmtTime } from './format.js';
+
+const LABELS = {
+  onlyInA: 'only in A', onlyInB: 'only in B', instances: 'instances', status: 'status',
+  input: 'input', output: 'output', error: 'error',
+};
+
+/** `#/diff`, `#/diff/<a>`, `#/diff/<a>/<b>` → {a, b}; anything else → null. */
+export function parseDiffRoute(hash) {
+  const m = /^#\/diff(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/.exec(hash || '');
+  if (!m) return null;
+  return { a: m[1] ? decodeURIComponent(m[1]) : null, b: m[2] ? decodeURIComponent(m[2]) : null };
+}
+
+/** The hash of the diff view of runs `a` and `b`. */
+export function diffHash(a, b) {
+  return `#/diff${a ? `/${encodeURIComponent(a)}` : ''}${a && b ? `/${encodeURIComponent(b)}` : ''}`;
+}
+
+function tokens(t) {
+  const n = t ? (t.input || 0) + (t.output || 0) + (t.cacheRead || 0) + (t.cacheWrite || 0) : 0;
+  return n ? fmtCount(n) : '–';
+}
+
+function cost(c) {
+  if (!c || (c.usd === 0 && !(c.unpricedModels || []).length)) return '–';
+  return fmtCost(c);
+}
+
+function value(v) {
+  if (v === undefined) return el('span', { class: 'muted' }, '∅');
+  const text = JSON.stringify(v, null, 1);
+  return el('code', { class: 'diff-value', title: text.length > 200 ? text.slice(0, 2000) : null }, text.length > 200 ? `${text.slice(0, 200)}…` : text);
+}
+
+export class DiffPage {
+  /** `source`: `{runs() → Promise<[RunSummary]>, diff(a, b) → Promise<RunDiff>}`. */
+  constructor(root, main, source) {
+    this.root = root;
+    this.main = main;
+    this.source = source;
+    this.diff = null;
+    this.selected = null;
+    this.loading = 0;
+    window.addEventListener('hashchange', () => this.route());
+    this.route();
+  }
+
+  route() {
+    const r = parseDiffRoute(location.hash);
+    document.getElementById('nav-diff')?.classList.toggle('active', !!r);
+    if (!r) {
+      if (!this.root.hidden) {
+        this.root.hidden = true;
+        if (!/^#\/(memory|tasks?)(\/|$)/.test(location.hash)) this.main.hidden = false;
+      }
+      return;
+    }
+    this.main.hidden = true;
+    this.root.hidden = false;
+    this.show(r.a, r.b);
+  }
+
+  async show(a, b) {
+    const load = ++this.loading;
+    this.pickA = el('select', { class: 'diff-pick', 'aria-label': 'Run A' });
+    this.pickB = el('select', { class: 'diff-pick', 'aria-label': 'Run B' });
+    const go = el('button', {
+      type: 'button', class: 'btn', 'data-testid': 'diff-compare',
+      onclick: () => { if (this.pickA.value && this.pickB.value) location.hash = diffHash(this.pickA.value, this.pickB.value); },
+    }, 'Compare');
+    this.body = el('div', { class: 'diff-body' });
+    this.root.replaceChildren(
+      el('div', { class: 'tg-head diff-head' },
+        el('a', { href: '#/', class: 'btn' }, '← Runs'),
+        el('h1', { class: 'tg-title' }, 'Compare runs'),
+        el('label', { class: 'small' }, 'A ', this.pickA),
+        el('label', { class: 'small' }, 'B ', this.pickB),
+        go),
+      this.body);
+    this.source.runs().then((runs) => {
+      if (load !== this.loading) return;
+      for (const [pick, chosen] of [[this.pickA, a], [this.pickB, b]]) {
+        pick.replaceChildren(el('option', { value: '' }, '— pick a run —'),
+          ...runs.map((r) => el('option', { value: r.id, selected: r.id === chosen }, `${r.name || r.id} · ${r.status} · ${fmtTime(r.startedAt)} (${r.id})`)));
+        if (chosen && !runs.some((r) => r.id === chosen)) pick.append(el('option', { value: chosen, selected: true }, chosen));
+      }
+    }).catch(() => { /* the pickers stay empty; the hash still works */ });
+    if (!a || !b) {
+      this.body.replaceChildren(el('p', { class: 'muted pad' }, 'Pick two runs to compare them node by node.'));
+      return;
+    }
+    this.body.replaceChildren(el('p', { class: 'muted pad' }, 'Comparing…'));
+    let diff;
+    try {
+      diff = await this.source.diff(a, b);
+    } catch (e) {
+      if (load !== this.loading) return;
+      this.body.replaceChildren(el('p', { class: 'pad err-text', role: 'alert', 'data-testid': 'diff-error' }, `Cannot compare: ${e.message}`));
+      return;
+    }
+    if (load !== this.loading) return;
+    this.diff = diff;
+    const first = diff.firstDivergence;
+    this.render(first ? first.nodeId : (diff.nodes[0] && diff.nodes[0].nodeId));
+  }
+
+  render(selectNodeId) {
+    const d = this.diff;
+    const first = d.firstDivergence;
+    const side = (label, s) => el('div', { class: 'diff-run' },
+      el('strong', {}, `${label} `), el('a', { href: `#/run/${encodeURIComponent(s.runId)}` }, s.name || s.runId),
+      el('span', { class: `pill st-${s.status}` }, s.status),
+      el('span', { class: 'muted small' }, ` ${fmtDuration(s.durationMs)} · ${s.nodes} nodes · ${tokens(s.tokens)} tok · ${cost(s.cost)}`));
+    const banner = first
+      ? el('p', { class: 'diff-first', role: 'status', 'data-testid': 'diff-first' },
+        'First divergence: ', el('button', { type: 'button', class: 'link-button', onclick: () => this.select(first.nodeId) }, first.nodeId),
+        ` (${LABELS[first.difference] || first.difference}${first.instance !== undefined && first.instance !== null ? `, instance ${first.instance + 1}` : ''}${first.seq !== null && first.seq !== undefined ? `, seq ${first.seq}` : ''})`)
+      : el('p', { class: 'diff-same', role: 'status', 'data-testid': 'diff-first' }, 'No divergence: the runs did the same.');
+    const head = ['Node', 'A #', 'A status', 'A time', 'A tokens', 'A cost', 'B #', 'B status', 'B time', 'B tokens', 'B cost', 'Differs'];
+    this.rows = new Map();
+    const rows = d.nodes.map((n) => {
+      const cells = (s) => s
+        ? [String(s.instances), el('span', { class: `pill st-${s.status}` }, s.status), fmtDuration(s.durationMs), tokens(s.tokens), cost(s.cost)]
+        : ['–', el('span', { class: 'muted' }, 'absent'), '–', '–', '–'];
+      const isFirst = first && first.nodeId === n.nodeId;
+      const tr = el('tr', {
+        class: `diff-row${n.differences.length ? ' differs' : ''}${isFirst ? ' first' : ''}`,
+        'data-node': n.nodeId, tabindex: '0', 'aria-selected': 'false',
+        onclick: () => this.select(n.nodeId),
+        onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.select(n.nodeId); } },
+      },
+      el('td', { class: 'mono' }, isFirst ? el('span', { class: 'diff-mark', title: 'First divergence' }, '▶ ') : '', n.nodeId),
+      ...[...cells(n.a), ...cells(n.b)].map((c) => el('td', {}, c)),
+      el('td', {}, n.differences.map((x) => LABELS[x] || x).join(', ')));
+      this.rows.set(n.nodeId, tr);
+      return tr;
+    });
+    this.detail = el('section', { class: 'diff-detail', 'aria-label': 'Node diff', 'data-testid': 'diff-detail' });
+    this.body.replaceChildren(
+      el('div', { class: 'diff-runs' }, side('A', d.a), side('B', d.b)),
+      banner,
+      el('div', { class: 'diff-main' },
+        el('div', { class: 'tg-table-wrap diff-table-wrap' },
+          el('table', { class: 'tg-table diff-table', 'data-testid': 'diff-table' },
+            el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col' }, h)))),
+            el('tbody', {}, rows))),
+        this.detail));
+    if (selectNodeId) this.select(selectNodeId);
+  }
+
+  select(nodeId) {
+    const n = this.diff && this.diff.nodes.find((x) => x.nodeId === nodeId);
+    if (!n) return;
+    this.selected = nodeId;
+    for (const [id, tr] of this.rows) {
+      tr.classList.toggle('selected', id === nodeId);
+      tr.setAttribute('aria-selected', id === nodeId ? 'true' : 'false');
+    }
+    const d = this.diff;
+    const links = el('p', { class: 'small' },
+      n.a ? el('a', { href: `#/run/${encodeURIComponent(d.a.runId)}/node/${encodeURIComponent(nodeId)}` }, 'Open in A') : '',
+      n.a && n.b ? ' · ' : '',
+      n.b ? el('a', { href: `#/run/${encodeURIComponent(d.b.runId)}/node/${encodeURIComponent(nodeId)}` }, 'Open in B') : '');
+    let changes;
+    if (n.changes.length) {
+      changes = el('table', { class: 'diff-changes', 'data-testid': 'diff-changes' },
+        el('thead', {}, el('tr', {}, ...['#', 'Field', 'Change', 'Path', 'A', 'B'].map((h) => el('th', { scope: 'col' }, h)))),
+        el('tbody', {}, n.changes.map((c) => el('tr', { class: `op-${c.op}` },
+          el('td', {}, String(c.instance + 1)), el('td', {}, c.field), el('td', {}, c.op),
+          el('td', { class: 'mono' }, c.path || '(whole value)'), el('td', {}, value(c.a)), el('td', {}, value(c.b))))));
+    } else {
+      changes = el('p', { class: 'muted small' }, n.differences.length ? 'Inputs and outputs are the same; see the columns.' : 'No difference in this node.');
+    }
+    this.detail.replaceChildren(
+      el('h2', { class: 'mono' }, nodeId),
+      el('p', { class: 'small' }, n.differences.length ? `Differs: ${n.differences.map((x) => LABELS[x] || x).join(', ')}` : 'Same in both runs.'),
+      changes,
+      n.moreChanges ? el('p', { class: 'muted small' }, `… ${n.moreChanges} more changes not listed`) : '',
+      links);
+    announce(`${nodeId}: ${n.differences.length ? n.differences.map((x) => LABELS[x] || x).join(', ') : 'same'}`);
+  }
+}
+
+// ---- boot: the page over the server's HTTP API ---------------------------------------
+const root = document.getElementById('diff-page');
+const main = document.querySelector('main.layout');
+if (root && main) {
+  const token = takeToken();
+  const page = new DiffPage(root, main, {
+    runs: () => api(token, '/api/runs?limit=200').then((list) => list.runs || []),
+    diff: (a, b) => api(token, `/api/diff?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`),
+  });
+  // D in the run viewer: compare the open run with another.
+  document.addEventListener('keydown', (e) => {
+    if (typingTarget(e) || e.ctrlKey || e.metaKey || e.altKey || e.key !== 'd' || main.hidden) return;
+    const m = /^#\/run\/([^/]+)/.exec(location.hash);
+    e.preventDefault();
+    location.hash = diffHash(m ? decodeURIComponent(m[1]) : null, null);
+  });
+  window.mindgateDiff = { page };
+}
