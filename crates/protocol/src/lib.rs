@@ -74,3 +74,28 @@ pub mod capability {
     /// The client accepts an edited input on resume.
     pub const EDIT_INPUT: &str = "edit-input";
 }
+
+/// What a hub announces in `hello.ack.hubCapabilities`: what it does itself,
+/// beyond relaying controls. Open-ended: apps ignore strings they do not know.
+pub mod hub_capability {
+    /// Resumes may carry an edited `input` for gates the app marked `editable`.
+    pub const EDIT_INPUT: &str = "edit-input";
+    /// The hub can replay a recorded run up to a step (answering gates itself).
+    pub const REPLAY: &str = "replay";
+    /// The hub stamps `principal` on `exec.resumed` (who released the gate).
+    pub const PRINCIPAL: &str = "principal";
+}
+
+/// The `kind` of an `exec.resumed.principal`: the surface a gate was released through.
+pub mod principal {
+    /// A person in the browser viewer (`/ws/ui`).
+    pub const VIEWER: &str = "viewer";
+    /// An MCP client (`/mcp`, or `mindgate mcp --allow-control`).
+    pub const MCP: &str = "mcp";
+    /// The HTTP API (`POST /api/runs/:runId/pauses/:pauseId/resume`).
+    pub const HTTP: &str = "http";
+    /// The app released it itself (viewer gone, pause timeout, shutdown).
+    pub const FAIL_OPEN: &str = "fail-open";
+    /// The hub, answering a gate of a replay.
+    pub const REPLAY: &str = "replay";
+}

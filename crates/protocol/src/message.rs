@@ -248,6 +248,10 @@ pub struct NodeFinished {
     /// Time held at gates, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_ms: Option<f64>,
+    /// Why a model call stopped, as the provider said it (`stop`, `length`,
+    /// `tool-calls`, …; open-ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
     /// Unknown fields, kept as received.
     #[serde(flatten)]
     pub extra: Extra,
@@ -366,7 +370,8 @@ pub struct ExecResumed {
     /// Echo of the request that released it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-    /// Who released it (any JSON; a `null` is kept).
+    /// Who released it (any JSON; a `null` is kept). Mindgate's hub writes
+    /// `{"kind": …}` with a [`crate::principal`] kind when the app sent none.
     #[serde(
         default,
         deserialize_with = "present",
@@ -508,6 +513,10 @@ pub struct HelloAck {
     /// Token the app echoes as `resumeToken` on reconnect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_token: Option<String>,
+    /// What this hub itself supports beyond relaying (open-ended, see
+    /// [`crate::hub_capability`]); absent from viewers that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub_capabilities: Option<Vec<String>>,
     /// Unknown fields, kept as received.
     #[serde(flatten)]
     pub extra: Extra,

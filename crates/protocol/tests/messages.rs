@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{frame, json_eq, parse_ok, sample, samples};
+use common::{frame, json_eq, parse_ok, sample, samples, wildcard};
 use mindgate_protocol::{
     BreakpointMatcher, Envelope, Message, NodeKind, NodeStatus, ParseResult, PausePoint,
     PauseReason, RefuseCode, ResumeAction, RunMode, RunStatus, TokenChannel, WILDCARD_RUN_ID,
@@ -186,6 +186,28 @@ fn node_finished() {
 }
 
 #[test]
+fn node_finished_finish_reason_is_optional() {
+    let Message::NodeFinished(p) = message("node.finished") else {
+        panic!("wrong variant")
+    };
+    assert_eq!(p.finish_reason.as_deref(), Some("tool-calls"));
+    let v = frame(
+        "node.finished",
+        json!({"nodeId": "n", "durationMs": 1, "status": "ok"}),
+    );
+    let Message::NodeFinished(p) = parse_ok(&v).message else {
+        panic!("wrong variant")
+    };
+    assert_eq!(p.finish_reason, None);
+    // A 0.5.1 frame re-serialises without the field.
+    assert!(
+        !serde_json::to_string(&Message::NodeFinished(p))
+            .unwrap()
+            .contains("finishReason")
+    );
+}
+
+#[test]
 fn node_error() {
     let Message::NodeError(p) = message("node.error") else {
         panic!("wrong variant")
@@ -356,6 +378,41 @@ fn hello_ack() {
     );
     assert_eq!(p.mode, RunMode::Run);
     assert_eq!(p.session_token.as_deref(), Some("tok_5f1e"));
+    assert_eq!(
+        p.hub_capabilities.as_deref(),
+        Some(
+            &[
+                mindgate_protocol::hub_capability::EDIT_INPUT.to_owned(),
+                mindgate_protocol::hub_capability::REPLAY.to_owned(),
+                mindgate_protocol::hub_capability::PRINCIPAL.to_owned(),
+            ][..]
+        )
+    );
+}
+
+#[test]
+fn hello_ack_without_hub_capabilities_is_valid() {
+    let v = wildcard(
+        "hello.ack",
+        json!({"versions": {"protocol": 1, "viewer": "0.5.1"}, "capabilities": [],
+               "breakpoints": [], "mode": "run"}),
+    );
+    let Message::HelloAck(p) = parse_ok(&v).message else {
+        panic!("wrong variant")
+    };
+    assert_eq!(p.hub_capabilities, None);
+}
+
+#[test]
+fn exec_paused_reason_and_editable_are_optional() {
+    let v = frame(
+        "exec.paused",
+        json!({"pauseId": "p", "nodeId": "tool:t", "point": "before"}),
+    );
+    let Message::ExecPaused(p) = parse_ok(&v).message else {
+        panic!("wrong variant")
+    };
+    assert_eq!((p.reason, p.editable), (None, None));
 }
 
 /// (sample, pointer to the object holding the field, field, expected issue path)

@@ -88,6 +88,7 @@ fn bench_gates(c: &mut Criterion) {
         duration_ms: 12.5,
         status: NodeStatus::Ok,
         held_ms: None,
+        finish_reason: None,
         extra: Default::default(),
     });
     let emitter = detached_client();

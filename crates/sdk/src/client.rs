@@ -429,6 +429,7 @@ impl Client {
                     RunStatus::Aborted => mindgate_protocol::NodeStatus::Aborted,
                 },
                 held_ms: ms_if_any(held),
+                finish_reason: None,
                 extra: Map::new(),
             }),
         );

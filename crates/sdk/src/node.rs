@@ -296,6 +296,7 @@ impl Node {
             pending: Mutex::new(Vec::new()),
             scheduled: AtomicBool::new(false),
             usage: Mutex::new(None),
+            finish_reason: Mutex::new(None),
             attempts: AtomicU32::new(0),
             started: Instant::now(),
         });
@@ -449,6 +450,7 @@ struct Instance {
     pending: Mutex<Vec<TokenDelta>>,
     scheduled: AtomicBool,
     usage: Mutex<Option<Usage>>,
+    finish_reason: Mutex<Option<String>>,
     attempts: AtomicU32,
     started: Instant,
 }
@@ -511,6 +513,7 @@ impl Instance {
     fn finish(&self, output: Option<Value>, status: NodeStatus, held: Duration, flags: &[&str]) {
         self.flush_tokens();
         let usage = self.usage.lock().ok().and_then(|mut u| u.take());
+        let finish_reason = self.finish_reason.lock().ok().and_then(|mut r| r.take());
         let mut extra = Map::new();
         for flag in flags {
             extra.insert((*flag).to_owned(), Value::Bool(true));
@@ -525,6 +528,7 @@ impl Instance {
                 duration_ms: ms(self.started.elapsed()),
                 status,
                 held_ms: ms_if_any(held),
+                finish_reason,
                 extra,
             }),
         );
@@ -596,6 +600,16 @@ impl NodeCtx {
             output_tokens,
             ..Default::default()
         });
+    }
+
+    /// Records why a model call stopped (`stop`, `length`, `tool-calls`, …),
+    /// reported as `finishReason` on `node.finished`.
+    pub fn finish_reason(&self, reason: impl Into<String>) {
+        if let Some(inst) = &self.inner
+            && let Ok(mut r) = inst.finish_reason.lock()
+        {
+            *r = Some(reason.into());
+        }
     }
 
     /// The logical node id (`None` when the SDK is off).

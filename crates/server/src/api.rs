@@ -23,7 +23,7 @@ pub const MAX_PAUSE_WAIT: Duration = Duration::from_secs(60);
 
 type ApiResult<T = Response> = Result<T, ApiError>;
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     f: impl FnOnce(&RunStore) -> mindgate_store::Result<T> + Send + 'static,
 ) -> ApiResult<T> {
@@ -34,7 +34,7 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-fn run_not_found(run_id: &str) -> ApiError {
+pub(crate) fn run_not_found(run_id: &str) -> ApiError {
     ApiError::not_found(format!("no run {run_id}"))
 }
 
@@ -331,6 +331,7 @@ pub async fn resume(
                 action,
                 output: b.output,
                 input: b.input,
+                principal: crate::hub::Principal::Http,
                 request_id: b.request_id,
             },
             state.config.resume_wait,

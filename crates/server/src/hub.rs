@@ -51,12 +51,15 @@ pub const DELTA_CAPACITY: usize = 1_024;
 mod claims;
 mod debug_state;
 mod pauses;
+mod replay;
 mod views;
 
 use pauses::{adjust_held, remember_taken};
 
+pub use replay::{MAX_SHOWN_INPUT_BYTES, PlanError, ReplayMatch, ReplayPlan};
 pub use views::{
-    AppView, ClaimVerdict, HubRefusal, HubSnapshot, PauseView, ResumeRequest, ResumeResult,
+    AppView, ClaimVerdict, HubRefusal, HubSnapshot, PauseView, Principal, ResumeRequest,
+    ResumeResult,
 };
 
 struct AppConn {
@@ -105,6 +108,8 @@ pub fn resume_answer((result, message): ResumeReply) -> Value {
 struct InFlight {
     pause: Pause,
     waiter: Option<oneshot::Sender<ResumeReply>>,
+    /// Stamped on the app's `exec.resumed`.
+    principal: Principal,
 }
 
 struct Inner {
@@ -120,6 +125,7 @@ struct Inner {
     in_flight: HashMap<(String, String), InFlight>,
     taken: HashSet<(String, String)>,
     taken_order: VecDeque<(String, String)>,
+    replay: replay::ReplayState,
 }
 
 /// Shared live state of the server.
@@ -127,6 +133,8 @@ pub struct Hub {
     inner: Mutex<Inner>,
     version: watch::Sender<u64>,
     deltas: broadcast::Sender<Arc<str>>,
+    /// A replay is armed or running (ingest then shows the hub every `node.started`).
+    replay_watch: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Hub {
@@ -172,6 +180,13 @@ pub const VIEWER_CAPABILITIES: &[&str] = &[
     capability::EDIT_INPUT,
 ];
 
+/// What the hub itself does, announced in `hello.ack.hubCapabilities`.
+pub const HUB_CAPABILITIES: &[&str] = &[
+    mindgate_protocol::hub_capability::EDIT_INPUT,
+    mindgate_protocol::hub_capability::REPLAY,
+    mindgate_protocol::hub_capability::PRINCIPAL,
+];
+
 impl Hub {
     /// A hub with the default debug state: `{point: "error"}` armed, mode `run`.
     pub fn new() -> Hub {
@@ -190,9 +205,11 @@ impl Hub {
                 in_flight: HashMap::new(),
                 taken: HashSet::new(),
                 taken_order: VecDeque::new(),
+                replay: Default::default(),
             }),
             version: watch::channel(0).0,
             deltas: broadcast::channel(DELTA_CAPACITY).0,
+            replay_watch: Default::default(),
         }
     }
 
@@ -274,6 +291,12 @@ impl Hub {
         if let Some(app) = inner.apps.get(&conn) {
             self.delta(serde_json::json!({"type": "app.attached", "app": app.view(conn)}));
         }
+        let mut breakpoints = inner.breakpoints.as_slice().to_vec();
+        if let Some(m) = Self::replay_on_attach(&mut inner, conn, hello.app.as_deref())
+            && !breakpoints.contains(&m)
+        {
+            breakpoints.push(m);
+        }
         let ack = HelloAck {
             versions: ViewerVersions {
                 protocol: mindgate_protocol::PROTOCOL_VERSION,
@@ -284,9 +307,10 @@ impl Hub {
                 .iter()
                 .map(|c| (*c).to_owned())
                 .collect(),
-            breakpoints: inner.breakpoints.as_slice().to_vec(),
+            breakpoints,
             mode: inner.mode,
             session_token: Some(token.clone()),
+            hub_capabilities: Some(HUB_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect()),
             extra: Default::default(),
         };
         let seq = inner.next_seq;
@@ -320,22 +344,31 @@ impl Hub {
         }
         // Its gates auto-continued: waiting resumes were delivered, so "resumed".
         inner.in_flight.retain(|_, f| f.pause.conn != conn);
-        drop(inner);
-        self.bump();
         let mut runs: Vec<String> = app.unfinished.into_iter().collect();
         runs.sort();
+        self.replay_on_detach(&mut inner, conn, &runs);
+        drop(inner);
+        self.bump();
         Some((app.token, runs))
     }
 
-    /// Bookkeeping for an event from `conn` before it is stored: run lists
-    /// and pauses. Refuses (and changes nothing) when the event would pass a
-    /// per-connection limit: another unfinished run beyond
+    /// Bookkeeping for an event from `conn` before it is stored: run lists,
+    /// pauses and replays. Refuses (and changes nothing) when the event would
+    /// pass a per-connection limit: another unfinished run beyond
     /// [`MAX_UNFINISHED_RUNS_PER_CONNECTION`], another held gate beyond
     /// [`MAX_PAUSES_PER_CONNECTION`] / [`MAX_PAUSES`].
-    pub fn observe(&self, conn: ConnId, env: &Envelope) -> Result<(), HubRefusal> {
+    ///
+    /// Returns whether it stamped the event (store the changed envelope):
+    /// `principal` on an `exec.resumed` that has none (the surface that
+    /// released the gate, or `fail-open` when the app released it itself), and
+    /// `meta.replayOf` / `meta.replayAt` on the `run.started` of a replay.
+    /// A gate a replay answers is released here, right away.
+    pub fn observe(&self, conn: ConnId, env: &mut Envelope) -> Result<bool, HubRefusal> {
         let mut guard = self.lock();
         let inner = &mut *guard;
         let mut changed = false;
+        let mut stamped = false;
+        let mut release: Option<(String, String, ResumeRequest)> = None;
         let finishing = matches!(env.message, Message::RunFinished(_));
         let total_pauses = inner.pauses.len();
         if let Some(app) = inner.apps.get_mut(&conn) {
@@ -366,10 +399,26 @@ impl Hub {
                 app.unfinished.insert(env.run_id.clone());
             }
         }
-        match &env.message {
+        match &mut env.message {
+            Message::RunStarted(_) => {
+                stamped = self.replay_on_run_started(inner, conn, env);
+            }
+            Message::NodeStarted(_) => Self::replay_on_node_started(inner, conn, env),
             Message::ExecPaused(p) => {
                 let key = (env.run_id.clone(), p.pause_id.clone());
                 if !inner.taken.contains(&key) && !inner.pauses.contains_key(&key) {
+                    let answer = self.replay_on_paused(
+                        inner,
+                        conn,
+                        &env.run_id,
+                        &p.node_id,
+                        p.point,
+                        p.reason,
+                    );
+                    let (note, auto) = match answer {
+                        replay::GateAnswer::Hold(note) => (note, None),
+                        replay::GateAnswer::Release(req) => (None, Some(req)),
+                    };
                     let view = PauseView {
                         run_id: env.run_id.clone(),
                         pause_id: p.pause_id.clone(),
@@ -387,8 +436,14 @@ impl Hub {
                             .as_ref()
                             .and_then(|l| serde_json::to_value(l).ok()),
                         editable: p.editable,
+                        replay: note,
                     };
-                    self.pause_held(&view);
+                    if auto.is_none() {
+                        self.pause_held(&view);
+                    }
+                    if let Some(req) = auto {
+                        release = Some((key.0.clone(), key.1.clone(), req));
+                    }
                     inner.pauses.insert(key, Pause { view, conn });
                     adjust_held(inner, conn, 1);
                     changed = true;
@@ -401,7 +456,15 @@ impl Hub {
                     self.pause_released(&key.0, &key.1);
                     changed = true;
                 }
-                if let Some(waiter) = inner.in_flight.remove(&key).and_then(|f| f.waiter) {
+                let flight = inner.in_flight.remove(&key);
+                if p.principal.is_none() {
+                    let principal = flight
+                        .as_ref()
+                        .map_or(Principal::FailOpen, |f| f.principal.clone());
+                    p.principal = Some(principal.to_value());
+                    stamped = true;
+                }
+                if let Some(waiter) = flight.and_then(|f| f.waiter) {
                     let _ = waiter.send((ResumeResult::Resumed, None));
                 }
                 remember_taken(inner, key);
@@ -439,15 +502,18 @@ impl Hub {
                     self.pause_released(&run, pause);
                 }
                 inner.in_flight.retain(|(r, _), _| *r != run);
+                self.replay_on_run_finished(inner, &run);
                 changed |= !released.is_empty();
             }
             _ => {}
         }
         drop(guard);
-        if changed {
+        if let Some((run, pause, req)) = release {
+            self.resume(&run, &pause, req);
+        } else if changed {
             self.bump();
         }
-        Ok(())
+        Ok(stamped)
     }
 
     /// The viewer-visible state.

@@ -469,29 +469,38 @@ impl Session {
             );
             return None;
         }
-        if let ParseResult::Ok(env) = &parsed
+        let mut parsed = parsed;
+        let mut stamped: Option<String> = None;
+        if let ParseResult::Ok(env) = &mut parsed
             && (matches!(
                 env.message,
                 Message::ExecPaused(_)
                     | Message::ExecResumed(_)
                     | Message::ExecRefused(_)
                     | Message::RunFinished(_)
-            ) || !self.observed.contains(&run_id))
+            ) || !self.observed.contains(&run_id)
+                || (matches!(env.message, Message::NodeStarted(_)) && state.hub.replay_watching()))
         {
-            if let Err(refusal) = state.hub.observe(self.conn, env) {
-                self.drop_frame(
-                    state,
-                    refusal.into(),
-                    &refusal.message(),
-                    Some(&run_id),
-                    seq,
-                );
-                return None;
+            match state.hub.observe(self.conn, env) {
+                Err(refusal) => {
+                    self.drop_frame(
+                        state,
+                        refusal.into(),
+                        &refusal.message(),
+                        Some(&run_id),
+                        seq,
+                    );
+                    return None;
+                }
+                // The hub added a field (a principal, a replay's meta): store that.
+                Ok(true) => stamped = Some(env.to_json()),
+                Ok(false) => {}
             }
             if !matches!(env.message, Message::RunFinished(_)) {
                 cache_insert(&mut self.observed, &run_id);
             }
         }
+        let text = stamped.as_deref().unwrap_or(text);
         let event = NewEvent::from_parsed(text, parsed)?;
         let mut event = event
             .with_app_hint(self.app.clone())

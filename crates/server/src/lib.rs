@@ -40,6 +40,7 @@ mod live_graph;
 pub mod memory_api;
 mod mount;
 mod panic_guard;
+mod replay_api;
 mod request;
 mod run_diff;
 mod serve;

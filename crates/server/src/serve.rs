@@ -75,6 +75,7 @@ pub fn router(state: AppState) -> Router {
             "/api/runs/{run_id}/pauses/{pause_id}/resume",
             post(api::resume),
         )
+        .route("/api/runs/{run_id}/replay", post(crate::replay_api::replay))
         .route("/api/pauses", get(api::pauses))
         .route("/api/debug", get(api::debug))
         .route(

@@ -481,6 +481,7 @@ impl Feed {
                     action: r.action,
                     output: r.output,
                     input: r.input,
+                    principal: crate::hub::Principal::Viewer,
                     request_id: r
                         .request_id
                         .or_else(|| request_id.and_then(Value::as_str).map(str::to_owned)),

@@ -98,7 +98,12 @@ async fn every_event_type_is_stored_and_served_as_sent() {
     let events = page["events"].as_array().unwrap();
     assert_eq!(events.len(), frames.len());
     for (sent, got) in frames.iter().zip(events) {
-        let sent: Value = serde_json::from_str(sent).unwrap();
+        let mut sent: Value = serde_json::from_str(sent).unwrap();
+        // The hub stamps who released a gate when the app did not say: here
+        // the app released it itself (no resume of the hub waited).
+        if sent["type"] == "exec.resumed" && sent["payload"].get("principal").is_none() {
+            sent["payload"]["principal"] = json!({"kind": "fail-open"});
+        }
         assert_eq!(&sent, got);
     }
     assert_eq!(page["nextAfterSeq"], 13);

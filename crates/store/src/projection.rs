@@ -154,6 +154,9 @@ pub struct PauseRecord {
     pub resumed_at: Option<i64>,
     /// How it was released.
     pub action: Option<String>,
+    /// Who released it (`exec.resumed.principal`, e.g. `{"kind": "viewer"}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<Value>,
 }
 
 /// One execution in full.
@@ -623,6 +626,7 @@ impl RunProjection {
                         since: ts,
                         resumed_at: None,
                         action: None,
+                        principal: None,
                     });
                 }
                 self.pauses.insert(pause_id, (ni, ii));
@@ -644,6 +648,7 @@ impl RunProjection {
                     {
                         p.resumed_at = Some(ts);
                         p.action = str_field(&payload, "action");
+                        p.principal = payload.get("principal").cloned();
                     }
                 }
             }

@@ -87,7 +87,8 @@ pub fn samples() -> Vec<(&'static str, Value)> {
                               "cacheReadTokens": 100, "cacheWriteTokens": 0, "reasoningTokens": 7},
                     "durationMs": 812.37,
                     "status": "ok",
-                    "heldMs": 500.25
+                    "heldMs": 500.25,
+                    "finishReason": "tool-calls"
                 }),
             ),
         ),
@@ -181,7 +182,8 @@ pub fn samples() -> Vec<(&'static str, Value)> {
                     "capabilities": ["pause", "step", "inject", "retry", "abort"],
                     "breakpoints": [{"point": "error"}, {"kind": "tool", "name": "search_flights"}],
                     "mode": "run",
-                    "sessionToken": "tok_5f1e"
+                    "sessionToken": "tok_5f1e",
+                    "hubCapabilities": ["edit-input", "replay", "principal"]
                 }),
             ),
         ),

@@ -284,6 +284,7 @@ async fn serve(st: Arc<State>, tcp: tokio::net::TcpStream) {
                         breakpoints: st.breakpoints.lock().unwrap().clone(),
                         mode: *st.mode.lock().unwrap(),
                         session_token: Some(st.token.clone()),
+                        hub_capabilities: None,
                         extra: Map::new(),
                     }));
                     // Controllable before the client can see the ack (and hold a gate).

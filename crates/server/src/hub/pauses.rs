@@ -92,6 +92,15 @@ impl Hub {
                 Some("inject needs an `output` value".to_owned()),
             );
         }
+        if req.input.is_some() && pause.view.editable != Some(true) {
+            return (
+                ResumeResult::Refused,
+                Some(
+                    "this gate does not take an edited input (the app did not mark it editable)"
+                        .to_owned(),
+                ),
+            );
+        }
         let conn = pause.conn;
         let seq = inner.next_seq;
         inner.next_seq += 1;
@@ -135,9 +144,14 @@ impl Hub {
                     }
                 }
             }
-            inner
-                .in_flight
-                .insert(key.clone(), InFlight { pause, waiter });
+            inner.in_flight.insert(
+                key.clone(),
+                InFlight {
+                    pause,
+                    waiter,
+                    principal: req.principal,
+                },
+            );
         }
         remember_taken(&mut inner, key);
         drop(inner);

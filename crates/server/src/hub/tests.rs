@@ -42,6 +42,7 @@ fn continue_req() -> ResumeRequest {
         output: None,
         input: None,
         request_id: None,
+        principal: Principal::Http,
     }
 }
 
@@ -79,7 +80,8 @@ fn claims_isolate_runs_and_resume_token_restores_ownership() {
 fn first_resume_wins_second_is_taken() {
     let hub = Hub::new();
     let mut a = hub.attach(&hello(None));
-    hub.observe(a.conn, &paused("r", "p1")).expect("observed");
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
     assert_eq!(hub.pauses(Some("r")).len(), 1);
     assert_eq!(
         hub.resume("r", "p1", continue_req()).0,
@@ -102,7 +104,8 @@ fn first_resume_wins_second_is_taken() {
 fn pause_vanishes_when_its_app_disconnects() {
     let hub = Hub::new();
     let a = hub.attach(&hello(None));
-    hub.observe(a.conn, &paused("r", "p1")).expect("observed");
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
     hub.detach(a.conn);
     assert!(hub.pauses(None).is_empty());
     assert_eq!(
@@ -115,8 +118,9 @@ fn pause_vanishes_when_its_app_disconnects() {
 fn app_resumed_pause_is_taken_for_viewers() {
     let hub = Hub::new();
     let a = hub.attach(&hello(None));
-    hub.observe(a.conn, &paused("r", "p1")).expect("observed");
-    let resumed = Envelope::new(
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
+    let mut resumed = Envelope::new(
         "r",
         2,
         Message::ExecResumed(ExecResumed {
@@ -128,7 +132,7 @@ fn app_resumed_pause_is_taken_for_viewers() {
             extra: Default::default(),
         }),
     );
-    hub.observe(a.conn, &resumed).expect("observed");
+    hub.observe(a.conn, &mut resumed).expect("observed");
     assert_eq!(hub.resume("r", "p1", continue_req()).0, ResumeResult::Taken);
 }
 
@@ -181,25 +185,26 @@ fn held_gates_are_bounded_per_connection() {
     let hub = Hub::new();
     let a = hub.attach(&hello(None));
     for i in 0..MAX_PAUSES_PER_CONNECTION {
-        hub.observe(a.conn, &paused("r", &format!("p{i}")))
+        hub.observe(a.conn, &mut paused("r", &format!("p{i}")))
             .expect("within the limit");
     }
     assert_eq!(
-        hub.observe(a.conn, &paused("r", "one-too-many")),
+        hub.observe(a.conn, &mut paused("r", "one-too-many")),
         Err(HubRefusal::PauseLimit)
     );
     // A repeated exec.paused of a held gate is not a new one.
-    hub.observe(a.conn, &paused("r", "p0"))
+    hub.observe(a.conn, &mut paused("r", "p0"))
         .expect("already held");
     assert_eq!(hub.pauses(None).len(), MAX_PAUSES_PER_CONNECTION);
     // Another connection has its own budget; a resolved gate frees a slot.
     let b = hub.attach(&hello(None));
-    hub.observe(b.conn, &paused("s", "q")).expect("own budget");
+    hub.observe(b.conn, &mut paused("s", "q"))
+        .expect("own budget");
     assert_eq!(
         hub.resume("r", "p1", continue_req()).0,
         ResumeResult::Resumed
     );
-    hub.observe(a.conn, &paused("r", "one-more"))
+    hub.observe(a.conn, &mut paused("r", "one-more"))
         .expect("slot freed");
 }
 
@@ -208,16 +213,17 @@ fn unfinished_runs_are_bounded_per_connection_and_finishing_frees_them() {
     let hub = Hub::new();
     let a = hub.attach(&hello(None));
     for i in 0..MAX_UNFINISHED_RUNS_PER_CONNECTION {
-        hub.observe(a.conn, &token_event(&format!("r{i}")))
+        hub.observe(a.conn, &mut token_event(&format!("r{i}")))
             .expect("within the limit");
     }
     assert_eq!(
-        hub.observe(a.conn, &token_event("extra")),
+        hub.observe(a.conn, &mut token_event("extra")),
         Err(HubRefusal::RunLimit)
     );
-    hub.observe(a.conn, &token_event("r7")).expect("known run");
-    hub.observe(a.conn, &finished("r7")).expect("finish");
-    hub.observe(a.conn, &token_event("extra"))
+    hub.observe(a.conn, &mut token_event("r7"))
+        .expect("known run");
+    hub.observe(a.conn, &mut finished("r7")).expect("finish");
+    hub.observe(a.conn, &mut token_event("extra"))
         .expect("a slot is free");
     let snap = hub.snapshot();
     assert_eq!(snap.apps[0].run_ids.len(), APP_RUN_IDS);
@@ -251,7 +257,8 @@ fn viewers_get_small_deltas_not_the_whole_state() {
     let hub = Hub::new();
     let mut deltas = hub.subscribe_deltas();
     let a = hub.attach(&hello(None));
-    hub.observe(a.conn, &paused("r", "p1")).expect("observed");
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
     hub.set_mode(RunMode::Step);
     hub.detach(a.conn);
     let mut types = Vec::new();
@@ -274,4 +281,275 @@ fn viewers_get_small_deltas_not_the_whole_state() {
             "pause.released"
         ]
     );
+}
+
+fn resumed_env(run: &str, pause: &str) -> Envelope {
+    Envelope::new(
+        run,
+        2,
+        Message::ExecResumed(ExecResumed {
+            pause_id: pause.into(),
+            action: ResumeAction::Continue,
+            edited: None,
+            request_id: None,
+            principal: None,
+            extra: Default::default(),
+        }),
+    )
+}
+
+fn principal_of(env: &Envelope) -> Option<Value> {
+    match &env.message {
+        Message::ExecResumed(r) => r.principal.clone(),
+        _ => None,
+    }
+}
+
+#[test]
+fn ack_announces_the_hub_capabilities() {
+    let hub = Hub::new();
+    let a = hub.attach(&hello(None));
+    let v: Value = serde_json::from_str(&a.ack).expect("json");
+    assert_eq!(
+        v["payload"]["hubCapabilities"],
+        serde_json::json!(["edit-input", "replay", "principal"])
+    );
+}
+
+#[test]
+fn exec_resumed_is_stamped_with_the_surface_that_released_it() {
+    let hub = Hub::new();
+    let a = hub.attach(&hello(None));
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
+    let mut req = continue_req();
+    req.principal = Principal::Viewer;
+    assert_eq!(hub.resume("r", "p1", req).0, ResumeResult::Resumed);
+    let mut resumed = resumed_env("r", "p1");
+    assert!(hub.observe(a.conn, &mut resumed).expect("observed"));
+    assert_eq!(
+        principal_of(&resumed),
+        Some(serde_json::json!({"kind": "viewer"}))
+    );
+
+    // Released by the app itself (no resume of the hub waited): fail-open.
+    hub.observe(a.conn, &mut paused("r", "p2"))
+        .expect("observed");
+    let mut resumed = resumed_env("r", "p2");
+    assert!(hub.observe(a.conn, &mut resumed).expect("observed"));
+    assert_eq!(
+        principal_of(&resumed),
+        Some(serde_json::json!({"kind": "fail-open"}))
+    );
+
+    // A principal the app sent is kept as it is.
+    hub.observe(a.conn, &mut paused("r", "p3"))
+        .expect("observed");
+    let mut resumed = resumed_env("r", "p3");
+    if let Message::ExecResumed(r) = &mut resumed.message {
+        r.principal = Some(serde_json::json!({"kind": "app", "user": "ada"}));
+    }
+    assert!(!hub.observe(a.conn, &mut resumed).expect("observed"));
+    assert_eq!(
+        principal_of(&resumed),
+        Some(serde_json::json!({"kind": "app", "user": "ada"}))
+    );
+}
+
+#[test]
+fn an_edited_input_is_refused_for_a_gate_not_marked_editable() {
+    let hub = Hub::new();
+    let mut a = hub.attach(&hello(None));
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
+    let mut req = continue_req();
+    req.input = Some(serde_json::json!({"q": "edited"}));
+    let (result, message) = hub.resume("r", "p1", req.clone());
+    assert_eq!(result, ResumeResult::Refused);
+    assert!(message.unwrap_or_default().contains("editable"));
+    assert!(
+        a.controls.try_recv().is_err(),
+        "nothing was sent to the app"
+    );
+
+    let mut editable = paused("r", "p2");
+    if let Message::ExecPaused(p) = &mut editable.message {
+        p.editable = Some(true);
+    }
+    hub.observe(a.conn, &mut editable).expect("observed");
+    assert_eq!(hub.resume("r", "p2", req).0, ResumeResult::Resumed);
+    let sent: Value = serde_json::from_str(&a.controls.try_recv().expect("sent")).expect("json");
+    assert_eq!(sent["payload"]["input"], serde_json::json!({"q": "edited"}));
+}
+
+fn recorded_run() -> Vec<(u64, &'static str, Value)> {
+    use serde_json::json;
+    vec![
+        (
+            1,
+            "node.started",
+            json!({"nodeId": "agent:a", "instanceId": "i0", "input": null}),
+        ),
+        (
+            2,
+            "node.started",
+            json!({"nodeId": "tool:f", "instanceId": "i1", "input": {"x": 1}}),
+        ),
+        (
+            3,
+            "node.finished",
+            json!({"nodeId": "tool:f", "instanceId": "i1", "status": "ok", "output": 10}),
+        ),
+        (
+            4,
+            "node.started",
+            json!({"nodeId": "tool:f", "instanceId": "i2", "input": {"x": 2}}),
+        ),
+        (
+            5,
+            "node.finished",
+            json!({"nodeId": "tool:f", "instanceId": "i2", "status": "ok", "output": 20}),
+        ),
+        (
+            6,
+            "node.started",
+            json!({"nodeId": "tool:g", "instanceId": "i3", "input": {}}),
+        ),
+        (
+            7,
+            "node.finished",
+            json!({"nodeId": "tool:g", "instanceId": "i3", "status": "ok", "output": 30}),
+        ),
+        (
+            8,
+            "node.finished",
+            json!({"nodeId": "agent:a", "instanceId": "i0", "status": "ok"}),
+        ),
+    ]
+}
+
+fn plan_to(node: &str, instance: Option<&str>) -> Result<ReplayPlan, PlanError> {
+    ReplayPlan::from_events(
+        "src",
+        "app",
+        Some("trip"),
+        recorded_run(),
+        node,
+        instance,
+        ReplayMatch::Name,
+    )
+}
+
+#[test]
+fn a_plan_injects_what_finished_before_the_chosen_step() {
+    let plan = plan_to("tool:g", None).expect("plan");
+    assert_eq!(plan.summary()["injectedSteps"], 2);
+    assert_eq!(plan.summary()["instanceId"], "i3");
+    let plan = plan_to("tool:f", Some("i2")).expect("plan");
+    assert_eq!(plan.summary()["injectedSteps"], 1);
+    assert_eq!(
+        plan_to("tool:nope", None).err(),
+        Some(PlanError::NoSuchNode {
+            run: "src".into(),
+            node: "tool:nope".into()
+        })
+    );
+    assert!(matches!(
+        plan_to("tool:f", Some("i3")),
+        Err(PlanError::NoSuchInstance { .. })
+    ));
+}
+
+fn started(run: &str, node: &str, input: Value) -> Envelope {
+    Envelope::new(
+        run,
+        1,
+        Message::NodeStarted(mindgate_protocol::NodeStarted {
+            node_id: node.into(),
+            parent_id: None,
+            kind: mindgate_protocol::NodeKind::Tool,
+            name: node.into(),
+            instance_id: "x".into(),
+            input: Some(input),
+            collapsed: None,
+            redaction: None,
+            extra: Default::default(),
+        }),
+    )
+}
+
+fn paused_at(run: &str, pause: &str, node: &str) -> Envelope {
+    let mut env = paused(run, pause);
+    if let Message::ExecPaused(p) = &mut env.message {
+        p.node_id = node.into();
+    }
+    env
+}
+
+#[test]
+fn the_hub_answers_a_replay_in_recorded_order_and_holds_at_the_chosen_step() {
+    use serde_json::json;
+    let hub = Hub::new();
+    let mut a = hub.attach(&hello(None));
+    hub.arm_replay(plan_to("tool:f", Some("i2")).expect("plan"));
+    let set: Value = serde_json::from_str(&a.controls.try_recv().expect("armed")).expect("json");
+    assert_eq!(set["type"], "breakpoint.set");
+    assert_eq!(set["payload"]["matcher"], json!({"point": "before"}));
+    assert!(hub.replay_watching());
+
+    let mut run_started = Envelope::new(
+        "new",
+        0,
+        Message::RunStarted(mindgate_protocol::RunStarted {
+            app: "app".into(),
+            sdk: mindgate_protocol::SdkInfo {
+                name: "t".into(),
+                version: "0".into(),
+                extra: Default::default(),
+            },
+            meta: Some(serde_json::from_value(json!({"name": "trip"})).expect("meta")),
+            extra: Default::default(),
+        }),
+    );
+    assert!(hub.observe(a.conn, &mut run_started).expect("observed"));
+    let Message::RunStarted(rs) = &run_started.message else {
+        unreachable!()
+    };
+    let meta = rs.meta.clone().expect("meta");
+    assert_eq!(meta["replayOf"], "src");
+    assert_eq!(
+        meta["replayAt"],
+        json!({"nodeId": "tool:f", "instanceId": "i2"})
+    );
+
+    // The agent runs live; the first tool:f is injected with its recorded output.
+    hub.observe(a.conn, &mut started("new", "agent:a", Value::Null))
+        .expect("ok");
+    hub.observe(a.conn, &mut paused_at("new", "p0", "agent:a"))
+        .expect("ok");
+    let sent: Value = serde_json::from_str(&a.controls.try_recv().expect("sent")).expect("json");
+    assert_eq!(sent["payload"]["action"], "continue");
+    hub.observe(a.conn, &mut started("new", "tool:f", json!({"x": 1})))
+        .expect("ok");
+    hub.observe(a.conn, &mut paused_at("new", "p1", "tool:f"))
+        .expect("ok");
+    let sent: Value = serde_json::from_str(&a.controls.try_recv().expect("sent")).expect("json");
+    assert_eq!(sent["payload"]["action"], "inject");
+    assert_eq!(sent["payload"]["output"], 10);
+    let mut resumed = resumed_env("new", "p1");
+    hub.observe(a.conn, &mut resumed).expect("ok");
+    assert_eq!(
+        principal_of(&resumed),
+        Some(json!({"kind": "replay", "replayOf": "src"}))
+    );
+    // The second tool:f is the chosen step: held, and the matcher is cleared.
+    hub.observe(a.conn, &mut started("new", "tool:f", json!({"x": 2})))
+        .expect("ok");
+    hub.observe(a.conn, &mut paused_at("new", "p2", "tool:f"))
+        .expect("ok");
+    let clear: Value = serde_json::from_str(&a.controls.try_recv().expect("sent")).expect("json");
+    assert_eq!(clear["type"], "breakpoint.clear");
+    let held = hub.pause("new", "p2").expect("held");
+    assert_eq!(held.replay.expect("note")["role"], "target");
+    assert!(!hub.replay_watching());
 }

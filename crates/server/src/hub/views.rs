@@ -31,6 +31,10 @@ pub struct PauseView {
     /// The input may be edited on resume.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub editable: Option<bool>,
+    /// Set when a replay holds here: the chosen step, or where the new run
+    /// departed from the recorded one (see `docs/replay.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Value>,
 }
 
 /// An attached app, as the UI feed shows it.
@@ -86,6 +90,36 @@ pub struct ResumeRequest {
     pub input: Option<Value>,
     /// Correlation id.
     pub request_id: Option<String>,
+    /// The surface the request came through, stamped on the app's `exec.resumed`.
+    pub principal: Principal,
+}
+
+/// Who released a gate: the surface a resume came through (`exec.resumed.principal`,
+/// kinds from [`mindgate_protocol::principal`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Principal {
+    /// A person in the browser viewer (`/ws/ui`).
+    Viewer,
+    /// An MCP client.
+    Mcp,
+    /// The HTTP API.
+    Http,
+    /// The app released the gate itself (no resume of the hub was waiting).
+    FailOpen,
+    /// The hub, answering a gate of a replay of `replay_of`.
+    Replay {
+        /// The recorded run being replayed.
+        #[serde(rename = "replayOf")]
+        replay_of: String,
+    },
+}
+
+impl Principal {
+    /// The wire value: `{"kind": …}`.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 /// Why the hub refused an event it was shown (see [`Hub::observe`]).

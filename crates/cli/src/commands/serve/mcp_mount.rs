@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mindgate_mcp::{PauseControl, ToolError};
 use mindgate_protocol::ResumeAction;
-use mindgate_server::hub::{Hub, ResumeRequest, resume_answer};
+use mindgate_server::hub::{Hub, Principal, ResumeRequest, resume_answer};
 use mindgate_server::{AppState, Mount};
 use serde_json::Value;
 
@@ -96,6 +96,7 @@ impl PauseControl for HubControl {
                 output,
                 input: None,
                 request_id: None,
+                principal: Principal::Mcp,
             };
             let reply = self
                 .hub
