@@ -10,17 +10,21 @@
 
 pub mod agent;
 pub mod bench;
+pub mod config;
 pub mod consolidate;
 pub mod error;
 pub mod fusion;
+pub(crate) mod hybrid;
 pub mod induction;
 pub mod lexical;
+pub(crate) mod record;
 pub mod schema;
 pub mod sqlite;
 pub mod store;
 pub mod time;
 pub mod trust;
 pub mod types;
+pub mod vectors;
 
 pub use error::{MemoryError, Result};
 pub use sqlite::{

@@ -7,8 +7,9 @@ use rusqlite::params_from_iter;
 use rusqlite::types::Value as SqlValue;
 use serde::{Deserialize, Serialize};
 
-use super::search::Filter;
+use super::search::admit;
 use crate::error::Result;
+use crate::hybrid::Filter;
 use crate::sqlite::SqliteMemory;
 use crate::store::{MemoryStore, SemanticMemory};
 use crate::time::{format_ms, parse_opt};
@@ -60,7 +61,11 @@ impl SqliteMemory {
         let filter = Filter::from_options(&options, &[MemoryKind::Semantic])?;
         let conn = self.lock();
         let rowids = chain_rowids(&conn, &chain)?;
-        let admitted = filter.admit(&conn, &rowids.iter().map(|(r, _)| *r).collect::<Vec<_>>())?;
+        let admitted = admit(
+            &conn,
+            &filter,
+            &rowids.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+        )?;
         let believed = rowids
             .iter()
             .filter(|(r, _)| admitted.contains(r))

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::error::{MemoryError, Result};
+use crate::hybrid::{Filter, append_hops};
 use crate::sqlite::items::{ItemRow, check_id, mint_id};
-use crate::sqlite::search::{Filter, load_rows};
+use crate::sqlite::search::{admit, load_rows};
 use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::EntityGraph;
 use crate::time::format_ms;
@@ -350,7 +351,6 @@ impl SqliteMemory {
         hits: &mut Vec<MemoryHit>,
     ) -> Result<()> {
         let present: HashSet<String> = hits.iter().map(|h| h.record.id().to_owned()).collect();
-        let floor = hits.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
         let mut roots = Vec::new();
         for hit in hits
             .iter()
@@ -387,21 +387,8 @@ impl SqliteMemory {
                 rowids.push(r);
             }
         }
-        let admitted = filter.admit(conn, &rowids)?;
+        let admitted = admit(conn, filter, &rowids)?;
         let rows = load_rows(conn, &rowids)?;
-        let limit = hits.len().max(1);
-        let base = if floor.is_finite() { floor * 0.5 } else { 0.0 };
-        for rowid in rowids.iter().filter(|r| admitted.contains(r)).take(limit) {
-            if let Some(row) = rows.get(rowid) {
-                let mut signals = std::collections::BTreeMap::new();
-                signals.insert("hop".to_owned(), 1.0);
-                hits.push(MemoryHit {
-                    record: row.to_item()?,
-                    score: base,
-                    signals,
-                });
-            }
-        }
-        Ok(())
+        append_hops(hits, &rowids, &admitted, &rows)
     }
 }

@@ -160,7 +160,10 @@ impl InsightMemory for Insights<'_> {
             "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'insight' AND i.user_id = ?1 \
              AND i.deleted_at IS NULL AND (?2 OR i.status = 'active') ORDER BY i.salience DESC, i.rowid"
         ))?;
-        let rows = stmt.query_map(params![user_id, include_quarantined], ItemRow::from_row)?;
+        let rows = stmt.query_map(
+            params![user_id, include_quarantined],
+            crate::sqlite::items::item_from_row,
+        )?;
         let mut out = Vec::new();
         for row in rows {
             out.push(insight_of(row?.to_item()?)?);

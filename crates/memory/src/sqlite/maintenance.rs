@@ -75,7 +75,7 @@ impl SqliteMemory {
                  AND i.deleted_at IS NULL AND i.superseded_by IS NULL AND i.archived_at IS NULL ORDER BY i.rowid"
             ))?;
             let rows = stmt
-                .query_map(params![user_id], ItemRow::from_row)?
+                .query_map(params![user_id], crate::sqlite::items::item_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             drop(stmt);
             let mut report = MaintenanceReport { scanned: rows.len(), ..MaintenanceReport::default() };

@@ -88,7 +88,7 @@ impl SqliteMemory {
         let conn = self.lock();
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt
-            .query_map(params_from_iter(args), ItemRow::from_row)?
+            .query_map(params_from_iter(args), crate::sqlite::items::item_from_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         rows.iter().map(ItemRow::to_item).collect()
     }

@@ -95,7 +95,10 @@ impl SessionMemory for Session<'_> {
             "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' AND i.session_id = ?1 \
              AND i.sequence > ?2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT ?3"
         ))?;
-        let rows = stmt.query_map(params![session_id, after, limit as i64], ItemRow::from_row)?;
+        let rows = stmt.query_map(
+            params![session_id, after, limit as i64],
+            crate::sqlite::items::item_from_row,
+        )?;
         let mut out = Vec::new();
         for row in rows {
             if let MemoryItem::Message(m) = row?.to_item()? {

@@ -4,7 +4,7 @@
 use rusqlite::params;
 
 use crate::error::{MemoryError, Result};
-use crate::sqlite::items::{self, ITEM_COLUMNS, ItemRow, check_id};
+use crate::sqlite::items::{self, ITEM_COLUMNS, check_id};
 use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::SharedMemory;
 use crate::types::*;
@@ -57,7 +57,7 @@ impl SharedMemory for Shared<'_> {
              WHERE s.agent_id = ?1 AND s.detached_at IS NULL AND i.deleted_at IS NULL \
              AND i.superseded_by IS NULL AND i.status = 'active' ORDER BY s.rowid"
         ))?;
-        let rows = stmt.query_map(params![agent_id], ItemRow::from_row)?;
+        let rows = stmt.query_map(params![agent_id], crate::sqlite::items::item_from_row)?;
         let mut out = Vec::new();
         for row in rows {
             out.push(row?.to_item()?);

@@ -15,7 +15,7 @@ use rusqlite::{Connection, params_from_iter};
 use serde_json::{Map, Number, Value, json};
 
 use crate::error::{MemoryError, Result};
-use crate::sqlite::items::{ITEM_COLUMNS, ItemRow, index_text};
+use crate::sqlite::items::{ITEM_COLUMNS, index_text};
 use crate::sqlite::migrations::SCHEMA_VERSION;
 use crate::sqlite::{SqliteMemory, check_embedder_key};
 
@@ -301,7 +301,7 @@ impl SqliteMemory {
                 "SELECT {ITEM_COLUMNS} FROM memory_items i ORDER BY i.rowid"
             ))?;
             let rows = stmt
-                .query_map([], ItemRow::from_row)?
+                .query_map([], crate::sqlite::items::item_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             for row in &rows {
                 tx.execute(

@@ -1,0 +1,421 @@
+//! Hybrid search, the part every backend shares: the options checked once into a
+//! [`SearchPlan`] (kinds, pool, fusion, the filter as a WHERE clause), the exact vector walk
+//! over the in-memory mirror with the filter applied before the cut, and the fusion of the
+//! lexical and vector lists with trust and decay multipliers ([`rank`]). A backend supplies
+//! the lexical list, the filter check by rowid and the rows.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::config::{FusionDefaults, MemoryConfig};
+use crate::error::{MemoryError, Result};
+use crate::fusion::{RRF_K, weighted_reciprocal_rank_fusion, weighted_score_fusion};
+use crate::record::{ItemRow, MAX_TEXT_CHARS, check_id};
+use crate::sqlite::retention;
+use crate::time::parse_opt;
+use crate::trust::trust_multiplier;
+use crate::types::*;
+use crate::vectors::VectorCache;
+
+/// Most hits one search returns.
+pub const MAX_TOP_K: usize = 1000;
+/// Default hits.
+pub const DEFAULT_TOP_K: usize = 10;
+
+/// Kinds searched when the options name none.
+pub const SEARCHABLE: [MemoryKind; 5] = [
+    MemoryKind::Semantic,
+    MemoryKind::Episodic,
+    MemoryKind::Procedural,
+    MemoryKind::Insight,
+    MemoryKind::Session,
+];
+
+/// A parameter of a [`Filter`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterValue {
+    /// A text.
+    Text(String),
+    /// An integer (times are epoch milliseconds in both backends).
+    Integer(i64),
+}
+
+/// A WHERE clause over `memory_items i` with its parameters, one `?` each in order. The
+/// SQL is the same in SQLite and PostgreSQL (which numbers the placeholders).
+#[derive(Debug, Default)]
+pub struct Filter {
+    /// The clause.
+    pub sql: String,
+    /// Its parameters.
+    pub params: Vec<FilterValue>,
+    /// Transaction-time instant, when the read is historical.
+    pub known_at: Option<i64>,
+}
+
+impl Filter {
+    fn push(&mut self, clause: &str) {
+        if !self.sql.is_empty() {
+            self.sql.push_str(" AND ");
+        }
+        self.sql.push_str(clause);
+    }
+
+    /// Builds the filter of a search (validating every option).
+    pub fn from_options(o: &MemorySearchOptions, kinds: &[MemoryKind]) -> Result<Self> {
+        let mut f = Self::default();
+        let user = o
+            .user_id
+            .as_deref()
+            .ok_or_else(|| MemoryError::invalid("userId", "a search needs a userId scope"))?;
+        check_id("userId", user)?;
+        f.push("i.user_id = ?");
+        f.params.push(FilterValue::Text(user.to_owned()));
+        if let Some(agent) = &o.agent_id {
+            check_id("agentId", agent)?;
+            f.push("i.agent_id = ?");
+            f.params.push(FilterValue::Text(agent.clone()));
+        }
+        if let Some(session) = &o.session_id {
+            check_id("sessionId", session)?;
+            f.push("i.session_id = ?");
+            f.params.push(FilterValue::Text(session.clone()));
+        }
+        let list = kinds
+            .iter()
+            .map(|k| format!("'{}'", k.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        f.push(&format!("i.kind IN ({list})"));
+        for tag in o.tags.iter().flatten() {
+            f.push(
+                "EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? AND t.item_rowid = i.rowid)",
+            );
+            f.params.push(FilterValue::Text(tag.clone()));
+        }
+        if let Some(range) = &o.date_range {
+            if let Some(from) = parse_opt("dateRange.from", range.from.as_deref())? {
+                f.push("i.created_at >= ?");
+                f.params.push(FilterValue::Integer(from));
+            }
+            if let Some(to) = parse_opt("dateRange.to", range.to.as_deref())? {
+                f.push("i.created_at <= ?");
+                f.params.push(FilterValue::Integer(to));
+            }
+        }
+        let archived = o.include_archived.unwrap_or(false);
+        let quarantined = o.include_quarantined.unwrap_or(false);
+        match parse_opt("knownAt", o.known_at.as_deref())? {
+            Some(k) => {
+                f.known_at = Some(k);
+                f.push("i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) AND (i.superseded_at IS NULL OR i.superseded_at > ?)");
+                f.params.extend([k, k, k].map(FilterValue::Integer));
+                if !archived {
+                    f.push("(i.archived_at IS NULL OR i.archived_at > ?)");
+                    f.params.push(FilterValue::Integer(k));
+                }
+                if !quarantined {
+                    f.push("i.active_since IS NOT NULL AND i.active_since <= ?");
+                    f.params.push(FilterValue::Integer(k));
+                }
+            }
+            None => {
+                f.push("i.deleted_at IS NULL AND i.superseded_by IS NULL");
+                if !archived {
+                    f.push("i.archived_at IS NULL");
+                }
+                if !quarantined {
+                    f.push("i.status = 'active'");
+                }
+            }
+        }
+        if let Some(a) = parse_opt("asOf", o.as_of.as_deref())? {
+            f.push(
+                "(CASE i.kind \
+                 WHEN 'semantic' THEN (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?) \
+                 WHEN 'episodic' THEN i.started_at <= ? \
+                 ELSE i.created_at <= ? END)",
+            );
+            f.params.extend([a, a, a, a].map(FilterValue::Integer));
+        }
+        Ok(f)
+    }
+}
+
+/// A search's options, checked.
+#[derive(Debug)]
+pub struct SearchPlan {
+    /// Hits returned.
+    pub top_k: usize,
+    /// Candidates taken from each list.
+    pub pool: usize,
+    /// Which lists run.
+    pub mode: SearchMode,
+    /// How they fuse.
+    pub fusion: FusionMethod,
+    /// Weight of the vector list.
+    pub vector_weight: f64,
+    /// The filter every candidate passes.
+    pub filter: Filter,
+}
+
+impl SearchPlan {
+    /// Checks `o` for the kinds `fixed` (or the options' kinds, or every searchable kind).
+    pub fn new(
+        o: &MemorySearchOptions,
+        fixed: Option<MemoryKind>,
+        config: &MemoryConfig,
+        defaults: FusionDefaults,
+    ) -> Result<Self> {
+        let top_k = o.top_k.unwrap_or(DEFAULT_TOP_K);
+        if top_k == 0 || top_k > MAX_TOP_K {
+            return Err(MemoryError::invalid(
+                "topK",
+                format!("must be 1 to {MAX_TOP_K}"),
+            ));
+        }
+        if o.query.chars().count() > MAX_TEXT_CHARS {
+            return Err(MemoryError::invalid(
+                "query",
+                format!("at most {MAX_TEXT_CHARS} characters"),
+            ));
+        }
+        let pool = o
+            .candidate_pool
+            .unwrap_or(config.default_candidate_pool)
+            .clamp(1, 10_000)
+            .max(top_k);
+        let kinds: Vec<MemoryKind> = match (fixed, &o.kinds) {
+            (Some(k), _) => vec![k],
+            (None, Some(ks)) if !ks.is_empty() => {
+                for k in ks {
+                    if !SEARCHABLE.contains(k) {
+                        return Err(MemoryError::invalid(
+                            "kinds",
+                            format!("`{k}` records are not searchable"),
+                        ));
+                    }
+                }
+                ks.clone()
+            }
+            _ => SEARCHABLE.to_vec(),
+        };
+        let filter = Filter::from_options(o, &kinds)?;
+        let mode = o.mode.unwrap_or_default();
+        let fusion = o.fusion.unwrap_or(defaults.method);
+        let vector_weight = o.vector_weight.unwrap_or(defaults.vector_weight);
+        if !vector_weight.is_finite() || !(0.0..=10.0).contains(&vector_weight) {
+            return Err(MemoryError::invalid(
+                "vectorWeight",
+                "must be a number in [0, 10]",
+            ));
+        }
+        Ok(Self {
+            top_k,
+            pool,
+            mode,
+            fusion,
+            vector_weight,
+            filter,
+        })
+    }
+
+    /// True when the lexical list runs.
+    pub fn lexical(&self) -> bool {
+        self.mode != SearchMode::Vector
+    }
+
+    /// True when the query is embedded for the vector list.
+    pub fn embeds(&self, query: &str) -> bool {
+        self.mode != SearchMode::Lexical && !query.trim().is_empty()
+    }
+}
+
+/// The vector list: `(rowid, cosine)`, best first, only rows `admit` lets through. Walks
+/// the exact ranking of the mirror in growing slices until `pool` rows pass or none are
+/// left, so the filter is applied before the cut, never after.
+pub fn vector_list(
+    cache: &VectorCache,
+    query_vec: &[f32],
+    pool: usize,
+    mut admit: impl FnMut(&[i64]) -> Result<HashSet<i64>>,
+) -> Result<Vec<(i64, f64)>> {
+    let mut scores = cache.scores(query_vec);
+    let total = scores.len();
+    let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let mut out = Vec::new();
+    let mut done = 0;
+    let mut slice = (pool * 4).max(256);
+    while out.len() < pool && done < total {
+        let end = (done + slice).min(total);
+        if end < total {
+            scores[done..].select_nth_unstable_by(end - done, order);
+        }
+        scores[done..end].sort_unstable_by(order);
+        let ids: Vec<i64> = scores[done..end]
+            .iter()
+            .map(|&(_, i)| cache.rowids[i as usize])
+            .collect();
+        let admitted = admit(&ids)?;
+        for (&(score, _), id) in scores[done..end].iter().zip(ids) {
+            if admitted.contains(&id) {
+                out.push((id, f64::from(score)));
+                if out.len() == pool {
+                    break;
+                }
+            }
+        }
+        done = end;
+        slice *= 4;
+    }
+    Ok(out)
+}
+
+/// The lists of one search, fused.
+pub struct Fused {
+    /// `(rowid, fused score)`, best first.
+    pub order: Vec<(i64, f64)>,
+    lexical: HashMap<i64, f64>,
+    vector: HashMap<i64, f64>,
+    fusion: FusionMethod,
+}
+
+impl Fused {
+    /// Fuses the lexical and vector lists as `plan` says.
+    pub fn new(plan: &SearchPlan, lex: Vec<(i64, f64)>, vec: Vec<(i64, f64)>) -> Self {
+        let lex_ids: Vec<i64> = lex.iter().map(|x| x.0).collect();
+        let vec_ids: Vec<i64> = vec.iter().map(|x| x.0).collect();
+        let order = match plan.fusion {
+            FusionMethod::Rrf => weighted_reciprocal_rank_fusion(
+                &[(&lex_ids, 1.0), (&vec_ids, plan.vector_weight)],
+                RRF_K,
+            ),
+            FusionMethod::Score => {
+                weighted_score_fusion(&[(&lex, 1.0), (&vec, plan.vector_weight)])
+            }
+        };
+        Self {
+            order,
+            lexical: lex.into_iter().collect(),
+            vector: vec.into_iter().collect(),
+            fusion: plan.fusion,
+        }
+    }
+
+    /// Rowids of the fused candidates.
+    pub fn rowids(&self) -> Vec<i64> {
+        self.order.iter().map(|x| x.0).collect()
+    }
+
+    /// The hits: each candidate's signals, the trust (and, when asked, decay) multipliers,
+    /// insights capped below what they cite, the best `top_k`. Also returns the rowids of
+    /// the facts among them (whose recall a backend records).
+    pub fn rank(
+        &self,
+        plan: &SearchPlan,
+        o: &MemorySearchOptions,
+        rows: &HashMap<i64, ItemRow>,
+        now: i64,
+        config: &MemoryConfig,
+    ) -> Result<(Vec<MemoryHit>, Vec<i64>)> {
+        let fusion_signal = match self.fusion {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Score => "fused",
+        };
+        let decay = o.decay.unwrap_or(false);
+        let mut scored: Vec<(f64, BTreeMap<String, f64>, &ItemRow)> = Vec::new();
+        for (rowid, fused) in &self.order {
+            let Some(row) = rows.get(rowid) else { continue };
+            let mut signals = BTreeMap::new();
+            if let Some(b) = self.lexical.get(rowid) {
+                signals.insert("bm25".to_owned(), *b);
+            }
+            if let Some(c) = self.vector.get(rowid) {
+                signals.insert("vector".to_owned(), *c);
+            }
+            signals.insert(fusion_signal.to_owned(), *fused);
+            let trust = trust_multiplier(row.status(), row.provenance());
+            signals.insert("trust".to_owned(), trust);
+            let mut score = fused * trust;
+            if decay {
+                let r = retention(now, row, &config.maintenance);
+                signals.insert("decay".to_owned(), r);
+                score *= r;
+            }
+            scored.push((score, signals, row));
+        }
+        cap_insights(&mut scored);
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.truncate(plan.top_k);
+        let mut hits = Vec::with_capacity(scored.len());
+        for (score, signals, row) in &scored {
+            hits.push(MemoryHit {
+                record: row.to_item()?,
+                score: *score,
+                signals: signals.clone(),
+            });
+        }
+        let facts = scored
+            .iter()
+            .filter(|(_, _, r)| r.kind == "semantic")
+            .map(|(_, _, r)| r.rowid)
+            .collect();
+        Ok((hits, facts))
+    }
+}
+
+/// Insights rank below the facts they cite: an insight scoring at or above a cited record
+/// among the candidates is lowered just under it (signal `citedBelow`).
+fn cap_insights(scored: &mut [(f64, BTreeMap<String, f64>, &ItemRow)]) {
+    let by_id: HashMap<&str, f64> = scored.iter().map(|(s, _, r)| (r.id.as_str(), *s)).collect();
+    let mut caps: Vec<(usize, f64)> = Vec::new();
+    for (i, (score, _, row)) in scored.iter().enumerate() {
+        if row.kind != "insight" {
+            continue;
+        }
+        let cites: Vec<String> = row
+            .body_json
+            .as_deref()
+            .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok())
+            .and_then(|b| b.get("cites").cloned())
+            .and_then(|c| serde_json::from_value(c).ok())
+            .unwrap_or_default();
+        let floor = cites
+            .iter()
+            .filter_map(|c| by_id.get(c.as_str()))
+            .fold(f64::INFINITY, |m, s| m.min(*s));
+        if floor.is_finite() && *score >= floor {
+            // Strictly below, also when the floor is 0 (score fusion gives a list's last
+            // candidate 0).
+            caps.push((i, floor - floor.abs().max(1e-9) * 1e-3));
+        }
+    }
+    for (i, cap) in caps {
+        scored[i].0 = cap;
+        scored[i].1.insert("citedBelow".to_owned(), cap);
+    }
+}
+
+/// One-hop expansion, the shared tail: the facts `extra` (rowids in the order found) that
+/// `admitted` lets through, at most as many as there are hits, appended below the hits
+/// with signal `hop` = 1 at half the lowest hit's score.
+pub fn append_hops(
+    hits: &mut Vec<MemoryHit>,
+    extra: &[i64],
+    admitted: &HashSet<i64>,
+    rows: &HashMap<i64, ItemRow>,
+) -> Result<()> {
+    let floor = hits.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
+    let limit = hits.len().max(1);
+    let base = if floor.is_finite() { floor * 0.5 } else { 0.0 };
+    for rowid in extra.iter().filter(|r| admitted.contains(r)).take(limit) {
+        if let Some(row) = rows.get(rowid) {
+            let mut signals = BTreeMap::new();
+            signals.insert("hop".to_owned(), 1.0);
+            hits.push(MemoryHit {
+                record: row.to_item()?,
+                score: base,
+                signals,
+            });
+        }
+    }
+    Ok(())
+}
