@@ -576,7 +576,10 @@ pub fn error_code(e: &MemoryError) -> &'static str {
         MemoryError::EmbedderMismatch { .. } => "embedder_mismatch",
         MemoryError::Embed(_) => "embedder_failed",
         MemoryError::SchemaTooNew { .. } => "schema_too_new",
-        MemoryError::Sqlite(_) | MemoryError::Io { .. } => "storage_failed",
+        MemoryError::Sqlite(_) | MemoryError::Postgres(_) | MemoryError::Io { .. } => {
+            "storage_failed"
+        }
+        MemoryError::PostgresConnect { .. } => "storage_unreachable",
     }
 }
 
@@ -588,6 +591,8 @@ pub fn is_caller_error(e: &MemoryError) -> bool {
         MemoryError::Embed(_)
             | MemoryError::SchemaTooNew { .. }
             | MemoryError::Sqlite(_)
+            | MemoryError::Postgres(_)
+            | MemoryError::PostgresConnect { .. }
             | MemoryError::Io { .. }
             | MemoryError::EmbedderMismatch { .. }
     )

@@ -90,6 +90,17 @@ pub enum MemoryError {
     /// The database failed.
     #[error("memory database error")]
     Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL database failed.
+    #[error("PostgreSQL memory database error")]
+    Postgres(#[from] postgres::Error),
+    /// The PostgreSQL server could not be reached or refused the connection.
+    #[error("cannot connect to the PostgreSQL memory database at {target}")]
+    PostgresConnect {
+        /// `host:port/db` (never the password).
+        target: String,
+        /// The cause.
+        source: postgres::Error,
+    },
     /// The database file could not be prepared.
     #[error("memory database file {}", .path.display())]
     Io {
@@ -115,11 +126,13 @@ impl MemoryError {
             | MemoryError::Flagged(_)
             | MemoryError::Conflict(_)
             | MemoryError::NotInducible { .. } => ErrorCode::Conflict,
-            MemoryError::EmbedderMismatch { .. } | MemoryError::SchemaTooNew { .. } => {
-                ErrorCode::Unavailable
-            }
+            MemoryError::EmbedderMismatch { .. }
+            | MemoryError::SchemaTooNew { .. }
+            | MemoryError::PostgresConnect { .. } => ErrorCode::Unavailable,
             MemoryError::Embed(e) => e.code(),
-            MemoryError::Sqlite(_) | MemoryError::Io { .. } => ErrorCode::Internal,
+            MemoryError::Sqlite(_) | MemoryError::Postgres(_) | MemoryError::Io { .. } => {
+                ErrorCode::Internal
+            }
         }
     }
 

@@ -5,7 +5,8 @@
 //! were recalled.
 //!
 //! The [`store`] traits are the one core the CLI, MCP/HTTP surfaces and the viewer call;
-//! [`SqliteMemory`] is the embedded default backend. [`induction`] turns a succeeded task
+//! [`SqliteMemory`] is the embedded default backend; [`PgMemory`] keeps the same store in
+//! PostgreSQL for several instances. [`induction`] turns a succeeded task
 //! graph (`mindgate-taskgraph`) into a quarantined, deduplicated induced procedure.
 
 pub mod agent;
@@ -17,6 +18,7 @@ pub mod fusion;
 pub(crate) mod hybrid;
 pub mod induction;
 pub mod lexical;
+pub mod postgres;
 pub(crate) mod record;
 pub mod schema;
 pub mod sqlite;
@@ -26,6 +28,7 @@ pub mod trust;
 pub mod types;
 pub mod vectors;
 
+pub use self::postgres::{PgMemory, is_postgres_url};
 pub use error::{MemoryError, Result};
 pub use sqlite::{
     FactAt, FusionDefaults, ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport,

@@ -377,3 +377,35 @@ pub fn prepare_insert(
         quarantine,
     })
 }
+
+/// The typed record as its tier's type, or `NotFound` naming the tier.
+pub(crate) fn fact_of(item: MemoryItem) -> Result<Fact> {
+    match item {
+        MemoryItem::Fact(f) => Ok(f),
+        other => Err(MemoryError::not_found("fact", other.id())),
+    }
+}
+
+/// The typed record as its tier's type, or `NotFound` naming the tier.
+pub(crate) fn episode_of(item: MemoryItem) -> Result<Episode> {
+    match item {
+        MemoryItem::Episode(e) => Ok(e),
+        other => Err(MemoryError::not_found("episode", other.id())),
+    }
+}
+
+/// The typed record as its tier's type, or `NotFound` naming the tier.
+pub(crate) fn rule_of(item: MemoryItem) -> Result<Rule> {
+    match item {
+        MemoryItem::Rule(r) => Ok(r),
+        other => Err(MemoryError::not_found("rule", other.id())),
+    }
+}
+
+/// The typed record as its tier's type, or `NotFound` naming the tier.
+pub(crate) fn insight_of(item: MemoryItem) -> Result<Insight> {
+    match item {
+        MemoryItem::Insight(i) => Ok(i),
+        other => Err(MemoryError::not_found("insight", other.id())),
+    }
+}

@@ -3,6 +3,10 @@
 //! Rust. A backend's refresh feeds the mirror the rows with `id > last seen` before each
 //! search, so rows written by another process (or instance) are seen too.
 
+use mindgate_embed::Embedder;
+
+use crate::error::{MemoryError, Result};
+
 /// Encodes a vector as little-endian f32 bytes.
 pub fn to_blob(vec: &[f32]) -> Vec<u8> {
     let mut out = Vec::with_capacity(vec.len() * 4);
@@ -127,4 +131,37 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         sum += a[i] * b[i];
     }
     sum
+}
+/// Most texts embedded in one call.
+const EMBED_BATCH: usize = 64;
+
+/// Embeds texts with `embedder` (none: `None`); an embedder that answers another number of
+/// vectors than texts is an error.
+pub fn embed(embedder: Option<&dyn Embedder>, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>> {
+    match embedder {
+        Some(e) if !texts.is_empty() => {
+            let vecs = e.embed(texts)?;
+            if vecs.len() != texts.len() {
+                return Err(MemoryError::Conflict(format!(
+                    "the embedder returned {} vectors for {} texts",
+                    vecs.len(),
+                    texts.len()
+                )));
+            }
+            Ok(Some(vecs))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Embeds `texts` in batches (each `None` when no embedder is active).
+pub fn embed_all(embedder: Option<&dyn Embedder>, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(EMBED_BATCH) {
+        match embed(embedder, chunk)? {
+            Some(vecs) => out.extend(vecs.into_iter().map(Some)),
+            None => out.extend(chunk.iter().map(|_| None)),
+        }
+    }
+    Ok(out)
 }

@@ -75,17 +75,32 @@ impl Resolver<'_> {
     };
 }
 
-impl SqliteMemory {
-    /// The resolver of this store: embedding merges only with a real embedder (the builtin
+impl<'a> Resolver<'a> {
+    /// The resolver of a store: embedding merges only with a real embedder (the builtin
     /// hashed n-grams would merge "Anna" and "Annabel").
-    pub(crate) fn resolver(&self) -> Resolver<'_> {
-        match (&self.embedder, &self.embedder_key) {
+    pub fn of(
+        embedder: Option<&'a std::sync::Arc<dyn mindgate_embed::Embedder>>,
+        key: Option<&'a String>,
+        threshold: f32,
+    ) -> Self {
+        match (embedder, key) {
             (Some(e), Some(key)) if e.id().provider != "builtin" => Resolver {
                 semantic: Some((e.as_ref(), key.as_str())),
-                threshold: self.config.entity_merge_cosine,
+                threshold,
             },
             _ => Resolver::LEXICAL,
         }
+    }
+}
+
+impl SqliteMemory {
+    /// The resolver of this store ([`Resolver::of`]).
+    pub(crate) fn resolver(&self) -> Resolver<'_> {
+        Resolver::of(
+            self.embedder.as_ref(),
+            self.embedder_key.as_ref(),
+            self.config.entity_merge_cosine,
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 use rusqlite::Transaction;
 
 use crate::error::{MemoryError, Result};
+use crate::record::episode_of;
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::{self, Insert, ItemRow, check_text, check_unit};
 use crate::store::EpisodicMemory;
@@ -10,13 +11,6 @@ use crate::time::parse_time;
 use crate::types::*;
 
 pub(crate) struct Episodic<'a>(pub &'a SqliteMemory);
-
-fn episode_of(item: MemoryItem) -> Result<Episode> {
-    match item {
-        MemoryItem::Episode(e) => Ok(e),
-        other => Err(MemoryError::not_found("episode", other.id())),
-    }
-}
 
 /// Validates a new episode and builds its row.
 pub(crate) fn episode_row(episode: &NewEpisode) -> Result<ItemRow> {

@@ -4,6 +4,7 @@ use rusqlite::{Transaction, params};
 use serde_json::json;
 
 use crate::error::{MemoryError, Result};
+use crate::record::insight_of;
 use crate::sqlite::items::{self, ITEM_COLUMNS, Insert, ItemRow, check_id, check_text};
 use crate::sqlite::semantic::tombstone;
 use crate::sqlite::{SqliteMemory, ledger};
@@ -16,13 +17,6 @@ pub(crate) struct Insights<'a>(pub &'a SqliteMemory);
 pub const START_SALIENCE: i64 = 2;
 /// Most citations of one insight.
 const MAX_CITES: usize = 256;
-
-fn insight_of(item: MemoryItem) -> Result<Insight> {
-    match item {
-        MemoryItem::Insight(i) => Ok(i),
-        other => Err(MemoryError::not_found("insight", other.id())),
-    }
-}
 
 /// Validates a new insight: its deduplicated citations and its write fields (provenance
 /// `reflection` unless told otherwise).

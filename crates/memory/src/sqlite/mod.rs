@@ -1,26 +1,26 @@
 //! The embedded default backend: one SQLite file (`$MINDGATE_HOME/memory.db`), WAL, mode
 //! 0600, numbered migrations, append-only rows with tombstones and a history ledger.
 
-mod belief;
+pub(crate) mod belief;
 mod consolidation;
-mod entities;
-mod episodic;
-mod insights;
+pub(crate) mod entities;
+pub(crate) mod episodic;
+pub(crate) mod insights;
 pub(crate) mod items;
 pub(crate) mod ledger;
 mod maintenance;
 pub mod migrations;
-mod procedural;
+pub(crate) mod procedural;
 mod reembed;
 mod review;
 mod search;
-mod semantic;
-mod session;
-mod shared;
+pub(crate) mod semantic;
+pub(crate) mod session;
+pub(crate) mod shared;
 mod transfer;
 mod trust_ops;
 mod vectors;
-mod working;
+pub(crate) mod working;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -167,20 +167,7 @@ impl SqliteMemory {
 
     /// Embeds texts with the active embedder (none: `None`).
     pub(crate) fn embed(&self, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>> {
-        match &self.embedder {
-            Some(e) if !texts.is_empty() => {
-                let vecs = e.embed(texts)?;
-                if vecs.len() != texts.len() {
-                    return Err(MemoryError::Conflict(format!(
-                        "the embedder returned {} vectors for {} texts",
-                        vecs.len(),
-                        texts.len()
-                    )));
-                }
-                Ok(Some(vecs))
-            }
-            _ => Ok(None),
-        }
+        crate::vectors::embed(self.embedder.as_deref(), texts)
     }
 
     /// Stores a vector for an item under the active embedder and records the embedder.

@@ -4,23 +4,14 @@ use rusqlite::{Transaction, params};
 use serde_json::json;
 
 use crate::error::{MemoryError, Result};
+use crate::record::fact_of;
 use crate::sqlite::items::{self, Insert, ItemRow, check_text, check_unit};
 use crate::sqlite::{SqliteMemory, entities, ledger};
 use crate::store::SemanticMemory;
 use crate::time::parse_opt;
 use crate::types::*;
 
-/// Most texts embedded in one call.
-const EMBED_BATCH: usize = 64;
-
 pub(crate) struct Semantic<'a>(pub &'a SqliteMemory);
-
-fn fact_of(item: MemoryItem) -> Result<Fact> {
-    match item {
-        MemoryItem::Fact(f) => Ok(f),
-        other => Err(MemoryError::not_found("fact", other.id())),
-    }
-}
 
 /// Validates a new fact and builds its row.
 pub(crate) fn fact_row(fact: &NewFact) -> Result<ItemRow> {
@@ -99,14 +90,7 @@ impl SqliteMemory {
 
     /// Embeds `texts` in batches (none when no embedder is active).
     pub(crate) fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(EMBED_BATCH) {
-            match self.embed(chunk)? {
-                Some(vecs) => out.extend(vecs.into_iter().map(Some)),
-                None => out.extend(chunk.iter().map(|_| None)),
-            }
-        }
-        Ok(out)
+        crate::vectors::embed_all(self.embedder.as_deref(), texts)
     }
 }
 

@@ -63,7 +63,8 @@ fn live(conn: &Connection, user_id: &str, label: &str) -> Result<Option<BlockRow
         .optional()?)
 }
 
-fn check_fits(label: &str, value: &str, limit: u32) -> Result<()> {
+/// Refuses a value longer than the block's limit.
+pub(crate) fn check_fits(label: &str, value: &str, limit: u32) -> Result<()> {
     let len = value.chars().count();
     if len > limit as usize {
         return Err(MemoryError::OverLimit {

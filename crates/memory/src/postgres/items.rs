@@ -1,0 +1,259 @@
+//! The `memory_items` row and the history ledger in PostgreSQL: reading a row, loading by
+//! id, insertion of what [`crate::record::prepare_insert`] accepted (tags, `tsvector`,
+//! ledger), tombstones.
+
+use postgres::types::ToSql;
+use postgres::{GenericClient, Row};
+use serde_json::Value;
+
+use crate::error::{MemoryError, Result};
+use crate::record::{Insert, ItemRow, MAX_TEXT_CHARS, Prepared, prepare_insert};
+use crate::time::format_ms;
+use crate::types::*;
+
+/// The text search configuration of the index and of queries.
+pub const TS_CONFIG: &str = "english";
+
+/// The columns read by [`item_from_row`], with the table alias `i` (JSON read as text).
+pub const ITEM_COLUMNS: &str = "i.rowid, i.id, i.kind, i.user_id, i.agent_id, i.session_id, \
+    i.sensitivity, i.text, i.tags_json::text, i.provenance, i.status, i.quarantine_reason, \
+    i.active_since, i.created_at, i.updated_at, i.deleted_at, i.delete_reason, i.archived_at, \
+    i.importance, i.confidence, i.strength, i.last_accessed_at, i.valid_from, i.valid_to, \
+    i.supersedes, i.superseded_by, i.superseded_at, i.subject, i.predicate, i.object, \
+    i.started_at, i.ended_at, i.priority, i.success_count, i.salience, i.sequence, \
+    i.body_json::text";
+
+/// Reads a row selected with [`ITEM_COLUMNS`].
+pub fn item_from_row(r: &Row) -> Result<ItemRow> {
+    Ok(ItemRow {
+        rowid: r.try_get(0)?,
+        id: r.try_get(1)?,
+        kind: r.try_get(2)?,
+        user_id: r.try_get(3)?,
+        agent_id: r.try_get(4)?,
+        session_id: r.try_get(5)?,
+        sensitivity: r.try_get(6)?,
+        text: r.try_get(7)?,
+        tags_json: r.try_get(8)?,
+        provenance: r.try_get(9)?,
+        status: r.try_get(10)?,
+        quarantine_reason: r.try_get(11)?,
+        active_since: r.try_get(12)?,
+        created_at: r.try_get(13)?,
+        updated_at: r.try_get(14)?,
+        deleted_at: r.try_get(15)?,
+        delete_reason: r.try_get(16)?,
+        archived_at: r.try_get(17)?,
+        importance: r.try_get(18)?,
+        confidence: r.try_get(19)?,
+        strength: r.try_get(20)?,
+        last_accessed_at: r.try_get(21)?,
+        valid_from: r.try_get(22)?,
+        valid_to: r.try_get(23)?,
+        supersedes: r.try_get(24)?,
+        superseded_by: r.try_get(25)?,
+        superseded_at: r.try_get(26)?,
+        subject: r.try_get(27)?,
+        predicate: r.try_get(28)?,
+        object: r.try_get(29)?,
+        started_at: r.try_get(30)?,
+        ended_at: r.try_get(31)?,
+        priority: r.try_get(32)?,
+        success_count: r.try_get(33)?,
+        salience: r.try_get(34)?,
+        sequence: r.try_get(35)?,
+        body_json: r.try_get(36)?,
+    })
+}
+
+/// Rows of a query selecting [`ITEM_COLUMNS`].
+pub fn query_rows(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<ItemRow>> {
+    c.query(sql, params)?.iter().map(item_from_row).collect()
+}
+
+/// Loads one row by id (any state).
+pub fn load(c: &mut impl GenericClient, id: &str) -> Result<Option<ItemRow>> {
+    let sql = format!("SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1");
+    c.query_opt(&sql, &[&id])?
+        .as_ref()
+        .map(item_from_row)
+        .transpose()
+}
+
+/// Loads one row by id and kind, or a `NotFound` error naming `what`.
+pub fn load_kind(
+    c: &mut impl GenericClient,
+    id: &str,
+    kind: MemoryKind,
+    what: &'static str,
+) -> Result<ItemRow> {
+    match load(c, id)? {
+        Some(row) if row.kind() == Some(kind) => Ok(row),
+        _ => Err(MemoryError::not_found(what, id)),
+    }
+}
+
+/// Inserts what [`prepare_insert`] accepts, with its tags, full-text vector and ledger
+/// rows. Returns the stored row.
+pub fn insert(c: &mut impl GenericClient, now: i64, prefix: &str, ins: Insert) -> Result<ItemRow> {
+    let mut exists = |id: &str| -> Result<bool> {
+        Ok(
+            c.query_opt("SELECT 1 FROM memory_items WHERE id = $1", &[&id])?
+                .is_some(),
+        )
+    };
+    let taken = match &ins.meta.id {
+        Some(id) => exists(id)?,
+        None => false,
+    };
+    let Prepared {
+        mut row,
+        tags,
+        indexed,
+        create_detail,
+        quarantine,
+        by,
+    } = prepare_insert(now, prefix, ins, |_| Ok(taken))?;
+    let inserted = c.query_one(
+        "INSERT INTO memory_items (id, kind, user_id, agent_id, session_id, sensitivity, text, \
+         tags_json, provenance, status, quarantine_reason, active_since, created_at, importance, \
+         confidence, strength, valid_from, valid_to, supersedes, subject, predicate, object, \
+         started_at, ended_at, priority, success_count, salience, sequence, body_json, \
+         search_text) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, \
+         $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29::text::jsonb, \
+         to_tsvector($30::text::regconfig, $31)) RETURNING rowid",
+        &[
+            &row.id,
+            &row.kind,
+            &row.user_id,
+            &row.agent_id,
+            &row.session_id,
+            &row.sensitivity,
+            &row.text,
+            &row.tags_json,
+            &row.provenance,
+            &row.status,
+            &row.quarantine_reason,
+            &row.active_since,
+            &row.created_at,
+            &row.importance,
+            &row.confidence,
+            &row.strength,
+            &row.valid_from,
+            &row.valid_to,
+            &row.supersedes,
+            &row.subject,
+            &row.predicate,
+            &row.object,
+            &row.started_at,
+            &row.ended_at,
+            &row.priority,
+            &row.success_count,
+            &row.salience,
+            &row.sequence,
+            &row.body_json,
+            &TS_CONFIG,
+            &indexed,
+        ],
+    )?;
+    row.rowid = inserted.try_get(0)?;
+    for tag in &tags {
+        c.execute(
+            "INSERT INTO memory_tags (item_rowid, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&row.rowid, tag],
+        )?;
+    }
+    ledger_append(c, now, &row.id, "create", by, None, Some(create_detail))?;
+    if let Some((reason, detail)) = quarantine {
+        ledger_append(
+            c,
+            now,
+            &row.id,
+            "quarantine",
+            by,
+            Some(&reason),
+            Some(detail),
+        )?;
+    }
+    Ok(row)
+}
+
+/// Writes a tombstone on a live row, with the ledger row.
+pub fn tombstone(
+    c: &mut impl GenericClient,
+    now: i64,
+    row: &ItemRow,
+    action: &str,
+    reason: &str,
+    by: Actor,
+) -> Result<()> {
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!(
+            "record {} is already deleted",
+            row.id
+        )));
+    }
+    if reason.chars().count() > MAX_TEXT_CHARS {
+        return Err(MemoryError::invalid("reason", "too long"));
+    }
+    c.execute(
+        "UPDATE memory_items SET deleted_at = $1, delete_reason = $2, updated_at = $1 WHERE rowid = $3",
+        &[&now, &reason, &row.rowid],
+    )?;
+    ledger_append(c, now, &row.id, action, by, Some(reason), None)
+}
+
+/// Appends one ledger row.
+pub fn ledger_append(
+    c: &mut impl GenericClient,
+    at: i64,
+    subject_id: &str,
+    action: &str,
+    actor: Actor,
+    reason: Option<&str>,
+    detail: Option<Value>,
+) -> Result<()> {
+    c.execute(
+        "INSERT INTO memory_history (at, subject_id, action, actor, reason, detail_json) \
+         VALUES ($1, $2, $3, $4, $5, $6::text::jsonb)",
+        &[
+            &at,
+            &subject_id,
+            &action,
+            &actor.as_str(),
+            &reason,
+            &detail.map(|d| d.to_string()),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Every ledger row about `subject_id`, in order.
+pub fn ledger_for(c: &mut impl GenericClient, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+    c.query(
+        "SELECT seq, at, subject_id, action, actor, reason, detail_json::text FROM memory_history \
+         WHERE subject_id = $1 ORDER BY seq",
+        &[&subject_id],
+    )?
+    .iter()
+    .map(|r| {
+        let actor: String = r.try_get(4)?;
+        let detail: Option<String> = r.try_get(6)?;
+        let at: i64 = r.try_get(1)?;
+        Ok(HistoryEntry {
+            seq: r.try_get(0)?,
+            at: format_ms(at),
+            subject_id: r.try_get(2)?,
+            action: r.try_get(3)?,
+            actor: Actor::parse(&actor).unwrap_or_default(),
+            reason: r.try_get(5)?,
+            detail: detail.and_then(|d| serde_json::from_str(&d).ok()),
+        })
+    })
+    .collect()
+}

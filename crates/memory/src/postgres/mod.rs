@@ -1,0 +1,310 @@
+//! The PostgreSQL backend (`--memory-db postgres://…`): the same memory model, trust gate,
+//! bi-temporal reads and hybrid search as [`crate::SqliteMemory`], for several Mindgate
+//! instances sharing one database. It runs the same contract suite.
+//!
+//! What it shares with SQLite is not copied: the row and its insert rule
+//! ([`crate::record`]), the search plan, filter SQL, vector walk and fusion
+//! ([`crate::hybrid`]), the vector mirror ([`crate::vectors`]), the validation of every
+//! tier's input. What differs: full text is a `tsvector` ranked by `ts_rank` (English
+//! stemming) instead of FTS5's BM25, so lexical scores — not the rules that combine them —
+//! differ; every write transaction takes one advisory lock, so writes from several
+//! instances are serialised exactly as SQLite's single writer serialises them (sequence
+//! numbers, duplicate ids, one root per entity name, vector ids in commit order).
+
+mod entities;
+mod items;
+mod migrations;
+mod search;
+mod tiers;
+mod working;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use mindgate_embed::Embedder;
+use postgres::{Client, GenericClient, NoTls, Transaction};
+
+use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
+use crate::error::{MemoryError, Result};
+use crate::store::MemoryStore;
+use crate::time::Clock;
+use crate::types::*;
+use crate::vectors::VectorCache;
+
+pub use migrations::{MIGRATIONS, SCHEMA_VERSION};
+
+/// How long a connection attempt may take when the URL does not say (`connect_timeout`).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// True when `db` names a PostgreSQL database (`postgres://` or `postgresql://`).
+pub fn is_postgres_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+/// The memory store on PostgreSQL.
+pub struct PgMemory {
+    client: Mutex<Client>,
+    clock: Arc<dyn Clock>,
+    embedder: Option<Arc<dyn Embedder>>,
+    embedder_key: Option<String>,
+    vectors: Mutex<VectorCache>,
+    config: MemoryConfig,
+    target: String,
+}
+
+impl std::fmt::Debug for PgMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgMemory")
+            .field("target", &self.target)
+            .field("embedder", &self.embedder_key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `host:port/dbname` of a connection configuration (never the password).
+fn describe(config: &postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("{host}:{port}/{db}")
+}
+
+impl PgMemory {
+    /// Connects (without TLS: put the database on a private network or a local socket),
+    /// migrates and checks that the stored vectors belong to `options.embedder`.
+    ///
+    /// Errors: a malformed URL ([`MemoryError::Invalid`]), an unreachable or refusing
+    /// server ([`MemoryError::PostgresConnect`], naming `host:port/db`), a schema newer than
+    /// this build, another embedder's vectors ([`MemoryError::EmbedderMismatch`]).
+    pub fn connect(url: &str, options: OpenOptions) -> Result<Self> {
+        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            MemoryError::invalid("memory database URL", e.to_string())
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let target = describe(&config);
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|source| MemoryError::PostgresConnect {
+                target: target.clone(),
+                source,
+            })?;
+        migrations::migrate(&mut client)?;
+        let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
+        if let (Some(stored), Some(active)) = (stored_embedder(&mut client)?, &options.embedder) {
+            let id = active.id();
+            if stored != id.to_string() {
+                return Err(MemoryError::EmbedderMismatch {
+                    stored,
+                    active: id.to_string(),
+                    provider: id.provider,
+                });
+            }
+        }
+        Ok(Self {
+            client: Mutex::new(client),
+            clock: options.clock,
+            embedder: options.embedder,
+            embedder_key,
+            vectors: Mutex::new(VectorCache::default()),
+            config: options.config,
+            target,
+        })
+    }
+
+    /// Where the store lives: `host:port/db` (no credentials).
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The store's tunables.
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// The active embedder's id (`<provider>:<model>@<dim>`).
+    pub fn embedder_id(&self) -> Option<&str> {
+        self.embedder_key.as_deref()
+    }
+
+    /// The fusion of a search whose options do not say: the configured one, else the
+    /// active embedder's default.
+    pub fn fusion_defaults(&self) -> FusionDefaults {
+        self.config.default_fusion.unwrap_or_else(|| {
+            FusionDefaults::for_embedder(self.embedder.as_ref().map(|e| e.id().provider).as_deref())
+        })
+    }
+
+    /// Number of ledger rows (the whole store).
+    pub fn ledger_len(&self) -> Result<i64> {
+        Ok(self
+            .lock()
+            .query_one("SELECT COUNT(*) FROM memory_history", &[])?
+            .try_get(0)?)
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Client> {
+        self.client.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in one transaction holding the store's write lock; nothing is written
+    /// when it fails.
+    pub(crate) fn write<T>(
+        &self,
+        f: impl FnOnce(&mut Transaction<'_>, i64) -> Result<T>,
+    ) -> Result<T> {
+        let mut client = self.lock();
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&migrations::LOCK_KEY])?;
+        let now = self.now();
+        let out = f(&mut tx, now)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Embeds `texts` in batches (each `None` when no embedder is active).
+    pub(crate) fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        crate::vectors::embed_all(self.embedder.as_deref(), texts)
+    }
+
+    /// Embeds one text (`None` without an embedder).
+    pub(crate) fn embed_one(&self, text: &str) -> Result<Option<Vec<f32>>> {
+        Ok(self.embed_all(&[text])?.pop().flatten())
+    }
+
+    /// Stores a vector for an item under the active embedder and records the embedder.
+    pub(crate) fn store_vector(
+        &self,
+        tx: &mut Transaction<'_>,
+        rowid: i64,
+        vec: Option<&[f32]>,
+    ) -> Result<()> {
+        let (Some(key), Some(vec)) = (&self.embedder_key, vec) else {
+            return Ok(());
+        };
+        tx.execute(
+            "INSERT INTO memory_vectors (item_rowid, embedder, vec) VALUES ($1, $2, $3) \
+             ON CONFLICT (embedder, item_rowid) DO UPDATE SET vec = EXCLUDED.vec",
+            &[&rowid, key, &crate::vectors::to_blob(vec)],
+        )?;
+        tx.execute(
+            "INSERT INTO memory_meta (key, value) VALUES ('embedder', $1) ON CONFLICT (key) DO NOTHING",
+            &[key],
+        )?;
+        Ok(())
+    }
+}
+
+fn stored_embedder(client: &mut impl GenericClient) -> Result<Option<String>> {
+    Ok(client
+        .query_opt("SELECT value FROM memory_meta WHERE key = 'embedder'", &[])?
+        .map(|r| r.try_get(0))
+        .transpose()?)
+}
+
+/// A count as `u64`.
+fn count(client: &mut impl GenericClient, sql: &str, user_id: &str) -> Result<u64> {
+    let n: i64 = client.query_one(sql, &[&user_id])?.try_get(0)?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+impl MemoryStore for PgMemory {
+    fn working(&self) -> impl crate::store::WorkingMemory + '_ {
+        working::Working(self)
+    }
+    fn session(&self) -> impl crate::store::SessionMemory + '_ {
+        tiers::Session(self)
+    }
+    fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
+        tiers::Episodic(self)
+    }
+    fn semantic(&self) -> impl crate::store::SemanticMemory + '_ {
+        tiers::Semantic(self)
+    }
+    fn procedural(&self) -> impl crate::store::ProceduralMemory + '_ {
+        tiers::Procedural(self)
+    }
+    fn shared(&self) -> impl crate::store::SharedMemory + '_ {
+        tiers::Shared(self)
+    }
+    fn insights(&self) -> impl crate::store::InsightMemory + '_ {
+        tiers::Insights(self)
+    }
+    fn entities(&self) -> impl crate::store::EntityGraph + '_ {
+        entities::Entities(self)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.search_kinds(options, None)
+    }
+
+    fn get_item(&self, id: &str) -> Result<MemoryItem> {
+        items::load(&mut *self.lock(), id)?
+            .ok_or_else(|| MemoryError::not_found("record", id))?
+            .to_item()
+    }
+
+    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+        self.validate_item(id, force, by)
+    }
+
+    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        if reason.trim().is_empty() {
+            return Err(MemoryError::invalid("reason", "a rejection needs a reason"));
+        }
+        self.write(|tx, now| {
+            let row = items::load(tx, id)?.ok_or_else(|| MemoryError::not_found("record", id))?;
+            items::tombstone(tx, now, &row, "reject", reason, by)
+        })
+    }
+
+    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+        items::ledger_for(&mut *self.lock(), subject_id)
+    }
+
+    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
+        let mut client = self.lock();
+        let c = &mut *client;
+        let live = "SELECT COUNT(*) FROM memory_items WHERE user_id = $1 AND kind = '{kind}' \
+             AND deleted_at IS NULL AND superseded_by IS NULL AND status = 'active' \
+             AND archived_at IS NULL";
+        let of = |kind: &str| live.replace("{kind}", kind);
+        let last: Option<String> = c
+            .query_opt(
+                "SELECT value FROM memory_meta WHERE key = 'lastConsolidatedAt'",
+                &[],
+            )?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+        Ok(MemoryMetadata {
+            fact_count: count(c, &of("semantic"), user_id)?,
+            episode_count: count(c, &of("episodic"), user_id)?,
+            message_count: count(
+                c,
+                "SELECT COUNT(*) FROM memory_items WHERE user_id = $1 AND kind = 'session' \
+                 AND deleted_at IS NULL",
+                user_id,
+            )?,
+            active_rule_count: count(c, &of("procedural"), user_id)?,
+            working_block_count: count(
+                c,
+                "SELECT COUNT(*) FROM working_blocks WHERE user_id = $1 AND deleted_at IS NULL",
+                user_id,
+            )?,
+            last_consolidated_at: last,
+            tags: None,
+        })
+    }
+}

@@ -1,0 +1,602 @@
+//! The record tiers in PostgreSQL: session log, episodes, facts (supersession, history),
+//! rules (outcomes, promotion), sharing, insights, and quarantine review. Validation and
+//! row building are the SQLite tiers' own functions; only the statements are here.
+
+use std::collections::HashSet;
+
+use postgres::{GenericClient, Transaction};
+use serde_json::json;
+
+use crate::error::{MemoryError, Result};
+use crate::postgres::PgMemory;
+use crate::postgres::entities::link_fact;
+use crate::postgres::items::{
+    ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, load_kind, query_rows, tombstone,
+};
+use crate::record::{
+    Insert, ItemRow, MAX_TEXT_CHARS, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
+};
+use crate::sqlite::episodic::episode_row;
+use crate::sqlite::insights::{START_SALIENCE, prepare as prepare_insight};
+use crate::sqlite::procedural::rule_row;
+use crate::sqlite::semantic::fact_row;
+use crate::store::{
+    EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
+};
+use crate::time::format_ms;
+use crate::trust;
+use crate::types::*;
+
+/// Most messages one `list` returns.
+const MAX_LIST: usize = 10_000;
+
+pub(crate) struct Session<'a>(pub &'a PgMemory);
+pub(crate) struct Episodic<'a>(pub &'a PgMemory);
+pub(crate) struct Semantic<'a>(pub &'a PgMemory);
+pub(crate) struct Procedural<'a>(pub &'a PgMemory);
+pub(crate) struct Shared<'a>(pub &'a PgMemory);
+pub(crate) struct Insights<'a>(pub &'a PgMemory);
+
+impl PgMemory {
+    /// Inserts a row with its vector.
+    fn insert_with_vector(
+        &self,
+        tx: &mut Transaction<'_>,
+        now: i64,
+        prefix: &str,
+        ins: Insert,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        let stored = crate::postgres::items::insert(tx, now, prefix, ins)?;
+        self.store_vector(tx, stored.rowid, vector)?;
+        Ok(stored)
+    }
+
+    /// Inserts a validated fact row with its vector and entity links.
+    fn insert_fact(
+        &self,
+        tx: &mut Transaction<'_>,
+        now: i64,
+        fact: &NewFact,
+        row: ItemRow,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        let ins = Insert {
+            row,
+            meta: fact.meta.clone(),
+            detail: None,
+        };
+        let stored = self.insert_with_vector(tx, now, "fact", ins, vector)?;
+        link_fact(tx, now, &stored, self.resolver())?;
+        Ok(stored)
+    }
+
+    /// Re-checks a quarantined record and promotes it.
+    pub(crate) fn validate_item(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+        self.write(|tx, now| {
+            let row = load(tx, id)?.ok_or_else(|| MemoryError::not_found("record", id))?;
+            if row.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("record {id} is deleted")));
+            }
+            if row.status() == MemoryStatus::Active {
+                return Err(MemoryError::Conflict(format!(
+                    "record {id} is not quarantined"
+                )));
+            }
+            let flags = trust::scan(&row.text);
+            if !flags.is_empty() && !force {
+                return Err(MemoryError::Flagged(flags.join(", ")));
+            }
+            tx.execute(
+                "UPDATE memory_items SET status = 'active', active_since = $1, updated_at = $1 WHERE rowid = $2",
+                &[&now, &row.rowid],
+            )?;
+            let detail = if flags.is_empty() {
+                json!({ "forced": false })
+            } else {
+                json!({ "forced": true, "forcedBy": by.as_str(), "flags": flags })
+            };
+            ledger_append(
+                tx,
+                now,
+                id,
+                "validate",
+                by,
+                row.quarantine_reason.as_deref(),
+                Some(detail),
+            )?;
+            load(tx, id)?
+                .ok_or_else(|| MemoryError::not_found("record", id))?
+                .to_item()
+        })
+    }
+}
+
+impl SessionMemory for Session<'_> {
+    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
+        let session_id = scope
+            .session_id
+            .clone()
+            .ok_or_else(|| MemoryError::invalid("sessionId", "a message needs a session"))?;
+        let content = message.content();
+        let text = content.plain_text();
+        if text.chars().count() > MAX_TEXT_CHARS {
+            return Err(MemoryError::invalid(
+                "content",
+                format!("at most {MAX_TEXT_CHARS} characters of text"),
+            ));
+        }
+        let body = match message {
+            Message::Assistant { tool_calls, .. } => {
+                json!({ "role": message.role().as_str(), "content": content, "toolCalls": tool_calls })
+            }
+            Message::Tool { tool_call_id, .. } => {
+                json!({ "role": "tool", "content": content, "toolCallId": tool_call_id })
+            }
+            _ => json!({ "role": message.role().as_str(), "content": content }),
+        };
+        let s = self.0;
+        let vector = if text.trim().is_empty() {
+            None
+        } else {
+            s.embed_one(&text)?
+        };
+        s.write(|tx, now| {
+            let last: Option<i64> = tx
+                .query_one(
+                    "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = $1",
+                    &[&session_id],
+                )?
+                .try_get(0)?;
+            let sequence = last.unwrap_or(0) + 1;
+            let row = ItemRow {
+                kind: MemoryKind::Session.as_str().to_owned(),
+                text: text.clone(),
+                sequence: Some(sequence),
+                body_json: Some(body.to_string()),
+                ..ItemRow::default()
+            };
+            let mut meta = WriteMeta::new(scope.clone());
+            meta.by = by;
+            let ins = Insert {
+                row,
+                meta,
+                detail: Some(json!({ "sequence": sequence })),
+            };
+            let stored = s.insert_with_vector(tx, now, "msg", ins, vector.as_deref())?;
+            Ok(PushReceipt {
+                message_id: stored.id,
+                sequence: u64::try_from(sequence).unwrap_or(0),
+                persisted_at: format_ms(now),
+            })
+        })
+    }
+
+    fn list(
+        &self,
+        session_id: &str,
+        after_sequence: Option<u64>,
+        limit: Option<usize>,
+    ) -> Result<Vec<SessionMessage>> {
+        check_id("sessionId", session_id)?;
+        let limit = i64::try_from(limit.unwrap_or(MAX_LIST).min(MAX_LIST)).unwrap_or(0);
+        let after = i64::try_from(after_sequence.unwrap_or(0)).unwrap_or(i64::MAX);
+        let rows = query_rows(
+            &mut *self.0.lock(),
+            &format!(
+                "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' AND i.session_id = $1 \
+                 AND i.sequence > $2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT $3"
+            ),
+            &[&session_id, &after, &limit],
+        )?;
+        let mut out = Vec::new();
+        for row in rows {
+            if let MemoryItem::Message(m) = row.to_item()? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.0.search_kinds(options, Some(MemoryKind::Session))
+    }
+}
+
+impl EpisodicMemory for Episodic<'_> {
+    fn put(&self, episode: NewEpisode) -> Result<Episode> {
+        let row = episode_row(&episode)?;
+        let s = self.0;
+        let vector = s.embed_one(&episode.summary)?;
+        let stored = s.write(|tx, now| {
+            let ins = Insert {
+                row,
+                meta: episode.meta.clone(),
+                detail: None,
+            };
+            s.insert_with_vector(tx, now, "episode", ins, vector.as_deref())
+        })?;
+        episode_of(stored.to_item()?)
+    }
+
+    fn get(&self, id: &str) -> Result<Episode> {
+        episode_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Episodic, "episode")?.to_item()?)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.0.search_kinds(options, Some(MemoryKind::Episodic))
+    }
+}
+
+impl SemanticMemory for Semantic<'_> {
+    fn remember(&self, fact: NewFact) -> Result<Fact> {
+        let mut facts = self.remember_many(vec![fact])?;
+        facts
+            .pop()
+            .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
+    }
+
+    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+        let s = self.0;
+        let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
+        let indexed: Vec<String> = rows.iter().map(index_text).collect();
+        let texts: Vec<&str> = indexed.iter().map(String::as_str).collect();
+        let vectors = s.embed_all(&texts)?;
+        let stored = s.write(|tx, now| {
+            let mut out = Vec::with_capacity(rows.len());
+            for ((fact, row), vector) in facts.iter().zip(rows).zip(&vectors) {
+                out.push(s.insert_fact(tx, now, fact, row, vector.as_deref())?);
+            }
+            Ok(out)
+        })?;
+        stored
+            .iter()
+            .map(|r| r.to_item().and_then(fact_of))
+            .collect()
+    }
+
+    fn get(&self, id: &str) -> Result<Fact> {
+        fact_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Semantic, "fact")?.to_item()?)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.0.search_kinds(options, Some(MemoryKind::Semantic))
+    }
+
+    fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact> {
+        let s = self.0;
+        let row = fact_row(&new)?;
+        let vector = s.embed_one(&index_text(&row))?;
+        let stored = s.write(|tx, now| {
+            let old = load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
+            if old.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("fact {old_id} is forgotten")));
+            }
+            if let Some(by) = &old.superseded_by {
+                return Err(MemoryError::Conflict(format!(
+                    "fact {old_id} is already superseded by {by}; supersede the newest version"
+                )));
+            }
+            if old.user_id != new.meta.scope.user_id {
+                return Err(MemoryError::invalid(
+                    "userId",
+                    "must be the superseded fact's owner",
+                ));
+            }
+            let mut row = row;
+            row.supersedes = Some(old_id.to_owned());
+            let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
+            tx.execute(
+                "UPDATE memory_items SET superseded_by = $1, superseded_at = $2, updated_at = $2 WHERE rowid = $3",
+                &[&stored.id, &now, &old.rowid],
+            )?;
+            let by = new.meta.by;
+            ledger_append(tx, now, old_id, "superseded", by, Some(reason), Some(json!({ "by": stored.id })))?;
+            ledger_append(tx, now, &stored.id, "supersede", by, Some(reason), Some(json!({ "supersedes": old_id })))?;
+            Ok(stored.id)
+        })?;
+        self.get(&stored)
+    }
+
+    fn forget(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        self.0.write(|tx, now| {
+            let row = load_kind(tx, id, MemoryKind::Semantic, "fact")?;
+            tombstone(tx, now, &row, "forget", reason, by)
+        })
+    }
+
+    fn history(&self, id: &str) -> Result<FactHistory> {
+        let mut client = self.0.lock();
+        let c = &mut *client;
+        let start = load_kind(c, id, MemoryKind::Semantic, "fact")?;
+        let mut seen = HashSet::new();
+        seen.insert(start.id.clone());
+        let mut back = Vec::new();
+        let mut cursor = start.supersedes.clone();
+        while let Some(prev) = cursor {
+            let Some(row) = load(c, &prev)? else { break };
+            if !seen.insert(row.id.clone()) {
+                break;
+            }
+            cursor = row.supersedes.clone();
+            back.push(row);
+        }
+        back.reverse();
+        let mut chain = back;
+        let mut cursor = start.superseded_by.clone();
+        chain.push(start);
+        while let Some(next) = cursor {
+            let Some(row) = load(c, &next)? else { break };
+            if !seen.insert(row.id.clone()) {
+                break;
+            }
+            cursor = row.superseded_by.clone();
+            chain.push(row);
+        }
+        let mut events = Vec::new();
+        for row in &chain {
+            events.extend(ledger_for(c, &row.id)?);
+        }
+        events.sort_by_key(|e| e.seq);
+        let chain = chain
+            .iter()
+            .map(|r| r.to_item().and_then(fact_of))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(FactHistory { chain, events })
+    }
+}
+
+/// Live records of a user of one kind, quarantined ones when asked, in `order`.
+fn list_kind(
+    c: &mut impl GenericClient,
+    kind: MemoryKind,
+    user_id: &str,
+    include_quarantined: bool,
+    order: &str,
+) -> Result<Vec<MemoryItem>> {
+    check_id("userId", user_id)?;
+    let sql = format!(
+        "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = $1 AND i.user_id = $2 \
+         AND i.deleted_at IS NULL AND ($3 OR i.status = 'active') ORDER BY {order} NULLS LAST, i.rowid"
+    );
+    query_rows(c, &sql, &[&kind.as_str(), &user_id, &include_quarantined])?
+        .iter()
+        .map(ItemRow::to_item)
+        .collect()
+}
+
+impl ProceduralMemory for Procedural<'_> {
+    fn add(&self, rule: NewRule) -> Result<Rule> {
+        let (row, scanned) = rule_row(&rule)?;
+        let s = self.0;
+        let vector = s.embed_one(&rule.text)?;
+        let stored = s.write(|tx, now| {
+            let ins = Insert {
+                row,
+                meta: rule.meta.clone(),
+                detail: None,
+            };
+            let stored = s.insert_with_vector(tx, now, "rule", ins, vector.as_deref())?;
+            // Steps and conditions are scanned too: flagged ones quarantine the rule.
+            let flags = trust::scan(&scanned);
+            if !flags.is_empty() && stored.status() == MemoryStatus::Active {
+                let reason = format!("flagged: {}", flags.join(", "));
+                tx.execute(
+                    "UPDATE memory_items SET status = 'quarantined', quarantine_reason = $1, active_since = NULL WHERE rowid = $2",
+                    &[&reason, &stored.rowid],
+                )?;
+                ledger_append(tx, now, &stored.id, "quarantine", rule.meta.by, Some(&reason), Some(json!({ "flags": flags })))?;
+            }
+            Ok(stored.id)
+        })?;
+        self.get(&stored)
+    }
+
+    fn get(&self, id: &str) -> Result<Rule> {
+        rule_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Procedural, "rule")?.to_item()?)
+    }
+
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Rule>> {
+        list_kind(
+            &mut *self.0.lock(),
+            MemoryKind::Procedural,
+            user_id,
+            include_quarantined,
+            "i.priority DESC",
+        )?
+        .into_iter()
+        .map(rule_of)
+        .collect()
+    }
+
+    fn remove(&self, id: &str, by: Actor) -> Result<()> {
+        self.0.write(|tx, now| {
+            let row = load_kind(tx, id, MemoryKind::Procedural, "rule")?;
+            tombstone(tx, now, &row, "forget", "removed", by)
+        })
+    }
+
+    fn record_outcome(&self, id: &str, success: bool, by: Actor) -> Result<Rule> {
+        let threshold = i64::from(self.0.config.promote_after_successes);
+        self.0.write(|tx, now| {
+            let row = load_kind(tx, id, MemoryKind::Procedural, "rule")?;
+            if row.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("rule {id} is deleted")));
+            }
+            let count = row.success_count.unwrap_or(0) + i64::from(success);
+            tx.execute(
+                "UPDATE memory_items SET success_count = $1, updated_at = $2 WHERE rowid = $3",
+                &[&count, &now, &row.rowid],
+            )?;
+            ledger_append(tx, now, id, "outcome", by, None, Some(json!({ "success": success, "successCount": count })))?;
+            let induced = row.provenance() == Some(MemoryProvenance::Induction);
+            if success && induced && row.status() == MemoryStatus::Quarantined && count >= threshold
+                && trust::scan(&row.text).is_empty()
+            {
+                tx.execute(
+                    "UPDATE memory_items SET status = 'active', active_since = $1, updated_at = $1 WHERE rowid = $2",
+                    &[&now, &row.rowid],
+                )?;
+                ledger_append(tx, now, id, "promote", by, Some("demonstrated success"), Some(json!({ "successCount": count, "threshold": threshold })))?;
+            }
+            Ok(())
+        })?;
+        self.get(id)
+    }
+}
+
+fn share_subject(record_id: &str, agent_id: &str) -> String {
+    format!("share:{record_id}:{agent_id}")
+}
+
+impl SharedMemory for Shared<'_> {
+    fn attach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()> {
+        check_id("agentId", agent_id)?;
+        self.0.write(|tx, now| {
+            let row = load(tx, record_id)?
+                .ok_or_else(|| MemoryError::not_found("record", record_id))?;
+            if row.deleted_at.is_some() || row.superseded_by.is_some() {
+                return Err(MemoryError::Conflict(format!("record {record_id} is not live")));
+            }
+            let added = tx.execute(
+                "INSERT INTO shared_attachments (item_id, agent_id, attached_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (item_id, agent_id) WHERE detached_at IS NULL DO NOTHING",
+                &[&record_id, &agent_id, &now],
+            )?;
+            if added == 0 {
+                return Err(MemoryError::Conflict(format!(
+                    "record {record_id} is already shared with {agent_id}"
+                )));
+            }
+            ledger_append(tx, now, &share_subject(record_id, agent_id), "attach", by, None, None)?;
+            ledger_append(tx, now, record_id, "attach", by, None, Some(json!({ "agentId": agent_id })))
+        })
+    }
+
+    fn detach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()> {
+        self.0.write(|tx, now| {
+            let n = tx.execute(
+                "UPDATE shared_attachments SET detached_at = $1 WHERE item_id = $2 AND agent_id = $3 AND detached_at IS NULL",
+                &[&now, &record_id, &agent_id],
+            )?;
+            if n == 0 {
+                return Err(MemoryError::not_found(
+                    "attachment",
+                    share_subject(record_id, agent_id),
+                ));
+            }
+            ledger_append(tx, now, &share_subject(record_id, agent_id), "detach", by, None, None)?;
+            ledger_append(tx, now, record_id, "detach", by, None, Some(json!({ "agentId": agent_id })))
+        })
+    }
+
+    fn list_for(&self, agent_id: &str) -> Result<Vec<MemoryItem>> {
+        check_id("agentId", agent_id)?;
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM shared_attachments s JOIN memory_items i ON i.id = s.item_id \
+             WHERE s.agent_id = $1 AND s.detached_at IS NULL AND i.deleted_at IS NULL \
+             AND i.superseded_by IS NULL AND i.status = 'active' ORDER BY s.rowid"
+        );
+        self.0
+            .lock()
+            .query(&sql, &[&agent_id])?
+            .iter()
+            .map(|r| item_from_row(r)?.to_item())
+            .collect()
+    }
+}
+
+impl InsightMemory for Insights<'_> {
+    fn add(&self, insight: NewInsight) -> Result<Insight> {
+        let (cites, meta) = prepare_insight(&insight)?;
+        let s = self.0;
+        let vector = s.embed_one(&insight.text)?;
+        let id = s.write(|tx, now| {
+            for c in &cites {
+                let row = load(tx, c)?.ok_or_else(|| {
+                    MemoryError::invalid("cites", format!("{c:?} names no record"))
+                })?;
+                if row.deleted_at.is_some() || row.superseded_by.is_some() {
+                    return Err(MemoryError::invalid(
+                        "cites",
+                        format!("{c:?} is not a live record"),
+                    ));
+                }
+                if row.user_id != meta.scope.user_id {
+                    return Err(MemoryError::invalid(
+                        "cites",
+                        format!("{c:?} belongs to another user"),
+                    ));
+                }
+            }
+            let row = ItemRow {
+                kind: MemoryKind::Insight.as_str().to_owned(),
+                text: insight.text.clone(),
+                salience: Some(START_SALIENCE),
+                body_json: Some(json!({ "cites": cites }).to_string()),
+                ..ItemRow::default()
+            };
+            let ins = Insert {
+                row,
+                meta: meta.clone(),
+                detail: Some(json!({ "cites": cites })),
+            };
+            Ok(
+                s.insert_with_vector(tx, now, "insight", ins, vector.as_deref())?
+                    .id,
+            )
+        })?;
+        self.get(&id)
+    }
+
+    fn get(&self, id: &str) -> Result<Insight> {
+        insight_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Insight, "insight")?.to_item()?)
+    }
+
+    fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight> {
+        if delta == 0 || delta.abs() > 100 {
+            return Err(MemoryError::invalid(
+                "delta",
+                "must be a non-zero step of at most 100",
+            ));
+        }
+        self.0.write(|tx, now| {
+            let row = load_kind(tx, id, MemoryKind::Insight, "insight")?;
+            if row.deleted_at.is_some() {
+                return Err(MemoryError::Conflict(format!("insight {id} is pruned")));
+            }
+            let salience = row.salience.unwrap_or(START_SALIENCE) + delta;
+            tx.execute(
+                "UPDATE memory_items SET salience = $1, updated_at = $2 WHERE rowid = $3",
+                &[&salience, &now, &row.rowid],
+            )?;
+            ledger_append(
+                tx,
+                now,
+                id,
+                "vote",
+                by,
+                None,
+                Some(json!({ "delta": delta, "salience": salience })),
+            )?;
+            if salience <= 0 {
+                tombstone(tx, now, &row, "prune", "salience fell to zero", by)?;
+            }
+            Ok(())
+        })?;
+        self.get(id)
+    }
+
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Insight>> {
+        list_kind(
+            &mut *self.0.lock(),
+            MemoryKind::Insight,
+            user_id,
+            include_quarantined,
+            "i.salience DESC",
+        )?
+        .into_iter()
+        .map(insight_of)
+        .collect()
+    }
+}

@@ -1,0 +1,186 @@
+//! The contract suite against the PostgreSQL backend, unchanged: each test gets its own
+//! schema in the database `MINDGATE_TEST_POSTGRES_URL` names (dropped when the store is),
+//! so the tests run in parallel. Without the variable every test says it skipped and
+//! passes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod contract;
+
+use std::sync::Arc;
+
+use mindgate_memory::time::ManualClock;
+use mindgate_memory::*;
+
+const URL_VAR: &str = "MINDGATE_TEST_POSTGRES_URL";
+
+fn available() -> bool {
+    let set = std::env::var(URL_VAR).is_ok_and(|v| !v.trim().is_empty());
+    if !set {
+        println!("skipped: {URL_VAR} not set");
+    }
+    set
+}
+
+/// A store in a fresh schema, dropped with it.
+struct SchemaStore {
+    store: PgMemory,
+    url: String,
+    schema: String,
+}
+
+impl Drop for SchemaStore {
+    fn drop(&mut self) {
+        if let Ok(mut client) = ::postgres::Client::connect(&self.url, ::postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema));
+        }
+    }
+}
+
+fn make(clock: Arc<ManualClock>) -> SchemaStore {
+    let url = std::env::var(URL_VAR).unwrap();
+    let schema = format!("mgtest_{:016x}", rand::random::<u64>());
+    let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let scoped = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+    let store = PgMemory::connect(
+        &scoped,
+        OpenOptions::default()
+            .clock(clock)
+            .embedder(Arc::new(common::TestEmbedder::new())),
+    )
+    .unwrap();
+    SchemaStore { store, url, schema }
+}
+
+impl MemoryStore for SchemaStore {
+    fn working(&self) -> impl WorkingMemory + '_ {
+        self.store.working()
+    }
+    fn session(&self) -> impl SessionMemory + '_ {
+        self.store.session()
+    }
+    fn episodic(&self) -> impl EpisodicMemory + '_ {
+        self.store.episodic()
+    }
+    fn semantic(&self) -> impl SemanticMemory + '_ {
+        self.store.semantic()
+    }
+    fn procedural(&self) -> impl ProceduralMemory + '_ {
+        self.store.procedural()
+    }
+    fn shared(&self) -> impl SharedMemory + '_ {
+        self.store.shared()
+    }
+    fn insights(&self) -> impl InsightMemory + '_ {
+        self.store.insights()
+    }
+    fn entities(&self) -> impl EntityGraph + '_ {
+        self.store.entities()
+    }
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.store.search(options)
+    }
+    fn get_item(&self, id: &str) -> Result<MemoryItem> {
+        self.store.get_item(id)
+    }
+    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+        self.store.validate(id, force, by)
+    }
+    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        self.store.reject(id, reason, by)
+    }
+    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+        self.store.ledger(subject_id)
+    }
+    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
+        self.store.metadata(user_id)
+    }
+}
+
+contract_suite!(make, skip_unless: available);
+
+/// Beyond the contract: what only a shared database has.
+mod postgres_only {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_server_is_a_clear_error() {
+        // A port nothing listens on: bind one, note it, close it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("postgres://mindgate:secret@127.0.0.1:{port}/memory");
+        let err = PgMemory::connect(&url, OpenOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, MemoryError::PostgresConnect { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains(&format!("127.0.0.1:{port}/memory")), "{text}");
+        assert!(
+            !text.contains("secret"),
+            "the password is never shown: {text}"
+        );
+        assert_eq!(err.code(), mindgate_errors::ErrorCode::Unavailable);
+        let bad = PgMemory::connect("postgres://127.0.0.1:notaport/x", OpenOptions::default())
+            .unwrap_err();
+        assert!(matches!(bad, MemoryError::Invalid { .. }), "{bad:?}");
+    }
+
+    #[test]
+    fn two_instances_on_one_database_see_each_others_writes() {
+        if !available() {
+            return;
+        }
+        let clock = Arc::new(ManualClock::at(common::T0));
+        let a = make(clock.clone());
+        let sep = if a.url.contains('?') { '&' } else { '?' };
+        let scoped = format!("{}{sep}options=-c%20search_path%3D{}", a.url, a.schema);
+        let b = PgMemory::connect(
+            &scoped,
+            OpenOptions::default()
+                .clock(clock)
+                .embedder(Arc::new(common::TestEmbedder::new())),
+        )
+        .unwrap();
+        // B searches first, so its vector mirror exists before A writes.
+        let query = MemorySearchOptions::new("u1", "violin lesson Tuesday");
+        assert!(b.search(&query).unwrap().is_empty());
+        let fact = a
+            .semantic()
+            .remember(NewFact::new(
+                Scope::user("u1"),
+                "Ana's violin lesson is on Tuesday",
+            ))
+            .unwrap();
+        let mut vector_only = query.clone();
+        vector_only.mode = Some(SearchMode::Vector);
+        for options in [&query, &vector_only] {
+            let hits = b.search(options).unwrap();
+            assert_eq!(
+                hits.iter().map(|h| h.record.id()).collect::<Vec<_>>(),
+                vec![fact.record.id.as_str()],
+                "{:?}",
+                options.mode
+            );
+        }
+        // A write on B is refereed by the same rules A sees: a duplicate id is refused.
+        let mut dup = NewFact::new(Scope::user("u1"), "again");
+        dup.meta.id = Some(fact.record.id.clone());
+        assert!(matches!(
+            b.semantic().remember(dup),
+            Err(MemoryError::Duplicate(_))
+        ));
+        b.semantic()
+            .forget(&fact.record.id, "wrong day", Actor::User)
+            .unwrap();
+        assert!(a.search(&query).unwrap().is_empty());
+    }
+}
