@@ -1,6 +1,7 @@
 """`--memory-db PATH` on `mindgate serve` and `mindgate mcp`: both put the agent memory in
 that file instead of `$MINDGATE_HOME/memory.db` (a fact remembered through `mindgate mcp`
-is found over the server's HTTP API), and a database URL or a directory is refused clearly.
+is found over the server's HTTP API), and a URL of another database than PostgreSQL, or a
+directory, is refused clearly (PostgreSQL: `test_memory_postgres.py`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def test_a_url_or_a_directory_is_refused_clearly(tmp_path: pathlib.Path) -> None
     env = dict(os.environ, MINDGATE_HOME=str(tmp_path / "home"))
     for command in (["serve", "--no-open", "--port", "0"], ["mcp"]):
         for value, expected in (
-            ("postgres://db.example/memory", "'postgres:' URLs are not supported"),
+            ("mysql://db.example/memory", "'mysql:' URLs are not supported"),
             (str(tmp_path), "is a directory"),
         ):
             done = subprocess.run(

@@ -149,9 +149,10 @@ pub enum MemoryCommand {
 /// The memory database of a `memory` subcommand.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MemoryDbArgs {
-    /// Memory database [default: $MINDGATE_HOME/memory.db, else ~/.mindgate/memory.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Memory database: a file or a `postgres://` URL [default: $MINDGATE_HOME/memory.db,
+    /// else ~/.mindgate/memory.db].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    pub db: Option<mindgate_memory::MemoryDb>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -342,9 +343,9 @@ pub struct MemoryExportArgs {
     /// Output file [default: standard output].
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// The database.
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// The database (a file; a `postgres://` URL is refused: export is SQLite-only so far).
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    pub db: Option<mindgate_memory::MemoryDb>,
 }
 
 /// Options of `mindgate memory import`.
@@ -352,9 +353,9 @@ pub struct MemoryExportArgs {
 pub struct MemoryImportArgs {
     /// The export (JSON Lines), or `-` for standard input.
     pub input: PathBuf,
-    /// The database (it must be empty) [default: $MINDGATE_HOME/memory.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// The database (it must be empty; SQLite only so far) [default: $MINDGATE_HOME/memory.db].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    pub db: Option<mindgate_memory::MemoryDb>,
 }
 
 /// `mindgate memory embedder …`.
@@ -527,10 +528,11 @@ pub struct ServeArgs {
     /// names no `userId`.
     #[arg(long, value_name = "NAME")]
     pub memory_user: Option<String>,
-    /// Agent-memory database file behind `/api/memory` and the `/mcp` memory tools (a
-    /// path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/memory.db].
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_memory_db_path)]
-    pub memory_db: Option<PathBuf>,
+    /// Agent-memory database behind `/api/memory` and the `/mcp` memory tools (a path,
+    /// `sqlite:PATH`, `file:PATH`, or a PostgreSQL `postgres://` URL shared by several
+    /// instances) [default: $MINDGATE_HOME/memory.db].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_db)]
+    pub memory_db: Option<mindgate_memory::MemoryDb>,
 }
 
 /// Arguments of `mindgate diff`.
@@ -619,10 +621,11 @@ pub struct McpArgs {
     /// The user the memory tools act for when a call names no `userId`.
     #[arg(long, value_name = "NAME")]
     pub memory_user: Option<String>,
-    /// Agent-memory database file of the memory tools (a path, `sqlite:PATH` or
-    /// `file:PATH`) [default: $MINDGATE_HOME/memory.db, the home given by --home].
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_memory_db_path)]
-    pub memory_db: Option<PathBuf>,
+    /// Agent-memory database of the memory tools (a path, `sqlite:PATH`, `file:PATH`, or a
+    /// PostgreSQL `postgres://` URL) [default: $MINDGATE_HOME/memory.db, the home given by
+    /// --home].
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_db)]
+    pub memory_db: Option<mindgate_memory::MemoryDb>,
     /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
     /// quarantined memories, which defeats the quarantine (by default a person validates,
     /// with `mindgate memory validate`, in the viewer's memory inspector or over HTTP with

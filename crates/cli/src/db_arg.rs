@@ -1,7 +1,10 @@
 //! `--db` and `--memory-db`: a SQLite file path. URLs of other databases are refused until
-//! the team hub exists, and so is a directory.
+//! the team hub exists, and so is a directory — except `--memory-db` (and a `memory`
+//! command's `--db`), which also take a PostgreSQL URL (`postgres://…`).
 
 use std::path::PathBuf;
+
+use mindgate_memory::MemoryDb;
 
 /// Schemes that name a SQLite file (`sqlite:PATH`, `sqlite:///abs/path`, `file:PATH`).
 const FILE_SCHEMES: [&str; 2] = ["sqlite", "file"];
@@ -16,9 +19,24 @@ pub fn parse_db_path(value: &str) -> Result<PathBuf, String> {
     parse_file_flag("--db", value)
 }
 
-/// Parses a `--memory-db` value (the agent-memory database) with the rules of `--db`.
-pub fn parse_memory_db_path(value: &str) -> Result<PathBuf, String> {
-    parse_file_flag("--memory-db", value)
+/// Parses a `--memory-db` value (the agent-memory database): a PostgreSQL URL, or a file
+/// with the rules of `--db`.
+pub fn parse_memory_db(value: &str) -> Result<MemoryDb, String> {
+    memory_db("--memory-db", value)
+}
+
+/// Parses the `--db` of a `memory` command: a PostgreSQL URL, or a file with the rules of
+/// `--db`.
+pub fn parse_memory_command_db(value: &str) -> Result<MemoryDb, String> {
+    memory_db("--db", value)
+}
+
+fn memory_db(flag: &str, value: &str) -> Result<MemoryDb, String> {
+    if mindgate_memory::is_postgres_url(value) {
+        mindgate_memory::postgres::check_url(value).map_err(|e| format!("{flag}: {e}"))?;
+        return Ok(MemoryDb::Postgres(value.to_owned()));
+    }
+    parse_file_flag(flag, value).map(MemoryDb::File)
 }
 
 fn parse_file_flag(flag: &str, value: &str) -> Result<PathBuf, String> {
@@ -137,17 +155,32 @@ mod tests {
         }
         let err = parse_db_path("postgres://h/m").expect_err("postgres");
         assert!(err.contains("'postgres:' URLs are not supported"), "{err}");
-        let err = parse_memory_db_path("postgres://h/m").expect_err("postgres");
+        let err = parse_memory_db("mysql://h/m").expect_err("mysql");
         assert!(
             err.starts_with("--memory-db takes a SQLite file path"),
             "{err}"
+        );
+        // The memory store also lives in PostgreSQL.
+        assert_eq!(
+            parse_memory_db("postgres://u:p@h/m"),
+            Ok(MemoryDb::Postgres("postgres://u:p@h/m".into()))
+        );
+        assert_eq!(
+            parse_memory_command_db("postgresql://h:5433/m"),
+            Ok(MemoryDb::Postgres("postgresql://h:5433/m".into()))
+        );
+        let err = parse_memory_db("postgres://h:notaport/m").expect_err("bad port");
+        assert!(err.starts_with("--memory-db: "), "{err}");
+        assert_eq!(
+            parse_memory_command_db("m.db"),
+            Ok(MemoryDb::File("m.db".into()))
         );
     }
 
     #[test]
     fn a_directory_is_refused() {
         let dir = std::env::temp_dir();
-        let err = parse_memory_db_path(&dir.display().to_string()).expect_err("dir");
+        let err = parse_memory_db(&dir.display().to_string()).expect_err("dir");
         assert!(err.contains("is a directory"), "{err}");
         assert!(err.contains("memory.db"), "{err}");
         let err = parse_db_path(&format!("sqlite:{}", dir.display())).expect_err("dir");

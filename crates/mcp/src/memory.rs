@@ -17,8 +17,7 @@ use mindgate_memory::agent::{
     RecallArgs, RejectArgs, RememberArgs, StatusArgs, SupersedeArgs, ValidateArgs,
 };
 use mindgate_memory::{
-    Actor, Block, Fact, MemoryError, MemoryItem, MemoryKind, MemoryStore, SemanticMemory,
-    SqliteMemory,
+    Actor, Block, Fact, Memory, MemoryError, MemoryItem, MemoryKind, MemoryStore, SemanticMemory,
 };
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -123,12 +122,10 @@ fn item_output(verb: &str, item: &MemoryItem, links: &Links) -> ToolOutput {
 impl MindgateMcp {
     async fn memory_tool(
         &self,
-        f: impl FnOnce(&SqliteMemory, Option<&str>, &Links) -> Result<ToolOutput, ToolError>
-        + Send
-        + 'static,
+        f: impl FnOnce(&Memory, Option<&str>, &Links) -> Result<ToolOutput, ToolError> + Send + 'static,
     ) -> CallToolResult {
         self.blocking(move |shared: &Shared| {
-            let store: Arc<SqliteMemory> = shared.memory.get()?;
+            let store: Arc<Memory> = shared.memory.get()?;
             f(
                 &store,
                 shared.config.memory_user.as_deref(),

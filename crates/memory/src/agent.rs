@@ -15,8 +15,10 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::{Memory, MemoryDb};
+use crate::config::OpenOptions;
 use crate::error::{MemoryError, Result};
-use crate::sqlite::{ItemFilter, OpenOptions, SqliteMemory};
+use crate::sqlite::ItemFilter;
 use crate::store::*;
 use crate::types::*;
 
@@ -400,7 +402,7 @@ pub fn encode_component(s: &str) -> String {
 
 /// `fact_remember`.
 pub fn remember(
-    store: &SqliteMemory,
+    store: &Memory,
     args: RememberArgs,
     default_user: Option<&str>,
     by: Actor,
@@ -411,7 +413,7 @@ pub fn remember(
 
 /// `fact_supersede`: the new version inherits the old fact's owner unless told otherwise.
 pub fn supersede(
-    store: &SqliteMemory,
+    store: &Memory,
     args: SupersedeArgs,
     default_user: Option<&str>,
     by: Actor,
@@ -429,7 +431,7 @@ pub fn supersede(
 
 /// A search through the agent tools (one kind), as hit views.
 pub fn recall(
-    store: &SqliteMemory,
+    store: &Memory,
     args: &RecallArgs,
     default_user: Option<&str>,
     kind: MemoryKind,
@@ -443,7 +445,7 @@ pub fn recall(
 }
 
 /// Any search (the HTTP API and the CLI: every option), as hit views.
-pub fn search(store: &SqliteMemory, options: &MemorySearchOptions) -> Result<Vec<HitView>> {
+pub fn search(store: &Memory, options: &MemorySearchOptions) -> Result<Vec<HitView>> {
     Ok(store
         .search(options)?
         .into_iter()
@@ -453,7 +455,7 @@ pub fn search(store: &SqliteMemory, options: &MemorySearchOptions) -> Result<Vec
 
 /// `block_append`.
 pub fn block_append(
-    store: &SqliteMemory,
+    store: &Memory,
     args: &BlockAppendArgs,
     default_user: Option<&str>,
     by: Actor,
@@ -466,7 +468,7 @@ pub fn block_append(
 
 /// `block_replace`.
 pub fn block_replace(
-    store: &SqliteMemory,
+    store: &Memory,
     args: &BlockReplaceArgs,
     default_user: Option<&str>,
     by: Actor,
@@ -479,7 +481,7 @@ pub fn block_replace(
 
 /// `block_rethink`: the block keeps its description and limit unless new ones are given.
 pub fn block_rethink(
-    store: &SqliteMemory,
+    store: &Memory,
     args: &BlockRethinkArgs,
     default_user: Option<&str>,
     by: Actor,
@@ -506,7 +508,7 @@ pub fn block_rethink(
 
 /// A record's history: every version of a fact (its supersession chain) and the ledger of
 /// all of them; for other records, the record and its ledger.
-pub fn history(store: &SqliteMemory, id: &str) -> Result<RecordHistory> {
+pub fn history(store: &Memory, id: &str) -> Result<RecordHistory> {
     let item = store.get_item(id)?;
     if let MemoryItem::Fact(_) = item {
         let h = store.semantic().history(id)?;
@@ -532,7 +534,7 @@ pub struct RecordHistory {
 }
 
 /// `memory_status`.
-pub fn status(store: &SqliteMemory, user_id: &str) -> Result<StatusView> {
+pub fn status(store: &Memory, user_id: &str) -> Result<StatusView> {
     let quarantined = store
         .quarantine_queue(Some(user_id), Some(crate::sqlite::MAX_LIST))?
         .len();
@@ -547,7 +549,7 @@ pub fn status(store: &SqliteMemory, user_id: &str) -> Result<StatusView> {
 
 /// Records of a kind (live, not superseded) of one user, for the inspector.
 pub fn list_kind(
-    store: &SqliteMemory,
+    store: &Memory,
     user_id: &str,
     kind: MemoryKind,
     include_quarantined: bool,
@@ -580,6 +582,7 @@ pub fn error_code(e: &MemoryError) -> &'static str {
             "storage_failed"
         }
         MemoryError::PostgresConnect { .. } => "storage_unreachable",
+        MemoryError::Unsupported { .. } => "unsupported",
     }
 }
 
@@ -593,70 +596,70 @@ pub fn is_caller_error(e: &MemoryError) -> bool {
             | MemoryError::Sqlite(_)
             | MemoryError::Postgres(_)
             | MemoryError::PostgresConnect { .. }
+            | MemoryError::Unsupported { .. }
             | MemoryError::Io { .. }
             | MemoryError::EmbedderMismatch { .. }
     )
 }
 
-/// Opens a memory store with the embedder the home and the environment select
-/// (`mindgate-embed`'s rule: builtin unless a model is imported or configured).
-pub fn open_with_selected_embedder(home: &Path, db_path: &Path) -> Result<SqliteMemory> {
+/// Opens a memory store (an SQLite file or a PostgreSQL database) with the embedder the
+/// home and the environment select (`mindgate-embed`'s rule: builtin unless a model is
+/// imported or configured).
+pub fn open_with_selected_embedder(home: &Path, db: &MemoryDb) -> Result<Memory> {
     let config = mindgate_embed::EmbedderConfig::from_env(home)?;
     let embedder = mindgate_embed::select(&config)?;
-    SqliteMemory::open(
-        db_path,
-        OpenOptions::default().embedder(Arc::from(embedder)),
-    )
+    Memory::open(db, OpenOptions::default().embedder(Arc::from(embedder)))
 }
 
 /// A memory store opened on first use and then shared (the server's HTTP routes and its
-/// `/mcp` tools hold one; `mindgate mcp` holds its own). A failed open is retried on the
-/// next use, so fixing the cause (importing the model, re-embedding) needs no restart.
+/// `/mcp` tools hold one; `mindgate mcp` holds its own). A failed open (an unreachable
+/// PostgreSQL server too) is retried on the next use, so fixing the cause (importing the
+/// model, re-embedding, starting the database) needs no restart.
 pub struct LazyMemory {
     home: PathBuf,
-    db_path: PathBuf,
-    slot: Mutex<Option<Arc<SqliteMemory>>>,
+    db: MemoryDb,
+    slot: Mutex<Option<Arc<Memory>>>,
 }
 
 impl std::fmt::Debug for LazyMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LazyMemory")
-            .field("db_path", &self.db_path)
+            .field("db", &self.db)
             .finish_non_exhaustive()
     }
 }
 
 impl LazyMemory {
-    /// The store at `db_path`, with the embedder selected from `home` and the environment.
-    pub fn new(home: &Path, db_path: &Path) -> Self {
+    /// The store at `db`, with the embedder selected from `home` and the environment.
+    pub fn new(home: &Path, db: MemoryDb) -> Self {
         Self {
             home: home.to_path_buf(),
-            db_path: db_path.to_path_buf(),
+            db,
             slot: Mutex::new(None),
         }
     }
 
     /// An already open store.
-    pub fn ready(store: Arc<SqliteMemory>) -> Self {
+    pub fn ready(store: Arc<Memory>) -> Self {
         Self {
             home: PathBuf::new(),
-            db_path: PathBuf::new(),
+            db: MemoryDb::File(PathBuf::new()),
             slot: Mutex::new(Some(store)),
         }
     }
 
-    /// The database file.
-    pub fn db_path(&self) -> &Path {
-        &self.db_path
+    /// Where the store is.
+    pub fn db(&self) -> &MemoryDb {
+        &self.db
     }
 
     /// The store, opening it if needed (blocking: call from a blocking context).
-    pub fn get(&self) -> Result<Arc<SqliteMemory>> {
+    pub fn get(&self) -> Result<Arc<Memory>> {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = slot.as_ref() {
             return Ok(s.clone());
         }
-        let store = Arc::new(open_with_selected_embedder(&self.home, &self.db_path)?);
+        let store = Arc::new(open_with_selected_embedder(&self.home, &self.db)?);
         *slot = Some(store.clone());
         Ok(store)
     }

@@ -101,6 +101,14 @@ pub enum MemoryError {
         /// The cause.
         source: postgres::Error,
     },
+    /// The operation exists on the SQLite backend only, so far.
+    #[error(
+        "{what} is not available on the PostgreSQL memory store yet (use an SQLite --memory-db for it)"
+    )]
+    Unsupported {
+        /// The operation.
+        what: &'static str,
+    },
     /// The database file could not be prepared.
     #[error("memory database file {}", .path.display())]
     Io {
@@ -128,7 +136,8 @@ impl MemoryError {
             | MemoryError::NotInducible { .. } => ErrorCode::Conflict,
             MemoryError::EmbedderMismatch { .. }
             | MemoryError::SchemaTooNew { .. }
-            | MemoryError::PostgresConnect { .. } => ErrorCode::Unavailable,
+            | MemoryError::PostgresConnect { .. }
+            | MemoryError::Unsupported { .. } => ErrorCode::Unavailable,
             MemoryError::Embed(e) => e.code(),
             MemoryError::Sqlite(_) | MemoryError::Postgres(_) | MemoryError::Io { .. } => {
                 ErrorCode::Internal

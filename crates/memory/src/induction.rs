@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::ScopeArgs;
+use crate::backend::Memory;
 use crate::error::{MemoryError, Result};
-use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::MAX_ID_CHARS;
 use crate::store::{MemoryStore, ProceduralMemory};
 use crate::types::*;
@@ -186,12 +186,7 @@ pub fn store_induced(
 
 /// Induces a procedure from a task graph into `scope`'s memory (deduplicated), or refuses a
 /// task that did not succeed with [`MemoryError::NotInducible`].
-pub fn induce(
-    store: &SqliteMemory,
-    graph: &TaskGraph,
-    scope: Scope,
-    by: Actor,
-) -> Result<InduceOutcome> {
+pub fn induce(store: &Memory, graph: &TaskGraph, scope: Scope, by: Actor) -> Result<InduceOutcome> {
     let induction =
         mindgate_taskgraph::induce::induce(graph).map_err(|reason| MemoryError::NotInducible {
             task_id: graph.task_id.clone(),
@@ -209,7 +204,7 @@ pub fn induce(
 
 /// Records a verified reuse of a procedure (promotion happens in the store at the threshold).
 pub fn record_outcome(
-    store: &SqliteMemory,
+    store: &Memory,
     id: &str,
     args: &OutcomeArgs,
     by: Actor,

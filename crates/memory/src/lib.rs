@@ -10,6 +10,7 @@
 //! graph (`mindgate-taskgraph`) into a quarantined, deduplicated induced procedure.
 
 pub mod agent;
+pub mod backend;
 pub mod bench;
 pub mod config;
 pub mod consolidate;
@@ -29,6 +30,7 @@ pub mod types;
 pub mod vectors;
 
 pub use self::postgres::{PgMemory, is_postgres_url};
+pub use backend::{Memory, MemoryDb};
 pub use error::{MemoryError, Result};
 pub use sqlite::{
     FactAt, FusionDefaults, ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport,

@@ -160,3 +160,152 @@ pub trait MemoryStore {
     /// Tier counters of a user.
     fn metadata(&self, user_id: &str) -> Result<MemoryMetadata>;
 }
+
+// A boxed sub-store is one: what lets a handle over either backend return one type.
+
+impl<T: WorkingMemory + ?Sized> WorkingMemory for Box<T> {
+    fn list(&self, user_id: &str) -> Result<Vec<Block>> {
+        (**self).list(user_id)
+    }
+    fn get(&self, user_id: &str, label: &str) -> Result<Block> {
+        (**self).get(user_id, label)
+    }
+    fn upsert(&self, block: NewBlock) -> Result<Block> {
+        (**self).upsert(block)
+    }
+    fn append(&self, user_id: &str, label: &str, text: &str, by: Actor) -> Result<Block> {
+        (**self).append(user_id, label, text, by)
+    }
+    fn replace(
+        &self,
+        user_id: &str,
+        label: &str,
+        old: &str,
+        new: &str,
+        by: Actor,
+    ) -> Result<Block> {
+        (**self).replace(user_id, label, old, new, by)
+    }
+    fn delete(&self, user_id: &str, label: &str, by: Actor) -> Result<()> {
+        (**self).delete(user_id, label, by)
+    }
+}
+
+impl<T: SessionMemory + ?Sized> SessionMemory for Box<T> {
+    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
+        (**self).push(scope, message, by)
+    }
+    fn list(
+        &self,
+        session_id: &str,
+        after_sequence: Option<u64>,
+        limit: Option<usize>,
+    ) -> Result<Vec<SessionMessage>> {
+        (**self).list(session_id, after_sequence, limit)
+    }
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        (**self).search(options)
+    }
+}
+
+impl<T: EpisodicMemory + ?Sized> EpisodicMemory for Box<T> {
+    fn put(&self, episode: NewEpisode) -> Result<Episode> {
+        (**self).put(episode)
+    }
+    fn get(&self, id: &str) -> Result<Episode> {
+        (**self).get(id)
+    }
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        (**self).search(options)
+    }
+}
+
+impl<T: SemanticMemory + ?Sized> SemanticMemory for Box<T> {
+    fn remember(&self, fact: NewFact) -> Result<Fact> {
+        (**self).remember(fact)
+    }
+    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+        (**self).remember_many(facts)
+    }
+    fn get(&self, id: &str) -> Result<Fact> {
+        (**self).get(id)
+    }
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        (**self).search(options)
+    }
+    fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact> {
+        (**self).supersede(old_id, new, reason)
+    }
+    fn forget(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        (**self).forget(id, reason, by)
+    }
+    fn history(&self, id: &str) -> Result<FactHistory> {
+        (**self).history(id)
+    }
+}
+
+impl<T: ProceduralMemory + ?Sized> ProceduralMemory for Box<T> {
+    fn add(&self, rule: NewRule) -> Result<Rule> {
+        (**self).add(rule)
+    }
+    fn get(&self, id: &str) -> Result<Rule> {
+        (**self).get(id)
+    }
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Rule>> {
+        (**self).list(user_id, include_quarantined)
+    }
+    fn remove(&self, id: &str, by: Actor) -> Result<()> {
+        (**self).remove(id, by)
+    }
+    fn record_outcome(&self, id: &str, success: bool, by: Actor) -> Result<Rule> {
+        (**self).record_outcome(id, success, by)
+    }
+}
+
+impl<T: SharedMemory + ?Sized> SharedMemory for Box<T> {
+    fn attach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()> {
+        (**self).attach(record_id, agent_id, by)
+    }
+    fn detach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()> {
+        (**self).detach(record_id, agent_id, by)
+    }
+    fn list_for(&self, agent_id: &str) -> Result<Vec<MemoryItem>> {
+        (**self).list_for(agent_id)
+    }
+}
+
+impl<T: InsightMemory + ?Sized> InsightMemory for Box<T> {
+    fn add(&self, insight: NewInsight) -> Result<Insight> {
+        (**self).add(insight)
+    }
+    fn get(&self, id: &str) -> Result<Insight> {
+        (**self).get(id)
+    }
+    fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight> {
+        (**self).vote(id, delta, by)
+    }
+    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Insight>> {
+        (**self).list(user_id, include_quarantined)
+    }
+}
+
+impl<T: EntityGraph + ?Sized> EntityGraph for Box<T> {
+    fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
+        (**self).resolve(user_id, name)
+    }
+    fn get(&self, id: &str) -> Result<GraphEntity> {
+        (**self).get(id)
+    }
+    fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>> {
+        (**self).list(user_id)
+    }
+    fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
+        (**self).merge(from, into, by)
+    }
+    fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
+        (**self).unmerge(id, by)
+    }
+    fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {
+        (**self).facts_for(entity_id)
+    }
+}

@@ -9,7 +9,7 @@ use mindgate_memory::consolidate::{
     consolidate,
 };
 use mindgate_memory::{
-    Actor, InsightMemory, MemoryKind, MemoryProvenance, MemorySearchOptions, MemoryStatus,
+    Actor, InsightMemory, Memory, MemoryKind, MemoryProvenance, MemorySearchOptions, MemoryStatus,
     MemoryStore, Message, MessageContentValue, OpenOptions, Scope, SessionMemory, SqliteMemory,
 };
 use mindgate_testkit::chat_stand_in::{Answer, ChatStandIn};
@@ -30,7 +30,7 @@ const REFLECTION: &str = r#"{"insights": [
   {"text": "uncited", "cites": ["f99"]}
 ]}"#;
 
-fn store_with_session() -> SqliteMemory {
+fn store_with_session() -> Memory {
     let store = SqliteMemory::open_in_memory(OpenOptions::default()).unwrap();
     let scope = Scope::user("alice").with_session("s1");
     let texts = [
@@ -58,7 +58,7 @@ fn store_with_session() -> SqliteMemory {
             .push(&scope, &message, Actor::Agent)
             .unwrap();
     }
-    store
+    Memory::from(store)
 }
 
 fn chat(stand_in: &ChatStandIn, key: Option<&str>) -> OpenAiChat {

@@ -24,11 +24,11 @@ fn dsh(name: &str) -> TaskGraph {
     ))
 }
 
-fn store() -> SqliteMemory {
-    SqliteMemory::open_in_memory(OpenOptions::default()).unwrap()
+fn store() -> Memory {
+    Memory::from(SqliteMemory::open_in_memory(OpenOptions::default()).unwrap())
 }
 
-fn procedures(s: &SqliteMemory) -> Vec<Rule> {
+fn procedures(s: &Memory) -> Vec<Rule> {
     s.procedural().list("ana", true).unwrap()
 }
 

@@ -198,6 +198,7 @@ fn the_quarantine_queue_and_the_ledger_feed() {
         vec![3, 4, 5]
     );
     assert_eq!(s.users().unwrap(), vec!["ana".to_owned()]);
+    let s = Memory::from(s);
     let facts = agent::list_kind(&s, "ana", MemoryKind::Semantic, false, None).unwrap();
     assert_eq!(
         facts.iter().map(MemoryItem::text).collect::<Vec<_>>(),

@@ -60,8 +60,9 @@ pub struct ServeConfig {
     pub task_graph: mindgate_taskgraph::DiscoveryConfig,
     /// Connection caps and the header-read / idle timeout.
     pub http: crate::listener::HttpLimits,
-    /// The agent-memory database (`<home>/memory.db`; never pruned with runs).
-    pub memory_db_path: PathBuf,
+    /// The agent-memory database (`<home>/memory.db`, or a PostgreSQL database; never
+    /// pruned with runs).
+    pub memory_db: mindgate_memory::MemoryDb,
     /// The user memory routes and `/mcp` memory tools use when a request names none.
     pub memory_user: Option<String>,
     /// The chat model `POST /api/memory/sessions/{id}/consolidate` asks (`None`:
@@ -93,7 +94,7 @@ impl ServeConfig {
             retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
             http: crate::listener::HttpLimits::from_env(),
-            memory_db_path: Home::at(home).memory_db(),
+            memory_db: mindgate_memory::MemoryDb::File(Home::at(home).memory_db()),
             memory_user: None,
             memory_chat: None,
             mcp: None,

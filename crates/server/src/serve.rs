@@ -246,7 +246,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let shutdown = CancellationToken::new();
     let deadline = config.shutdown_deadline;
     let config_home = config.home.clone();
-    let memory_db_path = config.memory_db_path.clone();
+    let memory_db = config.memory_db.clone();
     let task_graphs = Arc::new(crate::task_graph::TaskGraphs::new(
         config.task_graph.clone(),
         shutdown.clone(),
@@ -266,7 +266,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         live_graphs: Arc::default(),
         memory: Arc::new(mindgate_memory::agent::LazyMemory::new(
             &config_home,
-            &memory_db_path,
+            memory_db,
         )),
         memory_changed: Arc::default(),
         task_graphs,

@@ -25,9 +25,9 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     config.port = args.port;
     config.allow_control = args.allow_control;
     config.memory_user = args.memory_user;
-    if let Some(path) = &args.memory_db {
+    if let Some(db) = &args.memory_db {
         config.memory = Some(std::sync::Arc::new(
-            mindgate_memory::agent::LazyMemory::new(home.root(), path),
+            mindgate_memory::agent::LazyMemory::new(home.root(), db.clone()),
         ));
     }
     config.allow_validate = args.allow_validate;

@@ -27,9 +27,10 @@ pub use chat::{ChatConfig, ChatMessage, ChatModel, ChatRole, OpenAiChat};
 pub use error::ConsolidateError;
 pub use parse::Skipped;
 
+use crate::backend::Memory;
 use crate::error::MemoryError;
+use crate::sqlite::ConsolidationBatch;
 use crate::sqlite::items::mint_id;
-use crate::sqlite::{ConsolidationBatch, SqliteMemory};
 use crate::store::{MemoryStore, SessionMemory};
 use crate::types::*;
 
@@ -113,7 +114,7 @@ pub fn chat_from_env() -> Result<OpenAiChat, ConsolidateError> {
 
 /// Consolidates a session's messages not consolidated yet (see the module docs).
 pub fn consolidate(
-    store: &SqliteMemory,
+    store: &Memory,
     chat: &dyn ChatModel,
     options: &ConsolidateOptions,
 ) -> Result<ConsolidationReport, ConsolidateError> {

@@ -235,25 +235,35 @@ pub fn ledger_append(
 
 /// Every ledger row about `subject_id`, in order.
 pub fn ledger_for(c: &mut impl GenericClient, subject_id: &str) -> Result<Vec<HistoryEntry>> {
-    c.query(
+    ledger_rows(
+        c,
         "SELECT seq, at, subject_id, action, actor, reason, detail_json::text FROM memory_history \
          WHERE subject_id = $1 ORDER BY seq",
         &[&subject_id],
-    )?
-    .iter()
-    .map(|r| {
-        let actor: String = r.try_get(4)?;
-        let detail: Option<String> = r.try_get(6)?;
-        let at: i64 = r.try_get(1)?;
-        Ok(HistoryEntry {
-            seq: r.try_get(0)?,
-            at: format_ms(at),
-            subject_id: r.try_get(2)?,
-            action: r.try_get(3)?,
-            actor: Actor::parse(&actor).unwrap_or_default(),
-            reason: r.try_get(5)?,
-            detail: detail.and_then(|d| serde_json::from_str(&d).ok()),
+    )
+}
+
+/// Ledger rows of a query selecting `seq, at, subject_id, action, actor, reason, detail`.
+pub fn ledger_rows(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<HistoryEntry>> {
+    c.query(sql, params)?
+        .iter()
+        .map(|r| {
+            let actor: String = r.try_get(4)?;
+            let detail: Option<String> = r.try_get(6)?;
+            let at: i64 = r.try_get(1)?;
+            Ok(HistoryEntry {
+                seq: r.try_get(0)?,
+                at: format_ms(at),
+                subject_id: r.try_get(2)?,
+                action: r.try_get(3)?,
+                actor: Actor::parse(&actor).unwrap_or_default(),
+                reason: r.try_get(5)?,
+                detail: detail.and_then(|d| serde_json::from_str(&d).ok()),
+            })
         })
-    })
-    .collect()
+        .collect()
 }

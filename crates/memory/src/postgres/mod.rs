@@ -14,6 +14,7 @@
 mod entities;
 mod items;
 mod migrations;
+mod review;
 mod search;
 mod tiers;
 mod working;
@@ -74,6 +75,21 @@ fn describe(config: &postgres::Config) -> String {
         .or(config.get_user())
         .unwrap_or("postgres");
     format!("{host}:{port}/{db}")
+}
+
+/// Checks that `url` is a PostgreSQL connection URL the driver understands (it does not
+/// connect); the error says what is wrong.
+pub fn check_url(url: &str) -> std::result::Result<(), String> {
+    url.parse::<postgres::Config>()
+        .map(|_| ())
+        .map_err(|e| format!("not a usable PostgreSQL URL: {e}"))
+}
+
+/// `host:port/db` of a PostgreSQL URL, without credentials (for messages and logs).
+pub fn redacted(url: &str) -> String {
+    url.parse::<postgres::Config>()
+        .map(|c| describe(&c))
+        .unwrap_or_else(|_| "(unparsable URL)".to_owned())
 }
 
 impl PgMemory {
@@ -148,6 +164,14 @@ impl PgMemory {
         Ok(self
             .lock()
             .query_one("SELECT COUNT(*) FROM memory_history", &[])?
+            .try_get(0)?)
+    }
+
+    /// Number of rows of every kind, live or not (nothing is ever removed).
+    pub fn row_count(&self) -> Result<i64> {
+        Ok(self
+            .lock()
+            .query_one("SELECT COUNT(*) FROM memory_items", &[])?
             .try_get(0)?)
     }
 

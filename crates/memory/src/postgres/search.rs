@@ -33,8 +33,12 @@ pub(crate) fn numbered(sql: &str, first: usize) -> String {
 
 /// The filter's parameters, in order.
 pub(crate) fn filter_params(filter: &Filter) -> Vec<&(dyn ToSql + Sync)> {
-    filter
-        .params
+    value_params(&filter.params)
+}
+
+/// Parameters as the driver takes them.
+pub(crate) fn value_params(values: &[FilterValue]) -> Vec<&(dyn ToSql + Sync)> {
+    values
         .iter()
         .map(|v| match v {
             FilterValue::Text(t) => t as &(dyn ToSql + Sync),

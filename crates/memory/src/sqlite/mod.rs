@@ -36,7 +36,7 @@ use crate::types::*;
 
 pub use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 pub use belief::FactAt;
-pub(crate) use consolidation::ConsolidationBatch;
+pub(crate) use consolidation::{ConsolidationBatch, ConsolidationWritten};
 pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};

@@ -3,9 +3,9 @@
 //! position (the live feed of memory changes).
 
 use rusqlite::params_from_iter;
-use rusqlite::types::Value as SqlValue;
 
 use crate::error::{MemoryError, Result};
+use crate::hybrid::FilterValue;
 use crate::sqlite::items::{ITEM_COLUMNS, ItemRow};
 use crate::sqlite::{SqliteMemory, ledger};
 use crate::types::*;
@@ -36,10 +36,11 @@ pub struct ItemFilter {
     pub offset: Option<usize>,
 }
 
-impl SqliteMemory {
-    /// Records matching `filter`, oldest first.
-    pub fn list_items(&self, filter: &ItemFilter) -> Result<Vec<MemoryItem>> {
-        let limit = filter.limit.unwrap_or(100);
+impl ItemFilter {
+    /// The WHERE clause over `memory_items i` (one `?` per parameter, in order), its
+    /// parameters, the limit and the offset — the same SQL in both backends.
+    pub(crate) fn to_sql(&self) -> Result<(String, Vec<FilterValue>, usize, i64)> {
+        let limit = self.limit.unwrap_or(100);
         if limit == 0 || limit > MAX_LIST {
             return Err(MemoryError::invalid(
                 "limit",
@@ -47,43 +48,49 @@ impl SqliteMemory {
             ));
         }
         let mut clauses = vec!["i.kind <> 'working'".to_owned()];
-        let mut args: Vec<SqlValue> = Vec::new();
-        if let Some(user) = &filter.user_id {
-            args.push(SqlValue::Text(user.clone()));
-            clauses.push(format!("i.user_id = ?{}", args.len()));
+        let mut args: Vec<FilterValue> = Vec::new();
+        let mut text = |clause: &str, value: &str, clauses: &mut Vec<String>| {
+            args.push(FilterValue::Text(value.to_owned()));
+            clauses.push(clause.to_owned());
+        };
+        if let Some(user) = &self.user_id {
+            text("i.user_id = ?", user, &mut clauses);
         }
-        if let Some(agent) = &filter.agent_id {
-            args.push(SqlValue::Text(agent.clone()));
-            clauses.push(format!("i.agent_id = ?{}", args.len()));
+        if let Some(agent) = &self.agent_id {
+            text("i.agent_id = ?", agent, &mut clauses);
         }
-        if let Some(session) = &filter.session_id {
-            args.push(SqlValue::Text(session.clone()));
-            clauses.push(format!("i.session_id = ?{}", args.len()));
+        if let Some(session) = &self.session_id {
+            text("i.session_id = ?", session, &mut clauses);
         }
-        if let Some(kind) = filter.kind {
+        if let Some(kind) = self.kind {
             if kind == MemoryKind::Working || kind == MemoryKind::Shared {
                 return Err(MemoryError::invalid(
                     "kind",
                     format!("`{kind}` records are not listed here"),
                 ));
             }
-            args.push(SqlValue::Text(kind.as_str().to_owned()));
-            clauses.push(format!("i.kind = ?{}", args.len()));
+            text("i.kind = ?", kind.as_str(), &mut clauses);
         }
-        if let Some(status) = filter.status {
-            args.push(SqlValue::Text(status.as_str().to_owned()));
-            clauses.push(format!("i.status = ?{}", args.len()));
+        if let Some(status) = self.status {
+            text("i.status = ?", status.as_str(), &mut clauses);
         }
-        if !filter.include_deleted {
+        if !self.include_deleted {
             clauses.push("i.deleted_at IS NULL".to_owned());
         }
-        if !filter.include_superseded {
+        if !self.include_superseded {
             clauses.push("i.superseded_by IS NULL".to_owned());
         }
-        let offset = i64::try_from(filter.offset.unwrap_or(0)).unwrap_or(i64::MAX);
+        let offset = i64::try_from(self.offset.unwrap_or(0)).unwrap_or(i64::MAX);
+        Ok((clauses.join(" AND "), args, limit, offset))
+    }
+}
+
+impl SqliteMemory {
+    /// Records matching `filter`, oldest first.
+    pub fn list_items(&self, filter: &ItemFilter) -> Result<Vec<MemoryItem>> {
+        let (clause, args, limit, offset) = filter.to_sql()?;
         let sql = format!(
-            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE {} ORDER BY i.rowid LIMIT {limit} OFFSET {offset}",
-            clauses.join(" AND ")
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE {clause} ORDER BY i.rowid LIMIT {limit} OFFSET {offset}"
         );
         let conn = self.lock();
         let mut stmt = conn.prepare(&sql)?;

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use mindgate_memory::agent::{self, RememberArgs};
-use mindgate_memory::{Actor, MemoryStore, SemanticMemory, SqliteMemory};
+use mindgate_memory::{Actor, Memory, MemoryStore, SemanticMemory};
 use serde::Deserialize;
 
 use super::{ApiResult, created, json_ok, mem, ok_id};
@@ -91,7 +91,7 @@ async fn with_reason(
     state: &AppState,
     id: String,
     b: Result<Json<ReasonBody>, JsonRejection>,
-    op: fn(&SqliteMemory, &str, &str) -> mindgate_memory::Result<()>,
+    op: fn(&Memory, &str, &str) -> mindgate_memory::Result<()>,
 ) -> ApiResult {
     let reason = body(b)?.reason;
     let shown = id.clone();

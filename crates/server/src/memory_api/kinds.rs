@@ -7,8 +7,8 @@ use axum::extract::{Query, State};
 use axum::routing::{MethodRouter, get};
 use mindgate_memory::agent;
 use mindgate_memory::{
-    Actor, EpisodicMemory, InsightMemory, MemoryKind, MemoryStore, NewEpisode, NewInsight, NewRule,
-    ProceduralMemory, SqliteMemory,
+    Actor, EpisodicMemory, InsightMemory, Memory, MemoryKind, MemoryStore, NewEpisode, NewInsight,
+    NewRule, ProceduralMemory,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -91,7 +91,7 @@ pub(super) async fn add_insight(
 async fn create<B, R>(
     state: &AppState,
     b: Result<Json<B>, JsonRejection>,
-    write: fn(&SqliteMemory, B) -> mindgate_memory::Result<R>,
+    write: fn(&Memory, B) -> mindgate_memory::Result<R>,
 ) -> ApiResult
 where
     B: DeserializeOwned + Send + 'static,

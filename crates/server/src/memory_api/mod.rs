@@ -34,7 +34,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mindgate_memory::agent;
-use mindgate_memory::{MemoryError, MemoryKind, SqliteMemory};
+use mindgate_memory::{Memory, MemoryError, MemoryKind};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -154,7 +154,7 @@ fn memory_error(e: MemoryError) -> ApiError {
 /// Runs `f` on the blocking pool against the (lazily opened) memory store.
 async fn mem<T: Send + 'static>(
     state: &AppState,
-    f: impl FnOnce(&SqliteMemory) -> mindgate_memory::Result<T> + Send + 'static,
+    f: impl FnOnce(&Memory) -> mindgate_memory::Result<T> + Send + 'static,
 ) -> ApiResult<T> {
     let lazy = state.memory.clone();
     match tokio::task::spawn_blocking(move || {

@@ -2,15 +2,14 @@
 //! views over `mindgate_memory::agent` (the same operations the MCP tools and the HTTP
 //! API call). Changes made here are recorded in the ledger as by `user`: a person.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use mindgate_home::Home;
 use mindgate_memory::agent::{self, HitView, RememberArgs, ScopeArgs};
 use mindgate_memory::{
-    Actor, MemoryItem, MemoryKind, MemoryProvenance, MemorySearchOptions, MemoryStore, SearchMode,
-    SqliteMemory,
+    Actor, Memory, MemoryDb, MemoryItem, MemoryKind, MemoryProvenance, MemorySearchOptions,
+    MemoryStore, SearchMode,
 };
 use serde::Serialize;
 
@@ -21,11 +20,13 @@ use crate::args::{
 
 /// Opens the memory store of `db` (default `$MINDGATE_HOME/memory.db`) with the selected
 /// embedder.
-pub fn open(db: Option<&PathBuf>) -> anyhow::Result<SqliteMemory> {
+pub fn open(db: Option<&MemoryDb>) -> anyhow::Result<Memory> {
     let home = Home::from_env();
-    let path = db.cloned().unwrap_or_else(|| home.memory_db());
-    agent::open_with_selected_embedder(home.root(), &path)
-        .with_context(|| format!("opening the memory store {}", path.display()))
+    let db = db
+        .cloned()
+        .unwrap_or_else(|| MemoryDb::File(home.memory_db()));
+    agent::open_with_selected_embedder(home.root(), &db)
+        .with_context(|| format!("opening the memory store {db}"))
 }
 
 /// Prints `value` as JSON when asked, else the text `describe` makes.

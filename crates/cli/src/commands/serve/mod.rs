@@ -35,8 +35,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     config.task_graph = tasks::discovery_config(&args.discovery);
     config.memory_user = args.memory_user.clone();
-    if let Some(path) = &args.memory_db {
-        config.memory_db_path = path.clone();
+    if let Some(db) = &args.memory_db {
+        config.memory_db = db.clone();
     }
     config.memory_chat = mindgate_memory::consolidate::ChatConfig::from_env()
         .transpose()

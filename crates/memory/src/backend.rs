@@ -1,0 +1,291 @@
+//! One handle on either backend, so the HTTP routes, the MCP tools and the CLI work on an
+//! embedded SQLite file or a shared PostgreSQL database alike: [`MemoryDb`] says where the
+//! store is (a `--memory-db` value), [`Memory`] is the open store. The contract traits
+//! delegate; of the inherent operations, those the PostgreSQL backend does not have yet
+//! (export / import, maintenance, consolidation, re-embedding) answer
+//! [`MemoryError::Unsupported`] there.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
+use crate::error::{MemoryError, Result};
+use crate::postgres::{PgMemory, is_postgres_url};
+use crate::sqlite::{
+    ConsolidationBatch, FactAt, ItemFilter, MaintenanceReport, ReembedProgress, SqliteMemory,
+    TransferReport,
+};
+use crate::store::*;
+use crate::types::*;
+
+/// Where a memory store lives.
+#[derive(Clone, PartialEq, Eq)]
+pub enum MemoryDb {
+    /// An SQLite file (the default `$MINDGATE_HOME/memory.db`).
+    File(PathBuf),
+    /// A PostgreSQL database URL (`postgres://…`).
+    Postgres(String),
+}
+
+impl MemoryDb {
+    /// A PostgreSQL URL as [`MemoryDb::Postgres`], anything else as a file path.
+    pub fn from_value(value: &str) -> Self {
+        if is_postgres_url(value) {
+            Self::Postgres(value.to_owned())
+        } else {
+            Self::File(PathBuf::from(value))
+        }
+    }
+
+    /// The file, when it is one.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::File(p) => Some(p),
+            Self::Postgres(_) => None,
+        }
+    }
+}
+
+/// The path, or `postgres://host:port/db` without credentials.
+impl std::fmt::Display for MemoryDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(p) => write!(f, "{}", p.display()),
+            Self::Postgres(url) => write!(f, "postgres://{}", crate::postgres::redacted(url)),
+        }
+    }
+}
+
+/// Never prints a URL's password.
+impl std::fmt::Debug for MemoryDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MemoryDb({self})")
+    }
+}
+
+/// An open memory store on either backend.
+#[derive(Debug)]
+pub enum Memory {
+    /// The embedded SQLite store.
+    Sqlite(SqliteMemory),
+    /// The PostgreSQL store.
+    Postgres(PgMemory),
+}
+
+impl From<SqliteMemory> for Memory {
+    fn from(s: SqliteMemory) -> Self {
+        Self::Sqlite(s)
+    }
+}
+
+impl From<PgMemory> for Memory {
+    fn from(p: PgMemory) -> Self {
+        Self::Postgres(p)
+    }
+}
+
+/// Runs the same expression on whichever backend is open.
+macro_rules! either {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            Memory::Sqlite($s) => $e,
+            Memory::Postgres($s) => $e,
+        }
+    };
+}
+
+fn unsupported<T>(what: &'static str) -> Result<T> {
+    Err(MemoryError::Unsupported { what })
+}
+
+impl Memory {
+    /// Opens (creating and migrating) the store at `db`.
+    pub fn open(db: &MemoryDb, options: OpenOptions) -> Result<Self> {
+        Ok(match db {
+            MemoryDb::File(path) => Self::Sqlite(SqliteMemory::open(path, options)?),
+            MemoryDb::Postgres(url) => Self::Postgres(PgMemory::connect(url, options)?),
+        })
+    }
+
+    /// The SQLite store, when that is the backend.
+    pub fn as_sqlite(&self) -> Option<&SqliteMemory> {
+        match self {
+            Self::Sqlite(s) => Some(s),
+            Self::Postgres(_) => None,
+        }
+    }
+
+    /// The backend's name: `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The store's tunables.
+    pub fn config(&self) -> &MemoryConfig {
+        either!(self, s => s.config())
+    }
+
+    /// The fusion of a search whose options do not say.
+    pub fn fusion_defaults(&self) -> FusionDefaults {
+        either!(self, s => s.fusion_defaults())
+    }
+
+    /// The active embedder's id.
+    pub fn embedder_id(&self) -> Option<&str> {
+        either!(self, s => s.embedder_id())
+    }
+
+    /// The embedder the stored vectors belong to, if any.
+    pub fn stored_embedder(&self) -> Result<Option<String>> {
+        either!(self, s => s.stored_embedder())
+    }
+
+    /// Records matching `filter`, oldest first.
+    pub fn list_items(&self, filter: &ItemFilter) -> Result<Vec<MemoryItem>> {
+        either!(self, s => s.list_items(filter))
+    }
+
+    /// The quarantine queue, oldest first.
+    pub fn quarantine_queue(
+        &self,
+        user_id: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<MemoryItem>> {
+        either!(self, s => s.quarantine_queue(user_id, limit))
+    }
+
+    /// Owners with any record, block or entity, sorted.
+    pub fn users(&self) -> Result<Vec<String>> {
+        either!(self, s => s.users())
+    }
+
+    /// Ledger rows after `after_seq`, at most `limit`, in order.
+    pub fn ledger_since(&self, after_seq: i64, limit: usize) -> Result<Vec<HistoryEntry>> {
+        either!(self, s => s.ledger_since(after_seq, limit))
+    }
+
+    /// The latest ledger position (0 for an empty store).
+    pub fn ledger_head(&self) -> Result<i64> {
+        either!(self, s => s.ledger_head())
+    }
+
+    /// Number of ledger rows (the whole store).
+    pub fn ledger_len(&self) -> Result<i64> {
+        either!(self, s => s.ledger_len())
+    }
+
+    /// Number of rows of every kind, live or not.
+    pub fn row_count(&self) -> Result<i64> {
+        either!(self, s => s.row_count())
+    }
+
+    /// A fact's versions believed at `known_at` and valid at `as_of`.
+    pub fn fact_at(&self, id: &str, as_of: Option<&str>, known_at: Option<&str>) -> Result<FactAt> {
+        either!(self, s => s.fact_at(id, as_of, known_at))
+    }
+
+    /// Decay and capacity eviction over one user's live facts (SQLite only for now).
+    pub fn maintain(&self, user_id: &str) -> Result<MaintenanceReport> {
+        match self {
+            Self::Sqlite(s) => s.maintain(user_id),
+            Self::Postgres(_) => unsupported("maintenance"),
+        }
+    }
+
+    /// The whole store as JSON Lines (SQLite only for now).
+    pub fn export_jsonl(&self, out: &mut dyn Write) -> Result<TransferReport> {
+        match self {
+            Self::Sqlite(s) => s.export_jsonl(out),
+            Self::Postgres(_) => unsupported("export"),
+        }
+    }
+
+    /// Rows an export would write (SQLite only for now).
+    pub fn export_rows(&self) -> Result<u64> {
+        match self {
+            Self::Sqlite(s) => s.export_rows(),
+            Self::Postgres(_) => unsupported("export"),
+        }
+    }
+
+    /// Reads an export into this empty store (SQLite only for now).
+    pub fn import_jsonl(&self, input: &mut dyn BufRead) -> Result<TransferReport> {
+        match self {
+            Self::Sqlite(s) => s.import_jsonl(input),
+            Self::Postgres(_) => unsupported("import"),
+        }
+    }
+
+    /// Re-embeds every record with the active embedder (SQLite only for now).
+    pub fn reembed(&self, progress: impl FnMut(ReembedProgress)) -> Result<usize> {
+        match self {
+            Self::Sqlite(s) => s.reembed(progress),
+            Self::Postgres(_) => unsupported("re-embedding"),
+        }
+    }
+
+    pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {
+        match self {
+            Self::Sqlite(s) => s.consolidation_mark(session_id),
+            Self::Postgres(_) => unsupported("consolidation"),
+        }
+    }
+
+    pub(crate) fn write_consolidation(
+        &self,
+        batch: ConsolidationBatch,
+    ) -> Result<crate::sqlite::ConsolidationWritten> {
+        match self {
+            Self::Sqlite(s) => s.write_consolidation(batch),
+            Self::Postgres(_) => unsupported("consolidation"),
+        }
+    }
+}
+
+impl MemoryStore for Memory {
+    fn working(&self) -> impl WorkingMemory + '_ {
+        either!(self, s => Box::new(s.working()) as Box<dyn WorkingMemory + '_>)
+    }
+    fn session(&self) -> impl SessionMemory + '_ {
+        either!(self, s => Box::new(s.session()) as Box<dyn SessionMemory + '_>)
+    }
+    fn episodic(&self) -> impl EpisodicMemory + '_ {
+        either!(self, s => Box::new(s.episodic()) as Box<dyn EpisodicMemory + '_>)
+    }
+    fn semantic(&self) -> impl SemanticMemory + '_ {
+        either!(self, s => Box::new(s.semantic()) as Box<dyn SemanticMemory + '_>)
+    }
+    fn procedural(&self) -> impl ProceduralMemory + '_ {
+        either!(self, s => Box::new(s.procedural()) as Box<dyn ProceduralMemory + '_>)
+    }
+    fn shared(&self) -> impl SharedMemory + '_ {
+        either!(self, s => Box::new(s.shared()) as Box<dyn SharedMemory + '_>)
+    }
+    fn insights(&self) -> impl InsightMemory + '_ {
+        either!(self, s => Box::new(s.insights()) as Box<dyn InsightMemory + '_>)
+    }
+    fn entities(&self) -> impl EntityGraph + '_ {
+        either!(self, s => Box::new(s.entities()) as Box<dyn EntityGraph + '_>)
+    }
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        either!(self, s => s.search(options))
+    }
+    fn get_item(&self, id: &str) -> Result<MemoryItem> {
+        either!(self, s => s.get_item(id))
+    }
+    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+        either!(self, s => s.validate(id, force, by))
+    }
+    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        either!(self, s => s.reject(id, reason, by))
+    }
+    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+        either!(self, s => s.ledger(subject_id))
+    }
+    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
+        either!(self, s => s.metadata(user_id))
+    }
+}

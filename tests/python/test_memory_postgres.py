@@ -1,0 +1,99 @@
+"""`--memory-db postgres://…`: the agent memory in PostgreSQL, shared by two `mindgate serve`
+instances. A fact written over instance A's HTTP API is found by a search on instance B (the
+lexical and the vector list), forgotten through B it is gone from A's searches, and an
+unreachable database is a clear error while the rest of the server keeps serving.
+
+Needs `MINDGATE_TEST_POSTGRES_URL` (`scripts/test.sh` starts a throwaway PostgreSQL) and
+`psql`; each test works in its own schema, dropped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import urllib.parse
+import uuid
+
+import pytest
+
+from conftest import MindgateServer, free_port
+
+URL = os.environ.get("MINDGATE_TEST_POSTGRES_URL", "").strip()
+
+
+def psql() -> str | None:
+    found = shutil.which("psql")
+    if found:
+        return found
+    for candidate in sorted(pathlib.Path("/usr/lib/postgresql").glob("*/bin/psql")):
+        return str(candidate)
+    return None
+
+
+pytestmark = pytest.mark.skipif(
+    not URL or psql() is None,
+    reason="skipped: MINDGATE_TEST_POSTGRES_URL not set (or no psql)",
+)
+
+
+@pytest.fixture
+def memory_url():
+    schema = f"mgpy_{uuid.uuid4().hex[:16]}"
+    subprocess.run([psql(), URL, "-qc", f"CREATE SCHEMA {schema}"], check=True, timeout=30)
+    sep = "&" if "?" in URL else "?"
+    options = urllib.parse.quote(f"-c search_path={schema}", safe="")
+    try:
+        yield f"{URL}{sep}options={options}"
+    finally:
+        subprocess.run(
+            [psql(), URL, "-qc", f"DROP SCHEMA IF EXISTS {schema} CASCADE"], timeout=30
+        )
+
+
+def search(server: MindgateServer, query: str, mode: str | None = None) -> list[str]:
+    path = f"/api/memory/search?userId=ana&query={urllib.parse.quote(query)}"
+    if mode:
+        path += f"&mode={mode}"
+    return [h["id"] for h in server.get(path)["hits"]]
+
+
+def test_two_instances_share_one_postgres_memory(tmp_path: pathlib.Path, memory_url: str) -> None:
+    args = ["--memory-user", "ana", "--memory-db", memory_url]
+    a = MindgateServer(tmp_path / "a", free_port(), args).start()
+    b = MindgateServer(tmp_path / "b", free_port(), args).start()
+    try:
+        assert search(b, "bees balcony") == []
+        status, fact = a.request("POST", "/api/memory/facts", {"text": "Ana keeps bees on her balcony"})
+        assert status == 201, fact
+        for mode in (None, "lexical", "vector"):
+            assert search(b, "bees on the balcony", mode) == [fact["id"]], mode
+        status, body = b.request(
+            "POST", f"/api/memory/records/{fact['id']}/forget", {"reason": "moved house"}
+        )
+        assert status == 200, body
+        assert search(a, "bees balcony") == []
+        history = a.get(f"/api/memory/records/{fact['id']}/history")
+        actions = [e["action"] for e in history["events"]]
+        assert actions[0] == "create" and actions[-1] == "forget", actions
+        assert not (tmp_path / "a" / "memory.db").exists(), "no SQLite file is made"
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_an_unreachable_database_is_a_clear_error(tmp_path: pathlib.Path) -> None:
+    dead = f"postgres://mindgate:secret@127.0.0.1:{free_port()}/memory"
+    server = MindgateServer(
+        tmp_path / "home", free_port(), ["--memory-user", "ana", "--memory-db", dead]
+    ).start()
+    try:
+        status, body = server.request("GET", "/api/memory/search?userId=ana&query=bees")
+        assert status == 503, (status, body)
+        text = str(body)
+        assert "cannot connect to the PostgreSQL memory database" in text, text
+        assert "secret" not in text, "the password is never shown"
+        assert server.get("/health"), "the rest of the server keeps serving"
+    finally:
+        server.stop()
