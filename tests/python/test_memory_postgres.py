@@ -1,5 +1,5 @@
 """`--memory-db postgres://…`: the agent memory in PostgreSQL, shared by two `mindgate serve`
-instances. A fact written over instance A's HTTP API is found by a search on instance B (the
+instances (and with `mindgate mcp`). A fact written over instance A's HTTP API is found by a search on instance B (the
 lexical and the vector list), forgotten through B it is gone from A's searches, and an
 unreachable database is a clear error while the rest of the server keeps serving.
 
@@ -19,6 +19,7 @@ import uuid
 import pytest
 
 from conftest import MindgateServer, free_port
+from test_mcp_memory import ok, run, stdio_session
 
 URL = os.environ.get("MINDGATE_TEST_POSTGRES_URL", "").strip()
 
@@ -81,6 +82,23 @@ def test_two_instances_share_one_postgres_memory(tmp_path: pathlib.Path, memory_
     finally:
         a.stop()
         b.stop()
+
+
+def test_mcp_and_serve_share_a_postgres_memory(tmp_path: pathlib.Path, memory_url: str) -> None:
+    server = MindgateServer(
+        tmp_path / "home", free_port(), ["--memory-user", "ana", "--memory-db", memory_url]
+    ).start()
+    try:
+
+        async def body() -> None:
+            async with stdio_session(server, "--memory-db", memory_url) as session:
+                await ok(session, "fact_remember", {"text": "Ana keeps bees on her balcony"})
+
+        run(body())
+        hits = server.get("/api/memory/search?userId=ana&query=bees%20balcony")["hits"]
+        assert [h["text"] for h in hits] == ["Ana keeps bees on her balcony"]
+    finally:
+        server.stop()
 
 
 def test_an_unreachable_database_is_a_clear_error(tmp_path: pathlib.Path) -> None:

@@ -151,7 +151,7 @@ pub enum MemoryCommand {
 pub struct MemoryDbArgs {
     /// Memory database: a file or a `postgres://` URL [default: $MINDGATE_HOME/memory.db,
     /// else ~/.mindgate/memory.db].
-    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_command_db)]
     pub db: Option<mindgate_memory::MemoryDb>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -344,7 +344,7 @@ pub struct MemoryExportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// The database (a file; a `postgres://` URL is refused: export is SQLite-only so far).
-    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_command_db)]
     pub db: Option<mindgate_memory::MemoryDb>,
 }
 
@@ -354,7 +354,7 @@ pub struct MemoryImportArgs {
     /// The export (JSON Lines), or `-` for standard input.
     pub input: PathBuf,
     /// The database (it must be empty; SQLite only so far) [default: $MINDGATE_HOME/memory.db].
-    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_command_db)]
     pub db: Option<mindgate_memory::MemoryDb>,
 }
 
@@ -531,7 +531,7 @@ pub struct ServeArgs {
     /// Agent-memory database behind `/api/memory` and the `/mcp` memory tools (a path,
     /// `sqlite:PATH`, `file:PATH`, or a PostgreSQL `postgres://` URL shared by several
     /// instances) [default: $MINDGATE_HOME/memory.db].
-    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_db)]
+    #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_db)]
     pub memory_db: Option<mindgate_memory::MemoryDb>,
 }
 
@@ -624,7 +624,7 @@ pub struct McpArgs {
     /// Agent-memory database of the memory tools (a path, `sqlite:PATH`, `file:PATH`, or a
     /// PostgreSQL `postgres://` URL) [default: $MINDGATE_HOME/memory.db, the home given by
     /// --home].
-    #[arg(long, value_name = "PATH|URL", value_parser = crate::db_arg::parse_memory_db)]
+    #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_db)]
     pub memory_db: Option<mindgate_memory::MemoryDb>,
     /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
     /// quarantined memories, which defeats the quarantine (by default a person validates,

@@ -3,21 +3,23 @@
 //! profiler (`valgrind --tool=callgrind`, `perf`) sees searches and not the writes.
 //!
 //! `cargo run --release -p mindgate-memory --example search_latency -- <DB> [FACTS] [SEARCHES]`
-//! (defaults 100000 facts, 200 searches). Delete the file when done.
+//! (defaults 100000 facts, 200 searches). `<DB>` is a file or a `postgres://` URL (the same
+//! measure on the PostgreSQL backend: give an empty database or schema, e.g.
+//! `…?options=-c%20search_path%3Dbench`). Delete the file (drop the schema) when done.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use mindgate_embed::BuiltinEmbedder;
 use mindgate_memory::bench::synthetic::{percentile, time_searches, write_facts};
-use mindgate_memory::{MemoryConfig, OpenOptions, SqliteMemory};
+use mindgate_memory::{Memory, MemoryConfig, MemoryDb, OpenOptions};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let db = PathBuf::from(
-        args.next()
+    let db = MemoryDb::from_value(
+        &args
+            .next()
             .ok_or("usage: search_latency <DB> [FACTS] [SEARCHES]")?,
     );
     let facts: usize = args
@@ -26,7 +28,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(100_000);
     let searches: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(200);
-    let fresh = !db.exists();
     let options = OpenOptions {
         embedder: Some(Arc::new(BuiltinEmbedder::default())),
         config: MemoryConfig {
@@ -35,7 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         ..OpenOptions::default()
     };
-    let store = SqliteMemory::open(&db, options)?;
+    let store = Memory::open(&db, options)?;
+    let fresh = store.row_count()? == 0;
     let mut rng = StdRng::seed_from_u64(7);
     if fresh {
         let (n, secs) = write_facts(&store, facts, &mut rng)?;

@@ -64,6 +64,8 @@ impl std::fmt::Debug for MemoryDb {
 }
 
 /// An open memory store on either backend.
+// Opened once per process and held behind an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Memory {
     /// The embedded SQLite store.
@@ -103,7 +105,7 @@ impl Memory {
     pub fn open(db: &MemoryDb, options: OpenOptions) -> Result<Self> {
         Ok(match db {
             MemoryDb::File(path) => Self::Sqlite(SqliteMemory::open(path, options)?),
-            MemoryDb::Postgres(url) => Self::Postgres(PgMemory::connect(url, options)?),
+            MemoryDb::Postgres(url) => PgMemory::connect(url, options)?.into(),
         })
     }
 
