@@ -176,12 +176,15 @@ impl Future for Gate<'_> {
 pub(crate) struct Gated {
     pub(crate) decision: Decision,
     pub(crate) held: Duration,
+    /// The edited input a `continue` carried (editable gates only).
+    pub(crate) input: Option<serde_json::Value>,
 }
 
 impl Gated {
     const OPEN: Gated = Gated {
         decision: Decision::Continue,
         held: Duration::ZERO,
+        input: None,
     };
 }
 
@@ -511,7 +514,7 @@ impl Client {
             Verdict::Hold(run, reason, loop_info) => Gate {
                 state: GateState::Held(Box::pin(async move {
                     shared
-                        .hold(&run, point, node, reason, loop_info, None)
+                        .hold(&run, point, node, reason, loop_info, None, None)
                         .await
                         .decision
                 })),

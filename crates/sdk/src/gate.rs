@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use mindgate_protocol::{
-    BreakpointMatcher, BreakpointSet, GateTarget, NodeKind, PausePoint, ResumeAction, RunMode,
+    BreakpointMatcher, BreakpointSet, GateTarget, NodeKind, PausePoint, RefuseCode, ResumeAction,
+    RunMode,
 };
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -74,6 +75,52 @@ pub(crate) fn inject_check<T: serde::de::DeserializeOwned>(value: &Value) -> Res
     })
 }
 
+/// Checks that an edited input fits a node's input type; `Err` carries the reason.
+pub(crate) type EditCheck = fn(&Value) -> Result<(), String>;
+
+/// A `before` gate that takes an edited input (`exec.paused.editable`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EditGate {
+    /// Does the edited value deserialise into the input type?
+    pub(crate) check: EditCheck,
+    /// The JSON type of the original input: an edit must keep it (else `shape`).
+    pub(crate) json_type: &'static str,
+}
+
+impl EditGate {
+    /// The edit gate of input type `I`, whose original input is `original`.
+    pub(crate) fn of<I: serde::de::DeserializeOwned>(original: &Value) -> EditGate {
+        EditGate {
+            check: edit_check::<I>,
+            json_type: json_type(original),
+        }
+    }
+}
+
+/// The JSON type name of a value.
+pub(crate) fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn edit_check<I: serde::de::DeserializeOwned>(value: &Value) -> Result<(), String> {
+    I::deserialize(value).map(|_| ()).map_err(|e| {
+        format!(
+            "the edited input does not fit the node's input type `{}`: {e}",
+            std::any::type_name::<I>()
+        )
+    })
+}
+
+/// A gate's release: the decision and, with `continue` at an editable gate, the edited input.
+pub(crate) type Release = (Decision, Option<Value>);
+
 /// The viewer's desired debug state, from `hello.ack` and later controls.
 #[derive(Debug, Default)]
 pub(crate) struct Armed {
@@ -83,21 +130,41 @@ pub(crate) struct Armed {
 
 /// One held gate.
 pub(crate) struct Held {
-    pub(crate) tx: oneshot::Sender<Decision>,
+    pub(crate) tx: oneshot::Sender<Release>,
     pub(crate) run: RunRef,
     pub(crate) check: Option<InjectCheck>,
+    pub(crate) edit: Option<EditGate>,
     pub(crate) since: Instant,
 }
 
 /// What settling a pause did.
 #[derive(Debug)]
 pub(crate) enum Settled {
-    /// Released; the caller emits `exec.resumed`.
-    Released(RunRef),
-    /// The inject value was refused (the gate stays held); carries the reason.
-    Refused(RunRef, String),
+    /// Released (with the edited input, if any): the caller emits
+    /// `exec.resumed`, *then* wakes the waiter with [`Wake::wake`], so the
+    /// release is on the wire before anything the released node does.
+    Released(RunRef, Option<Value>, Wake),
+    /// The inject value or edited input was refused (the gate stays held).
+    Refused(RunRef, RefuseCode, String),
     /// No such pause (already released, or another process's).
     Unknown,
+}
+
+/// The waiter of a released gate, woken once `exec.resumed` is emitted.
+#[must_use = "the held node waits until woken"]
+pub(crate) struct Wake(oneshot::Sender<Release>, Release);
+
+impl std::fmt::Debug for Wake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Wake").field(&self.1).finish()
+    }
+}
+
+impl Wake {
+    /// Wakes the waiter (it may be gone: its future was dropped).
+    pub(crate) fn wake(self) {
+        let _ = self.0.send(self.1);
+    }
 }
 
 /// Breakpoints, mode and held gates.
@@ -178,20 +245,55 @@ impl Gates {
         }
     }
 
-    /// Releases one hold with `decision` unless an inject value does not fit.
-    pub(crate) fn settle(&self, pause_id: &str, decision: Decision) -> Settled {
+    /// Releases one hold with `decision` unless an inject value or an edited
+    /// `input` does not fit (then the gate keeps holding).
+    pub(crate) fn settle(
+        &self,
+        pause_id: &str,
+        decision: Decision,
+        input: Option<Value>,
+    ) -> Settled {
         let Ok(mut map) = self.held.lock() else {
             return Settled::Unknown;
         };
         let Some(held) = map.remove(pause_id) else {
             return Settled::Unknown;
         };
-        if let (Decision::Inject(value), Some(check)) = (&decision, held.check)
-            && let Err(reason) = check(value)
-        {
+        let refusal = match (&input, held.edit) {
+            (None, _) => None,
+            (Some(_), None) => Some((
+                RefuseCode::Unsupported,
+                "this gate does not take an edited input".to_owned(),
+            )),
+            (Some(_), Some(_)) if decision != Decision::Continue => Some((
+                RefuseCode::Unsupported,
+                format!(
+                    "an edited input goes with continue, not {}",
+                    decision.action()
+                ),
+            )),
+            (Some(edited), Some(gate)) if json_type(edited) != gate.json_type => Some((
+                RefuseCode::Shape,
+                format!(
+                    "the edited input is {} but the node's input is {}",
+                    json_type(edited),
+                    gate.json_type
+                ),
+            )),
+            (Some(edited), Some(gate)) => {
+                (gate.check)(edited).err().map(|m| (RefuseCode::Schema, m))
+            }
+        };
+        let refusal = refusal.or_else(|| match (&decision, held.check) {
+            (Decision::Inject(value), Some(check)) => {
+                check(value).err().map(|m| (RefuseCode::Schema, m))
+            }
+            _ => None,
+        });
+        if let Some((code, reason)) = refusal {
             let run = held.run.clone();
             map.insert(Arc::from(pause_id), held);
-            return Settled::Refused(run, reason);
+            return Settled::Refused(run, code, reason);
         }
         drop(map);
         if decision == Decision::Abort {
@@ -199,13 +301,13 @@ impl Gates {
         }
         held.run.hold_closed(held.since);
         let run = held.run.clone();
-        // The waiter may be gone (its future was dropped): nothing to wake.
-        let _ = held.tx.send(decision);
-        Settled::Released(run)
+        let edited = input.clone();
+        Settled::Released(run, edited, Wake(held.tx, (decision, input)))
     }
 
-    /// Releases every hold with `continue`; returns the released pause ids and runs.
-    pub(crate) fn release_all(&self) -> Vec<(Arc<str>, RunRef)> {
+    /// Releases every hold with `continue`; returns the released pause ids and
+    /// runs, each with its waiter to wake once its `exec.resumed` is emitted.
+    pub(crate) fn release_all(&self) -> Vec<(Arc<str>, RunRef, Wake)> {
         let drained: Vec<(Arc<str>, Held)> = match self.held.lock() {
             Ok(mut map) => map.drain().collect(),
             Err(_) => return Vec::new(),
@@ -213,8 +315,7 @@ impl Gates {
         let mut out = Vec::with_capacity(drained.len());
         for (id, held) in drained {
             held.run.hold_closed(held.since);
-            let _ = held.tx.send(Decision::Continue);
-            out.push((id, held.run));
+            out.push((id, held.run, Wake(held.tx, (Decision::Continue, None))));
         }
         out
     }

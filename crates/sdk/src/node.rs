@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::client::{Shared, ms, ms_if_any};
 use crate::error::Aborted;
-use crate::gate::{Decision, GateNode, InjectCheck, inject_check};
+use crate::gate::{Decision, EditGate, GateNode, InjectCheck, inject_check};
 use crate::ids;
 use crate::run::{RunRef, Scope, error_info};
 
@@ -187,7 +187,75 @@ impl Node {
     /// `exec.refused` (code `schema`, naming the type) and the gate keeps holding.
     /// With the SDK off, or detached with nothing armed, this is just `body(ctx).await`
     /// plus (when on) the events.
-    pub async fn call<T, E, F, Fut>(self, mut body: F) -> Result<T, E>
+    pub async fn call<T, E, F, Fut>(self, body: F) -> Result<T, E>
+    where
+        F: FnMut(NodeCtx) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        T: Serialize + DeserializeOwned,
+        E: From<Aborted> + Display + Debug,
+    {
+        self.call_gated(None, |_| {}, body).await
+    }
+
+    /// [`Node::call`] with the node's input handed to the body, so that a person
+    /// can fix it while the call is held: on a tool node, the `before` gate is
+    /// `editable`, and `exec.resume {action: "continue", input}` runs the body
+    /// with the edited input (`exec.resumed.edited.after` records it). An edit
+    /// of another JSON type than `input`'s is refused with `exec.refused`
+    /// code `shape`, one that does not deserialise into `I` with `schema`
+    /// (naming the type), `input` with another action with `unsupported`; the
+    /// gate keeps holding. Records `input` as the node's input.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), mindgate_sdk::Aborted> {
+    /// use mindgate_sdk::tool;
+    /// #[derive(serde::Serialize, serde::Deserialize, Clone)]
+    /// struct Query { city: String }
+    /// let forecast: String = tool("weather")
+    ///     .call_with_input(Query { city: "Oslo".into() }, |q, _ctx| async move {
+    ///         Ok::<_, mindgate_sdk::Aborted>(format!("sunny in {}", q.city))
+    ///     })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_with_input<I, T, E, F, Fut>(self, input: I, mut body: F) -> Result<T, E>
+    where
+        I: Serialize + DeserializeOwned + Clone,
+        F: FnMut(I, NodeCtx) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        T: Serialize + DeserializeOwned,
+        E: From<Aborted> + Display + Debug,
+    {
+        if self.scope.is_none() {
+            return body(input, NodeCtx { inner: None }).await;
+        }
+        let original = serde_json::to_value(&input).ok();
+        let edit = match (&original, self.kind) {
+            (Some(v), NodeKind::Tool) => Some(EditGate::of::<I>(v)),
+            _ => None,
+        };
+        let mut node = self;
+        node.input = original;
+        let current = Mutex::new(input);
+        let on_edit = |edited: Value| {
+            // The gate checked that it deserialises before releasing.
+            if let Ok(value) = I::deserialize(&edited) {
+                *current.lock().unwrap_or_else(|p| p.into_inner()) = value;
+            }
+        };
+        node.call_gated(edit, on_edit, |ctx| {
+            let input = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            body(input, ctx)
+        })
+        .await
+    }
+
+    async fn call_gated<T, E, F, Fut>(
+        self,
+        edit: Option<EditGate>,
+        mut on_edit: impl FnMut(Value),
+        mut body: F,
+    ) -> Result<T, E>
     where
         F: FnMut(NodeCtx) -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -220,10 +288,15 @@ impl Node {
             },
             inst: &inst,
             held: Duration::ZERO,
+            edit,
+            edited: None,
         };
         loop {
             if let Next::Return(result) = execution.before::<T, E>().await {
                 return result;
+            }
+            if let Some(edited) = execution.edited.take() {
+                on_edit(edited);
             }
             inst.attempts.fetch_add(1, Ordering::Relaxed);
             let attempt = child.clone().enter(body(ctx.clone()));
@@ -317,17 +390,25 @@ struct Execution<'a> {
     inst: &'a Arc<Instance>,
     gate_node: GateNode<'a>,
     held: Duration,
+    /// The `before` gate takes an edited input.
+    edit: Option<EditGate>,
+    /// An edited input the `before` gate released with.
+    edited: Option<Value>,
 }
 
 impl Execution<'_> {
     /// Holds at `point` if a breakpoint or step mode says so; adds the time held.
     async fn gate<T: DeserializeOwned>(&mut self, point: PausePoint) -> Decision {
         let check: Option<InjectCheck> = Some(inject_check::<T>);
+        let edit = self.edit.filter(|_| point == PausePoint::Before);
         let gated = self
             .shared
-            .gate(&self.run, point, self.gate_node, check)
+            .gate(&self.run, point, self.gate_node, check, edit)
             .await;
         self.held += gated.held;
+        if gated.input.is_some() {
+            self.edited = gated.input;
+        }
         gated.decision
     }
 

@@ -349,7 +349,7 @@ pub(crate) fn handle_control(shared: &Arc<Shared>, text: &str) {
                     Decision::Inject(resume.output.unwrap_or(serde_json::Value::Null))
                 }
             };
-            shared.settle(&resume.pause_id, decision, resume.request_id);
+            shared.settle(&resume.pause_id, decision, resume.request_id, resume.input);
         }
         Message::BreakpointSet(change) => shared.gates.add(change.matcher),
         Message::BreakpointClear(change) => shared.gates.remove(&change.matcher),

@@ -7,13 +7,13 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mindgate_protocol::{
-    ExecPaused, ExecRefused, ExecResumed, LoopInfo, Message, PausePoint, PauseReason, RefuseCode,
+    EditInfo, ExecPaused, ExecRefused, ExecResumed, LoopInfo, Message, PausePoint, PauseReason,
 };
-use serde_json::Map;
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::{Gated, Shared, Verdict};
-use crate::gate::{Decision, GateNode, Held, InjectCheck, Settled};
+use crate::gate::{Decision, EditGate, GateNode, Held, InjectCheck, Settled};
 use crate::ids;
 use crate::run::RunRef;
 
@@ -26,7 +26,7 @@ struct HoldGuard<'a> {
 impl Drop for HoldGuard<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.pause_id.take() {
-            self.shared.settle(&id, Decision::Continue, None);
+            self.shared.settle(&id, Decision::Continue, None, None);
         }
     }
 }
@@ -39,15 +39,18 @@ impl Shared {
         point: PausePoint,
         node: GateNode<'_>,
         check: Option<InjectCheck>,
+        edit: Option<EditGate>,
     ) -> Gated {
         match self.decide(point, node, || run.clone()) {
             Verdict::Open => Gated::OPEN,
             Verdict::Abort => Gated {
                 decision: Decision::Abort,
                 held: Duration::ZERO,
+                input: None,
             },
             Verdict::Hold(run, reason, loop_info) => {
-                self.hold(&run, point, node, reason, loop_info, check).await
+                self.hold(&run, point, node, reason, loop_info, check, edit)
+                    .await
             }
         }
     }
@@ -99,6 +102,7 @@ impl Shared {
         Verdict::Hold(run, reason, loop_info)
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn hold(
         self: &Arc<Self>,
         run: &RunRef,
@@ -107,6 +111,7 @@ impl Shared {
         reason: PauseReason,
         loop_info: Option<LoopInfo>,
         check: Option<InjectCheck>,
+        edit: Option<EditGate>,
     ) -> Gated {
         let started = Instant::now();
         let (tx, rx) = oneshot::channel();
@@ -118,6 +123,7 @@ impl Shared {
                 tx,
                 run: run.clone(),
                 check,
+                edit,
                 since: started,
             },
         );
@@ -135,30 +141,31 @@ impl Shared {
                 reason: Some(reason),
                 loop_info,
                 smart: None,
-                editable: None,
+                editable: edit.map(|_| true),
                 extra: Map::new(),
             }),
         );
         // The viewer may have gone between the check and the registration.
         if !self.attached.load(Ordering::Acquire) {
-            self.settle(&pause_id, Decision::Continue, None);
+            self.settle(&pause_id, Decision::Continue, None, None);
         } else if let Some(timeout) = self.config.pause_timeout {
             self.schedule_timeout(pause_id.clone(), timeout);
         }
         let cancel = run.cancel_token().clone();
         let decision = tokio::select! {
             biased;
-            d = rx => d.unwrap_or(Decision::Continue),
+            d = rx => d.unwrap_or((Decision::Continue, None)),
             _ = cancel.cancelled() => {
                 // Another gate of this run aborted it: this hold ends as an abort too.
-                self.settle(&pause_id, Decision::Abort, None);
-                Decision::Abort
+                self.settle(&pause_id, Decision::Abort, None, None);
+                (Decision::Abort, None)
             }
         };
         guard.pause_id = None;
         Gated {
-            decision,
+            decision: decision.0,
             held: started.elapsed(),
+            input: decision.1,
         }
     }
 
@@ -170,41 +177,47 @@ impl Shared {
         rt.spawn(async move {
             tokio::time::sleep(timeout).await;
             if let Some(s) = weak.upgrade() {
-                s.settle(&pause_id, Decision::Continue, None);
+                s.settle(&pause_id, Decision::Continue, None, None);
             }
         });
     }
 
     /// Releases one hold and emits `exec.resumed` (or `exec.refused` when an
-    /// inject value does not fit the node's output type). Returns whether it released.
+    /// inject value does not fit the node's output type, or an edited `input`
+    /// its input type). Returns whether it released.
     pub(crate) fn settle(
         self: &Arc<Self>,
         pause_id: &str,
         decision: Decision,
         request_id: Option<String>,
+        input: Option<Value>,
     ) -> bool {
         let action = decision.action();
-        match self.gates.settle(pause_id, decision) {
-            Settled::Released(run) => {
+        match self.gates.settle(pause_id, decision, input) {
+            Settled::Released(run, edited, wake) => {
                 self.emit(
                     &run,
                     Message::ExecResumed(ExecResumed {
                         pause_id: pause_id.to_owned(),
                         action,
-                        edited: None,
+                        edited: edited.map(|after| EditInfo {
+                            after,
+                            extra: Map::new(),
+                        }),
                         request_id,
                         principal: None,
                         extra: Map::new(),
                     }),
                 );
+                wake.wake();
                 true
             }
-            Settled::Refused(run, message) => {
+            Settled::Refused(run, code, message) => {
                 self.emit(
                     &run,
                     Message::ExecRefused(ExecRefused {
                         pause_id: pause_id.to_owned(),
-                        code: RefuseCode::Schema,
+                        code,
                         message: Some(message),
                         request_id,
                         extra: Map::new(),
@@ -220,7 +233,7 @@ impl Shared {
     pub(crate) fn release_all(self: &Arc<Self>) -> usize {
         let released = self.gates.release_all();
         let n = released.len();
-        for (pause_id, run) in released {
+        for (pause_id, run, wake) in released {
             self.emit(
                 &run,
                 Message::ExecResumed(ExecResumed {
@@ -232,6 +245,7 @@ impl Shared {
                     extra: Map::new(),
                 }),
             );
+            wake.wake();
         }
         n
     }
