@@ -72,7 +72,7 @@ start() {
     exit 1
   fi
   local dir
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/mindgate-pg.XXXXXX")
+  dir=$(mktemp -d -t mindgate-pg.XXXXXX)
   chmod 700 "$dir"
   if [ "$(id -u)" = 0 ]; then
     chown postgres: "$dir"

@@ -60,6 +60,9 @@ pub enum Command {
     /// its id (refused when the database has it, unless --new-id) and is listed with source
     /// `import`; one transaction: a bad line names its number and writes nothing.
     Import(ImportArgs),
+    /// Create or update the run database's schema (SQLite file or PostgreSQL database) to
+    /// this build's, applying the numbered migrations it lacks; a newer schema is refused.
+    Migrate(MigrateArgs),
     /// Agent memory: inspect, search, review (validate / reject), maintain, export and
     /// import the memory store (`$MINDGATE_HOME/memory.db`); embedders and benchmarks.
     Memory(MemoryArgs),
@@ -494,10 +497,12 @@ pub struct ServeArgs {
     /// Address to bind; anything non-loopback needs --allow-remote.
     #[arg(long, default_value_t = mindgate_home::DEFAULT_HOST)]
     pub host: std::net::IpAddr,
-    /// SQLite database file (a path, `sqlite:PATH` or `file:PATH`; other URLs are refused)
-    /// [default: $MINDGATE_HOME/mindgate.db].
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
-    pub db: Option<PathBuf>,
+    /// Run database: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a PostgreSQL
+    /// URL (`postgres://user@host:5432/db`, migrated on start) [default:
+    /// $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
     /// Remote access: allow a non-loopback --host, require the token on every request
     /// (apps: ws://HOST:PORT/ingest?token=TOKEN) and accept the --allowed-host names.
     #[arg(long)]
@@ -580,6 +585,19 @@ pub struct ExportArgs {
     /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/mindgate.db].
     #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
     pub db: Option<PathBuf>,
+}
+
+/// Arguments of `mindgate migrate`.
+#[derive(Debug, clap::Args)]
+pub struct MigrateArgs {
+    /// Run database: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a PostgreSQL
+    /// URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
+    /// Print what was done as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `mindgate import`.

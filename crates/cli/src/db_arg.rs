@@ -1,10 +1,46 @@
-//! `--db` and `--memory-db`: a SQLite file path. URLs of other databases are refused until
-//! the team hub exists, and so is a directory — except `--memory-db` (and a `memory`
-//! command's `--db`), which also take a PostgreSQL URL (`postgres://…`).
+//! `--db` and `--memory-db`: a SQLite file path, or a PostgreSQL URL where the store
+//! has a PostgreSQL backend: the run database of `serve` and `migrate`, `--memory-db`
+//! and a `memory` command's `--db`. URLs of other databases are refused, and so is a
+//! directory.
 
 use std::path::PathBuf;
 
 use mindgate_memory::MemoryDb;
+use mindgate_server::PostgresUrl;
+
+/// The run database `serve` and `migrate` take: a SQLite file or a PostgreSQL database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunDb {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A PostgreSQL database (`postgres://` or `postgresql://`).
+    Postgres(Box<PostgresUrl>),
+}
+
+/// Schemes that name a PostgreSQL database.
+const POSTGRES_SCHEMES: [&str; 2] = ["postgres", "postgresql"];
+
+/// Parses the `--db` of `serve` and `migrate`: a `postgres://` / `postgresql://` URL, or
+/// anything [`parse_db_path`] takes.
+pub fn parse_run_db(value: &str) -> Result<RunDb, String> {
+    if let Some((scheme, _)) = split_scheme(value) {
+        if POSTGRES_SCHEMES
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(scheme))
+        {
+            return PostgresUrl::parse(value)
+                .map(|url| RunDb::Postgres(Box::new(url)))
+                .map_err(|e| format!("--db: {e}"));
+        }
+        if !FILE_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+            return Err(format!(
+                "--db takes a SQLite file path or a postgres:// URL; '{scheme}:' URLs are not \
+                 supported (for a file whose name starts with '{scheme}:', write ./{value})"
+            ));
+        }
+    }
+    parse_db_path(value).map(RunDb::File)
+}
 
 /// Schemes that name a SQLite file (`sqlite:PATH`, `sqlite:///abs/path`, `file:PATH`).
 const FILE_SCHEMES: [&str; 2] = ["sqlite", "file"];
@@ -64,9 +100,9 @@ fn parse_file_value(flag: &str, value: &str) -> Result<PathBuf, String> {
     };
     if !FILE_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
         return Err(format!(
-            "{flag} takes a SQLite file path; '{scheme}:' URLs are not supported (a shared team \
-             database does not exist yet). Give a file path, `sqlite:PATH` or `file:PATH` \
-             (for a file whose name starts with '{scheme}:', write ./{value})"
+            "{flag} takes a SQLite file path; '{scheme}:' URLs are not supported here. Give a \
+             file path, `sqlite:PATH` or `file:PATH` (for a file whose name starts with \
+             '{scheme}:', write ./{value})"
         ));
     }
     let path = match rest.strip_prefix("//") {
@@ -175,6 +211,32 @@ mod tests {
             parse_memory_command_db("m.db"),
             Ok(MemoryDb::File("m.db".into()))
         );
+    }
+
+    #[test]
+    fn the_run_database_takes_postgres_urls_and_refuses_other_schemes() {
+        for url in [
+            "postgres://mg@127.0.0.1:5432/runs",
+            "postgresql://localhost/m",
+            "POSTGRES://mg:pw@db.internal/runs?connect_timeout=2",
+        ] {
+            match parse_run_db(url) {
+                Ok(RunDb::Postgres(pg)) => assert!(!pg.to_string().contains("pw@"), "{pg}"),
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            parse_run_db("sqlite:runs.db"),
+            Ok(RunDb::File(PathBuf::from("runs.db")))
+        );
+        for bad in [
+            "mysql://h/m",
+            "postgres:///no-host",
+            "https://example.com/m.db",
+        ] {
+            let err = parse_run_db(bad).expect_err(bad);
+            assert!(err.contains("--db"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -4,6 +4,9 @@
 
 /// Mindgate's home directory (databases, token files, models). Default `~/.mindgate`.
 pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
+/// The run database of `mindgate serve` and `mindgate migrate` when `--db` is not given:
+/// a SQLite file path or a `postgres://` URL.
+pub const MINDGATE_DB: &str = "MINDGATE_DB";
 /// `tracing` filter for the logs on standard error (e.g. `info`, `mindgate_server=debug`).
 pub const MINDGATE_LOG: &str = "MINDGATE_LOG";
 /// Most HTTP connections `serve` keeps open at once (default 512).

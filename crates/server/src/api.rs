@@ -6,6 +6,7 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mindgate_errors::ErrorCode;
 use mindgate_protocol::{BreakpointMatcher, ResumeAction, RunMode};
@@ -51,11 +52,52 @@ pub async fn health(State(state): State<AppState>) -> Json<Value> {
         "acceptedEvents": state.stats.accepted_events.load(Relaxed),
         "invalidFrames": state.stats.invalid_frames.load(Relaxed),
         "refusedEvents": state.stats.refused_events.load(Relaxed),
+        "database": {"backend": database_backend(&state)},
     });
     if let (Some(body), Value::Object(more)) = (body.as_object_mut(), state.ingest_health()) {
         body.extend(more);
     }
     Json(body)
+}
+
+fn database_backend(state: &AppState) -> &'static str {
+    if state.config.postgres.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    }
+}
+
+/// Longest `GET /ready` waits for the database to answer.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// `GET /ready`: 200 `{"ready": true, …}` when the database answers a query within
+/// [`READY_TIMEOUT`] and the writer runs; 503 `{"ready": false, "error": …}` otherwise
+/// (for load balancers and orchestrators: the server keeps serving what it can).
+pub async fn ready(State(state): State<AppState>) -> Response {
+    let backend = database_backend(&state);
+    let store = state.store.clone();
+    let ping = tokio::task::spawn_blocking(move || store.ping());
+    let error = match tokio::time::timeout(READY_TIMEOUT, ping).await {
+        Ok(Ok(Ok(()))) if !state.writer.is_stopped() => None,
+        Ok(Ok(Ok(()))) => Some("the store writer has stopped".to_owned()),
+        Ok(Ok(Err(e))) => Some(mindgate_errors::error_chain(&e)),
+        Ok(Err(e)) => Some(format!("readiness check failed: {e}")),
+        Err(_) => Some(format!(
+            "the database did not answer within {} s",
+            READY_TIMEOUT.as_secs()
+        )),
+    };
+    let status = if error.is_none() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = json!({
+        "ready": error.is_none(),
+        "database": {"backend": backend, "ok": error.is_none(), "error": error},
+    });
+    (status, Json(body)).into_response()
 }
 
 /// Query of `GET /api/runs`.

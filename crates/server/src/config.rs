@@ -36,8 +36,11 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
     /// Home directory (token files live in `<home>/run/`).
     pub home: PathBuf,
-    /// SQLite database file.
+    /// SQLite database file (unused when [`ServeConfig::postgres`] is set).
     pub db_path: PathBuf,
+    /// A PostgreSQL database for the runs instead of the SQLite file (migrated on start;
+    /// no file lock: the database referees its own writers).
+    pub postgres: Option<mindgate_store::PostgresUrl>,
     /// Grace before a disconnected app's unfinished runs become `abandoned`.
     pub abandon_grace: Duration,
     /// Deadline for the first `hello` frame.
@@ -75,6 +78,14 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    /// The run database: [`ServeConfig::postgres`] when set, else the SQLite file.
+    pub fn database(&self) -> mindgate_store::Database {
+        match &self.postgres {
+            Some(url) => mindgate_store::Database::Postgres(Box::new(url.clone())),
+            None => mindgate_store::Database::Sqlite(self.db_path.clone()),
+        }
+    }
+
     /// Defaults for `home`: [`DEFAULT_HOST`]:[`DEFAULT_PORT`], database `<home>/mindgate.db`.
     pub fn new(home: &Path) -> ServeConfig {
         ServeConfig {
@@ -84,6 +95,7 @@ impl ServeConfig {
             allowed_hosts: Vec::new(),
             home: home.to_path_buf(),
             db_path: Home::at(home).run_db(),
+            postgres: None,
             abandon_grace: DEFAULT_ABANDON_GRACE,
             hello_timeout: DEFAULT_HELLO_TIMEOUT,
             resume_wait: DEFAULT_RESUME_WAIT,

@@ -61,7 +61,7 @@ pub use listener::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
     HttpLimits,
 };
-pub use mindgate_store::Retention;
+pub use mindgate_store::{Database, MigrateReport, PostgresUrl, Retention, migrate};
 pub use mount::Mount;
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;

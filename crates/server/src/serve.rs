@@ -58,6 +58,7 @@ async fn ui_ws(
 pub fn router(state: AppState) -> Router {
     let mut routes = Router::new()
         .route("/health", get(api::health))
+        .route("/ready", get(api::ready))
         .route("/ingest", get(ingest_ws))
         .route("/ws/ui", get(ui_ws))
         .route("/api/runs", get(api::list_runs))
@@ -113,8 +114,10 @@ pub struct RunningServer {
     pub token: String,
     /// Viewer URL, token included (`http://127.0.0.1:4747/#token=…`).
     pub url: String,
-    /// Database file.
+    /// Database file (empty for a PostgreSQL database).
     pub db_path: PathBuf,
+    /// The run database.
+    pub database: mindgate_store::Database,
     /// Token file, when one was written.
     pub token_file: Option<PathBuf>,
     /// Runs a previous process left `running`, now `abandoned`.
@@ -192,28 +195,33 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let addr = listener
         .local_addr()
         .map_err(|source| ServerError::Bind { addr: bind, source })?;
-    // 2. The database lock: one server per database.
-    let db_lock = db_lock::acquire(
-        &config.db_path,
-        db_lock::LockHolder {
-            pid: std::process::id(),
-            port: addr.port(),
-        },
-    )?;
+    // 2. The database lock: one server per SQLite file (a PostgreSQL database
+    // referees its own writers).
+    let database = config.database();
+    let db_lock = match &database {
+        mindgate_store::Database::Sqlite(path) => Some(db_lock::acquire(
+            path,
+            db_lock::LockHolder {
+                pid: std::process::id(),
+                port: addr.port(),
+            },
+        )?),
+        mindgate_store::Database::Postgres(_) => None,
+    };
     // 3. The database.
     let (feed, _) = broadcast::channel::<Arc<Committed>>(FEED_CAPACITY);
     let hook_feed = feed.clone();
     let hook: CommitHook = Box::new(move |c| {
         let _ = hook_feed.send(Arc::new(c));
     });
-    let db_path = config.db_path.clone();
+    let opened_database = database.clone();
     let mut writer_config = config.writer.clone();
     // Live events are only built while some viewer is connected.
     let listeners = feed.clone();
     writer_config.events_wanted = Some(Arc::new(move || listeners.receiver_count() > 0));
     let opened = tokio::task::spawn_blocking(move || {
-        let (writer, report) = Writer::open(&db_path, writer_config, Some(hook))?;
-        match RunStore::open(&db_path) {
+        let (writer, report) = Writer::open_database(&opened_database, writer_config, Some(hook))?;
+        match RunStore::open_database(&opened_database) {
             Ok(store) => Ok::<_, ServerError>((writer, report, store.with_prices(prices))),
             Err(e) => {
                 let _ = writer.close();
@@ -329,6 +337,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         token,
         url,
         db_path: state_db_path(&writer),
+        database,
         token_file,
         reconciled: report.reconciled,
         shutdown,

@@ -124,10 +124,15 @@ impl PostgresUrl {
                 reason: "it must start with postgres:// or postgresql://".to_owned(),
             });
         }
+        // The client library takes the scheme in lower case only.
+        let (scheme, rest) = url.split_once("://").unwrap_or((url, ""));
+        let normalized = format!("{}://{rest}", scheme.to_ascii_lowercase());
         let mut config: postgres::Config =
-            url.parse().map_err(|e: postgres::Error| BadPostgresUrl {
-                reason: e.to_string(),
-            })?;
+            normalized
+                .parse()
+                .map_err(|e: postgres::Error| BadPostgresUrl {
+                    reason: e.to_string(),
+                })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
         }
@@ -137,7 +142,7 @@ impl PostgresUrl {
             });
         }
         Ok(PostgresUrl {
-            url: url.to_owned(),
+            url: normalized,
             config,
         })
     }

@@ -360,6 +360,14 @@ impl Writer {
         }
     }
 
+    /// Whether the writer thread has stopped (closed, or ended by a panic).
+    pub fn is_stopped(&self) -> bool {
+        self.thread
+            .lock()
+            .map(|h| h.as_ref().is_none_or(JoinHandle::is_finished))
+            .unwrap_or(true)
+    }
+
     /// Commits everything queued and stops the thread. Idempotent.
     pub fn close(&self) -> Result<()> {
         let (reply, wait) = mpsc::sync_channel(1);

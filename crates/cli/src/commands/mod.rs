@@ -7,6 +7,7 @@ mod export;
 mod import;
 mod mcp;
 mod memory;
+mod migrate;
 mod serve;
 mod taskgraph;
 mod tasks;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(&args),
         Command::Tasks(args) => tasks::run(&args),
         Command::Taskgraph(args) => taskgraph::run(&args),
+        Command::Migrate(args) => migrate::run(&args),
         Command::Memory(args) => memory::run(args),
         Command::Reference { doc } => {
             let text = match doc {

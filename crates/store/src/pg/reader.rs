@@ -68,8 +68,33 @@ pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
 
 /// Read access to a PostgreSQL run store.
 pub(crate) struct PgReader {
-    pool: Pool<PostgresConnectionManager<NoTls>>,
+    /// `None` only while dropping (see the `Drop` impl).
+    pool: Option<Pool<PostgresConnectionManager<NoTls>>>,
     url: PostgresUrl,
+}
+
+/// Closing a `postgres::Client` blocks on the client's own runtime, which tokio refuses
+/// on an async worker thread (the last `Arc<RunStore>` is often dropped there): the pool
+/// is dropped on a thread of its own.
+impl Drop for PgReader {
+    fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else {
+            return;
+        };
+        let closing = std::thread::Builder::new()
+            .name("mindgate-store-pg-close".to_owned())
+            .spawn(move || drop(pool));
+        match closing {
+            Ok(handle) => {
+                if handle.join().is_err() {
+                    tracing::debug!("closing the PostgreSQL pool panicked");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start a thread to close the PostgreSQL pool")
+            }
+        }
+    }
 }
 
 const EVENT_COLUMNS: &str = "e.seq, e.ts, t.name, e.node_id, \
@@ -100,7 +125,7 @@ impl PgReader {
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
         Ok(PgReader {
-            pool,
+            pool: Some(pool),
             url: url.clone(),
         })
     }
@@ -111,7 +136,10 @@ impl PgReader {
     }
 
     fn conn(&self) -> Result<PooledConnection<PostgresConnectionManager<NoTls>>> {
-        Ok(self.pool.get()?)
+        match &self.pool {
+            Some(pool) => Ok(pool.get()?),
+            None => Err(StoreError::WriterGone),
+        }
     }
 
     /// Whether the database answers now.

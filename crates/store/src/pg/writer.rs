@@ -52,6 +52,7 @@ const WRITE_RUN: &str = "UPDATE runs SET app = $2, name = $3, status = $4, start
 
 /// The writer's PostgreSQL connection.
 pub(crate) struct PgWriteDb {
+    url: PostgresUrl,
     client: Client,
     insert_rows: Statement,
     insert_one: Statement,
@@ -67,11 +68,21 @@ impl PgWriteDb {
         let insert_one = client.prepare(INSERT_ONE)?;
         let write_run = client.prepare(WRITE_RUN)?;
         Ok(PgWriteDb {
+            url: url.clone(),
             client,
             insert_rows,
             insert_one,
             write_run,
         })
+    }
+
+    /// Connects again after the connection was lost (the database restarted, or the
+    /// server closed it): the batch that found it closed is then applied on the new one.
+    fn reconnect(&mut self) -> Result<()> {
+        let fresh = Self::open(&self.url)?;
+        tracing::info!(database = %self.url, "reconnected to the PostgreSQL database");
+        *self = fresh;
+        Ok(())
     }
 }
 
@@ -94,7 +105,19 @@ impl WriteDb for PgWriteDb {
     }
 
     fn begin(&mut self) -> Result<()> {
-        Ok(self.client.batch_execute("BEGIN")?)
+        if self.client.is_closed() {
+            self.reconnect()?;
+        }
+        match self.client.batch_execute("BEGIN") {
+            Ok(()) => Ok(()),
+            // The connection died since the last batch: once more on a new one.
+            Err(e) if self.client.is_closed() || e.is_closed() => {
+                tracing::warn!(error = %e, "the PostgreSQL connection was lost; reconnecting");
+                self.reconnect()?;
+                Ok(self.client.batch_execute("BEGIN")?)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn commit(&mut self) -> Result<()> {

@@ -10,6 +10,7 @@ mod mcp_mount;
 
 use super::tasks;
 use crate::args::ServeArgs;
+use crate::db_arg::RunDb;
 
 /// Starts the server, prints the viewer URL, and serves until a shutdown signal.
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
@@ -30,8 +31,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         keep_days: args.keep_days,
     };
     config.abandon_grace = std::time::Duration::from_secs(args.abandon_grace);
-    if let Some(db) = &args.db {
-        config.db_path = db.clone();
+    match &args.db {
+        Some(RunDb::File(path)) => config.db_path = path.clone(),
+        Some(RunDb::Postgres(url)) => config.postgres = Some((**url).clone()),
+        None => {}
     }
     config.task_graph = tasks::discovery_config(&args.discovery);
     config.memory_user = args.memory_user.clone();
@@ -59,10 +62,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let served = runtime.block_on(async move {
-        let db = config.db_path.clone();
+        let db = config.database();
         let server = mindgate_server::start(config)
             .await
-            .with_context(|| format!("cannot start the server (database {})", db.display()))?;
+            .with_context(|| format!("cannot start the server (database {db})"))?;
         println!("Mindgate viewer: {}", server.url);
         let ingest_url = if args.allow_remote {
             server.ingest_url_with_token()
@@ -70,7 +73,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             server.ingest_url()
         };
         println!("Apps connect to:  {ingest_url}");
-        println!("Database:         {}", server.db_path.display());
+        println!("Database:         {}", server.database);
         if !server.reconciled.is_empty() {
             println!(
                 "{} run(s) left running by a previous server were marked abandoned",
