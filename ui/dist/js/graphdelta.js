@@ -183,7 +183,7 @@ export function applyNodeDetail(model, detail) {
     inst.toolArgs = d.toolArgs || '';
     inst.redaction = (d.started && d.started.redaction) || null;
     inst.holds = (Array.isArray(d.pauses) ? d.pauses : []).map((p) => ({
-      pauseId: p.pauseId, point: p.point, reason: p.reason, since: p.since, until: p.resumedAt ?? null, action: p.action ?? null,
+      pauseId: p.pauseId, point: p.point, reason: p.reason, since: p.since, until: p.resumedAt ?? null, action: p.action ?? null, principal: p.principal ?? null,
     }));
   }
   node.detailRev = node.rev;

@@ -145,14 +145,34 @@ export class Inspector {
       type: 'button', class: 'small-btn',
       onclick: () => this.store.addBreakpoint({ kind: node.kind, name: node.name, point }),
     }, point === 'error' ? 'Break on error' : `Break ${point}`);
+    const m = this.store.model;
+    const finished = m && m.info && m.info.status && m.info.status !== 'running';
+    const replay = finished && !this.store.readOnly ? el('button', {
+      type: 'button', class: 'small-btn', title: 'Arm the next run of this app to replay up to this step (docs/replay.md)',
+      onclick: () => this.replayTo(node),
+    }, 'Replay to here') : '';
     this.head.replaceChildren(
       el('div', { class: 'insp-title' },
         el('span', { class: 'kind-glyph', title: node.kind }, KIND_GLYPH[node.kind] || '?'),
         el('span', { class: 'insp-name' }, node.name),
         el('span', { class: `pill st-${status}` }, status)),
       el('div', { class: 'mono small muted' }, node.id, node.parentId ? ` ← ${node.parentId}` : ''),
-      el('div', { class: 'insp-actions', role: 'group', 'aria-label': `Breakpoints for ${node.name}` }, bp('before'), bp('after'), bp('error')),
+      el('div', { class: 'insp-actions', role: 'group', 'aria-label': `Breakpoints for ${node.name}` }, bp('before'), bp('after'), bp('error'), replay),
     );
+  }
+
+  /** `POST /api/runs/:id/replay` for the selected node and instance; the result goes to the log. */
+  async replayTo(node) {
+    const runId = this.store.runId;
+    const inst = this.store.instanceId && this.store.model ? this.store.model.instances.get(this.store.instanceId) : null;
+    const body = { nodeId: node.id };
+    if (inst && inst.node === node) body.instance = inst.id;
+    try {
+      const r = await api(this.store.token, `/api/runs/${encodeURIComponent(runId)}/replay`, { method: 'POST', body });
+      this.store.note('ok', `Replay armed: the next run of ${r.app} replays ${r.injectedSteps} step(s), then holds at ${node.name}`);
+    } catch (err) {
+      this.store.note('error', `Replay to ${node.name} failed: ${err.message}`);
+    }
   }
 
   /** The node's cost and token split, read from the run report (the server prices usage). */
@@ -234,7 +254,7 @@ export class Inspector {
       ...fact('Duration', `${fmtDuration(dur)}${inst.end === null ? ' so far' : ''}`),
       ...fact('Held', inst.heldMs ? fmtDuration(inst.heldMs) : inst.holds.length ? `${inst.holds.length} hold(s)` : '–'),
       ...(inst.redaction ? fact('Redacted', `${inst.redaction.count} value(s)${inst.redaction.keys && inst.redaction.keys.length ? `: ${inst.redaction.keys.join(', ')}` : ''}`) : []),
-      ...(inst.holds.length ? fact('Gates', inst.holds.map((h) => `${h.point}${h.reason ? ` (${h.reason})` : ''} → ${h.action || 'held'}`).join(', ')) : []),
+      ...(inst.holds.length ? fact('Gates', inst.holds.map((h) => `${h.point}${h.reason ? ` (${h.reason})` : ''} → ${h.action || 'held'}${h.principal && h.principal.kind ? ` by ${h.principal.kind}` : ''}`).join(', ')) : []),
       ...(u ? fact('Usage', `${fmtCount(u.inputTokens || 0)} in · ${fmtCount(u.outputTokens || 0)} out${u.reasoningTokens ? ` · ${fmtCount(u.reasoningTokens)} reasoning` : ''}${u.cacheReadTokens ? ` · ${fmtCount(u.cacheReadTokens)} cached` : ''}`) : []),
     );
     const error = inst.errorDetail || inst.error;

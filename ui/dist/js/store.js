@@ -377,9 +377,10 @@ export class Store extends Emitter {
     });
   }
 
-  async resume(pause, action, output) {
+  async resume(pause, action, output, input) {
     const payload = { pauseId: pause.pauseId, action };
     if (action === 'inject') payload.output = output;
+    if (input !== undefined) payload.input = input;
     let out;
     if (this.feed.open) {
       out = await this.control('exec.resume', payload, pause.runId);
@@ -387,6 +388,7 @@ export class Store extends Emitter {
       try {
         const body = { action };
         if (action === 'inject') body.output = output;
+        if (input !== undefined) body.input = input;
         out = await api(this.token, `/api/runs/${encodeURIComponent(pause.runId)}/pauses/${encodeURIComponent(pause.pauseId)}/resume`, { method: 'POST', body });
       } catch (err) {
         out = { result: 'error', message: err.message };
