@@ -16,6 +16,11 @@ pub fn asset_paths() -> Vec<String> {
     Dist::iter().map(|p| p.into_owned()).collect()
 }
 
+/// The bytes of one embedded asset (`index.html`, `js/main.js`, …).
+pub fn asset(path: &str) -> Option<Vec<u8>> {
+    Dist::get(path).map(|f| f.data.into_owned())
+}
+
 /// Whether `path` (a request path) is the viewer page or one of its embedded
 /// files — the only things served without the token when remote access is on.
 pub fn is_static_file(path: &str) -> bool {

@@ -33,6 +33,7 @@ pub mod db_lock;
 mod error;
 mod graph_reads;
 mod guard;
+pub mod html_export;
 pub mod hub;
 mod ingest;
 mod listener;

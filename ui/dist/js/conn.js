@@ -1,6 +1,8 @@
 // The control token and the two ways to talk to `mindgate serve`: the /ws/ui
 // feed (reconnects by itself) and JSON over HTTP.
 
+import { EMBEDDED, embeddedApi, embeddedWelcome, embeddedSnapshot } from './embedded.js';
+
 const TOKEN_KEY = 'mindgate.token';
 
 /**
@@ -44,6 +46,12 @@ export class Feed {
 
   connect() {
     clearTimeout(this.timer);
+    if (EMBEDDED) {
+      // An exported page opens no socket: the embedded run stands in for the server.
+      this.onState('open');
+      for (const msg of embeddedWelcome()) this.onMessage(msg);
+      return;
+    }
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const q = this.token ? `?token=${encodeURIComponent(this.token)}` : '';
     let ws;
@@ -80,9 +88,15 @@ export class Feed {
   /** Reconnects now (the "Reconnect" button). */
   kick() { if (!this.ws) { this.delay = 250; this.connect(); } }
 
-  get open() { return !!this.ws && this.ws.readyState === WebSocket.OPEN; }
+  get open() { return EMBEDDED ? false : !!this.ws && this.ws.readyState === WebSocket.OPEN; }
 
   send(msg) {
+    if (EMBEDDED) {
+      // An exported page: a subscribe is answered with the embedded snapshot; nothing else is sent.
+      if (msg.type !== 'subscribe' || !msg.projection) return false;
+      setTimeout(() => { for (const part of embeddedSnapshot(msg.runId)) this.onMessage(part); }, 0);
+      return true;
+    }
     if (!this.open) return false;
     this.ws.send(JSON.stringify(msg));
     return true;
@@ -91,6 +105,7 @@ export class Feed {
 
 /** JSON over HTTP; every call carries the bearer token when there is one (remote access needs it on reads too). */
 export async function api(token, path, { method = 'GET', body, signal } = {}) {
+  if (EMBEDDED) return embeddedApi(path, method);
   const headers = {};
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';

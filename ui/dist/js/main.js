@@ -56,7 +56,7 @@ const connPill = $('conn');
 const banner = $('banner');
 store.on('conn', (c) => {
   connPill.dataset.state = c.state;
-  connPill.textContent = c.state === 'open' ? (store.readOnly ? 'Live · read-only' : 'Live') : c.state === 'connecting' ? 'Connecting…' : 'Disconnected';
+  connPill.textContent = c.state === 'open' ? (store.exported ? 'Exported file' : store.readOnly ? 'Live · read-only' : 'Live') : c.state === 'connecting' ? 'Connecting…' : 'Disconnected';
   connPill.title = c.version ? `mindgate ${c.version}` : '';
   if (c.state === 'closed') {
     banner.hidden = false;
@@ -64,6 +64,9 @@ store.on('conn', (c) => {
       el('strong', {}, 'Disconnected from mindgate serve. '),
       `Reconnecting in ${Math.ceil(c.retryInMs / 1000)} s${c.reason ? ` (${c.reason})` : ''}. The page catches up by itself. `,
       el('button', { type: 'button', class: 'btn', onclick: () => store.feed.kick() }, 'Reconnect now'));
+  } else if (c.state === 'open' && store.exported) {
+    banner.hidden = false;
+    banner.replaceChildren(el('strong', {}, 'Exported run. '), 'This file holds one run recorded by Mindgate (`mindgate export --html`); it needs no server and changes nothing.');
   } else if (c.state === 'open' && store.readOnly) {
     banner.hidden = false;
     banner.replaceChildren(el('strong', {}, 'Read-only. '), 'Open the URL printed by `mindgate serve` (it carries the control token) to pause, resume and set breakpoints.');

@@ -77,6 +77,7 @@ export class Store extends Emitter {
       case 'welcome':
         this.conn.version = msg.version || '';
         this.readOnly = !!msg.readOnly;
+        this.exported = !!msg.exported;
         this.emit('conn', this.conn);
         this.feed.send({ type: 'subscribe', runId: '*' });
         if (this.runId && this.runId !== this.local) this.subscribeRun(this.runId);

@@ -29,8 +29,24 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    if args.html.is_some() {
-        bail!("--html export is not available in this build yet");
+    if let Some(path) = &args.html {
+        let hide = mindgate_server::html_export::Redaction {
+            inputs: args.hide_inputs,
+            outputs: args.hide_outputs,
+            tool_args: args.hide_tool_args,
+            tool_results: args.hide_tool_results,
+        };
+        let page = mindgate_server::html_export::export_html(&store, &args.run_id, hide)
+            .context("cannot build the page")?
+            .with_context(|| format!("run {} disappeared while it was exported", args.run_id))?;
+        std::fs::write(path, page.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!(
+            "exported run {} as one page ({} KB) to {}",
+            args.run_id,
+            page.len().div_ceil(1024),
+            path.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

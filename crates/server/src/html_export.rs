@@ -1,0 +1,387 @@
+//! `mindgate export --html`: one run as one self-contained HTML file.
+//!
+//! The page is the embedded viewer (`ui/dist`): `index.html` with `app.css` inlined, every
+//! ES module of `js/` as a `data:` URL in an `<script type="importmap">` (their relative
+//! imports rewritten to the bare names `mindgate/<file>.js` the map resolves), and the run
+//! as JSON in `<script type="application/json" id="mindgate-export">` — its summary, its
+//! projection snapshot (the `GET /api/runs/:id/graph` nodes), every node's detail and the
+//! run report: the shapes the HTTP API serves. `js/embedded.js` answers the page's reads
+//! from it, so no server is needed, and a Content-Security-Policy of `connect-src 'none'`
+//! keeps the page from making any request.
+//!
+//! [`Redaction`] leaves inputs, outputs, tool arguments or tool results out of the file
+//! altogether (not merely hidden in the page).
+
+use std::collections::BTreeMap;
+
+use mindgate_store::projection::GraphNode;
+use mindgate_store::{NodeDetail, RunStore, StoreError, project};
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::assets::asset;
+
+/// What the exported file leaves out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Redaction {
+    /// Every node's input.
+    pub inputs: bool,
+    /// Every node's output and streamed text.
+    pub outputs: bool,
+    /// Tool nodes' input and streamed arguments.
+    pub tool_args: bool,
+    /// Tool nodes' output and streamed text.
+    pub tool_results: bool,
+}
+
+/// Why the page could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum HtmlExportError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A viewer file is missing from this build.
+    #[error("the viewer file {0} is not built into this binary")]
+    MissingAsset(String),
+}
+
+/// The embedded data (read by `ui/dist/js/embedded.js`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Export<'a> {
+    format: &'static str,
+    version: u32,
+    mindgate: &'static str,
+    redaction: Redaction,
+    run: &'a mindgate_store::RunSummary,
+    snapshot: Snapshot,
+    nodes: BTreeMap<String, NodeDetail>,
+    report: Option<mindgate_store::RunReport>,
+}
+
+#[derive(Serialize)]
+struct Snapshot {
+    seq: Option<u64>,
+    nodes: Vec<GraphNode>,
+    edges: Vec<mindgate_store::projection::GraphEdge>,
+}
+
+/// Characters escaped in a `data:` URL of a module (kept inside a JSON string of a
+/// `<script>`): controls (newlines would be stripped by the URL parser), space, `%`, `#`
+/// and what could end the script or the string.
+const DATA_URL: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'%')
+    .add(b'#')
+    .add(b'"')
+    .add(b'\'')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'`');
+
+fn hide_in_graph(node: &mut GraphNode, hide: Redaction) {
+    let tool = node.kind == "tool";
+    if hide.outputs || (tool && hide.tool_results) {
+        for inst in &mut node.instances {
+            inst.tokens.clear();
+            inst.reasoning.clear();
+        }
+    }
+}
+
+fn hide_in_detail(detail: &mut NodeDetail, hide: Redaction) {
+    let tool = detail.kind == "tool";
+    for inst in &mut detail.instances {
+        if hide.inputs || (tool && hide.tool_args) {
+            inst.input = None;
+            inst.tool_args.clear();
+        }
+        if hide.outputs || (tool && hide.tool_results) {
+            inst.output = None;
+            inst.summary.tokens.clear();
+            inst.summary.reasoning.clear();
+        }
+    }
+}
+
+/// JSON text safe inside a `<script>` element (`<` escaped, so no `</script>` can appear).
+fn script_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_else(|_| "null".to_owned())
+        .replace('<', "\\u003c")
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The viewer's modules as an import map: `mindgate/<file>.js` → a `data:` URL of the file
+/// with its relative imports (`'./x.js'`) rewritten to the same bare names.
+fn import_map() -> Result<String, HtmlExportError> {
+    let modules: Vec<String> = crate::assets::asset_paths()
+        .into_iter()
+        .filter(|p| p.starts_with("js/") && p.ends_with(".js") && !p[3..].contains('/'))
+        .collect();
+    let names: Vec<&str> = modules.iter().map(|p| &p[3..]).collect();
+    let mut imports = serde_json::Map::new();
+    for path in &modules {
+        let bytes = asset(path).ok_or_else(|| HtmlExportError::MissingAsset(path.clone()))?;
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        for name in &names {
+            for quote in ['\'', '"'] {
+                text = text.replace(
+                    &format!("{quote}./{name}{quote}"),
+                    &format!("{quote}mindgate/{name}{quote}"),
+                );
+            }
+        }
+        let url = format!(
+            "data:text/javascript;charset=utf-8,{}",
+            utf8_percent_encode(&text, DATA_URL)
+        );
+        imports.insert(format!("mindgate/{}", &path[3..]), Value::String(url));
+    }
+    Ok(script_json(&serde_json::json!({ "imports": imports })))
+}
+
+/// The page's `<head>` additions: the policy, the style, the import map, the data, the entry.
+const CSP: &str = "default-src 'none'; script-src 'unsafe-inline' data:; style-src 'unsafe-inline'; \
+     img-src data:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'";
+
+/// The whole exported page of run `run_id` (`None` when the run does not exist).
+pub fn export_html(
+    store: &RunStore,
+    run_id: &str,
+    hide: Redaction,
+) -> Result<Option<String>, HtmlExportError> {
+    let Some(run) = store.get_run_with_cost(run_id)? else {
+        return Ok(None);
+    };
+    let Some(graph) = store.graph(run_id)? else {
+        return Ok(None);
+    };
+    let events = store.all_events(run_id)?.unwrap_or_default();
+    let projection = project(run_id, &events);
+    drop(events);
+    let mut nodes = BTreeMap::new();
+    for node in &graph.nodes {
+        if let Some(mut detail) = projection.node(&node.node_id) {
+            hide_in_detail(&mut detail, hide);
+            nodes.insert(node.node_id.clone(), detail);
+        }
+    }
+    let report = store.run_report(run_id)?;
+    let mut graph_nodes = graph.nodes;
+    for node in &mut graph_nodes {
+        hide_in_graph(node, hide);
+    }
+    let export = Export {
+        format: "mindgate.html-export",
+        version: 1,
+        mindgate: env!("CARGO_PKG_VERSION"),
+        redaction: hide,
+        run: &run,
+        snapshot: Snapshot {
+            seq: run.last_seq,
+            nodes: graph_nodes,
+            edges: graph.edges,
+        },
+        nodes,
+        report,
+    };
+    let index = asset("index.html")
+        .ok_or_else(|| HtmlExportError::MissingAsset("index.html".to_owned()))?;
+    let css =
+        asset("app.css").ok_or_else(|| HtmlExportError::MissingAsset("app.css".to_owned()))?;
+    let css = String::from_utf8_lossy(&css).replace("</style", "<\\/style");
+    let head = format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <style>\n{css}\n</style>\n\
+         <script type=\"importmap\">{}</script>\n\
+         <script type=\"application/json\" id=\"mindgate-export\">{}</script>\n\
+         <script type=\"module\">import 'mindgate/main.js';</script>\n",
+        import_map()?,
+        script_json(&export)
+    );
+    let mut page = String::with_capacity(head.len() + index.len() + 1024);
+    let mut head_written = false;
+    for line in String::from_utf8_lossy(&index).lines() {
+        let trimmed = line.trim_start();
+        // The served page's files and the pages an export does not carry.
+        if trimmed.starts_with("<link rel=\"stylesheet\"")
+            || trimmed.starts_with("<script type=\"module\" src=")
+            || trimmed.contains("id=\"nav-")
+        {
+            if !head_written {
+                page.push_str(&head);
+                head_written = true;
+            }
+            continue;
+        }
+        if trimmed.starts_with("<title>") {
+            page.push_str(&format!(
+                "<title>{} — Mindgate run export</title>\n",
+                html_escape(if run.name.is_empty() {
+                    &run.id
+                } else {
+                    &run.name
+                })
+            ));
+            continue;
+        }
+        page.push_str(line);
+        page.push('\n');
+    }
+    if !head_written {
+        return Err(HtmlExportError::MissingAsset(
+            "index.html's stylesheet and module lines".to_owned(),
+        ));
+    }
+    Ok(Some(page))
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use mindgate_protocol::parse_envelope;
+    use mindgate_store::{NewEvent, Writer, WriterConfig};
+    use serde_json::json;
+
+    fn store() -> (tempfile::TempDir, RunStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let (writer, _) = Writer::open(&path, WriterConfig::default(), None).unwrap();
+        let frames = [
+            (
+                "run.started",
+                json!({"app": "a", "sdk": {"name": "t", "version": "1"}, "meta": {"name": "</script><b>x"}}),
+            ),
+            (
+                "node.started",
+                json!({"nodeId": "tool:t", "kind": "tool", "name": "t", "instanceId": "t1", "input": {"arg": "TOOL-ARG-1"}}),
+            ),
+            (
+                "node.token",
+                json!({"nodeId": "tool:t", "instanceId": "t1", "deltas": [{"t": "tool-args", "v": "STREAMED-ARG-2"}]}),
+            ),
+            (
+                "node.finished",
+                json!({"nodeId": "tool:t", "instanceId": "t1", "durationMs": 1, "status": "ok", "output": "TOOL-RESULT-3"}),
+            ),
+            (
+                "node.started",
+                json!({"nodeId": "llm:m", "kind": "llm", "name": "m", "instanceId": "m1", "input": {"prompt": "LLM-INPUT-4"}}),
+            ),
+            (
+                "node.token",
+                json!({"nodeId": "llm:m", "instanceId": "m1", "deltas": [{"t": "text", "v": "LLM-TEXT-5"}]}),
+            ),
+            (
+                "node.finished",
+                json!({"nodeId": "llm:m", "instanceId": "m1", "durationMs": 1, "status": "ok", "output": "LLM-OUTPUT-6"}),
+            ),
+            ("run.finished", json!({"status": "ok"})),
+        ];
+        for (seq, (ty, payload)) in frames.into_iter().enumerate() {
+            let f = json!({"gm": 1, "seq": seq, "ts": 1_000 + seq as i64, "runId": "r", "type": ty, "payload": payload}).to_string();
+            writer
+                .append(NewEvent::from_frame(&f, &parse_envelope(&f)).unwrap())
+                .unwrap();
+        }
+        writer.close().unwrap();
+        let store = RunStore::open(&path).unwrap();
+        (dir, store)
+    }
+
+    const ALL: [&str; 6] = [
+        "TOOL-ARG-1",
+        "STREAMED-ARG-2",
+        "TOOL-RESULT-3",
+        "LLM-INPUT-4",
+        "LLM-TEXT-5",
+        "LLM-OUTPUT-6",
+    ];
+
+    fn present(page: &str) -> Vec<&'static str> {
+        ALL.into_iter().filter(|s| page.contains(s)).collect()
+    }
+
+    #[test]
+    fn each_switch_leaves_its_values_out_of_the_file() {
+        let (_dir, store) = store();
+        let page = |hide| export_html(&store, "r", hide).unwrap().unwrap();
+        assert_eq!(present(&page(Redaction::default())), ALL);
+        let cases = [
+            (
+                Redaction {
+                    inputs: true,
+                    ..Default::default()
+                },
+                vec!["TOOL-RESULT-3", "LLM-TEXT-5", "LLM-OUTPUT-6"],
+            ),
+            (
+                Redaction {
+                    outputs: true,
+                    ..Default::default()
+                },
+                vec!["TOOL-ARG-1", "STREAMED-ARG-2", "LLM-INPUT-4"],
+            ),
+            (
+                Redaction {
+                    tool_args: true,
+                    ..Default::default()
+                },
+                vec!["TOOL-RESULT-3", "LLM-INPUT-4", "LLM-TEXT-5", "LLM-OUTPUT-6"],
+            ),
+            (
+                Redaction {
+                    tool_results: true,
+                    ..Default::default()
+                },
+                vec![
+                    "TOOL-ARG-1",
+                    "STREAMED-ARG-2",
+                    "LLM-INPUT-4",
+                    "LLM-TEXT-5",
+                    "LLM-OUTPUT-6",
+                ],
+            ),
+        ];
+        for (hide, left) in cases {
+            assert_eq!(present(&page(hide)), left, "{hide:?}");
+        }
+    }
+
+    #[test]
+    fn the_page_is_self_contained_and_its_data_cannot_close_a_script() {
+        let (_dir, store) = store();
+        let page = export_html(&store, "r", Redaction::default())
+            .unwrap()
+            .unwrap();
+        assert!(
+            !page.contains("src=\"js/") && !page.contains("href=\"app.css\""),
+            "no file reference"
+        );
+        assert!(page.contains("connect-src 'none'"));
+        assert!(page.contains("\"mindgate/main.js\":\"data:text/javascript"));
+        // The run name holds `</script>`: escaped in the data, HTML-escaped in the title.
+        assert_eq!(
+            page.matches("</script>").count(),
+            3,
+            "importmap, data and entry only"
+        );
+        assert!(page.contains("<title>&lt;/script&gt;&lt;b&gt;x — Mindgate run export</title>"));
+        assert!(
+            export_html(&store, "nope", Redaction::default())
+                .unwrap()
+                .is_none()
+        );
+    }
+}
