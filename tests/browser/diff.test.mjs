@@ -77,8 +77,13 @@ test('the pickers open a diff, an unknown run is named', async () => {
   await page.evaluate(() => { location.hash = '#/diff/nope/also-nope'; });
   await page.locator('[data-testid="diff-error"]').waitFor();
   assert.match(await page.locator('[data-testid="diff-error"]').textContent(), /Cannot compare: no run nope/);
-  // Back to the runs.
+  // Back to the runs; D on an open run (not a replay) opens the diff with it as A.
   await page.locator('.diff-head a', { hasText: 'Runs' }).click();
   await until(async () => !(await page.locator('main.layout').isHidden()), { what: 'the run viewer back' });
+  await page.evaluate((a) => { location.hash = `#/run/${encodeURIComponent(a)}`; }, ids.a);
+  await page.locator('#graph').click();
+  await page.keyboard.press('d');
+  await until(async () => new URL(page.url()).hash === `#/diff/${encodeURIComponent(ids.a)}`, { what: 'D to open the diff view' });
+  await until(async () => (await page.locator('select[aria-label="Run A"]').inputValue()) === ids.a, { what: 'A preselected' });
   assert.deepEqual(errors.filter((e) => !/404/.test(e)), []);
 });

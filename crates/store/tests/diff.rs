@@ -241,3 +241,45 @@ fn an_unknown_run_is_named() {
         other => panic!("expected not found, got {other:?}"),
     }
 }
+
+#[test]
+fn a_replay_diverges_at_its_forked_node_and_injected_values_are_not_differences() {
+    // B replays A up to `tool:answer`: search and think are answered with A's recorded
+    // outputs (injected), the answer runs live and says something else.
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("m.db");
+    let (writer, _) = Writer::open(&path, WriterConfig::default(), None).expect("writer");
+    for e in run_events("src", &Script::default()) {
+        writer.append(e).unwrap();
+    }
+    let replay = Script {
+        answer: Some(json!("book flight 2")),
+        ..Script::default()
+    };
+    for e in run_events("rep", &replay) {
+        let mut payload: Value = serde_json::from_str(&e.payload).unwrap();
+        if e.type_name == "run.started" {
+            payload["meta"]["replayOf"] = json!("src");
+            payload["meta"]["replayAt"] = json!({"nodeId": "tool:answer", "instanceId": "t1"});
+        }
+        let before_fork = matches!(payload["nodeId"].as_str(), Some("tool:search" | "llm:think"));
+        if e.type_name == "node.finished" && before_fork {
+            payload["injected"] = json!(true);
+        }
+        writer.append(ev("rep", e.seq, &e.type_name, payload)).unwrap();
+    }
+    writer.close().unwrap();
+    let store = RunStore::open(&path).unwrap();
+    let diff = store.diff_runs("src", "rep").unwrap();
+    assert_eq!(diff.b.replay_of.as_deref(), Some("src"));
+    let first = diff.first_divergence.expect("a divergence");
+    assert_eq!((first.node_id.as_str(), first.difference), ("tool:answer", Difference::Output));
+    for id in ["tool:search", "llm:think"] {
+        let node = diff.nodes.iter().find(|n| n.node_id == id).unwrap();
+        assert!(node.differences.is_empty(), "{id}: {:?}", node.differences);
+    }
+    let answer = diff.nodes.iter().find(|n| n.node_id == "tool:answer").unwrap();
+    assert_eq!(answer.changes[0].path, "");
+    assert_eq!(answer.changes[0].a, Some(json!("book flight 1")));
+    assert_eq!(answer.changes[0].b, Some(json!("book flight 2")));
+}

@@ -120,6 +120,8 @@ export class DiffPage {
       el('strong', {}, `${label} `), el('a', { href: `#/run/${encodeURIComponent(s.runId)}` }, s.name || s.runId),
       el('span', { class: `pill st-${s.status}` }, s.status),
       el('span', { class: 'muted small' }, ` ${fmtDuration(s.durationMs)} · ${s.nodes} nodes · ${tokens(s.tokens)} tok · ${cost(s.cost)}`));
+    const relation = d.b.replayOf === d.a.runId ? el('p', { class: 'muted small pad', 'data-testid': 'diff-replay' }, 'B is a replay of A.')
+      : d.a.replayOf === d.b.runId ? el('p', { class: 'muted small pad', 'data-testid': 'diff-replay' }, 'A is a replay of B.') : '';
     const banner = first
       ? el('p', { class: 'diff-first', role: 'status', 'data-testid': 'diff-first' },
         'First divergence: ', el('button', { type: 'button', class: 'link-button', onclick: () => this.select(first.nodeId) }, first.nodeId),
@@ -147,6 +149,7 @@ export class DiffPage {
     this.detail = el('section', { class: 'diff-detail', 'aria-label': 'Node diff', 'data-testid': 'diff-detail' });
     this.body.replaceChildren(
       el('div', { class: 'diff-runs' }, side('A', d.a), side('B', d.b)),
+      relation,
       banner,
       el('div', { class: 'diff-main' },
         el('div', { class: 'tg-table-wrap diff-table-wrap' },
@@ -199,12 +202,16 @@ if (root && main) {
     runs: () => api(token, '/api/runs?limit=200').then((list) => list.runs || []),
     diff: (a, b) => api(token, `/api/diff?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`),
   });
-  // D in the run viewer: compare the open run with another.
+  // D in the run viewer: a replay against its source run, any other run against one to pick.
   document.addEventListener('keydown', (e) => {
     if (typingTarget(e) || e.ctrlKey || e.metaKey || e.altKey || e.key !== 'd' || main.hidden) return;
     const m = /^#\/run\/([^/]+)/.exec(location.hash);
     e.preventDefault();
-    location.hash = diffHash(m ? decodeURIComponent(m[1]) : null, null);
+    const runId = m ? decodeURIComponent(m[1]) : null;
+    if (!runId) { location.hash = diffHash(null, null); return; }
+    api(token, `/api/runs/${encodeURIComponent(runId)}`)
+      .then((run) => { const source = run && run.meta && run.meta.replayOf; location.hash = source ? diffHash(source, runId) : diffHash(runId, null); })
+      .catch(() => { location.hash = diffHash(runId, null); });
   });
   window.mindgateDiff = { page };
 }
