@@ -262,23 +262,35 @@ fn a_replay_diverges_at_its_forked_node_and_injected_values_are_not_differences(
             payload["meta"]["replayOf"] = json!("src");
             payload["meta"]["replayAt"] = json!({"nodeId": "tool:answer", "instanceId": "t1"});
         }
-        let before_fork = matches!(payload["nodeId"].as_str(), Some("tool:search" | "llm:think"));
+        let before_fork = matches!(
+            payload["nodeId"].as_str(),
+            Some("tool:search" | "llm:think")
+        );
         if e.type_name == "node.finished" && before_fork {
             payload["injected"] = json!(true);
         }
-        writer.append(ev("rep", e.seq, &e.type_name, payload)).unwrap();
+        writer
+            .append(ev("rep", e.seq, &e.type_name, payload))
+            .unwrap();
     }
     writer.close().unwrap();
     let store = RunStore::open(&path).unwrap();
     let diff = store.diff_runs("src", "rep").unwrap();
     assert_eq!(diff.b.replay_of.as_deref(), Some("src"));
     let first = diff.first_divergence.expect("a divergence");
-    assert_eq!((first.node_id.as_str(), first.difference), ("tool:answer", Difference::Output));
+    assert_eq!(
+        (first.node_id.as_str(), first.difference),
+        ("tool:answer", Difference::Output)
+    );
     for id in ["tool:search", "llm:think"] {
         let node = diff.nodes.iter().find(|n| n.node_id == id).unwrap();
         assert!(node.differences.is_empty(), "{id}: {:?}", node.differences);
     }
-    let answer = diff.nodes.iter().find(|n| n.node_id == "tool:answer").unwrap();
+    let answer = diff
+        .nodes
+        .iter()
+        .find(|n| n.node_id == "tool:answer")
+        .unwrap();
     assert_eq!(answer.changes[0].path, "");
     assert_eq!(answer.changes[0].a, Some(json!("book flight 1")));
     assert_eq!(answer.changes[0].b, Some(json!("book flight 2")));
