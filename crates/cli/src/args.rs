@@ -526,6 +526,15 @@ pub struct ServeArgs {
     /// Seconds a disconnected app's unfinished runs stay `running` before they become `abandoned`.
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     pub abandon_grace: u64,
+    /// OTLP/HTTP port for OpenTelemetry exporters (`POST /v1/traces`; the main port takes it
+    /// too), loopback like --host; 0 turns it off. The default is skipped with a warning
+    /// when another program has it.
+    #[arg(long, value_name = "PORT", default_value_t = mindgate_server::DEFAULT_OTLP_PORT)]
+    pub otlp_port: u16,
+    /// Seconds without a span after which an OpenTelemetry run whose root span has not
+    /// arrived is finished.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub otlp_quiet: u64,
     /// Where the Tasks page looks for coding-agent sessions.
     #[command(flatten)]
     pub discovery: DiscoveryArgs,

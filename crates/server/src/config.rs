@@ -19,6 +19,10 @@ pub const DEFAULT_SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a resume request waits for the app's `exec.resumed` / `exec.refused`.
 pub const DEFAULT_RESUME_WAIT: Duration = Duration::from_secs(2);
 
+/// The OTLP/HTTP port exporters send to by default (`OTEL_EXPORTER_OTLP_ENDPOINT`
+/// `http://127.0.0.1:4318`).
+pub const DEFAULT_OTLP_PORT: u16 = 4318;
+
 /// Everything `serve` needs.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -72,6 +76,13 @@ pub struct ServeConfig {
     /// consolidation is off and the route answers 503 `unavailable`). The binary sets it
     /// from `MINDGATE_CHAT_*`.
     pub memory_chat: Option<mindgate_memory::consolidate::ChatConfig>,
+    /// The OTLP/HTTP port (`POST /v1/traces` alone; the main port serves it too): `None`
+    /// serves OTLP on the main port only. A taken [`DEFAULT_OTLP_PORT`] is warned about and
+    /// skipped; any other taken port stops the start.
+    pub otlp_port: Option<u16>,
+    /// Live rules of OTLP traces (the quiet timeout that finishes a run whose root span
+    /// never came).
+    pub otlp: mindgate_otlp::TrackerConfig,
     /// The service served at `/mcp` (behind the guard, with the token on every
     /// request); `None` leaves `/mcp` unserved. The binary mounts the MCP tools here.
     pub mcp: Option<crate::Mount>,
@@ -109,6 +120,8 @@ impl ServeConfig {
             memory_db: mindgate_memory::MemoryDb::File(Home::at(home).memory_db()),
             memory_user: None,
             memory_chat: None,
+            otlp_port: Some(DEFAULT_OTLP_PORT),
+            otlp: mindgate_otlp::TrackerConfig::default(),
             mcp: None,
         }
     }
@@ -121,6 +134,7 @@ impl ServeConfig {
             hello_timeout: Duration::from_millis(500),
             task_graph: mindgate_taskgraph::DiscoveryConfig::empty(),
             http: crate::listener::HttpLimits::default(),
+            otlp_port: None,
             ..ServeConfig::new(home)
         }
     }

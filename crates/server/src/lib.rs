@@ -40,6 +40,7 @@ mod listener;
 mod live_graph;
 pub mod memory_api;
 mod mount;
+mod otlp;
 mod panic_guard;
 mod replay_api;
 mod request;
@@ -52,8 +53,8 @@ mod ws_close;
 
 pub use assets::asset_paths;
 pub use config::{
-    DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_RESUME_WAIT, DEFAULT_SHUTDOWN_DEADLINE,
-    PRUNE_EVERY, ServeConfig,
+    DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_OTLP_PORT, DEFAULT_RESUME_WAIT,
+    DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig,
 };
 pub use error::{ApiError, ServerError};
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
@@ -64,6 +65,7 @@ pub use listener::{
 };
 pub use mindgate_store::{Database, MigrateReport, PostgresUrl, Retention, migrate};
 pub use mount::Mount;
+pub use otlp::MAX_OTLP_BODY_BYTES;
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;
 

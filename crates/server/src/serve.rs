@@ -23,7 +23,7 @@ use crate::hub::{Hub, new_token};
 use crate::state::{AppState, FEED_CAPACITY, Stats};
 use mindgate_home::{Home, token_file};
 
-use crate::{api, assets, db_lock, guard, ingest, ui_feed};
+use crate::{api, assets, db_lock, guard, ingest, otlp, ui_feed};
 
 async fn ingest_ws(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
     let tasks = state.tasks.clone();
@@ -87,6 +87,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
         .route("/api/diff", get(crate::run_diff::diff))
+        .merge(crate::otlp::routes())
         .merge(crate::task_graph::router(&state))
         .merge(
             crate::memory_api::router(&state).layer(middleware::from_fn_with_state(
@@ -110,6 +111,8 @@ pub fn router(state: AppState) -> Router {
 pub struct RunningServer {
     /// Bound address.
     pub addr: SocketAddr,
+    /// The OTLP port's address, when it listens (`POST /v1/traces` also works on [`Self::addr`]).
+    pub otlp_addr: Option<SocketAddr>,
     /// Control token.
     pub token: String,
     /// Viewer URL, token included (`http://127.0.0.1:4747/#token=…`).
@@ -195,6 +198,9 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let addr = listener
         .local_addr()
         .map_err(|source| ServerError::Bind { addr: bind, source })?;
+    // 1b. The OTLP port.
+    let otlp_listener = bind_otlp(&config).await?;
+    let otlp_addr = otlp_listener.as_ref().and_then(|l| l.local_addr().ok());
     // 2. The database lock: one server per SQLite file (a PostgreSQL database
     // referees its own writers).
     let database = config.database();
@@ -255,6 +261,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let deadline = config.shutdown_deadline;
     let config_home = config.home.clone();
     let memory_db = config.memory_db.clone();
+    let config_otlp = config.otlp;
     let task_graphs = Arc::new(crate::task_graph::TaskGraphs::new(
         config.task_graph.clone(),
         shutdown.clone(),
@@ -277,9 +284,22 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
             memory_db,
         )),
         memory_changed: Arc::default(),
+        otlp: Arc::new(otlp::OtlpIngest::new(config_otlp)),
         task_graphs,
     };
     spawn_pruner(&state);
+    otlp::spawn_expirer(&state);
+    if let (Some(listener), Some(addr)) = (otlp_listener, otlp_addr) {
+        let app = otlp::port_router(state.clone(), addr.port());
+        let limits = state.config.http;
+        let stop = shutdown.clone();
+        state.tasks.spawn(async move {
+            if let Err(e) = crate::listener::serve(listener, app, limits, stop).await {
+                tracing::warn!(error = %e, "the OTLP port stopped serving");
+            }
+        });
+        tracing::info!(%addr, "OTLP/HTTP traces accepted (POST /v1/traces)");
+    }
     let app = router(state.clone());
     let stop = shutdown.clone();
     let cleanup_file = token_file.clone();
@@ -334,6 +354,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     tracing::info!(%addr, "mindgate serving");
     Ok(RunningServer {
         addr,
+        otlp_addr,
         token,
         url,
         db_path: state_db_path(&writer),
@@ -343,6 +364,36 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         shutdown,
         handle,
     })
+}
+
+/// Binds the OTLP port: `None` when it is off, or when the default port is taken by
+/// another program (warned: the main port still takes `/v1/traces`).
+async fn bind_otlp(config: &ServeConfig) -> Result<Option<tokio::net::TcpListener>, ServerError> {
+    let Some(port) = config.otlp_port else {
+        return Ok(None);
+    };
+    let bind = SocketAddr::new(config.host, port);
+    match tokio::net::TcpListener::bind(bind).await {
+        Ok(l) => Ok(Some(l)),
+        Err(source)
+            if source.kind() == std::io::ErrorKind::AddrInUse
+                && port == crate::config::DEFAULT_OTLP_PORT =>
+        {
+            tracing::warn!(
+                %bind,
+                "the OTLP port is in use (another collector?); OTLP exporters can send to \
+                 the main port's /v1/traces instead, or pick one with --otlp-port"
+            );
+            Ok(None)
+        }
+        Err(source) if source.kind() == std::io::ErrorKind::AddrInUse => {
+            Err(ServerError::AddrInUse {
+                addr: bind,
+                holder: None,
+            })
+        }
+        Err(source) => Err(ServerError::Bind { addr: bind, source }),
+    }
 }
 
 /// Prunes finished runs beyond the retention limits now and every hour.

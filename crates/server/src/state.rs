@@ -182,6 +182,8 @@ pub struct AppState {
     /// The agent-memory store (`/api/memory/…` and the `/mcp` memory tools), opened on
     /// first use.
     pub memory: Arc<mindgate_memory::agent::LazyMemory>,
+    /// The live state of OTLP traces (`POST /v1/traces`).
+    pub otlp: Arc<crate::otlp::OtlpIngest>,
     /// Woken after a memory mutation through this server (the memory feed).
     pub memory_changed: Arc<tokio::sync::Notify>,
     /// The coding-agent sessions (`/task-graph/api/…`, and the task a procedure is induced

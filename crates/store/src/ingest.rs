@@ -251,6 +251,9 @@ pub struct NewEvent {
     pub app_hint: Option<Arc<str>>,
     /// Claim token of the connection that sent it (kept with a new run).
     pub claim: Option<Arc<str>>,
+    /// Where a run this event creates comes from (the run's `source`; `None`: `live`,
+    /// a GraphMind app). `otlp` for runs made of OpenTelemetry spans.
+    pub source: Option<&'static str>,
 }
 
 impl NewEvent {
@@ -312,6 +315,7 @@ impl NewEvent {
             facts,
             app_hint: None,
             claim: None,
+            source: None,
         })
     }
 
@@ -340,6 +344,7 @@ impl NewEvent {
             facts: EventFacts::Plain,
             app_hint: None,
             claim: None,
+            source: None,
         })
     }
 
@@ -347,6 +352,13 @@ impl NewEvent {
     #[must_use]
     pub fn with_app_hint(mut self, app: Option<Arc<str>>) -> Self {
         self.app_hint = app;
+        self
+    }
+
+    /// Sets the `source` recorded with a run this event creates (`live` when unset).
+    #[must_use]
+    pub fn with_source(mut self, source: &'static str) -> Self {
+        self.source = Some(source);
         self
     }
 

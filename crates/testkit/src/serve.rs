@@ -45,7 +45,7 @@ impl ServeProcess {
     pub fn start(bin: &Path, args: &[&str]) -> ServeProcess {
         let home = FixtureHome::new();
         let mut child = Command::new(bin)
-            .args(["serve", "--port", "0", "--no-open"])
+            .args(["serve", "--port", "0", "--otlp-port", "0", "--no-open"])
             .args(args)
             .env(mindgate_home::env::MINDGATE_HOME, home.path())
             .env(mindgate_home::env::MINDGATE_LOG, "warn")

@@ -180,13 +180,20 @@ impl WriteDb for PgWriteDb {
         }))
     }
 
-    fn create_run(&mut self, run_id: &str, app: &str, ts: i64, claim: Option<&str>) -> Result<i64> {
+    fn create_run(
+        &mut self,
+        run_id: &str,
+        app: &str,
+        ts: i64,
+        claim: Option<&str>,
+        source: &str,
+    ) -> Result<i64> {
         Ok(self
             .client
             .query_one(
-                "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim) \
-                 VALUES ($1, $2, $2, 'running', $3, $3, $4) RETURNING key",
-                &[&run_id, &app, &ts, &claim],
+                "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim, source) \
+                 VALUES ($1, $2, $2, 'running', $3, $3, $4, $5) RETURNING key",
+                &[&run_id, &app, &ts, &claim, &source],
             )?
             .get(0))
     }

@@ -53,8 +53,16 @@ pub(crate) trait WriteDb: Send {
     fn intern_type(&mut self, name: &str) -> Result<i64>;
     /// A stored run.
     fn find_run(&mut self, run_id: &str) -> Result<Option<FoundRun>>;
-    /// Creates a run row (`running`, started and last seen at `ts`); returns its key.
-    fn create_run(&mut self, run_id: &str, app: &str, ts: i64, claim: Option<&str>) -> Result<i64>;
+    /// Creates a run row (`running`, started and last seen at `ts`, from `source`: `live`,
+    /// `otlp`); returns its key.
+    fn create_run(
+        &mut self,
+        run_id: &str,
+        app: &str,
+        ts: i64,
+        claim: Option<&str>,
+        source: &str,
+    ) -> Result<i64>;
     /// Inserts rows known to be new; returns how many were stored (all of them, or
     /// the thread reports corruption).
     fn insert_new(&mut self, rows: &[EventRow<'_>]) -> Result<usize>;

@@ -154,11 +154,18 @@ impl WriteDb for SqliteWriteDb {
         }))
     }
 
-    fn create_run(&mut self, run_id: &str, app: &str, ts: i64, claim: Option<&str>) -> Result<i64> {
+    fn create_run(
+        &mut self,
+        run_id: &str,
+        app: &str,
+        ts: i64,
+        claim: Option<&str>,
+        source: &str,
+    ) -> Result<i64> {
         self.conn.execute(
-            "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim) \
-             VALUES (?1, ?2, ?2, 'running', ?3, ?3, ?4)",
-            params![run_id, app, ts, claim],
+            "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim, source) \
+             VALUES (?1, ?2, ?2, 'running', ?3, ?3, ?4, ?5)",
+            params![run_id, app, ts, claim, source],
         )?;
         Ok(self.conn.last_insert_rowid())
     }

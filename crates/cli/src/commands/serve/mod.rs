@@ -31,6 +31,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         keep_days: args.keep_days,
     };
     config.abandon_grace = std::time::Duration::from_secs(args.abandon_grace);
+    config.otlp_port = (args.otlp_port != 0).then_some(args.otlp_port);
+    config.otlp.quiet_ms = i64::try_from(args.otlp_quiet.saturating_mul(1_000)).unwrap_or(i64::MAX);
     match &args.db {
         Some(RunDb::File(path)) => config.db_path = path.clone(),
         Some(RunDb::Postgres(url)) => config.postgres = Some((**url).clone()),
@@ -73,6 +75,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             server.ingest_url()
         };
         println!("Apps connect to:  {ingest_url}");
+        match server.otlp_addr {
+            Some(addr) => println!(
+                "OpenTelemetry:    http://{addr} (OTEL_EXPORTER_OTLP_ENDPOINT; /v1/traces)"
+            ),
+            None => println!("OpenTelemetry:    {}/v1/traces", server.base_url()),
+        }
         println!("Database:         {}", server.database);
         if !server.reconciled.is_empty() {
             println!(

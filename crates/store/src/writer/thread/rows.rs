@@ -57,9 +57,14 @@ impl State {
             },
             None => {
                 let app = ev.app_hint.as_deref().unwrap_or_default().to_owned();
-                let key = self
-                    .db
-                    .create_run(&ev.run_id, &app, ev.ts, ev.claim.as_deref())?;
+                let source = ev.source.unwrap_or("live");
+                let key = self.db.create_run(
+                    &ev.run_id,
+                    &app,
+                    ev.ts,
+                    ev.claim.as_deref(),
+                    source,
+                )?;
                 RunAcc {
                     key,
                     summary: RunSummary {
@@ -73,7 +78,7 @@ impl State {
                         counts: Counts::default(),
                         usage: UsageTotals::default(),
                         cost: None,
-                        source: "live".to_owned(),
+                        source: source.to_owned(),
                         meta: None,
                         sdk: None,
                         last_seq: None,

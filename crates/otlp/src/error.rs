@@ -1,0 +1,26 @@
+//! Why a body could not be read as an OTLP trace export.
+
+/// A body that is not an OTLP `ExportTraceServiceRequest`.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The protobuf bytes do not decode.
+    #[error("the body is not an OTLP/protobuf ExportTraceServiceRequest")]
+    Protobuf(#[source] prost::DecodeError),
+    /// The body is not JSON at all.
+    #[error("the body is not JSON")]
+    Json(#[source] serde_json::Error),
+    /// JSON that is not shaped like an `ExportTraceServiceRequest`.
+    #[error("the JSON body is not an OTLP ExportTraceServiceRequest: {0}")]
+    Shape(String),
+}
+
+impl DecodeError {
+    /// A stable camelCase code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DecodeError::Protobuf(_) => "badProtobuf",
+            DecodeError::Json(_) => "badJson",
+            DecodeError::Shape(_) => "badShape",
+        }
+    }
+}

@@ -1,0 +1,668 @@
+//! The live rules: spans of a trace become the events of one run, as they arrive.
+//!
+//! OpenTelemetry exports a span when it ends, so children usually arrive before their
+//! parents, and a trace's spans come over several requests. The [`Tracker`] keeps, per
+//! trace, the run's next `seq` and what it knows of each span:
+//!
+//! * **A run per trace** (`otlp-<traceId>`, `source: "otlp"`): `run.started` on its first
+//!   span, named after the service until the root span names it.
+//! * **Parents first within a request**: spans are ordered so that a parent sent in the
+//!   same request starts before its children (`node.started` in that order, the ends in
+//!   reverse), so the common case — a whole trace in one batch — gets stable node ids.
+//! * **Placeholder parents**: a child whose parent span has not arrived names a
+//!   placeholder node `custom:span-<parentSpanId>` (drawn `pending`); when the parent
+//!   arrives it fills that same node in (kind, name, input, output) — no second node.
+//! * **Pending-span twins** (`logfire.span_type = pending_span`): the span they stand for
+//!   starts at once (running), under `logfire.pending_parent_id`; its end finishes it.
+//! * **Duplicates** (an exporter's retry) are recognised by span id and add nothing.
+//! * **Run state**: `running` until its root span ends (`run.finished` with the root's
+//!   status), or until no span came for [`TrackerConfig::quiet_ms`]
+//!   ([`Tracker::expire`]: `run.finished` with `reason: "quiet"`, `error` if any span
+//!   failed); a root that arrives later finishes it again with its own status.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mindgate_protocol::{NodeKind, ParseResult, parse_envelope};
+use mindgate_store::{MAX_ID_BYTES, MAX_NAME_BYTES, NewEvent, check_limits};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::{Span, status::StatusCode};
+use serde_json::{Map, Value, json};
+
+use crate::attrs::{Attrs, str_of, to_json};
+use crate::decode::hex;
+use crate::mapping::{is_content_key, map_span};
+
+/// The `source` of runs made of spans.
+pub const SOURCE: &str = "otlp";
+
+/// The `sdk.name` of their `run.started`.
+pub const SDK_NAME: &str = "opentelemetry";
+
+/// Default of [`TrackerConfig::quiet_ms`].
+pub const DEFAULT_QUIET_MS: i64 = 60_000;
+
+/// Default of [`TrackerConfig::max_traces`].
+pub const DEFAULT_MAX_TRACES: usize = 1_024;
+
+/// Tuning of a [`Tracker`].
+#[derive(Debug, Clone, Copy)]
+pub struct TrackerConfig {
+    /// A run whose root has not ended and that got no span for this long is finished.
+    pub quiet_ms: i64,
+    /// Most traces remembered; past it the least recently active finished ones (else the
+    /// least recently active) are forgotten (a span of a forgotten trace continues its run
+    /// from the stored `seq`, its parents then as placeholders).
+    pub max_traces: usize,
+}
+
+impl Default for TrackerConfig {
+    fn default() -> Self {
+        TrackerConfig {
+            quiet_ms: DEFAULT_QUIET_MS,
+            max_traces: DEFAULT_MAX_TRACES,
+        }
+    }
+}
+
+/// What became of one export request.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The events to store, in `seq` order per run.
+    pub events: Vec<NewEvent>,
+    /// Spans mapped.
+    pub accepted_spans: u64,
+    /// Spans already seen (retries), skipped.
+    pub duplicate_spans: u64,
+    /// Spans whose events the protocol refused (counted in the partial success).
+    pub rejected_spans: u64,
+    /// The first reasons for the rejected ones.
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug)]
+struct SpanEntry {
+    node_id: String,
+    started: bool,
+    ended: bool,
+}
+
+#[derive(Debug)]
+struct TraceRun {
+    run_id: String,
+    next_seq: u64,
+    spans: HashMap<u64, SpanEntry>,
+    root_ended: bool,
+    finished: bool,
+    any_error: bool,
+    last_activity: i64,
+    app: Arc<str>,
+}
+
+/// The live state of every trace being received (one per server, or per import).
+#[derive(Debug, Default)]
+pub struct Tracker {
+    config: TrackerConfig,
+    traces: HashMap<[u8; 16], TraceRun>,
+}
+
+/// The run id of a trace.
+pub fn run_id_of(trace_id: &[u8]) -> String {
+    format!("otlp-{}", hex(trace_id))
+}
+
+fn span_key(id: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = id.len().min(8);
+    b[..n].copy_from_slice(&id[..n]);
+    u64::from_be_bytes(b)
+}
+
+fn placeholder_id(span_id: u64) -> String {
+    format!("custom:span-{span_id:016x}")
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+fn nanos_to_ms(n: u64) -> i64 {
+    i64::try_from(n / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// One span with what the mapping needs from its resource and scope.
+struct Incoming<'a> {
+    span: &'a Span,
+    attrs: Attrs,
+    app: Arc<str>,
+    sdk: (String, String),
+    scope: String,
+}
+
+impl Tracker {
+    /// A tracker with `config`.
+    pub fn new(config: TrackerConfig) -> Tracker {
+        Tracker {
+            config,
+            traces: HashMap::new(),
+        }
+    }
+
+    /// Traces remembered.
+    pub fn trace_count(&self) -> usize {
+        self.traces.len()
+    }
+
+    /// Maps a decoded export to events. `now` is the wall clock (epoch ms, for the quiet
+    /// timeout); `stored_last_seq` answers, for a run this tracker does not know yet, the
+    /// highest `seq` already stored (so a restarted server continues a trace's run).
+    pub fn ingest(
+        &mut self,
+        request: &ExportTraceServiceRequest,
+        now: i64,
+        stored_last_seq: &mut dyn FnMut(&str) -> Option<u64>,
+    ) -> Batch {
+        let mut batch = Batch::default();
+        // Group the spans by trace, keeping the order they came in.
+        let mut by_trace: Vec<([u8; 16], Vec<Incoming<'_>>)> = Vec::new();
+        for rs in &request.resource_spans {
+            let resource = rs
+                .resource
+                .as_ref()
+                .map(|r| to_json(&r.attributes))
+                .unwrap_or_default();
+            let app: Arc<str> = Arc::from(
+                clip(
+                    str_of(&resource, "service.name").unwrap_or("opentelemetry"),
+                    MAX_NAME_BYTES,
+                )
+                .as_str(),
+            );
+            let sdk = (
+                str_of(&resource, "telemetry.sdk.language")
+                    .map_or_else(|| SDK_NAME.to_owned(), |l| format!("{SDK_NAME}-{l}")),
+                str_of(&resource, "telemetry.sdk.version")
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+            for ss in &rs.scope_spans {
+                let scope = ss
+                    .scope
+                    .as_ref()
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default();
+                for span in &ss.spans {
+                    let Ok(trace) = <[u8; 16]>::try_from(span.trace_id.as_slice()) else {
+                        continue;
+                    };
+                    let incoming = Incoming {
+                        span,
+                        attrs: to_json(&span.attributes),
+                        app: Arc::clone(&app),
+                        sdk: sdk.clone(),
+                        scope: scope.clone(),
+                    };
+                    match by_trace.iter_mut().find(|(t, _)| *t == trace) {
+                        Some((_, list)) => list.push(incoming),
+                        None => by_trace.push((trace, vec![incoming])),
+                    }
+                }
+            }
+        }
+        for (trace, spans) in by_trace {
+            self.ingest_trace(trace, spans, now, stored_last_seq, &mut batch);
+        }
+        self.evict();
+        batch
+    }
+
+    fn ingest_trace(
+        &mut self,
+        trace: [u8; 16],
+        mut spans: Vec<Incoming<'_>>,
+        now: i64,
+        stored_last_seq: &mut dyn FnMut(&str) -> Option<u64>,
+        batch: &mut Batch,
+    ) {
+        let first = &spans[0];
+        let app = Arc::clone(&first.app);
+        let sdk = first.sdk.clone();
+        let earliest = spans
+            .iter()
+            .map(|s| nanos_to_ms(s.span.start_time_unix_nano))
+            .min()
+            .unwrap_or(now);
+        let run = self.traces.entry(trace).or_insert_with(|| {
+            let run_id = run_id_of(&trace);
+            let stored = stored_last_seq(&run_id);
+            TraceRun {
+                run_id,
+                next_seq: stored.map_or(1, |s| s.saturating_add(1)),
+                spans: HashMap::new(),
+                root_ended: false,
+                finished: false,
+                any_error: false,
+                last_activity: now,
+                app: Arc::clone(&app),
+            }
+        });
+        run.last_activity = now;
+        let mut out = Emitter {
+            run,
+            batch,
+            rejected_before: 0,
+        };
+        if out.run.next_seq == 1 {
+            out.emit(
+                earliest,
+                "run.started",
+                json!({"app": &*app, "sdk": {"name": sdk.0, "version": sdk.1},
+                       "meta": {"name": &*app, "source": SOURCE, "traceId": hex(&trace)}}),
+            );
+        }
+        order_parents_first(&mut spans);
+        // Starts, parents first; then ends, children first.
+        let mut ends: Vec<usize> = Vec::with_capacity(spans.len());
+        for (index, incoming) in spans.iter().enumerate() {
+            out.rejected_before = out.batch.rejected_spans;
+            if str_of(&incoming.attrs, "logfire.span_type") == Some("pending_span") {
+                out.pending(incoming);
+                continue;
+            }
+            if out.start(incoming) {
+                ends.push(index);
+            }
+        }
+        for index in ends.into_iter().rev() {
+            out.rejected_before = out.batch.rejected_spans;
+            out.end(&spans[index]);
+        }
+    }
+
+    /// Finishes the runs that got no span for [`TrackerConfig::quiet_ms`] and whose root
+    /// has not ended: `run.finished` with `reason: "quiet"`.
+    pub fn expire(&mut self, now: i64) -> Vec<NewEvent> {
+        let mut batch = Batch::default();
+        for run in self.traces.values_mut() {
+            if run.finished || now.saturating_sub(run.last_activity) < self.config.quiet_ms {
+                continue;
+            }
+            let status = if run.any_error { "error" } else { "ok" };
+            let mut out = Emitter {
+                run,
+                batch: &mut batch,
+                rejected_before: 0,
+            };
+            out.emit(
+                now,
+                "run.finished",
+                json!({"status": status, "reason": "quiet"}),
+            );
+            out.run.finished = true;
+        }
+        batch.events
+    }
+
+    fn evict(&mut self) {
+        let max = self.config.max_traces.max(1);
+        while self.traces.len() > max {
+            let victim = self
+                .traces
+                .iter()
+                .min_by_key(|(_, r)| (!r.finished, r.last_activity))
+                .map(|(k, _)| *k);
+            match victim {
+                Some(k) => {
+                    self.traces.remove(&k);
+                }
+                None => return,
+            }
+        }
+    }
+}
+
+/// Orders spans so that a parent present in the same list comes before its children
+/// (stable otherwise: by depth within the list, then as sent).
+fn order_parents_first(spans: &mut [Incoming<'_>]) {
+    let index: HashMap<u64, usize> = spans
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (span_key(&s.span.span_id), i))
+        .collect();
+    let depth: Vec<usize> = (0..spans.len())
+        .map(|i| {
+            let mut d = 0;
+            let mut at = i;
+            while d <= spans.len() {
+                let parent = &spans[at].span.parent_span_id;
+                match (!parent.is_empty())
+                    .then(|| index.get(&span_key(parent)))
+                    .flatten()
+                {
+                    Some(&p) if p != at => {
+                        d += 1;
+                        at = p;
+                    }
+                    _ => break,
+                }
+            }
+            d
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| depth[i]);
+    // Apply the permutation.
+    let mut rank = vec![0usize; spans.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r;
+    }
+    let mut i = 0;
+    while i < spans.len() {
+        let r = rank[i];
+        if r != i {
+            spans.swap(i, r);
+            rank.swap(i, r);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Appends one run's events, allocating `seq`s.
+struct Emitter<'a> {
+    run: &'a mut TraceRun,
+    batch: &'a mut Batch,
+    rejected_before: u64,
+}
+
+impl Emitter<'_> {
+    /// Builds one event through the protocol parser (the one validation of a frame) and
+    /// the ingest limits; `false` when they refuse it.
+    fn emit(&mut self, ts: i64, type_name: &str, payload: Value) -> bool {
+        let frame = json!({
+            "gm": mindgate_protocol::PROTOCOL_VERSION,
+            "seq": self.run.next_seq,
+            "ts": ts,
+            "runId": self.run.run_id,
+            "type": type_name,
+            "payload": payload,
+        })
+        .to_string();
+        let parsed = parse_envelope(&frame);
+        let refusal = match &parsed {
+            ParseResult::Invalid { reason, .. } => Some(reason.to_string()),
+            _ => check_limits(&parsed).err().map(|r| r.message()),
+        };
+        if let Some(reason) = refusal {
+            self.refuse(format!("{type_name}: {reason}"));
+            return false;
+        }
+        let Some(event) = NewEvent::from_frame(&frame, &parsed) else {
+            self.refuse(format!("{type_name}: not a run event"));
+            return false;
+        };
+        self.run.next_seq += 1;
+        self.batch.events.push(
+            event
+                .with_app_hint(Some(Arc::clone(&self.run.app)))
+                .with_source(SOURCE),
+        );
+        true
+    }
+
+    fn refuse(&mut self, reason: String) {
+        // One span counts once, however many of its events were refused.
+        if self.batch.rejected_spans == self.rejected_before {
+            self.batch.rejected_spans += 1;
+            if self.batch.reasons.len() < 3 {
+                self.batch.reasons.push(reason);
+            }
+        }
+    }
+
+    /// The node id of a parent span: its known node, else a new placeholder.
+    fn parent_node(&mut self, parent: &[u8]) -> Option<String> {
+        if parent.is_empty() {
+            return None;
+        }
+        let key = span_key(parent);
+        let entry = self.run.spans.entry(key).or_insert_with(|| SpanEntry {
+            node_id: placeholder_id(key),
+            started: false,
+            ended: false,
+        });
+        Some(entry.node_id.clone())
+    }
+
+    fn started_payload(
+        &mut self,
+        incoming: &Incoming<'_>,
+        span_id: &[u8],
+        parent: &[u8],
+        node_id: &str,
+    ) -> Value {
+        let node = map_span(&incoming.span.name, &incoming.attrs);
+        let parent_id = self.parent_node(parent);
+        let attributes: Map<String, Value> = incoming
+            .attrs
+            .iter()
+            .filter(|(k, _)| !is_content_key(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut payload = json!({
+            "nodeId": node_id,
+            "kind": node.kind.as_str(),
+            "name": clip(&node.name, MAX_NAME_BYTES),
+            "instanceId": hex(span_id),
+            "otel": {
+                "traceId": hex(&incoming.span.trace_id),
+                "spanId": hex(span_id),
+                "spanName": incoming.span.name,
+                "scope": incoming.scope,
+                "attributes": attributes,
+            },
+        });
+        if let Some(p) = parent_id {
+            payload["parentId"] = Value::String(p);
+            payload["otel"]["parentSpanId"] = Value::String(hex(parent));
+        }
+        if let Some(input) = node.input {
+            payload["input"] = input;
+        }
+        if let Some(model) = node.model {
+            payload["model"] = Value::String(model);
+        }
+        payload
+    }
+
+    /// A pending-span twin: its real span starts now (unless known already).
+    fn pending(&mut self, incoming: &Incoming<'_>) {
+        let real = incoming.span.parent_span_id.clone();
+        if real.len() != 8 {
+            return;
+        }
+        let key = span_key(&real);
+        if self
+            .run
+            .spans
+            .get(&key)
+            .is_some_and(|e| e.started || e.ended)
+        {
+            return;
+        }
+        let real_parent = str_of(&incoming.attrs, "logfire.pending_parent_id")
+            .and_then(parse_hex8)
+            .map(|p| p.to_vec())
+            .unwrap_or_default();
+        let node_id = self.node_id_for(key, incoming);
+        let payload = self.started_payload(incoming, &real, &real_parent, &node_id);
+        let ts = nanos_to_ms(incoming.span.start_time_unix_nano);
+        if self.emit(ts, "node.started", payload) {
+            self.batch.accepted_spans += 1;
+            let entry = self.entry(key, node_id);
+            entry.started = true;
+        }
+    }
+
+    /// The node id a span takes: its placeholder's or pending start's if it had one, else
+    /// the mapping's.
+    fn node_id_for(&self, key: u64, incoming: &Incoming<'_>) -> String {
+        match self.run.spans.get(&key) {
+            Some(e) => e.node_id.clone(),
+            None => clip(
+                &map_span(&incoming.span.name, &incoming.attrs).node_id,
+                MAX_ID_BYTES,
+            ),
+        }
+    }
+
+    fn entry(&mut self, key: u64, node_id: String) -> &mut SpanEntry {
+        self.run.spans.entry(key).or_insert(SpanEntry {
+            node_id,
+            started: false,
+            ended: false,
+        })
+    }
+
+    /// Emits a span's `node.started`; `false` for a duplicate (or a refused one).
+    fn start(&mut self, incoming: &Incoming<'_>) -> bool {
+        let span = incoming.span;
+        let key = span_key(&span.span_id);
+        if self.run.spans.get(&key).is_some_and(|e| e.ended) {
+            self.batch.duplicate_spans += 1;
+            return false;
+        }
+        let node_id = self.node_id_for(key, incoming);
+        let payload = self.started_payload(incoming, &span.span_id, &span.parent_span_id, &node_id);
+        if !self.emit(
+            nanos_to_ms(span.start_time_unix_nano),
+            "node.started",
+            payload,
+        ) {
+            return false;
+        }
+        self.entry(key, node_id).started = true;
+        true
+    }
+
+    /// Emits a span's end: `node.error` when it failed, then `node.finished`; a root span
+    /// also finishes the run.
+    fn end(&mut self, incoming: &Incoming<'_>) {
+        let span = incoming.span;
+        let key = span_key(&span.span_id);
+        let Some(node_id) = self.run.spans.get(&key).map(|e| e.node_id.clone()) else {
+            return;
+        };
+        let node = map_span(&span.name, &incoming.attrs);
+        let instance = hex(&span.span_id);
+        let end_ms = nanos_to_ms(span.end_time_unix_nano.max(span.start_time_unix_nano));
+        let duration_ms = span
+            .end_time_unix_nano
+            .saturating_sub(span.start_time_unix_nano) as f64
+            / 1e6;
+        let failed = span
+            .status
+            .as_ref()
+            .is_some_and(|s| s.code == StatusCode::Error as i32);
+        if failed {
+            self.run.any_error = true;
+            let error = error_of(span, &incoming.attrs);
+            self.emit(
+                end_ms,
+                "node.error",
+                json!({"nodeId": node_id, "instanceId": instance, "error": error}),
+            );
+        }
+        let mut payload = json!({
+            "nodeId": node_id,
+            "instanceId": instance,
+            "durationMs": duration_ms,
+            "status": if failed { "error" } else { "ok" },
+        });
+        if let Some(output) = node.output {
+            payload["output"] = output;
+        }
+        if let Some(usage) = node.usage {
+            payload["usage"] = usage;
+        }
+        if let Some(model) = node.response_model.or(node.model) {
+            payload["model"] = Value::String(model);
+        }
+        if self.emit(end_ms, "node.finished", payload) {
+            self.batch.accepted_spans += 1;
+            if let Some(e) = self.run.spans.get_mut(&key) {
+                e.ended = true;
+            }
+        }
+        if span.parent_span_id.is_empty() {
+            self.run.root_ended = true;
+            self.run.finished = true;
+            let name = if node.kind == NodeKind::Custom {
+                span.name.clone()
+            } else {
+                node.name
+            };
+            let app = Arc::clone(&self.run.app);
+            self.emit(
+                end_ms,
+                "run.started",
+                json!({"app": &*app, "sdk": {"name": incoming.sdk.0, "version": incoming.sdk.1},
+                       "meta": {"name": clip(&name, MAX_NAME_BYTES), "source": SOURCE,
+                                "traceId": hex(&span.trace_id)}}),
+            );
+            let mut finished = json!({"status": if failed { "error" } else { "ok" }});
+            if failed {
+                finished["error"] = error_of(span, &incoming.attrs);
+            }
+            self.emit(end_ms, "run.finished", finished);
+        }
+    }
+}
+
+fn parse_hex8(s: &str) -> Option<[u8; 8]> {
+    let s = s.trim();
+    if s.len() != 16 {
+        return None;
+    }
+    let mut out = [0u8; 8];
+    for (i, slot) in out.iter_mut().enumerate() {
+        *slot = u8::from_str_radix(s.get(i * 2..i * 2 + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// The error of a failed span: `error.type` or the exception event's type, its message,
+/// its stack trace.
+fn error_of(span: &Span, attrs: &Attrs) -> Value {
+    let exception = span
+        .events
+        .iter()
+        .find(|e| e.name == "exception")
+        .map(|e| to_json(&e.attributes))
+        .unwrap_or_default();
+    let name = str_of(attrs, "error.type")
+        .or_else(|| str_of(&exception, "exception.type"))
+        .unwrap_or("Error");
+    let status_message = span
+        .status
+        .as_ref()
+        .map(|s| s.message.as_str())
+        .unwrap_or("");
+    let message = if status_message.trim().is_empty() {
+        str_of(&exception, "exception.message").unwrap_or(name)
+    } else {
+        status_message
+    };
+    let mut error = json!({"name": clip(name, MAX_NAME_BYTES), "message": message});
+    if let Some(stack) = str_of(&exception, "exception.stacktrace") {
+        error["stack"] = Value::String(stack.to_owned());
+    }
+    error
+}
