@@ -58,13 +58,9 @@ impl State {
             None => {
                 let app = ev.app_hint.as_deref().unwrap_or_default().to_owned();
                 let source = ev.source.unwrap_or("live");
-                let key = self.db.create_run(
-                    &ev.run_id,
-                    &app,
-                    ev.ts,
-                    ev.claim.as_deref(),
-                    source,
-                )?;
+                let key =
+                    self.db
+                        .create_run(&ev.run_id, &app, ev.ts, ev.claim.as_deref(), source)?;
                 RunAcc {
                     key,
                     summary: RunSummary {
