@@ -183,4 +183,53 @@ mod postgres_only {
             .unwrap();
         assert!(a.search(&query).unwrap().is_empty());
     }
+
+    #[test]
+    fn a_dropped_connection_is_reopened() {
+        if !available() {
+            return;
+        }
+        let clock = Arc::new(ManualClock::at(common::T0));
+        let a = make(clock.clone());
+        let sep = if a.url.contains('?') { '&' } else { '?' };
+        let app = format!("mg_{}", a.schema);
+        let scoped = format!(
+            "{}{sep}options=-c%20search_path%3D{}&application_name={app}",
+            a.url, a.schema
+        );
+        let b = PgMemory::connect(&scoped, OpenOptions::default().clock(clock)).unwrap();
+        let fact = b
+            .semantic()
+            .remember(NewFact::new(
+                Scope::user("u1"),
+                "Ana's violin lesson is on Tuesday",
+            ))
+            .unwrap();
+        let mut admin = ::postgres::Client::connect(&a.url, ::postgres::NoTls).unwrap();
+        let killed: i64 = admin
+            .query_one(
+                "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = $1) t",
+                &[&app],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(killed, 1, "the store's one connection");
+        // Calls made before the client sees the connection closed fail; then it reconnects
+        // by itself (no new store, no restart).
+        let again = mindgate_testkit::wait::until(
+            "the store to reconnect",
+            std::time::Duration::from_secs(10),
+            || b.semantic().get(&fact.record.id).ok(),
+        );
+        assert_eq!(again.record.id, fact.record.id);
+        let reconnected: i64 = admin
+            .query_one(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&app],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(reconnected, 1, "one new connection");
+    }
 }

@@ -51,6 +51,8 @@ pub struct PgMemory {
     vectors: Mutex<VectorCache>,
     config: MemoryConfig,
     target: String,
+    /// How to reconnect when the server closed the connection (a restart, a failover).
+    connect: postgres::Config,
 }
 
 impl std::fmt::Debug for PgMemory {
@@ -133,6 +135,7 @@ impl PgMemory {
             vectors: Mutex::new(VectorCache::default()),
             config: options.config,
             target,
+            connect: config,
         })
     }
 
@@ -179,8 +182,22 @@ impl PgMemory {
         self.clock.now_ms()
     }
 
+    /// The connection, reconnected first when the server closed it (the attempt failing
+    /// leaves the closed one, whose next query then fails with the cause).
     pub(crate) fn lock(&self) -> MutexGuard<'_, Client> {
-        self.client.lock().unwrap_or_else(|p| p.into_inner())
+        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        if client.is_closed() {
+            match self.connect.connect(NoTls) {
+                Ok(fresh) => {
+                    tracing::info!(target = %self.target, "reconnected to the memory database");
+                    *client = fresh;
+                }
+                Err(e) => {
+                    tracing::warn!(target = %self.target, error = %e, "memory database still unreachable");
+                }
+            }
+        }
+        client
     }
 
     /// Runs `f` in one transaction holding the store's write lock; nothing is written
