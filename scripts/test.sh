@@ -96,6 +96,20 @@ if compgen -G "tests/python/test_*.py" >/dev/null; then
   fi
 fi
 
+# The real OpenTelemetry exporters: environments of their own (the OTLP/JSON exporter's
+# transport packages conflict with the protobuf exporter's).
+if compgen -G "tests/otel/test_*.py" >/dev/null; then
+  step "Python: OpenTelemetry exporter tests"
+  for pair in ".venv-otel:tests/otel/requirements.txt" ".venv-otel-json:tests/otel/requirements-json.txt"; do
+    otel_venv="$root/${pair%%:*}"
+    [ -x "$otel_venv/bin/python" ] || python3 -m venv "$otel_venv"
+    "$otel_venv/bin/pip" install --quiet --disable-pip-version-check -r "${pair#*:}"
+    if ! (cd tests/otel && "$otel_venv/bin/python" -m pytest -q .); then
+      failures+=("otel (${pair%%:*})")
+    fi
+  done
+fi
+
 if [ -z "${MINDGATE_SKIP_BROWSER:-}" ] && [ -f tests/browser/package.json ]; then
   step "Browser: environment"
   if [ ! -x /usr/bin/chromium ]; then
