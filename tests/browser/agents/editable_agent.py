@@ -13,7 +13,7 @@ import time
 from websockets.sync.client import connect
 
 URL = os.environ["GRAPHMIND_URL"]
-RUN = os.environ.get("AGENT_RUN_ID", "edit-run")
+RUN = "edit-run"
 NAME = os.environ.get("AGENT_RUN_NAME", "edit-1")
 
 
