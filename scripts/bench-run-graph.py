@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The two run-graph designs on the server side: what `mindgate serve` spends to bring
-N viewers a big stored run over `/ws/ui` — the event replay the page folds itself
-(`subscribe {runId}`) against the server projection (`subscribe {runId, projection: true}`,
-experimental: one snapshot, then deltas). See docs/architecture.md § "One run graph".
+N viewers a big stored run over `/ws/ui` — the event replay a client folds itself
+(`subscribe {runId, events: true}`; the viewer folded it before) against the server
+projection (`subscribe {runId}`, what the viewer follows: a snapshot, then deltas). See docs/architecture.md § "One run graph".
 
     scripts/bench-run-graph.py [--bin target/release/mindgate] [--nodes 5000] [--events 100000] [--viewers 1 8]
 
@@ -99,9 +99,7 @@ async def viewer(port: int, run: str, projection: bool) -> tuple[float, int, int
     """Subscribes and reads until the graph is complete: (seconds, bytes, messages)."""
     async with connect(f"ws://127.0.0.1:{port}/ws/ui", max_size=None, compression=None, open_timeout=30) as ws:
         await ws.recv()  # welcome
-        sub = {"type": "subscribe", "runId": run}
-        if projection:
-            sub["projection"] = True
+        sub = {"type": "subscribe", "runId": run, "projection": True} if projection else {"type": "subscribe", "runId": run, "events": True}
         t0 = time.perf_counter()
         await ws.send(json.dumps(sub))
         received = 0

@@ -171,7 +171,7 @@ async fn latency(server: &RunningServer, rate: u64, seconds: u64) -> (f64, f64, 
         .await
         .expect("ui");
     ui.send(Message::text(format!(
-        r#"{{"type":"subscribe","runId":"{run}"}}"#
+        r#"{{"type":"subscribe","runId":"{run}","events":true}}"#
     )))
     .await
     .expect("sub");

@@ -2,7 +2,8 @@
 //!
 //! * `/ingest` — instrumented apps (GraphMind protocol v1) attach here: handshake,
 //!   validated events into the store, controls back out, run claims.
-//! * `/ws/ui` — the live viewer feed (`docs/ui-feed.md`): replay then tail, race-free.
+//! * `/ws/ui` — the live viewer feed (`docs/ui-feed.md`): a run's graph (snapshot, then
+//!   deltas), or its events (replay then tail, race-free).
 //! * `/api/…` — the JSON HTTP API (`docs/http-api.md`).
 //! * `/` — the embedded browser viewer (`ui/dist`).
 //! * `/mcp` — whatever [`Mount`] [`ServeConfig::mcp`] holds (the binary mounts the MCP
@@ -63,6 +64,7 @@ pub use listener::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
     HttpLimits,
 };
+pub use live_graph::LiveGraphBounds;
 pub use mindgate_store::{Database, MigrateReport, PostgresUrl, Retention, migrate};
 pub use mount::Mount;
 pub use otlp::MAX_OTLP_BODY_BYTES;

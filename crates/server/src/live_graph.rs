@@ -1,5 +1,5 @@
-//! Live run graphs for `/ws/ui` viewers that subscribe with `projection: true`
-//! (experimental, see `docs/ui-feed.md`): the server folds a run's events once
+//! Live run graphs for `/ws/ui` viewers that subscribe to a run (the default;
+//! see `docs/ui-feed.md`): the server folds a run's events once
 //! with `store::projection` and sends each viewer a snapshot of the graph, then
 //! one delta of changed node summaries and instances per committed batch.
 //!
@@ -7,7 +7,9 @@
 //! stored history once (when its first viewer subscribes), fed each committed
 //! batch once, serializes each delta once for all its viewers, and keeps the
 //! serialized snapshot until the next change, so viewers arriving together share
-//! one. It is dropped with its last viewer.
+//! one. When its last viewer leaves it stops following the commits but is kept
+//! (idle), so reopening the run costs only the events since; idle graphs are
+//! dropped least recently used first to keep the [`LiveGraphBounds`].
 //!
 //! Gap-free and duplicate-free: the builder subscribes to the commit feed before
 //! it reads history and skips events at or below the last `seq` it applied; a
@@ -15,6 +17,7 @@
 //! the builder holds while it applies a batch and sends its delta.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Bytes;
@@ -28,22 +31,45 @@ use tokio_util::sync::CancellationToken;
 /// Deltas a viewer may fall behind before it is sent a fresh snapshot.
 const DELTA_CAPACITY: usize = 1_024;
 
-/// Most runs with a live graph at once (each holds its run's projection in memory).
-pub const MAX_LIVE_GRAPHS: usize = 4;
+/// How much the live graphs may hold (`docs/http-api.md#limits`): each keeps
+/// its run's projection in memory, about 1.4 KB of RSS per node or instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveGraphBounds {
+    /// Most runs with a live graph at once, followed or idle.
+    pub max_runs: usize,
+    /// Most nodes plus instances held by all live graphs. Idle graphs are
+    /// dropped (least recently used first) to stay under it; a run not yet
+    /// followed is refused while the followed ones hold this much.
+    pub max_items: usize,
+}
+
+impl Default for LiveGraphBounds {
+    fn default() -> Self {
+        LiveGraphBounds {
+            max_runs: 64,
+            max_items: 200_000,
+        }
+    }
+}
 
 /// Why a viewer got no live graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubscribeRefusal {
-    /// [`MAX_LIVE_GRAPHS`] other runs have one.
+    /// [`LiveGraphBounds::max_runs`] other runs are followed.
     TooManyRuns,
+    /// The followed runs' graphs hold [`LiveGraphBounds::max_items`].
+    TooBig,
     /// The server is shutting down.
     ShuttingDown,
 }
 
-/// The live graphs of the runs viewers watch in projection mode.
+/// The live graphs of the runs viewers follow (and of some they followed).
 #[derive(Debug, Default)]
 pub struct LiveGraphs {
     runs: Mutex<HashMap<String, Arc<LiveGraph>>>,
+    bounds: LiveGraphBounds,
+    /// Ticks of use, for least-recently-used eviction.
+    clock: AtomicU64,
 }
 
 /// One run's shared projection.
@@ -56,8 +82,22 @@ pub struct LiveGraph {
     ready: watch::Receiver<bool>,
     /// Viewers holding a [`GraphSubscription`].
     viewers: Mutex<usize>,
-    /// Stops the builder once the last viewer left.
-    stop: CancellationToken,
+    /// Stops the current builder (once the last viewer left); a new one per follow.
+    stop: Mutex<CancellationToken>,
+    /// Nodes plus instances held, as of the last applied batch.
+    items: AtomicUsize,
+    /// When the graph was last left by a viewer (a [`LiveGraphs`] clock tick).
+    last_used: AtomicU64,
+    /// What a builder reads from.
+    source: Source,
+}
+
+/// Where a live graph's builder reads the run's events.
+#[derive(Debug, Clone)]
+struct Source {
+    store: Arc<RunStore>,
+    feed: broadcast::Sender<Arc<Committed>>,
+    shutdown: CancellationToken,
 }
 
 #[derive(Debug)]
@@ -67,6 +107,8 @@ struct Inner {
     /// The serialized `graph.snapshot` messages of the current state, once
     /// asked for (shared by its viewers' sockets without a copy).
     snapshot: Option<Snapshot>,
+    /// Tells the first viewers the history is applied (set by the first builder that got through it).
+    ready: watch::Sender<bool>,
 }
 
 /// A graph as `graph.snapshot` messages of [`SNAPSHOT_CHUNK_NODES`] nodes each.
@@ -96,13 +138,15 @@ impl Drop for GraphSubscription {
         let mut viewers = lock(&self.graph.viewers);
         *viewers = viewers.saturating_sub(1);
         if *viewers == 0 {
-            self.graph.stop.cancel();
-            if runs
-                .get(&self.run_id)
-                .is_some_and(|g| Arc::ptr_eq(g, &self.graph))
-            {
-                runs.remove(&self.run_id);
-            }
+            // Idle: stop following the commits, keep the graph (not its
+            // serialized snapshot) while the bounds allow.
+            lock(&self.graph.stop).cancel();
+            lock(&self.graph.inner).snapshot = None;
+            self.graph
+                .last_used
+                .store(self.graphs.tick(), Ordering::Relaxed);
+            drop(viewers);
+            self.graphs.evict_idle(&mut runs, 0);
         }
     }
 }
@@ -112,9 +156,67 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl LiveGraphs {
-    /// Live graphs being kept (one per run with viewers).
+    /// No live graph yet, within `bounds`.
+    pub fn new(bounds: LiveGraphBounds) -> LiveGraphs {
+        LiveGraphs {
+            runs: Mutex::default(),
+            bounds,
+            clock: AtomicU64::new(0),
+        }
+    }
+
+    /// The bounds kept.
+    pub fn bounds(&self) -> LiveGraphBounds {
+        self.bounds
+    }
+
+    /// Live graphs being kept (followed or idle).
     pub fn len(&self) -> usize {
         lock(&self.runs).len()
+    }
+
+    /// Nodes plus instances held by all live graphs.
+    pub fn items(&self) -> usize {
+        held(&lock(&self.runs))
+    }
+
+    /// Drops the idle graph of a run that was deleted (a followed one ends with its viewers).
+    pub fn forget_idle(&self, run_id: &str) {
+        let mut runs = lock(&self.runs);
+        if runs.get(run_id).is_some_and(|g| *lock(&g.viewers) == 0) {
+            runs.remove(run_id);
+        }
+    }
+
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Drops idle graphs, least recently used first, until `room` more runs
+    /// fit under [`LiveGraphBounds::max_runs`] and the graphs hold less than
+    /// [`LiveGraphBounds::max_items`] (none at all when `room` is 0 and they fit).
+    fn evict_idle(&self, runs: &mut HashMap<String, Arc<LiveGraph>>, room: usize) {
+        let mut idle: Vec<(u64, String)> = runs
+            .iter()
+            .filter(|(_, g)| *lock(&g.viewers) == 0)
+            .map(|(id, g)| (g.last_used.load(Ordering::Relaxed), id.clone()))
+            .collect();
+        idle.sort_unstable();
+        let mut items = held(runs);
+        let over = |runs: usize, items: usize| {
+            runs + room > self.bounds.max_runs
+                || (room > 0 && items >= self.bounds.max_items)
+                || items > self.bounds.max_items
+        };
+        for (_, id) in idle {
+            if !over(runs.len(), items) {
+                break;
+            }
+            if let Some(g) = runs.remove(&id) {
+                items = items.saturating_sub(g.items.load(Ordering::Relaxed));
+                tracing::debug!(run = %id, "dropped an idle live graph");
+            }
+        }
     }
 
     /// Whether no live graph is kept.
@@ -123,8 +225,9 @@ impl LiveGraphs {
     }
 
     /// Subscribes a viewer to `run_id`'s live graph (built from the store on
-    /// first use), unless [`MAX_LIVE_GRAPHS`] other runs have one or the server
-    /// shut down before the history was read.
+    /// first use, followed again if it was idle), unless a new graph does not
+    /// fit the [`LiveGraphBounds`] or the server shut down before the history
+    /// was read.
     pub async fn subscribe(
         self: &Arc<Self>,
         store: &Arc<RunStore>,
@@ -136,14 +239,30 @@ impl LiveGraphs {
             let mut runs = lock(&self.runs);
             let graph = match runs.get(run_id) {
                 Some(g) => Arc::clone(g),
-                None if runs.len() >= MAX_LIVE_GRAPHS => return Err(SubscribeRefusal::TooManyRuns),
                 None => {
-                    let g = LiveGraph::start(run_id, Arc::clone(store), feed, shutdown);
+                    self.evict_idle(&mut runs, 1);
+                    if runs.len() >= self.bounds.max_runs {
+                        return Err(SubscribeRefusal::TooManyRuns);
+                    }
+                    if held(&runs) >= self.bounds.max_items {
+                        return Err(SubscribeRefusal::TooBig);
+                    }
+                    let source = Source {
+                        store: Arc::clone(store),
+                        feed: feed.clone(),
+                        shutdown: shutdown.clone(),
+                    };
+                    let g = LiveGraph::new(run_id, source);
                     runs.insert(run_id.to_owned(), Arc::clone(&g));
                     g
                 }
             };
-            *lock(&graph.viewers) += 1;
+            let mut viewers = lock(&graph.viewers);
+            if *viewers == 0 {
+                graph.follow();
+            }
+            *viewers += 1;
+            drop(viewers);
             graph
         };
         // From here on, dropping `sub` (on any early return) leaves the graph.
@@ -168,54 +287,65 @@ impl LiveGraphs {
     }
 }
 
+/// Nodes plus instances held by `runs`' graphs.
+fn held(runs: &HashMap<String, Arc<LiveGraph>>) -> usize {
+    runs.values().map(|g| g.items.load(Ordering::Relaxed)).sum()
+}
+
 impl LiveGraph {
-    fn start(
-        run_id: &str,
-        store: Arc<RunStore>,
-        feed: &broadcast::Sender<Arc<Committed>>,
-        shutdown: &CancellationToken,
-    ) -> Arc<LiveGraph> {
+    fn new(run_id: &str, source: Source) -> Arc<LiveGraph> {
         let (deltas, _) = broadcast::channel(DELTA_CAPACITY);
         let (ready_tx, ready) = watch::channel(false);
-        let graph = Arc::new(LiveGraph {
+        Arc::new(LiveGraph {
             run_id: run_id.to_owned(),
             inner: Mutex::new(Inner {
                 projection: RunProjection::for_graph(run_id),
                 last_seq: None,
                 snapshot: None,
+                ready: ready_tx,
             }),
             deltas,
             ready,
             viewers: Mutex::new(0),
-            stop: shutdown.child_token(),
-        });
-        // Subscribe before reading history: every later commit reaches the builder.
-        let live = feed.subscribe();
-        tokio::spawn(Arc::clone(&graph).build(store, live, ready_tx));
-        graph
+            stop: Mutex::new(CancellationToken::new()),
+            items: AtomicUsize::new(0),
+            last_used: AtomicU64::new(0),
+            source,
+        })
     }
 
-    /// Applies the stored history, then every committed batch, until stopped.
+    /// Starts a builder: it catches up from the store, then follows the commits
+    /// until the graph is left (its viewers gone) or the server shuts down.
+    fn follow(self: &Arc<Self>) {
+        let stop = self.source.shutdown.child_token();
+        *lock(&self.stop) = stop.clone();
+        // Subscribe before reading history: every later commit reaches the builder.
+        let live = self.source.feed.subscribe();
+        tokio::spawn(Arc::clone(self).build(live, stop));
+    }
+
+    /// Applies the stored events after the last applied one, then every
+    /// committed batch, until stopped.
     async fn build(
         self: Arc<Self>,
-        store: Arc<RunStore>,
         mut live: broadcast::Receiver<Arc<Committed>>,
-        ready: watch::Sender<bool>,
+        stop: CancellationToken,
     ) {
         let me = Arc::clone(&self);
-        let history = Arc::clone(&store);
         let loaded = tokio::task::spawn_blocking(move || {
-            me.catch_up(&history);
-            lock(&me.inner).projection.track_changes();
+            me.catch_up(&me.source.store);
+            let mut inner = lock(&me.inner);
+            inner.projection.track_changes();
+            inner.ready.send_replace(true);
         })
         .await;
         if loaded.is_err() {
             return;
         }
-        let _ = ready.send(true);
+        let store = Arc::clone(&self.source.store);
         loop {
             tokio::select! {
-                _ = self.stop.cancelled() => return,
+                _ = stop.cancelled() => return,
                 batch = live.recv() => match batch {
                     Ok(batch) => self.apply_batch(&batch.events),
                     Err(RecvError::Lagged(missed)) => {
@@ -270,6 +400,10 @@ impl LiveGraph {
             return;
         }
         inner.snapshot = None;
+        self.items.store(
+            inner.projection.node_count() + inner.projection.instance_count(),
+            Ordering::Relaxed,
+        );
         // A batch whose events changed nothing (say, only `run.finished`) still
         // tells its viewers how far the graph is.
         let delta = inner.projection.take_delta().unwrap_or(GraphDelta {

@@ -266,6 +266,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         config.task_graph.clone(),
         shutdown.clone(),
     ));
+    let live_graphs = Arc::new(crate::live_graph::LiveGraphs::new(config.live_graphs));
     let state = AppState {
         hub: Arc::new(Hub::new()),
         store: Arc::new(store),
@@ -278,7 +279,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         tasks: TaskTracker::new(),
         stats: Arc::new(Stats::default()),
         graph_reads: Arc::default(),
-        live_graphs: Arc::default(),
+        live_graphs,
         memory: Arc::new(mindgate_memory::agent::LazyMemory::new(
             &config_home,
             memory_db,

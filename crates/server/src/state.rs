@@ -175,7 +175,7 @@ pub struct AppState {
     pub tasks: TaskTracker,
     /// Counters.
     pub stats: Arc<Stats>,
-    /// The shared live projections of `/ws/ui` viewers in projection mode.
+    /// The shared live projections of the runs `/ws/ui` viewers follow as graphs.
     pub live_graphs: Arc<crate::live_graph::LiveGraphs>,
     /// Shared, bounded graph builds for `GET /api/runs/{id}/graph`.
     pub graph_reads: Arc<crate::graph_reads::GraphReads>,

@@ -1,5 +1,8 @@
 //! `/ws/ui`: the live viewer feed (message set in `docs/ui-feed.md`).
 //!
+//! A run subscribe follows the run's graph (`crate::live_graph`: a snapshot,
+//! then deltas); one with `events: true` replays and tails its events.
+//!
 //! Race-free replay: the connection subscribes to committed batches *before*
 //! it reads any history; after replaying a run it remembers the highest `seq`
 //! sent and drops live events at or below it. If the connection falls behind
@@ -23,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
-use crate::live_graph::{GraphSubscription, MAX_LIVE_GRAPHS, SubscribeRefusal};
+use crate::live_graph::{GraphSubscription, SubscribeRefusal};
 use crate::state::AppState;
 
 /// How often coalesced `run.update`s are flushed.
@@ -49,7 +52,7 @@ struct Feed {
     runs: HashMap<String, Option<u64>>,
     list: bool,
     dirty: HashMap<String, RunSummary>,
-    /// The run followed in projection mode (experimental): snapshot, then deltas.
+    /// The run followed as a graph: snapshot, then deltas.
     graph: Option<GraphSubscription>,
 }
 
@@ -188,7 +191,14 @@ async fn send(socket: &mut WebSocket, text: String) -> Result<(), ()> {
         .map_err(|_| ())
 }
 
-/// `resume.refused`: an `exec.refused` event of a run followed in projection mode.
+/// Whether a run subscribe asks for the run's events (`events: true`, or the
+/// older `projection: false`) instead of its graph.
+fn wants_events(msg: &Value) -> bool {
+    msg.get("events").and_then(Value::as_bool) == Some(true)
+        || msg.get("projection").and_then(Value::as_bool) == Some(false)
+}
+
+/// `resume.refused`: an `exec.refused` event of a run followed as a graph.
 fn resume_refused(ev: &StoredEvent) -> Value {
     let payload = ev.payload_value();
     json!({
@@ -225,10 +235,9 @@ impl Feed {
         match msg.get("type").and_then(Value::as_str) {
             Some("subscribe") => match run_id {
                 Some(id) if id == WILDCARD_RUN_ID => self.subscribe_list(socket).await,
-                Some(id) if msg.get("projection").and_then(Value::as_bool) == Some(true) => {
-                    self.subscribe_graph(socket, id).await
-                }
-                Some(id) => self.subscribe_run(socket, id).await,
+                // A run's graph by default; its events when asked for.
+                Some(id) if wants_events(&msg) => self.subscribe_run(socket, id).await,
+                Some(id) => self.subscribe_graph(socket, id).await,
                 None => {
                     send(
                         socket,
@@ -296,8 +305,8 @@ impl Feed {
         Ok(())
     }
 
-    /// Projection mode (experimental): the run's graph as one `graph.snapshot`,
-    /// then a `graph.delta` per committed batch that changed it. Replaces an
+    /// The run's graph (the default run subscribe): `graph.snapshot` parts,
+    /// then a `graph.delta` per committed batch with events of the run. Replaces an
     /// earlier projection-mode subscription of this viewer.
     async fn subscribe_graph(&mut self, socket: &mut WebSocket, run_id: String) -> Result<(), ()> {
         self.graph = None;
@@ -309,9 +318,15 @@ impl Feed {
         {
             Ok(sub) => sub,
             Err(refusal) => {
+                let bounds = state.live_graphs.bounds();
                 let message = match refusal {
                     SubscribeRefusal::TooManyRuns => format!(
-                        "at most {MAX_LIVE_GRAPHS} runs are followed in projection mode at once; subscribe without projection"
+                        "at most {} runs are followed as graphs at once; try again once a viewer leaves one, or subscribe with events: true",
+                        bounds.max_runs
+                    ),
+                    SubscribeRefusal::TooBig => format!(
+                        "the followed run graphs hold {} nodes and instances, the most kept at once; try again once a viewer leaves one, or subscribe with events: true",
+                        bounds.max_items
                     ),
                     SubscribeRefusal::ShuttingDown => "the server is shutting down".to_owned(),
                 };
@@ -392,6 +407,7 @@ impl Feed {
             }
         }
         for id in &batch.deleted {
+            self.state.live_graphs.forget_idle(id);
             self.dirty.remove(id);
             self.runs.remove(id);
             send(

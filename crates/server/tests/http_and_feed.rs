@@ -456,7 +456,7 @@ async fn ui_replay_then_tail_is_race_free() {
     }
     let mut ui = t.ui(false).await;
     ui.send(Message::text(
-        json!({"type": "subscribe", "runId": "race"}).to_string(),
+        json!({"type": "subscribe", "runId": "race", "events": true}).to_string(),
     ))
     .await
     .unwrap();

@@ -1,5 +1,5 @@
-//! `/ws/ui` projection mode (experimental): `subscribe {runId, projection: true}`
-//! answers one `graph.snapshot` then `graph.delta`s; snapshot + deltas give the
+//! `/ws/ui` run graphs: `subscribe {runId}` (or with `projection: true`)
+//! answers `graph.snapshot` parts then `graph.delta`s; snapshot + deltas give the
 //! graph `GET /api/runs/:id/graph` answers, for a viewer that subscribed before
 //! the run existed and for one that subscribed while it was being written.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -244,77 +244,183 @@ async fn snapshot_and_deltas_give_the_stored_graph() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plain_subscribe_still_replays_events() {
+async fn a_run_subscribe_follows_the_graph_by_default() {
+    let t = start().await;
+    let (mut app, _) = t.app(None).await;
+    let frames = run_frames("default", 3);
+    let last_seq = frames.len() as u64 - 1;
+    for f in frames {
+        app.send(Message::text(f)).await.unwrap();
+    }
+    t.wait_events("default", last_seq + 1).await;
+    let mut ui = t.ui(false).await;
+    ui.send(Message::text(
+        json!({"type": "subscribe", "runId": "default"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let mut graph = Folded::default();
+    graph.follow(&mut ui, last_seq).await;
+    let (_, want) = t.get("/api/runs/default/graph").await;
+    assert_eq!(&graph.nodes, want["nodes"].as_array().unwrap());
+    t.server.stop().await.expect("stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_true_replays_the_events() {
     let t = start().await;
     let (mut app, _) = t.app(None).await;
     for f in run_frames("plain", 3) {
         app.send(Message::text(f)).await.unwrap();
     }
     t.wait_events("plain", 12).await;
-    let mut ui = t.ui(false).await;
-    ui.send(Message::text(
-        json!({"type": "subscribe", "runId": "plain", "projection": false}).to_string(),
-    ))
-    .await
-    .unwrap();
-    let mut events = 0;
-    loop {
-        let msg = next_json(&mut ui).await.expect("feed");
-        match msg["type"].as_str() {
-            Some("graph.snapshot") => panic!("projection is opt-in"),
-            Some("event") => events += 1,
-            Some("replay.end") => break,
-            _ => {}
+    for sub in [
+        json!({"type": "subscribe", "runId": "plain", "events": true}),
+        json!({"type": "subscribe", "runId": "plain", "projection": false}),
+    ] {
+        let mut ui = t.ui(false).await;
+        ui.send(Message::text(sub.to_string())).await.unwrap();
+        let mut events = 0;
+        loop {
+            let msg = next_json(&mut ui).await.expect("feed");
+            match msg["type"].as_str() {
+                Some("graph.snapshot") => panic!("{sub} asks for events"),
+                Some("event") => events += 1,
+                Some("replay.end") => break,
+                _ => {}
+            }
         }
+        assert_eq!(events, 12, "{sub}");
     }
-    assert_eq!(events, 12);
     t.server.stop().await.expect("stop");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn projection_mode_follows_a_bounded_number_of_runs() {
-    let t = start().await;
-    // Four viewers hold live graphs of four runs; a fifth run is refused, a
-    // second viewer of a followed run is not; once a viewer leaves, its run's
-    // graph goes and another run can be followed.
-    let mut held = Vec::new();
-    for k in 0..4 {
-        let mut ui = t.ui(false).await;
-        subscribe_projection(&mut ui, &format!("run-{k}")).await;
-        common::next_of(&mut ui, "graph.snapshot").await;
-        held.push(ui);
+/// Subscribes a new viewer to `run`'s graph: `Some(viewer)` once it has its
+/// snapshot, `None` when refused.
+async fn try_follow(t: &common::TestServer, run: &str) -> Option<Ws> {
+    let mut ui = t.ui(false).await;
+    subscribe_projection(&mut ui, run).await;
+    loop {
+        let msg = next_json(&mut ui).await?;
+        match msg["type"].as_str() {
+            Some("graph.snapshot") => return Some(ui),
+            Some("error") => return None,
+            _ => {}
+        }
     }
-    let mut fifth = t.ui(false).await;
-    subscribe_projection(&mut fifth, "run-4").await;
-    let refused = common::next_of(&mut fifth, "error").await;
+}
+
+fn bounded(max_runs: usize, max_items: usize) -> impl FnOnce(&mut mindgate_server::ServeConfig) {
+    move |config| {
+        config.live_graphs = mindgate_server::LiveGraphBounds {
+            max_runs,
+            max_items,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_graphs_are_bounded_in_runs_and_an_idle_one_makes_room() {
+    let t = common::start_with(bounded(3, 1_000_000)).await;
+    // Three followed runs fill the bound: a fourth run is refused, a second
+    // viewer of a followed run is not.
+    let mut held = Vec::new();
+    for k in 0..3 {
+        held.push(try_follow(&t, &format!("run-{k}")).await.expect("followed"));
+    }
+    let mut fourth = t.ui(false).await;
+    subscribe_projection(&mut fourth, "run-3").await;
+    let refused = common::next_of(&mut fourth, "error").await;
     assert_eq!(refused["code"], "unavailable");
     assert!(
         refused["message"]
             .as_str()
             .unwrap()
-            .contains("at most 4 runs")
+            .contains("at most 3 runs"),
+        "{refused}"
     );
-    subscribe_projection(&mut fifth, "run-0").await;
-    common::next_of(&mut fifth, "graph.snapshot").await;
+    let _second = try_follow(&t, "run-0")
+        .await
+        .expect("a followed run is joined");
+    // A run whose last viewer left is kept idle, and dropped to make room.
     let mut leaving = held.pop().expect("a viewer");
     leaving.close(None).await.unwrap();
-    mindgate_testkit::wait::until_async(
-        "the left run's live graph to go",
+    let _newcomer = mindgate_testkit::wait::until_async(
+        "an idle graph to make room for another run",
         Duration::from_secs(10),
-        || async {
-            let mut probe = t.ui(false).await;
-            subscribe_projection(&mut probe, "run-5").await;
-            loop {
-                let msg = next_json(&mut probe).await?;
-                match msg["type"].as_str() {
-                    Some("graph.snapshot") => return Some(()),
-                    Some("error") => return None,
-                    _ => {}
-                }
-            }
-        },
+        || try_follow(&t, "run-3"),
     )
     .await;
+    // The followed runs are never dropped: their viewers still get deltas.
+    let (mut app, _) = t.app(None).await;
+    for f in run_frames("run-0", 2) {
+        app.send(Message::text(f)).await.unwrap();
+    }
+    let delta = common::next_of(&mut held[0], "graph.delta").await;
+    assert_eq!(delta["runId"], "run-0");
+    t.server.stop().await.expect("stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_graphs_are_bounded_in_nodes_and_instances() {
+    let t = common::start_with(bounded(32, 100)).await;
+    let (mut app, _) = t.app(None).await;
+    let frames = run_frames("big", 150);
+    let last_seq = frames.len() as u64 - 1;
+    for f in frames {
+        app.send(Message::text(f)).await.unwrap();
+    }
+    t.wait_events("big", last_seq + 1).await;
+    // 158 nodes and 151 instances: more than the bound, admitted while nothing is held.
+    let mut big = try_follow(&t, "big")
+        .await
+        .expect("the first graph is admitted");
+    let mut small = t.ui(false).await;
+    subscribe_projection(&mut small, "small").await;
+    let refused = common::next_of(&mut small, "error").await;
+    assert_eq!(refused["code"], "unavailable");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("hold 100 nodes and instances"),
+        "{refused}"
+    );
+    // Left, the big graph is over the bound even idle: it goes, and another run fits.
+    big.close(None).await.unwrap();
+    let _small = mindgate_testkit::wait::until_async(
+        "the left graph to be dropped",
+        Duration::from_secs(10),
+        || try_follow(&t, "small"),
+    )
+    .await;
+    t.server.stop().await.expect("stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graph_followed_again_after_its_viewers_left_catches_up() {
+    let t = start().await;
+    let (mut app, _) = t.app(None).await;
+    let frames = run_frames("again", 40);
+    let (first, rest) = frames.split_at(30);
+    for f in first {
+        app.send(Message::text(f.clone())).await.unwrap();
+    }
+    t.wait_events("again", 30).await;
+    let mut ui = try_follow(&t, "again").await.expect("followed");
+    ui.close(None).await.unwrap();
+    // Written while nobody follows the run (its graph idle, not following commits).
+    for f in rest {
+        app.send(Message::text(f.clone())).await.unwrap();
+    }
+    let last_seq = frames.len() as u64 - 1;
+    t.wait_events("again", last_seq + 1).await;
+    let mut again = t.ui(false).await;
+    subscribe_projection(&mut again, "again").await;
+    let mut graph = Folded::default();
+    graph.follow(&mut again, last_seq).await;
+    let (_, want) = t.get("/api/runs/again/graph").await;
+    assert_eq!(&graph.nodes, want["nodes"].as_array().unwrap());
     t.server.stop().await.expect("stop");
 }
 

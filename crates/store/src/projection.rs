@@ -245,6 +245,8 @@ pub struct RunProjection {
     /// What the events applied since the last [`RunProjection::take_delta`]
     /// touched, once [`RunProjection::track_changes`] turned tracking on.
     changes: Option<Changes>,
+    /// Instances over all nodes.
+    instance_total: usize,
 }
 
 /// The string field `key` of a JSON object, if it is one.
@@ -324,7 +326,8 @@ fn new_instance(id: String) -> InstanceAcc {
 /// Pushes an instance, growing the vector by doubling from one: most nodes run
 /// once, and a first plain `push` would reserve room for four instances of
 /// ~600 bytes each — most of the memory of a big run's graph.
-fn push_instance(instances: &mut Vec<InstanceAcc>, instance: InstanceAcc) {
+fn push_instance(total: &mut usize, instances: &mut Vec<InstanceAcc>, instance: InstanceAcc) {
+    *total += 1;
     if instances.len() == instances.capacity() {
         instances.reserve_exact(instances.len().max(1));
     }
@@ -342,6 +345,7 @@ impl RunProjection {
             run_finished: false,
             detail,
             changes: None,
+            instance_total: 0,
         }
     }
 
@@ -438,7 +442,11 @@ impl RunProjection {
             {
                 return i;
             }
-            push_instance(&mut n.instances, new_instance(id.to_owned()));
+            push_instance(
+                &mut self.instance_total,
+                &mut n.instances,
+                new_instance(id.to_owned()),
+            );
             return n.instances.len() - 1;
         }
         if let Some(i) = n.instances.iter().rposition(|inst| !inst.finished) {
@@ -448,7 +456,7 @@ impl RunProjection {
             return n.instances.len() - 1;
         }
         let id = format!("{}#1", n.node_id);
-        push_instance(&mut n.instances, new_instance(id));
+        push_instance(&mut self.instance_total, &mut n.instances, new_instance(id));
         0
     }
 
@@ -504,7 +512,11 @@ impl RunProjection {
                 {
                     Some(i) => i,
                     None => {
-                        push_instance(&mut node.instances, new_instance(inst_id));
+                        push_instance(
+                            &mut self.instance_total,
+                            &mut node.instances,
+                            new_instance(inst_id),
+                        );
                         node.instances.len() - 1
                     }
                 };
@@ -746,6 +758,7 @@ impl RunProjection {
             run_finished: self.run_finished,
             detail: false,
             changes: None,
+            instance_total: self.instance_total,
         }
     }
 

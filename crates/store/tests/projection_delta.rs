@@ -152,6 +152,13 @@ fn snapshot_plus_deltas_is_the_graph_after_every_event_of_every_case() {
                     view.apply(&serde_json::to_value(&delta).expect("delta serializes"));
                 }
                 let want = serde_json::to_value(projection.graph()).expect("graph");
+                let instances: usize = want["nodes"]
+                    .as_array()
+                    .expect("nodes")
+                    .iter()
+                    .map(|n| n["instances"].as_array().map_or(0, Vec::len))
+                    .sum();
+                assert_eq!(projection.instance_count(), instances, "instance count");
                 assert_eq!(
                     Value::Array(view.nodes.clone()),
                     want["nodes"],

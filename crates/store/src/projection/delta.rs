@@ -186,6 +186,11 @@ impl RunProjection {
         self.nodes.len()
     }
 
+    /// How many instances the graph's nodes have in all.
+    pub fn instance_count(&self) -> usize {
+        self.instance_total
+    }
+
     /// Writes the nodes `range` of [`RunProjection::graph`] (clamped to the
     /// graph) as a JSON array to `out`, building one node at a time instead of
     /// a copy of the graph. Consecutive ranges give the graph's `nodes`.
