@@ -226,6 +226,8 @@ test('pause on error (armed by default): the inspector shows the error, Retry re
   const visa = results(agent.output()).find((r) => r.tool === 'check_visa');
   assert.equal(visa.value, 'visa ok after 2 attempts');
   await until(async () => (await box('check_visa'))?.status === 'ok', { what: 'check_visa ok after retry' });
+  // The inspector still shows check_visa: the deltas that finished it refreshed its detail.
+  await page.locator('#inspector .jt-str', { hasText: '"visa ok after 2 attempts"' }).first().waitFor();
 });
 
 test('Step mode holds the first gate; back to Run and Continue finishes the run', async () => {
