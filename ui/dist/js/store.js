@@ -186,6 +186,8 @@ export class Store extends Emitter {
         else {
           this.note('error', msg.message || 'server error');
           toast(msg.message || 'server error', 'error');
+          // The selected run's graph was refused (the server's bound on followed runs).
+          if (this.loading && msg.code === 'unavailable' && this.graph) this.graph.setProgress(msg.message || 'The server cannot follow this run now.');
         }
         break;
       }
