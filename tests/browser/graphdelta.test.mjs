@@ -87,14 +87,14 @@ test('streamed text comes as appended slices; node detail fills what the graph f
   assert.equal(applyNodeDetail(m, {
     runId: 'r', nodeId: 'llm:a', instances: [{
       instanceId: 'a#0', input: { q: 1 }, output: null, errorDetail: { name: 'E', message: 'm', stack: 'at x' },
-      pauses: [{ pauseId: 'p', point: 'before', reason: null, since: 5, resumedAt: 9, action: 'continue' }], started: { redaction: { count: 2 } },
+      pauses: [{ pauseId: 'p', point: 'before', reason: null, since: 5, resumedAt: 9, action: 'continue', principal: { kind: 'person' } }], started: { redaction: { count: 2 } },
     }],
   }), true);
   const i = a.insts[0];
   assert.deepEqual(i.input, { q: 1 });
   assert.equal(i.output, undefined, 'no output yet');
   assert.equal(i.errorDetail.stack, 'at x');
-  assert.deepEqual(i.holds, [{ pauseId: 'p', point: 'before', reason: null, since: 5, until: 9, action: 'continue' }]);
+  assert.deepEqual(i.holds, [{ pauseId: 'p', point: 'before', reason: null, since: 5, until: 9, action: 'continue', principal: { kind: 'person' } }]);
   assert.equal(i.redaction.count, 2);
   assert.equal(applyNodeDetail(m, { nodeId: 'tool:unknown', instances: [] }), false);
 });
