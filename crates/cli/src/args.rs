@@ -441,6 +441,11 @@ pub struct LocomoArgs {
     /// Searches timed at each size.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub searches: usize,
+    /// Run on this PostgreSQL database instead of scratch SQLite files: each store in a
+    /// fresh schema, dropped after (the same figures for the `--memory-db postgres://…`
+    /// backend).
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
     /// Weight of the vector list in the hybrid fusion (the lexical list weighs 1); several
     /// (comma-separated) compare hybrid runs [default: the store's for the embedder].
     #[arg(long, value_name = "W,W", value_delimiter = ',')]

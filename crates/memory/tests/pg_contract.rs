@@ -185,6 +185,30 @@ mod postgres_only {
     }
 
     #[test]
+    fn a_scratch_store_drops_its_schema() {
+        if !available() {
+            return;
+        }
+        let url = std::env::var(URL_VAR).unwrap();
+        let store = PgMemory::connect_scratch(&url, OpenOptions::default()).unwrap();
+        let schema = store.scratch_schema().unwrap().to_owned();
+        store
+            .semantic()
+            .remember(NewFact::new(Scope::user("u1"), "scratch"))
+            .unwrap();
+        let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+        let exists = |admin: &mut ::postgres::Client| {
+            admin
+                .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
+                .unwrap()
+                .is_some()
+        };
+        assert!(exists(&mut admin));
+        drop(store);
+        assert!(!exists(&mut admin), "dropped with the store");
+    }
+
+    #[test]
     fn a_dropped_connection_is_reopened() {
         if !available() {
             return;

@@ -53,6 +53,41 @@ pub struct PgMemory {
     target: String,
     /// How to reconnect when the server closed the connection (a restart, a failover).
     connect: postgres::Config,
+    /// The schema [`PgMemory::connect_scratch`] made, dropped with the store.
+    scratch: Option<String>,
+}
+
+impl Drop for PgMemory {
+    fn drop(&mut self) {
+        if let Some(schema) = &self.scratch {
+            let mut client = self.lock();
+            if let Err(e) = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            {
+                tracing::warn!(schema, error = %e, "could not drop a scratch memory schema");
+            }
+        }
+    }
+}
+
+/// The connection settings of `url`, with the default connect timeout unless it sets one.
+fn parse_config(url: &str) -> Result<postgres::Config> {
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e: postgres::Error| MemoryError::invalid("memory database URL", e.to_string()))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    Ok(config)
+}
+
+/// A connection, or [`MemoryError::PostgresConnect`] naming `host:port/db`.
+fn open_client(config: &postgres::Config) -> Result<Client> {
+    config
+        .connect(NoTls)
+        .map_err(|source| MemoryError::PostgresConnect {
+            target: describe(config),
+            source,
+        })
 }
 
 impl std::fmt::Debug for PgMemory {
@@ -102,19 +137,26 @@ impl PgMemory {
     /// server ([`MemoryError::PostgresConnect`], naming `host:port/db`), a schema newer than
     /// this build, another embedder's vectors ([`MemoryError::EmbedderMismatch`]).
     pub fn connect(url: &str, options: OpenOptions) -> Result<Self> {
-        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
-            MemoryError::invalid("memory database URL", e.to_string())
-        })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
+        Self::connect_with(parse_config(url)?, options, None)
+    }
+
+    /// A private store in a fresh schema (`mindgate_scratch_<random>`) of the database
+    /// `url` names, dropped with the store: benchmarks and tests on a shared server.
+    pub fn connect_scratch(url: &str, options: OpenOptions) -> Result<Self> {
+        let mut config = parse_config(url)?;
+        let schema = format!("mindgate_scratch_{:016x}", rand::random::<u64>());
+        open_client(&config)?.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
+        config.options(&format!("-c search_path={schema}"));
+        Self::connect_with(config, options, Some(schema))
+    }
+
+    fn connect_with(
+        config: postgres::Config,
+        options: OpenOptions,
+        scratch: Option<String>,
+    ) -> Result<Self> {
         let target = describe(&config);
-        let mut client = config
-            .connect(NoTls)
-            .map_err(|source| MemoryError::PostgresConnect {
-                target: target.clone(),
-                source,
-            })?;
+        let mut client = open_client(&config)?;
         migrations::migrate(&mut client)?;
         let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
         if let (Some(stored), Some(active)) = (stored_embedder(&mut client)?, &options.embedder) {
@@ -136,7 +178,13 @@ impl PgMemory {
             config: options.config,
             target,
             connect: config,
+            scratch,
         })
+    }
+
+    /// The scratch schema of a store opened with [`PgMemory::connect_scratch`].
+    pub fn scratch_schema(&self) -> Option<&str> {
+        self.scratch.as_deref()
     }
 
     /// Where the store lives: `host:port/db` (no credentials).

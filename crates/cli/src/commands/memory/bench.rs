@@ -8,7 +8,9 @@ use anyhow::Context;
 use mindgate_embed::Embedder;
 use mindgate_memory::bench::locomo::{self, ModeRecall, Tuning};
 use mindgate_memory::bench::synthetic::{self, LatencyFigures};
-use mindgate_memory::{FusionMethod, MemoryConfig, OpenOptions, SearchMode, SqliteMemory};
+use mindgate_memory::{
+    FusionMethod, Memory, MemoryConfig, OpenOptions, PgMemory, SearchMode, SqliteMemory,
+};
 use serde::Serialize;
 
 use super::embedders;
@@ -69,12 +71,14 @@ fn tunings(args: &LocomoArgs) -> Vec<Tuning> {
     out
 }
 
+/// A fresh store: a scratch file in `dir`, or a scratch schema of `postgres`.
 fn store_in(
     dir: &tempfile::TempDir,
+    postgres: Option<&str>,
     name: &str,
     embedder: Option<Arc<dyn Embedder>>,
     record_access: bool,
-) -> anyhow::Result<SqliteMemory> {
+) -> anyhow::Result<Memory> {
     let config = MemoryConfig {
         record_access,
         ..MemoryConfig::default()
@@ -84,7 +88,10 @@ fn store_in(
         config,
         ..OpenOptions::default()
     };
-    Ok(SqliteMemory::open(&dir.path().join(name), options)?)
+    Ok(match postgres {
+        Some(url) => PgMemory::connect_scratch(url, options)?.into(),
+        None => SqliteMemory::open(&dir.path().join(name), options)?.into(),
+    })
 }
 
 /// Runs the benchmark and prints the figures.
@@ -93,7 +100,8 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
     let conversations = locomo::load_file(&args.file)
         .with_context(|| format!("reading {}", args.file.display()))?;
     let dir = tempfile::tempdir().context("creating a scratch directory")?;
-    let store = store_in(&dir, "locomo.db", embedder.clone(), false)?;
+    let postgres = args.postgres.as_deref();
+    let store = store_in(&dir, postgres, "locomo.db", embedder.clone(), false)?;
     let (turns, secs) = locomo::load_into(&store, &conversations, !args.no_context)?;
     let questions = conversations
         .iter()
@@ -129,7 +137,8 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
     drop(store);
     let mut latency = Vec::new();
     for (i, size) in args.sizes.iter().copied().filter(|s| *s > 0).enumerate() {
-        let store = store_in(&dir, &format!("synthetic-{i}.db"), embedder.clone(), true)?;
+        let name = format!("synthetic-{i}.db");
+        let store = store_in(&dir, postgres, &name, embedder.clone(), true)?;
         latency.push(synthetic::run(&store, size, args.searches.max(1), 7)?);
     }
     let report = Report {
