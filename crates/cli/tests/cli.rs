@@ -228,22 +228,40 @@ fn a_missing_file_is_an_error_naming_it() {
     );
 }
 
-/// `--db postgres://…` used to create a SQLite file under `./postgres:`; now it is refused
-/// before anything touches the disk, for every command that takes `--db`.
+/// `--db postgres://…` used to create a SQLite file under `./postgres:`. Now `mcp` refuses
+/// it before anything touches the disk, and `serve` takes it as the PostgreSQL run store:
+/// an unreachable one stops the start with a clear error (no password shown), and
+/// neither creates a file.
 #[test]
-fn db_urls_of_other_databases_are_refused_and_create_nothing() {
+fn db_urls_create_no_file_and_an_unreachable_postgres_is_a_clear_error() {
     let cwd = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("mindgate-cli-tests")
         .join(format!("db-url-{}", std::process::id()));
     std::fs::create_dir_all(&cwd).unwrap();
     let home = cwd.join("home");
-    for args in [
-        vec!["serve", "--no-open", "--port", "0", "--db"],
-        vec!["mcp", "--db"],
+    // A loopback port nobody listens on (bound, then released).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("postgres://user:secret@127.0.0.1:{closed}/mindgate");
+    for (args, code, said) in [
+        (
+            vec!["serve", "--no-open", "--port", "0", "--db"],
+            2,
+            format!(
+                "cannot reach the PostgreSQL database postgres://user:***@127.0.0.1:{closed}/mindgate"
+            ),
+        ),
+        (
+            vec!["mcp", "--db"],
+            2,
+            "'postgres:' URLs are not supported".to_owned(),
+        ),
     ] {
         let mut child = mindgate()
             .args(&args)
-            .arg("postgres://user:secret@db.example:5432/mindgate")
+            .arg(&url)
             .current_dir(&cwd)
             .env("MINDGATE_HOME", &home)
             .stdin(Stdio::null())
@@ -252,7 +270,7 @@ fn db_urls_of_other_databases_are_refused_and_create_nothing() {
             .spawn()
             .unwrap();
         // Without the check `serve` would start and serve forever: bound the wait.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while child.try_wait().unwrap().is_none() {
             if std::time::Instant::now() > deadline {
                 let _ = child.kill();
@@ -262,16 +280,19 @@ fn db_urls_of_other_databases_are_refused_and_create_nothing() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("'postgres:' URLs are not supported"),
-            "{args:?}: {stderr}"
-        );
+        assert!(stderr.contains(&said), "{args:?}: {stderr}");
+        if args[0] == "serve" {
+            // (clap echoes a refused value itself; the store's errors never show it)
+            assert!(!stderr.contains("secret"), "{args:?}: {stderr}");
+        }
         let left: Vec<_> = std::fs::read_dir(&cwd)
             .unwrap()
             .map(|e| e.unwrap().file_name())
+            .filter(|name| name != "home")
             .collect();
         assert!(left.is_empty(), "{args:?} created {left:?}");
+        assert!(!home.join("mindgate.db").exists(), "{args:?}");
     }
 }
