@@ -58,7 +58,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Read a run exported with `mindgate export --jsonl` into a database. The run keeps
     /// its id (refused when the database has it, unless --new-id) and is listed with source
-    /// `import`; one transaction: a bad line names its number and writes nothing.
+    /// `import`; one transaction: a bad line names its number and writes nothing. An OTLP/JSON
+    /// trace dump (`resourceSpans`: one export per line or a whole file) becomes a run per
+    /// trace, mapped as `POST /v1/traces` maps spans (`docs/otlp.md`).
     Import(ImportArgs),
     /// Create or update the run database's schema (SQLite file or PostgreSQL database) to
     /// this build's, applying the numbered migrations it lacks; a newer schema is refused.
@@ -617,7 +619,7 @@ pub struct MigrateArgs {
 /// Arguments of `mindgate import`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The file to read (a `mindgate export --jsonl` file).
+    /// The file to read (a `mindgate export --jsonl` file, or an OTLP/JSON trace dump).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// When the database already has the run's id, store it as `<id>-copy` (or

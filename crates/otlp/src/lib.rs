@@ -21,7 +21,7 @@ pub mod mapping;
 
 pub use decode::{Decoded, decode_json, decode_json_value, decode_protobuf};
 pub use error::DecodeError;
-pub use live::{Batch, SOURCE, Tracker, TrackerConfig, run_id_of};
+pub use live::{Batch, SOURCE, StoredTrace, Tracker, TrackerConfig, run_id_of};
 pub use mapping::{SpanNode, map_span};
 pub use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,

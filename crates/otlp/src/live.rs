@@ -54,6 +54,9 @@ pub struct TrackerConfig {
     /// least recently active) are forgotten (a span of a forgotten trace continues its run
     /// from the stored `seq`, its parents then as placeholders).
     pub max_traces: usize,
+    /// The `source` of the runs made ([`SOURCE`] live; `import` for `mindgate import`,
+    /// whose runs retention keeps).
+    pub source: &'static str,
 }
 
 impl Default for TrackerConfig {
@@ -61,6 +64,7 @@ impl Default for TrackerConfig {
         TrackerConfig {
             quiet_ms: DEFAULT_QUIET_MS,
             max_traces: DEFAULT_MAX_TRACES,
+            source: SOURCE,
         }
     }
 }
@@ -97,6 +101,7 @@ struct TraceRun {
     any_error: bool,
     last_activity: i64,
     app: Arc<str>,
+    source: &'static str,
 }
 
 /// The live state of every trace being received (one per server, or per import).
@@ -104,6 +109,58 @@ struct TraceRun {
 pub struct Tracker {
     config: TrackerConfig,
     traces: HashMap<[u8; 16], TraceRun>,
+}
+
+/// What the store already holds of a trace's run (a restarted server, a second import):
+/// where its `seq` continues and which spans it has seen, so retries add nothing.
+#[derive(Debug, Default, Clone)]
+pub struct StoredTrace {
+    /// The highest stored `seq`.
+    pub last_seq: u64,
+    /// The run has a `run.finished`.
+    pub finished: bool,
+    /// Span ids with their node and whether they ended.
+    spans: Vec<(u64, String, bool)>,
+}
+
+impl StoredTrace {
+    /// Reads a run's stored events (`type`, payload), in `seq` order.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = (u64, &'a str, Value)>) -> StoredTrace {
+        let mut stored = StoredTrace::default();
+        let mut index: HashMap<u64, usize> = HashMap::new();
+        for (seq, type_name, payload) in events {
+            stored.last_seq = stored.last_seq.max(seq);
+            let ended = match type_name {
+                "node.started" => false,
+                "node.finished" => true,
+                "run.finished" => {
+                    stored.finished = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            let Some(span) = payload
+                .get("instanceId")
+                .and_then(Value::as_str)
+                .and_then(parse_hex8)
+                .map(u64::from_be_bytes)
+            else {
+                continue;
+            };
+            let node = payload
+                .get("nodeId")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match index.get(&span) {
+                Some(&i) => stored.spans[i].2 |= ended,
+                None => {
+                    index.insert(span, stored.spans.len());
+                    stored.spans.push((span, node.to_owned(), ended));
+                }
+            }
+        }
+        stored
+    }
 }
 
 /// The run id of a trace.
@@ -161,13 +218,14 @@ impl Tracker {
     }
 
     /// Maps a decoded export to events. `now` is the wall clock (epoch ms, for the quiet
-    /// timeout); `stored_last_seq` answers, for a run this tracker does not know yet, the
-    /// highest `seq` already stored (so a restarted server continues a trace's run).
+    /// timeout); `stored` answers, for a run this tracker does not know yet, what the store
+    /// holds of it (so a restarted server or a second import continues the run and skips
+    /// the spans it has).
     pub fn ingest(
         &mut self,
         request: &ExportTraceServiceRequest,
         now: i64,
-        stored_last_seq: &mut dyn FnMut(&str) -> Option<u64>,
+        stored: &mut dyn FnMut(&str) -> Option<StoredTrace>,
     ) -> Batch {
         let mut batch = Batch::default();
         // Group the spans by trace, keeping the order they came in.
@@ -217,7 +275,7 @@ impl Tracker {
             }
         }
         for (trace, spans) in by_trace {
-            self.ingest_trace(trace, spans, now, stored_last_seq, &mut batch);
+            self.ingest_trace(trace, spans, now, stored, &mut batch);
         }
         self.evict();
         batch
@@ -228,7 +286,7 @@ impl Tracker {
         trace: [u8; 16],
         mut spans: Vec<Incoming<'_>>,
         now: i64,
-        stored_last_seq: &mut dyn FnMut(&str) -> Option<u64>,
+        stored: &mut dyn FnMut(&str) -> Option<StoredTrace>,
         batch: &mut Batch,
     ) {
         let first = &spans[0];
@@ -239,18 +297,37 @@ impl Tracker {
             .map(|s| nanos_to_ms(s.span.start_time_unix_nano))
             .min()
             .unwrap_or(now);
+        let source = self.config.source;
         let run = self.traces.entry(trace).or_insert_with(|| {
             let run_id = run_id_of(&trace);
-            let stored = stored_last_seq(&run_id);
+            let stored = stored(&run_id);
+            let spans = stored
+                .as_ref()
+                .map(|s| {
+                    s.spans
+                        .iter()
+                        .map(|(id, node, ended)| {
+                            let entry = SpanEntry {
+                                node_id: node.clone(),
+                                started: true,
+                                ended: *ended,
+                            };
+                            (*id, entry)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let finished = stored.as_ref().is_some_and(|s| s.finished);
             TraceRun {
                 run_id,
-                next_seq: stored.map_or(1, |s| s.saturating_add(1)),
-                spans: HashMap::new(),
+                next_seq: stored.map_or(1, |s| s.last_seq.saturating_add(1)),
+                spans,
                 root_ended: false,
-                finished: false,
+                finished,
                 any_error: false,
                 last_activity: now,
                 app: Arc::clone(&app),
+                source,
             }
         });
         run.last_activity = now;
@@ -412,7 +489,7 @@ impl Emitter<'_> {
         self.batch.events.push(
             event
                 .with_app_hint(Some(Arc::clone(&self.run.app)))
-                .with_source(SOURCE),
+                .with_source(self.run.source),
         );
         true
     }
@@ -499,6 +576,7 @@ impl Emitter<'_> {
         }
         let real_parent = str_of(&incoming.attrs, "logfire.pending_parent_id")
             .and_then(parse_hex8)
+            .filter(|p| p.iter().any(|b| *b != 0))
             .map(|p| p.to_vec())
             .unwrap_or_default();
         let node_id = self.node_id_for(key, incoming);

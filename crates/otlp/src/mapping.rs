@@ -204,7 +204,7 @@ pub fn map_span(name: &str, attrs: &Attrs) -> SpanNode {
                 &[
                     "gen_ai.workflow.name",
                     "traceloop.entity.name",
-                    "ai.functionId",
+                    "ai.telemetry.functionId",
                 ],
             )
             .map_or_else(|| strip_op(name, &["invoke_workflow "]), str::to_owned),

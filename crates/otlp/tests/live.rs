@@ -136,7 +136,14 @@ impl Fixture {
     /// Sends one request; returns how many events it made.
     fn send(&mut self, spans: Vec<Span>) -> usize {
         let store = &self.store;
-        let mut last = |id: &str| store.get_run(id).ok().flatten().and_then(|r| r.last_seq);
+        let mut last = |id: &str| {
+            let events = store.all_events(id).ok().flatten()?;
+            Some(mindgate_otlp::StoredTrace::from_events(
+                events
+                    .iter()
+                    .map(|e| (e.seq, e.type_name.as_str(), e.payload_value())),
+            ))
+        };
         let batch = self.tracker.ingest(&request(spans), self.now, &mut last);
         assert_eq!(batch.rejected_spans, 0, "{:?}", batch.reasons);
         let n = batch.events.len();
@@ -306,6 +313,8 @@ fn a_new_tracker_continues_a_stored_run() {
     let first = f.send(vec![chat(2, 1, 1_100)]);
     // A restarted server: the trace's run continues after its stored seq.
     f.tracker = Tracker::new(TrackerConfig::default());
+    // A retry of a stored span adds nothing; the new root continues the run.
+    assert_eq!(f.send(vec![chat(2, 1, 1_100)]), 0);
     f.send(vec![agent(1, None)]);
     let run = f.run();
     assert_eq!(run["status"], "ok");

@@ -23,8 +23,8 @@ use axum::routing::post;
 use axum::{BoxError, Router};
 use mindgate_errors::ErrorCode;
 use mindgate_otlp::{
-    Decoded, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage, Tracker,
-    TrackerConfig,
+    Decoded, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage, StoredTrace,
+    Tracker, TrackerConfig,
 };
 use mindgate_store::{NewEvent, TryAppendError};
 use tower_http::decompression::RequestDecompressionLayer;
@@ -213,7 +213,7 @@ async fn ingest(state: &AppState, decoded: Decoded) -> Result<(i64, String), Res
     let otlp = Arc::clone(&state.otlp);
     let store = Arc::clone(&state.store);
     let mapped = tokio::task::spawn_blocking(move || {
-        let mut last_seq = |run: &str| store.get_run(run).ok().flatten().and_then(|r| r.last_seq);
+        let mut last_seq = |run: &str| stored_trace(&store, run);
         let mut tracker = otlp.tracker.lock().unwrap_or_else(|p| p.into_inner());
         tracker
             .ingest(&decoded.request, mindgate_store::now_ms(), &mut last_seq)
@@ -239,6 +239,16 @@ async fn ingest(state: &AppState, decoded: Decoded) -> Result<(i64, String), Res
         }
     }
     Ok((rejected, message))
+}
+
+/// What the store holds of a trace's run (read once per run the tracker does not know).
+fn stored_trace(store: &mindgate_store::RunStore, run: &str) -> Option<StoredTrace> {
+    let events = store.all_events(run).ok().flatten()?;
+    Some(StoredTrace::from_events(
+        events
+            .iter()
+            .map(|e| (e.seq, e.type_name.as_str(), e.payload_value())),
+    ))
 }
 
 /// Queues events for the writer, waiting (without blocking the runtime) while it is full.

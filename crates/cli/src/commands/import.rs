@@ -76,10 +76,18 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     .map_err(|e| anyhow::anyhow!("{e}; stop it or import into another --db"))?;
     let report = match format {
         ImportFormat::RunExport => import_run_export(&args.file, &db, args.new_id)?,
-        ImportFormat::Otlp => bail!(
-            "{}: OTLP JSON import is not supported by this build",
-            args.file.display()
-        ),
+        ImportFormat::Otlp => {
+            let r = super::import_otlp::import(&args.file, &db)?;
+            println!(
+                "imported {} trace(s) as runs ({} spans, {} rejected, {} events) into {}",
+                r.runs,
+                r.spans,
+                r.rejected,
+                r.events,
+                db.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     println!(
         "imported run {} ({} events) into {}",

@@ -5,6 +5,7 @@ mod demo;
 mod diff;
 mod export;
 mod import;
+mod import_otlp;
 mod mcp;
 mod memory;
 mod migrate;
