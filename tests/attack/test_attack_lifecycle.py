@@ -236,12 +236,25 @@ def test_a_read_only_database_is_refused_and_keeps_its_mode(tmp_path):
     assert db.read_bytes() == before
 
 
-def test_a_postgres_url_for_db_is_refused_and_creates_nothing(tmp_path):
+def test_a_url_of_another_database_for_db_is_refused_and_creates_nothing(tmp_path):
     cwd = tmp_path / "cwd"
     cwd.mkdir()
-    code, err = run_serve(tmp_path / "home", "--port", "0", "--db", "postgres://u:p@db.example/mindgate", cwd=cwd)
+    code, err = run_serve(tmp_path / "home", "--port", "0", "--db", "mysql://u:p@db.example/mindgate", cwd=cwd)
     assert code == 2
-    assert "'postgres:' URLs are not supported" in err, err
+    assert "'mysql:' URLs are not supported" in err, err
+    assert list(cwd.iterdir()) == []
+
+
+def test_an_unreachable_postgres_db_stops_the_start_without_showing_the_password(tmp_path):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    closed = free_port()  # bound, then released: nobody listens there
+    url = f"postgres://u:hunter2@127.0.0.1:{closed}/mindgate"
+    code, err = run_serve(tmp_path / "home", "--port", "0", "--db", url, cwd=cwd, timeout=20.0)
+    assert code != 0, err
+    assert f"cannot reach the PostgreSQL database postgres://u:***@127.0.0.1:{closed}/mindgate" in err, err
+    assert "hunter2" not in err
+    # Neither a SQLite file named after the scheme nor anything else was created.
     assert list(cwd.iterdir()) == []
 
 

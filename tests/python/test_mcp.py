@@ -34,6 +34,7 @@ READ_TOOLS = {
     "search_events",
     "list_tasks",
     "get_task_graph",
+    "diff_runs",
 }
 CONTROL_TOOLS = {"list_pauses", "resume"}
 # The memory tools (tests/python/test_mcp_memory.py drives them).
