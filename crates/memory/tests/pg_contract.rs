@@ -104,6 +104,15 @@ impl MemoryStore for SchemaStore {
 
 contract_suite!(make, skip_unless: available);
 
+#[test]
+fn fact_at_names_believed_and_valid() {
+    if available() {
+        contract::fact_at_names_believed_and_valid(&make, &|s, id, as_of, known_at| {
+            s.store.fact_at(id, as_of, known_at)
+        });
+    }
+}
+
 /// Beyond the contract: what only a shared database has.
 mod postgres_only {
     use super::*;

@@ -20,3 +20,10 @@ fn make(clock: Arc<ManualClock>) -> SqliteMemory {
 }
 
 contract_suite!(make);
+
+#[test]
+fn fact_at_names_believed_and_valid() {
+    contract::fact_at_names_believed_and_valid(&make, &|s, id, as_of, known_at| {
+        s.fact_at(id, as_of, known_at)
+    });
+}

@@ -439,8 +439,17 @@ async fn ui_replay_then_tail_is_race_free() {
             json!({"nodeId": "llm:x", "deltas": [{"t": "text", "v": "t"}]}),
         ));
     }
+    // The second half waits until the viewer's replay has begun, so the subscribe always
+    // lands mid-stream (on a loaded machine the whole stream could otherwise be stored
+    // first), and the rest arrives while the history is being replayed.
+    let (replaying, resume_writer) = tokio::sync::oneshot::channel::<()>();
+    let second_half = frames.split_off(N as usize / 2);
     let writer = tokio::spawn(async move {
         for chunk in frames.chunks(200) {
+            send_all(&mut app, chunk).await;
+        }
+        let _ = resume_writer.await;
+        for chunk in second_half.chunks(200) {
             send_all(&mut app, chunk).await;
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
@@ -463,12 +472,16 @@ async fn ui_replay_then_tail_is_race_free() {
     next_of(&mut ui, "replay.start").await;
     let mut seen = Vec::with_capacity(N as usize);
     let mut replay_end = None;
+    let mut replaying = Some(replaying);
     while (seen.len() as u64) < N {
         let v = next_json(&mut ui).await.expect("feed ended early");
         match v["type"].as_str() {
             Some("event") => {
                 assert_eq!(v["runId"], "race");
                 seen.push(v["event"]["seq"].as_u64().unwrap());
+                if let Some(go) = replaying.take() {
+                    let _ = go.send(());
+                }
             }
             Some("replay.end") => replay_end = v["lastSeq"].as_u64(),
             _ => {}

@@ -5,14 +5,14 @@
 use std::collections::HashSet;
 
 use crate::error::Result;
-use crate::hybrid::{Filter, FilterValue};
+use crate::hybrid::Filter;
 use crate::postgres::PgMemory;
 use crate::postgres::items::{ITEM_COLUMNS, query_rows};
 use crate::postgres::search::{admit, numbered, value_params};
 use crate::record::ItemRow;
+use crate::sqlite::belief::{ChainReads, fact_at_rule};
 use crate::sqlite::{FactAt, ItemFilter, MAX_LIST};
 use crate::store::{MemoryStore, SemanticMemory};
-use crate::time::{format_ms, parse_opt};
 use crate::types::*;
 
 impl PgMemory {
@@ -84,65 +84,36 @@ impl PgMemory {
     }
 
     /// The versions of fact `id`'s chain believed at `known_at` and valid at `as_of` (the
-    /// rule of [`crate::SqliteMemory::fact_at`]).
+    /// rule of [`crate::SqliteMemory::fact_at`], written once in `fact_at_rule`).
     pub fn fact_at(&self, id: &str, as_of: Option<&str>, known_at: Option<&str>) -> Result<FactAt> {
-        let as_of_ms = parse_opt("asOf", as_of)?;
-        let known_ms = parse_opt("knownAt", known_at)?;
-        let chain = self.semantic().history(id)?.chain;
-        let now = self.now();
-        let a = as_of_ms.unwrap_or(now);
-        let k = known_ms.unwrap_or(now);
-        let Some(first) = chain.first() else {
-            return Ok(FactAt {
-                as_of: format_ms(a),
-                known_at: format_ms(k),
-                believed: Vec::new(),
-                valid: None,
-            });
-        };
-        let options = MemorySearchOptions {
-            user_id: Some(first.record.user_id.clone()),
-            known_at: known_ms.map(format_ms),
-            ..MemorySearchOptions::default()
-        };
-        let filter = Filter::from_options(&options, &[MemoryKind::Semantic])?;
-        let mut client = self.lock();
-        let c = &mut *client;
-        let mut rowids: Vec<(i64, String)> = Vec::with_capacity(chain.len());
-        for f in &chain {
-            let row = c.query_one(
+        fact_at_rule(
+            |id| Ok(self.semantic().history(id)?.chain),
+            self.now(),
+            id,
+            as_of,
+            known_at,
+            || PgChainReads(self.lock()),
+        )
+    }
+}
+
+/// The PostgreSQL side of [`ChainReads`], on the store's locked client.
+struct PgChainReads<'a>(std::sync::MutexGuard<'a, postgres::Client>);
+
+impl ChainReads for PgChainReads<'_> {
+    fn rowids(&mut self, chain: &[Fact]) -> Result<Vec<(i64, String)>> {
+        let mut out = Vec::with_capacity(chain.len());
+        for f in chain {
+            let row = self.0.query_one(
                 "SELECT rowid FROM memory_items WHERE id = $1",
                 &[&f.record.id],
             )?;
-            rowids.push((row.try_get(0)?, f.record.id.clone()));
+            out.push((row.try_get(0)?, f.record.id.clone()));
         }
-        let ids: Vec<i64> = rowids.iter().map(|(r, _)| *r).collect();
-        let admitted = admit(c, &filter, &ids)?;
-        let believed = rowids
-            .iter()
-            .filter(|(r, _)| admitted.contains(r))
-            .map(|(_, id)| id.clone())
-            .collect();
-        let valid_filter = Filter {
-            sql: "i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) \
-                  AND i.active_since IS NOT NULL AND i.active_since <= ? \
-                  AND (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?)"
-                .to_owned(),
-            params: [k, k, k, a, a].map(FilterValue::Integer).to_vec(),
-            known_at: None,
-        };
-        let valid_then: HashSet<i64> = admit(c, &valid_filter, &ids)?;
-        let valid = chain
-            .iter()
-            .zip(&rowids)
-            .rev()
-            .find(|(_, (r, _))| valid_then.contains(r))
-            .map(|(f, _)| f.record.id.clone());
-        Ok(FactAt {
-            as_of: format_ms(a),
-            known_at: format_ms(k),
-            believed,
-            valid,
-        })
+        Ok(out)
+    }
+
+    fn admit(&mut self, filter: &Filter, candidates: &[i64]) -> Result<HashSet<i64>> {
+        admit(&mut *self.0, filter, candidates)
     }
 }

@@ -3,13 +3,13 @@
 //! with that `knownAt` applies), and which version held at `asOf` (valid time) as known
 //! then. The inspector's as-of / known-at sliders ask this; they never re-derive it.
 
-use rusqlite::params_from_iter;
-use rusqlite::types::Value as SqlValue;
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::search::admit;
 use crate::error::Result;
-use crate::hybrid::Filter;
+use crate::hybrid::{Filter, FilterValue};
 use crate::sqlite::SqliteMemory;
 use crate::store::{MemoryStore, SemanticMemory};
 use crate::time::{format_ms, parse_opt};
@@ -39,92 +39,108 @@ impl SqliteMemory {
     /// ISO-8601, default now). Errors: unknown id or not a fact (`NotFound`), an unparsable
     /// time (`Invalid`).
     pub fn fact_at(&self, id: &str, as_of: Option<&str>, known_at: Option<&str>) -> Result<FactAt> {
-        let as_of_ms = parse_opt("asOf", as_of)?;
-        let known_ms = parse_opt("knownAt", known_at)?;
-        let chain = self.semantic().history(id)?.chain;
-        let now = self.now();
-        let a = as_of_ms.unwrap_or(now);
-        let k = known_ms.unwrap_or(now);
-        let Some(first) = chain.first() else {
-            return Ok(FactAt {
-                as_of: format_ms(a),
-                known_at: format_ms(k),
-                believed: Vec::new(),
-                valid: None,
-            });
-        };
-        let options = MemorySearchOptions {
-            user_id: Some(first.record.user_id.clone()),
-            known_at: known_ms.map(format_ms),
-            ..MemorySearchOptions::default()
-        };
-        let filter = Filter::from_options(&options, &[MemoryKind::Semantic])?;
-        let conn = self.lock();
-        let rowids = chain_rowids(&conn, &chain)?;
-        let admitted = admit(
-            &conn,
-            &filter,
-            &rowids.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
-        )?;
-        let believed = rowids
-            .iter()
-            .filter(|(r, _)| admitted.contains(r))
-            .map(|(_, id)| id.clone())
-            .collect();
-        let valid_then = valid_at(&conn, &rowids, a, k)?;
-        let valid = chain
-            .iter()
-            .rev()
-            .find(|f| valid_then.contains(&f.record.id))
-            .map(|f| f.record.id.clone());
-        Ok(FactAt {
+        fact_at_rule(
+            |id| Ok(self.semantic().history(id)?.chain),
+            self.now(),
+            id,
+            as_of,
+            known_at,
+            || SqliteChainReads(self.lock()),
+        )
+    }
+}
+
+/// The two reads the belief rule needs from a backend.
+pub(crate) trait ChainReads {
+    /// `(rowid, id)` of every version, in chain order.
+    fn rowids(&mut self, chain: &[Fact]) -> Result<Vec<(i64, String)>>;
+    /// The rowids among `candidates` that pass `filter` (the search's own admission).
+    fn admit(&mut self, filter: &Filter, candidates: &[i64]) -> Result<HashSet<i64>>;
+}
+
+/// The rule of `fact_at`, written once for every backend: `believed` is what a search
+/// with that `knownAt` admits; `valid` the newest version stored, trusted and not
+/// tombstoned by `knownAt` whose validity window contains `asOf`. `history` reads the
+/// chain; `reads` opens the backend's connection once the chain is known.
+pub(crate) fn fact_at_rule<R: ChainReads>(
+    history: impl FnOnce(&str) -> Result<Vec<Fact>>,
+    now: i64,
+    id: &str,
+    as_of: Option<&str>,
+    known_at: Option<&str>,
+    reads: impl FnOnce() -> R,
+) -> Result<FactAt> {
+    let as_of_ms = parse_opt("asOf", as_of)?;
+    let known_ms = parse_opt("knownAt", known_at)?;
+    let chain = history(id)?;
+    let a = as_of_ms.unwrap_or(now);
+    let k = known_ms.unwrap_or(now);
+    let Some(first) = chain.first() else {
+        return Ok(FactAt {
             as_of: format_ms(a),
             known_at: format_ms(k),
-            believed,
-            valid,
-        })
-    }
-}
-
-/// `(rowid, id)` of every version, in chain order.
-fn chain_rowids(conn: &rusqlite::Connection, chain: &[Fact]) -> Result<Vec<(i64, String)>> {
-    let mut out = Vec::with_capacity(chain.len());
-    let mut stmt = conn.prepare("SELECT rowid FROM memory_items WHERE id = ?1")?;
-    for f in chain {
-        let rowid: i64 = stmt.query_row([&f.record.id], |r| r.get(0))?;
-        out.push((rowid, f.record.id.clone()));
-    }
-    Ok(out)
-}
-
-/// Ids among `rows` stored, trusted and not tombstoned by `k` whose validity window
-/// contains `a`.
-fn valid_at(
-    conn: &rusqlite::Connection,
-    rows: &[(i64, String)],
-    a: i64,
-    k: i64,
-) -> Result<std::collections::HashSet<String>> {
-    if rows.is_empty() {
-        return Ok(Default::default());
-    }
-    let list = rows
+            believed: Vec::new(),
+            valid: None,
+        });
+    };
+    let options = MemorySearchOptions {
+        user_id: Some(first.record.user_id.clone()),
+        known_at: known_ms.map(format_ms),
+        ..MemorySearchOptions::default()
+    };
+    let filter = Filter::from_options(&options, &[MemoryKind::Semantic])?;
+    let mut reads = reads();
+    let rowids = reads.rowids(&chain)?;
+    let ids: Vec<i64> = rowids.iter().map(|(r, _)| *r).collect();
+    let admitted = reads.admit(&filter, &ids)?;
+    let believed = rowids
         .iter()
-        .map(|(r, _)| r.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let sql = format!(
-        "SELECT id FROM memory_items WHERE rowid IN ({list}) \
-         AND created_at <= ?1 AND (deleted_at IS NULL OR deleted_at > ?1) \
-         AND active_since IS NOT NULL AND active_since <= ?1 \
-         AND (valid_from IS NULL OR valid_from <= ?2) AND (valid_to IS NULL OR valid_to > ?2)"
-    );
-    let mut stmt = conn.prepare(&sql)?;
-    let ids = stmt
-        .query_map(
-            params_from_iter([SqlValue::Integer(k), SqlValue::Integer(a)]),
-            |r| r.get::<_, String>(0),
-        )?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(ids)
+        .filter(|(r, _)| admitted.contains(r))
+        .map(|(_, id)| id.clone())
+        .collect();
+    let valid_then = reads.admit(&valid_window(a, k), &ids)?;
+    let valid = rowids
+        .iter()
+        .rev()
+        .find(|(r, _)| valid_then.contains(r))
+        .map(|(_, id)| id.clone());
+    Ok(FactAt {
+        as_of: format_ms(a),
+        known_at: format_ms(k),
+        believed,
+        valid,
+    })
+}
+
+/// Stored, trusted and not tombstoned by `k`, with a validity window containing `a`.
+fn valid_window(a: i64, k: i64) -> Filter {
+    Filter {
+        sql: "i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) \
+              AND i.active_since IS NOT NULL AND i.active_since <= ? \
+              AND (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?)"
+            .to_owned(),
+        params: [k, k, k, a, a].map(FilterValue::Integer).to_vec(),
+        known_at: None,
+    }
+}
+
+/// The SQLite side of [`ChainReads`], on the store's locked connection.
+struct SqliteChainReads<'a>(std::sync::MutexGuard<'a, rusqlite::Connection>);
+
+impl ChainReads for SqliteChainReads<'_> {
+    fn rowids(&mut self, chain: &[Fact]) -> Result<Vec<(i64, String)>> {
+        let mut out = Vec::with_capacity(chain.len());
+        let mut stmt = self
+            .0
+            .prepare("SELECT rowid FROM memory_items WHERE id = ?1")?;
+        for f in chain {
+            let rowid: i64 = stmt.query_row([&f.record.id], |r| r.get(0))?;
+            out.push((rowid, f.record.id.clone()));
+        }
+        Ok(out)
+    }
+
+    fn admit(&mut self, filter: &Filter, candidates: &[i64]) -> Result<HashSet<i64>> {
+        admit(&self.0, filter, candidates)
+    }
 }

@@ -1236,3 +1236,49 @@ pub fn ledger_records_every_change<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock
         .clone();
     assert_eq!(at, format_ms(T0 + 2));
 }
+
+/// A backend's `fact_at` (an inherent method of each store, not part of the traits).
+pub type FactAtOf<'a, S> = &'a dyn Fn(&S, &str, Option<&str>, Option<&str>) -> Result<FactAt>;
+
+/// `fact_at`: which versions of a chain were believed at `knownAt`, and which one held at
+/// `asOf` as known then, the same on every backend.
+pub fn fact_at_names_believed_and_valid<S: MemoryStore>(
+    make: &dyn Fn(Arc<ManualClock>) -> S,
+    fact_at: FactAtOf<'_, S>,
+) {
+    let (s, clock) = setup(make);
+    let mut lisbon = fact("Ana lives in Lisbon");
+    lisbon.valid_from = Some("2023-01-01".into());
+    let v1 = s.semantic().remember(lisbon).unwrap();
+    clock.advance(HOUR);
+    let mut porto = fact("Ana lives in Porto");
+    porto.valid_from = Some("2025-03-01".into());
+    let v2 = s
+        .semantic()
+        .supersede(&v1.record.id, porto, "moved")
+        .unwrap();
+    let (old, new) = (v1.record.id.clone(), v2.record.id.clone());
+
+    // Known now (the clock), valid in 2026: Porto, from either id.
+    let now = fact_at(&s, &old, Some("2026-01-01T00:00:00Z"), None).unwrap();
+    assert_eq!(now.believed, vec![new.clone()], "{now:?}");
+    assert_eq!(now.valid.as_deref(), Some(new.as_str()));
+    let mid = fact_at(&s, &new, Some("2024-06-01T00:00:00Z"), None).unwrap();
+    assert_eq!(
+        mid.valid.as_deref(),
+        Some(old.as_str()),
+        "Lisbon held in 2024"
+    );
+    assert_eq!(mid.as_of, "2024-06-01T00:00:00.000Z");
+    let early = fact_at(&s, &new, Some("2022-01-01T00:00:00Z"), None).unwrap();
+    assert_eq!(early.valid, None, "nothing held before either version");
+    // Known before the supersession: only Lisbon was believed, and it held in 2024.
+    let known_then = format_ms(T0 + HOUR / 2);
+    let then = fact_at(&s, &new, Some("2024-06-01T00:00:00Z"), Some(&known_then)).unwrap();
+    assert_eq!(then.believed, vec![old.clone()], "{then:?}");
+    assert_eq!(then.valid.as_deref(), Some(old.as_str()));
+    assert!(matches!(
+        fact_at(&s, &new, Some("not a time"), None),
+        Err(MemoryError::Invalid { .. })
+    ));
+}
