@@ -8,7 +8,7 @@ use crate::error::{MemoryError, Result};
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
 use crate::record::{check_id, check_scope, mint_id};
-use crate::sqlite::working::{MAX_CHAR_LIMIT, check_fits};
+use crate::sqlite::working::{MAX_CHAR_LIMIT, check_fits, check_replace, replaced};
 use crate::store::WorkingMemory;
 use crate::time::format_ms;
 use crate::types::*;
@@ -213,17 +213,8 @@ impl WorkingMemory for Working<'_> {
         new: &str,
         by: Actor,
     ) -> Result<Block> {
-        if old.is_empty() {
-            return Err(MemoryError::invalid("old", "must not be empty"));
-        }
-        self.set_value(user_id, label, by, |value| {
-            if !value.contains(old) {
-                return Err(MemoryError::Conflict(format!(
-                    "working block {label:?} does not contain the text to replace"
-                )));
-            }
-            Ok(value.replacen(old, new, 1))
-        })
+        check_replace(old)?;
+        self.set_value(user_id, label, by, |value| replaced(label, value, old, new))
     }
 
     fn delete(&self, user_id: &str, label: &str, by: Actor) -> Result<()> {

@@ -76,6 +76,24 @@ pub(crate) fn check_fits(label: &str, value: &str, limit: u32) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an empty search text for `replace` (checked before any read).
+pub(crate) fn check_replace(old: &str) -> Result<()> {
+    if old.is_empty() {
+        return Err(MemoryError::invalid("old", "must not be empty"));
+    }
+    Ok(())
+}
+
+/// `value` with the first `old` replaced by `new`; a conflict when `old` is not in it.
+pub(crate) fn replaced(label: &str, value: &str, old: &str, new: &str) -> Result<String> {
+    if !value.contains(old) {
+        return Err(MemoryError::Conflict(format!(
+            "working block {label:?} does not contain the text to replace"
+        )));
+    }
+    Ok(value.replacen(old, new, 1))
+}
+
 impl Working<'_> {
     /// Sets a live, writable block's value (the shared tail of append / replace).
     fn set_value(
@@ -186,17 +204,8 @@ impl WorkingMemory for Working<'_> {
         new: &str,
         by: Actor,
     ) -> Result<Block> {
-        if old.is_empty() {
-            return Err(MemoryError::invalid("old", "must not be empty"));
-        }
-        self.set_value(user_id, label, by, |value| {
-            if !value.contains(old) {
-                return Err(MemoryError::Conflict(format!(
-                    "working block {label:?} does not contain the text to replace"
-                )));
-            }
-            Ok(value.replacen(old, new, 1))
-        })
+        check_replace(old)?;
+        self.set_value(user_id, label, by, |value| replaced(label, value, old, new))
     }
 
     fn delete(&self, user_id: &str, label: &str, by: Actor) -> Result<()> {
