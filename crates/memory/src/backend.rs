@@ -109,6 +109,15 @@ impl Memory {
         })
     }
 
+    /// Opens the store at `db` without the embedder check, for re-embedding it with
+    /// [`Memory::reembed`].
+    pub fn open_for_reembed(db: &MemoryDb, options: OpenOptions) -> Result<Self> {
+        Ok(match db {
+            MemoryDb::File(path) => Self::Sqlite(SqliteMemory::open_for_reembed(path, options)?),
+            MemoryDb::Postgres(url) => PgMemory::connect_for_reembed(url, options)?.into(),
+        })
+    }
+
     /// The SQLite store, when that is the backend.
     pub fn as_sqlite(&self) -> Option<&SqliteMemory> {
         match self {
@@ -197,28 +206,25 @@ impl Memory {
         }
     }
 
-    /// The whole store as JSON Lines (SQLite only for now).
+    /// The whole store as JSON Lines ([`crate::transfer`]; the same format on both
+    /// backends).
     pub fn export_jsonl(&self, out: &mut dyn Write) -> Result<TransferReport> {
-        match self {
-            Self::Sqlite(s) => s.export_jsonl(out),
-            Self::Postgres(_) => unsupported("export"),
-        }
+        either!(self, s => s.export_jsonl(out))
     }
 
-    /// Rows an export would write (SQLite only for now).
+    /// Rows an export would write after its header.
     pub fn export_rows(&self) -> Result<u64> {
-        match self {
-            Self::Sqlite(s) => s.export_rows(),
-            Self::Postgres(_) => unsupported("export"),
-        }
+        either!(self, s => s.export_rows())
     }
 
-    /// Reads an export into this empty store (SQLite only for now).
+    /// Whether the store holds nothing (no record, block, entity or ledger row).
+    pub fn is_empty(&self) -> Result<bool> {
+        either!(self, s => s.is_empty())
+    }
+
+    /// Reads an export (of either backend) into this empty store, in one transaction.
     pub fn import_jsonl(&self, input: &mut dyn BufRead) -> Result<TransferReport> {
-        match self {
-            Self::Sqlite(s) => s.import_jsonl(input),
-            Self::Postgres(_) => unsupported("import"),
-        }
+        either!(self, s => s.import_jsonl(input))
     }
 
     /// Re-embeds every record with the active embedder (SQLite only for now).

@@ -25,6 +25,7 @@ pub mod schema;
 pub mod sqlite;
 pub mod store;
 pub mod time;
+pub mod transfer;
 pub mod trust;
 pub mod types;
 pub mod vectors;

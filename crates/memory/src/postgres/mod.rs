@@ -17,6 +17,7 @@ mod migrations;
 mod review;
 mod search;
 mod tiers;
+mod transfer;
 mod working;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -137,7 +138,13 @@ impl PgMemory {
     /// server ([`MemoryError::PostgresConnect`], naming `host:port/db`), a schema newer than
     /// this build, another embedder's vectors ([`MemoryError::EmbedderMismatch`]).
     pub fn connect(url: &str, options: OpenOptions) -> Result<Self> {
-        Self::connect_with(parse_config(url)?, options, None)
+        Self::connect_with(parse_config(url)?, options, None, true)
+    }
+
+    /// Connects without the embedder check, for re-embedding the store with
+    /// [`PgMemory::reembed`].
+    pub fn connect_for_reembed(url: &str, options: OpenOptions) -> Result<Self> {
+        Self::connect_with(parse_config(url)?, options, None, false)
     }
 
     /// A private store in a fresh schema (`mindgate_scratch_<random>`) of the database
@@ -147,19 +154,22 @@ impl PgMemory {
         let schema = format!("mindgate_scratch_{:016x}", rand::random::<u64>());
         open_client(&config)?.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
         config.options(&format!("-c search_path={schema}"));
-        Self::connect_with(config, options, Some(schema))
+        Self::connect_with(config, options, Some(schema), true)
     }
 
     fn connect_with(
         config: postgres::Config,
         options: OpenOptions,
         scratch: Option<String>,
+        check_embedder: bool,
     ) -> Result<Self> {
         let target = describe(&config);
         let mut client = open_client(&config)?;
         migrations::migrate(&mut client)?;
         let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
-        if let (Some(stored), Some(active)) = (stored_embedder(&mut client)?, &options.embedder) {
+        if check_embedder
+            && let (Some(stored), Some(active)) = (stored_embedder(&mut client)?, &options.embedder)
+        {
             let id = active.id();
             if stored != id.to_string() {
                 return Err(MemoryError::EmbedderMismatch {
@@ -224,6 +234,15 @@ impl PgMemory {
             .lock()
             .query_one("SELECT COUNT(*) FROM memory_items", &[])?
             .try_get(0)?)
+    }
+
+    /// Drops the in-memory vector mirror (it is rebuilt from the database on the next
+    /// search).
+    pub(crate) fn clear_vector_cache(&self) {
+        self.vectors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     pub(crate) fn now(&self) -> i64 {
@@ -296,7 +315,7 @@ impl PgMemory {
     }
 }
 
-fn stored_embedder(client: &mut impl GenericClient) -> Result<Option<String>> {
+pub(crate) fn stored_embedder(client: &mut impl GenericClient) -> Result<Option<String>> {
     Ok(client
         .query_opt("SELECT value FROM memory_meta WHERE key = 'embedder'", &[])?
         .map(|r| r.try_get(0))

@@ -47,8 +47,9 @@ impl PgMemory {
     pub fn users(&self) -> Result<Vec<String>> {
         self.lock()
             .query(
-                "SELECT user_id FROM memory_items UNION SELECT user_id FROM working_blocks \
-                 UNION SELECT user_id FROM entities ORDER BY 1 COLLATE \"C\" LIMIT 10000",
+                "SELECT user_id FROM (SELECT user_id FROM memory_items UNION SELECT user_id \
+                 FROM working_blocks UNION SELECT user_id FROM entities) u \
+                 ORDER BY user_id COLLATE \"C\" LIMIT 10000",
                 &[],
             )?
             .iter()

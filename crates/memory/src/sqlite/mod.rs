@@ -35,12 +35,12 @@ use crate::time::Clock;
 use crate::types::*;
 
 pub use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
+pub use crate::transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, TransferReport};
 pub use belief::FactAt;
 pub(crate) use consolidation::{ConsolidationBatch, ConsolidationWritten};
 pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};
-pub use transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, TransferReport};
 
 /// The SQLite memory store.
 pub struct SqliteMemory {
@@ -189,7 +189,7 @@ impl SqliteMemory {
     }
 }
 
-fn stored_embedder(conn: &Connection) -> Result<Option<String>> {
+pub(crate) fn stored_embedder(conn: &Connection) -> Result<Option<String>> {
     Ok(conn
         .query_row(
             "SELECT value FROM memory_meta WHERE key = 'embedder'",
@@ -197,21 +197,6 @@ fn stored_embedder(conn: &Connection) -> Result<Option<String>> {
             |r| r.get(0),
         )
         .optional()?)
-}
-
-/// Refuses when the file's vectors belong to another embedder than `active` (an id).
-pub(crate) fn check_embedder_key(conn: &Connection, active: Option<&str>) -> Result<()> {
-    let (Some(stored), Some(active)) = (stored_embedder(conn)?, active) else {
-        return Ok(());
-    };
-    if stored != active {
-        return Err(MemoryError::EmbedderMismatch {
-            stored,
-            active: active.to_owned(),
-            provider: active.split(':').next().unwrap_or(active).to_owned(),
-        });
-    }
-    Ok(())
 }
 
 fn check_embedder(conn: &Connection, embedder: Option<&dyn Embedder>) -> Result<()> {

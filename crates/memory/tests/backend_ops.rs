@@ -1,0 +1,332 @@
+//! The store-wide operations — export / import, maintenance, re-embedding — run the same
+//! cases on both backends (SQLite in a temporary file, PostgreSQL in a schema of its own
+//! per case; without `MINDGATE_TEST_POSTGRES_URL` the PostgreSQL cases say "skipped" and
+//! pass), and an export moves between the backends with its items unchanged.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod places;
+
+use std::sync::Arc;
+
+use common::{T0, TestEmbedder};
+use mindgate_memory::sqlite::MAX_LIST;
+use mindgate_memory::time::ManualClock;
+use mindgate_memory::*;
+use places::{Backend, Place};
+use serde_json::Value;
+
+fn options(clock: Arc<ManualClock>) -> OpenOptions {
+    OpenOptions::default()
+        .clock(clock)
+        .embedder(Arc::new(TestEmbedder::new()))
+}
+
+fn open(place: &Place) -> Memory {
+    place.open(options(Arc::new(ManualClock::at(T0)))).unwrap()
+}
+
+/// A store with every kind of row in every state.
+fn populate(s: &Memory) {
+    let u = Scope::user("ana");
+    let a = s
+        .semantic()
+        .remember(NewFact {
+            subject: Some("Ana".into()),
+            predicate: Some("lives in".into()),
+            object: Some("Tbilisi".into()),
+            importance: Some(0.7),
+            ..NewFact::new(u.clone(), "Ana lives in Tbilisi")
+        })
+        .unwrap();
+    s.semantic()
+        .supersede(
+            &a.record.id,
+            NewFact::new(u.clone(), "Ana lives in Batumi"),
+            "moved",
+        )
+        .unwrap();
+    let b = s
+        .semantic()
+        .remember(NewFact::new(u.clone(), "Ana likes tea"))
+        .unwrap();
+    s.semantic()
+        .forget(&b.record.id, "wrong", Actor::User)
+        .unwrap();
+    let mut q = NewFact::new(u.clone(), "Ana has a cat named Rex");
+    q.meta.provenance = Some(MemoryProvenance::Extraction);
+    let q = s.semantic().remember(q).unwrap();
+    s.validate(&q.record.id, false, Actor::User).unwrap();
+    let mut r = NewFact::new(u.clone(), "Ana works at night");
+    r.meta.provenance = Some(MemoryProvenance::Extraction);
+    r.meta.tags = vec!["work".into()];
+    s.semantic().remember(r).unwrap();
+    s.working()
+        .upsert(NewBlock {
+            scope: u.clone(),
+            label: "persona".into(),
+            value: "helpful".into(),
+            ..NewBlock::default()
+        })
+        .unwrap();
+    s.working()
+        .append("ana", "persona", " and brief", Actor::Agent)
+        .unwrap();
+    s.session()
+        .push(
+            &u.clone().with_session("s1"),
+            &serde_json::from_value(
+                serde_json::json!({"role": "user", "content": "I moved to Batumi"}),
+            )
+            .unwrap(),
+            Actor::Agent,
+        )
+        .unwrap();
+    s.episodic()
+        .put(NewEpisode {
+            meta: WriteMeta::new(u.clone()),
+            summary: "Ana talked about moving".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            ended_at: "2026-01-01T01:00:00Z".into(),
+            importance: None,
+        })
+        .unwrap();
+    s.procedural()
+        .add(NewRule {
+            meta: WriteMeta::new(u.clone()),
+            text: "Answer in Georgian".into(),
+            priority: 2.0,
+            ..NewRule::default()
+        })
+        .unwrap();
+    let e1 = s.entities().resolve("ana", "Ana K").unwrap();
+    let e2 = s.entities().resolve("ana", "Ana Kapanadze").unwrap();
+    s.entities().merge(&e1.id, &e2.id, Actor::User).unwrap();
+    s.shared()
+        .attach(&q.record.id, "helper", Actor::User)
+        .unwrap();
+}
+
+fn export(s: &Memory) -> String {
+    let mut out = Vec::new();
+    s.export_jsonl(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Every record in every state, the ledger, the blocks, the entities: what a store holds
+/// as its views read it.
+fn items(s: &Memory) -> Value {
+    let all = s
+        .list_items(&ItemFilter {
+            include_deleted: true,
+            include_superseded: true,
+            limit: Some(MAX_LIST),
+            ..ItemFilter::default()
+        })
+        .unwrap();
+    let users = s.users().unwrap();
+    let blocks: Vec<_> = users.iter().map(|u| s.working().list(u).unwrap()).collect();
+    let entities: Vec<_> = users
+        .iter()
+        .map(|u| s.entities().list(u).unwrap())
+        .collect();
+    serde_json::json!({
+        "items": all,
+        "ledger": s.ledger_since(0, 100_000).unwrap(),
+        "blocks": blocks,
+        "entities": entities,
+        "embedder": s.stored_embedder().unwrap(),
+        "meta": users.iter().map(|u| s.metadata(u).unwrap()).collect::<Vec<_>>(),
+    })
+}
+
+fn search_ids(s: &Memory, mode: SearchMode) -> Vec<String> {
+    let mut o = MemorySearchOptions::new("ana", "where does Ana live");
+    o.mode = Some(mode);
+    s.search(&o)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.record.id().to_owned())
+        .collect()
+}
+
+fn export_then_import_into_an_empty_store_is_identical(backend: Backend) {
+    let (Some(a), Some(b)) = (Place::new(backend), Place::new(backend)) else {
+        return;
+    };
+    let first = open(&a);
+    populate(&first);
+    assert_eq!(
+        first.export_rows().unwrap() as usize + 1,
+        export(&first).lines().count()
+    );
+    let dump = export(&first);
+    assert!(dump.lines().count() > 20, "{dump}");
+    for table in [
+        "memory_items",
+        "memory_history",
+        "working_blocks",
+        "entity_merges",
+        "memory_vectors",
+        "shared_attachments",
+    ] {
+        assert!(
+            dump.contains(&format!("\"table\":\"{table}\"")),
+            "{table} missing"
+        );
+    }
+    let second = open(&b);
+    assert!(second.is_empty().unwrap());
+    let report = second.import_jsonl(&mut dump.as_bytes()).unwrap();
+    assert_eq!(report.rows as usize, dump.lines().count() - 1);
+    assert_eq!(export(&second), dump, "a second export differs");
+    assert_eq!(first.ledger_len().unwrap(), second.ledger_len().unwrap());
+    assert_eq!(items(&first), items(&second));
+    // Derived state (the full-text index, the vectors) works the same.
+    for mode in [SearchMode::Lexical, SearchMode::Vector, SearchMode::Hybrid] {
+        assert!(!search_ids(&first, mode).is_empty());
+        assert_eq!(
+            search_ids(&first, mode),
+            search_ids(&second, mode),
+            "{mode:?}"
+        );
+    }
+    // The imported store keeps writing: its keys continue after the imported ones.
+    let more = second
+        .semantic()
+        .remember(NewFact::new(Scope::user("ana"), "Ana plays chess"))
+        .unwrap();
+    assert_eq!(
+        second.get_item(&more.record.id).unwrap().text(),
+        "Ana plays chess"
+    );
+    assert_eq!(
+        second.ledger_len().unwrap(),
+        first.ledger_len().unwrap() + 1
+    );
+}
+
+fn import_refuses_a_non_empty_store_and_bad_lines_write_nothing(backend: Backend) {
+    let (Some(a), Some(b)) = (Place::new(backend), Place::new(backend)) else {
+        return;
+    };
+    let first = open(&a);
+    populate(&first);
+    let dump = export(&first);
+    let err = first.import_jsonl(&mut dump.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("empty"), "{err}");
+
+    let empty = open(&b);
+    let mut broken: Vec<&str> = dump.lines().collect();
+    broken.insert(5, "{\"table\":\"memory_items\",\"row\":{\"nope\":1}}");
+    let broken = broken.join("\n");
+    let err = empty.import_jsonl(&mut broken.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("line 6"), "{err}");
+    assert!(empty.is_empty().unwrap(), "a failed import wrote rows");
+    // A row the database refuses (a duplicate key) at the end: nothing before it stays.
+    let last_item = dump
+        .lines()
+        .rfind(|l| l.contains("\"table\":\"memory_items\""))
+        .unwrap();
+    let duplicated = format!("{dump}{last_item}\n");
+    let err = empty.import_jsonl(&mut duplicated.as_bytes()).unwrap_err();
+    let lines = duplicated.lines().count();
+    assert!(err.to_string().contains(&format!("line {lines}")), "{err}");
+    assert!(empty.is_empty().unwrap(), "a failed import wrote rows");
+    for bad in [
+        "",
+        "not json",
+        "{\"format\":\"other\"}",
+        "{\"table\":\"x\"}",
+    ] {
+        assert!(empty.import_jsonl(&mut bad.as_bytes()).is_err(), "{bad:?}");
+    }
+    let newer = dump.replacen("\"schemaVersion\":", "\"schemaVersion\":99", 1);
+    assert!(matches!(
+        empty.import_jsonl(&mut newer.as_bytes()),
+        Err(MemoryError::SchemaTooNew { .. })
+    ));
+    // Vectors of another embedder are refused.
+    let other = b
+        .open(OpenOptions::default().embedder(Arc::new(TestEmbedder {
+            dim: 32,
+            model: "small",
+        })))
+        .unwrap();
+    assert!(matches!(
+        other.import_jsonl(&mut dump.as_bytes()),
+        Err(MemoryError::EmbedderMismatch { .. })
+    ));
+    assert!(empty.is_empty().unwrap());
+}
+
+on_both_backends!(
+    export_then_import_into_an_empty_store_is_identical,
+    import_refuses_a_non_empty_store_and_bad_lines_write_nothing,
+);
+
+/// Every export line as a value, JSON held in text columns parsed (PostgreSQL's `jsonb`
+/// keeps its own key order), the header left out.
+fn rows_of(dump: &str) -> Vec<Value> {
+    dump.lines()
+        .skip(1)
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if let Some(row) = v.get_mut("row").and_then(Value::as_object_mut) {
+                for cell in row.values_mut() {
+                    if let Some(parsed) = cell
+                        .as_str()
+                        .filter(|t| t.starts_with('{') || t.starts_with('['))
+                        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                    {
+                        *cell = parsed;
+                    }
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn an_export_moves_from_sqlite_to_postgres_and_back_with_the_same_items() {
+    let Some(pg) = Place::new(Backend::Postgres) else {
+        return;
+    };
+    let (Some(a), Some(b)) = (Place::new(Backend::Sqlite), Place::new(Backend::Sqlite)) else {
+        unreachable!("SQLite places always exist");
+    };
+    let source = open(&a);
+    populate(&source);
+    let first = export(&source);
+    let on_pg = open(&pg);
+    let report = on_pg.import_jsonl(&mut first.as_bytes()).unwrap();
+    assert_eq!(report.rows as usize, first.lines().count() - 1);
+    assert_eq!(items(&on_pg), items(&source));
+    let second = export(&on_pg);
+    assert_eq!(
+        first.lines().next(),
+        second.lines().next(),
+        "the same header"
+    );
+    assert_eq!(rows_of(&second), rows_of(&first));
+    let back = open(&b);
+    back.import_jsonl(&mut second.as_bytes()).unwrap();
+    assert_eq!(items(&back), items(&source));
+    assert_eq!(rows_of(&export(&back)), rows_of(&first));
+    // The vectors moved unchanged (the same ranking); full text is re-indexed by
+    // PostgreSQL (`ts_rank`, not BM25: the same records, ranked its own way).
+    assert_eq!(
+        search_ids(&on_pg, SearchMode::Vector),
+        search_ids(&source, SearchMode::Vector)
+    );
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
+    assert_eq!(
+        sorted(search_ids(&on_pg, SearchMode::Lexical)),
+        sorted(search_ids(&source, SearchMode::Lexical))
+    );
+}
