@@ -9,11 +9,11 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
+use crate::consolidate::write::{ConsolidationBatch, ConsolidationWritten};
 use crate::error::{MemoryError, Result};
 use crate::postgres::{PgMemory, is_postgres_url};
 use crate::sqlite::{
-    ConsolidationBatch, FactAt, ItemFilter, MaintenanceReport, ReembedProgress, SqliteMemory,
-    TransferReport,
+    FactAt, ItemFilter, MaintenanceReport, ReembedProgress, SqliteMemory, TransferReport,
 };
 use crate::store::*;
 use crate::types::*;
@@ -198,12 +198,9 @@ impl Memory {
         either!(self, s => s.fact_at(id, as_of, known_at))
     }
 
-    /// Decay and capacity eviction over one user's live facts (SQLite only for now).
+    /// Decay and capacity eviction over one user's live facts ([`crate::maintenance`]).
     pub fn maintain(&self, user_id: &str) -> Result<MaintenanceReport> {
-        match self {
-            Self::Sqlite(s) => s.maintain(user_id),
-            Self::Postgres(_) => unsupported("maintenance"),
-        }
+        either!(self, s => s.maintain(user_id))
     }
 
     /// The whole store as JSON Lines ([`crate::transfer`]; the same format on both
@@ -236,20 +233,14 @@ impl Memory {
     }
 
     pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {
-        match self {
-            Self::Sqlite(s) => s.consolidation_mark(session_id),
-            Self::Postgres(_) => unsupported("consolidation"),
-        }
+        either!(self, s => s.consolidation_mark(session_id))
     }
 
     pub(crate) fn write_consolidation(
         &self,
         batch: ConsolidationBatch,
-    ) -> Result<crate::sqlite::ConsolidationWritten> {
-        match self {
-            Self::Sqlite(s) => s.write_consolidation(batch),
-            Self::Postgres(_) => unsupported("consolidation"),
-        }
+    ) -> Result<ConsolidationWritten> {
+        either!(self, s => s.write_consolidation(batch))
     }
 }
 

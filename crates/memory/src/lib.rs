@@ -19,6 +19,7 @@ pub mod fusion;
 pub(crate) mod hybrid;
 pub mod induction;
 pub mod lexical;
+pub mod maintenance;
 pub mod postgres;
 pub(crate) mod record;
 pub mod schema;

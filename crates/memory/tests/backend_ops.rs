@@ -11,8 +11,8 @@ mod places;
 use std::sync::Arc;
 
 use common::{T0, TestEmbedder};
-use mindgate_memory::sqlite::MAX_LIST;
-use mindgate_memory::time::ManualClock;
+use mindgate_memory::sqlite::{MAX_LIST, MaintenanceConfig};
+use mindgate_memory::time::{DAY_MS, ManualClock};
 use mindgate_memory::*;
 use places::{Backend, Place};
 use serde_json::Value;
@@ -264,6 +264,276 @@ fn import_refuses_a_non_empty_store_and_bad_lines_write_nothing(backend: Backend
 on_both_backends!(
     export_then_import_into_an_empty_store_is_identical,
     import_refuses_a_non_empty_store_and_bad_lines_write_nothing,
+);
+
+fn maintenance_decays_archives_and_evicts_deterministically(backend: Backend) {
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::at(T0));
+    let config = MemoryConfig {
+        maintenance: MaintenanceConfig {
+            capacity: Some(2),
+            ..MaintenanceConfig::default()
+        },
+        ..MemoryConfig::default()
+    };
+    let s = place
+        .open(OpenOptions {
+            config,
+            ..options(clock.clone())
+        })
+        .unwrap();
+    let u = || Scope::user("u");
+    let stale = s
+        .semantic()
+        .remember(NewFact::new(u(), "stale fact about tents"))
+        .unwrap();
+    clock.advance(15 * DAY_MS);
+    let low = s
+        .semantic()
+        .remember(NewFact {
+            importance: Some(0.0),
+            ..NewFact::new(u(), "minor fact about cups")
+        })
+        .unwrap();
+    let high = s
+        .semantic()
+        .remember(NewFact {
+            importance: Some(1.0),
+            ..NewFact::new(u(), "major fact about cups")
+        })
+        .unwrap();
+    let mid = s
+        .semantic()
+        .remember(NewFact::new(u(), "middle fact about mugs"))
+        .unwrap();
+    clock.advance(6 * DAY_MS);
+    // retention(stale) = exp(-21/7) = 0.0498 < 0.05 → archived.
+    let report = s.maintain("u").unwrap();
+    assert_eq!(report.scanned, 4);
+    assert_eq!(report.archived, vec![stale.record.id.clone()]);
+    assert_eq!(
+        report.evicted,
+        vec![low.record.id.clone()],
+        "least salient beyond capacity 2"
+    );
+    let live: Vec<String> = s
+        .search(&MemorySearchOptions::new("u", "fact cups mugs tents"))
+        .unwrap()
+        .into_iter()
+        .map(|h| h.record.id().to_owned())
+        .collect();
+    assert!(
+        live.contains(&high.record.id) && live.contains(&mid.record.id) && live.len() == 2,
+        "{live:?}"
+    );
+    let mut o = MemorySearchOptions::new("u", "stale tents");
+    o.include_archived = Some(true);
+    assert_eq!(
+        s.search(&o).unwrap()[0].record.id(),
+        stale.record.id,
+        "archived rows stay recallable"
+    );
+    let ledger = s.ledger(&low.record.id).unwrap();
+    assert_eq!(ledger.last().unwrap().action, "evict");
+    assert_eq!(ledger.last().unwrap().actor, Actor::Maintenance);
+    assert!(s.metadata("u").unwrap().last_consolidated_at.is_some());
+    // A second pass finds nothing more to do; a bad user id is refused.
+    let again = s.maintain("u").unwrap();
+    assert_eq!(
+        (again.scanned, again.archived.len(), again.evicted.len()),
+        (2, 0, 0)
+    );
+    assert!(matches!(s.maintain(""), Err(MemoryError::Invalid { .. })));
+}
+
+on_both_backends!(maintenance_decays_archives_and_evicts_deterministically);
+
+const EXTRACTION: &str = r#"{"summary": "Alice plans a trip to Lisbon in May and asks for vegetarian restaurants.",
+ "facts": [
+   {"text": "Alice is vegetarian", "subject": "Alice", "predicate": "diet", "object": "vegetarian",
+    "importance": 0.8, "evidence": ["m1"]},
+   {"text": "Alice travels to Lisbon in May", "subject": "Alice", "predicate": "travels_to",
+    "object": "Lisbon", "evidence": ["m1", "m3"]},
+   {"subject": "no text here"}
+ ]}"#;
+
+const REFLECTION: &str = r#"{"insights": [
+  {"text": "Alice's trip plans revolve around vegetarian food", "cites": ["f1", "f2", "m3"]},
+  {"text": "uncited", "cites": ["f99"]}
+]}"#;
+
+/// A chat model answering fixed completions in order; before its first answer it can run
+/// `meanwhile` (another consolidation committing while this one waits for the model).
+struct Scripted<'a> {
+    answers: Vec<&'static str>,
+    calls: std::sync::Mutex<usize>,
+    meanwhile: Option<Box<dyn Fn() + Send + Sync + 'a>>,
+}
+
+impl<'a> Scripted<'a> {
+    fn new(meanwhile: Option<Box<dyn Fn() + Send + Sync + 'a>>) -> Self {
+        Self {
+            answers: vec![EXTRACTION, REFLECTION],
+            calls: std::sync::Mutex::new(0),
+            meanwhile,
+        }
+    }
+}
+
+impl consolidate::ChatModel for Scripted<'_> {
+    fn model(&self) -> &str {
+        "scripted"
+    }
+
+    fn complete(
+        &self,
+        _: &[consolidate::ChatMessage],
+    ) -> std::result::Result<String, consolidate::ConsolidateError> {
+        let mut calls = self.calls.lock().unwrap();
+        if *calls == 0
+            && let Some(run) = &self.meanwhile
+        {
+            run();
+        }
+        let answer = self.answers[(*calls).min(self.answers.len() - 1)];
+        *calls += 1;
+        Ok(answer.to_owned())
+    }
+}
+
+fn push_session(store: &Memory) {
+    let scope = Scope::user("alice").with_session("s1");
+    let texts = [
+        (true, "I'm flying to Lisbon in May. I'm vegetarian."),
+        (false, "Lovely! Do you want restaurant ideas?"),
+        (true, "Yes please, vegetarian places near Alfama."),
+        (false, "Here are three in Alfama."),
+    ];
+    for (from_user, text) in texts {
+        let content = MessageContentValue::Text(text.to_owned());
+        let message = if from_user {
+            Message::User {
+                content,
+                user_id: None,
+            }
+        } else {
+            Message::Assistant {
+                content,
+                tool_calls: None,
+                agent_id: None,
+            }
+        };
+        store
+            .session()
+            .push(&scope, &message, Actor::Agent)
+            .unwrap();
+    }
+}
+
+fn consolidation_lands_quarantined_records_with_their_citations(backend: Backend) {
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
+    let store = open(&place);
+    push_session(&store);
+    let chat = Scripted::new(None);
+    let report =
+        consolidate::consolidate(&store, &chat, &consolidate::ConsolidateOptions::new("s1"))
+            .unwrap();
+    assert_eq!(report.user_id, "alice");
+    assert_eq!((report.messages, report.calls), (4, 2));
+    assert_eq!(report.sequences, Some((1, 4)));
+    assert_eq!(
+        (
+            report.episodes.len(),
+            report.facts.len(),
+            report.insights.len()
+        ),
+        (1, 2, 1)
+    );
+    let skipped: Vec<_> = report.skipped.iter().map(|s| s.what.as_str()).collect();
+    assert_eq!(skipped, vec!["fact 3 of call 1", "insight 2"]);
+    let episode = &report.episodes[0];
+    assert_eq!(episode.trust.provenance, Some(MemoryProvenance::Extraction));
+    assert_eq!(episode.trust.status, Some(MemoryStatus::Quarantined));
+    for fact in &report.facts {
+        assert_eq!(fact.trust.status, Some(MemoryStatus::Quarantined));
+        assert_eq!(fact.subject.as_deref(), Some("Alice"));
+    }
+    // Read back from the store, not just the report.
+    let insight = store.insights().get(&report.insights[0].record.id).unwrap();
+    assert_eq!(insight.trust.provenance, Some(MemoryProvenance::Reflection));
+    assert_eq!(insight.trust.status, Some(MemoryStatus::Quarantined));
+    let third_message = store.session().list("s1", Some(2), Some(1)).unwrap();
+    assert_eq!(
+        insight.cites,
+        vec![
+            report.facts[0].record.id.clone(),
+            report.facts[1].record.id.clone(),
+            third_message[0].record.id.clone(),
+        ]
+    );
+    // Quarantined: a default search finds none of it, the review path does.
+    let mut options = MemorySearchOptions {
+        query: "Lisbon vegetarian".to_owned(),
+        user_id: Some("alice".to_owned()),
+        kinds: Some(vec![
+            MemoryKind::Semantic,
+            MemoryKind::Episodic,
+            MemoryKind::Insight,
+        ]),
+        ..MemorySearchOptions::default()
+    };
+    assert!(store.search(&options).unwrap().is_empty());
+    options.include_quarantined = Some(true);
+    assert_eq!(store.search(&options).unwrap().len(), 4);
+    assert!(
+        store
+            .metadata("alice")
+            .unwrap()
+            .last_consolidated_at
+            .is_some()
+    );
+    // Run again: nothing new since the mark, no call made.
+    let again = Scripted::new(None);
+    let second =
+        consolidate::consolidate(&store, &again, &consolidate::ConsolidateOptions::new("s1"))
+            .unwrap();
+    assert_eq!((second.messages, second.calls), (0, 0));
+    assert_eq!(*again.calls.lock().unwrap(), 0);
+}
+
+/// Two handles on one store (two instances on one PostgreSQL database, two connections
+/// to one SQLite file): the consolidation whose mark moved meanwhile writes nothing.
+fn a_consolidation_racing_another_of_the_same_session_writes_nothing(backend: Backend) {
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
+    let a = open(&place);
+    let b = open(&place);
+    push_session(&a);
+    let rows_after_inner = std::sync::Mutex::new(0);
+    let inner = Scripted::new(None);
+    let outer = Scripted::new(Some(Box::new(|| {
+        let report =
+            consolidate::consolidate(&b, &inner, &consolidate::ConsolidateOptions::new("s1"))
+                .unwrap();
+        assert_eq!(report.facts.len(), 2);
+        *rows_after_inner.lock().unwrap() = b.row_count().unwrap();
+    })));
+    let err = consolidate::consolidate(&a, &outer, &consolidate::ConsolidateOptions::new("s1"))
+        .unwrap_err();
+    assert_eq!(err.code(), mindgate_errors::ErrorCode::Conflict, "{err}");
+    assert!(err.to_string().contains("nothing was written"), "{err}");
+    assert_eq!(a.row_count().unwrap(), *rows_after_inner.lock().unwrap());
+    assert_eq!(a.row_count().unwrap(), 4 + 1 + 2 + 1);
+}
+
+on_both_backends!(
+    consolidation_lands_quarantined_records_with_their_citations,
+    a_consolidation_racing_another_of_the_same_session_writes_nothing,
 );
 
 /// Every export line as a value, JSON held in text columns parsed (PostgreSQL's `jsonb`

@@ -18,6 +18,7 @@ pub mod chat;
 pub mod error;
 pub mod parse;
 pub mod prompts;
+pub(crate) mod write;
 
 use std::collections::HashMap;
 
@@ -29,10 +30,10 @@ pub use parse::Skipped;
 
 use crate::backend::Memory;
 use crate::error::MemoryError;
-use crate::sqlite::ConsolidationBatch;
 use crate::sqlite::items::mint_id;
 use crate::store::{MemoryStore, SessionMemory};
 use crate::types::*;
+use write::ConsolidationBatch;
 
 /// Default most messages in one extraction call (longer sessions are chunked).
 pub const DEFAULT_MESSAGES_PER_CALL: usize = 40;

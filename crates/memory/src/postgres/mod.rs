@@ -11,8 +11,10 @@
 //! instances are serialised exactly as SQLite's single writer serialises them (sequence
 //! numbers, duplicate ids, one root per entity name, vector ids in commit order).
 
+mod consolidation;
 mod entities;
 mod items;
+mod maintenance;
 mod migrations;
 mod review;
 mod search;
@@ -318,6 +320,24 @@ impl PgMemory {
 pub(crate) fn stored_embedder(client: &mut impl GenericClient) -> Result<Option<String>> {
     Ok(client
         .query_opt("SELECT value FROM memory_meta WHERE key = 'embedder'", &[])?
+        .map(|r| r.try_get(0))
+        .transpose()?)
+}
+
+/// Sets a `memory_meta` value.
+pub(crate) fn set_meta(client: &mut impl GenericClient, key: &str, value: &str) -> Result<()> {
+    client.execute(
+        "INSERT INTO memory_meta (key, value) VALUES ($1, $2) \
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&key, &value],
+    )?;
+    Ok(())
+}
+
+/// The `memory_meta` value of `key`.
+pub(crate) fn meta(client: &mut impl GenericClient, key: &str) -> Result<Option<String>> {
+    Ok(client
+        .query_opt("SELECT value FROM memory_meta WHERE key = $1", &[&key])?
         .map(|r| r.try_get(0))
         .transpose()?)
 }

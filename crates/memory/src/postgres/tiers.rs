@@ -39,7 +39,7 @@ pub(crate) struct Insights<'a>(pub &'a PgMemory);
 
 impl PgMemory {
     /// Inserts a row with its vector.
-    fn insert_with_vector(
+    pub(super) fn insert_with_vector(
         &self,
         tx: &mut Transaction<'_>,
         now: i64,
@@ -53,7 +53,7 @@ impl PgMemory {
     }
 
     /// Inserts a validated fact row with its vector and entity links.
-    fn insert_fact(
+    pub(super) fn insert_fact(
         &self,
         tx: &mut Transaction<'_>,
         now: i64,
@@ -69,6 +69,47 @@ impl PgMemory {
         let stored = self.insert_with_vector(tx, now, "fact", ins, vector)?;
         link_fact(tx, now, &stored, self.resolver())?;
         Ok(stored)
+    }
+
+    /// Inserts a prepared insight once each citation names a live record of its user.
+    pub(super) fn insert_insight(
+        &self,
+        tx: &mut Transaction<'_>,
+        now: i64,
+        text: &str,
+        cites: &[String],
+        meta: &WriteMeta,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        for c in cites {
+            let row = load(tx, c)?
+                .ok_or_else(|| MemoryError::invalid("cites", format!("{c:?} names no record")))?;
+            if row.deleted_at.is_some() || row.superseded_by.is_some() {
+                return Err(MemoryError::invalid(
+                    "cites",
+                    format!("{c:?} is not a live record"),
+                ));
+            }
+            if row.user_id != meta.scope.user_id {
+                return Err(MemoryError::invalid(
+                    "cites",
+                    format!("{c:?} belongs to another user"),
+                ));
+            }
+        }
+        let row = ItemRow {
+            kind: MemoryKind::Insight.as_str().to_owned(),
+            text: text.to_owned(),
+            salience: Some(START_SALIENCE),
+            body_json: Some(json!({ "cites": cites }).to_string()),
+            ..ItemRow::default()
+        };
+        let ins = Insert {
+            row,
+            meta: meta.clone(),
+            detail: Some(json!({ "cites": cites })),
+        };
+        self.insert_with_vector(tx, now, "insight", ins, vector)
     }
 
     /// Re-checks a quarantined record and promotes it.
@@ -512,37 +553,8 @@ impl InsightMemory for Insights<'_> {
         let s = self.0;
         let vector = s.embed_one(&insight.text)?;
         let id = s.write(|tx, now| {
-            for c in &cites {
-                let row = load(tx, c)?.ok_or_else(|| {
-                    MemoryError::invalid("cites", format!("{c:?} names no record"))
-                })?;
-                if row.deleted_at.is_some() || row.superseded_by.is_some() {
-                    return Err(MemoryError::invalid(
-                        "cites",
-                        format!("{c:?} is not a live record"),
-                    ));
-                }
-                if row.user_id != meta.scope.user_id {
-                    return Err(MemoryError::invalid(
-                        "cites",
-                        format!("{c:?} belongs to another user"),
-                    ));
-                }
-            }
-            let row = ItemRow {
-                kind: MemoryKind::Insight.as_str().to_owned(),
-                text: insight.text.clone(),
-                salience: Some(START_SALIENCE),
-                body_json: Some(json!({ "cites": cites }).to_string()),
-                ..ItemRow::default()
-            };
-            let ins = Insert {
-                row,
-                meta: meta.clone(),
-                detail: Some(json!({ "cites": cites })),
-            };
             Ok(
-                s.insert_with_vector(tx, now, "insight", ins, vector.as_deref())?
+                s.insert_insight(tx, now, &insight.text, &cites, &meta, vector.as_deref())?
                     .id,
             )
         })?;

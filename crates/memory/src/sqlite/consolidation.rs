@@ -1,56 +1,82 @@
-//! The write of a consolidation: its episodes, facts and insights, the session's
-//! consolidation mark and `lastConsolidatedAt`, in one transaction — all or nothing.
+//! The write of a consolidation on SQLite: the inserts the shared rule of
+//! [`crate::consolidate::write`] runs over.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::error::{MemoryError, Result};
-use crate::sqlite::items::{self, ItemRow};
-use crate::sqlite::{SqliteMemory, episodic, insights, semantic};
-use crate::time::format_ms;
+use crate::consolidate::write::{
+    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, mark_key,
+    parse_mark,
+};
+use crate::error::Result;
+use crate::sqlite::SqliteMemory;
+use crate::sqlite::items::ItemRow;
 use crate::types::*;
 
-/// What one consolidation writes.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ConsolidationBatch {
-    /// The session consolidated.
-    pub session_id: String,
-    /// The session's mark read before the chat calls (the last sequence consolidated);
-    /// the write is refused when another consolidation moved it meanwhile.
-    pub seen_mark: Option<u64>,
-    /// The last sequence this consolidation covers.
-    pub new_mark: u64,
-    /// Episodes (their ids chosen by the caller, so that insights can cite them).
-    pub episodes: Vec<NewEpisode>,
-    /// Facts (ids chosen by the caller too).
-    pub facts: Vec<NewFact>,
-    /// Insights citing the episodes, facts or the session's messages.
-    pub insights: Vec<NewInsight>,
+struct Writes<'a, 'c> {
+    store: &'a SqliteMemory,
+    tx: &'a Transaction<'c>,
 }
 
-/// What it wrote.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ConsolidationWritten {
-    pub episodes: Vec<Episode>,
-    pub facts: Vec<Fact>,
-    pub insights: Vec<Insight>,
+fn meta(conn: &rusqlite::Connection, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT value FROM memory_meta WHERE key = ?1",
+            params![key],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
-fn mark_key(session_id: &str) -> String {
-    format!("consolidated:{session_id}")
+impl ConsolidationWrites for Writes<'_, '_> {
+    fn meta(&mut self, key: &str) -> Result<Option<String>> {
+        meta(self.tx, key)
+    }
+
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.tx.execute(
+            "INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?1, ?2)",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    fn insert_episode(
+        &mut self,
+        now: i64,
+        meta: &WriteMeta,
+        row: ItemRow,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        self.store.insert_episode(self.tx, now, meta, row, vector)
+    }
+
+    fn insert_fact(
+        &mut self,
+        now: i64,
+        fact: &NewFact,
+        row: ItemRow,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        self.store.insert_fact(self.tx, now, fact, row, vector)
+    }
+
+    fn insert_insight(
+        &mut self,
+        now: i64,
+        text: &str,
+        cites: &[String],
+        meta: &WriteMeta,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        self.store
+            .insert_insight(self.tx, now, text, cites, meta, vector)
+    }
 }
 
 impl SqliteMemory {
     /// The last message sequence of a session already consolidated, if any.
     pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {
-        let value: Option<String> = self
-            .lock()
-            .query_row(
-                "SELECT value FROM memory_meta WHERE key = ?1",
-                params![mark_key(session_id)],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(value.and_then(|v| v.parse().ok()))
+        Ok(parse_mark(meta(&self.lock(), &mark_key(session_id))?))
     }
 
     /// Writes a consolidation in one transaction: every record is checked (and embedded)
@@ -59,88 +85,9 @@ impl SqliteMemory {
         &self,
         batch: ConsolidationBatch,
     ) -> Result<ConsolidationWritten> {
-        let episode_rows = batch
-            .episodes
-            .iter()
-            .map(episodic::episode_row)
-            .collect::<Result<Vec<_>>>()?;
-        let fact_rows = batch
-            .facts
-            .iter()
-            .map(semantic::fact_row)
-            .collect::<Result<Vec<_>>>()?;
-        let prepared = batch
-            .insights
-            .iter()
-            .map(insights::prepare)
-            .collect::<Result<Vec<_>>>()?;
-        let mut texts: Vec<String> = batch.episodes.iter().map(|e| e.summary.clone()).collect();
-        texts.extend(fact_rows.iter().map(items::index_text));
-        texts.extend(batch.insights.iter().map(|i| i.text.clone()));
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let mut vectors = self.embed_all(&refs)?.into_iter();
-        let episode_vectors: Vec<_> = vectors.by_ref().take(episode_rows.len()).collect();
-        let fact_vectors: Vec<_> = vectors.by_ref().take(fact_rows.len()).collect();
-        let insight_vectors: Vec<_> = vectors.collect();
-
-        let rows: Vec<ItemRow> = self.write(|tx, now| {
-            let key = mark_key(&batch.session_id);
-            let current: Option<String> = tx
-                .query_row(
-                    "SELECT value FROM memory_meta WHERE key = ?1",
-                    params![key],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if current.and_then(|v| v.parse::<u64>().ok()) != batch.seen_mark {
-                return Err(MemoryError::Conflict(format!(
-                    "session {} was consolidated by another call meanwhile; nothing was written, run it again",
-                    batch.session_id
-                )));
-            }
-            let mut rows = Vec::new();
-            for ((episode, row), vector) in batch.episodes.iter().zip(episode_rows).zip(&episode_vectors) {
-                rows.push(self.insert_episode(tx, now, &episode.meta, row, vector.as_deref())?);
-            }
-            for ((fact, row), vector) in batch.facts.iter().zip(fact_rows).zip(&fact_vectors) {
-                rows.push(self.insert_fact(tx, now, fact, row, vector.as_deref())?);
-            }
-            for ((insight, (cites, meta)), vector) in
-                batch.insights.iter().zip(&prepared).zip(&insight_vectors)
-            {
-                rows.push(self.insert_insight(
-                    tx,
-                    now,
-                    &insight.text,
-                    cites,
-                    meta,
-                    vector.as_deref(),
-                )?);
-            }
-            tx.execute(
-                "INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?1, ?2)",
-                params![key, batch.new_mark.to_string()],
-            )?;
-            tx.execute(
-                "INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('lastConsolidatedAt', ?1)",
-                params![format_ms(now)],
-            )?;
-            Ok(rows)
-        })?;
-        let mut written = ConsolidationWritten::default();
-        for row in rows {
-            match row.to_item()? {
-                MemoryItem::Episode(e) => written.episodes.push(e),
-                MemoryItem::Fact(f) => written.facts.push(f),
-                MemoryItem::Insight(i) => written.insights.push(i),
-                other => {
-                    return Err(MemoryError::Conflict(format!(
-                        "consolidation stored an unexpected {} record",
-                        other.record().kind
-                    )));
-                }
-            }
-        }
-        Ok(written)
+        let prepared = rule::prepare(batch, |texts| self.embed_all(texts))?;
+        let rows =
+            self.write(|tx, now| rule::write(&mut Writes { store: self, tx }, now, prepared))?;
+        rule::written(rows)
     }
 }

@@ -35,10 +35,9 @@ use crate::time::Clock;
 use crate::types::*;
 
 pub use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
+pub use crate::maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use crate::transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, TransferReport};
 pub use belief::FactAt;
-pub(crate) use consolidation::{ConsolidationBatch, ConsolidationWritten};
-pub use maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};
 
