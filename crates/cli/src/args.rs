@@ -568,9 +568,11 @@ pub struct DiffArgs {
     /// Print the diff as JSON (the `GET /api/diff` body) instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/mindgate.db].
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
-    pub db: Option<PathBuf>,
+    /// Run database, read-only: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
 }
 
 /// Arguments of `mindgate export`.
@@ -598,9 +600,11 @@ pub struct ExportArgs {
     /// With --html: leave tool nodes' results (their output) out.
     #[arg(long, requires = "html")]
     pub hide_tool_results: bool,
-    /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`) [default: $MINDGATE_HOME/mindgate.db].
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
-    pub db: Option<PathBuf>,
+    /// Run database, read-only: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
 }
 
 /// Arguments of `mindgate migrate`.
@@ -626,20 +630,27 @@ pub struct ImportArgs {
     /// `<id>-copy-2`, …) instead of refusing.
     #[arg(long)]
     pub new_id: bool,
-    /// SQLite run database to import into (created if missing; a path, `sqlite:PATH` or
-    /// `file:PATH`) [default: $MINDGATE_HOME/mindgate.db]. Refused while a `mindgate serve`
-    /// holds it: stop the server, or import into another file.
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
-    pub db: Option<PathBuf>,
+    /// Run database to import into: a SQLite file (created if missing; a path,
+    /// `sqlite:PATH` or `file:PATH`), refused while a `mindgate serve` holds it (stop the
+    /// server, or import into another file); or a PostgreSQL URL
+    /// (`postgres://user@host:5432/db`, migrated if needed), which takes the import while
+    /// servers write it: no file lock there, the database referees the writers
+    /// [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
 }
 
 /// Arguments of `mindgate mcp`.
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
-    /// SQLite run database (a path, `sqlite:PATH` or `file:PATH`; other URLs are refused)
-    /// (default `$MINDGATE_HOME/mindgate.db`, else `~/.mindgate/mindgate.db`).
-    #[arg(long, value_name = "PATH", value_parser = crate::db_arg::parse_db_path)]
-    pub db: Option<PathBuf>,
+    /// Run database the run tools read: a SQLite file (a path, `sqlite:PATH` or
+    /// `file:PATH`) or a PostgreSQL URL (`postgres://user@host:5432/db`); other URLs are
+    /// refused (default `<home>/mindgate.db`: `--home`, else `$MINDGATE_HOME`, else
+    /// `~/.mindgate`).
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
     /// Mindgate home holding the running servers' token files (default `$MINDGATE_HOME`, else `~/.mindgate`).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,

@@ -1,14 +1,15 @@
 //! `--db` and `--memory-db`: a SQLite file path, or a PostgreSQL URL where the store
-//! has a PostgreSQL backend: the run database of `serve` and `migrate`, `--memory-db`
-//! and a `memory` command's `--db`. URLs of other databases are refused, and so is a
+//! has a PostgreSQL backend: the run database (`--db` of `serve`, `migrate`, `diff`,
+//! `export`, `import` and `mcp`, each also read from `MINDGATE_DB`), `--memory-db` and a
+//! `memory` command's `--db`. URLs of other databases are refused, and so is a
 //! directory.
 
 use std::path::PathBuf;
 
 use mindgate_memory::MemoryDb;
-use mindgate_server::PostgresUrl;
+use mindgate_server::{Database, PostgresUrl};
 
-/// The run database `serve` and `migrate` take: a SQLite file or a PostgreSQL database.
+/// The run database the run commands take: a SQLite file or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunDb {
     /// A SQLite file.
@@ -17,10 +18,22 @@ pub enum RunDb {
     Postgres(Box<PostgresUrl>),
 }
 
+impl RunDb {
+    /// The store's name for the database `--db` / `MINDGATE_DB` gave, else the SQLite
+    /// file `default` names (the home's `mindgate.db`).
+    pub fn or_default(db: Option<&RunDb>, default: impl FnOnce() -> PathBuf) -> Database {
+        match db {
+            Some(RunDb::File(path)) => Database::Sqlite(path.clone()),
+            Some(RunDb::Postgres(url)) => Database::Postgres(url.clone()),
+            None => Database::Sqlite(default()),
+        }
+    }
+}
+
 /// Schemes that name a PostgreSQL database.
 const POSTGRES_SCHEMES: [&str; 2] = ["postgres", "postgresql"];
 
-/// Parses the `--db` of `serve` and `migrate`: a `postgres://` / `postgresql://` URL, or
+/// Parses the run database's `--db`: a `postgres://` / `postgresql://` URL, or
 /// anything [`parse_db_path`] takes.
 pub fn parse_run_db(value: &str) -> Result<RunDb, String> {
     if let Some((scheme, _)) = split_scheme(value) {

@@ -1,7 +1,5 @@
 //! The crate's error types.
 
-use std::path::PathBuf;
-
 use mindgate_errors::{ErrorCode, error_chain};
 
 /// Errors that stop the MCP server itself (start-up and transport).
@@ -82,10 +80,10 @@ pub enum ToolError {
         reason: String,
     },
     /// The run database does not exist or cannot be opened.
-    #[error("the run database {} is not available: {message}", path.display())]
+    #[error("the run database {database} is not available: {message}")]
     NoDatabase {
-        /// Where it was looked for.
-        path: PathBuf,
+        /// Where it was looked for (a file, or a PostgreSQL URL without its password).
+        database: String,
         /// Why it cannot be used.
         message: String,
     },

@@ -198,7 +198,7 @@ pub type McpHttpService = StreamableHttpService<MindgateMcp, BoundedSessionManag
 /// axum with `Router::new().nest_service("/mcp", mindgate_mcp::http_service(config, Some(store)))`.
 ///
 /// Pass the server's own [`RunStore`] so MCP and the HTTP API read through one
-/// store; with `None` the database at [`McpConfig::db_path`] is opened
+/// store; with `None` the database [`McpConfig::database`] is opened
 /// read-only on first use. rmcp's own `Host` check accepts loopback names only;
 /// the server's Host/Origin guard and token layer should wrap it as for every
 /// other route. Set [`McpConfig::control_endpoint`] (the server's own port and

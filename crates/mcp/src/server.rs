@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mindgate_home::{DEFAULT_PORT, Home};
-use mindgate_store::RunStore;
+use mindgate_store::{Database, RunStore};
 use mindgate_taskgraph::DiscoveryConfig;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -35,8 +35,9 @@ pub const CONTROL_TOOLS: [&str; 2] = ["list_pauses", "resume"];
 pub struct McpConfig {
     /// Mindgate's home (token files of running servers live in `<home>/run/`).
     pub home: PathBuf,
-    /// The SQLite run database (opened read-only, on first use).
-    pub db_path: PathBuf,
+    /// The run database: a SQLite file (opened read-only) or a PostgreSQL database,
+    /// opened on first use (and again on the next call when that failed).
+    pub database: Database,
     /// Where coding-agent sessions are looked for.
     pub discovery: DiscoveryConfig,
     /// Viewer port for deep links and control. `None`: the port of the
@@ -66,7 +67,7 @@ impl McpConfig {
     pub fn new(home: &Path) -> Self {
         McpConfig {
             home: home.to_path_buf(),
-            db_path: Home::at(home).run_db(),
+            database: Database::Sqlite(Home::at(home).run_db()),
             discovery: DiscoveryConfig::from_env(),
             port: None,
             allow_control: false,
@@ -115,20 +116,26 @@ impl Shared {
         if let Some(s) = slot.as_ref() {
             return Ok(s.clone());
         }
-        let path = &self.config.db_path;
-        if !path.exists() {
-            return Err(ToolError::NoDatabase {
-                path: path.clone(),
-                message: "it does not exist yet; `mindgate serve` creates it when it first starts"
+        let database = &self.config.database;
+        let unavailable = |message: String| ToolError::NoDatabase {
+            database: database.to_string(),
+            message,
+        };
+        if let Some(path) = database.sqlite_path()
+            && !path.exists()
+        {
+            return Err(unavailable(
+                "it does not exist yet; `mindgate serve` creates it when it first starts"
                     .to_owned(),
-            });
+            ));
         }
         let prices = self.load_prices()?;
-        let store = RunStore::open_read_only(path)
-            .map_err(|e| ToolError::NoDatabase {
-                path: path.clone(),
-                message: mindgate_errors::error_chain(&e),
-            })?
+        let opened = match database {
+            Database::Sqlite(path) => RunStore::open_read_only(path),
+            Database::Postgres(url) => RunStore::open_postgres(url),
+        };
+        let store = opened
+            .map_err(|e| unavailable(mindgate_errors::error_chain(&e)))?
             .with_prices(prices);
         let store = Arc::new(store);
         *slot = Some(store.clone());
@@ -171,7 +178,7 @@ pub struct MindgateMcp {
 impl std::fmt::Debug for MindgateMcp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MindgateMcp")
-            .field("db_path", &self.shared.config.db_path)
+            .field("database", &self.shared.config.database)
             .field("allow_control", &self.shared.config.allow_control)
             .finish()
     }

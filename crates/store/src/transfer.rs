@@ -10,22 +10,31 @@
 //! events than the header counts) or a run id the database already holds rolls it all
 //! back: nothing is half-written.
 //!
+//! Both backends take an import: a SQLite file (created if missing; the transaction
+//! holds its write lock, so the caller keeps other writers away) and a PostgreSQL
+//! database (migrated if needed; the database referees concurrent writers, and a run
+//! id another writer stores meanwhile makes the commit fail as [`TransferError::Exists`]).
+//! The checks and the run row are the same on both ([`ImportTarget`] is the only
+//! difference); the run's counters are the header's, as the exporting store computed
+//! them, on either backend.
+//!
 //! The format is described for people in `docs/share.md`.
 
-use std::collections::HashMap;
+mod sqlite_target;
+
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
 use mindgate_protocol::{ParseResult, parse_envelope};
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::database::Database;
 use crate::error::StoreError;
 use crate::ingest::{MAX_RUN_ID_BYTES, NewEvent, check_limits};
 use crate::model::{Counts, RunState, RunSummary, UsageTotals};
 use crate::reader::RunStore;
-use crate::schema;
 use crate::writer::MAX_EVENT_TYPES;
 
 /// The `format` of an export's header line.
@@ -73,12 +82,6 @@ pub enum TransferError {
     },
 }
 
-impl From<rusqlite::Error> for TransferError {
-    fn from(e: rusqlite::Error) -> Self {
-        TransferError::Store(StoreError::Sqlite(e))
-    }
-}
-
 /// The header line of an export, as written.
 #[derive(Serialize)]
 struct HeaderOut<'a> {
@@ -90,22 +93,43 @@ struct HeaderOut<'a> {
 /// The run of a header line, as read (the fields the run row keeps).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ImportedRun {
-    id: String,
+pub(crate) struct ImportedRun {
+    pub(crate) id: String,
     #[serde(default)]
-    app: String,
+    pub(crate) app: String,
     #[serde(default)]
-    name: String,
-    status: RunState,
-    started_at: i64,
-    finished_at: Option<i64>,
-    last_event_at: i64,
-    counts: Counts,
+    pub(crate) name: String,
+    pub(crate) status: RunState,
+    pub(crate) started_at: i64,
+    pub(crate) finished_at: Option<i64>,
+    pub(crate) last_event_at: i64,
+    pub(crate) counts: Counts,
     #[serde(default)]
-    usage: UsageTotals,
-    meta: Option<Value>,
-    sdk: Option<Value>,
-    last_seq: Option<u64>,
+    pub(crate) usage: UsageTotals,
+    pub(crate) meta: Option<Value>,
+    pub(crate) sdk: Option<Value>,
+    pub(crate) last_seq: Option<u64>,
+}
+
+/// The database side of an import: one open transaction on one backend. Every call
+/// runs inside it; [`ImportTarget::commit`] ends it, [`ImportTarget::rollback`] undoes it.
+pub(crate) trait ImportTarget {
+    /// Whether a run is stored under `run_id`.
+    fn run_exists(&mut self, run_id: &str) -> Result<bool, StoreError>;
+    /// Writes the run row (source [`IMPORT_SOURCE`]) under `run_id`; returns its key,
+    /// `None` when another writer stored that id meanwhile.
+    fn insert_run(&mut self, run_id: &str, run: &ImportedRun) -> Result<Option<i64>, StoreError>;
+    /// The interned event types, by name.
+    fn event_types(&mut self) -> Result<HashMap<String, i64>, StoreError>;
+    /// Interns `name`; returns its code.
+    fn intern_type(&mut self, name: &str) -> Result<i64, StoreError>;
+    /// Stores one checked event of run `key` (a backend may hold it until
+    /// [`ImportTarget::commit`]).
+    fn insert_event(&mut self, key: i64, code: i64, event: NewEvent) -> Result<(), StoreError>;
+    /// Writes what is held and commits.
+    fn commit(&mut self) -> Result<(), StoreError>;
+    /// Undoes the transaction (errors are logged: the transaction ends either way).
+    fn rollback(&mut self);
 }
 
 #[derive(Debug, Deserialize)]
@@ -175,10 +199,12 @@ pub struct ImportReport {
 /// header line, [`RunImport::add_event`] per event line, [`RunImport::finish`] commits.
 /// Dropped before `finish` (or after an error) it rolls everything back.
 pub struct RunImport {
-    conn: Connection,
+    target: Box<dyn ImportTarget>,
     run_id: String,
     key: i64,
     types: HashMap<String, i64>,
+    /// The `seq`s read, so one that appears twice is refused on its line.
+    seqs: HashSet<u64>,
     /// The run id the event lines carry (the header's, whatever id the run is stored under).
     exported_id: String,
     expected: u64,
@@ -196,14 +222,30 @@ impl std::fmt::Debug for RunImport {
 }
 
 impl RunImport {
-    /// Opens (creating if needed) the database at `db`, starts the transaction and
-    /// writes the run row from `header` (the export's first line). `new_id` stores the
-    /// run under another id. Refused when the id is already taken.
+    /// Opens (creating if needed) the SQLite database at `db`, starts the transaction
+    /// and writes the run row from `header` (the export's first line): see
+    /// [`RunImport::begin_in`].
     ///
     /// The caller makes sure no other process writes the database meanwhile (the
     /// transaction holds SQLite's write lock until it ends).
     pub fn begin(
         db: &Path,
+        header: &str,
+        new_id: Option<&str>,
+    ) -> Result<RunImport, TransferError> {
+        Self::begin_in(&Database::Sqlite(db.to_path_buf()), header, new_id)
+    }
+
+    /// Opens `database` (a SQLite file, created if needed; a PostgreSQL database,
+    /// migrated if needed), starts the transaction and writes the run row from
+    /// `header` (the export's first line). `new_id` stores the run under another id.
+    /// Refused when the id is already taken.
+    ///
+    /// On SQLite the caller keeps other processes from writing the file meanwhile (the
+    /// transaction holds its write lock until it ends); on PostgreSQL other instances
+    /// keep writing, and the database referees the run id.
+    pub fn begin_in(
+        database: &Database,
         header: &str,
         new_id: Option<&str>,
     ) -> Result<RunImport, TransferError> {
@@ -231,13 +273,16 @@ impl RunImport {
                 "the run id is longer than {MAX_RUN_ID_BYTES} bytes"
             )));
         }
-        let conn = schema::open_writer(db)?;
-        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let target: Box<dyn ImportTarget> = match database {
+            Database::Sqlite(path) => Box::new(sqlite_target::SqliteTarget::begin(path)?),
+            Database::Postgres(url) => Box::new(crate::pg::import::PgTarget::begin(url)?),
+        };
         let mut import = RunImport {
-            conn,
+            target,
             run_id,
             key: 0,
             types: HashMap::new(),
+            seqs: HashSet::new(),
             exported_id: run.id.clone(),
             expected: run.counts.events,
             read: 0,
@@ -248,49 +293,17 @@ impl RunImport {
     }
 
     fn write_run(&mut self, run: &ImportedRun) -> Result<(), TransferError> {
-        let taken: Option<i64> = self
-            .conn
-            .query_row("SELECT key FROM runs WHERE id = ?1", [&self.run_id], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        if taken.is_some() {
-            return Err(TransferError::Exists {
-                run_id: self.run_id.clone(),
-            });
+        let taken = || TransferError::Exists {
+            run_id: self.run_id.clone(),
+        };
+        if self.target.run_exists(&self.run_id)? {
+            return Err(taken());
         }
-        let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        self.conn.execute(
-            "INSERT INTO runs(id, app, name, status, started_at, finished_at, last_event_at, \
-             source, meta_json, sdk_json, event_count, node_count, error_count, input_tokens, \
-             output_tokens, last_seq) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            params![
-                self.run_id,
-                run.app,
-                run.name,
-                run.status.as_str(),
-                run.started_at,
-                run.finished_at,
-                run.last_event_at,
-                IMPORT_SOURCE,
-                run.meta.as_ref().map(Value::to_string),
-                run.sdk.as_ref().map(Value::to_string),
-                to_i64(run.counts.events),
-                to_i64(run.counts.nodes),
-                to_i64(run.counts.errors),
-                to_i64(run.usage.input_tokens),
-                to_i64(run.usage.output_tokens),
-                run.last_seq.map(to_i64),
-            ],
-        )?;
-        self.key = self.conn.last_insert_rowid();
-        let mut stmt = self.conn.prepare("SELECT code, name FROM event_types")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, i64>(0)?)))?;
-        for row in rows {
-            let (name, code) = row?;
-            self.types.insert(name, code);
-        }
+        self.key = self
+            .target
+            .insert_run(&self.run_id, run)?
+            .ok_or_else(taken)?;
+        self.types = self.target.event_types()?;
         Ok(())
     }
 
@@ -324,25 +337,11 @@ impl RunImport {
         let event = NewEvent::from_frame(frame, &parsed)
             .ok_or_else(|| bad("not a run event (a handshake or control message)".to_owned()))?;
         self.check_run(line, &event.run_id)?;
-        let code = self.type_code(line, &event.type_name)?;
-        let inserted = self
-            .conn
-            .prepare_cached(
-                "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                self.key,
-                i64::try_from(event.seq).unwrap_or(i64::MAX),
-                event.ts,
-                code,
-                event.node_id,
-                event.payload,
-                event.extra.as_ref().map(|e| e.get()),
-            ])?;
-        if inserted != 1 {
+        if !self.seqs.insert(event.seq) {
             return Err(bad(format!("seq {} appears twice", event.seq)));
         }
+        let code = self.type_code(line, &event.type_name)?;
+        self.target.insert_event(self.key, code, event)?;
         self.read += 1;
         Ok(())
     }
@@ -374,15 +373,7 @@ impl RunImport {
                 ),
             });
         }
-        self.conn.execute(
-            "INSERT OR IGNORE INTO event_types(name) VALUES (?1)",
-            [name],
-        )?;
-        let code: i64 = self.conn.query_row(
-            "SELECT code FROM event_types WHERE name = ?1",
-            [name],
-            |r| r.get(0),
-        )?;
+        let code = self.target.intern_type(name)?;
         self.types.insert(name.to_owned(), code);
         Ok(code)
     }
@@ -395,7 +386,8 @@ impl RunImport {
                 found: self.read,
             });
         }
-        self.conn.execute_batch("COMMIT")?;
+        // A failed commit leaves `open` set: dropping the import rolls it back.
+        self.target.commit()?;
         self.open = false;
         Ok(ImportReport {
             run_id: self.run_id.clone(),
@@ -406,10 +398,8 @@ impl RunImport {
 
 impl Drop for RunImport {
     fn drop(&mut self) {
-        if self.open
-            && let Err(e) = self.conn.execute_batch("ROLLBACK")
-        {
-            tracing::warn!(error = %e, "rolling back an unfinished import failed");
+        if self.open {
+            self.target.rollback();
         }
     }
 }

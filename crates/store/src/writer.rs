@@ -54,6 +54,10 @@ pub struct WriterConfig {
     /// event), the commit hook gets no [`Committed::events`], which saves
     /// building them. `None`: always built.
     pub events_wanted: Option<EventsWanted>,
+    /// Mark the runs left `running` as `abandoned` on open (the default: right for the
+    /// one process that writes the database). `false` for a writer beside live
+    /// instances, such as `mindgate import` into a shared PostgreSQL database.
+    pub reconcile_on_open: bool,
 }
 
 impl std::fmt::Debug for WriterConfig {
@@ -62,6 +66,7 @@ impl std::fmt::Debug for WriterConfig {
             .field("channel_capacity", &self.channel_capacity)
             .field("max_batch", &self.max_batch)
             .field("events_wanted", &self.events_wanted.is_some())
+            .field("reconcile_on_open", &self.reconcile_on_open)
             .finish()
     }
 }
@@ -72,6 +77,7 @@ impl Default for WriterConfig {
             channel_capacity: 32_768,
             max_batch: 8_192,
             events_wanted: None,
+            reconcile_on_open: true,
         }
     }
 }
@@ -219,7 +225,8 @@ impl Writer {
 
     /// Opens `database` (a SQLite file, created if needed, or a PostgreSQL database,
     /// migrated to the current schema), marks runs left `running` by a previous
-    /// process as `abandoned`, and starts the thread.
+    /// process as `abandoned` (unless [`WriterConfig::reconcile_on_open`] is off), and
+    /// starts the thread.
     pub fn open_database(
         database: &Database,
         config: WriterConfig,
@@ -229,7 +236,11 @@ impl Writer {
             Database::Sqlite(path) => Box::new(sqlite_db::SqliteWriteDb::open(path)?),
             Database::Postgres(url) => Box::new(crate::pg::writer::PgWriteDb::open(url)?),
         };
-        let reconciled = db.reconcile(crate::now_ms())?;
+        let reconciled = if config.reconcile_on_open {
+            db.reconcile(crate::now_ms())?
+        } else {
+            Vec::new()
+        };
         if !reconciled.is_empty() {
             tracing::info!(
                 count = reconciled.len(),

@@ -11,14 +11,15 @@ use mindgate_store::{Cost, DiffError, RunStore, TokenCounts};
 use super::export::open_store;
 use super::write_stdout;
 use crate::args::DiffArgs;
+use crate::db_arg::RunDb;
 
 /// Runs `mindgate diff`: exit 0 when the runs did the same, 1 when they diverge.
 pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let db = args.db.clone().unwrap_or_else(|| Home::from_env().run_db());
+    let db = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
     let store: RunStore = open_store(&db)?;
     let diff = match store.diff_runs(&args.run_a, &args.run_b) {
         Ok(diff) => diff,
-        Err(DiffError::NotFound(id)) => anyhow::bail!("run {id} not found in {}", db.display()),
+        Err(DiffError::NotFound(id)) => anyhow::bail!("run {id} not found in {db}"),
         Err(e) => return Err(e).context("cannot compare the runs"),
     };
     if args.json {

@@ -7,17 +7,18 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use mindgate_home::Home;
-use mindgate_store::RunStore;
+use mindgate_store::{Database, RunStore};
 
 use super::memory::progress::{LineCounter, bar};
 use crate::args::ExportArgs;
+use crate::db_arg::RunDb;
 
 /// Runs `mindgate export`.
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    let db = args.db.clone().unwrap_or_else(|| Home::from_env().run_db());
+    let db = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
     let store = open_store(&db)?;
     if store.get_run(&args.run_id)?.is_none() {
-        bail!("run {} not found in {}", args.run_id, db.display());
+        bail!("run {} not found in {db}", args.run_id);
     }
     if let Some(path) = &args.jsonl {
         let events = export_jsonl(&store, &args.run_id, path)?;
@@ -51,15 +52,23 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The run database, read-only (a running `mindgate serve` may write it).
-pub(crate) fn open_store(db: &Path) -> anyhow::Result<RunStore> {
-    if !db.exists() {
-        bail!("no run database at {}", db.display());
-    }
+/// The run database, read-only (running `mindgate serve` instances may write it): a
+/// SQLite file that must exist, or a migrated PostgreSQL database (an unreachable one is
+/// an error naming it, password hidden).
+pub(crate) fn open_store(db: &Database) -> anyhow::Result<RunStore> {
     let prices = mindgate_pricing::PriceTable::load(&Home::from_env().prices_file())?;
-    Ok(RunStore::open_read_only(db)
-        .with_context(|| format!("cannot open {}", db.display()))?
-        .with_prices(prices))
+    let store = match db {
+        Database::Sqlite(path) => {
+            if !path.exists() {
+                bail!("no run database at {}", path.display());
+            }
+            RunStore::open_read_only(path)
+                .with_context(|| format!("cannot open {}", path.display()))?
+        }
+        // The store's errors name the database (`cannot reach the PostgreSQL database …`).
+        Database::Postgres(url) => RunStore::open_postgres(url)?,
+    };
+    Ok(store.with_prices(prices))
 }
 
 fn export_jsonl(store: &RunStore, run_id: &str, path: &Path) -> anyhow::Result<u64> {

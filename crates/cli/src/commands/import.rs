@@ -3,22 +3,26 @@
 //! The format is told by the file's first JSON value ([`detect`]): a Mindgate run export
 //! header (`mindgate export --jsonl`) is read by [`import_run_export`]; other formats
 //! (an OTLP JSON dump: `resourceSpans`) get their own reader at the dispatch point in
-//! [`run`]. Every reader writes through one transaction, so a bad file leaves the
-//! database as it was.
+//! [`run`]. A run export is written in one transaction, so a bad file leaves the
+//! database as it was (an OTLP dump keeps what was read before a bad export).
+//!
+//! The database is a SQLite file (locked against a running `mindgate serve`) or a
+//! PostgreSQL database, which live servers keep writing during the import.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use mindgate_home::Home;
 use mindgate_server::db_lock::{self, LockHolder};
-use mindgate_store::{RunImport, RunStore};
+use mindgate_store::{Database, RunImport, RunStore, StoreError};
 use serde_json::Value;
 
 use super::memory::progress::{ByteCounter, bar};
 use crate::args::ImportArgs;
+use crate::db_arg::RunDb;
 
 /// The formats `mindgate import` knows, by the first JSON value of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,38 +66,38 @@ pub fn detect(file: &Path) -> anyhow::Result<ImportFormat> {
 
 /// Runs `mindgate import`.
 pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
-    let db = args.db.clone().unwrap_or_else(|| Home::from_env().run_db());
+    let db = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
     let format = detect(&args.file)?;
-    // One writer per database: a running `mindgate serve` holds this lock, and the
-    // import's transaction would stall its writes.
-    let _lock = db_lock::acquire(
-        &db,
-        LockHolder {
-            pid: std::process::id(),
-            port: 0,
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("{e}; stop it or import into another --db"))?;
+    // One writer per SQLite file: a running `mindgate serve` holds this lock, and the
+    // import's transaction would stall its writes. A PostgreSQL database has no such
+    // lock: it referees its writers itself, so servers keep writing during the import.
+    let _lock = match &db {
+        Database::Sqlite(path) => Some(
+            db_lock::acquire(
+                path,
+                LockHolder {
+                    pid: std::process::id(),
+                    port: 0,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("{e}; stop it or import into another --db"))?,
+        ),
+        Database::Postgres(_) => None,
+    };
     let report = match format {
         ImportFormat::RunExport => import_run_export(&args.file, &db, args.new_id)?,
         ImportFormat::Otlp => {
             let r = super::import_otlp::import(&args.file, &db)?;
             println!(
-                "imported {} trace(s) as runs ({} spans, {} rejected, {} events) into {}",
-                r.runs,
-                r.spans,
-                r.rejected,
-                r.events,
-                db.display()
+                "imported {} trace(s) as runs ({} spans, {} rejected, {} events) into {db}",
+                r.runs, r.spans, r.rejected, r.events,
             );
             return Ok(ExitCode::SUCCESS);
         }
     };
     println!(
-        "imported run {} ({} events) into {}",
-        report.run_id,
-        report.events,
-        db.display()
+        "imported run {} ({} events) into {db}",
+        report.run_id, report.events,
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -101,7 +105,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
 /// Reads a `mindgate export --jsonl` file into `db` in one transaction.
 pub fn import_run_export(
     file: &Path,
-    db: &Path,
+    db: &Database,
     new_id: bool,
 ) -> anyhow::Result<mindgate_store::ImportReport> {
     let opened = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
@@ -118,7 +122,7 @@ pub fn import_run_export(
         .with_context(|| format!("cannot read {}", file.display()))?
         .unwrap_or_default();
     let id = if new_id { free_id(db, &header)? } else { None };
-    let mut import = RunImport::begin(db, &header, id.as_deref())
+    let mut import = RunImport::begin_in(db, &header, id.as_deref())
         .with_context(|| format!("{} was not imported", file.display()))?;
     for (index, line) in lines.enumerate() {
         let number = index as u64 + 2;
@@ -140,16 +144,21 @@ pub fn import_run_export(
 
 /// With `--new-id`: the header's id when `db` does not have it, else the first free
 /// `<id>-copy`, `<id>-copy-2`, …
-fn free_id(db: &Path, header: &str) -> anyhow::Result<Option<String>> {
+fn free_id(db: &Database, header: &str) -> anyhow::Result<Option<String>> {
     let header: Value = serde_json::from_str(header).unwrap_or(Value::Null);
     let Some(id) = header.pointer("/run/id").and_then(Value::as_str) else {
         return Ok(None); // RunImport::begin reports the bad header
     };
-    if !db.exists() {
-        return Ok(None);
-    }
-    let store = RunStore::open_read_only(&PathBuf::from(db))
-        .with_context(|| format!("cannot read {}", db.display()))?;
+    let store = match db {
+        Database::Sqlite(path) if !path.exists() => return Ok(None),
+        Database::Sqlite(path) => RunStore::open_read_only(path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+        Database::Postgres(url) => match RunStore::open_postgres(url) {
+            // A database without a run store yet holds no run: the import migrates it.
+            Err(StoreError::NotMigrated { .. }) => return Ok(None),
+            other => other?,
+        },
+    };
     if store.get_run(id)?.is_none() {
         return Ok(None);
     }

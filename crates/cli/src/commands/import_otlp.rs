@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 use mindgate_otlp::{StoredTrace, Tracker, TrackerConfig};
-use mindgate_store::{RunStore, Writer, WriterConfig};
+use mindgate_store::{Database, RunStore, Writer, WriterConfig};
 use serde_json::Value;
 
 use super::memory::progress::{ByteCounter, bar};
@@ -33,8 +33,16 @@ pub struct OtlpImport {
     pub runs: usize,
 }
 
+/// `result` with the SQLite file named (the PostgreSQL errors name their database).
+fn named<T>(db: &Database, result: mindgate_store::Result<T>) -> anyhow::Result<T> {
+    match db {
+        Database::Sqlite(path) => result.with_context(|| format!("cannot open {}", path.display())),
+        Database::Postgres(_) => Ok(result?),
+    }
+}
+
 /// Reads an OTLP/JSON dump into `db`.
-pub fn import(file: &Path, db: &Path) -> anyhow::Result<OtlpImport> {
+pub fn import(file: &Path, db: &Database) -> anyhow::Result<OtlpImport> {
     let opened = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
     let size = opened.metadata().map(|m| m.len()).ok();
     let progress = bar(size, "importing {bar:40} {bytes}/{total_bytes} {msg}");
@@ -42,9 +50,13 @@ pub fn import(file: &Path, db: &Path) -> anyhow::Result<OtlpImport> {
         inner: opened,
         bar: progress.clone(),
     });
-    let (writer, _) = Writer::open(db, WriterConfig::default(), None)
-        .with_context(|| format!("cannot open {}", db.display()))?;
-    let store = RunStore::open(db).with_context(|| format!("cannot open {}", db.display()))?;
+    let config = WriterConfig {
+        // On PostgreSQL the runs left `running` are other instances' live runs.
+        reconcile_on_open: !db.is_postgres(),
+        ..WriterConfig::default()
+    };
+    let (writer, _) = named(db, Writer::open_database(db, config, None))?;
+    let store = named(db, RunStore::open_database(db))?;
     let mut tracker = Tracker::new(TrackerConfig {
         source: "import",
         max_traces: usize::MAX,

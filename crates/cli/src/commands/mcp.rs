@@ -7,6 +7,7 @@ use mindgate_home::{Home, env};
 use mindgate_mcp::McpConfig;
 
 use crate::args::McpArgs;
+use crate::db_arg::RunDb;
 
 /// Runs the MCP server on standard input/output until the client disconnects.
 /// Logs go to standard error only (standard output carries the protocol).
@@ -21,7 +22,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         .try_init();
     let home = args.home.map(Home::at).unwrap_or_else(Home::from_env);
     let mut config = McpConfig::new(home.root());
-    config.db_path = args.db.unwrap_or_else(|| home.run_db());
+    config.database = RunDb::or_default(args.db.as_ref(), || home.run_db());
     config.port = args.port;
     config.allow_control = args.allow_control;
     config.memory_user = args.memory_user;

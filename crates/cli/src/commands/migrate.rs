@@ -4,18 +4,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mindgate_home::Home;
-use mindgate_server::Database;
 
 use crate::args::MigrateArgs;
 use crate::db_arg::RunDb;
 
 /// Migrates the database named by `--db` / `MINDGATE_DB` (default the home's file).
 pub fn run(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
-    let database = match &args.db {
-        Some(RunDb::File(path)) => Database::Sqlite(path.clone()),
-        Some(RunDb::Postgres(url)) => Database::Postgres(url.clone()),
-        None => Database::Sqlite(Home::from_env().run_db()),
-    };
+    let database = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
     let report = mindgate_server::migrate(&database)
         .with_context(|| format!("cannot migrate the run database {database}"))?;
     if args.json {

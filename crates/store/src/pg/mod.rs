@@ -1,5 +1,6 @@
 //! The PostgreSQL backend of the run store: numbered migrations, the writer's
-//! connection ([`writer::PgWriteDb`]) and the readers' bounded pool ([`reader::PgReader`]).
+//! connection ([`writer::PgWriteDb`]), the readers' bounded pool ([`reader::PgReader`])
+//! and a run import's transaction ([`import::PgTarget`]).
 //!
 //! Layout (migration 1): `runs` (one row per run with its counters, `bigserial` key),
 //! `event_types` (interned type names) and `events` keyed `(run_key, seq)` with `jsonb`
@@ -8,6 +9,7 @@
 //! SQLite's `INSERT OR IGNORE` does. Payloads are read back minified; `jsonb` keeps
 //! the keys in its own order (the values and their meaning are unchanged).
 
+pub(crate) mod import;
 pub(crate) mod reader;
 pub(crate) mod schema;
 pub(crate) mod writer;

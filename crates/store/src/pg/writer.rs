@@ -14,9 +14,9 @@ use crate::writer::db::{EventRow, FoundRun, WriteDb};
 
 /// Rows per multi-row insert (one `unnest` statement; parameters are 7 arrays, so
 /// the size is not bound by PostgreSQL's 65,535 parameters).
-const PG_INSERT_CHUNK: usize = 2_048;
+pub(crate) const PG_INSERT_CHUNK: usize = 2_048;
 
-const INSERT_ROWS: &str = "INSERT INTO events(run_key, seq, ts, type, node_id, payload, extra, \
+pub(crate) const INSERT_ROWS: &str = "INSERT INTO events(run_key, seq, ts, type, node_id, payload, extra, \
      payload_text, extra_text) \
      SELECT k, s, t, y, n, p::jsonb, x::jsonb, pt, xt \
      FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[], $5::text[], $6::text[], \
@@ -88,6 +88,48 @@ impl PgWriteDb {
 
 fn seq_of(row: &EventRow<'_>) -> i64 {
     i64::try_from(row.event.seq).unwrap_or(i64::MAX)
+}
+
+/// Inserts `rows` in multi-row statements of [`PG_INSERT_CHUNK`] rows (`statement` is
+/// [`INSERT_ROWS`] prepared on `client`); returns the rows written (a `(run, seq)`
+/// already stored is skipped).
+pub(crate) fn insert_rows(
+    client: &mut Client,
+    statement: &Statement,
+    rows: &[EventRow<'_>],
+) -> Result<usize> {
+    let mut written = 0usize;
+    for chunk in rows.chunks(PG_INSERT_CHUNK) {
+        let keys: Vec<i64> = chunk.iter().map(|r| r.key).collect();
+        let seqs: Vec<i64> = chunk.iter().map(seq_of).collect();
+        let ts: Vec<i64> = chunk.iter().map(|r| r.event.ts).collect();
+        let codes: Vec<i64> = chunk.iter().map(|r| r.code).collect();
+        let nodes: Vec<Option<&str>> = chunk.iter().map(|r| r.event.node_id.as_deref()).collect();
+        let (payloads, payload_texts): (Vec<_>, Vec<_>) = chunk
+            .iter()
+            .map(|r| json_or_text(Some(r.event.payload.as_str())))
+            .unzip();
+        let (extras, extra_texts): (Vec<_>, Vec<_>) = chunk
+            .iter()
+            .map(|r| json_or_text(r.event.extra.as_ref().map(|e| e.get())))
+            .unzip();
+        let n = client.execute(
+            statement,
+            &[
+                &keys,
+                &seqs,
+                &ts,
+                &codes,
+                &nodes,
+                &payloads,
+                &extras,
+                &payload_texts,
+                &extra_texts,
+            ],
+        )?;
+        written += usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    Ok(written)
 }
 
 impl WriteDb for PgWriteDb {
@@ -199,39 +241,7 @@ impl WriteDb for PgWriteDb {
     }
 
     fn insert_new(&mut self, rows: &[EventRow<'_>]) -> Result<usize> {
-        let mut written = 0usize;
-        for chunk in rows.chunks(PG_INSERT_CHUNK) {
-            let keys: Vec<i64> = chunk.iter().map(|r| r.key).collect();
-            let seqs: Vec<i64> = chunk.iter().map(seq_of).collect();
-            let ts: Vec<i64> = chunk.iter().map(|r| r.event.ts).collect();
-            let codes: Vec<i64> = chunk.iter().map(|r| r.code).collect();
-            let nodes: Vec<Option<&str>> =
-                chunk.iter().map(|r| r.event.node_id.as_deref()).collect();
-            let (payloads, payload_texts): (Vec<_>, Vec<_>) = chunk
-                .iter()
-                .map(|r| json_or_text(Some(r.event.payload.as_str())))
-                .unzip();
-            let (extras, extra_texts): (Vec<_>, Vec<_>) = chunk
-                .iter()
-                .map(|r| json_or_text(r.event.extra.as_ref().map(|e| e.get())))
-                .unzip();
-            let n = self.client.execute(
-                &self.insert_rows,
-                &[
-                    &keys,
-                    &seqs,
-                    &ts,
-                    &codes,
-                    &nodes,
-                    &payloads,
-                    &extras,
-                    &payload_texts,
-                    &extra_texts,
-                ],
-            )?;
-            written += usize::try_from(n).unwrap_or(usize::MAX);
-        }
-        Ok(written)
+        insert_rows(&mut self.client, &self.insert_rows, rows)
     }
 
     fn insert_one(&mut self, row: EventRow<'_>) -> Result<bool> {

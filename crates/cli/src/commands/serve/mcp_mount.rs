@@ -25,7 +25,7 @@ type ControlFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + 
 pub fn mount() -> Mount {
     Mount::service(|state: &AppState| {
         let mut mcp = mindgate_mcp::McpConfig::new(&state.config.home);
-        mcp.db_path = state.config.db_path.clone();
+        mcp.database = state.config.database();
         mcp.discovery = state.config.task_graph.clone();
         mcp.port = Some(state.port);
         mcp.allow_control = true;

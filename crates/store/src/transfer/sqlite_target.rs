@@ -1,0 +1,121 @@
+//! The SQLite side of an import: one `BEGIN IMMEDIATE` transaction on the file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::{IMPORT_SOURCE, ImportTarget, ImportedRun};
+use crate::error::StoreError;
+use crate::ingest::NewEvent;
+use crate::schema;
+
+/// An import's transaction on a SQLite file.
+pub(crate) struct SqliteTarget {
+    conn: Connection,
+}
+
+impl SqliteTarget {
+    /// Opens (creating if needed) the file and takes its write lock.
+    pub(crate) fn begin(path: &Path) -> Result<SqliteTarget, StoreError> {
+        let conn = schema::open_writer(path)?;
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(SqliteTarget { conn })
+    }
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl ImportTarget for SqliteTarget {
+    fn run_exists(&mut self, run_id: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT key FROM runs WHERE id = ?1", [run_id], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()?
+            .is_some())
+    }
+
+    fn insert_run(&mut self, run_id: &str, run: &ImportedRun) -> Result<Option<i64>, StoreError> {
+        self.conn.execute(
+            "INSERT INTO runs(id, app, name, status, started_at, finished_at, last_event_at, \
+             source, meta_json, sdk_json, event_count, node_count, error_count, input_tokens, \
+             output_tokens, last_seq) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            params![
+                run_id,
+                run.app,
+                run.name,
+                run.status.as_str(),
+                run.started_at,
+                run.finished_at,
+                run.last_event_at,
+                IMPORT_SOURCE,
+                run.meta.as_ref().map(Value::to_string),
+                run.sdk.as_ref().map(Value::to_string),
+                to_i64(run.counts.events),
+                to_i64(run.counts.nodes),
+                to_i64(run.counts.errors),
+                to_i64(run.usage.input_tokens),
+                to_i64(run.usage.output_tokens),
+                run.last_seq.map(to_i64),
+            ],
+        )?;
+        Ok(Some(self.conn.last_insert_rowid()))
+    }
+
+    fn event_types(&mut self) -> Result<HashMap<String, i64>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT code, name FROM event_types")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, i64>(0)?)))?;
+        let mut types = HashMap::new();
+        for row in rows {
+            let (name, code) = row?;
+            types.insert(name, code);
+        }
+        Ok(types)
+    }
+
+    fn intern_type(&mut self, name: &str) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO event_types(name) VALUES (?1)",
+            [name],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT code FROM event_types WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn insert_event(&mut self, key: i64, code: i64, event: NewEvent) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events(run_key, seq, ts, type, node_id, payload, extra) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                key,
+                to_i64(event.seq),
+                event.ts,
+                code,
+                event.node_id,
+                event.payload,
+                event.extra.as_ref().map(|e| e.get()),
+            ])?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        Ok(self.conn.execute_batch("COMMIT")?)
+    }
+
+    fn rollback(&mut self) {
+        if let Err(e) = self.conn.execute_batch("ROLLBACK") {
+            tracing::warn!(error = %e, "rolling back an unfinished import failed");
+        }
+    }
+}
