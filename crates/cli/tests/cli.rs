@@ -228,10 +228,11 @@ fn a_missing_file_is_an_error_naming_it() {
     );
 }
 
-/// `--db postgres://…` used to create a SQLite file under `./postgres:`. Now `mcp` refuses
-/// it before anything touches the disk, and `serve` takes it as the PostgreSQL run store:
-/// an unreachable one stops the start with a clear error (no password shown), and
-/// neither creates a file.
+/// `--db postgres://…` used to create a SQLite file under `./postgres:`. Now `serve`
+/// takes it as the PostgreSQL run store: an unreachable one stops the start with a clear
+/// error (no password shown); other schemes are refused before anything touches the disk
+/// (`mcp --db mysql://…`); neither creates a file. (The other run commands on an
+/// unreachable database: `postgres_runs.rs`.)
 #[test]
 fn db_urls_create_no_file_and_an_unreachable_postgres_is_a_clear_error() {
     let cwd = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -254,9 +255,9 @@ fn db_urls_create_no_file_and_an_unreachable_postgres_is_a_clear_error() {
             ),
         ),
         (
-            vec!["mcp", "--db"],
+            vec!["mcp", "--db", "mysql://h/m", "--memory-db"],
             2,
-            "'postgres:' URLs are not supported".to_owned(),
+            "'mysql:' URLs are not supported".to_owned(),
         ),
     ] {
         let mut child = mindgate()

@@ -4,7 +4,8 @@
 
 /// Mindgate's home directory (databases, token files, models). Default `~/.mindgate`.
 pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
-/// The run database of `mindgate serve` and `mindgate migrate` when `--db` is not given:
+/// The run database of `serve`, `migrate`, `diff`, `export`, `import` and `mcp` when `--db`
+/// is not given:
 /// a SQLite file path or a `postgres://` URL.
 pub const MINDGATE_DB: &str = "MINDGATE_DB";
 /// `tracing` filter for the logs on standard error (e.g. `info`, `mindgate_server=debug`).
