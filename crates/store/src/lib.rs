@@ -79,6 +79,11 @@ pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals,
 };
+pub use pg::announce::{CHANNEL as COMMIT_CHANNEL, MAX_PAYLOAD_BYTES as MAX_ANNOUNCEMENT_BYTES};
+pub use pg::follow::{
+    APPLICATION_PREFIX as FOLLOWER_APPLICATION_PREFIX, FollowHook, Followed, Follower,
+    application_name as follower_application_name,
+};
 pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};

@@ -58,6 +58,13 @@ pub struct WriterConfig {
     /// one process that writes the database). `false` for a writer beside live
     /// instances, such as `mindgate import` into a shared PostgreSQL database.
     pub reconcile_on_open: bool,
+    /// The instance this writer belongs to, when several servers share one PostgreSQL
+    /// database: every run it writes is stamped with it (`runs.instance_id`), it is the
+    /// writer's id in its commit announcements, and opening does not mark `running` runs
+    /// `abandoned` (other live instances may be receiving them; see
+    /// [`Writer::abandon_orphans`]). `None`: a random writer id and today's
+    /// reconciliation at open. Ignored on SQLite (one server per file).
+    pub instance_id: Option<String>,
 }
 
 impl std::fmt::Debug for WriterConfig {
@@ -67,6 +74,7 @@ impl std::fmt::Debug for WriterConfig {
             .field("max_batch", &self.max_batch)
             .field("events_wanted", &self.events_wanted.is_some())
             .field("reconcile_on_open", &self.reconcile_on_open)
+            .field("instance_id", &self.instance_id)
             .finish()
     }
 }
@@ -78,6 +86,7 @@ impl Default for WriterConfig {
             max_batch: 8_192,
             events_wanted: None,
             reconcile_on_open: true,
+            instance_id: None,
         }
     }
 }
@@ -128,11 +137,23 @@ pub struct Committed {
     pub runs: Vec<RunSummary>,
     /// Runs deleted by this commit.
     pub deleted: Vec<String>,
+    /// A marker, not a commit: the feed may have missed commits (a follower of other
+    /// instances' commits was disconnected), so subscribers should re-read what they
+    /// show from the store. Never set by the writer.
+    pub resync: bool,
 }
 
 impl Committed {
+    /// The marker asking feed subscribers to re-read from the store ([`Committed::resync`]).
+    pub fn resync_marker() -> Committed {
+        Committed {
+            resync: true,
+            ..Committed::default()
+        }
+    }
+
     fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.runs.is_empty() && self.deleted.is_empty()
+        self.events.is_empty() && self.runs.is_empty() && self.deleted.is_empty() && !self.resync
     }
 }
 
@@ -175,6 +196,11 @@ enum Op {
         at: i64,
         reply: SyncSender<usize>,
     },
+    AbandonOrphans {
+        live: Vec<String>,
+        at: i64,
+        reply: SyncSender<Vec<String>>,
+    },
     Delete {
         run_id: String,
         reply: SyncSender<bool>,
@@ -195,6 +221,7 @@ pub struct Writer {
     thread: Arc<Mutex<Option<JoinHandle<()>>>>,
     database: Arc<Database>,
     counters: Arc<Counters>,
+    id: Arc<str>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -225,18 +252,28 @@ impl Writer {
 
     /// Opens `database` (a SQLite file, created if needed, or a PostgreSQL database,
     /// migrated to the current schema), marks runs left `running` by a previous
-    /// process as `abandoned` (unless [`WriterConfig::reconcile_on_open`] is off), and
-    /// starts the thread.
+    /// process as `abandoned` (unless [`WriterConfig::reconcile_on_open`] is off, or on
+    /// PostgreSQL with a [`WriterConfig::instance_id`]: see [`Writer::abandon_orphans`]),
+    /// and starts the thread.
     pub fn open_database(
         database: &Database,
         config: WriterConfig,
         hook: Option<CommitHook>,
     ) -> Result<(Writer, OpenReport)> {
+        let id: Arc<str> = match &config.instance_id {
+            Some(instance) => Arc::from(instance.as_str()),
+            None => Arc::from(random_id().as_str()),
+        };
         let mut db: Box<dyn WriteDb> = match database {
             Database::Sqlite(path) => Box::new(sqlite_db::SqliteWriteDb::open(path)?),
-            Database::Postgres(url) => Box::new(crate::pg::writer::PgWriteDb::open(url)?),
+            Database::Postgres(url) => Box::new(crate::pg::writer::PgWriteDb::open(
+                url,
+                &id,
+                config.instance_id.as_deref(),
+            )?),
         };
-        let reconciled = if config.reconcile_on_open {
+        let shared = database.is_postgres() && config.instance_id.is_some();
+        let reconciled = if config.reconcile_on_open && !shared {
             db.reconcile(crate::now_ms())?
         } else {
             Vec::new()
@@ -267,6 +304,7 @@ impl Writer {
                 thread: Arc::new(Mutex::new(Some(thread))),
                 database: Arc::new(database.clone()),
                 counters,
+                id,
             },
             OpenReport { reconciled },
         ))
@@ -280,6 +318,13 @@ impl Writer {
     /// The database this writer writes.
     pub fn database(&self) -> &Database {
         &self.database
+    }
+
+    /// This writer's id in its commit announcements (PostgreSQL): its
+    /// [`WriterConfig::instance_id`], else a random id. A [`crate::Follower`] given it
+    /// skips this writer's own commits.
+    pub fn id(&self) -> &str {
+        &self.id
     }
 
     /// What the writer refused or lost so far (since it was opened).
@@ -322,6 +367,24 @@ impl Writer {
         self.tx
             .send(Op::Abandon {
                 run_ids,
+                at: crate::now_ms(),
+                reply,
+            })
+            .map_err(|_| StoreError::WriterGone)?;
+        wait.recv().map_err(|_| StoreError::WriterGone)
+    }
+
+    /// Marks `abandoned` the `running` runs that no live instance owns: on PostgreSQL,
+    /// those whose `runs.instance_id` (the instance that last wrote them) is unset or
+    /// not in `live_instances`. Goes through the writer thread, so the change reaches
+    /// the commit hook and is announced like any other. Returns the abandoned run ids.
+    /// On SQLite (one server per file, reconciled at open) it changes nothing. A run that
+    /// receives an event again is `running` again.
+    pub fn abandon_orphans(&self, live_instances: Vec<String>) -> Result<Vec<String>> {
+        let (reply, wait) = mpsc::sync_channel(1);
+        self.tx
+            .send(Op::AbandonOrphans {
+                live: live_instances,
                 at: crate::now_ms(),
                 reply,
             })
@@ -391,6 +454,13 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// 16 random bytes as hex: a writer's id when it has no instance id.
+fn random_id() -> String {
+    use rand::Rng;
+    let bytes: [u8; 16] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Raw JSON text → boxed raw value, for rows read back from SQLite.

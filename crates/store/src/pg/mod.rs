@@ -9,6 +9,8 @@
 //! SQLite's `INSERT OR IGNORE` does. Payloads are read back minified; `jsonb` keeps
 //! the keys in its own order (the values and their meaning are unchanged).
 
+pub(crate) mod announce;
+pub(crate) mod follow;
 pub(crate) mod import;
 pub(crate) mod reader;
 pub(crate) mod schema;
@@ -27,4 +29,10 @@ pub(crate) fn connect(url: &PostgresUrl) -> Result<Client> {
             database: url.to_string(),
             source,
         })
+}
+
+/// The schema the store's tables live in (the first of the connection's search path).
+pub(crate) fn current_schema(client: &mut Client) -> Result<String> {
+    let schema: Option<String> = client.query_one("SELECT current_schema()", &[])?.get(0);
+    Ok(schema.unwrap_or_default())
 }

@@ -415,6 +415,48 @@ impl PgReader {
     }
 }
 
+/// The events stored in the given seq ranges (`(run id, lo, hi)`, inclusive), in the
+/// order of the ranges and then by seq: how a follower reads what a commit announced.
+pub(crate) fn events_in_ranges(
+    client: &mut postgres::Client,
+    ranges: &[(String, [u64; 2])],
+) -> Result<Vec<StoredEvent>> {
+    if ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = ranges.iter().map(|(id, _)| id.as_str()).collect();
+    let seq = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let lows: Vec<i64> = ranges.iter().map(|(_, r)| seq(r[0])).collect();
+    let highs: Vec<i64> = ranges.iter().map(|(_, r)| seq(r[1])).collect();
+    let sql = format!(
+        "SELECT {EVENT_COLUMNS}, g.id FROM unnest($1::text[], $2::int8[], $3::int8[]) \
+         WITH ORDINALITY AS g(id, lo, hi, n) \
+         JOIN runs r ON r.id = g.id \
+         JOIN events e ON e.run_key = r.key AND e.seq BETWEEN g.lo AND g.hi \
+         JOIN event_types t ON t.code = e.type ORDER BY g.n, e.seq"
+    );
+    let rows = client.query(&sql, &[&ids, &lows, &highs])?;
+    rows.iter()
+        .map(|r| {
+            let run_id: &str = r.try_get(6)?;
+            stored_event(run_id, r)
+        })
+        .collect()
+}
+
+/// The summaries of the runs among `ids` that exist, in no particular order.
+pub(crate) fn summaries(client: &mut postgres::Client, ids: &[String]) -> Result<Vec<RunSummary>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE id = ANY($1)");
+    client
+        .query(&sql, &[&ids])?
+        .iter()
+        .map(|r| summary_from_row(r, 0))
+        .collect()
+}
+
 /// Appends `clause` with each `?` standing for the new parameter `v`.
 fn push_arg(
     sql: &mut String,

@@ -13,9 +13,10 @@ use crate::error::{Result, StoreError};
 const MIGRATION_LOCK: i64 = 0x6d67_7275_6e73; // "mgruns"
 
 /// The migrations, by version.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    r#"
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        r#"
 CREATE TABLE runs (
     key BIGSERIAL PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -57,10 +58,16 @@ CREATE TABLE events (
     CHECK (payload IS NOT NULL OR payload_text IS NOT NULL)
 );
 "#,
-)];
+    ),
+    (
+        2,
+        // The instance that last wrote a run (its owner), when several share the database.
+        "ALTER TABLE runs ADD COLUMN instance_id TEXT;",
+    ),
+];
 
 /// The newest schema version this build knows.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 /// Brings the database up to [`LATEST`]; returns the versions applied now (empty when
 /// it was current).

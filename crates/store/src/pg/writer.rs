@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use postgres::{Client, Statement};
 
+use super::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
 use super::reader::{SUMMARY_COLUMNS, summary_from_row};
 use crate::database::PostgresUrl;
 use crate::error::Result;
@@ -47,8 +48,11 @@ fn needs_text(json: &str) -> bool {
 
 const WRITE_RUN: &str = "UPDATE runs SET app = $2, name = $3, status = $4, started_at = $5, \
      finished_at = $6, last_event_at = $7, meta_json = $8, sdk_json = $9, event_count = $10, \
-     node_count = $11, error_count = $12, input_tokens = $13, output_tokens = $14, last_seq = $15 \
-     WHERE key = $1";
+     node_count = $11, error_count = $12, input_tokens = $13, output_tokens = $14, last_seq = $15, \
+     instance_id = $16 WHERE key = $1";
+
+/// One statement per commit, however many payloads it announces.
+const NOTIFY: &str = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS u(p)";
 
 /// The writer's PostgreSQL connection.
 pub(crate) struct PgWriteDb {
@@ -57,29 +61,48 @@ pub(crate) struct PgWriteDb {
     insert_rows: Statement,
     insert_one: Statement,
     write_run: Statement,
+    notify: Statement,
+    /// The writer's id in its announcements.
+    writer_id: String,
+    /// Stamped on every run written (`runs.instance_id`).
+    instance_id: Option<String>,
+    /// The schema the tables live in (announcements name it).
+    schema: String,
 }
 
 impl PgWriteDb {
-    /// Connects, migrates the schema and prepares the hot statements.
-    pub(crate) fn open(url: &PostgresUrl) -> Result<PgWriteDb> {
+    /// Connects, migrates the schema and prepares the hot statements. `writer_id` names
+    /// the writer in its commit announcements; `instance_id` is stamped on the runs it
+    /// writes.
+    pub(crate) fn open(
+        url: &PostgresUrl,
+        writer_id: &str,
+        instance_id: Option<&str>,
+    ) -> Result<PgWriteDb> {
         let mut client = super::connect(url)?;
         super::schema::migrate(&mut client)?;
         let insert_rows = client.prepare(INSERT_ROWS)?;
         let insert_one = client.prepare(INSERT_ONE)?;
         let write_run = client.prepare(WRITE_RUN)?;
+        let notify = client.prepare(NOTIFY)?;
+        let schema = super::current_schema(&mut client)?;
         Ok(PgWriteDb {
             url: url.clone(),
             client,
             insert_rows,
             insert_one,
             write_run,
+            notify,
+            writer_id: writer_id.to_owned(),
+            instance_id: instance_id.map(str::to_owned),
+            schema,
         })
     }
 
     /// Connects again after the connection was lost (the database restarted, or the
     /// server closed it): the batch that found it closed is then applied on the new one.
     fn reconnect(&mut self) -> Result<()> {
-        let fresh = Self::open(&self.url)?;
+        let fresh = Self::open(&self.url, &self.writer_id, self.instance_id.as_deref())?;
         tracing::info!(database = %self.url, "reconnected to the PostgreSQL database");
         *self = fresh;
         Ok(())
@@ -233,9 +256,10 @@ impl WriteDb for PgWriteDb {
         Ok(self
             .client
             .query_one(
-                "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim, source) \
-                 VALUES ($1, $2, $2, 'running', $3, $3, $4, $5) RETURNING key",
-                &[&run_id, &app, &ts, &claim, &source],
+                "INSERT INTO runs(id, app, name, status, started_at, last_event_at, claim, source, \
+                   instance_id) \
+                 VALUES ($1, $2, $2, 'running', $3, $3, $4, $5, $6) RETURNING key",
+                &[&run_id, &app, &ts, &claim, &source, &self.instance_id],
             )?
             .get(0))
     }
@@ -288,6 +312,7 @@ impl WriteDb for PgWriteDb {
                 &count(s.usage.input_tokens),
                 &count(s.usage.output_tokens),
                 &last_seq,
+                &self.instance_id,
             ],
         )?;
         Ok(())
@@ -347,6 +372,36 @@ impl WriteDb for PgWriteDb {
             Some(row) => Ok(Some(summary_from_row(&row, 0)?)),
             None => Ok(None),
         }
+    }
+
+    fn announces(&self) -> bool {
+        true
+    }
+
+    fn announce(&mut self, runs: Vec<(String, Vec<u64>)>, deleted: &[String]) -> Result<()> {
+        let runs = runs
+            .into_iter()
+            .map(|(id, seqs)| AnnouncedRun {
+                id,
+                seqs: ranges(seqs),
+            })
+            .collect();
+        let texts = payloads(&self.writer_id, &self.schema, runs, deleted.to_vec());
+        if texts.is_empty() {
+            return Ok(());
+        }
+        self.client.execute(&self.notify, &[&CHANNEL, &texts])?;
+        Ok(())
+    }
+
+    fn abandon_orphans(&mut self, live: &[String], at: i64) -> Result<Vec<String>> {
+        let rows = self.client.query(
+            "UPDATE runs SET status = 'abandoned', finished_at = $2 \
+             WHERE status = 'running' AND (instance_id IS NULL OR NOT (instance_id = ANY($1))) \
+             RETURNING id",
+            &[&live, &at],
+        )?;
+        Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
     }
 }
 

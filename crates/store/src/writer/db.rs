@@ -87,6 +87,22 @@ pub(crate) trait WriteDb: Send {
     ) -> Result<Vec<(i64, String)>>;
     /// One run's stored summary.
     fn load_summary(&mut self, run_id: &str) -> Result<Option<RunSummary>>;
+    /// Whether this database announces its commits ([`WriteDb::announce`]); the thread
+    /// only gathers what to announce when it does.
+    fn announces(&self) -> bool {
+        false
+    }
+    /// Announces, inside the transaction (just before its commit), what it changed:
+    /// each touched run with the seqs newly stored for it, and the deleted runs.
+    fn announce(&mut self, _runs: Vec<(String, Vec<u64>)>, _deleted: &[String]) -> Result<()> {
+        Ok(())
+    }
+    /// Marks `abandoned` (finished at `at`) the `running` runs no live instance owns: those
+    /// whose owner is unknown or not in `live`; returns their ids. A database without
+    /// instance owners (SQLite: one server per file) has none.
+    fn abandon_orphans(&mut self, _live: &[String], _at: i64) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
     /// Called once when the thread stops (SQLite truncates its WAL).
     fn finish(&mut self) {}
 }

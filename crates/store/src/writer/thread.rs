@@ -53,6 +53,7 @@ pub(super) struct State {
 
 enum Reply {
     Abandon(SyncSender<usize>, usize),
+    Orphans(SyncSender<Vec<String>>, Vec<String>),
     Delete(SyncSender<bool>, bool),
     Prune(SyncSender<Vec<String>>, Vec<String>),
     Unit(SyncSender<()>),
@@ -62,6 +63,7 @@ impl Reply {
     fn send(self) {
         match self {
             Reply::Abandon(tx, n) => drop(tx.send(n)),
+            Reply::Orphans(tx, ids) => drop(tx.send(ids)),
             Reply::Delete(tx, b) => drop(tx.send(b)),
             Reply::Prune(tx, ids) => drop(tx.send(ids)),
             Reply::Unit(tx) => drop(tx.send(())),
@@ -73,6 +75,7 @@ impl Reply {
         match op {
             Op::Event(_) => None,
             Op::Abandon { reply, .. } => Some(Reply::Abandon(reply.clone(), 0)),
+            Op::AbandonOrphans { reply, .. } => Some(Reply::Orphans(reply.clone(), Vec::new())),
             Op::Delete { reply, .. } => Some(Reply::Delete(reply.clone(), false)),
             Op::Prune { reply, .. } => Some(Reply::Prune(reply.clone(), Vec::new())),
             Op::Flush(reply) | Op::Stop(reply) => Some(Reply::Unit(reply.clone())),
@@ -313,18 +316,17 @@ impl State {
                     for id in run_ids {
                         if self.db.abandon(id, at)? {
                             n += 1;
-                            if let Some(acc) = self.runs.get_mut(id) {
-                                acc.summary.status = RunState::Abandoned;
-                                acc.summary.finished_at = Some(at);
-                                acc.summary.duration_ms =
-                                    Some(at.saturating_sub(acc.summary.started_at));
-                            }
-                            if !touched.contains(id) {
-                                touched.push(id.clone());
-                            }
+                            self.mark_abandoned(id, at, &mut touched);
                         }
                     }
                     replies.push(Reply::Abandon(reply.clone(), n));
+                }
+                Op::AbandonOrphans { live, at, reply } => {
+                    let ids = self.db.abandon_orphans(live, *at)?;
+                    for id in &ids {
+                        self.mark_abandoned(id, *at, &mut touched);
+                    }
+                    replies.push(Reply::Orphans(reply.clone(), ids));
                 }
                 Op::Delete { run_id, reply } => {
                     let key = self.db.run_key(run_id)?;
@@ -369,7 +371,51 @@ impl State {
                 committed.runs.push(summary);
             }
         }
+        if self.db.announces() {
+            self.announce(ops, &inserted, touched, &committed.deleted)?;
+        }
         Ok(inserted)
+    }
+
+    /// Tells the database what this transaction changed (before its commit): every
+    /// touched run with the seqs of the events actually inserted for it.
+    fn announce(
+        &mut self,
+        ops: &[Op],
+        inserted: &[usize],
+        touched: Vec<String>,
+        deleted: &[String],
+    ) -> Result<()> {
+        let mut seqs: HashMap<&str, Vec<u64>> = HashMap::new();
+        for &index in inserted {
+            if let Some(ev) = event_at(ops, index) {
+                seqs.entry(ev.run_id.as_str()).or_default().push(ev.seq);
+            }
+        }
+        let runs: Vec<(String, Vec<u64>)> = touched
+            .into_iter()
+            .map(|id| {
+                let new = seqs.remove(id.as_str()).unwrap_or_default();
+                (id, new)
+            })
+            .collect();
+        if runs.is_empty() && deleted.is_empty() {
+            return Ok(());
+        }
+        self.db.announce(runs, deleted)
+    }
+
+    /// Records in the cache that `id` is now `abandoned` (finished at `at`) and lists it
+    /// among the touched runs.
+    fn mark_abandoned(&mut self, id: &str, at: i64, touched: &mut Vec<String>) {
+        if let Some(acc) = self.runs.get_mut(id) {
+            acc.summary.status = RunState::Abandoned;
+            acc.summary.finished_at = Some(at);
+            acc.summary.duration_ms = Some(at.saturating_sub(acc.summary.started_at));
+        }
+        if !touched.iter().any(|t| t == id) {
+            touched.push(id.to_owned());
+        }
     }
 }
 
