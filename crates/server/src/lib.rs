@@ -32,6 +32,7 @@ mod assets;
 mod config;
 pub mod db_lock;
 mod error;
+mod feed_relay;
 mod graph_reads;
 mod guard;
 pub mod html_export;

@@ -347,16 +347,18 @@ impl LiveGraph {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 batch = live.recv() => match batch {
-                    Ok(batch) => self.apply_batch(&batch.events),
-                    Err(RecvError::Lagged(missed)) => {
-                        tracing::debug!(missed, run = %self.run_id, "live graph fell behind; catching up from the store");
+                    Ok(batch) if !batch.resync => self.apply_batch(&batch.events),
+                    Err(RecvError::Closed) => return,
+                    // A lag, or a resync marker (another instance's commits may have been
+                    // missed): catch up from the store.
+                    Ok(_) | Err(RecvError::Lagged(_)) => {
+                        tracing::debug!(run = %self.run_id, "live graph may have missed commits; catching up from the store");
                         let me = Arc::clone(&self);
                         let store = Arc::clone(&store);
                         if tokio::task::spawn_blocking(move || me.catch_up(&store)).await.is_err() {
                             return;
                         }
                     }
-                    Err(RecvError::Closed) => return,
                 },
             }
         }

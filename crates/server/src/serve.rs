@@ -225,10 +225,17 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     // Live events are only built while some viewer is connected.
     let listeners = feed.clone();
     writer_config.events_wanted = Some(Arc::new(move || listeners.receiver_count() > 0));
+    let relayed = feed.clone();
     let opened = tokio::task::spawn_blocking(move || {
         let (writer, report) = Writer::open_database(&opened_database, writer_config, Some(hook))?;
-        match RunStore::open_database(&opened_database) {
-            Ok(store) => Ok::<_, ServerError>((writer, report, store.with_prices(prices))),
+        let opened = RunStore::open_database(&opened_database).and_then(|store| {
+            let follower = crate::feed_relay::start(&opened_database, &writer, &relayed)?;
+            Ok((store, follower))
+        });
+        match opened {
+            Ok((store, follower)) => {
+                Ok::<_, ServerError>((writer, report, store.with_prices(prices), follower))
+            }
             Err(e) => {
                 let _ = writer.close();
                 Err(e.into())
@@ -237,7 +244,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     })
     .await
     .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))??;
-    let (writer, report, store) = opened;
+    let (writer, report, store, follower) = opened;
     let token = config.token.clone().unwrap_or_else(new_token);
     let url = format!("http://{addr}/#token={token}");
     let owned_token_file = token_file::TokenFile {
@@ -331,9 +338,16 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
                 Ok(())
             }
         };
-        // Everything handed to the writer is committed before it stops.
+        // Everything handed to the writer is committed before it stops; the follower
+        // of the other instances' commits stops with it (off the async workers).
         let w = state.writer.clone();
-        let closed = tokio::task::spawn_blocking(move || w.close()).await;
+        let closed = tokio::task::spawn_blocking(move || {
+            if let Some(follower) = follower {
+                follower.stop();
+            }
+            w.close()
+        })
+        .await;
         if let Some(path) = cleanup_file
             && token_file::remove_if_owned(&path, &owned_token_file)
                 == token_file::Removal::OwnedByAnother

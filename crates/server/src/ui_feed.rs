@@ -105,6 +105,8 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
                 Some(Ok(_)) => Ok(()),
             },
             batch = live.recv() => match batch {
+                // Commits may have been missed (another instance's feed was cut): re-read.
+                Ok(batch) if batch.resync => feed.catch_up(&mut socket).await,
                 Ok(batch) => feed.live(&mut socket, &batch).await,
                 Err(RecvError::Lagged(n)) => {
                     tracing::debug!(missed = n, "viewer fell behind; catching up from the store");

@@ -7,6 +7,8 @@
     clippy::unwrap_used
 )]
 
+pub mod folded;
+
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};

@@ -1,0 +1,205 @@
+//! Two servers on one PostgreSQL run store: a run an app sends to instance A reaches the
+//! viewers of instance B live — in B's run list, and as a graph (snapshot + deltas)
+//! equal to the one A serves. Without `MINDGATE_TEST_POSTGRES_URL` the test prints the
+//! usual "skipped" line and passes.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::folded::Folded;
+use common::{TestServer, frame, next_json, send_all, start_with};
+use futures_util::SinkExt;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+/// A schema of the test's own in the test database, dropped at the end.
+struct Schema {
+    admin: String,
+    name: String,
+}
+
+impl Schema {
+    fn create(admin: &str) -> Schema {
+        let name = format!(
+            "mg_two_{}_{}",
+            std::process::id(),
+            mindgate_store::now_ms() % 1_000_000_000
+        );
+        let mut c = postgres::Client::connect(admin, postgres::NoTls).expect("admin");
+        c.batch_execute(&format!("CREATE SCHEMA {name}"))
+            .expect("schema");
+        Schema {
+            admin: admin.to_owned(),
+            name,
+        }
+    }
+
+    fn url(&self) -> mindgate_server::PostgresUrl {
+        let sep = if self.admin.contains('?') { '&' } else { '?' };
+        mindgate_server::PostgresUrl::parse(&format!(
+            "{}{sep}options=-csearch_path%3D{}",
+            self.admin, self.name
+        ))
+        .expect("url")
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
+async fn instance(url: &mindgate_server::PostgresUrl, id: &str) -> TestServer {
+    let url = url.clone();
+    let id = id.to_owned();
+    start_with(move |c| {
+        c.postgres = Some(url);
+        c.writer.instance_id = Some(id);
+    })
+    .await
+}
+
+/// A run with a root agent and `tools` tool calls (tokens, some errors), finished.
+fn run_frames(run: &str, tools: u64) -> Vec<String> {
+    let mut frames = vec![frame(
+        run,
+        0,
+        "run.started",
+        json!({"app": "relay", "sdk": {"name": "x", "version": "1"}}),
+    )];
+    let mut seq = 1;
+    let mut push = |ty: &str, payload: Value| {
+        frames.push(frame(run, seq, ty, payload));
+        seq += 1;
+    };
+    push(
+        "node.started",
+        json!({"nodeId": "agent:root", "kind": "agent", "name": "root", "instanceId": "root#0"}),
+    );
+    for i in 0..tools {
+        let id = format!("tool:t{}", i % 40);
+        let instance = format!("i{i}");
+        push(
+            "node.started",
+            json!({"nodeId": id, "kind": "tool", "name": id, "parentId": "agent:root", "instanceId": instance}),
+        );
+        push(
+            "node.token",
+            json!({"nodeId": id, "instanceId": instance, "deltas": [{"t": "text", "v": "ab"}]}),
+        );
+        if i % 9 == 0 {
+            push(
+                "node.error",
+                json!({"nodeId": id, "instanceId": instance, "error": {"name": "E", "message": "m"}}),
+            );
+        } else {
+            push(
+                "node.finished",
+                json!({"nodeId": id, "instanceId": instance, "status": "ok", "durationMs": 1}),
+            );
+        }
+    }
+    push("run.finished", json!({"status": "ok"}));
+    frames
+}
+
+/// Reads B's run-list viewer until the run shows `events` events with `status`.
+async fn wait_run_update(ui: &mut common::Ws, run: &str, events: u64, status: &str) -> Value {
+    loop {
+        let msg = next_json(ui).await.expect("run list feed ended");
+        if msg["type"] == "run.update"
+            && msg["run"]["id"] == run
+            && msg["run"]["counts"]["events"] == events
+            && msg["run"]["status"] == status
+        {
+            return msg;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_sent_to_one_instance_is_live_on_the_other() {
+    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+        return;
+    };
+    let schema = tokio::task::spawn_blocking(move || Schema::create(&admin))
+        .await
+        .expect("schema");
+    let url = schema.url();
+    let a = instance(&url, "instance-a").await;
+    let b = instance(&url, "instance-b").await;
+
+    // On B: one viewer follows the run list, one the graph of a run not sent yet.
+    let mut list = b.ui(false).await;
+    list.send(Message::text(
+        json!({"type": "subscribe", "runId": "*"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let mut graph_ui = b.ui(false).await;
+    graph_ui
+        .send(Message::text(
+            json!({"type": "subscribe", "runId": "cross", "projection": true}).to_string(),
+        ))
+        .await
+        .unwrap();
+    let mut graph = Folded::default();
+    graph.read_snapshot(&mut graph_ui).await;
+    assert!(graph.nodes.is_empty(), "nothing stored yet");
+    loop {
+        let msg = next_json(&mut list).await.expect("runs");
+        if msg["type"] == "runs" {
+            assert_eq!(msg["runs"], json!([]));
+            break;
+        }
+    }
+
+    // The app talks to A only.
+    let frames = run_frames("cross", 120);
+    let last_seq = frames.len() as u64 - 1;
+    let (mut app, _) = a.app(None).await;
+    for chunk in frames.chunks(50) {
+        send_all(&mut app, chunk).await;
+        app.flush().await.unwrap();
+    }
+    let stored = a.wait_status("cross", "ok").await;
+    assert_eq!(stored["counts"]["events"], frames.len() as u64);
+
+    // B's run list shows it finished, with every event counted.
+    let update = wait_run_update(&mut list, "cross", frames.len() as u64, "ok").await;
+    assert_eq!(update["run"]["app"], "relay");
+    // B's graph viewer folds snapshot + deltas into the graph A serves.
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        graph.follow(&mut graph_ui, last_seq),
+    )
+    .await
+    .expect("B's viewer got the whole graph");
+    assert!(graph.deltas > 0, "the run came live, as deltas");
+    let (status, want) = a.get("/api/runs/cross/graph").await;
+    assert_eq!(status, 200);
+    assert_eq!(&graph.nodes, want["nodes"].as_array().unwrap());
+    // B serves the same graph from the shared store, and its run as A stored it.
+    let (_, on_b) = b.get("/api/runs/cross/graph").await;
+    assert_eq!(on_b["nodes"], want["nodes"]);
+
+    drop(app);
+    drop((list, graph_ui));
+    for t in [a, b] {
+        let TestServer { server, dir, .. } = t;
+        server.stop().await.expect("stop");
+        drop(dir);
+    }
+    tokio::task::spawn_blocking(move || drop(schema))
+        .await
+        .expect("drop schema");
+}
