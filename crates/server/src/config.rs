@@ -89,6 +89,9 @@ pub struct ServeConfig {
     /// How many runs, and how many of their nodes and instances, the `/ws/ui`
     /// run graphs hold at once (`docs/http-api.md#limits`).
     pub live_graphs: crate::live_graph::LiveGraphBounds,
+    /// Heartbeat and failure detection of the instances sharing a PostgreSQL database
+    /// (unused on SQLite).
+    pub cluster: mindgate_cluster::ClusterConfig,
 }
 
 impl ServeConfig {
@@ -127,6 +130,7 @@ impl ServeConfig {
             otlp: mindgate_otlp::TrackerConfig::default(),
             mcp: None,
             live_graphs: crate::live_graph::LiveGraphBounds::default(),
+            cluster: mindgate_cluster::ClusterConfig::default(),
         }
     }
 
@@ -139,6 +143,11 @@ impl ServeConfig {
             task_graph: mindgate_taskgraph::DiscoveryConfig::empty(),
             http: crate::listener::HttpLimits::default(),
             otlp_port: None,
+            cluster: mindgate_cluster::ClusterConfig {
+                heartbeat: Duration::from_millis(200),
+                stale_after: Duration::from_millis(1_500),
+                resync_every: Duration::from_secs(15),
+            },
             ..ServeConfig::new(home)
         }
     }

@@ -11,6 +11,9 @@ pub enum ServerError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] mindgate_store::StoreError),
+    /// Joining the instances on the shared PostgreSQL database failed.
+    #[error(transparent)]
+    Cluster(#[from] mindgate_cluster::ClusterError),
     /// Binding the socket failed.
     #[error("cannot listen on {addr}")]
     Bind {

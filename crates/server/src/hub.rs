@@ -49,6 +49,7 @@ pub const MAX_CLAIMS: usize = 65_536;
 pub const DELTA_CAPACITY: usize = 1_024;
 
 mod claims;
+mod cluster;
 mod debug_state;
 mod pauses;
 mod replay;
@@ -104,10 +105,42 @@ pub fn resume_answer((result, message): ResumeReply) -> Value {
     answer
 }
 
+/// Who waits for the app's answer to a resume.
+enum Waiter {
+    /// Nobody (a replay's own release).
+    Nobody,
+    /// A caller on this instance.
+    Local(oneshot::Sender<ResumeReply>),
+    /// The instance that won the resume (it is answered through the cluster).
+    Remote {
+        /// The resume's ticket.
+        ticket: String,
+        /// The instance waiting.
+        requester: String,
+    },
+}
+
+impl Waiter {
+    /// Whether an answer still has somewhere to go.
+    fn listening(&self) -> bool {
+        match self {
+            Waiter::Nobody => false,
+            Waiter::Local(tx) => !tx.is_closed(),
+            Waiter::Remote { .. } => true,
+        }
+    }
+}
+
+/// A gate held by an app attached to another instance of the cluster.
+struct RemotePause {
+    view: PauseView,
+    instance: String,
+}
+
 /// A resume sent to the app, waiting for its `exec.resumed` / `exec.refused`.
 struct InFlight {
     pause: Pause,
-    waiter: Option<oneshot::Sender<ResumeReply>>,
+    waiter: Waiter,
     /// Stamped on the app's `exec.resumed`.
     principal: Principal,
 }
@@ -126,6 +159,10 @@ struct Inner {
     taken: HashSet<(String, String)>,
     taken_order: VecDeque<(String, String)>,
     replay: replay::ReplayState,
+    /// Gates of the other instances of the cluster (empty without one).
+    remote: BTreeMap<(String, String), RemotePause>,
+    /// Resumes this instance won for other instances' gates, by ticket.
+    remote_waits: HashMap<String, oneshot::Sender<ResumeReply>>,
 }
 
 /// Shared live state of the server.
@@ -135,6 +172,8 @@ pub struct Hub {
     deltas: broadcast::Sender<Arc<str>>,
     /// A replay is armed or running (ingest then shows the hub every `node.started`).
     replay_watch: std::sync::atomic::AtomicBool,
+    /// The cluster this hub shares its gates, breakpoints and mode with (PostgreSQL).
+    cluster: std::sync::OnceLock<mindgate_cluster::Cluster>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -187,11 +226,21 @@ pub const HUB_CAPABILITIES: &[&str] = &[
     mindgate_protocol::hub_capability::PRINCIPAL,
 ];
 
+/// The debug state of a fresh hub (and of a fresh cluster): `{point: "error"}` armed,
+/// mode `run`.
+pub fn default_debug_state() -> mindgate_cluster::DebugState {
+    mindgate_cluster::DebugState {
+        breakpoints: vec![BreakpointMatcher::on_error()],
+        mode: RunMode::Run,
+    }
+}
+
 impl Hub {
-    /// A hub with the default debug state: `{point: "error"}` armed, mode `run`.
+    /// A hub with the default debug state ([`default_debug_state`]).
     pub fn new() -> Hub {
+        let defaults = default_debug_state();
         let mut breakpoints = BreakpointSet::new();
-        breakpoints.add(BreakpointMatcher::on_error());
+        breakpoints.replace(defaults.breakpoints);
         Hub {
             inner: Mutex::new(Inner {
                 next_conn: 1,
@@ -200,16 +249,19 @@ impl Hub {
                 claims: HashMap::new(),
                 claim_order: VecDeque::new(),
                 breakpoints,
-                mode: RunMode::Run,
+                mode: defaults.mode,
                 pauses: BTreeMap::new(),
                 in_flight: HashMap::new(),
                 taken: HashSet::new(),
                 taken_order: VecDeque::new(),
                 replay: Default::default(),
+                remote: BTreeMap::new(),
+                remote_waits: HashMap::new(),
             }),
             version: watch::channel(0).0,
             deltas: broadcast::channel(DELTA_CAPACITY).0,
             replay_watch: Default::default(),
+            cluster: std::sync::OnceLock::new(),
         }
     }
 
@@ -341,9 +393,17 @@ impl Hub {
         });
         for (run, pause) in &released {
             self.pause_released(run, pause);
+            self.retract_shared(run, pause);
         }
         // Its gates auto-continued: waiting resumes were delivered, so "resumed".
-        inner.in_flight.retain(|_, f| f.pause.conn != conn);
+        let answered: Vec<_> = inner
+            .in_flight
+            .extract_if(|_, f| f.pause.conn == conn)
+            .collect();
+        for ((run, pause), flight) in answered {
+            self.retract_shared(&run, &pause);
+            self.answer(flight.waiter, (ResumeResult::Resumed, None));
+        }
         let mut runs: Vec<String> = app.unfinished.into_iter().collect();
         runs.sort();
         self.replay_on_detach(&mut inner, conn, &runs);
@@ -440,6 +500,7 @@ impl Hub {
                     };
                     if auto.is_none() {
                         self.pause_held(&view);
+                        self.announce_shared(&view);
                     }
                     if let Some(req) = auto {
                         release = Some((key.0.clone(), key.1.clone(), req));
@@ -464,8 +525,9 @@ impl Hub {
                     p.principal = Some(principal.to_value());
                     stamped = true;
                 }
-                if let Some(waiter) = flight.and_then(|f| f.waiter) {
-                    let _ = waiter.send((ResumeResult::Resumed, None));
+                self.retract_shared(&key.0, &key.1);
+                if let Some(flight) = flight {
+                    self.answer(flight.waiter, (ResumeResult::Resumed, None));
                 }
                 remember_taken(inner, key);
             }
@@ -476,12 +538,11 @@ impl Hub {
                     let message = p.message.clone().unwrap_or_else(|| {
                         format!("the app refused the resume ({})", p.code.as_str())
                     });
-                    if let Some(waiter) = flight.waiter {
-                        let _ = waiter.send((ResumeResult::Refused, Some(message)));
-                    }
+                    self.answer(flight.waiter, (ResumeResult::Refused, Some(message)));
                     inner.taken.remove(&key);
                     inner.taken_order.retain(|k| *k != key);
                     self.pause_held(&flight.pause.view);
+                    self.rehold_shared(&key.0, &key.1);
                     adjust_held(inner, flight.pause.conn, 1);
                     inner.pauses.insert(key, flight.pause);
                     changed = true;
@@ -500,8 +561,13 @@ impl Hub {
                 for (pause, owner) in &released {
                     adjust_held(inner, *owner, -1);
                     self.pause_released(&run, pause);
+                    self.retract_shared(&run, pause);
                 }
-                inner.in_flight.retain(|(r, _), _| *r != run);
+                let answered: Vec<_> = inner.in_flight.extract_if(|(r, _), _| *r == run).collect();
+                for ((_, pause), flight) in answered {
+                    self.retract_shared(&run, &pause);
+                    self.answer(flight.waiter, (ResumeResult::Resumed, None));
+                }
                 self.replay_on_run_finished(inner, &run);
                 changed |= !released.is_empty();
             }
@@ -519,7 +585,12 @@ impl Hub {
     /// The viewer-visible state.
     pub fn snapshot(&self) -> HubSnapshot {
         let inner = self.lock();
-        let mut pauses: Vec<PauseView> = inner.pauses.values().map(|p| p.view.clone()).collect();
+        let mut pauses: Vec<PauseView> = inner
+            .pauses
+            .values()
+            .map(|p| p.view.clone())
+            .chain(inner.remote.values().map(|p| p.view.clone()))
+            .collect();
         pauses.sort_by_key(|p| p.since);
         HubSnapshot {
             breakpoints: inner.breakpoints.as_slice().to_vec(),

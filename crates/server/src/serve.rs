@@ -214,6 +214,34 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         )?),
         mindgate_store::Database::Postgres(_) => None,
     };
+    // 2b. The cluster: instances on one PostgreSQL database share gates, breakpoints
+    // and the mode (`mindgate_cluster`).
+    let joined = match &database {
+        mindgate_store::Database::Postgres(url) => {
+            let url = (**url).clone();
+            let (label, timings) = (addr.to_string(), config.cluster);
+            let joined = tokio::task::spawn_blocking(move || {
+                mindgate_cluster::Cluster::join(
+                    &url,
+                    &label,
+                    crate::hub::VIEWER_VERSION,
+                    timings,
+                    crate::hub::default_debug_state(),
+                )
+            })
+            .await
+            .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))??;
+            tracing::info!(instance = %joined.cluster.instance_id(), "joined the instances on the PostgreSQL database");
+            Some(joined)
+        }
+        mindgate_store::Database::Sqlite(_) => None,
+    };
+    let leave_on_error = joined.as_ref().map(|j| j.cluster.clone());
+    let leave = move || {
+        if let Some(c) = leave_on_error {
+            std::thread::spawn(move || c.leave());
+        }
+    };
     // 3. The database.
     let (feed, _) = broadcast::channel::<Arc<Committed>>(FEED_CAPACITY);
     let hook_feed = feed.clone();
@@ -225,6 +253,11 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     // Live events are only built while some viewer is connected.
     let listeners = feed.clone();
     writer_config.events_wanted = Some(Arc::new(move || listeners.receiver_count() > 0));
+    // In a cluster the writer stamps its runs with this instance, and leaves the runs
+    // of live instances alone at start.
+    if let Some(j) = &joined {
+        writer_config.instance_id = Some(j.cluster.instance_id().to_owned());
+    }
     let relayed = feed.clone();
     let opened = tokio::task::spawn_blocking(move || {
         let (writer, report) = Writer::open_database(&opened_database, writer_config, Some(hook))?;
@@ -243,8 +276,15 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         }
     })
     .await
-    .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))??;
-    let (writer, report, store, follower) = opened;
+    .map_err(|e| ServerError::Serve(std::io::Error::other(e.to_string())))
+    .and_then(|r| r);
+    let (writer, report, store, follower) = match opened {
+        Ok(o) => o,
+        Err(e) => {
+            leave();
+            return Err(e);
+        }
+    };
     let token = config.token.clone().unwrap_or_else(new_token);
     let url = format!("http://{addr}/#token={token}");
     let owned_token_file = token_file::TokenFile {
@@ -258,6 +298,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
             Ok(path) => Some(path),
             Err(e) => {
                 let _ = writer.close();
+                leave();
                 return Err(e.into());
             }
         }
@@ -295,6 +336,10 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         otlp: Arc::new(otlp::OtlpIngest::new(config_otlp)),
         task_graphs,
     };
+    if let Some(joined) = joined {
+        state.hub.join_cluster(joined.cluster, joined.debug);
+        spawn_cluster_listener(&state, joined.events);
+    }
     spawn_pruner(&state);
     otlp::spawn_expirer(&state);
     if let (Some(listener), Some(addr)) = (otlp_listener, otlp_addr) {
@@ -338,6 +383,10 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
                 Ok(())
             }
         };
+        // The other instances see this one leave: its gates are released there.
+        if let Some(cluster) = state.hub.cluster().cloned() {
+            let _ = tokio::task::spawn_blocking(move || cluster.leave()).await;
+        }
         // Everything handed to the writer is committed before it stops; the follower
         // of the other instances' commits stops with it (off the async workers).
         let w = state.writer.clone();
@@ -408,6 +457,54 @@ async fn bind_otlp(config: &ServeConfig) -> Result<Option<tokio::net::TcpListene
             })
         }
         Err(source) => Err(ServerError::Bind { addr: bind, source }),
+    }
+}
+
+/// Applies the cluster listener's events to the hub until the server stops.
+fn spawn_cluster_listener(
+    state: &AppState,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<mindgate_cluster::ClusterEvent>,
+) {
+    let orphans = state.clone();
+    let state = state.clone();
+    state.tasks.clone().spawn(async move {
+        loop {
+            let event = tokio::select! {
+                _ = state.shutdown.cancelled() => return,
+                e = events.recv() => e,
+            };
+            let Some(event) = event else { return };
+            if let Some(live) = state.hub.on_cluster_event(event) {
+                abandon_orphans(&state, live).await;
+            }
+        }
+    });
+    // The runs a stopped instance left `running` (and nobody took over) are abandoned now.
+    let state = orphans;
+    state.tasks.clone().spawn(async move {
+        let Some(cluster) = state.hub.cluster().cloned() else {
+            return;
+        };
+        match tokio::task::spawn_blocking(move || cluster.instances()).await {
+            Ok(Ok(live)) => abandon_orphans(&state, live.into_iter().map(|i| i.id).collect()).await,
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot list the live instances"),
+            Err(_) => {}
+        }
+    });
+}
+
+/// Marks `abandoned` the runs left `running` by instances not in `live`.
+async fn abandon_orphans(state: &AppState, live: Vec<String>) {
+    let writer = state.writer.clone();
+    match tokio::task::spawn_blocking(move || writer.abandon_orphans(live)).await {
+        Ok(Ok(runs)) if !runs.is_empty() => tracing::info!(
+            count = runs.len(),
+            "runs of instances that stopped marked abandoned"
+        ),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %mindgate_errors::error_chain(&e), "abandoning orphaned runs failed")
+        }
+        _ => {}
     }
 }
 

@@ -152,8 +152,9 @@ impl PostgresUrl {
         &self.url
     }
 
-    /// The client configuration.
-    pub(crate) fn config(&self) -> &postgres::Config {
+    /// The client configuration (for other crates that open their own connections to
+    /// the same database, such as the cluster's).
+    pub fn config(&self) -> &postgres::Config {
         &self.config
     }
 }

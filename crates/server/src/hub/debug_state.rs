@@ -23,6 +23,9 @@ impl Hub {
         if !inner.breakpoints.add(matcher.clone()) {
             return false;
         }
+        if let Some(c) = self.cluster.get() {
+            c.change_debug(mindgate_cluster::DebugChange::Add(matcher.clone()));
+        }
         let msg = Message::BreakpointSet(BreakpointChange {
             matcher,
             extra: Default::default(),
@@ -40,6 +43,9 @@ impl Hub {
         if !inner.breakpoints.remove(&matcher) {
             return false;
         }
+        if let Some(c) = self.cluster.get() {
+            c.change_debug(mindgate_cluster::DebugChange::Remove(matcher.clone()));
+        }
         let msg = Message::BreakpointClear(BreakpointChange {
             matcher,
             extra: Default::default(),
@@ -53,6 +59,9 @@ impl Hub {
 
     /// Sets the mode and tells every app.
     pub fn set_mode(&self, mode: RunMode) {
+        if let Some(c) = self.cluster.get() {
+            c.change_debug(mindgate_cluster::DebugChange::Mode(mode));
+        }
         let mut inner = self.lock();
         inner.mode = mode;
         broadcast(

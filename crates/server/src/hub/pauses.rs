@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 
 use super::{
     ConnId, Hub, InFlight, Inner, MAX_IN_FLIGHT, PauseView, ResumeReply, ResumeRequest,
-    ResumeResult, TAKEN_MEMORY,
+    ResumeResult, TAKEN_MEMORY, Waiter,
 };
 
 impl Hub {
@@ -18,8 +18,10 @@ impl Hub {
         let mut out: Vec<PauseView> = inner
             .pauses
             .values()
-            .filter(|p| run_id.is_none_or(|r| p.view.run_id == r))
-            .map(|p| p.view.clone())
+            .map(|p| &p.view)
+            .chain(inner.remote.values().map(|p| &p.view))
+            .filter(|v| run_id.is_none_or(|r| v.run_id == r))
+            .cloned()
             .collect();
         out.sort_by_key(|p| p.since);
         out
@@ -27,17 +29,20 @@ impl Hub {
 
     /// One held gate.
     pub fn pause(&self, run_id: &str, pause_id: &str) -> Option<PauseView> {
-        self.lock()
+        let inner = self.lock();
+        let key = (run_id.to_owned(), pause_id.to_owned());
+        inner
             .pauses
-            .get(&(run_id.to_owned(), pause_id.to_owned()))
+            .get(&key)
             .map(|p| p.view.clone())
+            .or_else(|| inner.remote.get(&key).map(|p| p.view.clone()))
     }
 
     /// The referee: the first resume of a pause wins and is sent to the app that
     /// owns the run; later ones get [`ResumeResult::Taken`]. Answers as soon as
     /// the control is delivered (see [`Hub::resume_and_wait`] for the app's reply).
     pub fn resume(&self, run_id: &str, pause_id: &str, req: ResumeRequest) -> ResumeReply {
-        self.resume_inner(run_id, pause_id, req, None)
+        self.resume_inner(run_id, pause_id, req, Waiter::Nobody)
     }
 
     /// [`Hub::resume`], then waits up to `wait` for the app's answer: its
@@ -51,8 +56,24 @@ impl Hub {
         req: ResumeRequest,
         wait: Duration,
     ) -> ResumeReply {
+        if let Some(cluster) = self.cluster.get() {
+            return self
+                .resume_in_cluster(cluster.clone(), run_id, pause_id, req, wait)
+                .await;
+        }
+        self.resume_here(run_id, pause_id, req, wait).await
+    }
+
+    /// Resumes a gate of this instance's apps and waits for the app's answer.
+    pub(super) async fn resume_here(
+        &self,
+        run_id: &str,
+        pause_id: &str,
+        req: ResumeRequest,
+        wait: Duration,
+    ) -> ResumeReply {
         let (tx, rx) = oneshot::channel();
-        let reply = self.resume_inner(run_id, pause_id, req, Some(tx));
+        let reply = self.resume_inner(run_id, pause_id, req, Waiter::Local(tx));
         if reply.0 != ResumeResult::Resumed {
             return reply;
         }
@@ -68,7 +89,7 @@ impl Hub {
         run_id: &str,
         pause_id: &str,
         req: ResumeRequest,
-        waiter: Option<oneshot::Sender<ResumeReply>>,
+        waiter: Waiter,
     ) -> ResumeReply {
         let key = (run_id.to_owned(), pause_id.to_owned());
         let mut inner = self.lock();
@@ -86,20 +107,8 @@ impl Hub {
             };
             return result;
         };
-        if req.action == ResumeAction::Inject && req.output.is_none() {
-            return (
-                ResumeResult::Refused,
-                Some("inject needs an `output` value".to_owned()),
-            );
-        }
-        if req.input.is_some() && pause.view.editable != Some(true) {
-            return (
-                ResumeResult::Refused,
-                Some(
-                    "this gate does not take an edited input (the app did not mark it editable)"
-                        .to_owned(),
-                ),
-            );
+        if let Some(refusal) = refusal(&pause.view, &req) {
+            return refusal;
         }
         let conn = pause.conn;
         let seq = inner.next_seq;
@@ -133,14 +142,11 @@ impl Hub {
             if inner.in_flight.len() >= MAX_IN_FLIGHT {
                 // Apps that never answer: forget waits nobody listens to, then
                 // answer the rest `resumed` (their answer is overdue).
-                inner
-                    .in_flight
-                    .retain(|_, f| f.waiter.as_ref().is_some_and(|w| !w.is_closed()));
+                inner.in_flight.retain(|_, f| f.waiter.listening());
                 if inner.in_flight.len() >= MAX_IN_FLIGHT {
-                    for (_, flight) in inner.in_flight.drain() {
-                        if let Some(waiter) = flight.waiter {
-                            let _ = waiter.send((ResumeResult::Resumed, None));
-                        }
+                    let overdue: Vec<_> = inner.in_flight.drain().collect();
+                    for (_, flight) in overdue {
+                        self.answer(flight.waiter, (ResumeResult::Resumed, None));
                     }
                 }
             }
@@ -158,6 +164,27 @@ impl Hub {
         self.bump();
         (ResumeResult::Resumed, None)
     }
+}
+
+/// Why `req` cannot release the gate `view`, if it cannot (the same rules for a gate
+/// of this instance and one of another instance of the cluster).
+pub(super) fn refusal(view: &PauseView, req: &ResumeRequest) -> Option<ResumeReply> {
+    if req.action == ResumeAction::Inject && req.output.is_none() {
+        return Some((
+            ResumeResult::Refused,
+            Some("inject needs an `output` value".to_owned()),
+        ));
+    }
+    if req.input.is_some() && view.editable != Some(true) {
+        return Some((
+            ResumeResult::Refused,
+            Some(
+                "this gate does not take an edited input (the app did not mark it editable)"
+                    .to_owned(),
+            ),
+        ));
+    }
+    None
 }
 
 pub(super) fn adjust_held(inner: &mut Inner, conn: ConnId, by: isize) {

@@ -1,13 +1,14 @@
 //! The hub's public value types: what viewers see and what callers get back.
 
 use mindgate_protocol::{BreakpointMatcher, ResumeAction, RunMode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ConnId, MAX_PAUSES, MAX_PAUSES_PER_CONNECTION, MAX_UNFINISHED_RUNS_PER_CONNECTION};
 
-/// A held gate, as `GET /api/pauses` and the UI feed show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A held gate, as `GET /api/pauses` and the UI feed show it (and as an instance of a
+/// cluster announces it to the others).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PauseView {
     /// Run.
@@ -96,7 +97,7 @@ pub struct ResumeRequest {
 
 /// Who released a gate: the surface a resume came through (`exec.resumed.principal`,
 /// kinds from [`mindgate_protocol::principal`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Principal {
     /// A person in the browser viewer (`/ws/ui`).

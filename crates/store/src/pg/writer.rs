@@ -319,10 +319,13 @@ impl WriteDb for PgWriteDb {
     }
 
     fn abandon(&mut self, run_id: &str, at: i64) -> Result<bool> {
+        // An instance abandons only the runs it still owns: when the app reconnected to
+        // another instance, which wrote the run since, the run is that instance's now.
         let n = self.client.execute(
             "UPDATE runs SET status = 'abandoned', finished_at = $2 \
-             WHERE id = $1 AND status = 'running'",
-            &[&run_id, &at],
+             WHERE id = $1 AND status = 'running' \
+               AND ($3::text IS NULL OR instance_id IS NULL OR instance_id = $3)",
+            &[&run_id, &at, &self.instance_id],
         )?;
         Ok(n > 0)
     }
