@@ -12,6 +12,14 @@ Bounded: every loop has a count and a deadline; traffic stays on 127.0.0.1.
   scripts/bench-ingest-db.py --bin target/release/mindgate --apps 1 4 --events 100000
 
 Prints one line per (backend, apps) with events/s, the server's peak RSS and the load average.
+
+`--instances 2` (PostgreSQL only) starts two servers on the same schema and splits the apps
+between them (app i talks to instance i mod N); the figure is still events stored per second
+(read on the first instance, which sees every run through the shared store), with each
+server's peak RSS. `--viewers` connects one `/ws/ui` viewer per server following the run list
+(so each server's feed is busy, and on PostgreSQL each reads the other instances' events back).
+
+  scripts/bench-ingest-db.py --backends postgres --instances 2 --apps 2 4 --events 50000
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
@@ -108,7 +117,32 @@ def peak_rss_mb(pid: int) -> int | None:
     return None
 
 
-def one(bin_: str, backend: str, pg: str | None, apps: int, events: int) -> dict:
+def viewer(port: int, stop: threading.Event, seen: list[int]) -> None:
+    """A viewer following the run list; counts the messages it gets until `stop`."""
+    with connect(f"ws://127.0.0.1:{port}/ws/ui", max_size=None, open_timeout=10) as ws:
+        ws.send(json.dumps({"type": "subscribe", "runId": "*"}))
+        while not stop.is_set():
+            try:
+                ws.recv(timeout=0.5)
+                seen[0] += 1
+            except TimeoutError:
+                continue
+
+
+def wait_healthy(base: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            get(base, "/health")
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.05)
+
+
+def one(bin_: str, backend: str, pg: str | None, apps: int, events: int, instances: int = 1,
+        viewers: bool = False) -> dict:
     home = tempfile.mkdtemp(prefix="mg-bench-")
     schema = None
     if backend == "postgres":
@@ -118,27 +152,32 @@ def one(bin_: str, backend: str, pg: str | None, apps: int, events: int) -> dict
         db = f"{pg}{sep}options=-csearch_path%3D{schema}"
     else:
         db = os.path.join(home, "bench.db")
-    port = free_port()
-    env = dict(os.environ, MINDGATE_HOME=home, MINDGATE_LOG="warn")
-    server = subprocess.Popen([bin_, "serve", "--port", str(port), "--no-open", "--keep-runs",
-                               "0", "--keep-days", "0", "--db", db], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    ports = [free_port() for _ in range(instances)]
+    servers = []
+    stop_viewers = threading.Event()
+    watchers: list[threading.Thread] = []
+    for n, port in enumerate(ports):
+        env = dict(os.environ, MINDGATE_HOME=os.path.join(home, f"home{n}"), MINDGATE_LOG="warn")
+        servers.append(subprocess.Popen([bin_, "serve", "--port", str(port), "--no-open",
+                                         "--keep-runs", "0", "--keep-days", "0", "--db", db],
+                                        env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+    base = f"http://127.0.0.1:{ports[0]}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                get(base, "/health")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not start")
-                time.sleep(0.05)
+        for port in ports:
+            wait_healthy(f"http://127.0.0.1:{port}")
+        seen = [[0] for _ in ports]
+        if viewers:
+            for port, count in zip(ports, seen):
+                t = threading.Thread(target=viewer, args=(port, stop_viewers, count), daemon=True)
+                t.start()
+                watchers.append(t)
         start = mp.Event()
         ready: mp.Queue = mp.Queue()
         run_ids = [f"bench_{backend}_{apps}_{i}_{uuid.uuid4().hex[:6]}" for i in range(apps)]
-        procs = [mp.Process(target=app, args=(f"ws://127.0.0.1:{port}/ingest", r, events, start,
-                                              ready)) for r in run_ids]
+        procs = [mp.Process(target=app, args=(f"ws://127.0.0.1:{ports[i % instances]}/ingest",
+                                              r, events, start, ready))
+                 for i, r in enumerate(run_ids)]
         for p in procs:
             p.start()
         for _ in procs:
@@ -163,18 +202,29 @@ def one(bin_: str, backend: str, pg: str | None, apps: int, events: int) -> dict
             p.join(30)
         if want:
             raise RuntimeError(f"not all events stored: {want}")
-        health = get(base, "/health")
-        rss = peak_rss_mb(server.pid)
-        return {"peak_rss_mb": rss, "backend": backend, "apps": apps, "events": apps * events,
-                "seconds": round(elapsed, 2), "events_per_s": round(apps * events / elapsed),
-                "load_at_start": round(load, 1), "failed_rows": health["store"]["failedRows"]}
+        failed = sum(get(f"http://127.0.0.1:{p}", "/health")["store"]["failedRows"]
+                     for p in ports)
+        rss = [peak_rss_mb(s.pid) for s in servers]
+        out = {"peak_rss_mb": rss[0] if instances == 1 else rss, "backend": backend,
+               "instances": instances, "apps": apps, "events": apps * events,
+               "seconds": round(elapsed, 2), "events_per_s": round(apps * events / elapsed),
+               "load_at_start": round(load, 1), "load_at_end": round(os.getloadavg()[0], 1),
+               "failed_rows": failed}
+        if viewers:
+            out["viewer_messages"] = [c[0] for c in seen]
+        return out
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_viewers.set()
+        for t in watchers:
+            t.join(5)
+        for s in servers:
+            s.terminate()
+        for s in servers:
+            try:
+                s.wait(30)
+            except subprocess.TimeoutExpired:
+                s.kill()
+                s.wait()
         if schema:
             psql(pg, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         shutil.rmtree(home, ignore_errors=True)
@@ -187,14 +237,22 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=100_000, help="events per app")
     ap.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
     ap.add_argument("--postgres", default=os.environ.get("MINDGATE_TEST_POSTGRES_URL"))
+    ap.add_argument("--instances", type=int, nargs="+", default=[1],
+                    help="servers on one database (more than 1: PostgreSQL only)")
+    ap.add_argument("--viewers", action="store_true",
+                    help="one run-list viewer per server during the run")
     args = ap.parse_args()
     for apps in args.apps:
         for backend in args.backends:
             if backend == "postgres" and not args.postgres:
                 print("postgres: skipped (no --postgres / MINDGATE_TEST_POSTGRES_URL)")
                 continue
-            r = one(args.bin, backend, args.postgres, apps, args.events)
-            print(json.dumps(r), flush=True)
+            for instances in args.instances:
+                if instances > 1 and backend != "postgres":
+                    continue  # one server per SQLite file
+                r = one(args.bin, backend, args.postgres, apps, args.events, instances,
+                        args.viewers)
+                print(json.dumps(r), flush=True)
     return 0
 
 

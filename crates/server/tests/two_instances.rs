@@ -47,10 +47,16 @@ impl Schema {
 }
 
 impl Drop for Schema {
+    /// On a thread of its own: a sync client cannot run on a tokio worker (a failing
+    /// test drops the schema while unwinding there).
     fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-        }
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        let dropped = std::thread::spawn(move || {
+            if let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) {
+                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
+            }
+        });
+        let _ = dropped.join();
     }
 }
 
@@ -199,7 +205,75 @@ async fn a_run_sent_to_one_instance_is_live_on_the_other() {
         server.stop().await.expect("stop");
         drop(dir);
     }
-    tokio::task::spawn_blocking(move || drop(schema))
+    drop(schema);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn viewers_re_read_the_run_list_after_the_relay_was_cut() {
+    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+        return;
+    };
+    let admin_url = admin.clone();
+    let schema = tokio::task::spawn_blocking(move || Schema::create(&admin))
         .await
-        .expect("drop schema");
+        .expect("schema");
+    let url = schema.url();
+    let a = instance(&url, "relay-cut-a").await;
+    let b = instance(&url, "relay-cut-b").await;
+    let mut list = b.ui(false).await;
+    list.send(Message::text(
+        json!({"type": "subscribe", "runId": "*"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    loop {
+        let msg = next_json(&mut list).await.expect("runs");
+        if msg["type"] == "runs" {
+            assert_eq!(msg["runs"], json!([]));
+            break;
+        }
+    }
+    let (mut app, _) = a.app(None).await;
+    let before = run_frames("before-cut", 2);
+    send_all(&mut app, &before).await;
+    wait_run_update(&mut list, "before-cut", before.len() as u64, "ok").await;
+    // Cut B's follower: once it listens again, B's viewers get the run list afresh.
+    let name = mindgate_store::follower_application_name("relay-cut-b");
+    let cut: i64 = tokio::task::spawn_blocking(move || {
+        let mut c = postgres::Client::connect(&admin_url, postgres::NoTls).expect("admin");
+        c.query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE application_name = $1",
+            &[&name],
+        )
+        .expect("terminate")
+        .get(0)
+    })
+    .await
+    .expect("cut");
+    assert_eq!(cut, 1, "B's follower connection");
+    let relisted = loop {
+        let msg = next_json(&mut list).await.expect("the list again");
+        if msg["type"] == "runs" {
+            break msg;
+        }
+    };
+    assert_eq!(relisted["runs"][0]["id"], "before-cut");
+    // And the relay follows again.
+    let after = run_frames("after-cut", 2);
+    send_all(&mut app, &after).await;
+    wait_run_update(&mut list, "after-cut", after.len() as u64, "ok").await;
+
+    drop(app);
+    drop(list);
+    for t in [a, b] {
+        let TestServer { server, dir, .. } = t;
+        server.stop().await.expect("stop");
+        drop(dir);
+    }
+    drop(schema);
 }
