@@ -60,14 +60,9 @@ impl Drop for Schema {
     }
 }
 
-async fn instance(url: &mindgate_server::PostgresUrl, id: &str) -> TestServer {
+async fn instance(url: &mindgate_server::PostgresUrl) -> TestServer {
     let url = url.clone();
-    let id = id.to_owned();
-    start_with(move |c| {
-        c.postgres = Some(url);
-        c.writer.instance_id = Some(id);
-    })
-    .await
+    start_with(move |c| c.postgres = Some(url)).await
 }
 
 /// A run with a root agent and `tools` tool calls (tokens, some errors), finished.
@@ -141,8 +136,8 @@ async fn a_run_sent_to_one_instance_is_live_on_the_other() {
         .await
         .expect("schema");
     let url = schema.url();
-    let a = instance(&url, "instance-a").await;
-    let b = instance(&url, "instance-b").await;
+    let a = instance(&url).await;
+    let b = instance(&url).await;
 
     // On B: one viewer follows the run list, one the graph of a run not sent yet.
     let mut list = b.ui(false).await;
@@ -222,8 +217,8 @@ async fn viewers_re_read_the_run_list_after_the_relay_was_cut() {
         .await
         .expect("schema");
     let url = schema.url();
-    let a = instance(&url, "relay-cut-a").await;
-    let b = instance(&url, "relay-cut-b").await;
+    let a = instance(&url).await;
+    let b = instance(&url).await;
     let mut list = b.ui(false).await;
     list.send(Message::text(
         json!({"type": "subscribe", "runId": "*"}).to_string(),
@@ -241,13 +236,22 @@ async fn viewers_re_read_the_run_list_after_the_relay_was_cut() {
     let before = run_frames("before-cut", 2);
     send_all(&mut app, &before).await;
     wait_run_update(&mut list, "before-cut", before.len() as u64, "ok").await;
-    // Cut B's follower: once it listens again, B's viewers get the run list afresh.
-    let name = mindgate_store::follower_application_name("relay-cut-b");
+    // Cut B's follower (its connection is named after B's instance, which is its
+    // writer's id): once it listens again, B's viewers get the run list afresh.
+    let (b_addr, schema_name) = (b.server.addr.to_string(), schema.name.clone());
     let cut: i64 = tokio::task::spawn_blocking(move || {
         let mut c = postgres::Client::connect(&admin_url, postgres::NoTls).expect("admin");
+        let b_id: String = c
+            .query_one(
+                &format!("SELECT id FROM {schema_name}.mindgate_instances WHERE addr = $1"),
+                &[&b_addr],
+            )
+            .expect("B is a registered instance")
+            .get(0);
+        let name = mindgate_store::follower_application_name(&b_id);
         c.query_one(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-             WHERE application_name = $1",
+             WHERE application_name = left($1, 63)",
             &[&name],
         )
         .expect("terminate")
