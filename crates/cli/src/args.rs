@@ -348,7 +348,8 @@ pub struct MemoryExportArgs {
     /// Output file [default: standard output].
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// The database (a file; a `postgres://` URL is refused: export is SQLite-only so far).
+    /// Memory database: a file or a `postgres://` URL [default: $MINDGATE_HOME/memory.db,
+    /// else ~/.mindgate/memory.db].
     #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_command_db)]
     pub db: Option<mindgate_memory::MemoryDb>,
 }
@@ -358,7 +359,8 @@ pub struct MemoryExportArgs {
 pub struct MemoryImportArgs {
     /// The export (JSON Lines), or `-` for standard input.
     pub input: PathBuf,
-    /// The database (it must be empty; SQLite only so far) [default: $MINDGATE_HOME/memory.db].
+    /// Memory database, which must be empty: a file or a `postgres://` URL [default:
+    /// $MINDGATE_HOME/memory.db].
     #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_command_db)]
     pub db: Option<mindgate_memory::MemoryDb>,
 }
@@ -479,9 +481,10 @@ pub struct MemoryReembedArgs {
     /// The embedder to switch to: builtin, minilm or openai.
     #[arg(long, default_value = "builtin")]
     pub embedder: String,
-    /// Memory database [default: $MINDGATE_HOME/memory.db, else ~/.mindgate/memory.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Memory database: a file or a `postgres://` URL [default: $MINDGATE_HOME/memory.db,
+    /// else ~/.mindgate/memory.db].
+    #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_command_db)]
+    pub db: Option<mindgate_memory::MemoryDb>,
 }
 
 /// Options of `mindgate demo`.

@@ -582,7 +582,6 @@ pub fn error_code(e: &MemoryError) -> &'static str {
             "storage_failed"
         }
         MemoryError::PostgresConnect { .. } => "storage_unreachable",
-        MemoryError::Unsupported { .. } => "unsupported",
     }
 }
 
@@ -596,7 +595,6 @@ pub fn is_caller_error(e: &MemoryError) -> bool {
             | MemoryError::Sqlite(_)
             | MemoryError::Postgres(_)
             | MemoryError::PostgresConnect { .. }
-            | MemoryError::Unsupported { .. }
             | MemoryError::Io { .. }
             | MemoryError::EmbedderMismatch { .. }
     )

@@ -1,16 +1,17 @@
 //! One handle on either backend, so the HTTP routes, the MCP tools and the CLI work on an
 //! embedded SQLite file or a shared PostgreSQL database alike: [`MemoryDb`] says where the
-//! store is (a `--memory-db` value), [`Memory`] is the open store. The contract traits
-//! delegate; of the inherent operations, those the PostgreSQL backend does not have yet
-//! (export / import, maintenance, consolidation, re-embedding) answer
-//! [`MemoryError::Unsupported`] there.
+//! store is (a `--memory-db` value), [`Memory`] is the open store. Every operation
+//! delegates to the backend open; both backends have them all, the store-wide ones
+//! (export / import, maintenance, consolidation, re-embedding) running the same rule code
+//! ([`crate::transfer`], [`crate::maintenance`], [`crate::consolidate`],
+//! [`crate::reembed`]).
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 use crate::consolidate::write::{ConsolidationBatch, ConsolidationWritten};
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
 use crate::postgres::{PgMemory, is_postgres_url};
 use crate::sqlite::{
     FactAt, ItemFilter, MaintenanceReport, ReembedProgress, SqliteMemory, TransferReport,
@@ -94,10 +95,6 @@ macro_rules! either {
             Memory::Postgres($s) => $e,
         }
     };
-}
-
-fn unsupported<T>(what: &'static str) -> Result<T> {
-    Err(MemoryError::Unsupported { what })
 }
 
 impl Memory {
@@ -224,12 +221,10 @@ impl Memory {
         either!(self, s => s.import_jsonl(input))
     }
 
-    /// Re-embeds every record with the active embedder (SQLite only for now).
+    /// Re-embeds every record with the active embedder ([`crate::reembed`]; open the
+    /// store with [`Memory::open_for_reembed`]).
     pub fn reembed(&self, progress: impl FnMut(ReembedProgress)) -> Result<usize> {
-        match self {
-            Self::Sqlite(s) => s.reembed(progress),
-            Self::Postgres(_) => unsupported("re-embedding"),
-        }
+        either!(self, s => s.reembed(progress))
     }
 
     pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {

@@ -101,14 +101,6 @@ pub enum MemoryError {
         /// The cause.
         source: postgres::Error,
     },
-    /// The operation exists on the SQLite backend only, so far.
-    #[error(
-        "{what} is not available on the PostgreSQL memory store yet (use an SQLite --memory-db for it)"
-    )]
-    Unsupported {
-        /// The operation.
-        what: &'static str,
-    },
     /// The database file could not be prepared.
     #[error("memory database file {}", .path.display())]
     Io {
@@ -136,8 +128,7 @@ impl MemoryError {
             | MemoryError::NotInducible { .. } => ErrorCode::Conflict,
             MemoryError::EmbedderMismatch { .. }
             | MemoryError::SchemaTooNew { .. }
-            | MemoryError::PostgresConnect { .. }
-            | MemoryError::Unsupported { .. } => ErrorCode::Unavailable,
+            | MemoryError::PostgresConnect { .. } => ErrorCode::Unavailable,
             MemoryError::Embed(e) => e.code(),
             MemoryError::Sqlite(_) | MemoryError::Postgres(_) | MemoryError::Io { .. } => {
                 ErrorCode::Internal

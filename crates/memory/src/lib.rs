@@ -22,6 +22,7 @@ pub mod lexical;
 pub mod maintenance;
 pub mod postgres;
 pub(crate) mod record;
+pub mod reembed;
 pub mod schema;
 pub mod sqlite;
 pub mod store;

@@ -11,7 +11,7 @@ mod places;
 use std::sync::Arc;
 
 use common::{T0, TestEmbedder};
-use mindgate_memory::sqlite::{MAX_LIST, MaintenanceConfig};
+use mindgate_memory::sqlite::{MAX_LIST, MaintenanceConfig, ReembedProgress};
 use mindgate_memory::time::{DAY_MS, ManualClock};
 use mindgate_memory::*;
 use places::{Backend, Place};
@@ -535,6 +535,122 @@ on_both_backends!(
     consolidation_lands_quarantined_records_with_their_citations,
     a_consolidation_racing_another_of_the_same_session_writes_nothing,
 );
+
+fn switching_embedders_is_refused_until_reembedded(backend: Backend) {
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
+    let clock = Arc::new(ManualClock::at(T0));
+    {
+        let s = place.open(options(clock.clone())).unwrap();
+        s.semantic()
+            .remember_many(
+                (0..100)
+                    .map(|i| {
+                        NewFact::new(Scope::user("u"), format!("fact number {i} about gardens"))
+                    })
+                    .collect(),
+            )
+            .unwrap();
+        s.entities().resolve("u", "Garden Club").unwrap();
+        assert_eq!(
+            s.stored_embedder().unwrap().as_deref(),
+            Some("test:hash@64")
+        );
+    }
+    let other = || {
+        Arc::new(TestEmbedder {
+            dim: 32,
+            model: "small",
+        })
+    };
+    let err = place
+        .open(OpenOptions::default().embedder(other()))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, MemoryError::EmbedderMismatch { .. }));
+    assert!(
+        text.contains("mindgate memory reembed --embedder test"),
+        "{text}"
+    );
+    let without = place.open_for_reembed(OpenOptions::default()).unwrap();
+    assert!(
+        matches!(without.reembed(|_| {}), Err(MemoryError::Invalid { .. })),
+        "re-embedding needs an embedder"
+    );
+    drop(without);
+    let s = place
+        .open_for_reembed(OpenOptions::default().embedder(other()))
+        .unwrap();
+    let mut seen = Vec::new();
+    let n = s.reembed(|p: ReembedProgress| seen.push(p)).unwrap();
+    assert_eq!(n, 100);
+    assert_eq!(
+        seen.first().unwrap(),
+        &ReembedProgress {
+            done: 0,
+            total: 100
+        }
+    );
+    assert_eq!(
+        seen.last().unwrap(),
+        &ReembedProgress {
+            done: 100,
+            total: 100
+        }
+    );
+    assert_eq!(seen.len(), 1 + 100usize.div_ceil(reembed::BATCH));
+    assert!(seen.windows(2).all(|w| w[0].done < w[1].done));
+    let ledger = s.ledger("store").unwrap();
+    let row = ledger.last().unwrap();
+    assert_eq!(row.action, "reembed");
+    assert_eq!(
+        row.detail,
+        Some(serde_json::json!({"from": "test:hash@64", "to": "test:small@32", "embedded": 100}))
+    );
+    drop(s);
+    let s = place
+        .open(OpenOptions::default().embedder(other()))
+        .unwrap();
+    assert_eq!(
+        s.stored_embedder().unwrap().as_deref(),
+        Some("test:small@32")
+    );
+    let mut o = MemorySearchOptions::new("u", "fact number 7 about gardens");
+    o.mode = Some(SearchMode::Vector);
+    assert_eq!(
+        s.search(&o).unwrap().len(),
+        10,
+        "vector search works on the new vectors"
+    );
+    // Only the new embedder's vectors are left: an export carries 100 record vectors.
+    let dump = export(&s);
+    assert_eq!(
+        dump.lines()
+            .filter(|l| l.contains("\"table\":\"memory_vectors\""))
+            .count(),
+        100
+    );
+    assert!(
+        dump.lines()
+            .filter(|l| l.contains("\"table\":\"entity_vectors\""))
+            .any(|l| l.contains("test:small@32")),
+        "entity names are re-embedded too"
+    );
+    // Running again has nothing left to embed.
+    drop(s);
+    let s = place
+        .open_for_reembed(OpenOptions::default().embedder(other()))
+        .unwrap();
+    assert_eq!(s.reembed(|_| {}).unwrap(), 0);
+    drop(s);
+    assert!(
+        place.open(options(clock)).is_err(),
+        "the old embedder is now the mismatch"
+    );
+}
+
+on_both_backends!(switching_embedders_is_refused_until_reembedded);
 
 /// Every export line as a value, JSON held in text columns parsed (PostgreSQL's `jsonb`
 /// keeps its own key order), the header left out.

@@ -163,3 +163,83 @@ async fn a_malformed_completion_is_refused_and_nothing_is_written() {
         Some("Bearer sk-server")
     );
 }
+
+/// Runs `f` with a connection to `url` on a thread of its own (the sync client must not
+/// run on the test's async runtime).
+fn with_pg<T: Send + 'static>(
+    url: &str,
+    f: impl FnOnce(&mut postgres::Client) -> T + Send + 'static,
+) -> T {
+    let url = url.to_owned();
+    std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("admin");
+        f(&mut c)
+    })
+    .join()
+    .expect("the admin thread")
+}
+
+/// A schema of the test's own in the throwaway PostgreSQL, dropped at the end.
+struct PgSchema {
+    admin: String,
+    name: String,
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
+        with_pg(&self.admin, move |c| {
+            let _ = c.batch_execute(&sql);
+        });
+    }
+}
+
+#[tokio::test]
+async fn consolidation_answers_on_a_postgres_memory_too() {
+    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+        return;
+    };
+    let schema = PgSchema {
+        name: format!("mg_consolidate_{:016x}", rand::random::<u64>()),
+        admin: admin.clone(),
+    };
+    let create = format!("CREATE SCHEMA {}", schema.name);
+    with_pg(&admin, move |c| c.batch_execute(&create).expect("schema"));
+    let sep = if admin.contains('?') { '&' } else { '?' };
+    let memory = format!("{admin}{sep}options=-c%20search_path%3D{}", schema.name);
+    let stand_in = ChatStandIn::start(vec![
+        Answer::Completion(
+            r#"{"summary": "Ana describes her life in Tbilisi.",
+                "facts": [{"text": "Ana lives in Tbilisi", "subject": "Ana", "predicate": "lives_in", "object": "Tbilisi"}]}"#
+                .to_owned(),
+        ),
+        Answer::Completion(r#"{"insights": []}"#.to_owned()),
+    ])
+    .unwrap();
+    let url = stand_in.url().to_owned();
+    let t = common::start_with(|c| {
+        c.memory_chat = Some(ChatConfig::new(url, "stand-in"));
+        c.memory_db = mindgate_memory::MemoryDb::Postgres(memory);
+    })
+    .await;
+    seed(&t).await;
+    let (status, report) = t.send_json(Method::POST, PATH, json!({})).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["messages"], 2);
+    assert_eq!(report["facts"][0]["text"], "Ana lives in Tbilisi");
+    assert_eq!(report["facts"][0]["status"], "quarantined");
+    assert_eq!(quarantine(&t).await.len(), 2, "the episode and the fact");
+    // Stored in PostgreSQL: the schema's table holds them.
+    let count = format!(
+        "SELECT COUNT(*) FROM {}.memory_items WHERE kind <> 'session'",
+        schema.name
+    );
+    let rows: i64 = with_pg(&admin, move |c| {
+        c.query_one(&count, &[]).expect("count").get(0)
+    });
+    assert_eq!(rows, 2);
+}

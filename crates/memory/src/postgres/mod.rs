@@ -16,6 +16,7 @@ mod entities;
 mod items;
 mod maintenance;
 mod migrations;
+mod reembed;
 mod review;
 mod search;
 mod tiers;

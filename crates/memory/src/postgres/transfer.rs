@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
 use postgres::types::ToSql;
-use postgres::{GenericClient, IsolationLevel};
+use postgres::{GenericClient, IsolationLevel, Statement};
 
 use crate::error::{MemoryError, Result};
 use crate::postgres::PgMemory;
@@ -40,6 +40,8 @@ const SERIAL_KEYS: &[(&str, &str)] = &[
 struct Tables<'a, C: GenericClient> {
     client: &'a mut C,
     types: HashMap<String, Vec<(String, String)>>,
+    /// Insert statements prepared once per table and column list.
+    inserts: HashMap<String, Statement>,
 }
 
 impl<'a, C: GenericClient> Tables<'a, C> {
@@ -47,6 +49,7 @@ impl<'a, C: GenericClient> Tables<'a, C> {
         Self {
             client,
             types: HashMap::new(),
+            inserts: HashMap::new(),
         }
     }
 
@@ -98,7 +101,18 @@ fn cell(row: &postgres::Row, i: usize, ty: &str) -> Result<Cell> {
         "bytea" => row
             .try_get::<_, Option<Vec<u8>>>(i)?
             .map_or(Cell::Null, Cell::Blob),
-        // Text, and jsonb selected as its text.
+        // jsonb selected as its text, written compact as SQLite stores it (jsonb's own
+        // text puts a space after every `:` and `,`).
+        "jsonb" => row
+            .try_get::<_, Option<String>>(i)?
+            .map_or(Cell::Null, |t| {
+                Cell::Text(
+                    serde_json::from_str::<serde_json::Value>(&t)
+                        .map(|v| v.to_string())
+                        .unwrap_or(t),
+                )
+            }),
+        // Text.
         _ => row
             .try_get::<_, Option<String>>(i)?
             .map_or(Cell::Null, Cell::Text),
@@ -255,21 +269,28 @@ impl<C: GenericClient> TransferTables for Tables<'_, C> {
             names.push("search_text".to_owned());
             marks.push("''::tsvector".to_owned());
         }
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            names.join(", "),
+            marks.join(", ")
+        );
+        let db_message = |e: postgres::Error| match e.as_db_error() {
+            Some(db) => db.message().to_owned(),
+            None => e.to_string(),
+        };
+        let statement = match self.inserts.get(&sql) {
+            Some(statement) => statement.clone(),
+            None => {
+                let statement = self.client.prepare(&sql).map_err(db_message)?;
+                self.inserts.insert(sql, statement.clone());
+                statement
+            }
+        };
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
         self.client
-            .execute(
-                &format!(
-                    "INSERT INTO {table} ({}) VALUES ({})",
-                    names.join(", "),
-                    marks.join(", ")
-                ),
-                &refs,
-            )
+            .execute(&statement, &refs)
             .map(|_| ())
-            .map_err(|e| match e.as_db_error() {
-                Some(db) => db.message().to_owned(),
-                None => e.to_string(),
-            })
+            .map_err(db_message)
     }
 
     fn stored_embedder(&mut self) -> Result<Option<String>> {

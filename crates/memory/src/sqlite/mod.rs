@@ -36,9 +36,9 @@ use crate::types::*;
 
 pub use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 pub use crate::maintenance::{MaintenanceConfig, MaintenanceReport, retention};
+pub use crate::reembed::ReembedProgress;
 pub use crate::transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, TransferReport};
 pub use belief::FactAt;
-pub use reembed::ReembedProgress;
 pub use review::{ItemFilter, MAX_LIST};
 
 /// The SQLite memory store.

@@ -5,21 +5,21 @@ use std::process::ExitCode;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mindgate_home::Home;
-use mindgate_memory::{OpenOptions, SqliteMemory};
+use mindgate_memory::{Memory, MemoryDb, OpenOptions};
 
 use super::embedders;
 use crate::args::MemoryReembedArgs;
 
 /// Runs the re-embed with a progress bar on stderr.
 pub fn run(args: &MemoryReembedArgs) -> anyhow::Result<ExitCode> {
-    let path = args
+    let db = args
         .db
         .clone()
-        .unwrap_or_else(|| Home::from_env().memory_db());
+        .unwrap_or_else(|| MemoryDb::File(Home::from_env().memory_db()));
     let embedder = embedders::by_name(&args.embedder)?.context("re-embedding needs an embedder")?;
     let id = embedder.id().to_string();
-    let store = SqliteMemory::open_for_reembed(&path, OpenOptions::default().embedder(embedder))
-        .with_context(|| format!("opening {}", path.display()))?;
+    let store = Memory::open_for_reembed(&db, OpenOptions::default().embedder(embedder))
+        .with_context(|| format!("opening {db}"))?;
     let previous = store.stored_embedder()?;
     let bar = ProgressBar::new(0);
     if let Ok(style) =
@@ -35,7 +35,7 @@ pub fn run(args: &MemoryReembedArgs) -> anyhow::Result<ExitCode> {
     println!(
         "re-embedded {n} records with {id} (was {}) in {}",
         previous.as_deref().unwrap_or("none"),
-        path.display()
+        db
     );
     Ok(ExitCode::SUCCESS)
 }
