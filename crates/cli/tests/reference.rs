@@ -103,7 +103,7 @@ fn configuration_flag_index_is_generated_from_the_clap_definitions() {
         );
     };
     let index = generated("flags");
-    assert!(index.contains("| `--db <PATH>` |"), "{index}");
+    assert!(index.contains("| `--db <PATH_OR_URL>` |"), "{index}");
     let expected = format!("{}{FLAGS_BEGIN}\n{index}{}", &doc[..begin], &doc[end..]);
     check_or_update(&path, &expected);
 }
