@@ -1,13 +1,27 @@
 //! `store::transfer`: a run exported as JSON Lines and imported into another database.
+//! The import cases run with the target on SQLite and on PostgreSQL (see `common`).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::Path;
+mod common;
 
+use common::{Backend, TestDb};
 use mindgate_protocol::parse_envelope;
 use mindgate_store::{
-    NewEvent, RunFilter, RunImport, RunStore, TransferError, Writer, WriterConfig,
+    Database, NewEvent, RunFilter, RunImport, RunStore, TransferError, WriterConfig,
 };
 use serde_json::{Value, json};
+
+contract!(
+    export_then_import_round_trips_graph_events_and_report,
+    an_existing_id_is_refused_and_new_id_imports_beside_it,
+    a_bad_line_names_its_number_and_writes_nothing,
+    retention_by_age_leaves_imported_runs_alone,
+);
+
+/// A fresh SQLite store (the exports' source).
+fn sqlite() -> TestDb {
+    TestDb::new(Backend::Sqlite).expect("sqlite")
+}
 
 fn ev(run: &str, seq: u64, ty: &str, payload: Value) -> NewEvent {
     let f = json!({"gm": 1, "seq": seq, "ts": 2_000 + seq as i64, "runId": run, "type": ty, "payload": payload})
@@ -17,8 +31,8 @@ fn ev(run: &str, seq: u64, ty: &str, payload: Value) -> NewEvent {
 
 /// A run with a hint, a failing then recovered tool, streamed tokens, a pause, usage,
 /// an unknown event type and an unknown envelope field.
-fn write_sample(path: &Path, run: &str) {
-    let (writer, _) = Writer::open(path, WriterConfig::default(), None).expect("writer");
+fn write_sample(db: &TestDb, run: &str) {
+    let (writer, _) = db.writer(WriterConfig::default(), None);
     let unknown = format!(
         r#"{{"gm":1,"seq":12,"ts":2012,"runId":"{run}","type":"future.thing","payload":{{"nodeId":"tool:search","x":[1, 2]}},"trace":"t-1"}}"#
     );
@@ -112,12 +126,12 @@ fn export(store: &RunStore, run: &str) -> String {
 }
 
 fn import(
-    db: &Path,
+    db: &Database,
     text: &str,
     new_id: Option<&str>,
 ) -> Result<mindgate_store::ImportReport, TransferError> {
     let mut lines = text.lines();
-    let mut import = RunImport::begin(db, lines.next().unwrap_or_default(), new_id)?;
+    let mut import = RunImport::begin_in(db, lines.next().unwrap_or_default(), new_id)?;
     for (i, line) in lines.enumerate() {
         import.add_event(i as u64 + 2, line)?;
     }
@@ -134,21 +148,29 @@ fn envelopes(store: &RunStore, run: &str) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn export_then_import_round_trips_graph_events_and_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let source_db = dir.path().join("a.db");
+/// The lines of an export, parsed (`jsonb` orders keys its own way).
+fn parsed(jsonl: &str) -> Vec<Value> {
+    jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn export_then_import_round_trips_graph_events_and_report(backend: Backend) {
+    let Some(target_db) = TestDb::new(backend) else {
+        return;
+    };
+    let source_db = sqlite();
     write_sample(&source_db, "r1");
-    let source = RunStore::open(&source_db).unwrap();
+    let source = source_db.reader();
     let text = export(&source, "r1");
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["format"], "mindgate.run");
     assert_eq!(header["run"]["id"], "r1");
 
-    let target_db = dir.path().join("b.db");
-    let report = import(&target_db, &text, None).expect("import");
+    let report = import(&target_db.database, &text, None).expect("import");
     assert_eq!((report.run_id.as_str(), report.events), ("r1", 14));
-    let target = RunStore::open(&target_db).unwrap();
+    let target = target_db.reader();
 
     let graph = |s: &RunStore| serde_json::to_value(s.graph("r1").unwrap().unwrap()).unwrap();
     assert_eq!(graph(&source), graph(&target));
@@ -175,23 +197,23 @@ fn export_then_import_round_trips_graph_events_and_report() {
     assert_eq!(a, b, "the run summary is kept, but for its source");
     // A second export of the import is the same file, but for the source.
     assert_eq!(
-        export(&target, "r1").replace("\"import\"", "\"live\""),
-        text
+        parsed(&export(&target, "r1").replace("\"import\"", "\"live\"")),
+        parsed(&text)
     );
 }
 
-#[test]
-fn an_existing_id_is_refused_and_new_id_imports_beside_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
+fn an_existing_id_is_refused_and_new_id_imports_beside_it(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
     write_sample(&db, "r1");
-    let store = RunStore::open(&db).unwrap();
+    let store = db.reader();
     let text = export(&store, "r1");
-    match import(&db, &text, None) {
+    match import(&db.database, &text, None) {
         Err(TransferError::Exists { run_id }) => assert_eq!(run_id, "r1"),
         other => panic!("expected exists, got {other:?}"),
     }
-    let report = import(&db, &text, Some("r1-copy")).expect("new id");
+    let report = import(&db.database, &text, Some("r1-copy")).expect("new id");
     assert_eq!(report.run_id, "r1-copy");
     let runs = store.list_runs(&RunFilter::default()).unwrap();
     assert_eq!(runs.runs.len(), 2);
@@ -201,13 +223,16 @@ fn an_existing_id_is_refused_and_new_id_imports_beside_it() {
     );
 }
 
-#[test]
-fn a_bad_line_names_its_number_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let source_db = dir.path().join("a.db");
+fn a_bad_line_names_its_number_and_writes_nothing(backend: Backend) {
+    let Some(target) = TestDb::new(backend) else {
+        return;
+    };
+    let source_db = sqlite();
     write_sample(&source_db, "r1");
-    let text = export(&RunStore::open(&source_db).unwrap(), "r1");
-    let target_db = dir.path().join("b.db");
+    let text = export(&source_db.reader(), "r1");
+    let target_db = &target.database;
+    // The target store exists (and is empty) before the first import.
+    drop(target.writer(WriterConfig::default(), None));
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
 
     let cases: Vec<(usize, String, &str)> = vec![
@@ -226,10 +251,10 @@ fn a_bad_line_names_its_number_and_writes_nothing() {
     ];
     for (at, bad, expected) in cases {
         let original = std::mem::replace(&mut lines[at - 1], bad);
-        let err = import(&target_db, &lines.join("\n"), None).expect_err(expected);
+        let err = import(target_db, &lines.join("\n"), None).expect_err(expected);
         assert!(err.to_string().starts_with(expected), "{err}");
         lines[at - 1] = original;
-        let target = RunStore::open(&target_db).unwrap();
+        let target = target.reader();
         assert!(
             target.get_run("r1").unwrap().is_none(),
             "nothing half-written after {expected}"
@@ -238,7 +263,7 @@ fn a_bad_line_names_its_number_and_writes_nothing() {
     }
     // A file cut short: fewer events than the header counts.
     let short = lines[..10].join("\n");
-    let err = import(&target_db, &short, None).expect_err("incomplete");
+    let err = import(target_db, &short, None).expect_err("incomplete");
     assert!(
         matches!(
             err,
@@ -249,49 +274,72 @@ fn a_bad_line_names_its_number_and_writes_nothing() {
         ),
         "{err}"
     );
-    assert!(
-        RunStore::open(&target_db)
-            .unwrap()
-            .get_run("r1")
-            .unwrap()
-            .is_none()
-    );
+    assert!(target.reader().get_run("r1").unwrap().is_none());
     // Not an export at all.
-    let err = import(&target_db, "{\"resourceSpans\": []}", None).expect_err("header");
+    let err = import(target_db, "{\"resourceSpans\": []}", None).expect_err("header");
     assert!(
         err.to_string()
             .starts_with("line 1: not a Mindgate run export header"),
         "{err}"
     );
     // The intact file still imports.
-    import(&target_db, &lines.join("\n"), None).expect("intact");
+    import(target_db, &lines.join("\n"), None).expect("intact");
 }
 
-#[test]
-fn retention_by_age_leaves_imported_runs_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let source_db = dir.path().join("a.db");
+fn retention_by_age_leaves_imported_runs_alone(backend: Backend) {
+    let Some(target_db) = TestDb::new(backend) else {
+        return;
+    };
+    let source_db = sqlite();
     write_sample(&source_db, "old");
-    let text = export(&RunStore::open(&source_db).unwrap(), "old");
-    let target_db = dir.path().join("b.db");
-    import(&target_db, &text, None).expect("import");
+    let text = export(&source_db.reader(), "old");
+    import(&target_db.database, &text, None).expect("import");
     // The run's own times are from 1970: by age it would go at once.
-    let (writer, _) = Writer::open(&target_db, WriterConfig::default(), None).unwrap();
+    let (writer, _) = target_db.writer(WriterConfig::default(), None);
     let retention = mindgate_store::Retention {
         keep_runs: 0,
         keep_days: 1,
     };
     assert!(writer.prune(retention).unwrap().is_empty());
     writer.close().unwrap();
-    assert!(
-        RunStore::open(&target_db)
-            .unwrap()
-            .get_run("old")
-            .unwrap()
-            .is_some()
-    );
+    assert!(target_db.reader().get_run("old").unwrap().is_some());
     // The same run written live is pruned by the same rule.
-    let (writer, _) = Writer::open(&source_db, WriterConfig::default(), None).unwrap();
+    let (writer, _) = source_db.writer(WriterConfig::default(), None);
     assert_eq!(writer.prune(retention).unwrap(), ["old"]);
     writer.close().unwrap();
+}
+
+/// On PostgreSQL two imports of one run id at once (no file lock keeps them apart): the
+/// database referees, one stores the run and the other is refused as existing.
+#[test]
+fn on_postgres_concurrent_imports_of_one_id_store_it_once() {
+    let Some(target) = TestDb::new(Backend::Postgres) else {
+        return;
+    };
+    let source_db = sqlite();
+    write_sample(&source_db, "r1");
+    let text = export(&source_db.reader(), "r1");
+    let mut lines = text.lines();
+    let mut first =
+        RunImport::begin_in(&target.database, lines.next().unwrap(), None).expect("first begins");
+    // The second one starts while the first holds the id, uncommitted.
+    let second = {
+        let database = target.database.clone();
+        let text = text.clone();
+        std::thread::spawn(move || import(&database, &text, None))
+    };
+    for (i, line) in lines.enumerate() {
+        first.add_event(i as u64 + 2, line).expect("event");
+    }
+    first.finish().expect("first commits");
+    match second.join().expect("second thread") {
+        Err(TransferError::Exists { run_id }) => assert_eq!(run_id, "r1"),
+        other => panic!("expected exists, got {other:?}"),
+    }
+    let store = target.reader();
+    assert_eq!(
+        store.list_runs(&RunFilter::default()).unwrap().runs.len(),
+        1
+    );
+    assert_eq!(store.total_events().unwrap(), 14);
 }
