@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use mindgate_store::projection::GraphNode;
-use mindgate_store::{NodeDetail, RunStore, StoreError, project};
+use mindgate_store::{NodeDetail, RunStore, StoreError};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde::Serialize;
 use serde_json::Value;
@@ -114,6 +114,35 @@ fn script_json<T: Serialize>(value: &T) -> String {
         .replace('<', "\\u003c")
 }
 
+/// [`script_json`] written straight into `out` (`null` if the value cannot be serialised).
+fn push_script_json<T: Serialize>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
+    if serde_json::to_writer(ScriptSafe(&mut *out), value).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// Appends JSON text with every `<` escaped as `\u003c` (so no `</script>` can appear).
+struct ScriptSafe<'a>(&'a mut Vec<u8>);
+
+impl std::io::Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(at) = rest.iter().position(|&b| b == b'<') {
+            self.0.extend_from_slice(&rest[..at]);
+            self.0.extend_from_slice(b"\\u003c");
+            rest = &rest[at + 1..];
+        }
+        self.0.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn html_escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -163,20 +192,23 @@ pub fn export_html(
     let Some(run) = store.get_run_with_cost(run_id)? else {
         return Ok(None);
     };
-    let Some(graph) = store.graph(run_id)? else {
+    // One pass over the run's events, streamed (none held): the graph, the node details
+    // and the report all come from its projection.
+    let Some(projection) = store.projection(run_id)? else {
         return Ok(None);
     };
-    let events = store.all_events(run_id)?.unwrap_or_default();
-    let projection = project(run_id, &events);
-    drop(events);
+    let (graph, details) = projection.into_details();
     let mut nodes = BTreeMap::new();
-    for node in &graph.nodes {
-        if let Some(mut detail) = projection.node(&node.node_id) {
-            hide_in_detail(&mut detail, hide);
-            nodes.insert(node.node_id.clone(), detail);
-        }
+    for mut detail in details {
+        hide_in_detail(&mut detail, hide);
+        nodes.insert(detail.node_id.clone(), detail);
     }
-    let report = store.run_report(run_id)?;
+    let report = Some(mindgate_store::run_report(
+        &run,
+        &graph,
+        store.run_finish_error(&run)?,
+        store.prices(),
+    ));
     let mut graph_nodes = graph.nodes;
     for node in &mut graph_nodes {
         hide_in_graph(node, hide);
@@ -200,16 +232,25 @@ pub fn export_html(
     let css =
         asset("app.css").ok_or_else(|| HtmlExportError::MissingAsset("app.css".to_owned()))?;
     let css = String::from_utf8_lossy(&css).replace("</style", "<\\/style");
-    let head = format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
-         <style>\n{css}\n</style>\n\
-         <script type=\"importmap\">{}</script>\n\
-         <script type=\"application/json\" id=\"mindgate-export\">{}</script>\n\
-         <script type=\"module\">import 'mindgate/main.js';</script>\n",
-        import_map()?,
-        script_json(&export)
-    );
-    let mut page = String::with_capacity(head.len() + index.len() + 1024);
+    let import_map = import_map()?;
+    // The page is written in one buffer, the data serialised straight into it: a big
+    // run's data (tens of MB) is never copied.
+    let write_head = |page: &mut Vec<u8>| {
+        page.extend_from_slice(
+            format!(
+                "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+                 <style>\n{css}\n</style>\n\
+                 <script type=\"importmap\">{import_map}</script>\n\
+                 <script type=\"application/json\" id=\"mindgate-export\">"
+            )
+            .as_bytes(),
+        );
+        push_script_json(page, &export);
+        page.extend_from_slice(
+            b"</script>\n<script type=\"module\">import 'mindgate/main.js';</script>\n",
+        );
+    };
+    let mut page: Vec<u8> = Vec::with_capacity(index.len() + 1024);
     let mut head_written = false;
     for line in String::from_utf8_lossy(&index).lines() {
         let trimmed = line.trim_start();
@@ -219,30 +260,36 @@ pub fn export_html(
             || trimmed.contains("id=\"nav-")
         {
             if !head_written {
-                page.push_str(&head);
+                write_head(&mut page);
                 head_written = true;
             }
             continue;
         }
         if trimmed.starts_with("<title>") {
-            page.push_str(&format!(
-                "<title>{} — Mindgate run export</title>\n",
-                html_escape(if run.name.is_empty() {
-                    &run.id
-                } else {
-                    &run.name
-                })
-            ));
+            page.extend_from_slice(
+                format!(
+                    "<title>{} — Mindgate run export</title>\n",
+                    html_escape(if run.name.is_empty() {
+                        &run.id
+                    } else {
+                        &run.name
+                    })
+                )
+                .as_bytes(),
+            );
             continue;
         }
-        page.push_str(line);
-        page.push('\n');
+        page.extend_from_slice(line.as_bytes());
+        page.push(b'\n');
     }
     if !head_written {
         return Err(HtmlExportError::MissingAsset(
             "index.html's stylesheet and module lines".to_owned(),
         ));
     }
+    // Only UTF-8 was written (str pieces and serde_json's output).
+    let page = String::from_utf8(page)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(Some(page))
 }
 

@@ -1,6 +1,6 @@
 //! Two runs side by side: their graphs aligned by `nodeId`.
 //!
-//! [`diff_events`] folds each run's events with [`project`] and pairs the nodes by
+//! [`diff_events`] folds each run's events into its projection and pairs the nodes by
 //! `nodeId`: per node the instance count, status, summed duration, tokens and cost
 //! ([`crate::cost`]) of each side, and the structural difference of each paired
 //! instance's input and output ([`json_patch::diff`], reported as added / removed /
@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::cost::add_instance;
 use crate::error::StoreError;
 use crate::model::{RunState, StoredEvent};
-use crate::projection::{InstanceDetail, NodeDetail, NodeState, project};
+use crate::projection::{InstanceDetail, NodeDetail, NodeState, RunProjection};
 use crate::reader::RunStore;
 
 /// Most JSON changes listed per node (input and output together); further ones are
@@ -206,36 +206,81 @@ struct Folded {
     usage: (TokenCounts, Cost),
 }
 
-fn fold(run_id: &str, events: &[StoredEvent], prices: &PriceTable) -> Folded {
-    let projection = project(run_id, events);
-    let mut outcomes = HashMap::new();
-    let mut first_seen = HashMap::new();
-    for ev in events {
-        let Some(node) = &ev.node_id else { continue };
-        first_seen.entry(node.clone()).or_insert(ev.seq);
-        if matches!(ev.type_name.as_str(), "node.finished" | "node.error") {
-            let payload = ev.payload_value();
-            if let Some(instance) = payload.get("instanceId").and_then(Value::as_str) {
-                outcomes.insert((node.clone(), instance.to_owned()), ev.seq);
-            }
+/// A run being folded for the diff, one event at a time (from a slice, or streamed from
+/// the database by [`RunStore::diff_runs`], which then never holds a run's events).
+struct Folder {
+    projection: RunProjection,
+    outcomes: HashMap<(String, String), u64>,
+    first_seen: HashMap<String, u64>,
+}
+
+/// The instance a `node.finished` / `node.error` payload names.
+#[derive(serde::Deserialize)]
+struct InstanceOf<'a> {
+    #[serde(rename = "instanceId", borrow, default)]
+    instance_id: Option<std::borrow::Cow<'a, str>>,
+}
+
+impl Folder {
+    fn new(run_id: &str) -> Folder {
+        Folder {
+            projection: RunProjection::for_detail(run_id),
+            outcomes: HashMap::new(),
+            first_seen: HashMap::new(),
         }
     }
-    let graph = projection.graph();
-    let usage = crate::cost::run_cost(&graph, prices);
-    let mut nodes: Vec<NodeDetail> = graph
-        .nodes
-        .iter()
-        .filter_map(|n| projection.node(&n.node_id))
-        .collect();
-    // Recorded order: by the first event naming the node (a parent named before it
-    // started keeps its place by its own first event).
-    nodes.sort_by_key(|n| first_seen.get(&n.node_id).copied().unwrap_or(u64::MAX));
-    Folded {
-        nodes,
-        outcomes,
-        first_seen,
-        usage,
+
+    /// One event, in `seq` order (`node`: the node it names, as stored).
+    fn apply(&mut self, seq: u64, ts: i64, type_name: &str, node: Option<&str>, payload: &str) {
+        if let Some(node) = node {
+            if !self.first_seen.contains_key(node) {
+                self.first_seen.insert(node.to_owned(), seq);
+            }
+            if matches!(type_name, "node.finished" | "node.error")
+                && let Ok(InstanceOf {
+                    instance_id: Some(instance),
+                }) = serde_json::from_str::<InstanceOf<'_>>(payload)
+            {
+                self.outcomes
+                    .insert((node.to_owned(), instance.into_owned()), seq);
+            }
+        }
+        self.projection.apply_event(type_name, seq, ts, payload);
     }
+
+    fn finish(self, prices: &PriceTable) -> Folded {
+        let Folder {
+            projection,
+            outcomes,
+            first_seen,
+        } = self;
+        let (graph, mut nodes) = projection.into_details();
+        let usage = crate::cost::run_cost(&graph, prices);
+        drop(graph);
+        // Recorded order: by the first event naming the node (a parent named before it
+        // started keeps its place by its own first event).
+        nodes.sort_by_key(|n| first_seen.get(&n.node_id).copied().unwrap_or(u64::MAX));
+        Folded {
+            nodes,
+            outcomes,
+            first_seen,
+            usage,
+        }
+    }
+}
+
+fn fold(run_id: &str, events: &[StoredEvent], prices: &PriceTable) -> Folded {
+    let mut folder = Folder::new(run_id);
+    for ev in events {
+        folder.apply(
+            ev.seq,
+            ev.ts,
+            &ev.type_name,
+            ev.node_id.as_deref(),
+            ev.payload.get(),
+        );
+    }
+    folder.finish(prices)
 }
 
 fn side(node: &NodeDetail, prices: &PriceTable) -> NodeSide {
@@ -393,6 +438,17 @@ pub fn diff_events(
 ) -> RunDiff {
     let folded_a = fold(a_id, a_events, prices);
     let folded_b = fold(b_id, b_events, prices);
+    diff_folded(a_id, &folded_a, b_id, &folded_b, prices)
+}
+
+/// Two folded runs compared ([`diff_events`]).
+fn diff_folded(
+    a_id: &str,
+    folded_a: &Folded,
+    b_id: &str,
+    folded_b: &Folded,
+    prices: &PriceTable,
+) -> RunDiff {
     let b_index: HashMap<&str, &NodeDetail> = folded_b
         .nodes
         .iter()
@@ -416,7 +472,7 @@ pub fn diff_events(
         let (side_b, compared) = match b_index.get(node_a.node_id.as_str()) {
             Some(node_b) => (
                 Some(side(node_b, prices)),
-                compare(node_a, node_b, &folded_a),
+                compare(node_a, node_b, folded_a),
             ),
             None => {
                 only_in_a.push(node_a.node_id.clone());
@@ -493,8 +549,8 @@ pub fn diff_events(
         replay_of: None,
     };
     RunDiff {
-        a: brief(a_id, &folded_a),
-        b: brief(b_id, &folded_b),
+        a: brief(a_id, folded_a),
+        b: brief(b_id, folded_b),
         nodes,
         only_in_a,
         only_in_b,
@@ -511,13 +567,18 @@ impl RunStore {
         let run_b = self
             .get_run(b)?
             .ok_or_else(|| DiffError::NotFound(b.to_owned()))?;
-        let events_a = self
-            .all_events(a)?
-            .ok_or_else(|| DiffError::NotFound(a.to_owned()))?;
-        let events_b = self
-            .all_events(b)?
-            .ok_or_else(|| DiffError::NotFound(b.to_owned()))?;
-        let mut diff = diff_events(a, &events_a, b, &events_b, &self.prices);
+        // One run folded at a time, streamed: neither run's events are held.
+        let fold_run = |id: &str| -> Result<Folded, DiffError> {
+            let mut folder = Folder::new(id);
+            self.for_each_event(id, |seq, ts, type_name, node, payload| {
+                folder.apply(seq, ts, type_name, node, payload);
+            })?
+            .ok_or_else(|| DiffError::NotFound(id.to_owned()))?;
+            Ok(folder.finish(&self.prices))
+        };
+        let folded_a = fold_run(a)?;
+        let folded_b = fold_run(b)?;
+        let mut diff = diff_folded(a, &folded_a, b, &folded_b, &self.prices);
         for (side, run) in [(&mut diff.a, &run_a), (&mut diff.b, &run_b)] {
             side.name = run.name.clone();
             side.app = run.app.clone();

@@ -356,6 +356,12 @@ impl RunProjection {
         Self::empty(run_id, false)
     }
 
+    /// An empty projection that keeps everything (what [`project`] builds): feed it a
+    /// run's events in `seq` order with [`RunProjection::apply_event`].
+    pub fn for_detail(run_id: &str) -> RunProjection {
+        Self::empty(run_id, true)
+    }
+
     /// Folds one stored event (`payload` = its payload JSON text) into the graph.
     /// Events must come in `seq` order; an unparseable payload is skipped.
     pub fn apply_event(&mut self, type_name: &str, seq: u64, ts: i64, payload: &str) {
@@ -799,6 +805,43 @@ impl RunProjection {
             nodes,
             edges,
         }
+    }
+
+    /// The graph view and every node's full detail (what [`RunProjection::node`] answers,
+    /// in the graph's node order), consuming the projection: the details move out, only
+    /// the graph fields are copied.
+    pub fn into_details(self) -> (RunGraph, Vec<NodeDetail>) {
+        let graph = self.graph();
+        let run_open = !self.run_finished;
+        let run_id = self.run_id;
+        let details = self
+            .nodes
+            .into_iter()
+            .map(|n| {
+                let instances: Vec<InstanceDetail> = n
+                    .instances
+                    .into_iter()
+                    .map(|inst| {
+                        let status = Self::instance_state(&inst, run_open);
+                        let mut detail = inst.detail;
+                        detail.summary.status = status;
+                        detail
+                    })
+                    .collect();
+                let states: Vec<NodeState> = instances.iter().map(|i| i.summary.status).collect();
+                NodeDetail {
+                    run_id: run_id.clone(),
+                    status: Self::aggregate(&states, n.hinted),
+                    hinted: n.hinted && instances.is_empty(),
+                    node_id: n.node_id,
+                    kind: n.kind,
+                    name: n.name,
+                    parent_id: n.parent_id,
+                    instances,
+                }
+            })
+            .collect();
+        (graph, details)
     }
 
     /// The parent → child edge of a node whose parent is in the graph.

@@ -442,6 +442,54 @@ impl RunStore {
         })
     }
 
+    /// Streams run `run_id`'s events (`(seq, ts, type, node, payload)`, in `seq` order)
+    /// into `apply`, holding none of them: the whole-run folds (the projection of
+    /// [`RunStore::projection`], the diff) read big runs this way. `None` if the run does
+    /// not exist.
+    pub(crate) fn for_each_event(
+        &self,
+        run_id: &str,
+        mut apply: impl FnMut(u64, i64, &str, Option<&str>, &str),
+    ) -> Result<Option<()>> {
+        if let Some(pg) = self.postgres() {
+            return pg.for_each_event_of_nodes(run_id, apply);
+        }
+        self.with_conn(|conn| {
+            let Some(key) = Self::run_key(conn, run_id)? else {
+                return Ok(None);
+            };
+            let names = type_names(conn)?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, ts, type, node_id, payload FROM events WHERE run_key = ?1 ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([key])?;
+            while let Some(row) = rows.next()? {
+                let seq: i64 = row.get(0)?;
+                let ts: i64 = row.get(1)?;
+                let code: i64 = row.get(2)?;
+                let node = row.get_ref(3)?.as_str_or_null().ok().flatten();
+                let payload = row.get_ref(4)?.as_str().map_err(|e| StoreError::Corrupt {
+                    run_id: run_id.to_owned(),
+                    message: format!("payload of seq {seq} is not text: {e}"),
+                })?;
+                let type_name = names.get(&code).map_or("", String::as_str);
+                apply(seq.max(0) as u64, ts, type_name, node, payload);
+            }
+            Ok(Some(()))
+        })
+    }
+
+    /// Run `run_id` folded into its full projection (inputs, outputs, pauses: what
+    /// [`project`] builds from [`RunStore::all_events`]), streamed from the database
+    /// without holding its events. `None` if the run does not exist.
+    pub fn projection(&self, run_id: &str) -> Result<Option<RunProjection>> {
+        let mut projection = RunProjection::for_detail(run_id);
+        let found = self.for_each_event(run_id, |seq, ts, type_name, _, payload| {
+            projection.apply_event(type_name, seq, ts, payload);
+        })?;
+        Ok(found.map(|()| projection))
+    }
+
     /// Every instance of one node in full (`None` if the run or node does not exist).
     pub fn node_detail(&self, run_id: &str, node_id: &str) -> Result<Option<NodeDetail>> {
         let Some(events) = self.events_where(run_id, Some(node_id))? else {

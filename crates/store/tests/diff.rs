@@ -295,3 +295,43 @@ fn a_replay_diverges_at_its_forked_node_and_injected_values_are_not_differences(
     assert_eq!(answer.changes[0].a, Some(json!("book flight 1")));
     assert_eq!(answer.changes[0].b, Some(json!("book flight 2")));
 }
+
+/// `diff_runs` folds each run streamed from the database (no events held): the same
+/// diff as the pure `diff_events` over the runs' events, and `RunStore::projection`
+/// (streamed, then `into_details`) the same graph and node details as `project`.
+#[test]
+fn the_streamed_diff_and_projection_equal_the_pure_ones() {
+    let changed = Script {
+        answer: Some(json!("book flight 2")),
+        ..Script::default()
+    };
+    let (_dir, store) = store_with(&[("a", Script::default()), ("b", changed)]);
+    let events = |id: &str| store.all_events(id).unwrap().unwrap();
+    let pure = mindgate_store::diff::diff_events(
+        "a",
+        &events("a"),
+        "b",
+        &events("b"),
+        store.prices(),
+    );
+    let streamed = store.diff_runs("a", "b").unwrap();
+    let value = |d: &mindgate_store::RunDiff| {
+        let mut v = serde_json::to_value(d).unwrap();
+        // The run sides' names and states come from the run rows in diff_runs.
+        v["a"] = Value::Null;
+        v["b"] = Value::Null;
+        v
+    };
+    assert!(streamed.first_divergence.is_some());
+    assert_eq!(value(&streamed), value(&pure));
+
+    let projected = mindgate_store::project("b", &events("b"));
+    let (graph, details) = store.projection("b").unwrap().unwrap().into_details();
+    assert_eq!(graph, projected.graph());
+    assert_eq!(graph, store.graph("b").unwrap().unwrap());
+    assert_eq!(details.len(), graph.nodes.len());
+    for (detail, node) in details.iter().zip(&graph.nodes) {
+        assert_eq!(Some(detail), projected.node(&node.node_id).as_ref());
+    }
+    assert!(store.projection("nope").unwrap().is_none());
+}

@@ -295,6 +295,34 @@ impl PgReader {
         Ok(Some(()))
     }
 
+    /// Streams a run's events with their node (`(seq, ts, type, node, payload)`, in
+    /// `seq` order) into `apply`; `None` if the run does not exist.
+    pub(crate) fn for_each_event_of_nodes(
+        &self,
+        run_id: &str,
+        mut apply: impl FnMut(u64, i64, &str, Option<&str>, &str),
+    ) -> Result<Option<()>> {
+        let mut conn = self.conn()?;
+        let Some(key) = Self::run_key(&mut conn, run_id)? else {
+            return Ok(None);
+        };
+        let mut rows = conn.query_raw(
+            "SELECT e.seq, e.ts, t.name, e.node_id, COALESCE(e.payload_text, e.payload::text) \
+             FROM events e JOIN event_types t ON t.code = e.type \
+             WHERE e.run_key = $1 ORDER BY e.seq",
+            [&key as &(dyn ToSql + Sync)],
+        )?;
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.try_get(0)?;
+            let ts: i64 = row.try_get(1)?;
+            let name: &str = row.try_get(2)?;
+            let node: Option<&str> = row.try_get(3)?;
+            let payload: &str = row.try_get(4)?;
+            apply(count(seq), ts, name, node, &minify(payload));
+        }
+        Ok(Some(()))
+    }
+
     pub(crate) fn search_events(
         &self,
         query: &str,
