@@ -126,8 +126,9 @@ pub(crate) trait ImportTarget {
     /// Stores one checked event of run `key` (a backend may hold it until
     /// [`ImportTarget::commit`]).
     fn insert_event(&mut self, key: i64, code: i64, event: NewEvent) -> Result<(), StoreError>;
-    /// Writes what is held and commits.
-    fn commit(&mut self) -> Result<(), StoreError>;
+    /// Writes what is held and commits run `run_id`, whose stored `seqs` are given (a
+    /// backend whose servers follow each other's commits announces them).
+    fn commit(&mut self, run_id: &str, seqs: &HashSet<u64>) -> Result<(), StoreError>;
     /// Undoes the transaction (errors are logged: the transaction ends either way).
     fn rollback(&mut self);
 }
@@ -387,7 +388,7 @@ impl RunImport {
             });
         }
         // A failed commit leaves `open` set: dropping the import rolls it back.
-        self.target.commit()?;
+        self.target.commit(&self.run_id, &self.seqs)?;
         self.open = false;
         Ok(ImportReport {
             run_id: self.run_id.clone(),

@@ -457,7 +457,7 @@ impl Writer {
 }
 
 /// 16 random bytes as hex: a writer's id when it has no instance id.
-fn random_id() -> String {
+pub(crate) fn random_id() -> String {
     use rand::Rng;
     let bytes: [u8; 16] = rand::rng().random();
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -307,13 +307,8 @@ fn the_streamed_diff_and_projection_equal_the_pure_ones() {
     };
     let (_dir, store) = store_with(&[("a", Script::default()), ("b", changed)]);
     let events = |id: &str| store.all_events(id).unwrap().unwrap();
-    let pure = mindgate_store::diff::diff_events(
-        "a",
-        &events("a"),
-        "b",
-        &events("b"),
-        store.prices(),
-    );
+    let pure =
+        mindgate_store::diff::diff_events("a", &events("a"), "b", &events("b"), store.prices());
     let streamed = store.diff_runs("a", "b").unwrap();
     let value = |d: &mindgate_store::RunDiff| {
         let mut v = serde_json::to_value(d).unwrap();

@@ -343,3 +343,49 @@ fn on_postgres_concurrent_imports_of_one_id_store_it_once() {
     );
     assert_eq!(store.total_events().unwrap(), 14);
 }
+
+/// On PostgreSQL an import is announced as the writers' commits are: a follower (another
+/// server) hears the imported run with every event it stored.
+#[test]
+fn on_postgres_an_import_is_announced_to_followers() {
+    let Some(target) = TestDb::new(Backend::Postgres) else {
+        return;
+    };
+    let Database::Postgres(url) = &target.database else {
+        unreachable!("a PostgreSQL store");
+    };
+    // The store exists before the follower listens.
+    drop(target.writer(WriterConfig::default(), None));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let follower =
+        mindgate_store::Follower::start(url, "a-server", None, Box::new(move |f| drop(tx.send(f))))
+            .expect("follower");
+    let source_db = sqlite();
+    write_sample(&source_db, "r1");
+    let source = source_db.reader();
+    import(&target.database, &export(&source, "r1"), Some("r1-in")).expect("import");
+    let mut heard = Vec::new();
+    let mut runs = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while heard.len() < 14 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(mindgate_store::Followed::Commit(c)) => {
+                heard.extend(c.events);
+                runs.extend(c.runs.into_iter().map(|r| r.id));
+            }
+            Ok(mindgate_store::Followed::Resync) => {}
+            Err(e) => panic!(
+                "the import was not announced ({} events heard): {e}",
+                heard.len()
+            ),
+        }
+    }
+    follower.stop();
+    assert_eq!(runs, ["r1-in"]);
+    let stored = target.reader().all_events("r1-in").unwrap().unwrap();
+    let seqs = |events: &[mindgate_store::StoredEvent]| -> Vec<u64> {
+        events.iter().map(|e| e.seq).collect()
+    };
+    assert_eq!(seqs(&heard), seqs(&stored));
+}

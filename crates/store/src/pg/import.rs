@@ -8,17 +8,23 @@
 //! on a second connection outside the transaction, so a live writer that needs the same
 //! name never waits for the import to end (an interned name left by a rolled-back import
 //! is harmless: it names no event).
+//!
+//! The commit is announced as the writer's are ([`super::announce`]: `pg_notify` in the
+//! transaction, under a writer id of the import's own), so the servers following the
+//! database show the imported run live.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use postgres::{Client, Statement};
 
-use super::writer::{INSERT_ROWS, PG_INSERT_CHUNK, insert_rows};
+use super::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
+use super::writer::{INSERT_ROWS, NOTIFY, PG_INSERT_CHUNK, insert_rows};
 use crate::database::PostgresUrl;
 use crate::error::StoreError;
 use crate::ingest::NewEvent;
 use crate::transfer::{IMPORT_SOURCE, ImportTarget, ImportedRun};
 use crate::writer::db::EventRow;
+use crate::writer::random_id;
 
 /// An import's transaction on a PostgreSQL database.
 pub(crate) struct PgTarget {
@@ -140,8 +146,17 @@ impl ImportTarget for PgTarget {
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), StoreError> {
+    fn commit(&mut self, run_id: &str, seqs: &HashSet<u64>) -> Result<(), StoreError> {
         self.send_held()?;
+        let run = AnnouncedRun {
+            id: run_id.to_owned(),
+            seqs: ranges(seqs.iter().copied().collect()),
+        };
+        let schema = super::current_schema(&mut self.client)?;
+        let texts = payloads(&random_id(), &schema, vec![run], Vec::new());
+        if !texts.is_empty() {
+            self.client.execute(NOTIFY, &[&CHANNEL, &texts])?;
+        }
         Ok(self.client.batch_execute("COMMIT")?)
     }
 

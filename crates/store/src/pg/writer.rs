@@ -52,7 +52,7 @@ const WRITE_RUN: &str = "UPDATE runs SET app = $2, name = $3, status = $4, start
      instance_id = $16 WHERE key = $1";
 
 /// One statement per commit, however many payloads it announces.
-const NOTIFY: &str = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS u(p)";
+pub(crate) const NOTIFY: &str = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS u(p)";
 
 /// The writer's PostgreSQL connection.
 pub(crate) struct PgWriteDb {

@@ -1,6 +1,6 @@
 //! The SQLite side of an import: one `BEGIN IMMEDIATE` transaction on the file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -109,7 +109,7 @@ impl ImportTarget for SqliteTarget {
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), StoreError> {
+    fn commit(&mut self, _run_id: &str, _seqs: &HashSet<u64>) -> Result<(), StoreError> {
         Ok(self.conn.execute_batch("COMMIT")?)
     }
 
