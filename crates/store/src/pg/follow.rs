@@ -34,6 +34,9 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Most notifications read back in one round.
 const MAX_ROUND: usize = 256;
+/// A round stops taking notifications once they announce this many events (bounds the
+/// memory of one read-back; the rest are read in the next round).
+const MAX_ROUND_EVENTS: u64 = 16_384;
 
 /// What the follower reports.
 #[derive(Debug)]
@@ -151,6 +154,17 @@ impl Drop for Follower {
     }
 }
 
+/// How many events a notification announces (0 when it is not an announcement).
+fn announced_events(note: &postgres::Notification) -> u64 {
+    serde_json::from_str::<Announcement>(note.payload()).map_or(0, |a| {
+        a.runs
+            .iter()
+            .flat_map(|r| &r.seqs)
+            .map(|[lo, hi]| hi.saturating_sub(*lo).saturating_add(1))
+            .fold(0u64, u64::saturating_add)
+    })
+}
+
 /// The thread's side.
 struct Follow {
     url: PostgresUrl,
@@ -241,10 +255,14 @@ impl Follow {
                 return Ok(false);
             };
             heard.push(first.payload().to_owned());
+            let mut announced = announced_events(&first);
             let mut pending = notifications.iter();
-            while heard.len() < MAX_ROUND {
+            while heard.len() < MAX_ROUND && announced < MAX_ROUND_EVENTS {
                 match pending.next()? {
-                    Some(note) => heard.push(note.payload().to_owned()),
+                    Some(note) => {
+                        announced = announced.saturating_add(announced_events(&note));
+                        heard.push(note.payload().to_owned());
+                    }
                     None => break,
                 }
             }
