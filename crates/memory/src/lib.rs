@@ -31,6 +31,7 @@ pub mod transfer;
 pub mod trust;
 pub mod types;
 pub mod vectors;
+pub(crate) mod working;
 
 pub use self::postgres::{PgMemory, is_postgres_url};
 pub use backend::{Memory, MemoryDb};

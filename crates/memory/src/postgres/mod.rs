@@ -351,7 +351,7 @@ fn count(client: &mut impl GenericClient, sql: &str, user_id: &str) -> Result<u6
 
 impl MemoryStore for PgMemory {
     fn working(&self) -> impl crate::store::WorkingMemory + '_ {
-        working::Working(self)
+        crate::working::Working(self)
     }
     fn session(&self) -> impl crate::store::SessionMemory + '_ {
         tiers::Session(self)

@@ -1,27 +1,18 @@
-//! Working memory in PostgreSQL: labelled, char-bounded blocks (the rules are SQLite's:
-//! limits checked by [`check_fits`], every change a ledger row, deletion a tombstone).
+//! Working memory on PostgreSQL: the block table's statements the shared rules of
+//! [`crate::working`] run over, in one transaction under the store's write lock.
 
-use postgres::{GenericClient, Row};
-use serde_json::json;
+use postgres::{GenericClient, Row, Transaction};
+use serde_json::Value;
 
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
-use crate::record::{check_id, check_scope, mint_id};
-use crate::sqlite::working::{MAX_CHAR_LIMIT, check_fits, check_replace, replaced};
-use crate::store::WorkingMemory;
 use crate::time::format_ms;
 use crate::types::*;
-
-pub(crate) struct Working<'a>(pub &'a PgMemory);
+use crate::working::{BlockRow, BlockStore, BlockTable, MAX_CHAR_LIMIT};
 
 const COLUMNS: &str = "rowid, id, user_id, agent_id, session_id, label, description, value, \
     char_limit, read_only, created_at, updated_at, deleted_at";
-
-struct BlockRow {
-    rowid: i64,
-    block: Block,
-}
 
 fn from_row(r: &Row) -> Result<BlockRow> {
     let created: i64 = r.try_get(10)?;
@@ -65,56 +56,86 @@ fn live(c: &mut impl GenericClient, user_id: &str, label: &str) -> Result<Option
     .transpose()
 }
 
-fn writable(row: BlockRow, label: &str) -> Result<BlockRow> {
-    if row.block.read_only == Some(true) {
-        return Err(MemoryError::ReadOnlyBlock {
-            label: label.to_owned(),
-        });
-    }
-    Ok(row)
-}
+/// The block table of one PostgreSQL transaction.
+struct Blocks<'a, 'c>(&'a mut Transaction<'c>);
 
-impl Working<'_> {
-    /// Sets a live, writable block's value (the shared tail of append / replace).
-    fn set_value(
-        &self,
-        user_id: &str,
-        label: &str,
+impl BlockTable for Blocks<'_, '_> {
+    fn live(&mut self, user_id: &str, label: &str) -> Result<Option<BlockRow>> {
+        live(self.0, user_id, label)
+    }
+
+    fn set_value(&mut self, rowid: i64, value: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE working_blocks SET value = $1, updated_at = $2 WHERE rowid = $3",
+            &[&value, &now, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn overwrite(&mut self, rowid: i64, new: &NewBlock, limit: u32, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE working_blocks SET value = $1, description = $2, char_limit = $3, \
+             read_only = $4, updated_at = $5 WHERE rowid = $6",
+            &[
+                &new.value,
+                &new.description,
+                &i64::from(limit),
+                &new.read_only,
+                &now,
+                &rowid,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn insert(&mut self, id: &str, new: &NewBlock, limit: u32, now: i64) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO working_blocks (id, user_id, agent_id, session_id, label, \
+             description, value, char_limit, read_only, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            &[
+                &id,
+                &new.scope.user_id,
+                &new.scope.agent_id,
+                &new.scope.session_id,
+                &new.label,
+                &new.description,
+                &new.value,
+                &i64::from(limit),
+                &new.read_only,
+                &now,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn tombstone(&mut self, rowid: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE working_blocks SET deleted_at = $1 WHERE rowid = $2",
+            &[&now, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn ledger(
+        &mut self,
+        now: i64,
+        subject_id: &str,
+        action: &str,
         by: Actor,
-        change: impl FnOnce(&str) -> Result<String>,
-    ) -> Result<Block> {
-        self.0.write(|tx, now| {
-            let row = live(tx, user_id, label)?
-                .ok_or_else(|| MemoryError::not_found("working block", label))?;
-            let row = writable(row, label)?;
-            let value = change(&row.block.value)?;
-            check_fits(label, &value, row.block.char_limit)?;
-            tx.execute(
-                "UPDATE working_blocks SET value = $1, updated_at = $2 WHERE rowid = $3",
-                &[&value, &now, &row.rowid],
-            )?;
-            ledger_append(
-                tx,
-                now,
-                &row.block.record.id,
-                "block.upsert",
-                by,
-                None,
-                Some(json!({ "label": label, "before": row.block.value, "after": value })),
-            )?;
-            let mut block = row.block;
-            block.value = value;
-            block.record.updated_at = Some(format_ms(now));
-            Ok(block)
-        })
+        detail: Value,
+    ) -> Result<()> {
+        ledger_append(self.0, now, subject_id, action, by, None, Some(detail))
     }
 }
 
-impl WorkingMemory for Working<'_> {
-    fn list(&self, user_id: &str) -> Result<Vec<Block>> {
-        check_id("userId", user_id)?;
-        self.0
-            .lock()
+impl BlockStore for PgMemory {
+    fn default_char_limit(&self) -> u32 {
+        self.config.default_char_limit
+    }
+
+    fn list_blocks(&self, user_id: &str) -> Result<Vec<Block>> {
+        self.lock()
             .query(
                 &format!(
                     "SELECT {COLUMNS} FROM working_blocks WHERE user_id = $1 AND deleted_at IS NULL ORDER BY label COLLATE \"C\""
@@ -126,115 +147,11 @@ impl WorkingMemory for Working<'_> {
             .collect()
     }
 
-    fn get(&self, user_id: &str, label: &str) -> Result<Block> {
-        live(&mut *self.0.lock(), user_id, label)?
-            .map(|b| b.block)
-            .ok_or_else(|| MemoryError::not_found("working block", label))
+    fn live_block(&self, user_id: &str, label: &str) -> Result<Option<BlockRow>> {
+        live(&mut *self.lock(), user_id, label)
     }
 
-    fn upsert(&self, new: NewBlock) -> Result<Block> {
-        check_scope(&new.scope)?;
-        check_id("label", &new.label)?;
-        let limit = new.char_limit.unwrap_or(self.0.config.default_char_limit);
-        if limit == 0 || limit > MAX_CHAR_LIMIT {
-            return Err(MemoryError::invalid(
-                "charLimit",
-                format!("must be 1 to {MAX_CHAR_LIMIT}"),
-            ));
-        }
-        check_fits(&new.label, &new.value, limit)?;
-        let user = new.scope.user_id.clone();
-        let label = new.label.clone();
-        let limit_i64 = i64::from(limit);
-        self.0.write(|tx, now| {
-            match live(tx, &user, &label)? {
-                Some(row) => {
-                    let row = writable(row, &label)?;
-                    tx.execute(
-                        "UPDATE working_blocks SET value = $1, description = $2, char_limit = $3, \
-                         read_only = $4, updated_at = $5 WHERE rowid = $6",
-                        &[&new.value, &new.description, &limit_i64, &new.read_only, &now, &row.rowid],
-                    )?;
-                    ledger_append(
-                        tx,
-                        now,
-                        &row.block.record.id,
-                        "block.upsert",
-                        new.by,
-                        None,
-                        Some(json!({ "label": label, "before": row.block.value, "after": new.value, "charLimit": limit })),
-                    )?;
-                }
-                None => {
-                    let id = mint_id("block");
-                    tx.execute(
-                        "INSERT INTO working_blocks (id, user_id, agent_id, session_id, label, \
-                         description, value, char_limit, read_only, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                        &[
-                            &id,
-                            &user,
-                            &new.scope.agent_id,
-                            &new.scope.session_id,
-                            &label,
-                            &new.description,
-                            &new.value,
-                            &limit_i64,
-                            &new.read_only,
-                            &now,
-                        ],
-                    )?;
-                    ledger_append(
-                        tx,
-                        now,
-                        &id,
-                        "block.upsert",
-                        new.by,
-                        None,
-                        Some(json!({ "label": label, "before": null, "after": new.value, "charLimit": limit })),
-                    )?;
-                }
-            }
-            live(tx, &user, &label)?
-                .map(|b| b.block)
-                .ok_or_else(|| MemoryError::not_found("working block", label.clone()))
-        })
-    }
-
-    fn append(&self, user_id: &str, label: &str, text: &str, by: Actor) -> Result<Block> {
-        self.set_value(user_id, label, by, |old| Ok(format!("{old}{text}")))
-    }
-
-    fn replace(
-        &self,
-        user_id: &str,
-        label: &str,
-        old: &str,
-        new: &str,
-        by: Actor,
-    ) -> Result<Block> {
-        check_replace(old)?;
-        self.set_value(user_id, label, by, |value| replaced(label, value, old, new))
-    }
-
-    fn delete(&self, user_id: &str, label: &str, by: Actor) -> Result<()> {
-        self.0.write(|tx, now| {
-            let row = live(tx, user_id, label)?
-                .ok_or_else(|| MemoryError::not_found("working block", label))?;
-            let row = writable(row, label)?;
-            tx.execute(
-                "UPDATE working_blocks SET deleted_at = $1 WHERE rowid = $2",
-                &[&now, &row.rowid],
-            )?;
-            ledger_append(
-                tx,
-                now,
-                &row.block.record.id,
-                "block.delete",
-                by,
-                None,
-                Some(json!({ "label": label, "before": row.block.value })),
-            )
-        })
+    fn write_blocks<T>(&self, f: impl FnOnce(&mut dyn BlockTable, i64) -> Result<T>) -> Result<T> {
+        self.write(|tx, now| f(&mut Blocks(tx), now))
     }
 }

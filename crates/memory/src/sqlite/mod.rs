@@ -226,7 +226,7 @@ fn prepare_path(path: &Path) -> Result<()> {
 
 impl MemoryStore for SqliteMemory {
     fn working(&self) -> impl crate::store::WorkingMemory + '_ {
-        working::Working(self)
+        crate::working::Working(self)
     }
     fn session(&self) -> impl crate::store::SessionMemory + '_ {
         session::Session(self)
