@@ -17,7 +17,7 @@ use crate::record::{
     Insert, ItemRow, MAX_TEXT_CHARS, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
 };
 use crate::sqlite::episodic::episode_row;
-use crate::sqlite::insights::{START_SALIENCE, prepare as prepare_insight};
+use crate::sqlite::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
 use crate::sqlite::procedural::rule_row;
 use crate::sqlite::semantic::fact_row;
 use crate::store::{
@@ -81,34 +81,7 @@ impl PgMemory {
         meta: &WriteMeta,
         vector: Option<&[f32]>,
     ) -> Result<ItemRow> {
-        for c in cites {
-            let row = load(tx, c)?
-                .ok_or_else(|| MemoryError::invalid("cites", format!("{c:?} names no record")))?;
-            if row.deleted_at.is_some() || row.superseded_by.is_some() {
-                return Err(MemoryError::invalid(
-                    "cites",
-                    format!("{c:?} is not a live record"),
-                ));
-            }
-            if row.user_id != meta.scope.user_id {
-                return Err(MemoryError::invalid(
-                    "cites",
-                    format!("{c:?} belongs to another user"),
-                ));
-            }
-        }
-        let row = ItemRow {
-            kind: MemoryKind::Insight.as_str().to_owned(),
-            text: text.to_owned(),
-            salience: Some(START_SALIENCE),
-            body_json: Some(json!({ "cites": cites }).to_string()),
-            ..ItemRow::default()
-        };
-        let ins = Insert {
-            row,
-            meta: meta.clone(),
-            detail: Some(json!({ "cites": cites })),
-        };
+        let ins = insight_insert(text, cites, meta, |c| load(tx, c))?;
         self.insert_with_vector(tx, now, "insight", ins, vector)
     }
 

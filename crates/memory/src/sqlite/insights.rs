@@ -46,6 +46,44 @@ pub(crate) fn prepare(insight: &NewInsight) -> Result<(Vec<String>, WriteMeta)> 
     Ok((cites, meta))
 }
 
+/// What an insight of `text` citing `cites` inserts, once
+/// each citation names a live record of its user (`load` reads a record by id, in the
+/// caller's transaction) — the rule both backends insert insights with.
+pub(crate) fn insight_insert(
+    text: &str,
+    cites: &[String],
+    meta: &WriteMeta,
+    mut load: impl FnMut(&str) -> Result<Option<ItemRow>>,
+) -> Result<Insert> {
+    for c in cites {
+        let row = load(c)?
+            .ok_or_else(|| MemoryError::invalid("cites", format!("{c:?} names no record")))?;
+        if row.deleted_at.is_some() || row.superseded_by.is_some() {
+            return Err(MemoryError::invalid(
+                "cites",
+                format!("{c:?} is not a live record"),
+            ));
+        }
+        if row.user_id != meta.scope.user_id {
+            return Err(MemoryError::invalid(
+                "cites",
+                format!("{c:?} belongs to another user"),
+            ));
+        }
+    }
+    Ok(Insert {
+        row: ItemRow {
+            kind: MemoryKind::Insight.as_str().to_owned(),
+            text: text.to_owned(),
+            salience: Some(START_SALIENCE),
+            body_json: Some(json!({ "cites": cites }).to_string()),
+            ..ItemRow::default()
+        },
+        meta: meta.clone(),
+        detail: Some(json!({ "cites": cites })),
+    })
+}
+
 impl SqliteMemory {
     /// Inserts a prepared insight once each citation names a live record of its user.
     pub(crate) fn insert_insight(
@@ -57,39 +95,8 @@ impl SqliteMemory {
         meta: &WriteMeta,
         vector: Option<&[f32]>,
     ) -> Result<ItemRow> {
-        for c in cites {
-            let row = items::load(tx, c)?
-                .ok_or_else(|| MemoryError::invalid("cites", format!("{c:?} names no record")))?;
-            if row.deleted_at.is_some() || row.superseded_by.is_some() {
-                return Err(MemoryError::invalid(
-                    "cites",
-                    format!("{c:?} is not a live record"),
-                ));
-            }
-            if row.user_id != meta.scope.user_id {
-                return Err(MemoryError::invalid(
-                    "cites",
-                    format!("{c:?} belongs to another user"),
-                ));
-            }
-        }
-        let row = ItemRow {
-            kind: MemoryKind::Insight.as_str().to_owned(),
-            text: text.to_owned(),
-            salience: Some(START_SALIENCE),
-            body_json: Some(json!({ "cites": cites }).to_string()),
-            ..ItemRow::default()
-        };
-        let stored = items::insert(
-            tx,
-            now,
-            "insight",
-            Insert {
-                row,
-                meta: meta.clone(),
-                detail: Some(json!({ "cites": cites })),
-            },
-        )?;
+        let ins = insight_insert(text, cites, meta, |c| items::load(tx, c))?;
+        let stored = items::insert(tx, now, "insight", ins)?;
         if let (Some(key), Some(v)) = (&self.embedder_key, vector) {
             SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
         }
