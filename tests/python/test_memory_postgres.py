@@ -1,7 +1,9 @@
 """`--memory-db postgres://…`: the agent memory in PostgreSQL, shared by two `mindgate serve`
 instances (and with `mindgate mcp`). A fact written over instance A's HTTP API is found by a search on instance B (the
 lexical and the vector list), forgotten through B it is gone from A's searches, and an
-unreachable database is a clear error while the rest of the server keeps serving.
+unreachable database is a clear error while the rest of the server keeps serving. An
+export moves from an SQLite file to PostgreSQL and back through `mindgate memory
+export|import`, and maintenance runs on PostgreSQL.
 
 Needs `MINDGATE_TEST_POSTGRES_URL` (`scripts/test.sh` starts a throwaway PostgreSQL) and
 `psql`; each test works in its own schema, dropped at the end.
@@ -9,6 +11,7 @@ Needs `MINDGATE_TEST_POSTGRES_URL` (`scripts/test.sh` starts a throwaway Postgre
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import shutil
@@ -18,7 +21,7 @@ import uuid
 
 import pytest
 
-from conftest import MindgateServer, free_port
+from conftest import BIN, MindgateServer, free_port
 from test_mcp_memory import ok, run, stdio_session
 
 URL = os.environ.get("MINDGATE_TEST_POSTGRES_URL", "").strip()
@@ -115,3 +118,56 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path: pathlib.Path) -> Non
         assert server.get("/health"), "the rest of the server keeps serving"
     finally:
         server.stop()
+
+
+def cli(home: pathlib.Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [BIN, "memory", *args],
+        env={**os.environ, "MINDGATE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done
+
+
+def rows(path: pathlib.Path) -> list[dict]:
+    """An export's row lines as values, JSON held in text columns parsed (PostgreSQL's
+    `jsonb` keeps its own key order)."""
+    out = []
+    for line in path.read_text().splitlines()[1:]:
+        value = json.loads(line)
+        for key, cell in value["row"].items():
+            if isinstance(cell, str) and cell[:1] in "{[":
+                value["row"][key] = json.loads(cell)
+        out.append(value)
+    return out
+
+
+def test_an_export_moves_between_sqlite_and_postgres(tmp_path: pathlib.Path, memory_url: str) -> None:
+    home = tmp_path / "home"
+    source = str(tmp_path / "source.db")
+    for text in ["Ana keeps bees on her balcony", "Ana's bees make linden honey"]:
+        cli(home, "remember", text, "--user", "ana", "--db", source)
+    cli(home, "export", "--db", source, "-o", str(tmp_path / "a.jsonl"))
+    imported = cli(home, "import", str(tmp_path / "a.jsonl"), "--db", memory_url)
+    assert "memory_items 2" in imported.stdout, imported.stdout
+    refused = subprocess.run(
+        [BIN, "memory", "import", str(tmp_path / "a.jsonl"), "--db", memory_url],
+        env={**os.environ, "MINDGATE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode != 0 and "empty" in refused.stderr, refused.stderr
+    cli(home, "export", "--db", memory_url, "-o", str(tmp_path / "b.jsonl"))
+    assert rows(tmp_path / "b.jsonl") == rows(tmp_path / "a.jsonl")
+    back = str(tmp_path / "back.db")
+    cli(home, "import", str(tmp_path / "b.jsonl"), "--db", back)
+    cli(home, "export", "--db", back, "-o", str(tmp_path / "c.jsonl"))
+    assert rows(tmp_path / "c.jsonl") == rows(tmp_path / "a.jsonl")
+    found = json.loads(cli(home, "search", "bees honey", "--user", "ana", "--db", memory_url, "--json").stdout)
+    assert len(found) == 2, found
+    report = json.loads(cli(home, "maintain", "--user", "ana", "--db", memory_url, "--json").stdout)
+    assert report["scanned"] == 2, report
