@@ -14,12 +14,13 @@ use crate::postgres::items::{
     ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, load_kind, query_rows, tombstone,
 };
 use crate::record::{
-    Insert, ItemRow, MAX_TEXT_CHARS, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
+    Insert, ItemRow, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
 };
 use crate::sqlite::episodic::episode_row;
 use crate::sqlite::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
 use crate::sqlite::procedural::rule_row;
 use crate::sqlite::semantic::fact_row;
+use crate::sqlite::session::PushedMessage;
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
 };
@@ -128,55 +129,21 @@ impl PgMemory {
 
 impl SessionMemory for Session<'_> {
     fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
-        let session_id = scope
-            .session_id
-            .clone()
-            .ok_or_else(|| MemoryError::invalid("sessionId", "a message needs a session"))?;
-        let content = message.content();
-        let text = content.plain_text();
-        if text.chars().count() > MAX_TEXT_CHARS {
-            return Err(MemoryError::invalid(
-                "content",
-                format!("at most {MAX_TEXT_CHARS} characters of text"),
-            ));
-        }
-        let body = match message {
-            Message::Assistant { tool_calls, .. } => {
-                json!({ "role": message.role().as_str(), "content": content, "toolCalls": tool_calls })
-            }
-            Message::Tool { tool_call_id, .. } => {
-                json!({ "role": "tool", "content": content, "toolCallId": tool_call_id })
-            }
-            _ => json!({ "role": message.role().as_str(), "content": content }),
-        };
+        let pushed = PushedMessage::new(scope, message)?;
         let s = self.0;
-        let vector = if text.trim().is_empty() {
-            None
-        } else {
-            s.embed_one(&text)?
+        let vector = match pushed.embeddable() {
+            Some(text) => s.embed_one(text)?,
+            None => None,
         };
         s.write(|tx, now| {
             let last: Option<i64> = tx
                 .query_one(
                     "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = $1",
-                    &[&session_id],
+                    &[&pushed.session_id],
                 )?
                 .try_get(0)?;
             let sequence = last.unwrap_or(0) + 1;
-            let row = ItemRow {
-                kind: MemoryKind::Session.as_str().to_owned(),
-                text: text.clone(),
-                sequence: Some(sequence),
-                body_json: Some(body.to_string()),
-                ..ItemRow::default()
-            };
-            let mut meta = WriteMeta::new(scope.clone());
-            meta.by = by;
-            let ins = Insert {
-                row,
-                meta,
-                detail: Some(json!({ "sequence": sequence })),
-            };
+            let ins = pushed.insert(scope, by, sequence);
             let stored = s.insert_with_vector(tx, now, "msg", ins, vector.as_deref())?;
             Ok(PushReceipt {
                 message_id: stored.id,

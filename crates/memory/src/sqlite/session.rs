@@ -1,7 +1,7 @@
 //! Session memory: the conversation log, one row per message with a per-session sequence.
 
 use rusqlite::params;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
 use crate::sqlite::SqliteMemory;
@@ -15,8 +15,17 @@ pub(crate) struct Session<'a>(pub &'a SqliteMemory);
 /// Most messages one `list` returns.
 const MAX_LIST: usize = 10_000;
 
-impl SessionMemory for Session<'_> {
-    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
+/// A message checked for the log: its session, its plain text (what is indexed and
+/// embedded) and its stored body — the rule both backends push with.
+pub(crate) struct PushedMessage {
+    pub session_id: String,
+    pub text: String,
+    body: Value,
+}
+
+impl PushedMessage {
+    /// Checks `message` (a session in `scope`, text within the limit).
+    pub(crate) fn new(scope: &Scope, message: &Message) -> Result<Self> {
         let session_id = scope
             .session_id
             .clone()
@@ -38,38 +47,52 @@ impl SessionMemory for Session<'_> {
             }
             _ => json!({ "role": message.role().as_str(), "content": content }),
         };
+        Ok(Self {
+            session_id,
+            text,
+            body,
+        })
+    }
+
+    /// The text to embed, if any.
+    pub(crate) fn embeddable(&self) -> Option<&str> {
+        (!self.text.trim().is_empty()).then_some(self.text.as_str())
+    }
+
+    /// What the message inserts as the session's `sequence`-th, written by `by`.
+    pub(crate) fn insert(&self, scope: &Scope, by: Actor, sequence: i64) -> Insert {
+        let mut meta = WriteMeta::new(scope.clone());
+        meta.by = by;
+        Insert {
+            row: ItemRow {
+                kind: MemoryKind::Session.as_str().to_owned(),
+                text: self.text.clone(),
+                sequence: Some(sequence),
+                body_json: Some(self.body.to_string()),
+                ..ItemRow::default()
+            },
+            meta,
+            detail: Some(json!({ "sequence": sequence })),
+        }
+    }
+}
+
+impl SessionMemory for Session<'_> {
+    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
+        let pushed = PushedMessage::new(scope, message)?;
         let s = self.0;
-        let vector = if text.trim().is_empty() {
-            None
-        } else {
-            s.embed_all(&[text.as_str()])?.pop().flatten()
+        let vector = match pushed.embeddable() {
+            Some(text) => s.embed_all(&[text])?.pop().flatten(),
+            None => None,
         };
         s.write(|tx, now| {
             let last: Option<i64> = tx.query_row(
                 "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = ?1",
-                params![session_id],
+                params![pushed.session_id],
                 |r| r.get(0),
             )?;
             let sequence = last.unwrap_or(0) + 1;
-            let row = ItemRow {
-                kind: MemoryKind::Session.as_str().to_owned(),
-                text: text.clone(),
-                sequence: Some(sequence),
-                body_json: Some(body.to_string()),
-                ..ItemRow::default()
-            };
-            let mut meta = WriteMeta::new(scope.clone());
-            meta.by = by;
-            let stored = items::insert(
-                tx,
-                now,
-                "msg",
-                Insert {
-                    row,
-                    meta,
-                    detail: Some(json!({ "sequence": sequence })),
-                },
-            )?;
+            let stored = items::insert(tx, now, "msg", pushed.insert(scope, by, sequence))?;
             if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
                 SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
             }
