@@ -19,7 +19,7 @@ use crate::record::{
 use crate::sqlite::episodic::episode_row;
 use crate::sqlite::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
 use crate::sqlite::procedural::rule_row;
-use crate::sqlite::semantic::fact_row;
+use crate::sqlite::semantic::{check_supersedable, fact_row};
 use crate::sqlite::session::PushedMessage;
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
@@ -250,20 +250,7 @@ impl SemanticMemory for Semantic<'_> {
         let vector = s.embed_one(&index_text(&row))?;
         let stored = s.write(|tx, now| {
             let old = load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
-            if old.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("fact {old_id} is forgotten")));
-            }
-            if let Some(by) = &old.superseded_by {
-                return Err(MemoryError::Conflict(format!(
-                    "fact {old_id} is already superseded by {by}; supersede the newest version"
-                )));
-            }
-            if old.user_id != new.meta.scope.user_id {
-                return Err(MemoryError::invalid(
-                    "userId",
-                    "must be the superseded fact's owner",
-                ));
-            }
+            check_supersedable(&old, &new)?;
             let mut row = row;
             row.supersedes = Some(old_id.to_owned());
             let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;

@@ -94,6 +94,27 @@ impl SqliteMemory {
     }
 }
 
+/// Refuses to supersede a forgotten fact, one already superseded (only the newest version
+/// is), or another user's — the rule both backends supersede with.
+pub(crate) fn check_supersedable(old: &ItemRow, new: &NewFact) -> Result<()> {
+    let old_id = &old.id;
+    if old.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!("fact {old_id} is forgotten")));
+    }
+    if let Some(by) = &old.superseded_by {
+        return Err(MemoryError::Conflict(format!(
+            "fact {old_id} is already superseded by {by}; supersede the newest version"
+        )));
+    }
+    if old.user_id != new.meta.scope.user_id {
+        return Err(MemoryError::invalid(
+            "userId",
+            "must be the superseded fact's owner",
+        ));
+    }
+    Ok(())
+}
+
 impl SemanticMemory for Semantic<'_> {
     fn remember(&self, fact: NewFact) -> Result<Fact> {
         let mut facts = self.remember_many(vec![fact])?;
@@ -139,17 +160,7 @@ impl SemanticMemory for Semantic<'_> {
             .flatten();
         let stored = s.write(|tx, now| {
             let old = items::load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
-            if old.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("fact {old_id} is forgotten")));
-            }
-            if let Some(by) = &old.superseded_by {
-                return Err(MemoryError::Conflict(format!(
-                    "fact {old_id} is already superseded by {by}; supersede the newest version"
-                )));
-            }
-            if old.user_id != new.meta.scope.user_id {
-                return Err(MemoryError::invalid("userId", "must be the superseded fact's owner"));
-            }
+            check_supersedable(&old, &new)?;
             let mut row = row;
             row.supersedes = Some(old_id.to_owned());
             let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
