@@ -63,7 +63,8 @@ class MindgateServer(dict):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"mindgate serve exited: {self.log.read_text()}")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1) as r:
+                # /ready: answered without the token even with --allow-remote.
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/ready", timeout=1) as r:
                     if r.status == 200 and token_file.exists():
                         break
             except (urllib.error.URLError, ConnectionError, OSError):
@@ -158,7 +159,7 @@ class MindgateServer(dict):
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:
-            code, last = self.request("GET", f"/api/runs/{run_id}", token=False)
+            code, last = self.request("GET", f"/api/runs/{run_id}")
             if code == 200 and last.get("status") == status:
                 return last
             time.sleep(0.05)

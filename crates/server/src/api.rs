@@ -57,6 +57,10 @@ pub async fn health(State(state): State<AppState>) -> Json<Value> {
     if let (Some(body), Value::Object(more)) = (body.as_object_mut(), state.ingest_health()) {
         body.extend(more);
     }
+    if let Some(cluster) = state.hub.cluster() {
+        // This instance among those sharing the PostgreSQL database (`docs/team.md`).
+        body["cluster"] = json!({"instance": cluster.instance_id()});
+    }
     Json(body)
 }
 

@@ -143,7 +143,7 @@ fn carries_token(req: &Request, token: &str) -> bool {
 
 /// Middleware: Host/Origin guard on everything; the token on mutating methods
 /// and `/mcp`, and with remote access on, on every request but the viewer's
-/// static files.
+/// static files and `GET /ready`.
 pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let remote = state
         .config
@@ -154,9 +154,12 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         return ApiError::new(ErrorCode::ForbiddenHost, message).into_response();
     }
     if remote.is_some() {
-        let static_file = matches!(*req.method(), Method::GET | Method::HEAD)
-            && crate::assets::is_static_file(req.uri().path());
-        if !static_file && !carries_token(&req, &state.token) {
+        let read = matches!(*req.method(), Method::GET | Method::HEAD);
+        let static_file = read && crate::assets::is_static_file(req.uri().path());
+        // A load balancer's health check carries no token: `/ready` answers it (whether
+        // this instance and its database serve, nothing more).
+        let readiness = read && req.uri().path() == "/ready";
+        if !static_file && !readiness && !carries_token(&req, &state.token) {
             return ApiError::new(
                 ErrorCode::Unauthorized,
                 "remote access is on (--allow-remote): every request needs the viewer token, as \

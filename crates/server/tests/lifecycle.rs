@@ -213,8 +213,11 @@ async fn remote_access_needs_the_token_on_every_request_even_on_loopback() {
         status_of(t.http.get(format!("{runs}?token=wrong"))).await,
         401
     );
-    // The viewer page and its files carry no data and load without it.
+    // The viewer page and its files carry no data and load without it, and so does
+    // `/ready`, which a load balancer's health check asks without a token.
     assert_eq!(status_of(t.http.get(t.url("/"))).await, 200);
+    assert_eq!(status_of(t.http.get(t.url("/ready"))).await, 200);
+    assert_eq!(status_of(t.http.post(t.url("/ready"))).await, 401);
     // Feeds and ingest: refused at the upgrade without the token.
     let ui = format!("ws://{}/ws/ui", t.server.addr);
     assert!(connect_async(ui.as_str()).await.is_err(), "/ws/ui refused");

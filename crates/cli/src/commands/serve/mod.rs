@@ -26,6 +26,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     config.host = args.host;
     config.allow_remote = args.allow_remote;
     config.allowed_hosts = args.allowed_hosts.clone();
+    config.token = shared_token()?;
     config.retention = mindgate_server::Retention {
         keep_runs: args.keep_runs,
         keep_days: args.keep_days,
@@ -160,4 +161,25 @@ fn open_browser(url: &str) {
     if spawned.is_err() {
         tracing::debug!("no browser opener available; open the URL yourself");
     }
+}
+
+/// The control token from `MINDGATE_TOKEN`, checked: a team hub's instances share it.
+fn shared_token() -> anyhow::Result<Option<String>> {
+    let Some(token) = mindgate_home::env::value(mindgate_home::env::MINDGATE_TOKEN) else {
+        return Ok(None);
+    };
+    let visible = token.bytes().all(|b| b.is_ascii_graphic());
+    if !(16..=256).contains(&token.len()) || !visible {
+        anyhow::bail!(
+            "{} must be 16 to 256 visible ASCII characters without spaces (it is {} bytes{})",
+            mindgate_home::env::MINDGATE_TOKEN,
+            token.len(),
+            if visible {
+                ""
+            } else {
+                ", with other characters"
+            }
+        );
+    }
+    Ok(Some(token))
 }
