@@ -20,6 +20,7 @@ pub(crate) mod hybrid;
 pub mod induction;
 pub mod lexical;
 pub mod maintenance;
+pub(crate) mod merges;
 pub mod postgres;
 pub(crate) mod record;
 pub mod reembed;

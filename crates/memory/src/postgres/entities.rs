@@ -4,11 +4,12 @@
 
 use std::collections::HashSet;
 
-use postgres::{GenericClient, Row};
+use postgres::{GenericClient, Row, Transaction};
 use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
 use crate::hybrid::{Filter, append_hops};
+use crate::merges::{self, MergeRow, MergeTable};
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
 use crate::postgres::search::{admit, load_rows};
@@ -235,6 +236,98 @@ fn facts_of_group(c: &mut impl GenericClient, root: &str) -> Result<Vec<String>>
     )
 }
 
+/// The entity and merge-ledger tables of one PostgreSQL transaction.
+struct Merges<'a, 'c>(&'a mut Transaction<'c>);
+
+impl MergeTable for Merges<'_, '_> {
+    fn load(&mut self, id: &str) -> Result<GraphEntity> {
+        load(self.0, id)
+    }
+
+    fn group(&mut self, root: &str) -> Result<Vec<String>> {
+        group(self.0, root)
+    }
+
+    fn move_group(&mut self, from_root: &str, into_root: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE entities SET merged_into = $1, updated_at = $2 WHERE id = $3 OR merged_into = $3",
+            &[&into_root, &now, &from_root],
+        )?;
+        Ok(())
+    }
+
+    fn set_root(&mut self, id: &str, root: Option<&str>, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE entities SET merged_into = $1, updated_at = $2 WHERE id = $3",
+            &[&root, &now, &id],
+        )?;
+        Ok(())
+    }
+
+    fn live_merges(&mut self) -> Result<Vec<MergeRow>> {
+        self.0
+            .query(
+                "SELECT seq, entity_id, into_id, moved_json::text FROM entity_merges \
+                 WHERE action = 'merge' AND undone_at IS NULL ORDER BY seq DESC",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                let into_id: Option<String> = r.try_get(2)?;
+                Ok(MergeRow {
+                    seq: r.try_get(0)?,
+                    entity_id: r.try_get(1)?,
+                    into_id: into_id.unwrap_or_default(),
+                    moved_json: r.try_get(3)?,
+                })
+            })
+            .collect()
+    }
+
+    fn mark_undone(&mut self, seq: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE entity_merges SET undone_at = $1 WHERE seq = $2",
+            &[&now, &seq],
+        )?;
+        Ok(())
+    }
+
+    fn record(
+        &mut self,
+        now: i64,
+        action: &str,
+        entity_id: &str,
+        into_id: &str,
+        moved_json: &str,
+        by: Actor,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) \
+             VALUES ($1, $2, $3, $4, $5::text::jsonb, $6)",
+            &[
+                &now,
+                &action,
+                &entity_id,
+                &into_id,
+                &moved_json,
+                &by.as_str(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn ledger(
+        &mut self,
+        now: i64,
+        subject_id: &str,
+        action: &str,
+        by: Actor,
+        detail: Value,
+    ) -> Result<()> {
+        ledger_append(self.0, now, subject_id, action, by, None, Some(detail))
+    }
+}
+
 impl EntityGraph for Entities<'_> {
     fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
         let resolver = self.0.resolver();
@@ -259,136 +352,13 @@ impl EntityGraph for Entities<'_> {
     }
 
     fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
-        self.0.write(|tx, now| {
-            let source = load(tx, from)?;
-            let source = root_of(tx, source)?;
-            let target = load(tx, into)?;
-            let target = root_of(tx, target)?;
-            if source.user_id != target.user_id {
-                return Err(MemoryError::invalid(
-                    "into",
-                    "entities of different users never merge",
-                ));
-            }
-            if source.id == target.id {
-                return Err(MemoryError::Conflict(format!(
-                    "{from} and {into} are already one entity"
-                )));
-            }
-            let moved = group(tx, &source.id)?;
-            let before: Vec<Value> = moved
-                .iter()
-                .map(|id| {
-                    let merged_into = if *id == source.id {
-                        Value::Null
-                    } else {
-                        Value::String(source.id.clone())
-                    };
-                    json!({ "id": id, "mergedInto": merged_into })
-                })
-                .collect();
-            tx.execute(
-                "UPDATE entities SET merged_into = $1, updated_at = $2 WHERE id = $3 OR merged_into = $3",
-                &[&target.id, &now, &source.id],
-            )?;
-            tx.execute(
-                "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) \
-                 VALUES ($1, 'merge', $2, $3, $4::text::jsonb, $5)",
-                &[
-                    &now,
-                    &source.id,
-                    &target.id,
-                    &Value::Array(before).to_string(),
-                    &by.as_str(),
-                ],
-            )?;
-            ledger_append(
-                tx,
-                now,
-                &source.id,
-                "merge",
-                by,
-                None,
-                Some(json!({ "into": target.id, "moved": moved })),
-            )?;
-            load(tx, &target.id)
-        })
+        self.0
+            .write(|tx, now| merges::merge(&mut Merges(tx), now, from, into, by))
     }
 
     fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
-        self.0.write(|tx, now| {
-            let entity = load(tx, id)?;
-            if entity.merged_into.is_none() {
-                return Err(MemoryError::Conflict(format!(
-                    "entity {id} is a root; nothing to unmerge"
-                )));
-            }
-            let source = entity.id;
-            // The latest live merge that moved this entity.
-            let merges = tx.query(
-                "SELECT seq, entity_id, into_id, moved_json::text FROM entity_merges \
-                 WHERE action = 'merge' AND undone_at IS NULL ORDER BY seq DESC",
-                &[],
-            )?;
-            let mut found = None;
-            for r in &merges {
-                let moved_json: String = r.try_get(3)?;
-                let moved: Vec<Value> = serde_json::from_str(&moved_json).map_err(|e| {
-                    MemoryError::Conflict(format!("a merge ledger row is unreadable: {e}"))
-                })?;
-                if moved
-                    .iter()
-                    .any(|e| e["id"] == Value::String(source.clone()))
-                {
-                    let seq: i64 = r.try_get(0)?;
-                    let merged_root: String = r.try_get(1)?;
-                    let into_id: Option<String> = r.try_get(2)?;
-                    found = Some((
-                        seq,
-                        merged_root,
-                        into_id.unwrap_or_default(),
-                        moved,
-                        moved_json,
-                    ));
-                    break;
-                }
-            }
-            let (seq, merged_root, into_id, moved, moved_json) =
-                found.ok_or_else(|| MemoryError::Conflict(format!("no merge of {id} to undo")))?;
-            for m in &moved {
-                let mid = m["id"].as_str().unwrap_or_default();
-                if load(tx, mid)?.merged_into.as_deref() != Some(into_id.as_str()) {
-                    return Err(MemoryError::Conflict(format!(
-                        "entity {mid} changed after that merge; undo the later merges first"
-                    )));
-                }
-            }
-            for m in &moved {
-                tx.execute(
-                    "UPDATE entities SET merged_into = $1, updated_at = $2 WHERE id = $3",
-                    &[&m["mergedInto"].as_str(), &now, &m["id"].as_str()],
-                )?;
-            }
-            tx.execute(
-                "UPDATE entity_merges SET undone_at = $1 WHERE seq = $2",
-                &[&now, &seq],
-            )?;
-            tx.execute(
-                "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) \
-                 VALUES ($1, 'unmerge', $2, $3, $4::text::jsonb, $5)",
-                &[&now, &merged_root, &into_id, &moved_json, &by.as_str()],
-            )?;
-            ledger_append(
-                tx,
-                now,
-                &merged_root,
-                "unmerge",
-                by,
-                None,
-                Some(json!({ "from": into_id, "undoes": seq })),
-            )?;
-            load(tx, &merged_root)
-        })
+        self.0
+            .write(|tx, now| merges::unmerge(&mut Merges(tx), now, id, by))
     }
 
     fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {

@@ -9,6 +9,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::error::{MemoryError, Result};
 use crate::hybrid::{Filter, append_hops};
+use crate::merges::{self, MergeRow, MergeTable};
 use crate::sqlite::items::{ItemRow, check_id, mint_id};
 use crate::sqlite::search::{admit, load_rows};
 use crate::sqlite::{SqliteMemory, ledger};
@@ -253,6 +254,87 @@ fn facts_of_group(conn: &Connection, root: &str) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The entity and merge-ledger tables of one SQLite transaction.
+struct Merges<'a>(&'a Connection);
+
+impl MergeTable for Merges<'_> {
+    fn load(&mut self, id: &str) -> Result<GraphEntity> {
+        load(self.0, id)
+    }
+
+    fn group(&mut self, root: &str) -> Result<Vec<String>> {
+        group(self.0, root)
+    }
+
+    fn move_group(&mut self, from_root: &str, into_root: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE entities SET merged_into = ?1, updated_at = ?2 WHERE id = ?3 OR merged_into = ?3",
+            params![into_root, now, from_root],
+        )?;
+        Ok(())
+    }
+
+    fn set_root(&mut self, id: &str, root: Option<&str>, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE entities SET merged_into = ?1, updated_at = ?2 WHERE id = ?3",
+            params![root, now, id],
+        )?;
+        Ok(())
+    }
+
+    fn live_merges(&mut self) -> Result<Vec<MergeRow>> {
+        let mut stmt = self.0.prepare(
+            "SELECT seq, entity_id, into_id, moved_json FROM entity_merges WHERE action = 'merge' AND undone_at IS NULL ORDER BY seq DESC",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(MergeRow {
+                    seq: r.get(0)?,
+                    entity_id: r.get(1)?,
+                    into_id: r.get(2)?,
+                    moved_json: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    fn mark_undone(&mut self, seq: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE entity_merges SET undone_at = ?1 WHERE seq = ?2",
+            params![now, seq],
+        )?;
+        Ok(())
+    }
+
+    fn record(
+        &mut self,
+        now: i64,
+        action: &str,
+        entity_id: &str,
+        into_id: &str,
+        moved_json: &str,
+        by: Actor,
+    ) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![now, action, entity_id, into_id, moved_json, by.as_str()],
+        )?;
+        Ok(())
+    }
+
+    fn ledger(
+        &mut self,
+        now: i64,
+        subject_id: &str,
+        action: &str,
+        by: Actor,
+        detail: Value,
+    ) -> Result<()> {
+        ledger::append(self.0, now, subject_id, action, by, None, Some(detail))
+    }
+}
+
 impl EntityGraph for Entities<'_> {
     fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
         let resolver = self.0.resolver();
@@ -274,79 +356,13 @@ impl EntityGraph for Entities<'_> {
     }
 
     fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
-        self.0.write(|tx, now| {
-            let source = root_of(tx, load(tx, from)?)?;
-            let target = root_of(tx, load(tx, into)?)?;
-            if source.user_id != target.user_id {
-                return Err(MemoryError::invalid("into", "entities of different users never merge"));
-            }
-            if source.id == target.id {
-                return Err(MemoryError::Conflict(format!("{from} and {into} are already one entity")));
-            }
-            let moved = group(tx, &source.id)?;
-            let before: Vec<Value> = moved
-                .iter()
-                .map(|id| json!({ "id": id, "mergedInto": if *id == source.id { Value::Null } else { Value::String(source.id.clone()) } }))
-                .collect();
-            tx.execute(
-                "UPDATE entities SET merged_into = ?1, updated_at = ?2 WHERE id = ?3 OR merged_into = ?3",
-                params![target.id, now, source.id],
-            )?;
-            tx.execute(
-                "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, 'merge', ?2, ?3, ?4, ?5)",
-                params![now, source.id, target.id, Value::Array(before).to_string(), by.as_str()],
-            )?;
-            ledger::append(tx, now, &source.id, "merge", by, None, Some(json!({ "into": target.id, "moved": moved })))?;
-            load(tx, &target.id)
-        })
+        self.0
+            .write(|tx, now| merges::merge(&mut Merges(tx), now, from, into, by))
     }
 
     fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
-        self.0.write(|tx, now| {
-            let entity = load(tx, id)?;
-            let source = if entity.merged_into.is_some() { entity.id.clone() } else {
-                return Err(MemoryError::Conflict(format!("entity {id} is a root; nothing to unmerge")));
-            };
-            // The latest live merge that moved this entity.
-            let mut stmt = tx.prepare(
-                "SELECT seq, entity_id, into_id, moved_json FROM entity_merges WHERE action = 'merge' AND undone_at IS NULL ORDER BY seq DESC",
-            )?;
-            let merges = stmt
-                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            drop(stmt);
-            let (seq, merged_root, into_id, moved_json) = merges
-                .into_iter()
-                .find(|(_, _, _, moved)| {
-                    serde_json::from_str::<Vec<Value>>(moved)
-                        .map(|m| m.iter().any(|e| e["id"] == Value::String(source.clone())))
-                        .unwrap_or(false)
-                })
-                .ok_or_else(|| MemoryError::Conflict(format!("no merge of {id} to undo")))?;
-            let moved: Vec<Value> = serde_json::from_str(&moved_json)
-                .map_err(|e| MemoryError::Conflict(format!("merge ledger row {seq} is unreadable: {e}")))?;
-            for m in &moved {
-                let mid = m["id"].as_str().unwrap_or_default();
-                if load(tx, mid)?.merged_into.as_deref() != Some(into_id.as_str()) {
-                    return Err(MemoryError::Conflict(format!(
-                        "entity {mid} changed after that merge; undo the later merges first"
-                    )));
-                }
-            }
-            for m in &moved {
-                tx.execute(
-                    "UPDATE entities SET merged_into = ?1, updated_at = ?2 WHERE id = ?3",
-                    params![m["mergedInto"].as_str(), now, m["id"].as_str()],
-                )?;
-            }
-            tx.execute("UPDATE entity_merges SET undone_at = ?1 WHERE seq = ?2", params![now, seq])?;
-            tx.execute(
-                "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, 'unmerge', ?2, ?3, ?4, ?5)",
-                params![now, merged_root, into_id, moved_json, by.as_str()],
-            )?;
-            ledger::append(tx, now, &merged_root, "unmerge", by, None, Some(json!({ "from": into_id, "undoes": seq })))?;
-            load(tx, &merged_root)
-        })
+        self.0
+            .write(|tx, now| merges::unmerge(&mut Merges(tx), now, id, by))
     }
 
     fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {
