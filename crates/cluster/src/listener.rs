@@ -94,12 +94,23 @@ fn listen(
         let mut batch: Vec<String> = Vec::new();
         {
             let mut notifications = client.notifications();
-            let mut waiting = notifications.timeout_iter(POLL);
-            while batch.len() < BATCH {
-                match waiting.next() {
-                    Ok(Some(n)) => batch.push(n.payload().to_owned()),
-                    Ok(None) => break,
-                    Err(e) => return Err(e.into()),
+            // Wait (bounded, to see the stop flag) for one notification, then take the
+            // ones already received without waiting again: a lone notification is
+            // handled as soon as it arrives.
+            let first = notifications.timeout_iter(POLL).next();
+            match first {
+                Ok(Some(n)) => batch.push(n.payload().to_owned()),
+                Ok(None) => {}
+                Err(e) => return Err(e.into()),
+            }
+            if !batch.is_empty() {
+                let mut pending = notifications.iter();
+                while batch.len() < BATCH {
+                    match pending.next() {
+                        Ok(Some(n)) => batch.push(n.payload().to_owned()),
+                        Ok(None) => break,
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             }
         }
