@@ -441,3 +441,37 @@ impl Hub {
         self.bump();
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_request_reads_back_as_it_was_made() {
+        let req = ResumeRequest {
+            action: ResumeAction::Inject,
+            output: Some(json!({"price": 3})),
+            input: Some(json!(["edited"])),
+            request_id: Some("req-1".to_owned()),
+            principal: Principal::Replay {
+                replay_of: "run-0".to_owned(),
+            },
+        };
+        assert_eq!(request_from_json(&request_json(&req)), Some(req));
+        assert_eq!(request_from_json(&json!({"nope": 1})), None);
+    }
+
+    #[test]
+    fn an_owners_answer_reads_back_as_the_verdict_it_gave() {
+        for result in [
+            ResumeResult::Resumed,
+            ResumeResult::Taken,
+            ResumeResult::NoSuchPause,
+            ResumeResult::Refused,
+        ] {
+            let reply = (result, Some("why".to_owned()));
+            assert_eq!(reply_from_json(&resume_answer(reply.clone())), reply);
+        }
+    }
+}
