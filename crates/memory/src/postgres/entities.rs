@@ -5,20 +5,20 @@
 use std::collections::HashSet;
 
 use postgres::{GenericClient, Row, Transaction};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
 use crate::hybrid::{Filter, append_hops};
-use crate::merges::{self, MergeRow, MergeTable};
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
 use crate::postgres::search::{admit, load_rows};
-use crate::record::{ItemRow, check_id, mint_id};
-use crate::sqlite::entities::{Resolver, normalize_name};
+use crate::record::ItemRow;
+use crate::sqlite::entities::Resolver;
 use crate::store::EntityGraph;
 use crate::time::format_ms;
 use crate::types::*;
-use crate::vectors::{dot, from_blob, to_blob};
+use crate::vectors::{from_blob, to_blob};
 
 pub(crate) struct Entities<'a>(pub &'a PgMemory);
 
@@ -67,146 +67,14 @@ impl PgMemory {
     }
 }
 
-/// The closest root of the user by name embedding, with its cosine.
-fn nearest_root(
-    c: &mut impl GenericClient,
-    user_id: &str,
-    key: &str,
-    vec: &[f32],
-) -> Result<Option<(String, f32)>> {
-    let rows = c.query(
-        "SELECT e.id, v.vec FROM entity_vectors v JOIN entities e ON e.id = v.entity_id \
-         WHERE v.embedder = $1 AND e.user_id = $2 AND e.merged_into IS NULL ORDER BY e.rowid",
-        &[&key, &user_id],
-    )?;
-    let mut best: Option<(String, f32)> = None;
-    for row in rows {
-        let id: String = row.try_get(0)?;
-        let blob: &[u8] = row.try_get(1)?;
-        let other = from_blob(blob);
-        if other.len() != vec.len() {
-            continue;
-        }
-        let cos = dot(&other, vec);
-        if best.as_ref().is_none_or(|(_, b)| cos > *b) {
-            best = Some((id, cos));
-        }
-    }
-    Ok(best)
-}
-
-/// The root entity for `name` (see the SQLite resolver): the folded key first, then the
-/// nearest root by name embedding at or above the threshold (the new surface form minted
-/// as an alias merged into it, with a ledger row), else a new root.
-fn resolve_in(
-    c: &mut impl GenericClient,
-    now: i64,
-    user_id: &str,
-    name: &str,
-    resolver: Resolver<'_>,
-) -> Result<GraphEntity> {
-    check_id("userId", user_id)?;
-    check_id("name", name.trim())?;
-    let norm = normalize_name(name);
-    if norm.is_empty() {
-        return Err(MemoryError::invalid("name", "must not be empty"));
-    }
-    let found = c
-        .query_opt(
-            &format!(
-                "SELECT {COLUMNS} FROM entities WHERE user_id = $1 AND normalized_name = $2 \
-                 ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
-            ),
-            &[&user_id, &norm],
-        )?
-        .as_ref()
-        .map(from_row)
-        .transpose()?;
-    if let Some(entity) = found {
-        return root_of(c, entity);
-    }
-    let mut alias_of = None;
-    let mut vector = None;
-    if let Some((embedder, key)) = resolver.semantic {
-        let v = embedder.embed(&[name.trim()])?.pop().unwrap_or_default();
-        if let Some((root, cos)) = nearest_root(c, user_id, key, &v)?
-            && cos >= resolver.threshold
-        {
-            alias_of = Some((root, cos));
-        }
-        vector = Some((key, v));
-    }
-    let id = mint_id("ent");
-    c.execute(
-        "INSERT INTO entities (id, user_id, name, normalized_name, merged_into, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-        &[
-            &id,
-            &user_id,
-            &name.trim(),
-            &norm,
-            &alias_of.as_ref().map(|a| a.0.as_str()),
-            &now,
-        ],
-    )?;
-    ledger_append(
-        c,
-        now,
-        &id,
-        "create",
-        Actor::Agent,
-        None,
-        Some(json!({ "kind": "entity", "name": name.trim() })),
-    )?;
-    if let Some((key, v)) = &vector {
-        c.execute(
-            "INSERT INTO entity_vectors (entity_id, embedder, vec) VALUES ($1, $2, $3) \
-             ON CONFLICT (embedder, entity_id) DO UPDATE SET vec = EXCLUDED.vec",
-            &[&id, key, &to_blob(v)],
-        )?;
-    }
-    if let Some((root, cos)) = &alias_of {
-        let moved = json!([{ "id": id, "mergedInto": null }]).to_string();
-        c.execute(
-            "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) \
-             VALUES ($1, 'merge', $2, $3, $4::text::jsonb, 'agent')",
-            &[&now, &id, root, &moved],
-        )?;
-        ledger_append(
-            c,
-            now,
-            &id,
-            "merge",
-            Actor::Agent,
-            Some("embedding similarity"),
-            Some(json!({ "into": root, "cosine": cos, "moved": [id] })),
-        )?;
-        return load(c, root);
-    }
-    load(c, &id)
-}
-
-/// Links a new fact's subject and object to their root entities.
+/// Links a new fact's subject and object to their root entities ([`entity_writes::link_fact`]).
 pub(crate) fn link_fact(
-    c: &mut impl GenericClient,
+    tx: &mut Transaction<'_>,
     now: i64,
     row: &ItemRow,
     resolver: Resolver<'_>,
 ) -> Result<()> {
-    for (role, name) in [
-        (EntityRole::Subject, &row.subject),
-        (EntityRole::Object, &row.object),
-    ] {
-        if let Some(name) = name.as_deref().filter(|n| !normalize_name(n).is_empty()) {
-            let entity = resolve_in(c, now, &row.user_id, name, resolver)?;
-            c.execute(
-                "INSERT INTO fact_entities (fact_id, entity_id, role) VALUES ($1, $2, $3) \
-                 ON CONFLICT (fact_id, role) DO UPDATE SET entity_id = EXCLUDED.entity_id",
-                &[&row.id, &entity.id, &role.as_str()],
-            )?;
-        }
-    }
-    Ok(())
+    entity_writes::link_fact(&mut EntityRows(tx), now, row, resolver)
 }
 
 fn strings(c: &mut impl GenericClient, sql: &str, arg: &str) -> Result<Vec<String>> {
@@ -237,9 +105,9 @@ fn facts_of_group(c: &mut impl GenericClient, root: &str) -> Result<Vec<String>>
 }
 
 /// The entity and merge-ledger tables of one PostgreSQL transaction.
-struct Merges<'a, 'c>(&'a mut Transaction<'c>);
+struct EntityRows<'a, 'c>(&'a mut Transaction<'c>);
 
-impl MergeTable for Merges<'_, '_> {
+impl EntityTable for EntityRows<'_, '_> {
     fn load(&mut self, id: &str) -> Result<GraphEntity> {
         load(self.0, id)
     }
@@ -322,17 +190,82 @@ impl MergeTable for Merges<'_, '_> {
         subject_id: &str,
         action: &str,
         by: Actor,
+        reason: Option<&str>,
         detail: Value,
     ) -> Result<()> {
-        ledger_append(self.0, now, subject_id, action, by, None, Some(detail))
+        ledger_append(self.0, now, subject_id, action, by, reason, Some(detail))
+    }
+
+    fn find_named(&mut self, user_id: &str, normalized: &str) -> Result<Option<GraphEntity>> {
+        self.0
+            .query_opt(
+                &format!(
+                    "SELECT {COLUMNS} FROM entities WHERE user_id = $1 AND normalized_name = $2 \
+                     ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
+                ),
+                &[&user_id, &normalized],
+            )?
+            .as_ref()
+            .map(from_row)
+            .transpose()
+    }
+
+    fn root_vectors(&mut self, user_id: &str, key: &str) -> Result<Vec<(String, Vec<f32>)>> {
+        self.0
+            .query(
+                "SELECT e.id, v.vec FROM entity_vectors v JOIN entities e ON e.id = v.entity_id \
+                 WHERE v.embedder = $1 AND e.user_id = $2 AND e.merged_into IS NULL ORDER BY e.rowid",
+                &[&key, &user_id],
+            )?
+            .iter()
+            .map(|r| {
+                let blob: &[u8] = r.try_get(1)?;
+                Ok((r.try_get(0)?, from_blob(blob)))
+            })
+            .collect()
+    }
+
+    fn insert_entity(&mut self, e: &NewEntityRow<'_>, now: i64) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO entities (id, user_id, name, normalized_name, merged_into, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &e.id,
+                &e.user_id,
+                &e.name,
+                &e.normalized_name,
+                &e.merged_into,
+                &now,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn store_entity_vector(&mut self, id: &str, key: &str, vector: &[f32]) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO entity_vectors (entity_id, embedder, vec) VALUES ($1, $2, $3) \
+             ON CONFLICT (embedder, entity_id) DO UPDATE SET vec = EXCLUDED.vec",
+            &[&id, &key, &to_blob(vector)],
+        )?;
+        Ok(())
+    }
+
+    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO fact_entities (fact_id, entity_id, role) VALUES ($1, $2, $3) \
+             ON CONFLICT (fact_id, role) DO UPDATE SET entity_id = EXCLUDED.entity_id",
+            &[&fact_id, &entity_id, &role.as_str()],
+        )?;
+        Ok(())
     }
 }
 
 impl EntityGraph for Entities<'_> {
     fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
         let resolver = self.0.resolver();
-        self.0
-            .write(|tx, now| resolve_in(tx, now, user_id, name, resolver))
+        self.0.write(|tx, now| {
+            entity_writes::resolve(&mut EntityRows(tx), now, user_id, name, resolver)
+        })
     }
 
     fn get(&self, id: &str) -> Result<GraphEntity> {
@@ -353,12 +286,12 @@ impl EntityGraph for Entities<'_> {
 
     fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
         self.0
-            .write(|tx, now| merges::merge(&mut Merges(tx), now, from, into, by))
+            .write(|tx, now| entity_writes::merge(&mut EntityRows(tx), now, from, into, by))
     }
 
     fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
         self.0
-            .write(|tx, now| merges::unmerge(&mut Merges(tx), now, id, by))
+            .write(|tx, now| entity_writes::unmerge(&mut EntityRows(tx), now, id, by))
     }
 
     fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {

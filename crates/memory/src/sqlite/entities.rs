@@ -4,13 +4,13 @@
 use std::collections::HashSet;
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
-use serde_json::{Value, json};
+use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
 
+use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
 use crate::hybrid::{Filter, append_hops};
-use crate::merges::{self, MergeRow, MergeTable};
-use crate::sqlite::items::{ItemRow, check_id, mint_id};
+use crate::sqlite::items::ItemRow;
 use crate::sqlite::search::{admit, load_rows};
 use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::EntityGraph;
@@ -105,38 +105,7 @@ impl SqliteMemory {
     }
 }
 
-/// The closest root of the user by name embedding, with its cosine.
-fn nearest_root(
-    tx: &Connection,
-    user_id: &str,
-    key: &str,
-    vec: &[f32],
-) -> Result<Option<(String, f32)>> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT e.id, v.vec FROM entity_vectors v JOIN entities e ON e.id = v.entity_id \
-         WHERE v.embedder = ?1 AND e.user_id = ?2 AND e.merged_into IS NULL",
-    )?;
-    let mut best: Option<(String, f32)> = None;
-    let mut rows = stmt.query(params![key, user_id])?;
-    while let Some(row) = rows.next()? {
-        let id: String = row.get(0)?;
-        let blob: Vec<u8> = row.get(1)?;
-        let other = crate::sqlite::vectors::from_blob(&blob);
-        if other.len() != vec.len() {
-            continue;
-        }
-        let cos = crate::sqlite::vectors::dot(&other, vec);
-        if best.as_ref().is_none_or(|(_, b)| cos > *b) {
-            best = Some((id, cos));
-        }
-    }
-    Ok(best)
-}
-
-/// The root entity for `name`: the folded key first, then (with a real embedder) the
-/// nearest root by name embedding at or above the threshold — the new surface form is then
-/// minted as an alias merged into that root, with a ledger row, so it can be unmerged.
-/// Otherwise a new root is minted.
+/// The root entity for `name` ([`entity_writes::resolve`]).
 pub(crate) fn resolve_in(
     tx: &Connection,
     now: i64,
@@ -144,96 +113,17 @@ pub(crate) fn resolve_in(
     name: &str,
     resolver: Resolver<'_>,
 ) -> Result<GraphEntity> {
-    check_id("userId", user_id)?;
-    check_id("name", name.trim())?;
-    let norm = normalize_name(name);
-    if norm.is_empty() {
-        return Err(MemoryError::invalid("name", "must not be empty"));
-    }
-    let found: Option<GraphEntity> = tx
-        .query_row(
-            &format!(
-                "SELECT {COLUMNS} FROM entities WHERE user_id = ?1 AND normalized_name = ?2 \
-                 ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
-            ),
-            params![user_id, norm],
-            from_row,
-        )
-        .optional()?;
-    if let Some(entity) = found {
-        return root_of(tx, entity);
-    }
-    let mut alias_of = None;
-    let mut vector = None;
-    if let Some((embedder, key)) = resolver.semantic {
-        let v = embedder.embed(&[name.trim()])?.pop().unwrap_or_default();
-        if let Some((root, cos)) = nearest_root(tx, user_id, key, &v)?
-            && cos >= resolver.threshold
-        {
-            alias_of = Some((root, cos));
-        }
-        vector = Some((key, v));
-    }
-    let id = mint_id("ent");
-    tx.execute(
-        "INSERT INTO entities (id, user_id, name, normalized_name, merged_into, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, user_id, name.trim(), norm, alias_of.as_ref().map(|a| &a.0), now],
-    )?;
-    ledger::append(
-        tx,
-        now,
-        &id,
-        "create",
-        Actor::Agent,
-        None,
-        Some(json!({ "kind": "entity", "name": name.trim() })),
-    )?;
-    if let Some((key, v)) = &vector {
-        tx.execute(
-            "INSERT OR REPLACE INTO entity_vectors (entity_id, embedder, vec) VALUES (?1, ?2, ?3)",
-            params![id, key, crate::sqlite::vectors::to_blob(v)],
-        )?;
-    }
-    if let Some((root, cos)) = &alias_of {
-        let moved = json!([{ "id": id, "mergedInto": null }]).to_string();
-        tx.execute(
-            "INSERT INTO entity_merges (at, action, entity_id, into_id, moved_json, actor) VALUES (?1, 'merge', ?2, ?3, ?4, 'agent')",
-            params![now, id, root, moved],
-        )?;
-        ledger::append(
-            tx,
-            now,
-            &id,
-            "merge",
-            Actor::Agent,
-            Some("embedding similarity"),
-            Some(json!({ "into": root, "cosine": cos, "moved": [id] })),
-        )?;
-        return load(tx, root);
-    }
-    load(tx, &id)
+    entity_writes::resolve(&mut EntityRows(tx), now, user_id, name, resolver)
 }
 
-/// Links a new fact's subject and object to their root entities.
+/// Links a new fact's subject and object to their root entities ([`entity_writes::link_fact`]).
 pub(crate) fn link_fact(
     tx: &Transaction<'_>,
     now: i64,
     row: &ItemRow,
     resolver: Resolver<'_>,
 ) -> Result<()> {
-    for (role, name) in [
-        (EntityRole::Subject, &row.subject),
-        (EntityRole::Object, &row.object),
-    ] {
-        if let Some(name) = name.as_deref().filter(|n| !normalize_name(n).is_empty()) {
-            let entity = resolve_in(tx, now, &row.user_id, name, resolver)?;
-            tx.execute(
-                "INSERT OR REPLACE INTO fact_entities (fact_id, entity_id, role) VALUES (?1, ?2, ?3)",
-                params![row.id, entity.id, role.as_str()],
-            )?;
-        }
-    }
-    Ok(())
+    entity_writes::link_fact(&mut EntityRows(tx), now, row, resolver)
 }
 
 /// Ids of every entity in the root's group (the root and those merged into it).
@@ -255,9 +145,9 @@ fn facts_of_group(conn: &Connection, root: &str) -> Result<Vec<String>> {
 }
 
 /// The entity and merge-ledger tables of one SQLite transaction.
-struct Merges<'a>(&'a Connection);
+struct EntityRows<'a>(&'a Connection);
 
-impl MergeTable for Merges<'_> {
+impl EntityTable for EntityRows<'_> {
     fn load(&mut self, id: &str) -> Result<GraphEntity> {
         load(self.0, id)
     }
@@ -329,9 +219,62 @@ impl MergeTable for Merges<'_> {
         subject_id: &str,
         action: &str,
         by: Actor,
+        reason: Option<&str>,
         detail: Value,
     ) -> Result<()> {
-        ledger::append(self.0, now, subject_id, action, by, None, Some(detail))
+        ledger::append(self.0, now, subject_id, action, by, reason, Some(detail))
+    }
+
+    fn find_named(&mut self, user_id: &str, normalized: &str) -> Result<Option<GraphEntity>> {
+        Ok(self
+            .0
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM entities WHERE user_id = ?1 AND normalized_name = ?2 \
+                     ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
+                ),
+                params![user_id, normalized],
+                from_row,
+            )
+            .optional()?)
+    }
+
+    fn root_vectors(&mut self, user_id: &str, key: &str) -> Result<Vec<(String, Vec<f32>)>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT e.id, v.vec FROM entity_vectors v JOIN entities e ON e.id = v.entity_id \
+             WHERE v.embedder = ?1 AND e.user_id = ?2 AND e.merged_into IS NULL ORDER BY e.rowid",
+        )?;
+        let rows = stmt
+            .query_map(params![key, user_id], |r| {
+                let blob: Vec<u8> = r.get(1)?;
+                Ok((r.get(0)?, crate::sqlite::vectors::from_blob(&blob)))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    fn insert_entity(&mut self, e: &NewEntityRow<'_>, now: i64) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO entities (id, user_id, name, normalized_name, merged_into, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![e.id, e.user_id, e.name, e.normalized_name, e.merged_into, now],
+        )?;
+        Ok(())
+    }
+
+    fn store_entity_vector(&mut self, id: &str, key: &str, vector: &[f32]) -> Result<()> {
+        self.0.execute(
+            "INSERT OR REPLACE INTO entity_vectors (entity_id, embedder, vec) VALUES (?1, ?2, ?3)",
+            params![id, key, crate::sqlite::vectors::to_blob(vector)],
+        )?;
+        Ok(())
+    }
+
+    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()> {
+        self.0.execute(
+            "INSERT OR REPLACE INTO fact_entities (fact_id, entity_id, role) VALUES (?1, ?2, ?3)",
+            params![fact_id, entity_id, role.as_str()],
+        )?;
+        Ok(())
     }
 }
 
@@ -357,12 +300,12 @@ impl EntityGraph for Entities<'_> {
 
     fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
         self.0
-            .write(|tx, now| merges::merge(&mut Merges(tx), now, from, into, by))
+            .write(|tx, now| entity_writes::merge(&mut EntityRows(tx), now, from, into, by))
     }
 
     fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
         self.0
-            .write(|tx, now| merges::unmerge(&mut Merges(tx), now, id, by))
+            .write(|tx, now| entity_writes::unmerge(&mut EntityRows(tx), now, id, by))
     }
 
     fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {

@@ -1,14 +1,21 @@
-//! Entity merges, once for both backends: a merge moves the source's whole group (its
+//! The entity graph's writes, once for both backends: resolving a name to its root (the
+//! folded key first, then — with a real embedder — the nearest root by name embedding at
+//! or above the threshold, the new surface form minted as an alias merged into it, with a
+//! ledger row, so it can be unmerged; else a new root), linking a fact's subject and
+//! object, and merges: a merge moves the source's whole group (its
 //! root and everything merged into it) under the target's root, single-level, with a
 //! merge-ledger row holding each moved entity's previous root; an unmerge undoes the
 //! latest live merge that moved an entity, exactly, and only while nothing it moved has
-//! changed since. A backend provides the statements ([`MergeTable`]) and runs these inside
+//! changed since. A backend provides the statements ([`EntityTable`]) and runs these inside
 //! its write transaction.
 
 use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
-use crate::types::{Actor, GraphEntity};
+use crate::record::{ItemRow, check_id, mint_id};
+use crate::sqlite::entities::{Resolver, normalize_name};
+use crate::types::{Actor, EntityRole, GraphEntity};
+use crate::vectors::dot;
 
 /// A live `merge` row of the merge ledger.
 pub(crate) struct MergeRow {
@@ -22,7 +29,7 @@ pub(crate) struct MergeRow {
 }
 
 /// The statements of the entity and merge-ledger tables, as one backend writes them.
-pub(crate) trait MergeTable {
+pub(crate) trait EntityTable {
     /// An entity by id (`NotFound` when none).
     fn load(&mut self, id: &str) -> Result<GraphEntity>;
     /// Ids of the root's group (the root and those merged into it), oldest first.
@@ -52,12 +59,137 @@ pub(crate) trait MergeTable {
         subject_id: &str,
         action: &str,
         by: Actor,
+        reason: Option<&str>,
         detail: Value,
     ) -> Result<()>;
+    /// The user's entity with the folded name `normalized`: a root first, else the oldest.
+    fn find_named(&mut self, user_id: &str, normalized: &str) -> Result<Option<GraphEntity>>;
+    /// `(id, name vector)` of the user's roots under the embedder `key`, oldest first.
+    fn root_vectors(&mut self, user_id: &str, key: &str) -> Result<Vec<(String, Vec<f32>)>>;
+    /// Inserts an entity.
+    fn insert_entity(&mut self, entity: &NewEntityRow<'_>, now: i64) -> Result<()>;
+    /// Stores an entity's name vector under `key`.
+    fn store_entity_vector(&mut self, id: &str, key: &str, vector: &[f32]) -> Result<()>;
+    /// Links a fact to an entity in a role (replacing the role's previous link).
+    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()>;
+}
+
+/// An entity row to insert.
+pub(crate) struct NewEntityRow<'a> {
+    pub id: &'a str,
+    pub user_id: &'a str,
+    pub name: &'a str,
+    pub normalized_name: &'a str,
+    pub merged_into: Option<&'a str>,
+}
+
+/// The closest root of the user by name embedding, with its cosine.
+fn nearest_root(
+    db: &mut dyn EntityTable,
+    user_id: &str,
+    key: &str,
+    vec: &[f32],
+) -> Result<Option<(String, f32)>> {
+    let mut best: Option<(String, f32)> = None;
+    for (id, other) in db.root_vectors(user_id, key)? {
+        if other.len() != vec.len() {
+            continue;
+        }
+        let cos = dot(&other, vec);
+        if best.as_ref().is_none_or(|(_, b)| cos > *b) {
+            best = Some((id, cos));
+        }
+    }
+    Ok(best)
+}
+
+/// The root entity for `name` (see the module docs).
+pub(crate) fn resolve(
+    db: &mut dyn EntityTable,
+    now: i64,
+    user_id: &str,
+    name: &str,
+    resolver: Resolver<'_>,
+) -> Result<GraphEntity> {
+    check_id("userId", user_id)?;
+    check_id("name", name.trim())?;
+    let norm = normalize_name(name);
+    if norm.is_empty() {
+        return Err(MemoryError::invalid("name", "must not be empty"));
+    }
+    if let Some(entity) = db.find_named(user_id, &norm)? {
+        return root_of(db, entity);
+    }
+    let mut alias_of = None;
+    let mut vector = None;
+    if let Some((embedder, key)) = resolver.semantic {
+        let v = embedder.embed(&[name.trim()])?.pop().unwrap_or_default();
+        if let Some((root, cos)) = nearest_root(db, user_id, key, &v)?
+            && cos >= resolver.threshold
+        {
+            alias_of = Some((root, cos));
+        }
+        vector = Some((key, v));
+    }
+    let id = mint_id("ent");
+    db.insert_entity(
+        &NewEntityRow {
+            id: &id,
+            user_id,
+            name: name.trim(),
+            normalized_name: &norm,
+            merged_into: alias_of.as_ref().map(|a| a.0.as_str()),
+        },
+        now,
+    )?;
+    db.ledger(
+        now,
+        &id,
+        "create",
+        Actor::Agent,
+        None,
+        json!({ "kind": "entity", "name": name.trim() }),
+    )?;
+    if let Some((key, v)) = &vector {
+        db.store_entity_vector(&id, key, v)?;
+    }
+    if let Some((root, cos)) = &alias_of {
+        let moved = json!([{ "id": id, "mergedInto": null }]).to_string();
+        db.record(now, "merge", &id, root, &moved, Actor::Agent)?;
+        db.ledger(
+            now,
+            &id,
+            "merge",
+            Actor::Agent,
+            Some("embedding similarity"),
+            json!({ "into": root, "cosine": cos, "moved": [id] }),
+        )?;
+        return db.load(root);
+    }
+    db.load(&id)
+}
+
+/// Links a new fact's subject and object to their root entities.
+pub(crate) fn link_fact(
+    db: &mut dyn EntityTable,
+    now: i64,
+    row: &ItemRow,
+    resolver: Resolver<'_>,
+) -> Result<()> {
+    for (role, name) in [
+        (EntityRole::Subject, &row.subject),
+        (EntityRole::Object, &row.object),
+    ] {
+        if let Some(name) = name.as_deref().filter(|n| !normalize_name(n).is_empty()) {
+            let entity = resolve(db, now, &row.user_id, name, resolver)?;
+            db.link(&row.id, &entity.id, role)?;
+        }
+    }
+    Ok(())
 }
 
 /// The entity's root (itself when it is one).
-pub(crate) fn root_of(db: &mut dyn MergeTable, entity: GraphEntity) -> Result<GraphEntity> {
+pub(crate) fn root_of(db: &mut dyn EntityTable, entity: GraphEntity) -> Result<GraphEntity> {
     match &entity.merged_into {
         Some(root) => db.load(root),
         None => Ok(entity),
@@ -66,7 +198,7 @@ pub(crate) fn root_of(db: &mut dyn MergeTable, entity: GraphEntity) -> Result<Gr
 
 /// Merges the group of `from` into the group of `into`; returns the target root.
 pub(crate) fn merge(
-    db: &mut dyn MergeTable,
+    db: &mut dyn EntityTable,
     now: i64,
     from: &str,
     into: &str,
@@ -113,6 +245,7 @@ pub(crate) fn merge(
         &source.id,
         "merge",
         by,
+        None,
         json!({ "into": target.id, "moved": moved }),
     )?;
     db.load(&target.id)
@@ -120,7 +253,7 @@ pub(crate) fn merge(
 
 /// Undoes the latest live merge that moved `id`; returns the root it restored.
 pub(crate) fn unmerge(
-    db: &mut dyn MergeTable,
+    db: &mut dyn EntityTable,
     now: i64,
     id: &str,
     by: Actor,
@@ -173,6 +306,7 @@ pub(crate) fn unmerge(
         &merge.entity_id,
         "unmerge",
         by,
+        None,
         json!({ "from": merge.into_id, "undoes": merge.seq }),
     )?;
     db.load(&merge.entity_id)
