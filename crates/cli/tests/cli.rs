@@ -297,3 +297,33 @@ fn db_urls_create_no_file_and_an_unreachable_postgres_is_a_clear_error() {
         assert!(!home.join("mindgate.db").exists(), "{args:?}");
     }
 }
+
+/// `MINDGATE_TOKEN` gives `serve` its control token (a team hub's instances share one);
+/// one that is short or not URL-safe stops the start, naming the variable and never the
+/// value.
+#[test]
+fn a_bad_mindgate_token_stops_serve_without_showing_it() {
+    let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("mindgate-cli-tests")
+        .join(format!("token-{}", std::process::id()));
+    for bad in [
+        "short-secret",
+        "a-long-enough-secret with a space",
+        "secret&token=x-0123456789",
+    ] {
+        let out = mindgate()
+            .args(["serve", "--no-open", "--port", "0", "--otlp-port", "0"])
+            .env("MINDGATE_HOME", &home)
+            .env("MINDGATE_TOKEN", bad)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad:?} was accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("MINDGATE_TOKEN must be 16 to 256"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains(bad), "the token was shown: {stderr}");
+    }
+}

@@ -9,7 +9,7 @@ pub const MINDGATE_HOME: &str = "MINDGATE_HOME";
 /// a SQLite file path or a `postgres://` URL.
 pub const MINDGATE_DB: &str = "MINDGATE_DB";
 /// The control token of `serve` instead of a random one per start: give every instance
-/// of a team hub the same (16–256 visible ASCII characters, no spaces), so the viewer
+/// of a team hub the same (16–256 of `A-Z a-z 0-9 - . _ ~`), so the viewer
 /// URL and the apps' `?token=` work whichever instance the balancer picks.
 pub const MINDGATE_TOKEN: &str = "MINDGATE_TOKEN";
 /// `tracing` filter for the logs on standard error (e.g. `info`, `mindgate_server=debug`).

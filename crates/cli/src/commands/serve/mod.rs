@@ -168,13 +168,16 @@ fn shared_token() -> anyhow::Result<Option<String>> {
     let Some(token) = mindgate_home::env::value(mindgate_home::env::MINDGATE_TOKEN) else {
         return Ok(None);
     };
-    let visible = token.bytes().all(|b| b.is_ascii_graphic());
-    if !(16..=256).contains(&token.len()) || !visible {
+    // URL-safe characters only: the token also travels in `?token=` and `#token=`.
+    let url_safe = token
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
+    if !(16..=256).contains(&token.len()) || !url_safe {
         anyhow::bail!(
-            "{} must be 16 to 256 visible ASCII characters without spaces (it is {} bytes{})",
+            "{} must be 16 to 256 characters of A-Z, a-z, 0-9, '-', '.', '_' or '~' (it is {} bytes{})",
             mindgate_home::env::MINDGATE_TOKEN,
             token.len(),
-            if visible {
+            if url_safe {
                 ""
             } else {
                 ", with other characters"
