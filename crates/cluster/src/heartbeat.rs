@@ -116,14 +116,14 @@ fn run(shared: &Shared, events: &UnboundedSender<ClusterEvent>, addr: &str, vers
             match schema::connect(&shared.url) {
                 Ok(c) => client = Some(c),
                 Err(e) => {
-                    tracing::warn!(error = %e, "cluster heartbeat cannot reach the database");
+                    tracing::warn!(error = %mindgate_errors::error_chain(&e), "cluster heartbeat cannot reach the database");
                     continue;
                 }
             }
         }
         let Some(c) = client.as_mut() else { continue };
         if let Err(e) = beat(c, shared, events, addr, version) {
-            tracing::warn!(error = %e, "cluster heartbeat failed");
+            tracing::warn!(error = %mindgate_errors::error_chain(&e), "cluster heartbeat failed");
         }
     }
 }

@@ -194,7 +194,7 @@ pub enum ClusterEvent {
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     /// The database did not answer.
-    #[error("the cluster database {database} is unreachable: {source}")]
+    #[error("cannot reach the PostgreSQL database {database}")]
     Unreachable {
         /// The database, password hidden.
         database: String,
@@ -203,7 +203,7 @@ pub enum ClusterError {
         source: postgres::Error,
     },
     /// A statement failed.
-    #[error("a cluster statement failed: {0}")]
+    #[error("a cluster statement failed")]
     Sql(#[from] postgres::Error),
     /// The database holds a newer cluster schema than this build knows.
     #[error(

@@ -65,7 +65,7 @@ fn run(
                 return;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "the cluster listener lost its connection; reconnecting");
+                tracing::warn!(error = %mindgate_errors::error_chain(&e), "the cluster listener lost its connection; reconnecting");
                 let until = Instant::now() + backoff;
                 while Instant::now() < until && !stopping(shared) {
                     std::thread::sleep(POLL.min(backoff));

@@ -89,7 +89,7 @@ fn with_client<T>(
         };
         match f(client) {
             Err(ClusterError::Sql(e)) if attempt == 0 && client.is_closed() => {
-                tracing::info!(error = %e, "cluster connection lost; reopening");
+                tracing::info!(error = %mindgate_errors::error_chain(&e), "cluster connection lost; reopening");
                 *slot = None;
             }
             other => return other,
@@ -157,7 +157,7 @@ fn apply(shared: &Shared, slot: &mut Option<Client>, op: Op) {
         }
     };
     if let Err(e) = outcome {
-        tracing::warn!(error = %e, "a shared hub-state write failed");
+        tracing::warn!(error = %mindgate_errors::error_chain(&e), "a shared hub-state write failed");
     }
 }
 

@@ -214,13 +214,16 @@ impl Hub {
             Ok(Ok(v)) => v,
             Ok(Err(e)) if here => {
                 // The database is away: this instance's own gates still answer here.
-                tracing::warn!(error = %e, "cluster referee unavailable; resuming locally");
+                tracing::warn!(error = %mindgate_errors::error_chain(&e), "cluster referee unavailable; resuming locally");
                 return self.resume_here(run_id, pause_id, req, wait).await;
             }
             Ok(Err(e)) => {
                 return (
                     ResumeResult::Refused,
-                    Some(format!("the cluster database did not answer: {e}")),
+                    Some(format!(
+                        "the cluster database did not answer: {}",
+                        mindgate_errors::error_chain(&e)
+                    )),
                 );
             }
             Err(e) => return (ResumeResult::Refused, Some(e.to_string())),
