@@ -109,16 +109,23 @@ fn run_frames(run: &str, tools: u64) -> Vec<String> {
     frames
 }
 
-/// Reads B's run-list viewer until the run shows `events` events with `status`.
+/// Reads B's run-list viewer until the run shows `events` events with `status`: in a
+/// `run.update`, or in a fresh `runs` list (what a viewer that fell behind gets instead).
+/// Returns `{"run": …}`.
 async fn wait_run_update(ui: &mut common::Ws, run: &str, events: u64, status: &str) -> Value {
+    let done =
+        |r: &Value| r["id"] == run && r["counts"]["events"] == events && r["status"] == status;
     loop {
         let msg = next_json(ui).await.expect("run list feed ended");
-        if msg["type"] == "run.update"
-            && msg["run"]["id"] == run
-            && msg["run"]["counts"]["events"] == events
-            && msg["run"]["status"] == status
-        {
+        if msg["type"] == "run.update" && done(&msg["run"]) {
             return msg;
+        }
+        if msg["type"] == "runs"
+            && let Some(r) = msg["runs"]
+                .as_array()
+                .and_then(|l| l.iter().find(|r| done(r)))
+        {
+            return json!({ "run": r });
         }
     }
 }
