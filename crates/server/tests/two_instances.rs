@@ -22,9 +22,12 @@ struct Schema {
 
 impl Schema {
     fn create(admin: &str) -> Schema {
+        // Both tests of this file run at once in one process: a counter keeps them apart.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let name = format!(
-            "mg_two_{}_{}",
+            "mg_two_{}_{}_{}",
             std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             mindgate_store::now_ms() % 1_000_000_000
         );
         let mut c = postgres::Client::connect(admin, postgres::NoTls).expect("admin");
