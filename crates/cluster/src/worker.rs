@@ -191,48 +191,51 @@ fn announce(
     Ok(())
 }
 
-fn retract(c: &mut Client, ch: &str, me: &str, run_id: &str, pause_id: &str) -> Result<()> {
+/// Runs `sql` (parameters: run, pause, this instance) on one of this instance's gates and,
+/// when it changed a row, announces `notice` in the same transaction.
+fn change_own_pause(
+    c: &mut Client,
+    ch: &str,
+    sql: &str,
+    (me, run_id, pause_id): (&str, &str, &str),
+    notice: Notice,
+) -> Result<()> {
     let mut tx = c.transaction()?;
-    let gone = tx.execute(
-        "DELETE FROM mindgate_pauses WHERE run_id = $1 AND pause_id = $2 AND instance_id = $3",
-        &[&run_id, &pause_id, &me],
-    )?;
-    if gone > 0 {
-        notice::send(
-            &mut tx,
-            ch,
-            &Notice::Released {
-                from: me.to_owned(),
-                run_id: run_id.to_owned(),
-                pause_id: pause_id.to_owned(),
-            },
-        )?;
+    if tx.execute(sql, &[&run_id, &pause_id, &me])? > 0 {
+        notice::send(&mut tx, ch, &notice)?;
     }
     tx.commit()?;
     Ok(())
 }
 
+fn retract(c: &mut Client, ch: &str, me: &str, run_id: &str, pause_id: &str) -> Result<()> {
+    change_own_pause(
+        c,
+        ch,
+        "DELETE FROM mindgate_pauses WHERE run_id = $1 AND pause_id = $2 AND instance_id = $3",
+        (me, run_id, pause_id),
+        Notice::Released {
+            from: me.to_owned(),
+            run_id: run_id.to_owned(),
+            pause_id: pause_id.to_owned(),
+        },
+    )
+}
+
 fn rehold(c: &mut Client, ch: &str, me: &str, run_id: &str, pause_id: &str) -> Result<()> {
-    let mut tx = c.transaction()?;
-    let changed = tx.execute(
+    change_own_pause(
+        c,
+        ch,
         "UPDATE mindgate_pauses SET state = 'held', request = NULL, requested_by = NULL, \
            ticket = NULL \
          WHERE run_id = $1 AND pause_id = $2 AND instance_id = $3",
-        &[&run_id, &pause_id, &me],
-    )?;
-    if changed > 0 {
-        notice::send(
-            &mut tx,
-            ch,
-            &Notice::Held {
-                from: me.to_owned(),
-                run_id: run_id.to_owned(),
-                pause_id: pause_id.to_owned(),
-            },
-        )?;
-    }
-    tx.commit()?;
-    Ok(())
+        (me, run_id, pause_id),
+        Notice::Held {
+            from: me.to_owned(),
+            run_id: run_id.to_owned(),
+            pause_id: pause_id.to_owned(),
+        },
+    )
 }
 
 fn change_debug(c: &mut Client, ch: &str, me: &str, change: &DebugChange) -> Result<()> {

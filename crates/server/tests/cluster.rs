@@ -14,7 +14,7 @@ use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use common::{TestServer, Ws, frame, next_of};
+use common::{TestServer, frame, next_of, paused_app, resume_in_background, wait_pauses};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -71,45 +71,6 @@ impl Drop for Schema {
     }
 }
 
-/// Waits until `t`'s `/api/pauses` of `run` has `n` gates.
-async fn wait_pauses(t: &TestServer, run: &str, n: usize) -> Value {
-    let what = format!("{n} gates of {run} on {}", t.server.addr);
-    mindgate_testkit::wait::until_async(&what, Duration::from_secs(10), || async {
-        let (_, v) = t.get(&format!("/api/pauses?runId={run}")).await;
-        (v["pauses"].as_array().map(Vec::len) == Some(n)).then_some(v)
-    })
-    .await
-}
-
-/// An app on `t` whose run `run` holds gate `p1` before tool `a`.
-async fn paused_app(t: &TestServer, run: &str) -> Ws {
-    let (mut app, _) = t.app(None).await;
-    for f in [
-        frame(
-            run,
-            1,
-            "run.started",
-            json!({"app": "cluster-app", "sdk": {"name": "t", "version": "1"}}),
-        ),
-        frame(
-            run,
-            2,
-            "node.started",
-            json!({"nodeId": "tool:a", "kind": "tool", "name": "a", "instanceId": "i1"}),
-        ),
-        frame(
-            run,
-            3,
-            "exec.paused",
-            json!({"pauseId": "p1", "nodeId": "tool:a", "point": "before", "reason": "breakpoint"}),
-        ),
-    ] {
-        app.send(Message::text(f)).await.expect("send");
-    }
-    wait_pauses(t, run, 1).await;
-    app
-}
-
 async fn resume(t: &TestServer, run: &str, body: Value) -> (u16, Value) {
     t.send_json(
         reqwest::Method::POST,
@@ -138,19 +99,8 @@ async fn a_gate_held_on_a_is_released_from_b_and_only_once() {
     assert_eq!(one["nodeId"], "tool:a");
 
     // Released through B: the app on A gets the resume, and B hears its answer.
-    let http = b.http.clone();
-    let url = b.url(&format!("/api/runs/{run}/pauses/p1/resume"));
-    let token = b.server.token.clone();
-    let pending = tokio::spawn(async move {
-        let r = http
-            .post(url)
-            .bearer_auth(token)
-            .json(&json!({"action": "inject", "output": {"ok": true}}))
-            .send()
-            .await
-            .expect("POST");
-        (r.status().as_u16(), r.json::<Value>().await.expect("json"))
-    });
+    let pending =
+        resume_in_background(&b, run, json!({"action": "inject", "output": {"ok": true}}));
     let got = next_of(&mut app, "exec.resume").await;
     assert_eq!(got["payload"]["pauseId"], "p1");
     assert_eq!(got["payload"]["action"], "inject");
@@ -194,19 +144,7 @@ async fn an_apps_refusal_on_a_reaches_the_resume_made_on_b() {
     let run = "cl-2";
     let mut app = paused_app(&a, run).await;
     wait_pauses(&b, run, 1).await;
-    let http = b.http.clone();
-    let url = b.url(&format!("/api/runs/{run}/pauses/p1/resume"));
-    let token = b.server.token.clone();
-    let pending = tokio::spawn(async move {
-        let r = http
-            .post(url)
-            .bearer_auth(token)
-            .json(&json!({"action": "continue"}))
-            .send()
-            .await
-            .expect("POST");
-        r.json::<Value>().await.expect("json")
-    });
+    let pending = resume_in_background(&b, run, json!({"action": "continue"}));
     next_of(&mut app, "exec.resume").await;
     app.send(Message::text(frame(
         run,
@@ -216,7 +154,7 @@ async fn an_apps_refusal_on_a_reaches_the_resume_made_on_b() {
     )))
     .await
     .expect("refused");
-    let answer = pending.await.expect("task");
+    let (_, answer) = pending.await.expect("task");
     assert_eq!(answer["result"], "refused", "{answer}");
     assert_eq!(answer["message"], "not now");
     // Held again, on both.

@@ -6,65 +6,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use futures_util::SinkExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use common::{Ws, frame, next_of};
-
-async fn paused_app(t: &common::TestServer, run: &str) -> Ws {
-    let (mut app, _) = t.app(None).await;
-    for f in [
-        frame(
-            run,
-            1,
-            "run.started",
-            json!({"app": "test-app", "sdk": {"name": "t", "version": "1"}}),
-        ),
-        frame(
-            run,
-            2,
-            "node.started",
-            json!({"nodeId": "tool:a", "kind": "tool", "name": "a", "instanceId": "i1"}),
-        ),
-        frame(
-            run,
-            3,
-            "exec.paused",
-            json!({"pauseId": "p1", "nodeId": "tool:a", "point": "before", "reason": "breakpoint"}),
-        ),
-    ] {
-        app.send(Message::text(f)).await.expect("send");
-    }
-    for _ in 0..200 {
-        let (_, v) = t.get(&format!("/api/pauses?runId={run}")).await;
-        if v["pauses"].as_array().is_some_and(|p| !p.is_empty()) {
-            return app;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("pause never showed up");
-}
-
-fn resume_in_background(
-    t: &common::TestServer,
-    run: &str,
-    body: Value,
-) -> tokio::task::JoinHandle<(u16, Value)> {
-    let http = t.http.clone();
-    let url = t.url(&format!("/api/runs/{run}/pauses/p1/resume"));
-    let token = t.server.token.clone();
-    tokio::spawn(async move {
-        let r = http
-            .post(url)
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .expect("POST");
-        let status = r.status().as_u16();
-        (status, r.json().await.unwrap_or(Value::Null))
-    })
-}
+use common::{frame, next_of, paused_app, resume_in_background};
 
 #[tokio::test]
 async fn refused_by_the_app_then_resumed_then_taken() {

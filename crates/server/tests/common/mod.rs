@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use mindgate_server::RunningServer;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
@@ -161,4 +161,66 @@ pub async fn send_all(ws: &mut Ws, frames: &[String]) {
     for f in frames {
         ws.send(Message::text(f.clone())).await.expect("send");
     }
+}
+
+/// Waits until `t`'s `/api/pauses` of `run` has `n` gates.
+pub async fn wait_pauses(t: &TestServer, run: &str, n: usize) -> Value {
+    let what = format!("{n} gates of {run} on {}", t.server.addr);
+    mindgate_testkit::wait::until_async(&what, Duration::from_secs(10), || async {
+        let (_, v) = t.get(&format!("/api/pauses?runId={run}")).await;
+        (v["pauses"].as_array().map(Vec::len) == Some(n)).then_some(v)
+    })
+    .await
+}
+
+/// An app on `t` whose run `run` holds gate `p1` before tool `a`.
+pub async fn paused_app(t: &TestServer, run: &str) -> Ws {
+    let (mut app, _) = t.app(None).await;
+    for f in [
+        frame(
+            run,
+            1,
+            "run.started",
+            json!({"app": "test-app", "sdk": {"name": "t", "version": "1"}}),
+        ),
+        frame(
+            run,
+            2,
+            "node.started",
+            json!({"nodeId": "tool:a", "kind": "tool", "name": "a", "instanceId": "i1"}),
+        ),
+        frame(
+            run,
+            3,
+            "exec.paused",
+            json!({"pauseId": "p1", "nodeId": "tool:a", "point": "before", "reason": "breakpoint"}),
+        ),
+    ] {
+        app.send(Message::text(f)).await.expect("send");
+    }
+    wait_pauses(t, run, 1).await;
+    app
+}
+
+/// `POST /api/runs/:run/pauses/p1/resume` with `body`, in the background (the answer
+/// waits for the app).
+pub fn resume_in_background(
+    t: &TestServer,
+    run: &str,
+    body: Value,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let http = t.http.clone();
+    let url = t.url(&format!("/api/runs/{run}/pauses/p1/resume"));
+    let token = t.server.token.clone();
+    tokio::spawn(async move {
+        let r = http
+            .post(url)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .expect("POST");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    })
 }
