@@ -24,6 +24,7 @@ pub(crate) fn start(
     };
     let listeners = feed.clone();
     let sink = feed.clone();
+    let own = writer.clone();
     let follower = Follower::start(
         url,
         writer.id(),
@@ -31,8 +32,22 @@ pub(crate) fn start(
         Some(Arc::new(move || listeners.receiver_count() > 0)),
         Box::new(move |followed| {
             let committed = match followed {
-                Followed::Commit(committed) => committed,
-                Followed::Resync => Committed::resync_marker(),
+                Followed::Commit(committed) => {
+                    // This instance's writer re-reads what another one changed before it
+                    // writes those runs again (an app may move back and forth).
+                    own.forget_runs(
+                        committed
+                            .runs
+                            .iter()
+                            .map(|r| r.id.clone())
+                            .chain(committed.deleted.iter().cloned()),
+                    );
+                    committed
+                }
+                Followed::Resync => {
+                    own.forget_all_runs();
+                    Committed::resync_marker()
+                }
             };
             // No subscriber is fine: nobody watches.
             let _ = sink.send(Arc::new(committed));

@@ -222,6 +222,16 @@ pub struct Writer {
     database: Arc<Database>,
     counters: Arc<Counters>,
     id: Arc<str>,
+    stale: Arc<Mutex<StaleRuns>>,
+}
+
+/// Runs another writer changed since this one cached them (see [`Writer::forget_runs`]).
+#[derive(Debug, Default)]
+pub(crate) struct StaleRuns {
+    /// Their ids.
+    pub(crate) ids: std::collections::HashSet<String>,
+    /// Every cached run (another writer's changes may have been missed).
+    pub(crate) all: bool,
 }
 
 impl std::fmt::Debug for Writer {
@@ -286,7 +296,13 @@ impl Writer {
         }
         let (tx, rx) = mpsc::sync_channel(config.channel_capacity.max(1));
         let counters = Arc::new(Counters::default());
-        let mut state = State::new(db, config.events_wanted.clone(), Arc::clone(&counters))?;
+        let stale = Arc::new(Mutex::new(StaleRuns::default()));
+        let mut state = State::new(
+            db,
+            config.events_wanted.clone(),
+            Arc::clone(&counters),
+            Arc::clone(&stale),
+        )?;
         let max_batch = config.max_batch.max(1);
         let thread = std::thread::Builder::new()
             .name("mindgate-store-writer".to_owned())
@@ -305,9 +321,28 @@ impl Writer {
                 database: Arc::new(database.clone()),
                 counters,
                 id,
+                stale,
             },
             OpenReport { reconciled },
         ))
+    }
+
+    /// Tells the writer that another writer of the same database changed these runs
+    /// (a follower heard it): it re-reads them before writing them again, instead of
+    /// writing counters it cached before the other writer's change. Never blocks.
+    pub fn forget_runs(&self, run_ids: impl IntoIterator<Item = String>) {
+        if let Ok(mut stale) = self.stale.lock() {
+            stale.ids.extend(run_ids);
+        }
+    }
+
+    /// [`Writer::forget_runs`] for every run (another writer's changes may have been
+    /// missed, e.g. while a follower was reconnecting).
+    pub fn forget_all_runs(&self) {
+        if let Ok(mut stale) = self.stale.lock() {
+            stale.all = true;
+            stale.ids.clear();
+        }
     }
 
     /// The database file (empty for a PostgreSQL database: see [`Writer::database`]).

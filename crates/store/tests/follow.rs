@@ -414,3 +414,42 @@ fn on_sqlite_abandoning_orphans_changes_nothing_and_reopening_still_reconciles()
     assert_eq!(report.reconciled, vec!["r".to_owned()]);
     w.close().unwrap();
 }
+
+/// A run an app moves A → B → A: without being told, A would write the counters it cached
+/// before B's events over B's; told (`forget_runs`, what the server's follower does for
+/// every run it hears another writer change), it re-reads the run first.
+#[test]
+fn a_writer_told_another_changed_a_run_counts_on_from_the_stored_run() {
+    let Some(db) = TestDb::new(Backend::Postgres) else {
+        return;
+    };
+    let a = writer_as(&db, "inst-a");
+    let b = writer_as(&db, "inst-b");
+    let store = db.reader();
+    let count = |store: &mindgate_store::RunStore| {
+        store
+            .get_run("moving")
+            .unwrap()
+            .expect("the run")
+            .counts
+            .events
+    };
+    a.append(started("moving")).unwrap();
+    a.append(node("moving", 1)).unwrap();
+    a.flush().unwrap();
+    b.append(node("moving", 2)).unwrap();
+    b.append(node("moving", 3)).unwrap();
+    b.flush().unwrap();
+    assert_eq!(count(&store), 4);
+    a.forget_runs(["moving".to_owned()]);
+    a.append(node("moving", 4)).unwrap();
+    a.flush().unwrap();
+    assert_eq!(count(&store), 5, "A counted on from the stored run");
+    // Forgetting everything (after a follower's reconnect) works the same way.
+    b.forget_all_runs();
+    b.append(node("moving", 5)).unwrap();
+    b.flush().unwrap();
+    assert_eq!(count(&store), 6);
+    a.close().unwrap();
+    b.close().unwrap();
+}

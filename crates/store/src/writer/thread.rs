@@ -49,6 +49,8 @@ pub(super) struct State {
     /// Set while a failed batch is re-applied one operation at a time: every
     /// row then takes the checked single-row insert (no freshness shortcut).
     exact: bool,
+    /// Runs other writers changed since they were cached (dropped before each batch).
+    stale: Arc<std::sync::Mutex<super::StaleRuns>>,
 }
 
 enum Reply {
@@ -88,6 +90,7 @@ impl State {
         mut db: Box<dyn WriteDb>,
         events_wanted: Option<EventsWanted>,
         counters: Arc<Counters>,
+        stale: Arc<std::sync::Mutex<super::StaleRuns>>,
     ) -> Result<State> {
         let types = db.load_types()?;
         Ok(State {
@@ -97,7 +100,21 @@ impl State {
             events_wanted,
             counters,
             exact: false,
+            stale,
         })
+    }
+
+    /// Drops the cached runs another writer changed, so they are read afresh.
+    fn drop_stale(&mut self) {
+        let Ok(mut stale) = self.stale.lock() else {
+            return;
+        };
+        if std::mem::take(&mut stale.all) {
+            self.runs.clear();
+        }
+        for id in stale.ids.drain() {
+            self.runs.remove(&id);
+        }
     }
 
     pub(super) fn run(&mut self, rx: Receiver<Op>, max_batch: usize, hook: Option<CommitHook>) {
@@ -117,6 +134,7 @@ impl State {
                     stopping = Some(reply.clone());
                 }
             }
+            self.drop_stale();
             let (committed, replies) = self.commit(ops, hook.is_some());
             if let Some(hook) = &hook
                 && !committed.is_empty()
