@@ -7,69 +7,13 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use common::{TestServer, frame, next_of, paused_app, resume_in_background, wait_pauses};
-
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-/// A schema of its own in the test database, dropped at the end.
-struct Schema {
-    base: String,
-    name: String,
-    url: String,
-}
-
-impl Schema {
-    async fn new() -> Option<Schema> {
-        let Some(base) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        else {
-            println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
-            return None;
-        };
-        let name = format!(
-            "mg_server_cluster_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let (b, n) = (base.clone(), name.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut c = postgres::Client::connect(&b, postgres::NoTls).expect("connect");
-            c.batch_execute(&format!("CREATE SCHEMA {n}"))
-                .expect("schema");
-        })
-        .await
-        .expect("create");
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-csearch_path%3D{name}");
-        Some(Schema { base, name, url })
-    }
-
-    async fn server(&self) -> TestServer {
-        let url = mindgate_server::PostgresUrl::parse(&self.url).expect("url");
-        common::start_with(|c| c.postgres = Some(url)).await
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        let (base, name) = (self.base.clone(), self.name.clone());
-        // Dropping a sync client on a runtime thread panics: drop on a thread of its own.
-        let _ = std::thread::spawn(move || {
-            if let Ok(mut c) = postgres::Client::connect(&base, postgres::NoTls) {
-                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
-            }
-        })
-        .join();
-    }
-}
+use common::{PgSchema, TestServer, frame, next_of, paused_app, resume_in_background, wait_pauses};
 
 async fn resume(t: &TestServer, run: &str, body: Value) -> (u16, Value) {
     t.send_json(
@@ -82,7 +26,7 @@ async fn resume(t: &TestServer, run: &str, body: Value) -> (u16, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gate_held_on_a_is_released_from_b_and_only_once() {
-    let Some(schema) = Schema::new().await else {
+    let Some(schema) = PgSchema::create("mg_server_cluster").await else {
         return;
     };
     let a = schema.server().await;
@@ -136,7 +80,7 @@ async fn a_gate_held_on_a_is_released_from_b_and_only_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_apps_refusal_on_a_reaches_the_resume_made_on_b() {
-    let Some(schema) = Schema::new().await else {
+    let Some(schema) = PgSchema::create("mg_server_cluster").await else {
         return;
     };
     let a = schema.server().await;
@@ -166,7 +110,7 @@ async fn an_apps_refusal_on_a_reaches_the_resume_made_on_b() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn breakpoints_and_mode_set_on_one_instance_reach_the_apps_of_the_other() {
-    let Some(schema) = Schema::new().await else {
+    let Some(schema) = PgSchema::create("mg_server_cluster").await else {
         return;
     };
     let a = schema.server().await;
@@ -232,7 +176,7 @@ async fn breakpoints_and_mode_set_on_one_instance_reach_the_apps_of_the_other() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_instances_gates_leave_the_others() {
-    let Some(schema) = Schema::new().await else {
+    let Some(schema) = PgSchema::create("mg_server_cluster").await else {
         return;
     };
     let a = schema.server().await;
@@ -249,7 +193,7 @@ async fn a_stopped_instances_gates_leave_the_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_app_keeps_writing_its_run_through_another_instance_with_its_session_token() {
-    let Some(schema) = Schema::new().await else {
+    let Some(schema) = PgSchema::create("mg_server_cluster").await else {
         return;
     };
     let a = schema.server().await;

@@ -116,11 +116,7 @@ async fn wait_ready(t: &TestServer, want: u16) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_database_that_stops_answering_is_not_ready_and_comes_back() {
-    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
-        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+    let Some(admin) = common::postgres_admin_url() else {
         return;
     };
     let role = tokio::task::spawn_blocking(move || PgRole::create(&admin))

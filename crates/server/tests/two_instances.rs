@@ -9,64 +9,10 @@ mod common;
 use std::time::Duration;
 
 use common::folded::Folded;
-use common::{TestServer, frame, next_json, send_all, start_with};
+use common::{PgSchema, TestServer, frame, next_json, send_all};
 use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
-
-/// A schema of the test's own in the test database, dropped at the end.
-struct Schema {
-    admin: String,
-    name: String,
-}
-
-impl Schema {
-    fn create(admin: &str) -> Schema {
-        // Both tests of this file run at once in one process: a counter keeps them apart.
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let name = format!(
-            "mg_two_{}_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            mindgate_store::now_ms() % 1_000_000_000
-        );
-        let mut c = postgres::Client::connect(admin, postgres::NoTls).expect("admin");
-        c.batch_execute(&format!("CREATE SCHEMA {name}"))
-            .expect("schema");
-        Schema {
-            admin: admin.to_owned(),
-            name,
-        }
-    }
-
-    fn url(&self) -> mindgate_server::PostgresUrl {
-        let sep = if self.admin.contains('?') { '&' } else { '?' };
-        mindgate_server::PostgresUrl::parse(&format!(
-            "{}{sep}options=-csearch_path%3D{}",
-            self.admin, self.name
-        ))
-        .expect("url")
-    }
-}
-
-impl Drop for Schema {
-    /// On a thread of its own: a sync client cannot run on a tokio worker (a failing
-    /// test drops the schema while unwinding there).
-    fn drop(&mut self) {
-        let (admin, name) = (self.admin.clone(), self.name.clone());
-        let dropped = std::thread::spawn(move || {
-            if let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) {
-                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
-            }
-        });
-        let _ = dropped.join();
-    }
-}
-
-async fn instance(url: &mindgate_server::PostgresUrl) -> TestServer {
-    let url = url.clone();
-    start_with(move |c| c.postgres = Some(url)).await
-}
 
 /// A run with a root agent and `tools` tool calls (tokens, some errors), finished.
 fn run_frames(run: &str, tools: u64) -> Vec<String> {
@@ -135,19 +81,11 @@ async fn wait_run_update(ui: &mut common::Ws, run: &str, events: u64, status: &s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_sent_to_one_instance_is_live_on_the_other() {
-    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
-        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+    let Some(schema) = PgSchema::create("mg_two").await else {
         return;
     };
-    let schema = tokio::task::spawn_blocking(move || Schema::create(&admin))
-        .await
-        .expect("schema");
-    let url = schema.url();
-    let a = instance(&url).await;
-    let b = instance(&url).await;
+    let a = schema.server().await;
+    let b = schema.server().await;
 
     // On B: one viewer follows the run list, one the graph of a run not sent yet.
     let mut list = b.ui(false).await;
@@ -215,20 +153,12 @@ async fn a_run_sent_to_one_instance_is_live_on_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn viewers_re_read_the_run_list_after_the_relay_was_cut() {
-    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
-        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+    let Some(schema) = PgSchema::create("mg_two").await else {
         return;
     };
-    let admin_url = admin.clone();
-    let schema = tokio::task::spawn_blocking(move || Schema::create(&admin))
-        .await
-        .expect("schema");
-    let url = schema.url();
-    let a = instance(&url).await;
-    let b = instance(&url).await;
+    let admin_url = schema.admin.clone();
+    let a = schema.server().await;
+    let b = schema.server().await;
     let mut list = b.ui(false).await;
     list.send(Message::text(
         json!({"type": "subscribe", "runId": "*"}).to_string(),
