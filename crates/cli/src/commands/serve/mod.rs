@@ -6,6 +6,7 @@ use anyhow::Context;
 use mindgate_home::{Home, env};
 use mindgate_server::ServeConfig;
 
+mod banner;
 mod mcp_mount;
 
 use super::tasks;
@@ -69,20 +70,31 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let server = mindgate_server::start(config)
             .await
             .with_context(|| format!("cannot start the server (database {db})"))?;
-        println!("Mindgate viewer: {}", server.url);
         let ingest_url = if args.allow_remote {
             server.ingest_url_with_token()
         } else {
             server.ingest_url()
         };
-        println!("Apps connect to:  {ingest_url}");
-        match server.otlp_addr {
-            Some(addr) => println!(
-                "OpenTelemetry:    http://{addr} (OTEL_EXPORTER_OTLP_ENDPOINT; /v1/traces)"
+        let (otlp, otlp_traces) = match server.otlp_addr {
+            Some(addr) => (
+                format!("http://{addr}"),
+                format!("http://{addr} (OTEL_EXPORTER_OTLP_ENDPOINT; /v1/traces)"),
             ),
-            None => println!("OpenTelemetry:    {}/v1/traces", server.base_url()),
-        }
-        println!("Database:         {}", server.database);
+            None => (
+                server.base_url(),
+                format!("{}/v1/traces", server.base_url()),
+            ),
+        };
+        print!(
+            "{}",
+            banner::startup(&banner::Endpoints {
+                viewer: &server.url,
+                ingest: &ingest_url,
+                otlp: &otlp,
+                otlp_traces: &otlp_traces,
+                database: &server.database.to_string(),
+            })
+        );
         if !server.reconciled.is_empty() {
             println!(
                 "{} run(s) left running by a previous server were marked abandoned",

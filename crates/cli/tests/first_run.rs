@@ -1,0 +1,69 @@
+//! `mindgate serve`'s first output says what to do next: open the viewer URL (with its
+//! token), run the demo against this server, connect an app (graphmind-ai, an OpenTelemetry
+//! exporter, the README's "Connect your agent"), in plain text when stdout is not a terminal.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use mindgate_testkit::{ServeProcess, readme, wait};
+
+/// The banner's lines, from the viewer URL to the README pointer, as the binary wrote them.
+fn banner(server: &ServeProcess) -> Vec<String> {
+    wait::until("serve's next steps", Duration::from_secs(10), || {
+        let output = server.output();
+        let lines: Vec<String> = output
+            .lines()
+            .skip_while(|l| !l.starts_with("Mindgate viewer: "))
+            .map(str::to_owned)
+            .collect();
+        let end = lines.iter().position(|l| l.contains("more: README.md"))?;
+        Some(lines[..=end].to_vec())
+    })
+}
+
+#[test]
+fn serve_says_what_to_do_next_without_colour_codes() {
+    let server = ServeProcess::start(Path::new(env!("CARGO_BIN_EXE_mindgate")), &[]);
+    let lines = banner(&server);
+    let text = lines.join("\n");
+    let ingest = format!("ws://127.0.0.1:{}/ingest", server.port());
+    assert_eq!(
+        lines[0],
+        format!(
+            "Mindgate viewer: http://127.0.0.1:{}/#token={}",
+            server.port(),
+            server.token()
+        )
+    );
+    assert!(text.contains("Next:"), "{text}");
+    assert!(text.contains("1. Open the viewer URL above"), "{text}");
+    // Not on the default port: the demo and the Python client are told where to go.
+    assert!(
+        text.contains(&format!(
+            "2. Watch a demo agent run:  mindgate demo --url {ingest}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "Python: pip install graphmind-ai==0.5.1 with GRAPHMIND_URL={ingest}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("OpenTelemetry: OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("more: README.md, section \"Connect your agent\""),
+        "{text}"
+    );
+    assert!(
+        readme::text().contains("\n## Connect your agent\n"),
+        "the section the banner names is gone from README.md"
+    );
+    assert!(!text.contains('\u{1b}'), "colour codes in a pipe: {text:?}");
+    assert!(lines.len() <= 12, "the banner grew long: {text}");
+}
