@@ -1,6 +1,6 @@
 //! The README's "Connect your agent" blocks for coding agents and memory, run exactly as
 //! printed: `mindgate tasks` lists the sessions in an agent's home, and the `mcpServers` entry
-//! starts an MCP server that answers `initialize` and offers the memory tools.
+//! starts an MCP server that answers `initialize`, offers the memory tools and remembers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -168,6 +168,16 @@ fn the_mcp_servers_entry_starts_a_server_that_answers_initialize() {
     ] {
         assert!(names.contains(&tool), "{tool} not offered: {names:?}");
     }
+    // The agent can remember through it: the fact is stored (trusted or quarantined).
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "fact_remember",
+        "arguments": {"userId": "ada", "text": "Ada prefers window seats."}}}),
+    );
+    let remembered = answer(&lines, 3);
+    assert_eq!(remembered["result"]["isError"], false, "{remembered}");
+    let fact = &remembered["result"]["structuredContent"]["fact"];
+    assert_eq!(fact["text"], "Ada prefers window seats.", "{remembered}");
     let _ = child.kill();
     let _ = child.wait();
 }
