@@ -23,7 +23,7 @@ pytest.importorskip(
 )
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.append(str(HERE.parent / "python"))
 
 from openai_standin import REPLY, OpenAIStandIn  # noqa: E402
 from readme_blocks import block  # noqa: E402
