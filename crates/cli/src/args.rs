@@ -48,9 +48,15 @@ pub enum Command {
     /// tokens, critical path, slowest steps, failures and retries, files changed) or, with
     /// `--json`, the whole graph.
     Taskgraph(TaskgraphArgs),
+    /// List the stored runs, newest first: id, app, name, status, start, duration, events,
+    /// errors, tokens and cost (the figures of `GET /api/runs` and the viewer's run list).
+    Runs(RunsArgs),
     /// Compare two runs node by node (aligned by node id): instance counts, status,
     /// durations, tokens and cost side by side, what differs in each node's input and
     /// output, and the first divergence (the earliest difference recorded in run A).
+    ///
+    /// Exit status: 0 when the runs did the same (no divergence), 1 when they diverge, 2 on
+    /// an error (a run not found, an ambiguous id prefix, an unreadable database).
     Diff(DiffArgs),
     /// Write one run to a file: JSON Lines (`--jsonl`: its summary then every stored
     /// event, lossless; `mindgate import` reads it back) or one self-contained HTML page
@@ -559,13 +565,55 @@ pub struct ServeArgs {
     pub memory_db: Option<mindgate_memory::MemoryDb>,
 }
 
+/// Arguments of `mindgate runs`.
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    /// Only runs in this state.
+    #[arg(long, value_enum)]
+    pub status: Option<RunStatusArg>,
+    /// Only runs of this app (its exact name).
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Only runs started at or after this time: a span back from now (`30m`, `2h`, `7d`)
+    /// or an RFC 3339 time (`2026-12-05T08:00:00Z`) or a date (`2026-12-05`, UTC).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Show at most this many runs (newest first).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: u32,
+    /// Print the runs as JSON (the `runs` of the `GET /api/runs` body).
+    #[arg(long)]
+    pub json: bool,
+    /// Run database, read-only: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
+}
+
+/// A run's lifecycle state, as `--status` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunStatusArg {
+    /// Still receiving events.
+    Running,
+    /// Finished ok.
+    Ok,
+    /// Finished with an error.
+    Error,
+    /// Aborted.
+    Aborted,
+    /// Its app went away without finishing it.
+    Abandoned,
+}
+
 /// Arguments of `mindgate diff`.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
-    /// Run A (the reference: the divergence is the earliest difference in its order).
+    /// Run A, its id or a unique prefix of it (the reference: the divergence is the
+    /// earliest difference in its order).
     #[arg(value_name = "RUN_A")]
     pub run_a: String,
-    /// Run B.
+    /// Run B, its id or a unique prefix of it.
     #[arg(value_name = "RUN_B")]
     pub run_b: String,
     /// Print the diff as JSON (the `GET /api/diff` body) instead of a table.
@@ -582,7 +630,7 @@ pub struct DiffArgs {
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("format").required(true).args(["jsonl", "html"])))]
 pub struct ExportArgs {
-    /// The run's id.
+    /// The run's id, or a unique prefix of it.
     #[arg(value_name = "RUN_ID")]
     pub run_id: String,
     /// Write JSON Lines to this file (`-` for standard output).

@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod db_arg;
+mod log_colour;
 mod reference;
 
 use std::process::ExitCode;

@@ -14,6 +14,8 @@ pub const MINDGATE_DB: &str = "MINDGATE_DB";
 pub const MINDGATE_TOKEN: &str = "MINDGATE_TOKEN";
 /// `tracing` filter for the logs on standard error (e.g. `info`, `mindgate_server=debug`).
 pub const MINDGATE_LOG: &str = "MINDGATE_LOG";
+/// Present and not empty: no ANSI colour codes in the logs (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
 /// Most HTTP connections `serve` keeps open at once (default 512).
 pub const MINDGATE_MAX_CONNECTIONS: &str = "MINDGATE_MAX_CONNECTIONS";
 /// Most HTTP connections from one client IP address (default 256).

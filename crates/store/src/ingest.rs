@@ -184,12 +184,37 @@ pub const MAX_SDK_BYTES: usize = 4_096;
 /// Checks a `hello` against the limits (its `app` name, its `sdk` object).
 pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
     check_name("app", hello.app.as_deref().unwrap_or_default())?;
-    let sdk_bytes = hello
-        .sdk
-        .as_ref()
-        .and_then(|s| serde_json::to_string(s).ok())
-        .map_or(0, |s| s.len());
-    if sdk_bytes > MAX_SDK_BYTES {
+    check_sdk_bytes(
+        hello
+            .sdk
+            .as_ref()
+            .and_then(|s| serde_json::to_string(s).ok())
+            .map_or(0, |s| s.len()),
+    )
+}
+
+/// Checks the run of an imported export's header against the limits its events are held
+/// to at ingest: `app`, the display name and `meta.name` as a `run.started`'s, the `sdk`
+/// object as a `hello`'s.
+pub fn check_run_header(
+    app: &str,
+    name: &str,
+    meta: Option<&serde_json::Value>,
+    sdk: Option<&serde_json::Value>,
+) -> Result<(), Refusal> {
+    check_name("app", app)?;
+    check_name("name", name)?;
+    check_name(
+        "meta.name",
+        meta.and_then(|m| m.get("name"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default(),
+    )?;
+    check_sdk_bytes(sdk.map_or(0, |s| s.to_string().len()))
+}
+
+fn check_sdk_bytes(bytes: usize) -> Result<(), Refusal> {
+    if bytes > MAX_SDK_BYTES {
         return Err(Refusal::NameTooLong("sdk"));
     }
     Ok(())

@@ -60,6 +60,7 @@ pub mod projection;
 mod reader;
 pub mod report;
 mod schema;
+mod tally;
 pub mod transfer;
 mod writer;
 

@@ -315,6 +315,32 @@ impl RunStore {
         self.with_conn(|conn| load_summary(conn, run_id))
     }
 
+    /// The ids of stored runs that start with `prefix` (`""` matches none), in byte order,
+    /// at most `limit`: what a command line resolves a shortened run id with.
+    pub fn run_ids_with_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<String>> {
+        if prefix.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(pg) = self.postgres() {
+            return pg.run_ids_with_prefix(prefix, limit);
+        }
+        // Ids in byte order: those with the prefix follow the first id not below it.
+        self.with_conn(|conn| {
+            let mut stmt =
+                conn.prepare_cached("SELECT id FROM runs WHERE id >= ?1 ORDER BY id LIMIT ?2")?;
+            let rows = stmt.query_map(params![prefix, limit], |r| r.get::<_, String>(0))?;
+            let mut ids = Vec::new();
+            for id in rows {
+                let id = id?;
+                if !id.starts_with(prefix) {
+                    break;
+                }
+                ids.push(id);
+            }
+            Ok(ids)
+        })
+    }
+
     /// One run with its cost (reads the run's usage events).
     pub fn get_run_with_cost(&self, run_id: &str) -> Result<Option<RunSummary>> {
         let Some(mut run) = self.get_run(run_id)? else {

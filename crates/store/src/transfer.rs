@@ -15,8 +15,10 @@
 //! database (migrated if needed; the database referees concurrent writers, and a run
 //! id another writer stores meanwhile makes the commit fail as [`TransferError::Exists`]).
 //! The checks and the run row are the same on both ([`ImportTarget`] is the only
-//! difference); the run's counters are the header's, as the exporting store computed
-//! them, on either backend.
+//! difference). The header is held to the ingest limits its events are (`app`, name,
+//! `meta.name`, `sdk`); its node, error and token counters and its last `seq` are never
+//! trusted: they are counted again from the events by the writer's own rule
+//! ([`crate::tally`]) and the run row takes those.
 //!
 //! The format is described for people in `docs/share.md`.
 
@@ -32,7 +34,7 @@ use serde_json::Value;
 
 use crate::database::Database;
 use crate::error::StoreError;
-use crate::ingest::{MAX_RUN_ID_BYTES, NewEvent, check_limits};
+use crate::ingest::{MAX_RUN_ID_BYTES, NewEvent, check_limits, check_run_header};
 use crate::model::{Counts, RunState, RunSummary, UsageTotals};
 use crate::reader::RunStore;
 use crate::writer::MAX_EVENT_TYPES;
@@ -119,6 +121,8 @@ pub(crate) trait ImportTarget {
     /// Writes the run row (source [`IMPORT_SOURCE`]) under `run_id`; returns its key,
     /// `None` when another writer stored that id meanwhile.
     fn insert_run(&mut self, run_id: &str, run: &ImportedRun) -> Result<Option<i64>, StoreError>;
+    /// Sets the counters of run `key` to those counted from its events.
+    fn set_counters(&mut self, key: i64, counted: &Counted) -> Result<(), StoreError>;
     /// The interned event types, by name.
     fn event_types(&mut self) -> Result<HashMap<String, i64>, StoreError>;
     /// Interns `name`; returns its code.
@@ -131,6 +135,22 @@ pub(crate) trait ImportTarget {
     fn commit(&mut self, run_id: &str, seqs: &HashSet<u64>) -> Result<(), StoreError>;
     /// Undoes the transaction (errors are logged: the transaction ends either way).
     fn rollback(&mut self);
+}
+
+/// What an import counted from the events it read (the run row's counters).
+#[derive(Debug, Default)]
+pub(crate) struct Counted {
+    pub(crate) counts: Counts,
+    pub(crate) usage: UsageTotals,
+    pub(crate) last_seq: Option<u64>,
+    nodes: HashSet<String>,
+}
+
+impl Counted {
+    fn add(&mut self, event: &NewEvent) {
+        crate::tally::count_event(&mut self.counts, &mut self.usage, &mut self.nodes, event);
+        self.last_seq = Some(self.last_seq.map_or(event.seq, |l| l.max(event.seq)));
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -210,6 +230,8 @@ pub struct RunImport {
     exported_id: String,
     expected: u64,
     read: u64,
+    /// The counters of the events read so far.
+    counted: Counted,
     open: bool,
 }
 
@@ -250,6 +272,12 @@ impl RunImport {
         header: &str,
         new_id: Option<&str>,
     ) -> Result<RunImport, TransferError> {
+        if header.len() > mindgate_protocol::MAX_FRAME_BYTES {
+            return Err(TransferError::Header(format!(
+                "longer than {} bytes",
+                mindgate_protocol::MAX_FRAME_BYTES
+            )));
+        }
         let header: HeaderIn =
             serde_json::from_str(header).map_err(|e| TransferError::Header(e.to_string()))?;
         if header.format != EXPORT_FORMAT {
@@ -265,6 +293,8 @@ impl RunImport {
             )));
         }
         let run = header.run;
+        check_run_header(&run.app, &run.name, run.meta.as_ref(), run.sdk.as_ref())
+            .map_err(|refusal| TransferError::Header(refusal.message()))?;
         let run_id = new_id.unwrap_or(&run.id).to_owned();
         if run_id.is_empty() || run_id == mindgate_protocol::WILDCARD_RUN_ID {
             return Err(TransferError::Header(format!("{run_id:?} is not a run id")));
@@ -287,6 +317,7 @@ impl RunImport {
             exported_id: run.id.clone(),
             expected: run.counts.events,
             read: 0,
+            counted: Counted::default(),
             open: true,
         };
         import.write_run(&run)?;
@@ -342,6 +373,7 @@ impl RunImport {
             return Err(bad(format!("seq {} appears twice", event.seq)));
         }
         let code = self.type_code(line, &event.type_name)?;
+        self.counted.add(&event);
         self.target.insert_event(self.key, code, event)?;
         self.read += 1;
         Ok(())
@@ -387,6 +419,8 @@ impl RunImport {
                 found: self.read,
             });
         }
+        // The run row was written from the header; its counters are the events'.
+        self.target.set_counters(self.key, &self.counted)?;
         // A failed commit leaves `open` set: dropping the import rolls it back.
         self.target.commit(&self.run_id, &self.seqs)?;
         self.open = false;

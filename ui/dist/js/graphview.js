@@ -5,6 +5,7 @@
 import { Layout, BOX_W, BOX_H, COL_W, ROW_H } from './layout.js';
 import { el, cssVar, announce } from './dom.js';
 import { KIND_GLYPH, fmtDuration } from './format.js';
+import { EMBEDDED } from './embedded.js';
 
 const STATUS_VAR = {
   running: '--st-running', ok: '--st-ok', error: '--st-error', aborted: '--st-aborted',
@@ -443,7 +444,8 @@ export class GraphView {
 
   showMenu(node, x, y) {
     const bp = (matcher) => () => { this.hideMenu(); this.store.addBreakpoint(matcher); };
-    const items = [
+    // An exported page is read-only: its node menu sets no breakpoint.
+    const items = EMBEDDED ? [] : [
       ['Break before ' + node.name, bp({ kind: node.kind, name: node.name, point: 'before' })],
       ['Break after ' + node.name, bp({ kind: node.kind, name: node.name, point: 'after' })],
       ['Break on error in ' + node.name, bp({ kind: node.kind, name: node.name, point: 'error' })],

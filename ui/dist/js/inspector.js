@@ -12,6 +12,7 @@ import { VirtualList } from './vlist.js';
 import { JsonTree } from './jsontree.js';
 import { retrieverSection } from './memorylinks.js';
 import { applyNodeDetail } from './graphdelta.js';
+import { EMBEDDED } from './embedded.js';
 
 /** Waits this long after one detail read before the next one of a node that keeps changing. */
 const DETAIL_REFRESH_MS = 200;
@@ -157,7 +158,8 @@ export class Inspector {
         el('span', { class: 'insp-name' }, node.name),
         el('span', { class: `pill st-${status}` }, status)),
       el('div', { class: 'mono small muted' }, node.id, node.parentId ? ` ← ${node.parentId}` : ''),
-      el('div', { class: 'insp-actions', role: 'group', 'aria-label': `Breakpoints for ${node.name}` }, bp('before'), bp('after'), bp('error'), replay),
+      // An exported page is read-only: no breakpoint or replay buttons.
+      EMBEDDED ? '' : el('div', { class: 'insp-actions', role: 'group', 'aria-label': `Breakpoints for ${node.name}` }, bp('before'), bp('after'), bp('error'), replay),
     );
   }
 

@@ -36,7 +36,8 @@ const graph = new GraphView($('graph'), store);
 store.graph = graph;
 const router = new Router(store);
 new RunList($('runs'), store, router);
-new PausePanel($('pauses'), store);
+// An exported page has no held-gates panel (`mindgate export --html` leaves it out).
+if ($('pauses')) new PausePanel($('pauses'), store);
 new Inspector($('inspector'), store);
 new RunBar($('runbar'), store, graph);
 new Timeline($('timeline'), store);

@@ -3,6 +3,7 @@
 import { el } from './dom.js';
 import { fmtDuration, fmtCount } from './format.js';
 import { describeMatcher } from './store.js';
+import { EMBEDDED } from './embedded.js';
 
 const KINDS = ['agent', 'llm', 'tool', 'chain', 'retriever', 'server', 'resource', 'prompt', 'custom'];
 
@@ -22,11 +23,15 @@ export class RunBar {
     this.chips = el('div', { class: 'chips', role: 'list', 'aria-label': 'Breakpoints' });
     this.info = el('div', { class: 'run-info small', 'aria-live': 'off' });
     document.getElementById('graph-region').append(this.info);
-    host.append(
+    // An exported page is read-only: it has no mode, pause-on-error or breakpoint controls.
+    const controls = EMBEDDED ? [] : [
       el('div', { class: 'seg-group', role: 'group', 'aria-label': 'Execution mode' }, this.runBtn, this.stepBtn),
       el('label', { class: 'toggle', for: 'pause-on-error' }, this.errToggle, 'Pause on error'),
       this.kindSel,
       this.chips,
+    ];
+    host.append(
+      ...controls,
       el('div', { class: 'spacer' }),
       el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Fit graph to view', title: 'Fit (F)', onclick: () => graph.fit() }, '⤢'),
       el('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Zoom in', title: 'Zoom in (+)', onclick: () => this.zoom(1.25) }, '+'),

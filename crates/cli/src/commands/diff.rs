@@ -17,7 +17,9 @@ use crate::db_arg::RunDb;
 pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let db = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
     let store: RunStore = open_store(&db)?;
-    let diff = match store.diff_runs(&args.run_a, &args.run_b) {
+    let run_a = super::run_ids::resolve_run_id(&store, &db, &args.run_a)?;
+    let run_b = super::run_ids::resolve_run_id(&store, &db, &args.run_b)?;
+    let diff = match store.diff_runs(&run_a, &run_b) {
         Ok(diff) => diff,
         Err(DiffError::NotFound(id)) => anyhow::bail!("run {id} not found in {db}"),
         Err(e) => return Err(e).context("cannot compare the runs"),
@@ -58,7 +60,8 @@ fn tokens(t: &TokenCounts) -> String {
     }
 }
 
-fn cost(c: &Cost) -> String {
+/// A cost as the CLI tables print it: `-` for nothing, `unpriced` when a model has no price.
+pub(crate) fn cost(c: &Cost) -> String {
     match c.usd {
         Some(usd) if usd == 0.0 && c.unpriced_models.is_empty() => "-".to_owned(),
         Some(usd) => mindgate_pricing::format_usd(usd),

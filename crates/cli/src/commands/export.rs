@@ -17,15 +17,12 @@ use crate::db_arg::RunDb;
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let db = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
     let store = open_store(&db)?;
-    if store.get_run(&args.run_id)?.is_none() {
-        bail!("run {} not found in {db}", args.run_id);
-    }
+    let run_id = super::run_ids::resolve_run_id(&store, &db, &args.run_id)?;
     if let Some(path) = &args.jsonl {
-        let events = export_jsonl(&store, &args.run_id, path)?;
+        let events = export_jsonl(&store, &run_id, path)?;
         if path.as_os_str() != "-" {
             eprintln!(
-                "exported run {} ({events} events) to {}",
-                args.run_id,
+                "exported run {run_id} ({events} events) to {}",
                 path.display()
             );
         }
@@ -37,14 +34,13 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             tool_args: args.hide_tool_args,
             tool_results: args.hide_tool_results,
         };
-        let page = mindgate_server::html_export::export_html(&store, &args.run_id, hide)
+        let page = mindgate_server::html_export::export_html(&store, &run_id, hide)
             .context("cannot build the page")?
-            .with_context(|| format!("run {} disappeared while it was exported", args.run_id))?;
+            .with_context(|| format!("run {run_id} disappeared while it was exported"))?;
         std::fs::write(path, page.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!(
-            "exported run {} as one page ({} KB) to {}",
-            args.run_id,
+            "exported run {run_id} as one page ({} KB) to {}",
             page.len().div_ceil(1024),
             path.display()
         );

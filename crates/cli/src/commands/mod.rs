@@ -9,6 +9,8 @@ mod import_otlp;
 mod mcp;
 mod memory;
 mod migrate;
+mod run_ids;
+mod runs;
 mod serve;
 mod taskgraph;
 mod tasks;
@@ -31,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => serve::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Runs(args) => runs::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Import(args) => import::run(&args),

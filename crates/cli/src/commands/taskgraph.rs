@@ -117,6 +117,8 @@ fn locate(
     }
     match match_task_id(found, id, |(_, t)| t.id.as_str()) {
         IdMatch::One((loc, _)) => Ok(loc.clone()),
+        // A missing file is named as one, not searched for among the sessions.
+        IdMatch::None if looks_like_path(id) => bail!("no such file or folder: {id}"),
         IdMatch::None => bail!(
             "no session with id `{id}` among {} found (see `mindgate tasks`; add folders with --sessions)",
             found.len()
@@ -130,6 +132,12 @@ fn locate(
                 .join(", ")
         ),
     }
+}
+
+/// An argument that names a file rather than a session id: it has a folder part or an
+/// extension (`nope.jsonl`, `./s`, `~/x`); session ids have neither.
+fn looks_like_path(arg: &str) -> bool {
+    arg.contains(['/', '\\']) || arg.starts_with('~') || Path::new(arg).extension().is_some()
 }
 
 fn thousands(x: u64) -> String {

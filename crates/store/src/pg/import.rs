@@ -22,7 +22,7 @@ use super::writer::{INSERT_ROWS, NOTIFY, PG_INSERT_CHUNK, insert_rows};
 use crate::database::PostgresUrl;
 use crate::error::StoreError;
 use crate::ingest::NewEvent;
-use crate::transfer::{IMPORT_SOURCE, ImportTarget, ImportedRun};
+use crate::transfer::{Counted, IMPORT_SOURCE, ImportTarget, ImportedRun};
 use crate::writer::db::EventRow;
 use crate::writer::random_id;
 
@@ -113,6 +113,23 @@ impl ImportTarget for PgTarget {
             ],
         )?;
         Ok(row.map(|r| r.get(0)))
+    }
+
+    fn set_counters(&mut self, key: i64, counted: &Counted) -> Result<(), StoreError> {
+        self.client.execute(
+            "UPDATE runs SET event_count = $2, node_count = $3, error_count = $4, \
+             input_tokens = $5, output_tokens = $6, last_seq = $7 WHERE key = $1",
+            &[
+                &key,
+                &to_i64(counted.counts.events),
+                &to_i64(counted.counts.nodes),
+                &to_i64(counted.counts.errors),
+                &to_i64(counted.usage.input_tokens),
+                &to_i64(counted.usage.output_tokens),
+                &counted.last_seq.map(to_i64),
+            ],
+        )?;
+        Ok(())
     }
 
     fn event_types(&mut self) -> Result<HashMap<String, i64>, StoreError> {

@@ -204,6 +204,18 @@ impl PgReader {
         }
     }
 
+    pub(crate) fn run_ids_with_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<String>> {
+        Ok(self
+            .conn()?
+            .query(
+                "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT $2",
+                &[&prefix, &i64::from(limit)],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
     fn run_key(
         conn: &mut PooledConnection<PostgresConnectionManager<NoTls>>,
         run_id: &str,

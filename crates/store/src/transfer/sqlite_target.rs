@@ -6,7 +6,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::{IMPORT_SOURCE, ImportTarget, ImportedRun};
+use super::{Counted, IMPORT_SOURCE, ImportTarget, ImportedRun};
 use crate::error::StoreError;
 use crate::ingest::NewEvent;
 use crate::schema;
@@ -66,6 +66,23 @@ impl ImportTarget for SqliteTarget {
             ],
         )?;
         Ok(Some(self.conn.last_insert_rowid()))
+    }
+
+    fn set_counters(&mut self, key: i64, counted: &Counted) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE runs SET event_count = ?2, node_count = ?3, error_count = ?4, \
+             input_tokens = ?5, output_tokens = ?6, last_seq = ?7 WHERE key = ?1",
+            params![
+                key,
+                to_i64(counted.counts.events),
+                to_i64(counted.counts.nodes),
+                to_i64(counted.counts.errors),
+                to_i64(counted.usage.input_tokens),
+                to_i64(counted.usage.output_tokens),
+                counted.last_seq.map(to_i64),
+            ],
+        )?;
+        Ok(())
     }
 
     fn event_types(&mut self) -> Result<HashMap<String, i64>, StoreError> {

@@ -20,6 +20,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(crate::log_colour::stderr_colour())
         .try_init();
     let home = Home::from_env();
     let mut config = ServeConfig::new(home.root());

@@ -145,15 +145,9 @@ impl State {
             return Ok(());
         };
         let s = &mut acc.summary;
-        s.counts.events += 1;
+        crate::tally::count_event(&mut s.counts, &mut s.usage, &mut acc.nodes, ev);
         s.last_seq = Some(s.last_seq.map_or(ev.seq, |l| l.max(ev.seq)));
         s.last_event_at = s.last_event_at.max(ev.ts);
-        if let Some(node) = &ev.node_id
-            && !acc.nodes.contains(node)
-        {
-            acc.nodes.insert(node.clone());
-            s.counts.nodes += 1;
-        }
         match &ev.facts {
             EventFacts::RunStarted {
                 app,
@@ -175,12 +169,7 @@ impl State {
                 s.status = *status;
                 s.finished_at = Some(ev.ts);
             }
-            EventFacts::NodeError => s.counts.errors += 1,
-            EventFacts::Usage { input, output } => {
-                s.usage.input_tokens = s.usage.input_tokens.saturating_add(*input);
-                s.usage.output_tokens = s.usage.output_tokens.saturating_add(*output);
-            }
-            EventFacts::Plain => {}
+            EventFacts::NodeError | EventFacts::Usage { .. } | EventFacts::Plain => {}
         }
         if s.status == RunState::Abandoned && !matches!(ev.facts, EventFacts::RunFinished { .. }) {
             // The app came back: the run is live again.

@@ -9,13 +9,17 @@
 //! from it, so no server is needed, and a Content-Security-Policy of `connect-src 'none'`
 //! keeps the page from making any request.
 //!
-//! [`Redaction`] leaves inputs, outputs, tool arguments or tool results out of the file
-//! altogether (not merely hidden in the page).
+//! The data is an allow-list ([`page_data`]): only the fields the page reads are written,
+//! each built from the store's shapes. [`Redaction`] leaves inputs, outputs, tool arguments
+//! or tool results out of the file altogether (not merely hidden in the page), tool calls
+//! and results inside a model's messages included ([`tool_calls`]).
+
+mod page_data;
+mod tool_calls;
 
 use std::collections::BTreeMap;
 
-use mindgate_store::projection::GraphNode;
-use mindgate_store::{NodeDetail, RunStore, StoreError};
+use mindgate_store::{RunStore, StoreError};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde::Serialize;
 use serde_json::Value;
@@ -30,9 +34,11 @@ pub struct Redaction {
     pub inputs: bool,
     /// Every node's output and streamed text.
     pub outputs: bool,
-    /// Tool nodes' input and streamed arguments.
+    /// Tool nodes' input and streamed arguments; the arguments of the tool calls in any
+    /// node's input and output, and every node's streamed tool-call arguments.
     pub tool_args: bool,
-    /// Tool nodes' output and streamed text.
+    /// Tool nodes' output and streamed text; tool results inside any node's input and
+    /// output (`role: "tool"` messages, `tool_result` blocks).
     pub tool_results: bool,
 }
 
@@ -50,21 +56,21 @@ pub enum HtmlExportError {
 /// The embedded data (read by `ui/dist/js/embedded.js`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Export<'a> {
+struct Export {
     format: &'static str,
     version: u32,
     mindgate: &'static str,
     redaction: Redaction,
-    run: &'a mindgate_store::RunSummary,
+    run: page_data::PageRun,
     snapshot: Snapshot,
-    nodes: BTreeMap<String, NodeDetail>,
-    report: Option<mindgate_store::RunReport>,
+    nodes: BTreeMap<String, page_data::PageNodeDetail>,
+    report: Option<page_data::PageReport>,
 }
 
 #[derive(Serialize)]
 struct Snapshot {
     seq: Option<u64>,
-    nodes: Vec<GraphNode>,
+    nodes: Vec<page_data::PageNode>,
     edges: Vec<mindgate_store::projection::GraphEdge>,
 }
 
@@ -81,31 +87,6 @@ const DATA_URL: &AsciiSet = &CONTROLS
     .add(b'>')
     .add(b'\\')
     .add(b'`');
-
-fn hide_in_graph(node: &mut GraphNode, hide: Redaction) {
-    let tool = node.kind == "tool";
-    if hide.outputs || (tool && hide.tool_results) {
-        for inst in &mut node.instances {
-            inst.tokens.clear();
-            inst.reasoning.clear();
-        }
-    }
-}
-
-fn hide_in_detail(detail: &mut NodeDetail, hide: Redaction) {
-    let tool = detail.kind == "tool";
-    for inst in &mut detail.instances {
-        if hide.inputs || (tool && hide.tool_args) {
-            inst.input = None;
-            inst.tool_args.clear();
-        }
-        if hide.outputs || (tool && hide.tool_results) {
-            inst.output = None;
-            inst.summary.tokens.clear();
-            inst.summary.reasoning.clear();
-        }
-    }
-}
 
 /// JSON text safe inside a `<script>` element (`<` escaped, so no `</script>` can appear).
 fn script_json<T: Serialize>(value: &T) -> String {
@@ -199,26 +180,28 @@ pub fn export_html(
     };
     let (graph, details) = projection.into_details();
     let mut nodes = BTreeMap::new();
-    for mut detail in details {
-        hide_in_detail(&mut detail, hide);
-        nodes.insert(detail.node_id.clone(), detail);
+    // Each stored detail is dropped once its page copy is built.
+    for detail in details {
+        let detail = page_data::PageNodeDetail::new(&detail, hide);
+        nodes.insert(detail.node_id().to_owned(), detail);
     }
-    let report = Some(mindgate_store::run_report(
+    let report = Some(page_data::PageReport::new(mindgate_store::run_report(
         &run,
         &graph,
         store.run_finish_error(&run)?,
         store.prices(),
-    ));
-    let mut graph_nodes = graph.nodes;
-    for node in &mut graph_nodes {
-        hide_in_graph(node, hide);
-    }
+    )));
+    let graph_nodes = graph
+        .nodes
+        .iter()
+        .map(|node| page_data::PageNode::new(node, hide))
+        .collect();
     let export = Export {
         format: "mindgate.html-export",
         version: 1,
         mindgate: env!("CARGO_PKG_VERSION"),
         redaction: hide,
-        run: &run,
+        run: page_data::PageRun::new(&run),
         snapshot: Snapshot {
             seq: run.last_seq,
             nodes: graph_nodes,
@@ -263,6 +246,11 @@ pub fn export_html(
                 write_head(&mut page);
                 head_written = true;
             }
+            continue;
+        }
+        // What only a live viewer has (the held-gates panel, the keys that act on gates,
+        // breakpoints and memory): a read-only page leaves it out.
+        if trimmed.contains(" data-live-only") {
             continue;
         }
         if trimmed.starts_with("<title>") {
