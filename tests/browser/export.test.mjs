@@ -85,6 +85,36 @@ test('the exported page draws the run from file:// with no server and makes no r
   await context.close();
 });
 
+test('the exported page is read-only: no mode, pause-on-error, breakpoint, replay or held-gate controls', async () => {
+  const file = pathToFileURL(path.join(out, 'run.html')).href;
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, context, errors } = await openPage(browser, `${file}#/run/${encodeURIComponent(runId)}/node/${encodeURIComponent('tool:search')}`, { colorScheme });
+    await until(() => page.evaluate(() => window.mindgate && window.mindgate.boxes().length >= 3), { what: 'the graph boxes' });
+    await page.locator('.insp-name', { hasText: 'search' }).waitFor();
+    await page.locator('#inspector .jt-str', { hasText: SECRET }).first().waitFor();
+    // The run bar keeps its graph tools and run facts, nothing that changes the run.
+    assert.equal(await page.locator('#runbar button[aria-label="Fit graph to view"]').count(), 1);
+    for (const selector of ['#runbar .seg-group', '#pause-on-error', '#runbar select', '#runbar .chips', '#pauses', '.insp-actions']) {
+      assert.equal(await page.locator(selector).count(), 0, `${selector} is on the exported page`);
+    }
+    const controls = page.getByRole('button', { name: /^(Run|Step)$|^(Break|Replay|Continue|Retry|Inject|Abort)\b/ });
+    assert.equal(await controls.count(), 0, `buttons: ${await controls.allTextContents()}`);
+    await page.screenshot({ path: artifact(`export-readonly-${colorScheme}.png`) });
+    // The node menu (Shift+F10 on the selected node) offers no breakpoint.
+    await page.locator('#graph canvas').focus();
+    await page.keyboard.press('Shift+F10');
+    const items = await page.locator('[role=menuitem]').allTextContents();
+    assert.ok(items.includes('Inspect'), `menu: ${items}`);
+    assert.deepEqual(items.filter((t) => /Break/.test(t)), []);
+    await page.keyboard.press('Escape');
+    // The keyboard help lists no key that acts on gates, breakpoints or memory.
+    const help = await page.locator('#help').textContent();
+    assert.doesNotMatch(help, /Continue, Retry|breakpoints|validate/i);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
 test('--hide-inputs leaves every input out of the file', () => {
   const plain = readFileSync(path.join(out, 'run.html'), 'utf8');
   const hidden = readFileSync(path.join(out, 'hidden.html'), 'utf8');
