@@ -246,6 +246,28 @@ fn runs_exported_from_sqlite_import_into_postgres_and_read_back_the_same() {
     }
     assert_eq!(pg.rows(), (4, 52));
 
+    // `mindgate runs` and run-id prefixes on PostgreSQL: the same list as the SQLite copy's
+    // ids; `r1-copy-` resolves by prefix, `r1-c` is ambiguous.
+    let listed: Value =
+        serde_json::from_str(&ok(f.run(&["runs", "--json"], Some(&pg.url)))).unwrap();
+    let mut ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["r1", "r1-copy", "r1-copy-2", "r2"]);
+    let copy = ok(f.run(&["export", "r1-copy-", "--jsonl", "-"], Some(&pg.url)));
+    assert!(copy.contains("\"id\":\"r1-copy-2\""), "{copy}");
+    let ambiguous = f.run(&["export", "r1-c", "--jsonl", "-"], Some(&pg.url));
+    assert_eq!(ambiguous.status.code(), Some(2));
+    assert!(
+        text(&ambiguous).1.contains("r1-copy, r1-copy-2"),
+        "{:?}",
+        text(&ambiguous)
+    );
+
     // `mindgate mcp` reads the same store (MINDGATE_DB): its run tools answer.
     let mut mcp = McpStdio::start(&f.home, &pg.url);
     let runs = mcp.call("list_runs", json!({}));
