@@ -180,9 +180,9 @@ pub fn export_html(
     };
     let (graph, details) = projection.into_details();
     let mut nodes = BTreeMap::new();
-    // Each stored detail is dropped once its page copy is built.
+    // The page's shapes take the store's apart: nothing big is copied.
     for detail in details {
-        let detail = page_data::PageNodeDetail::new(&detail, hide);
+        let detail = page_data::PageNodeDetail::new(detail, hide);
         nodes.insert(detail.node_id().to_owned(), detail);
     }
     let report = Some(page_data::PageReport::new(mindgate_store::run_report(
@@ -193,7 +193,7 @@ pub fn export_html(
     )));
     let graph_nodes = graph
         .nodes
-        .iter()
+        .into_iter()
         .map(|node| page_data::PageNode::new(node, hide))
         .collect();
     let export = Export {

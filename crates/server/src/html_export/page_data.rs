@@ -102,28 +102,29 @@ impl Hidden {
 }
 
 impl PageInstance {
-    fn new(inst: &GraphInstance, hidden: Hidden) -> PageInstance {
+    /// Takes `inst` apart (its texts are moved, not copied).
+    fn new(inst: GraphInstance, hidden: Hidden) -> PageInstance {
         PageInstance {
-            instance_id: inst.instance_id.clone(),
+            instance_id: inst.instance_id,
             status: inst.status,
             started_at: inst.started_at,
             finished_at: inst.finished_at,
             duration_ms: inst.duration_ms,
             held_ms: inst.held_ms,
             usage: inst.usage.as_ref().and_then(usage_counts),
-            model: inst.model.clone(),
+            model: inst.model,
             tokens: if hidden.output {
                 String::new()
             } else {
-                inst.tokens.clone()
+                inst.tokens
             },
             reasoning: if hidden.output {
                 String::new()
             } else {
-                inst.reasoning.clone()
+                inst.reasoning
             },
             injected: inst.injected,
-            error: inst.error.clone(),
+            error: inst.error,
             first_seq: inst.first_seq,
         }
     }
@@ -143,18 +144,19 @@ pub(super) struct PageNode {
 }
 
 impl PageNode {
-    pub(super) fn new(node: &GraphNode, hide: Redaction) -> PageNode {
+    /// Takes `node` apart (its texts are moved, not copied).
+    pub(super) fn new(node: GraphNode, hide: Redaction) -> PageNode {
         let hidden = Hidden::of(&node.kind, hide);
         PageNode {
-            node_id: node.node_id.clone(),
-            kind: node.kind.clone(),
-            name: node.name.clone(),
-            parent_id: node.parent_id.clone(),
+            node_id: node.node_id,
+            kind: node.kind,
+            name: node.name,
+            parent_id: node.parent_id,
             status: node.status,
             hinted: node.hinted,
             instances: node
                 .instances
-                .iter()
+                .into_iter()
                 .map(|i| PageInstance::new(i, hidden))
                 .collect(),
         }
@@ -176,18 +178,18 @@ struct PagePause {
 }
 
 impl PagePause {
-    fn new(pause: &PauseRecord) -> PagePause {
+    fn new(pause: PauseRecord) -> PagePause {
         PagePause {
-            pause_id: pause.pause_id.clone(),
-            point: pause.point.clone(),
-            reason: pause.reason.clone(),
-            since: pause.since,
-            resumed_at: pause.resumed_at,
-            action: pause.action.clone(),
             principal: pause
                 .principal
                 .as_ref()
                 .map(|p| pick(p, &["kind"], Value::is_string)),
+            pause_id: pause.pause_id,
+            point: pause.point,
+            reason: pause.reason,
+            since: pause.since,
+            resumed_at: pause.resumed_at,
+            action: pause.action,
         }
     }
 }
@@ -209,27 +211,25 @@ struct PageInstanceDetail {
 }
 
 impl PageInstanceDetail {
-    fn new(inst: &InstanceDetail, kind: &str, hide: Redaction) -> PageInstanceDetail {
+    /// Takes `inst` apart (its values are moved, not copied).
+    fn new(inst: InstanceDetail, kind: &str, hide: Redaction) -> PageInstanceDetail {
         let hidden = Hidden::of(kind, hide);
-        let scrub = |value: &Option<Value>, gone: bool| {
-            if gone {
-                return None;
-            }
-            let mut value = value.clone()?;
+        let scrub = |value: Option<Value>, gone: bool| {
+            let mut value = value.filter(|_| !gone)?;
             scrub_tool_calls(&mut value, hide);
             Some(value)
         };
         PageInstanceDetail {
-            summary: PageInstance::new(&inst.summary, hidden),
-            input: scrub(&inst.input, hidden.input),
-            output: scrub(&inst.output, hidden.output),
+            summary: PageInstance::new(inst.summary, hidden),
+            input: scrub(inst.input, hidden.input),
+            output: scrub(inst.output, hidden.output),
             error_detail: inst.error_detail.as_ref().map(error_fields),
             tool_args: if hidden.streamed_args {
                 String::new()
             } else {
-                inst.tool_args.clone()
+                inst.tool_args
             },
-            pauses: inst.pauses.iter().map(PagePause::new).collect(),
+            pauses: inst.pauses.into_iter().map(PagePause::new).collect(),
             started: inst.started.as_ref().and_then(started_redaction),
         }
     }
@@ -250,20 +250,23 @@ pub(super) struct PageNodeDetail {
 }
 
 impl PageNodeDetail {
-    pub(super) fn new(detail: &NodeDetail, hide: Redaction) -> PageNodeDetail {
+    /// Takes `detail` apart (its values are moved, not copied).
+    pub(super) fn new(detail: NodeDetail, hide: Redaction) -> PageNodeDetail {
+        let kind = detail.kind;
+        let instances = detail
+            .instances
+            .into_iter()
+            .map(|i| PageInstanceDetail::new(i, &kind, hide))
+            .collect();
         PageNodeDetail {
-            run_id: detail.run_id.clone(),
-            node_id: detail.node_id.clone(),
-            kind: detail.kind.clone(),
-            name: detail.name.clone(),
-            parent_id: detail.parent_id.clone(),
+            run_id: detail.run_id,
+            node_id: detail.node_id,
+            kind,
+            name: detail.name,
+            parent_id: detail.parent_id,
             status: detail.status,
             hinted: detail.hinted,
-            instances: detail
-                .instances
-                .iter()
-                .map(|i| PageInstanceDetail::new(i, &detail.kind, hide))
-                .collect(),
+            instances,
         }
     }
 
