@@ -6,8 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::BufRead as _;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use mindgate_testkit::{ServeProcess, frames};
 use serde_json::Value;
@@ -57,12 +59,7 @@ fn runs_lists_the_run_list_figures_and_ids_resolve_by_prefix() {
     server.ingest("beta-1", &run_frames("beta-1", "other-app", "error"));
     let (status, listed) = server.get("/api/runs").unwrap();
     assert_eq!(status, 200, "{listed}");
-    let log = server.output();
     assert!(server.stop().success());
-    assert!(
-        !log.contains('\u{1b}'),
-        "the serve log has ANSI codes off a terminal:\n{log}"
-    );
 
     // --json: exactly the runs GET /api/runs serves, figure for figure.
     let out = mindgate(&["runs", "--json", "--db", db_s], &home);
@@ -183,5 +180,56 @@ fn taskgraph_names_a_missing_file_and_diff_documents_its_exit_codes() {
             && help.contains("1 when they diverge")
             && help.contains("2 on an error"),
         "{help}"
+    );
+}
+
+#[test]
+fn the_serve_log_has_no_colour_codes_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--port", "0", "--otlp-port", "0", "--no-open"])
+        .env(mindgate_home::env::MINDGATE_HOME, dir.path())
+        .env(mindgate_home::env::MINDGATE_LOG, "info")
+        .env_remove(mindgate_home::env::NO_COLOR)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Its info line saying it serves: standard error is a pipe here, not a terminal.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut log = String::new();
+    let serving = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                log.push_str(&line);
+                log.push('\n');
+                if line.contains("mindgate serving") {
+                    break true;
+                }
+            }
+            Err(_) => break false,
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        serving,
+        "no `mindgate serving` log line within 30 s:\n{log}"
+    );
+    assert!(
+        !log.contains('\u{1b}'),
+        "the serve log has ANSI codes off a terminal:\n{log}"
     );
 }
