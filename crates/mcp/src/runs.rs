@@ -102,8 +102,10 @@ fn run_line(run: &RunSummary) -> String {
     }
     let _ = write!(
         s,
-        ", {} events, {} nodes, {} errors",
-        run.counts.events, run.counts.nodes, run.counts.errors
+        ", {}, {}, {}",
+        count_of(usize_of(run.counts.events), "event"),
+        count_of(usize_of(run.counts.nodes), "node"),
+        count_of(usize_of(run.counts.errors), "error")
     );
     if run.usage.input_tokens + run.usage.output_tokens > 0 {
         let _ = write!(
@@ -410,12 +412,7 @@ pub fn get_run(
         }
     }
     let (lines, tree_cut) = tree_lines(&graph, GET_RUN_TREE_LINES);
-    let _ = writeln!(
-        text,
-        "\nGraph ({} nodes, {} edges):",
-        graph.nodes.len(),
-        graph.edges.len()
-    );
+    let _ = writeln!(text, "\nGraph ({}):", graph_counts(&graph));
     for l in &lines {
         let _ = writeln!(text, "{l}");
     }
@@ -444,6 +441,8 @@ pub fn get_run(
         "paused": paused,
         "graph": {
             "nodeCount": graph.nodes.len(),
+            "announcedOnlyCount": graph.announced_only(),
+            "instanceCount": graph.instance_count(),
             "edgeCount": graph.edges.len(),
             "nodes": nodes,
             "edges": edges,
@@ -813,4 +812,38 @@ pub fn search_events(
     out.insert("query".to_owned(), Value::String(args.query.clone()));
     out.insert("hits".to_owned(), Value::Array(values));
     Ok(ToolOutput::new(text, Value::Object(out)))
+}
+
+/// A stored count as a `usize` (saturating on a 32-bit target).
+fn usize_of(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// `n noun` or `n nouns`.
+fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// What the graph draws, as the glossary counts it (`docs/glossary.md`): the nodes that ran
+/// (the run's node count), the ones only announced apart, the executions and the edges.
+fn graph_counts(graph: &mindgate_store::RunGraph) -> String {
+    let announced = graph.announced_only();
+    let ran = graph.nodes.len() - announced;
+    let nodes = if announced == 0 {
+        count_of(ran, "node")
+    } else {
+        format!(
+            "{} and {announced} announced but not run",
+            count_of(ran, "node")
+        )
+    };
+    format!(
+        "{nodes}, {}, {}",
+        count_of(graph.instance_count(), "instance"),
+        count_of(graph.edges.len(), "edge")
+    )
 }

@@ -56,7 +56,8 @@ pub struct RunSide {
     pub status: RunState,
     /// Run duration.
     pub duration_ms: Option<i64>,
-    /// Logical nodes.
+    /// The run's nodes: the ones that ran (its `counts.nodes`, `docs/glossary.md`; a node
+    /// only announced by a hint is aligned in [`RunDiff::nodes`] but not counted here).
     pub nodes: usize,
     /// Tokens (inclusive usage left out, as the run's cost).
     pub tokens: TokenCounts,
@@ -584,6 +585,7 @@ impl RunStore {
             side.app = run.app.clone();
             side.status = run.status;
             side.duration_ms = run.duration_ms;
+            side.nodes = usize::try_from(run.counts.nodes).unwrap_or(usize::MAX);
             side.replay_of = run
                 .meta
                 .as_ref()

@@ -70,6 +70,17 @@ pub struct Counts {
     pub errors: u64,
 }
 
+/// A run's duration in ms, the one rule every surface shows (`docs/glossary.md`):
+/// `finished_at - started_at` once the run ended (finished or abandoned); while it runs,
+/// up to `now_ms`, the reader's clock — a run held at a gate keeps growing, it is not
+/// frozen at its latest event. Never negative.
+pub fn run_duration_ms(started_at: i64, finished_at: Option<i64>, now_ms: i64) -> i64 {
+    finished_at
+        .unwrap_or(now_ms)
+        .saturating_sub(started_at)
+        .max(0)
+}
+
 /// Token usage summed over a run (non-inclusive `usage` only, so nothing counts twice).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -96,7 +107,8 @@ pub struct RunSummary {
     pub started_at: i64,
     /// Epoch ms of `run.finished` (or of abandonment).
     pub finished_at: Option<i64>,
-    /// `finishedAt - startedAt`, or up to the latest event while running.
+    /// The run's duration ([`run_duration_ms`]): `finishedAt - startedAt`, or while it
+    /// runs up to the moment it was read (so a held run's duration grows).
     pub duration_ms: Option<i64>,
     /// Counts.
     pub counts: Counts,
@@ -267,4 +279,18 @@ pub struct ErrorHit {
     pub name: String,
     /// Error message.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_duration_ms;
+
+    #[test]
+    fn a_running_run_lasts_until_now_and_an_ended_one_until_it_ended() {
+        // Held since its last event at 1_040: read at 61_000 it has run a minute, not 1.04 s.
+        assert_eq!(run_duration_ms(1_000, None, 61_000), 60_000);
+        assert_eq!(run_duration_ms(1_000, Some(2_040), 61_000), 1_040);
+        // A clock behind the run's start never gives a negative duration.
+        assert_eq!(run_duration_ms(5_000, None, 4_000), 0);
+    }
 }

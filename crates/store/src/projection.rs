@@ -138,6 +138,23 @@ pub struct RunGraph {
     pub edges: Vec<GraphEdge>,
 }
 
+impl RunGraph {
+    /// Nodes drawn that never ran: announced by a `graph.hint` or named only as another
+    /// node's parent (status `hinted` or `pending`). The run's node count
+    /// ([`crate::Counts::nodes`], `docs/glossary.md`) is `nodes.len()` minus these.
+    pub fn announced_only(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n.status, NodeState::Hinted | NodeState::Pending))
+            .count()
+    }
+
+    /// Executions of all nodes (the run's instance count, `docs/glossary.md`).
+    pub fn instance_count(&self) -> usize {
+        self.nodes.iter().map(|n| n.instances.len()).sum()
+    }
+}
+
 /// A gate hold seen in the events.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

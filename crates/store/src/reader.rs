@@ -12,7 +12,7 @@ use crate::database::{Database, PostgresUrl};
 use crate::error::{Result, StoreError};
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
-    UsageTotals,
+    UsageTotals, run_duration_ms,
 };
 use crate::pg::reader::PgReader;
 use crate::projection::{NodeDetail, RunGraph, RunProjection, project};
@@ -79,7 +79,7 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
         status: RunState::parse(&status).unwrap_or(RunState::Abandoned),
         started_at,
         finished_at,
-        duration_ms: Some(finished_at.unwrap_or(last_event_at) - started_at),
+        duration_ms: Some(run_duration_ms(started_at, finished_at, crate::now_ms())),
         counts: Counts {
             events: r.get::<_, i64>(10)?.max(0) as u64,
             nodes: r.get::<_, i64>(11)?.max(0) as u64,

@@ -14,7 +14,7 @@ use crate::error::{Result, StoreError};
 use crate::json_scan::minify;
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
-    UsageTotals,
+    UsageTotals, run_duration_ms,
 };
 use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like, snippet};
 use crate::writer::raw;
@@ -47,7 +47,7 @@ pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
         status: RunState::parse(&status).unwrap_or(RunState::Abandoned),
         started_at,
         finished_at,
-        duration_ms: Some(finished_at.unwrap_or(last_event_at) - started_at),
+        duration_ms: Some(run_duration_ms(started_at, finished_at, crate::now_ms())),
         counts: Counts {
             events: count(r.try_get(at + 10)?),
             nodes: count(r.try_get(at + 11)?),

@@ -176,11 +176,11 @@ impl State {
             s.status = RunState::Running;
             s.finished_at = None;
         }
-        s.duration_ms = Some(
-            s.finished_at
-                .unwrap_or(s.last_event_at)
-                .saturating_sub(s.started_at),
-        );
+        s.duration_ms = Some(crate::model::run_duration_ms(
+            s.started_at,
+            s.finished_at,
+            crate::now_ms(),
+        ));
         acc.dirty = true;
         if !acc.touched {
             acc.touched = true;
