@@ -86,6 +86,9 @@ pub struct ServeConfig {
     /// The service served at `/mcp` (behind the guard, with the token on every
     /// request); `None` leaves `/mcp` unserved. The binary mounts the MCP tools here.
     pub mcp: Option<crate::Mount>,
+    /// How `POST /api/demo` starts the scripted demo agent against this server (the
+    /// binary supplies it); `None`: the route answers `503 unavailable`.
+    pub demo: Option<crate::DemoLauncher>,
     /// How many runs, and how many of their nodes and instances, the `/ws/ui`
     /// run graphs hold at once (`docs/http-api.md#limits`).
     pub live_graphs: crate::live_graph::LiveGraphBounds,
@@ -129,6 +132,7 @@ impl ServeConfig {
             otlp_port: Some(DEFAULT_OTLP_PORT),
             otlp: mindgate_otlp::TrackerConfig::default(),
             mcp: None,
+            demo: None,
             live_graphs: crate::live_graph::LiveGraphBounds::default(),
             cluster: mindgate_cluster::ClusterConfig::default(),
         }

@@ -31,6 +31,7 @@ mod api;
 mod assets;
 mod config;
 pub mod db_lock;
+mod demo;
 mod error;
 mod feed_relay;
 mod graph_reads;
@@ -58,6 +59,7 @@ pub use config::{
     DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_OTLP_PORT, DEFAULT_RESUME_WAIT,
     DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig,
 };
+pub use demo::DemoLauncher;
 pub use error::{ApiError, ServerError};
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
 pub use ingest::{MAX_PENDING_HELLOS, NOTICE_TYPE, close_code};

@@ -87,6 +87,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
         .route("/api/diff", get(crate::run_diff::diff))
+        .route("/api/demo", post(crate::demo::start_demo))
         .merge(crate::otlp::routes())
         .merge(crate::task_graph::router(&state))
         .merge(

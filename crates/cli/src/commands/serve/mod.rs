@@ -50,6 +50,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .context("memory consolidation is configured wrongly")?;
     config.mcp = Some(mcp_mount::mount());
+    config.demo = Some(mindgate_server::DemoLauncher::new(demo_thread));
     if !args.host.is_loopback() {
         if !args.allow_remote {
             anyhow::bail!(
@@ -120,7 +121,15 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs the SDK's scripted demo agent on its own thread against this server.
 fn start_demo(ingest_url: String) {
-    let spawned = std::thread::Builder::new()
+    if let Err(err) = demo_thread(ingest_url) {
+        eprintln!("mindgate: cannot start the demo: {err}");
+    }
+}
+
+/// The thread that runs the SDK's scripted demo agent against `ingest_url` (for
+/// `serve --demo` and the viewer's "Run the demo", `POST /api/demo`).
+fn demo_thread(ingest_url: String) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
         .name("mindgate-demo".to_owned())
         .spawn(move || {
             let options = mindgate_sdk::demo::DemoOptions {
@@ -131,10 +140,7 @@ fn start_demo(ingest_url: String) {
                 Ok(report) => eprintln!("demo: finished {} run(s)", report.runs.len()),
                 Err(err) => eprintln!("demo: could not run: {err}"),
             }
-        });
-    if let Err(err) = spawned {
-        eprintln!("mindgate: cannot start the demo: {err}");
-    }
+        })
 }
 
 async fn shutdown_signal() {
