@@ -251,9 +251,11 @@ test('cost: the run list shows each run\'s cost, the inspector a node\'s cost an
     const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_UNPRICED: unpriced }, 'cost_agent.py');
     await agent.waitFor('RUN-END');
   }
-  const line3 = (name) => page.locator('.run-button', { hasText: name }).locator('.run-line3');
-  await until(() => line3('cost-priced').textContent().then((t) => t.includes('$0.5000')), { what: 'the priced run\'s cost in the run list' });
-  await until(() => line3('cost-mixed').textContent().then((t) => t.includes('unpriced: model llama3:70b ($0.5000 priced)')), { what: 'the mixed run\'s unpriced model in the run list' });
+  const costBadge = (name) => page.locator('.run-button', { hasText: name }).locator('[data-testid="run-cost"]');
+  await until(() => costBadge('cost-priced').textContent().then((t) => t === '$0.5000').catch(() => false), { what: 'the priced run\'s cost in the run list' });
+  // Unpriced is one short badge in the row; the model and the priced part are its hover text.
+  await until(() => costBadge('cost-mixed').textContent().then((t) => t === 'unpriced').catch(() => false), { what: 'the mixed run\'s unpriced badge in the run list' });
+  assert.match(await costBadge('cost-mixed').getAttribute('title'), /^unpriced: model llama3:70b \(\$0\.5000 priced\)/);
 
   await openRun('cost-mixed');
   const answer = await until(() => box('answer'), { what: 'the answer box' });

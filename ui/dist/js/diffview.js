@@ -6,7 +6,8 @@
 
 import { el, announce, typingTarget } from './dom.js';
 import { api, takeToken } from './conn.js';
-import { fmtDuration, fmtCount, fmtCost, fmtTime } from './format.js';
+import { fmtDuration, fmtCount, countOf, fmtCostShort, costDetail, isUnpriced } from './format.js';
+import { RunPicker } from './runpicker.js';
 
 const LABELS = {
   onlyInA: 'only in A', onlyInB: 'only in B', instances: 'instances', status: 'status',
@@ -32,7 +33,13 @@ function tokens(t) {
 
 function cost(c) {
   if (!c || (c.usd === 0 && !(c.unpricedModels || []).length)) return '–';
-  return fmtCost(c);
+  // An unpriced cost is one short badge; the models and what the rest cost are on hover.
+  return el('span', { class: isUnpriced(c) ? 'badge unpriced' : '', title: costDetail(c) }, fmtCostShort(c));
+}
+
+/** A duration that never wraps mid-value. */
+function duration(ms) {
+  return el('span', { class: 'nowrap' }, fmtDuration(ms));
 }
 
 function value(v) {
@@ -71,28 +78,23 @@ export class DiffPage {
 
   async show(a, b) {
     const load = ++this.loading;
-    this.pickA = el('select', { class: 'diff-pick', 'aria-label': 'Run A' });
-    this.pickB = el('select', { class: 'diff-pick', 'aria-label': 'Run B' });
-    const go = el('button', {
-      type: 'button', class: 'btn', 'data-testid': 'diff-compare',
-      onclick: () => { if (this.pickA.value && this.pickB.value) location.hash = diffHash(this.pickA.value, this.pickB.value); },
-    }, 'Compare');
+    const compare = () => { if (this.pickA.value && this.pickB.value) location.hash = diffHash(this.pickA.value, this.pickB.value); };
+    this.pickA = new RunPicker('Run A', a, () => { if (!this.pickB.value) this.pickB.input.focus(); });
+    this.pickB = new RunPicker('Run B', b, () => compare());
+    const go = el('button', { type: 'button', class: 'btn', 'data-testid': 'diff-compare', onclick: compare }, 'Compare');
     this.body = el('div', { class: 'diff-body' });
     this.root.replaceChildren(
       el('div', { class: 'tg-head diff-head' },
         el('a', { href: '#/', class: 'btn' }, '← Runs'),
         el('h1', { class: 'tg-title' }, 'Compare runs'),
-        el('label', { class: 'small' }, 'A ', this.pickA),
-        el('label', { class: 'small' }, 'B ', this.pickB),
+        el('label', { class: 'small diff-pick-label' }, 'A ', this.pickA.root),
+        el('label', { class: 'small diff-pick-label' }, 'B ', this.pickB.root),
         go),
       this.body);
     this.source.runs().then((runs) => {
       if (load !== this.loading) return;
-      for (const [pick, chosen] of [[this.pickA, a], [this.pickB, b]]) {
-        pick.replaceChildren(el('option', { value: '' }, '— pick a run —'),
-          ...runs.map((r) => el('option', { value: r.id, selected: r.id === chosen }, `${r.name || r.id} · ${r.status} · ${fmtTime(r.startedAt)} (${r.id})`)));
-        if (chosen && !runs.some((r) => r.id === chosen)) pick.append(el('option', { value: chosen, selected: true }, chosen));
-      }
+      this.pickA.setRuns(runs);
+      this.pickB.setRuns(runs);
     }).catch(() => { /* the pickers stay empty; the hash still works */ });
     if (!a || !b) {
       this.body.replaceChildren(el('p', { class: 'muted pad' }, 'Pick two runs to compare them node by node.'));
@@ -119,7 +121,8 @@ export class DiffPage {
     const side = (label, s) => el('div', { class: 'diff-run' },
       el('strong', {}, `${label} `), el('a', { href: `#/run/${encodeURIComponent(s.runId)}` }, s.name || s.runId),
       el('span', { class: `pill st-${s.status}` }, s.status),
-      el('span', { class: 'muted small' }, ` ${fmtDuration(s.durationMs)} · ${s.nodes} nodes · ${tokens(s.tokens)} tok · ${cost(s.cost)}`));
+      el('span', { class: 'muted small' }, ' ', duration(s.durationMs), ` · ${countOf(s.nodes, 'node')}`,
+        tokens(s.tokens) === '–' ? '' : ` · ${tokens(s.tokens)} tokens`, cost(s.cost) === '–' ? '' : [' · ', cost(s.cost)]));
     const relation = d.b.replayOf === d.a.runId ? el('p', { class: 'muted small pad', 'data-testid': 'diff-replay' }, 'B is a replay of A.')
       : d.a.replayOf === d.b.runId ? el('p', { class: 'muted small pad', 'data-testid': 'diff-replay' }, 'A is a replay of B.') : '';
     const banner = first
@@ -127,11 +130,11 @@ export class DiffPage {
         'First divergence: ', el('button', { type: 'button', class: 'link-button', onclick: () => this.select(first.nodeId) }, first.nodeId),
         ` (${LABELS[first.difference] || first.difference}${first.instance !== undefined && first.instance !== null ? `, instance ${first.instance + 1}` : ''}${first.seq !== null && first.seq !== undefined ? `, seq ${first.seq}` : ''})`)
       : el('p', { class: 'diff-same', role: 'status', 'data-testid': 'diff-first' }, 'No divergence: the runs did the same.');
-    const head = ['Node', 'A #', 'A status', 'A time', 'A tokens', 'A cost', 'B #', 'B status', 'B time', 'B tokens', 'B cost', 'Differs'];
+    const sub = ['#', 'status', 'time', 'tokens', 'cost'];
     this.rows = new Map();
     const rows = d.nodes.map((n) => {
       const cells = (s) => s
-        ? [String(s.instances), el('span', { class: `pill st-${s.status}` }, s.status), fmtDuration(s.durationMs), tokens(s.tokens), cost(s.cost)]
+        ? [String(s.instances), el('span', { class: `pill st-${s.status}` }, s.status), duration(s.durationMs), tokens(s.tokens), cost(s.cost)]
         : ['–', el('span', { class: 'muted' }, 'absent'), '–', '–', '–'];
       const isFirst = first && first.nodeId === n.nodeId;
       const tr = el('tr', {
@@ -140,8 +143,8 @@ export class DiffPage {
         onclick: () => this.select(n.nodeId),
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.select(n.nodeId); } },
       },
-      el('td', { class: 'mono' }, isFirst ? el('span', { class: 'diff-mark', title: 'First divergence' }, '▶ ') : '', n.nodeId),
-      ...[...cells(n.a), ...cells(n.b)].map((c) => el('td', {}, c)),
+      el('td', { class: 'mono diff-node', title: n.nodeId }, isFirst ? el('span', { class: 'diff-mark', title: 'First divergence' }, '▶ ') : '', n.nodeId),
+      ...[...cells(n.a), ...cells(n.b)].map((c, i) => el('td', { class: `num${i === 5 ? ' side-b' : ''}` }, c)),
       el('td', {}, n.differences.map((x) => LABELS[x] || x).join(', ')));
       this.rows.set(n.nodeId, tr);
       return tr;
@@ -154,7 +157,12 @@ export class DiffPage {
       el('div', { class: 'diff-main' },
         el('div', { class: 'tg-table-wrap diff-table-wrap' },
           el('table', { class: 'tg-table diff-table', 'data-testid': 'diff-table' },
-            el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col' }, h)))),
+            el('thead', {},
+              el('tr', {}, el('th', { scope: 'col', rowspan: 2 }, 'Node'),
+                el('th', { scope: 'colgroup', colspan: 5, class: 'diff-side' }, 'Run A'),
+                el('th', { scope: 'colgroup', colspan: 5, class: 'diff-side side-b' }, 'Run B'),
+                el('th', { scope: 'col', rowspan: 2 }, 'Differs')),
+              el('tr', {}, ...[...sub, ...sub].map((h, i) => el('th', { scope: 'col', class: `diff-sub${i === 5 ? ' side-b' : ''}`, 'aria-label': `${i < 5 ? 'A' : 'B'} ${h}` }, h)))),
             el('tbody', {}, rows))),
         this.detail));
     if (selectNodeId) this.select(selectNodeId);

@@ -55,3 +55,26 @@ export function fmtCost(cost) {
   const models = (cost.unpricedModels || []).join(', ');
   return `unpriced: model ${models}${cost.pricedUsd ? ` (${fmtUsd(cost.pricedUsd)} priced)` : ''}`;
 }
+
+/** A count with its noun, read as English: `1 fact`, `2 runs`, `1.2k events` (`plural` for irregular nouns). */
+export function countOf(n, noun, plural = `${noun}s`) {
+  return `${fmtCount(n || 0)} ${n === 1 ? noun : plural}`;
+}
+
+/** Whether a cost is not known in dollars (some usage named a model no price table knows). */
+export function isUnpriced(cost) {
+  return !!cost && (cost.usd === null || cost.usd === undefined);
+}
+
+/** A cost, short: `$0.0123`, or `unpriced` (the models are in {@link costDetail}). */
+export function fmtCostShort(cost) {
+  if (!cost) return '';
+  return isUnpriced(cost) ? 'unpriced' : fmtUsd(cost.usd);
+}
+
+/** What a short cost leaves out, for its hover text: which models have no price, and what the rest cost. */
+export function costDetail(cost) {
+  if (!cost) return '';
+  if (!isUnpriced(cost)) return 'Cost of the token usage (docs/cost.md)';
+  return `${fmtCost(cost)}: no price is known for these models, so the total is not guessed (docs/cost.md)`;
+}

@@ -6,6 +6,7 @@ import { Layout, BOX_W, BOX_H, COL_W, ROW_H } from './layout.js';
 import { el, cssVar, announce } from './dom.js';
 import { KIND_GLYPH, fmtDuration } from './format.js';
 import { EMBEDDED } from './embedded.js';
+import { demoButton, emptyState } from './firststeps.js';
 
 const STATUS_VAR = {
   running: '--st-running', ok: '--st-ok', error: '--st-error', aborted: '--st-aborted',
@@ -20,7 +21,19 @@ export class GraphView {
       class: 'graph-canvas', tabindex: '0', role: 'application',
       'aria-label': 'Run graph. Arrow keys move between nodes, Enter inspects, Space folds, F fits, plus and minus zoom, Shift+F10 opens the node menu.',
     });
-    this.empty = el('div', { class: 'graph-empty' }, 'Select a run to see its graph.');
+    // With no run at all, the empty graph says what would fill it and offers the demo.
+    this.emptyFirst = emptyState('graph-empty-first',
+      'No runs yet. Run the demo to see a live agent held at its error gate, or connect an app (see the README).',
+      demoButton(store));
+    this.emptySelect = el('p', { class: 'empty-line', 'data-testid': 'graph-empty-select' }, 'Select a run in the list to see its graph.');
+    this.empty = el('div', { class: 'graph-empty' }, this.emptyFirst, this.emptySelect);
+    const syncEmpty = () => {
+      const none = store.runs.size === 0;
+      this.emptyFirst.hidden = !none;
+      this.emptySelect.hidden = none;
+    };
+    store.on('runs', syncEmpty);
+    syncEmpty();
     this.progress = el('div', { class: 'graph-progress', hidden: true, role: 'status' });
     this.menu = el('div', { class: 'ctx-menu', role: 'menu', hidden: true, 'aria-label': 'Node actions' });
     host.append(this.canvas, this.empty, this.progress, this.menu);

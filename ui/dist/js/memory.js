@@ -3,6 +3,7 @@
 // drawn, review the quarantine queue (Validate / Reject, one by one or in batches, keys V / X),
 // and open one record (memorydetail.js). One store (memorystore.js) talks to /api/memory.
 
+import { emptyState } from './firststeps.js';
 import { el, typingTarget, announce, toast } from './dom.js';
 import { VirtualList } from './vlist.js';
 import { fmtCount } from './format.js';
@@ -103,6 +104,11 @@ export class MemoryPage {
       l.scroller.addEventListener('keydown', (e) => this.listKey(e));
       l.scroller.addEventListener('scroll', () => this.maybeLoadMore(l));
     }
+    // No memory at all yet: what fills it (an agent over MCP or the SDK, or a fact by hand).
+    this.memEmpty = emptyState('memory-empty',
+      ['No memory yet: an agent remembers through MCP (add ', el('code', {}, 'mindgate mcp'), ' to its mcpServers) or the Rust SDK, or remember a fact yourself:'],
+      el('code', { class: 'empty-command' }, 'mindgate memory remember --user you "Ada prefers window seats"'));
+    this.memEmpty.hidden = true;
     this.detailHost = el('aside', { class: 'mem-detail', 'aria-label': 'Memory record' });
     this.detail = new DetailPane(this.detailHost, this.store, { onReview: (action, ids) => this.review(action, ids) });
     this.dialogs = this.buildDialogs();
@@ -118,7 +124,7 @@ export class MemoryPage {
       el('div', { class: 'mem-body' },
         el('section', { class: 'mem-main', 'aria-label': 'Memory list' },
           el('div', { class: 'mem-searchbar' }, this.searchInput, this.filters),
-          this.timeBar, this.listTools, this.batchBar, this.listInfo, this.graphHost, browseHost, hitsHost, queueHost),
+          this.timeBar, this.listTools, this.batchBar, this.listInfo, this.memEmpty, this.graphHost, browseHost, hitsHost, queueHost),
         this.detailHost),
       ...Object.values(this.dialogs));
   }
@@ -261,6 +267,7 @@ export class MemoryPage {
       const names = users.length ? users : (s.user ? [s.user] : []);
       this.userSelect.replaceChildren(...names.map((u) => el('option', { value: u, selected: u === s.user }, u)));
       if (!names.length) this.userSelect.append(el('option', { value: '' }, '(no memory yet)'));
+      this.memEmpty.hidden = names.length > 0;
     });
     s.on('status', (st) => this.drawStatus(st));
     s.on('list', () => this.drawList());
@@ -364,8 +371,9 @@ export class MemoryPage {
       target.setItems(list.items, { keepRows: false });
       const tab = TABS.find((t) => t.id === s.tab);
       this.listInfo.textContent = list.error ? `Could not load: ${list.error}`
-        : `${list.items.length.toLocaleString()}${list.done ? '' : '+'} ${tab.label.toLowerCase()}${mode === 'queue' ? ' waiting for review' : ''}${list.loading ? ' · loading…' : ''}`;
+        : `${listCount(list.items.length, list.done, tab, mode, s.listState.status)}${activeNote(tab, mode, s)}${list.loading ? ' · loading…' : ''}`;
       if (!list.items.length && list.done && !list.error) this.listInfo.textContent = mode === 'queue' ? 'Nothing waits for review.' : `No ${tab.label.toLowerCase()} for this user.`;
+      if (!s.user) this.listInfo.textContent = ''; // no memory at all: the empty state says it
       this.root.dataset.listCount = String(list.items.length);
     }
   }
@@ -557,4 +565,25 @@ if (root && main) {
     entityBoxes: () => page.graph.boxes(),
     searchDrawn: () => ({ query: page.store.search.drawnFor, hits: (page.store.search.hits || []).map((h) => h.id) }),
   };
+}
+
+// The list's count as English ("1 fact", "7 facts of any status", "1 quarantined fact
+// waiting for review"), with the tab's own counter when the list shows more than it counts.
+const NOUNS = {
+  semantic: ['fact', 'facts'], episodic: ['episode', 'episodes'], procedural: ['procedure', 'procedures'],
+  insight: ['insight', 'insights'], session: ['session message', 'session messages'], working: ['block', 'blocks'],
+  entity: ['entity', 'entities'], quarantine: ['quarantined record', 'quarantined records'],
+};
+function listCount(n, done, tab, mode, status) {
+  const [one, many] = NOUNS[tab.id] || [tab.label.toLowerCase(), tab.label.toLowerCase()];
+  const head = `${n.toLocaleString()}${done ? '' : '+'} ${n === 1 && done ? one : many}`;
+  if (mode === 'queue') return `${head} waiting for review`;
+  if (tab.list === 'records') return `${head}${status ? ` (${status})` : ' of any status'}`;
+  return head;
+}
+function activeNote(tab, mode, s) {
+  if (mode !== 'browse' || tab.list !== 'records' || s.listState.status || !s.status) return '';
+  const n = tab.count(s.status);
+  if (n === null || n === undefined) return '';
+  return ` · ${n.toLocaleString()} active (the tab's count)`;
 }

@@ -1,7 +1,8 @@
 // The run bar: Run / Step mode, pause-on-error, breakpoint chips, graph tools.
 
 import { el } from './dom.js';
-import { fmtDuration, fmtCount } from './format.js';
+import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced } from './format.js';
+import { runDuration } from './runlist.js';
 import { describeMatcher } from './store.js';
 import { EMBEDDED } from './embedded.js';
 
@@ -74,14 +75,26 @@ export class RunBar {
   renderInfo() {
     const m = this.store.model;
     if (!m) { this.info.textContent = ''; return; }
-    // Name, status and times come from the run list (store.syncRunInfo), the counts from the graph.
-    const { status, startedAt: start, finishedAt: end } = m.info;
-    const dur = start ? (end || Date.now()) - start : null;
-    const u = m.usage();
+    // Every figure is the run summary's (the run list's, docs/glossary.md); instances are
+    // the graph's (the server projection). Name, status and times: store.syncRunInfo.
+    const { status } = m.info;
+    const r = this.store.runs.get(m.runId) || m.summary || null;
+    const c = (r && r.counts) || { events: m.eventCount, nodes: m.nodes.size, errors: 0 };
+    const u = (r && r.usage) || m.usage();
+    const tokens = (u.inputTokens || 0) + (u.outputTokens || 0);
+    const dur = runDuration(r ? { ...r, status } : { ...m.info, status });
+    const cost = r && r.cost;
     this.info.replaceChildren(
       el('strong', {}, m.info.name || m.runId), ' ',
       el('span', { class: `pill st-${status}` }, status), ' ',
       this.store.loading ? el('span', { class: 'pill st-running' }, 'loading the graph…') : '', ' ',
-      el('span', { class: 'muted' }, `${fmtDuration(dur)} · ${fmtCount(m.nodes.size)} nodes · ${fmtCount(m.instList.length)} instances · ${fmtCount(m.eventCount)} events${u.inputTokens + u.outputTokens ? ` · ${fmtCount(u.inputTokens + u.outputTokens)} tokens` : ''}`));
+      el('span', { class: 'muted', 'data-testid': 'run-figures' },
+        el('span', { 'data-figure': 'duration' }, fmtDuration(dur)), ' · ',
+        el('span', { 'data-figure': 'nodes', 'data-value': c.nodes }, countOf(c.nodes, 'node')), ' · ',
+        el('span', { 'data-figure': 'instances', 'data-value': m.instList.length }, countOf(m.instList.length, 'instance')), ' · ',
+        el('span', { 'data-figure': 'events', 'data-value': c.events }, countOf(c.events, 'event')),
+        c.errors ? [' · ', el('span', { 'data-figure': 'errors', 'data-value': c.errors, class: 'err-count' }, countOf(c.errors, 'error'))] : '',
+        tokens ? [' · ', el('span', { 'data-figure': 'tokens', 'data-value': tokens }, countOf(tokens, 'token'))] : '',
+        cost && (cost.usd || isUnpriced(cost)) ? [' · ', el('span', { 'data-figure': 'cost', class: isUnpriced(cost) ? 'unpriced badge' : '', title: costDetail(cost) }, fmtCostShort(cost))] : ''));
   }
 }

@@ -2,7 +2,8 @@
 // and paged (older runs are fetched over HTTP on demand).
 
 import { el } from './dom.js';
-import { fmtDuration, fmtTime, fmtCount, fmtCost } from './format.js';
+import { fmtDuration, fmtTime, fmtCount, countOf, fmtCostShort, costDetail, isUnpriced } from './format.js';
+import { demoButton, emptyState } from './firststeps.js';
 import { VirtualList } from './vlist.js';
 import { api } from './conn.js';
 
@@ -31,15 +32,17 @@ export class RunList {
     host.append(listHost);
     this.list = new VirtualList(listHost, 72, (r, i) => this.row(r, i), { label: 'Runs' });
     this.more = el('button', { type: 'button', class: 'link-button', onclick: () => store.loadOlderRuns() }, 'Load older runs');
-    this.emptyMsg = el('p', { class: 'muted small pad' }, 'No runs yet. Start an agent instrumented with GraphMind; it connects to ',
-      el('code', {}, `ws://${location.host}/ingest`), location.port === '4747' ? ' by default.' : ' (set GRAPHMIND_URL).');
+    this.emptyMsg = emptyState('runs-empty',
+      ['No runs yet: run the demo, or start an app instrumented with GraphMind (it connects to ',
+        el('code', {}, `ws://${location.host}/ingest`), ').'],
+      demoButton(store));
     host.append(el('div', { class: 'runs-foot' }, this.emptyMsg, this.more));
     store.on('runs', () => this.update());
     store.on('run', () => this.list.refresh());
-    // Durations of running runs tick.
+    // Durations of running runs tick (held ones too: a run's duration runs until it ends).
     setInterval(() => {
       for (const row of this.list.rows.values()) {
-        const r = row.run;
+        const r = row.run && this.store.runs.get(row.run.id);
         if (r && r.status === 'running' && r.startedAt) row.querySelector('.run-line2').textContent = this.line2(r);
       }
     }, 1000);
@@ -59,7 +62,7 @@ export class RunList {
     this.items = items;
     this.list.setItems(items);
     const total = this.store.runsOrdered.length;
-    this.count.textContent = items.length === total ? `${total}` : `${items.length} of ${total}`;
+    this.count.textContent = items.length === total ? countOf(total, 'run') : `${fmtCount(items.length)} of ${countOf(total, 'run')}`;
     this.emptyMsg.hidden = total > 0;
     this.more.hidden = this.store.olderExhausted;
   }
@@ -86,6 +89,7 @@ export class RunList {
     const c = r.counts || {};
     const u = r.usage || {};
     const tokens = (u.inputTokens || 0) + (u.outputTokens || 0);
+    const line3 = [countOf(c.events, 'event'), countOf(c.nodes, 'node'), c.errors ? countOf(c.errors, 'error') : '', tokens ? countOf(tokens, 'token') : ''].filter(Boolean).join(' · ');
     const row = el('div', {
       role: 'listitem', class: `run-row${selected ? ' selected' : ''}`,
     },
@@ -97,27 +101,38 @@ export class RunList {
         el('span', { class: 'run-line1' },
           el('span', { class: `status-dot st-${r.status}`, title: r.status }),
           el('span', { class: 'run-name' }, r.name || r.id),
+          costPart(r.cost),
           el('span', { class: `pill st-${r.status}` }, r.status)),
         el('span', { class: 'run-line2 muted small' }, this.line2(r)),
-        el('span', { class: 'run-line3 muted small' },
-          `${fmtCount(c.events)} ev · ${fmtCount(c.nodes)} node${c.nodes === 1 ? '' : 's'}`,
-          c.errors ? el('span', { class: 'err-count' }, ` · ${c.errors} err`) : '',
-          tokens ? ` · ${fmtCount(tokens)} tok` : '',
-          costPart(r.cost))),
+        el('span', { class: 'run-line3 muted small', title: line3 },
+          `${countOf(c.events, 'event')} · ${countOf(c.nodes, 'node')}`,
+          c.errors ? el('span', { class: 'err-count' }, ` · ${countOf(c.errors, 'error')}`) : '',
+          tokens ? ` · ${countOf(tokens, 'token')}` : '')),
     );
     row.run = r;
     return row;
   }
 
   line2(r) {
-    const dur = r.durationMs ?? (r.finishedAt && r.startedAt ? r.finishedAt - r.startedAt : r.status === 'running' && r.startedAt ? Date.now() - r.startedAt : null);
-    return `${r.app || '—'} · ${fmtTime(r.startedAt)} · ${fmtDuration(dur)}`;
+    // The duration first: a long app name is cut, never the figure.
+    return `${fmtDuration(runDuration(r))} · ${fmtTime(r.startedAt)} · ${r.app || '—'}`;
   }
 }
 
-// The run's cost as the run list shows it: nothing for a run that used no tokens.
+/**
+ * A run's duration (docs/glossary.md): `finishedAt - startedAt` once it ended; while it
+ * runs, up to now (the page's clock), so a held run's duration keeps growing.
+ */
+export function runDuration(r) {
+  if (!r || !r.startedAt) return null;
+  if (r.status === 'running' && !r.finishedAt) return Math.max(0, Date.now() - r.startedAt);
+  return r.finishedAt ? Math.max(0, r.finishedAt - r.startedAt) : r.durationMs ?? null;
+}
+
+// The run's cost as the run list shows it, a short badge beside the status: nothing for a
+// run that used no tokens; `unpriced` with the models it names on hover.
 function costPart(cost) {
   if (!cost || (cost.usd === 0 && !(cost.unpricedModels || []).length)) return '';
-  const unpriced = cost.usd === null || cost.usd === undefined;
-  return el('span', { class: `run-cost${unpriced ? ' unpriced' : ''}`, title: unpriced ? 'Some usage named a model with no price: see docs/cost.md' : 'Cost of the run\'s token usage' }, ` · ${fmtCost(cost)}`);
+  const unpriced = isUnpriced(cost);
+  return el('span', { class: `run-cost badge${unpriced ? ' unpriced' : ''}`, title: costDetail(cost), 'data-testid': 'run-cost' }, fmtCostShort(cost));
 }

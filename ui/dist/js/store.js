@@ -104,6 +104,8 @@ export class Store extends Emitter {
           this.pauses.sort((x, y) => (x.since || 0) - (y.since || 0));
           this.syncPaused();
           this.emit('state', this);
+          // A gate that holds while no run is open opens its run: the person sees what waits.
+          if (p.runId) this.followIfIdle(p.runId, p.nodeId);
         }
         break;
       case 'pause.released': {
@@ -151,9 +153,7 @@ export class Store extends Emitter {
           if (msg.run.id === this.runId) this.syncRunInfo();
           this.queueRuns();
           // Nothing open yet: follow the first live run that starts.
-          if (!known && !this.runId && msg.run.status === 'running' && !location.hash.startsWith('#/run/')) {
-            location.hash = `#/run/${encodeURIComponent(msg.run.id)}`;
-          }
+          if (!known && msg.run.status === 'running') this.followIfIdle(msg.run.id);
         }
         break;
       case 'run.deleted':
@@ -273,6 +273,7 @@ export class Store extends Emitter {
     const r = this.runs.get(m.runId);
     if (r) {
       m.info = { app: r.app || '', name: r.name || '', status: r.status || 'running', startedAt: r.startedAt ?? null, finishedAt: r.finishedAt ?? null };
+      m.summary = r;
       this.queueModel();
       return;
     }
@@ -281,6 +282,7 @@ export class Store extends Emitter {
     api(this.token, `/api/runs/${encodeURIComponent(m.runId)}`).then((run) => {
       if (run && run.id === m.runId && !this.runs.has(run.id)) {
         m.info = { app: run.app || '', name: run.name || '', status: run.status || 'running', startedAt: run.startedAt ?? null, finishedAt: run.finishedAt ?? null };
+        m.summary = run;
         if (m === this.model) this.queueModel();
       }
     }).catch(() => { /* the run bar shows the id */ });
@@ -313,6 +315,17 @@ export class Store extends Emitter {
   }
 
   // ---- selection ---------------------------------------------------------
+
+  /**
+   * Opens `runId` (at `nodeId`) when the runs view shows no run: a run that starts, or a
+   * gate that holds, while nothing is selected. Never moves a person off another run or page.
+   */
+  followIfIdle(runId, nodeId = null) {
+    if (this.runId || this.exported) return;
+    const hash = location.hash || '';
+    if (hash && hash !== '#' && hash !== '#/') return;
+    location.hash = `#/run/${encodeURIComponent(runId)}${nodeId ? `/node/${encodeURIComponent(nodeId)}` : ''}`;
+  }
 
   selectRun(runId, nodeId = null) {
     if (runId === this.runId) {

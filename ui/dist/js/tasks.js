@@ -5,7 +5,8 @@
 // edges); clicking a node lists its trajectory events.
 
 import { el } from './dom.js';
-import { fmtDuration, fmtTime } from './format.js';
+import { fmtDuration, fmtTime, countOf } from './format.js';
+import { emptyState } from './firststeps.js';
 import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
 
 const API = '/task-graph/api';
@@ -107,7 +108,7 @@ export class TasksPage {
     const render = () => {
       const q = filter.value.trim().toLowerCase();
       const shown = q ? tasks.filter((t) => [t.id, t.agent, t.workspace, t.title].some((v) => String(v || '').toLowerCase().includes(q))) : tasks;
-      count.textContent = `${shown.length} of ${tasks.length} session${tasks.length === 1 ? '' : 's'}`;
+      count.textContent = shown.length === tasks.length ? countOf(tasks.length, 'session') : `${shown.length} of ${countOf(tasks.length, 'session')}`;
       body.replaceChildren(...shown.map((t) => el('tr', { class: 'tg-row', 'data-id': t.id },
         el('td', {}, el('a', { href: `#/task/${encodeURIComponent(t.id)}`, class: 'tg-link' }, t.title || t.id)),
         el('td', {}, t.agent),
@@ -118,8 +119,9 @@ export class TasksPage {
         el('td', {}, t.live ? el('span', { class: 'tg-live' }, '● live') : ''),
         el('td', { class: 'mono small muted' }, t.id))));
       if (!tasks.length) {
-        body.replaceChildren(el('tr', {}, el('td', { colspan: 8, class: 'muted' },
-          'No coding-agent sessions found. Start `mindgate serve --sessions PATH` or set DSH_HOME / PI_CODING_AGENT_DIR / CLAUDE_CONFIG_DIR / CODEX_HOME.')));
+        body.replaceChildren(el('tr', {}, el('td', { colspan: 8 }, emptyState('tasks-empty',
+          'No coding-agent sessions found: Claude Code, Codex, pi and DSH sessions show up here by themselves. To read another folder:',
+          el('code', { class: 'empty-command' }, 'mindgate serve --sessions PATH')))));
       }
     };
     filter.addEventListener('input', render);
@@ -286,6 +288,7 @@ export class TasksPage {
     if (!node) return;
     const seqs = (node.event_ids || []).slice(0, 60);
     const list = el('ol', { class: 'tg-events', 'aria-label': 'Trajectory events' });
+    const head = el('h3', { class: 'insp-sub pad', 'data-testid': 'trajectory-head' }, 'Trajectory events');
     const meta = node.meta || {};
     const facts = [
       ['Status', pill(node.status)],
@@ -303,7 +306,7 @@ export class TasksPage {
     this.panel.replaceChildren(
       el('h2', { class: 'pad tg-node-name' }, node.name || node.id),
       el('dl', { class: 'tg-facts pad' }, ...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
-      el('h3', { class: 'insp-sub pad' }, `Trajectory events (${(node.event_ids || []).length})`),
+      head,
       list);
     const missing = seqs.filter((s) => !this.eventCache.has(s));
     await Promise.all(missing.map(async (seq) => {
@@ -313,7 +316,9 @@ export class TasksPage {
       } catch { this.eventCache.set(seq, []); }
     }));
     if (this.selected !== nid) return;
-    list.replaceChildren(...seqs.flatMap((seq) => (this.eventCache.get(seq) || []).map((ev) => {
+    const rows = seqs.flatMap((seq) => this.eventCache.get(seq) || []);
+    head.textContent = trajectoryHead(rows.length, seqs.length, (node.event_ids || []).length);
+    list.replaceChildren(...rows.map((ev) => {
       const data = ev.data === undefined ? '' : JSON.stringify(ev.data);
       return el('li', { class: 'tg-event', 'data-seq': String(ev.seq) },
         el('div', { class: 'tg-event-head' },
@@ -322,7 +327,7 @@ export class TasksPage {
           el('span', { class: 'small muted' }, ev.time_ms ? fmtTime(ev.time_ms) : '')),
         data ? el('details', {}, el('summary', { class: 'mono small' }, data.length > 120 ? `${data.slice(0, 120)}…` : data),
           el('pre', { class: 'mono small tg-pre' }, JSON.stringify(ev.data, null, 2).slice(0, 20000))) : '');
-    })));
+    }));
   }
 }
 
@@ -340,4 +345,10 @@ if (root && main) {
       lastEvent: page.lastEvent ?? null, deltaBytes: page.deltaBytes ?? null, applyMs: page.applyMs ?? null,
     }),
   };
+}
+
+// The heading of a node's trajectory list: the rows it lists (a session record can hold
+// several events), and when the node has more records than the first ones read, how many.
+function trajectoryHead(rows, recordsRead, records) {
+  return `Trajectory events (${rows}${records > recordsRead ? `, from the first ${recordsRead} of ${records} records` : ''})`;
 }

@@ -5,7 +5,7 @@
 // bar selects its node, selecting a node highlights (and scrolls to) its bars.
 
 import { el, cssVar } from './dom.js';
-import { fmtDuration } from './format.js';
+import { fmtDuration, countOf } from './format.js';
 
 const ROW = 18;
 const LABEL_W = 170;
@@ -66,7 +66,7 @@ export class Timeline {
     ctx.fillRect(0, 0, w, h);
     if (!m || this.store.loading) { this.summary.textContent = ''; return; }
     const [t0, t1] = this.range(m);
-    this.summary.textContent = `${insts.length.toLocaleString()} instances · ${fmtDuration(t1 - t0)}`;
+    this.summary.textContent = `${countOf(insts.length, 'instance')} · ${fmtDuration(t1 - t0)}`;
     const plotW = Math.max(10, w - LABEL_W - 12);
     const xOf = (t) => LABEL_W + ((t - t0) / (t1 - t0)) * plotW;
     const top = this.scroller.scrollTop;
