@@ -1,18 +1,20 @@
 // The first hour (issue 24, items 3, 6, 8), end to end on a fresh home with the real binary:
 // empty states that say what fills them (and "Run the demo" starting the demo from the page,
 // one at a time), a newly held gate opening its run, every figure of a corpus of runs the
-// same on every surface (run list, run detail, graph, report, MCP get_run, the page), a held
-// run's duration ticking, and the Compare view fitting at 1280×800 and 1440×900 with
-// searchable run pickers and a short "unpriced" badge. Screenshots: test-artifacts/numbers/.
+// same on every surface (run list, run detail, graph, report, MCP get_run, `mindgate runs`,
+// the page), a held run's duration ticking, and the Compare view fitting at 1280×800 and
+// 1440×900 with searchable run pickers and a short "unpriced" badge. Screenshots: test-artifacts/numbers/.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, launchBrowser, openPage, runAgent, until, ROOT } from './lib/harness.mjs';
 
 const SHOTS = path.join(ROOT, 'test-artifacts', 'numbers');
+const BIN = process.env.MINDGATE_BIN || path.join(ROOT, 'target/debug/mindgate');
 const shot = (name) => { mkdirSync(SHOTS, { recursive: true }); return path.join(SHOTS, name); };
 
 let srv;
@@ -196,7 +198,10 @@ async function figuresOf(id) {
   const graph = await get(`/api/runs/${encodeURIComponent(id)}/graph`);
   const report = await get(`/api/runs/${encodeURIComponent(id)}/report`);
   const mcp = await mcpGetRun(id);
-  return { listed, detail, graph, report, mcp };
+  // `mindgate runs --json` reads the same database (read-only) beside the server.
+  const cli = JSON.parse(execFileSync(BIN, ['runs', '--json', '--limit', '200', '--db', path.join(srv.home, 'mindgate.db')], { encoding: 'utf8' }))
+    .find((r) => r.id === id);
+  return { listed, detail, graph, report, mcp, cli };
 }
 
 /** The figures the page shows for run `id`: the run bar's and the run list row's. */
@@ -224,13 +229,17 @@ test('every figure agrees on every surface, over the demo, a real agent, an OTLP
   }, { what: 'the OTLP run finished' });
   const { page, context, errors } = await openPage(browser, srv.url());
   for (const [label, id] of Object.entries({ demo: runs.demo, held: runs.held, ok: runs.ok, otlp: runs.otlp })) {
-    const { listed, detail, graph, report, mcp } = await figuresOf(id);
+    const { listed, detail, graph, report, mcp, cli } = await figuresOf(id);
     const shown = await pageFigures(page, id);
     const at = `${label} (${id})`;
     const c = listed.counts;
     // events: the run's stored events, never the connection's sequence number.
     assert.deepEqual(detail.counts, c, `${at}: list and detail counts`);
     assert.deepEqual(mcp.value.run.counts, c, `${at}: MCP get_run counts`);
+    assert.ok(cli, `${at}: listed by mindgate runs`);
+    assert.deepEqual(cli.counts, c, `${at}: mindgate runs counts`);
+    assert.deepEqual(cli.usage, listed.usage, `${at}: mindgate runs tokens`);
+    assert.deepEqual(cli.cost, listed.cost, `${at}: mindgate runs cost`);
     assert.equal(Number(shown.bar.events.value), c.events, `${at}: run bar events`);
     assert.match(shown.row, new RegExp(`^${c.events} events? · `), `${at}: run list row ${shown.row}`);
     // nodes: the graph draws the nodes that ran plus the announced ones, counted apart.
@@ -265,6 +274,7 @@ test('every figure agrees on every surface, over the demo, a real agent, an OTLP
     if (listed.status !== 'running') {
       assert.equal(detail.durationMs, listed.finishedAt - listed.startedAt, `${at}: duration`);
       assert.equal(mcp.value.run.durationMs, detail.durationMs, `${at}: MCP duration`);
+      assert.equal(cli.durationMs, detail.durationMs, `${at}: mindgate runs duration`);
     }
     if (label === 'held') await page.screenshot({ path: shot('run-numbers-light.png') });
   }
