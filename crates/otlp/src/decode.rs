@@ -13,9 +13,9 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
-use prost::Message;
 use serde_json::{Map, Value};
 
+use crate::budget::Budget;
 use crate::error::DecodeError;
 
 /// Most rejection reasons kept for the partial-success message.
@@ -63,19 +63,31 @@ impl Decoded {
     }
 }
 
-/// Decodes an OTLP/protobuf body. Spans with invalid ids are rejected and counted.
+/// Decodes an OTLP/protobuf body under the decode budget ([`crate::budget`]): spans
+/// over it, and spans with invalid ids, are rejected and counted.
 pub fn decode_protobuf(body: &[u8]) -> Result<Decoded, DecodeError> {
-    let request = ExportTraceServiceRequest::decode(body).map_err(DecodeError::Protobuf)?;
+    let read = crate::wire::read_request(body)?;
     let mut decoded = Decoded {
-        request,
+        request: read.request,
         ..Decoded::default()
     };
+    for reason in read.rejected {
+        decoded.reject(reason);
+    }
     drop_invalid_ids(&mut decoded);
     Ok(decoded)
 }
 
 /// Decodes an OTLP/JSON body (see the module docs for what the lenient pass accepts).
+/// Its values are counted before it is parsed ([`crate::budget::MAX_JSON_VALUES`]).
 pub fn decode_json(body: &[u8]) -> Result<Decoded, DecodeError> {
+    crate::budget::count_json_values(body).map_err(|e| {
+        if e.is_data() {
+            DecodeError::Shape(e.to_string())
+        } else {
+            DecodeError::Json(e)
+        }
+    })?;
     let value: Value = serde_json::from_slice(body).map_err(DecodeError::Json)?;
     decode_json_value(value)
 }
@@ -88,6 +100,7 @@ pub fn decode_json_value(value: Value) -> Result<Decoded, DecodeError> {
         ));
     };
     let mut decoded = Decoded::default();
+    let mut budget = Budget::default();
     let resource_spans = match top.remove("resourceSpans") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items,
@@ -147,7 +160,7 @@ pub fn decode_json_value(value: Value) -> Result<Decoded, DecodeError> {
             };
             let mut out = Vec::with_capacity(spans.len());
             for span in spans {
-                match lenient_span(span) {
+                match lenient_span(span, &mut budget) {
                     Ok(span) => out.push(span),
                     Err(reason) => decoded.reject(reason),
                 }
@@ -175,8 +188,8 @@ fn string_field(map: &mut Map<String, Value>, key: &str) -> String {
     }
 }
 
-/// One JSON span → a [`Span`], fixing ids and enum names first.
-fn lenient_span(span: Value) -> Result<Span, String> {
+/// One JSON span → a [`Span`], under the decode budget, fixing ids and enum names first.
+fn lenient_span(span: Value, budget: &mut Budget) -> Result<Span, String> {
     let Value::Object(mut span) = span else {
         return Err("a span is not a JSON object".to_owned());
     };
@@ -187,6 +200,7 @@ fn lenient_span(span: Value) -> Result<Span, String> {
         .chars()
         .take(64)
         .collect::<String>();
+    span_budget(&span, &name, budget)?;
     for (key, bytes) in [("traceId", 16), ("spanId", 8), ("parentSpanId", 8)] {
         if let Some(v) = span.get_mut(key) {
             fix_id(v, bytes).map_err(|e| format!("span '{name}': {key} {e}"))?;
@@ -209,6 +223,43 @@ fn lenient_span(span: Value) -> Result<Span, String> {
         });
     }
     serde_json::from_value::<Span>(Value::Object(span)).map_err(|e| format!("span '{name}': {e}"))
+}
+
+/// Counts a JSON span's attributes, its events' and links' against the budget.
+fn span_budget(span: &Map<String, Value>, name: &str, budget: &mut Budget) -> Result<(), String> {
+    budget.start_span(name, 0)?;
+    let lists = span.get("attributes").into_iter().chain(
+        ["events", "links"]
+            .iter()
+            .filter_map(|k| span.get(*k).and_then(Value::as_array))
+            .flatten()
+            .filter_map(|item| item.get("attributes")),
+    );
+    for list in lists {
+        for kv in list.as_array().into_iter().flatten() {
+            let key = kv.get("key").and_then(Value::as_str).unwrap_or("?");
+            let value = kv.get("value").unwrap_or(&Value::Null);
+            let values = crate::budget::json_values(value);
+            budget.attribute(name, key, values, json_bytes(value, 0))?;
+        }
+    }
+    budget.end_span(name)
+}
+
+/// About the encoded size of a JSON value (its strings and a few bytes per value).
+fn json_bytes(value: &Value, depth: usize) -> usize {
+    if depth > crate::budget::MAX_VALUE_DEPTH * 4 {
+        return 0;
+    }
+    match value {
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => items.iter().map(|v| json_bytes(v, depth + 1) + 1).sum(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| k.len() + 3 + json_bytes(v, depth + 1))
+            .sum(),
+        _ => 8,
+    }
 }
 
 const SPAN_KINDS: [&str; 6] = [
@@ -316,6 +367,7 @@ fn id_problem(span: &Span) -> Option<&'static str> {
 #[allow(clippy::expect_used, clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use prost::Message;
     use serde_json::json;
 
     fn span(trace: &str, id: &str) -> Value {
@@ -380,7 +432,7 @@ mod tests {
         ));
         assert!(matches!(
             decode_protobuf(&[0xff, 0xff, 0xff]),
-            Err(DecodeError::Protobuf(_))
+            Err(DecodeError::Malformed(_))
         ));
         assert_eq!(decode_json(b"{}").unwrap().span_count(), 0);
     }

@@ -6,6 +6,9 @@ pub enum DecodeError {
     /// The protobuf bytes do not decode.
     #[error("the body is not an OTLP/protobuf ExportTraceServiceRequest")]
     Protobuf(#[source] prost::DecodeError),
+    /// The protobuf wire form is broken (read before decoding, under the budget).
+    #[error("the body is not an OTLP/protobuf ExportTraceServiceRequest: {0}")]
+    Malformed(String),
     /// The body is not JSON at all.
     #[error("the body is not JSON")]
     Json(#[source] serde_json::Error),
@@ -18,7 +21,7 @@ impl DecodeError {
     /// A stable camelCase code.
     pub fn code(&self) -> &'static str {
         match self {
-            DecodeError::Protobuf(_) => "badProtobuf",
+            DecodeError::Protobuf(_) | DecodeError::Malformed(_) => "badProtobuf",
             DecodeError::Json(_) => "badJson",
             DecodeError::Shape(_) => "badShape",
         }

@@ -14,14 +14,20 @@
 //! figures: `docs/otlp.md`.
 
 pub mod attrs;
+pub mod budget;
 pub mod decode;
 mod error;
 pub mod live;
 pub mod mapping;
+mod order;
+mod wire;
 
 pub use decode::{Decoded, decode_json, decode_json_value, decode_protobuf};
 pub use error::DecodeError;
-pub use live::{Batch, SOURCE, StoredTrace, Tracker, TrackerConfig, run_id_of};
+pub use live::{
+    Batch, EventSink, RUN_PREFIX, SOURCE, StoredTrace, TraceSpans, TraceState, Tracker,
+    TrackerConfig, run_id_of, split_by_trace,
+};
 pub use mapping::{SpanNode, map_span};
 pub use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,

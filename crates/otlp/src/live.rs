@@ -72,7 +72,7 @@ impl Default for TrackerConfig {
 /// What became of one export request.
 #[derive(Debug, Default)]
 pub struct Batch {
-    /// The events to store, in `seq` order per run.
+    /// The events to store, in `seq` order per run (empty when a sink took them).
     pub events: Vec<NewEvent>,
     /// Spans mapped.
     pub accepted_spans: u64,
@@ -82,6 +82,19 @@ pub struct Batch {
     pub rejected_spans: u64,
     /// The first reasons for the rejected ones.
     pub reasons: Vec<String>,
+    /// The span (its id as a number, `0` for a run's own events) of each event emitted, in
+    /// order: which spans to report when some of their events were not stored.
+    pub event_spans: Vec<u64>,
+}
+
+impl Batch {
+    /// Counts `n` spans as rejected for `reason` (kept among the first three reasons).
+    pub fn reject(&mut self, n: u64, reason: String) {
+        self.rejected_spans += n;
+        if self.reasons.len() < 3 {
+            self.reasons.push(reason);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -91,12 +104,14 @@ struct SpanEntry {
     ended: bool,
 }
 
+/// What one trace's run is known to hold: its next `seq`, its spans and their nodes,
+/// whether it finished. One per trace being received; the server locks it per trace.
 #[derive(Debug)]
-struct TraceRun {
+pub struct TraceState {
     run_id: String,
+    trace: [u8; 16],
     next_seq: u64,
     spans: HashMap<u64, SpanEntry>,
-    root_ended: bool,
     finished: bool,
     any_error: bool,
     last_activity: i64,
@@ -104,21 +119,17 @@ struct TraceRun {
     source: &'static str,
 }
 
-/// The live state of every trace being received (one per server, or per import).
-#[derive(Debug, Default)]
-pub struct Tracker {
-    config: TrackerConfig,
-    traces: HashMap<[u8; 16], TraceRun>,
-}
-
-/// What the store already holds of a trace's run (a restarted server, a second import):
-/// where its `seq` continues and which spans it has seen, so retries add nothing.
+/// What the store already holds of a trace's run (a restarted server, a second import,
+/// or what another instance wrote since): where its `seq` continues and which spans it
+/// has seen, so retries add nothing.
 #[derive(Debug, Default, Clone)]
 pub struct StoredTrace {
     /// The highest stored `seq`.
     pub last_seq: u64,
     /// The run has a `run.finished`.
     pub finished: bool,
+    /// A span failed (`node.error`).
+    pub any_error: bool,
     /// Span ids with their node and whether they ended.
     spans: Vec<(u64, String, bool)>,
 }
@@ -133,6 +144,10 @@ impl StoredTrace {
             let ended = match type_name {
                 "node.started" => false,
                 "node.finished" => true,
+                "node.error" => {
+                    stored.any_error = true;
+                    continue;
+                }
                 "run.finished" => {
                     stored.finished = true;
                     continue;
@@ -161,11 +176,20 @@ impl StoredTrace {
         }
         stored
     }
+
+    /// Whether it holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.last_seq == 0
+    }
 }
+
+/// How the id of every run made of spans begins: such runs belong to the OTLP receiver
+/// (an `/ingest` app cannot write them).
+pub const RUN_PREFIX: &str = "otlp-";
 
 /// The run id of a trace.
 pub fn run_id_of(trace_id: &[u8]) -> String {
-    format!("otlp-{}", hex(trace_id))
+    format!("{RUN_PREFIX}{}", hex(trace_id))
 }
 
 fn span_key(id: &[u8]) -> u64 {
@@ -195,12 +219,258 @@ fn nanos_to_ms(n: u64) -> i64 {
 }
 
 /// One span with what the mapping needs from its resource and scope.
-struct Incoming<'a> {
-    span: &'a Span,
+struct Incoming {
+    span: Span,
     attrs: Attrs,
     app: Arc<str>,
-    sdk: (String, String),
-    scope: String,
+    sdk: Arc<(String, String)>,
+    scope: Arc<str>,
+}
+
+/// One request's spans of one trace, in the order sent.
+pub struct TraceSpans {
+    trace: [u8; 16],
+    spans: Vec<Incoming>,
+}
+
+impl TraceSpans {
+    /// The trace id.
+    pub fn trace(&self) -> [u8; 16] {
+        self.trace
+    }
+
+    /// The run id of the trace.
+    pub fn run_id(&self) -> String {
+        run_id_of(&self.trace)
+    }
+
+    /// How many spans.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The app name of the run (`service.name` of the first span's resource).
+    pub fn app(&self) -> Arc<str> {
+        self.spans
+            .first()
+            .map_or_else(|| Arc::from(SDK_NAME), |s| Arc::clone(&s.app))
+    }
+}
+
+/// Groups a decoded export's spans by trace (in the order the traces first appear, the
+/// spans as sent), with their resource's app and SDK and their scope. Linear in spans.
+pub fn split_by_trace(request: ExportTraceServiceRequest) -> Vec<TraceSpans> {
+    let mut groups: Vec<TraceSpans> = Vec::new();
+    let mut index: HashMap<[u8; 16], usize> = HashMap::new();
+    for rs in request.resource_spans {
+        let resource = rs
+            .resource
+            .as_ref()
+            .map(|r| to_json(&r.attributes))
+            .unwrap_or_default();
+        let app: Arc<str> = Arc::from(
+            clip(
+                str_of(&resource, "service.name").unwrap_or("opentelemetry"),
+                MAX_NAME_BYTES,
+            )
+            .as_str(),
+        );
+        let sdk = Arc::new((
+            str_of(&resource, "telemetry.sdk.language")
+                .map_or_else(|| SDK_NAME.to_owned(), |l| format!("{SDK_NAME}-{l}")),
+            str_of(&resource, "telemetry.sdk.version")
+                .unwrap_or("")
+                .to_owned(),
+        ));
+        for ss in rs.scope_spans {
+            let scope: Arc<str> = Arc::from(ss.scope.map(|s| s.name).unwrap_or_default());
+            for span in ss.spans {
+                let Ok(trace) = <[u8; 16]>::try_from(span.trace_id.as_slice()) else {
+                    continue;
+                };
+                let incoming = Incoming {
+                    attrs: to_json(&span.attributes),
+                    span,
+                    app: Arc::clone(&app),
+                    sdk: Arc::clone(&sdk),
+                    scope: Arc::clone(&scope),
+                };
+                let at = *index.entry(trace).or_insert_with(|| {
+                    groups.push(TraceSpans {
+                        trace,
+                        spans: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+                groups[at].spans.push(incoming);
+            }
+        }
+    }
+    groups
+}
+
+/// Where emitted events go: the batch's list, or a caller's sink (the server's writer).
+pub type EventSink<'a> = Option<&'a mut dyn FnMut(NewEvent)>;
+
+impl TraceState {
+    /// A trace nothing is known of yet (call [`TraceState::absorb`] with what the store
+    /// holds before mapping spans).
+    pub fn new(trace: [u8; 16], app: Arc<str>, source: &'static str, now: i64) -> TraceState {
+        TraceState {
+            run_id: run_id_of(&trace),
+            trace,
+            next_seq: 1,
+            spans: HashMap::new(),
+            finished: false,
+            any_error: false,
+            last_activity: now,
+            app,
+            source,
+        }
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The trace id.
+    pub fn trace(&self) -> [u8; 16] {
+        self.trace
+    }
+
+    /// The `seq` the next event takes.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// When a span of the trace last came (epoch ms).
+    pub fn last_activity(&self) -> i64 {
+        self.last_activity
+    }
+
+    /// Whether the run has finished.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Takes in what the store holds beyond what this state knows (a first read, or the
+    /// events another instance wrote since): the `seq` continues after it, its spans are
+    /// known (retries add nothing; a placeholder another instance started is reused).
+    /// Events written by others count as activity at `now`.
+    pub fn absorb(&mut self, stored: StoredTrace, now: i64) {
+        if stored.last_seq >= self.next_seq {
+            self.next_seq = stored.last_seq.saturating_add(1);
+            self.last_activity = self.last_activity.max(now);
+        }
+        for (id, node, ended) in stored.spans {
+            let entry = self.spans.entry(id).or_insert(SpanEntry {
+                node_id: String::new(),
+                started: false,
+                ended: false,
+            });
+            if !entry.started {
+                entry.node_id = node;
+                entry.started = true;
+            }
+            entry.ended |= ended;
+        }
+        self.finished |= stored.finished;
+        self.any_error |= stored.any_error;
+    }
+
+    /// Maps one request's spans of this trace to events (`seq`s allocated from
+    /// [`TraceState::next_seq`]), into `sink` or else `batch.events`.
+    pub fn ingest(&mut self, group: TraceSpans, now: i64, batch: &mut Batch, sink: EventSink<'_>) {
+        let TraceSpans { trace, mut spans } = group;
+        let Some(first) = spans.first() else {
+            return;
+        };
+        let app = Arc::clone(&first.app);
+        let sdk = Arc::clone(&first.sdk);
+        let earliest = spans
+            .iter()
+            .map(|s| nanos_to_ms(s.span.start_time_unix_nano))
+            .min()
+            .unwrap_or(now);
+        self.last_activity = now;
+        let mut out = Emitter {
+            run: self,
+            batch,
+            sink,
+            rejected_before: 0,
+            span: 0,
+        };
+        if out.run.next_seq == 1 {
+            out.emit(
+                earliest,
+                "run.started",
+                json!({"app": &*app, "sdk": {"name": sdk.0, "version": sdk.1},
+                       "meta": {"name": &*app, "source": SOURCE, "traceId": hex(&trace)}}),
+            );
+        }
+        order_parents_first(&mut spans);
+        // Starts, parents first; then ends, children first.
+        let mut ends: Vec<usize> = Vec::with_capacity(spans.len());
+        for (index, incoming) in spans.iter().enumerate() {
+            out.rejected_before = out.batch.rejected_spans;
+            out.span = span_key(&incoming.span.span_id);
+            if str_of(&incoming.attrs, "logfire.span_type") == Some("pending_span") {
+                out.pending(incoming);
+                continue;
+            }
+            if out.start(incoming) {
+                ends.push(index);
+            }
+        }
+        for index in ends.into_iter().rev() {
+            out.rejected_before = out.batch.rejected_spans;
+            out.span = span_key(&spans[index].span.span_id);
+            out.end(&spans[index]);
+        }
+    }
+
+    /// Finishes the run if no span came for `quiet_ms` and its root has not ended:
+    /// `run.finished` with `reason: "quiet"`. `true` when it did.
+    pub fn expire(
+        &mut self,
+        now: i64,
+        quiet_ms: i64,
+        batch: &mut Batch,
+        sink: EventSink<'_>,
+    ) -> bool {
+        if self.finished || now.saturating_sub(self.last_activity) < quiet_ms {
+            return false;
+        }
+        let status = if self.any_error { "error" } else { "ok" };
+        let mut out = Emitter {
+            run: self,
+            batch,
+            sink,
+            rejected_before: 0,
+            span: 0,
+        };
+        out.emit(
+            now,
+            "run.finished",
+            json!({"status": status, "reason": "quiet"}),
+        );
+        out.run.finished = true;
+        true
+    }
+}
+
+/// The live state of every trace being received, for one sequential caller
+/// (`mindgate import`); the server keeps one [`TraceState`] per trace under its own lock.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    config: TrackerConfig,
+    traces: HashMap<[u8; 16], TraceState>,
 }
 
 impl Tracker {
@@ -228,238 +498,73 @@ impl Tracker {
         stored: &mut dyn FnMut(&str) -> Option<StoredTrace>,
     ) -> Batch {
         let mut batch = Batch::default();
-        // Group the spans by trace, keeping the order they came in.
-        let mut by_trace: Vec<([u8; 16], Vec<Incoming<'_>>)> = Vec::new();
-        for rs in &request.resource_spans {
-            let resource = rs
-                .resource
-                .as_ref()
-                .map(|r| to_json(&r.attributes))
-                .unwrap_or_default();
-            let app: Arc<str> = Arc::from(
-                clip(
-                    str_of(&resource, "service.name").unwrap_or("opentelemetry"),
-                    MAX_NAME_BYTES,
-                )
-                .as_str(),
-            );
-            let sdk = (
-                str_of(&resource, "telemetry.sdk.language")
-                    .map_or_else(|| SDK_NAME.to_owned(), |l| format!("{SDK_NAME}-{l}")),
-                str_of(&resource, "telemetry.sdk.version")
-                    .unwrap_or("")
-                    .to_owned(),
-            );
-            for ss in &rs.scope_spans {
-                let scope = ss
-                    .scope
-                    .as_ref()
-                    .map(|s| s.name.clone())
-                    .unwrap_or_default();
-                for span in &ss.spans {
-                    let Ok(trace) = <[u8; 16]>::try_from(span.trace_id.as_slice()) else {
-                        continue;
-                    };
-                    let incoming = Incoming {
-                        span,
-                        attrs: to_json(&span.attributes),
-                        app: Arc::clone(&app),
-                        sdk: sdk.clone(),
-                        scope: scope.clone(),
-                    };
-                    match by_trace.iter_mut().find(|(t, _)| *t == trace) {
-                        Some((_, list)) => list.push(incoming),
-                        None => by_trace.push((trace, vec![incoming])),
-                    }
+        let source = self.config.source;
+        for group in split_by_trace(request.clone()) {
+            let state = self.traces.entry(group.trace()).or_insert_with(|| {
+                let mut state = TraceState::new(group.trace(), group.app(), source, now);
+                if let Some(s) = stored(&group.run_id()) {
+                    state.absorb(s, now);
                 }
-            }
-        }
-        for (trace, spans) in by_trace {
-            self.ingest_trace(trace, spans, now, stored, &mut batch);
+                state
+            });
+            state.ingest(group, now, &mut batch, None);
         }
         self.evict();
         batch
-    }
-
-    fn ingest_trace(
-        &mut self,
-        trace: [u8; 16],
-        mut spans: Vec<Incoming<'_>>,
-        now: i64,
-        stored: &mut dyn FnMut(&str) -> Option<StoredTrace>,
-        batch: &mut Batch,
-    ) {
-        let first = &spans[0];
-        let app = Arc::clone(&first.app);
-        let sdk = first.sdk.clone();
-        let earliest = spans
-            .iter()
-            .map(|s| nanos_to_ms(s.span.start_time_unix_nano))
-            .min()
-            .unwrap_or(now);
-        let source = self.config.source;
-        let run = self.traces.entry(trace).or_insert_with(|| {
-            let run_id = run_id_of(&trace);
-            let stored = stored(&run_id);
-            let spans = stored
-                .as_ref()
-                .map(|s| {
-                    s.spans
-                        .iter()
-                        .map(|(id, node, ended)| {
-                            let entry = SpanEntry {
-                                node_id: node.clone(),
-                                started: true,
-                                ended: *ended,
-                            };
-                            (*id, entry)
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let finished = stored.as_ref().is_some_and(|s| s.finished);
-            TraceRun {
-                run_id,
-                next_seq: stored.map_or(1, |s| s.last_seq.saturating_add(1)),
-                spans,
-                root_ended: false,
-                finished,
-                any_error: false,
-                last_activity: now,
-                app: Arc::clone(&app),
-                source,
-            }
-        });
-        run.last_activity = now;
-        let mut out = Emitter {
-            run,
-            batch,
-            rejected_before: 0,
-        };
-        if out.run.next_seq == 1 {
-            out.emit(
-                earliest,
-                "run.started",
-                json!({"app": &*app, "sdk": {"name": sdk.0, "version": sdk.1},
-                       "meta": {"name": &*app, "source": SOURCE, "traceId": hex(&trace)}}),
-            );
-        }
-        order_parents_first(&mut spans);
-        // Starts, parents first; then ends, children first.
-        let mut ends: Vec<usize> = Vec::with_capacity(spans.len());
-        for (index, incoming) in spans.iter().enumerate() {
-            out.rejected_before = out.batch.rejected_spans;
-            if str_of(&incoming.attrs, "logfire.span_type") == Some("pending_span") {
-                out.pending(incoming);
-                continue;
-            }
-            if out.start(incoming) {
-                ends.push(index);
-            }
-        }
-        for index in ends.into_iter().rev() {
-            out.rejected_before = out.batch.rejected_spans;
-            out.end(&spans[index]);
-        }
     }
 
     /// Finishes the runs that got no span for [`TrackerConfig::quiet_ms`] and whose root
     /// has not ended: `run.finished` with `reason: "quiet"`.
     pub fn expire(&mut self, now: i64) -> Vec<NewEvent> {
         let mut batch = Batch::default();
-        for run in self.traces.values_mut() {
-            if run.finished || now.saturating_sub(run.last_activity) < self.config.quiet_ms {
-                continue;
-            }
-            let status = if run.any_error { "error" } else { "ok" };
-            let mut out = Emitter {
-                run,
-                batch: &mut batch,
-                rejected_before: 0,
-            };
-            out.emit(
-                now,
-                "run.finished",
-                json!({"status": status, "reason": "quiet"}),
-            );
-            out.run.finished = true;
+        for state in self.traces.values_mut() {
+            state.expire(now, self.config.quiet_ms, &mut batch, None);
         }
         batch.events
     }
 
     fn evict(&mut self) {
         let max = self.config.max_traces.max(1);
-        while self.traces.len() > max {
-            let victim = self
-                .traces
-                .iter()
-                .min_by_key(|(_, r)| (!r.finished, r.last_activity))
-                .map(|(k, _)| *k);
-            match victim {
-                Some(k) => {
-                    self.traces.remove(&k);
-                }
-                None => return,
-            }
+        if self.traces.len() <= max {
+            return;
+        }
+        let mut by_age: Vec<(bool, i64, [u8; 16])> = self
+            .traces
+            .iter()
+            .map(|(k, r)| (!r.finished, r.last_activity, *k))
+            .collect();
+        by_age.sort_unstable();
+        let excess = self.traces.len() - max;
+        for (_, _, key) in by_age.into_iter().take(excess) {
+            self.traces.remove(&key);
         }
     }
 }
 
 /// Orders spans so that a parent present in the same list comes before its children
-/// (stable otherwise: by depth within the list, then as sent).
-fn order_parents_first(spans: &mut [Incoming<'_>]) {
-    let index: HashMap<u64, usize> = spans
+/// (by depth within the list, then as sent; cycles broken: [`crate::order`]).
+fn order_parents_first(spans: &mut Vec<Incoming>) {
+    let ids: Vec<u64> = spans.iter().map(|s| span_key(&s.span.span_id)).collect();
+    let parents: Vec<Option<u64>> = spans
         .iter()
-        .enumerate()
-        .map(|(i, s)| (span_key(&s.span.span_id), i))
+        .map(|s| (!s.span.parent_span_id.is_empty()).then(|| span_key(&s.span.parent_span_id)))
         .collect();
-    let depth: Vec<usize> = (0..spans.len())
-        .map(|i| {
-            let mut d = 0;
-            let mut at = i;
-            while d <= spans.len() {
-                let parent = &spans[at].span.parent_span_id;
-                match (!parent.is_empty())
-                    .then(|| index.get(&span_key(parent)))
-                    .flatten()
-                {
-                    Some(&p) if p != at => {
-                        d += 1;
-                        at = p;
-                    }
-                    _ => break,
-                }
-            }
-            d
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| depth[i]);
-    // Apply the permutation.
-    let mut rank = vec![0usize; spans.len()];
-    for (r, &i) in order.iter().enumerate() {
-        rank[i] = r;
-    }
-    let mut i = 0;
-    while i < spans.len() {
-        let r = rank[i];
-        if r != i {
-            spans.swap(i, r);
-            rank.swap(i, r);
-        } else {
-            i += 1;
-        }
-    }
+    let order = crate::order::parents_first(&ids, &parents);
+    let mut slots: Vec<Option<Incoming>> = spans.drain(..).map(Some).collect();
+    spans.extend(order.into_iter().filter_map(|i| slots[i].take()));
 }
 
 /// Appends one run's events, allocating `seq`s.
-struct Emitter<'a> {
-    run: &'a mut TraceRun,
+struct Emitter<'a, 's> {
+    run: &'a mut TraceState,
     batch: &'a mut Batch,
+    sink: EventSink<'s>,
     rejected_before: u64,
+    /// The span whose events are being emitted (`0`: the run's own).
+    span: u64,
 }
 
-impl Emitter<'_> {
+impl Emitter<'_, '_> {
     /// Builds one event through the protocol parser (the one validation of a frame) and
     /// the ingest limits; `false` when they refuse it.
     fn emit(&mut self, ts: i64, type_name: &str, payload: Value) -> bool {
@@ -486,11 +591,14 @@ impl Emitter<'_> {
             return false;
         };
         self.run.next_seq += 1;
-        self.batch.events.push(
-            event
-                .with_app_hint(Some(Arc::clone(&self.run.app)))
-                .with_source(self.run.source),
-        );
+        let event = event
+            .with_app_hint(Some(Arc::clone(&self.run.app)))
+            .with_source(self.run.source);
+        self.batch.event_spans.push(self.span);
+        match self.sink.as_mut() {
+            Some(sink) => sink(event),
+            None => self.batch.events.push(event),
+        }
         true
     }
 
@@ -520,7 +628,7 @@ impl Emitter<'_> {
 
     fn started_payload(
         &mut self,
-        incoming: &Incoming<'_>,
+        incoming: &Incoming,
         span_id: &[u8],
         parent: &[u8],
         node_id: &str,
@@ -542,7 +650,7 @@ impl Emitter<'_> {
                 "traceId": hex(&incoming.span.trace_id),
                 "spanId": hex(span_id),
                 "spanName": incoming.span.name,
-                "scope": incoming.scope,
+                "scope": &*incoming.scope,
                 "attributes": attributes,
             },
         });
@@ -560,7 +668,7 @@ impl Emitter<'_> {
     }
 
     /// A pending-span twin: its real span starts now (unless known already).
-    fn pending(&mut self, incoming: &Incoming<'_>) {
+    fn pending(&mut self, incoming: &Incoming) {
         let real = incoming.span.parent_span_id.clone();
         if real.len() != 8 {
             return;
@@ -591,7 +699,7 @@ impl Emitter<'_> {
 
     /// The node id a span takes: its placeholder's or pending start's if it had one, else
     /// the mapping's.
-    fn node_id_for(&self, key: u64, incoming: &Incoming<'_>) -> String {
+    fn node_id_for(&self, key: u64, incoming: &Incoming) -> String {
         match self.run.spans.get(&key) {
             Some(e) => e.node_id.clone(),
             None => clip(
@@ -610,15 +718,21 @@ impl Emitter<'_> {
     }
 
     /// Emits a span's `node.started`; `false` for a duplicate (or a refused one).
-    fn start(&mut self, incoming: &Incoming<'_>) -> bool {
-        let span = incoming.span;
+    fn start(&mut self, incoming: &Incoming) -> bool {
+        let span = &incoming.span;
         let key = span_key(&span.span_id);
         if self.run.spans.get(&key).is_some_and(|e| e.ended) {
             self.batch.duplicate_spans += 1;
             return false;
         }
         let node_id = self.node_id_for(key, incoming);
-        let payload = self.started_payload(incoming, &span.span_id, &span.parent_span_id, &node_id);
+        // A span that names itself as its parent has none (its node is its own).
+        let parent: &[u8] = if span.parent_span_id == span.span_id {
+            &[]
+        } else {
+            &span.parent_span_id
+        };
+        let payload = self.started_payload(incoming, &span.span_id, parent, &node_id);
         if !self.emit(
             nanos_to_ms(span.start_time_unix_nano),
             "node.started",
@@ -632,8 +746,8 @@ impl Emitter<'_> {
 
     /// Emits a span's end: `node.error` when it failed, then `node.finished`; a root span
     /// also finishes the run.
-    fn end(&mut self, incoming: &Incoming<'_>) {
-        let span = incoming.span;
+    fn end(&mut self, incoming: &Incoming) {
+        let span = &incoming.span;
         let key = span_key(&span.span_id);
         let Some(node_id) = self.run.spans.get(&key).map(|e| e.node_id.clone()) else {
             return;
@@ -680,7 +794,6 @@ impl Emitter<'_> {
             }
         }
         if span.parent_span_id.is_empty() {
-            self.run.root_ended = true;
             self.run.finished = true;
             let name = if node.kind == NodeKind::Custom {
                 span.name.clone()

@@ -459,6 +459,17 @@ impl Session {
             );
             return None;
         }
+        if run_id.starts_with(mindgate_otlp::RUN_PREFIX) {
+            self.drop_frame(
+                state,
+                Dropped::RunClaim,
+                "runs whose id begins with otlp- belong to the OTLP receiver (POST /v1/traces); \
+                 an app cannot write them",
+                Some(&run_id),
+                seq,
+            );
+            return None;
+        }
         if !self.may_write(state, &run_id).await {
             self.drop_frame(
                 state,

@@ -44,6 +44,7 @@ mod live_graph;
 pub mod memory_api;
 mod mount;
 mod otlp;
+mod otlp_traces;
 mod panic_guard;
 mod replay_api;
 mod request;

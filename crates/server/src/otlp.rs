@@ -9,7 +9,8 @@
 //! in the OTLP partial-success answer. Loopback exporters need no token (the Host/Origin
 //! guard still applies); with remote access on, the token is required as everywhere.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -23,35 +24,22 @@ use axum::routing::post;
 use axum::{BoxError, Router};
 use mindgate_errors::ErrorCode;
 use mindgate_otlp::{
-    Decoded, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage, StoredTrace,
-    Tracker, TrackerConfig,
+    Batch, Decoded, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage,
 };
-use mindgate_store::{NewEvent, TryAppendError};
 use tower_http::decompression::RequestDecompressionLayer;
 
 use crate::error::ApiError;
-use crate::state::{AppState, Stats};
+use crate::otlp_traces::{Slot, Storage, Work};
+use crate::state::AppState;
+use crate::state::Stats;
+
+pub use crate::otlp_traces::OtlpTraces as OtlpIngest;
 
 /// Most bytes of a trace export body once decompressed.
 pub const MAX_OTLP_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// How often runs are checked for the quiet timeout.
 const EXPIRE_EVERY: Duration = Duration::from_millis(500);
-
-/// The trace tracker a server shares between its OTLP requests.
-#[derive(Debug)]
-pub struct OtlpIngest {
-    tracker: Mutex<Tracker>,
-}
-
-impl OtlpIngest {
-    /// A tracker with `config`.
-    pub fn new(config: TrackerConfig) -> OtlpIngest {
-        OtlpIngest {
-            tracker: Mutex::new(Tracker::new(config)),
-        }
-    }
-}
 
 /// The `/v1/traces` route with its decompression and body limit (merged into the main
 /// router, and served alone on the OTLP port).
@@ -208,92 +196,74 @@ async fn export(
     respond(encoding, rejected, message)
 }
 
-/// Maps and stores a decoded export; returns the partial-success counts.
+/// Maps and stores a decoded export; returns the partial-success counts. The request
+/// holds the slots of its own traces only (in trace-id order), never one lock of every
+/// client; the mapping and the writes run off the async runtime.
 async fn ingest(state: &AppState, decoded: Decoded) -> Result<(i64, String), Response> {
-    let otlp = Arc::clone(&state.otlp);
-    let store = Arc::clone(&state.store);
-    let mapped = tokio::task::spawn_blocking(move || {
-        let mut last_seq = |run: &str| stored_trace(&store, run);
-        let mut tracker = otlp.tracker.lock().unwrap_or_else(|p| p.into_inner());
-        tracker
-            .ingest(&decoded.request, mindgate_store::now_ms(), &mut last_seq)
-            .with_decoded(&decoded)
+    let failed = |what: &str| ApiError::new(ErrorCode::Internal, what.to_owned()).into_response();
+    let Decoded {
+        request,
+        rejected_spans,
+        reasons,
+    } = decoded;
+    let groups = tokio::task::spawn_blocking(move || {
+        let mut groups = mindgate_otlp::split_by_trace(request);
+        groups.sort_unstable_by_key(mindgate_otlp::TraceSpans::trace);
+        groups
     })
     .await
-    .map_err(|_| ApiError::new(ErrorCode::Internal, "mapping the spans failed").into_response())?;
-    let (batch, rejected, message) = mapped;
-    let wrote = !batch.events.is_empty();
-    append_all(state, batch.events)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    // Answer once the spans are committed: an exporter's success means stored.
-    if wrote {
-        let writer = state.writer.clone();
-        match tokio::task::spawn_blocking(move || writer.flush()).await {
-            Ok(Ok(())) => {}
-            _ => {
-                return Err(
-                    ApiError::new(ErrorCode::Unavailable, "the store has stopped").into_response(),
-                );
-            }
-        }
+    .map_err(|_| failed("grouping the spans failed"))?;
+    let mut held = Vec::with_capacity(groups.len());
+    for group in groups {
+        let slot: Slot = state.otlp.slot(group.trace());
+        held.push((slot.lock_owned().await, group));
     }
-    Ok((rejected, message))
-}
-
-/// What the store holds of a trace's run (read once per run the tracker does not know).
-fn stored_trace(store: &mindgate_store::RunStore, run: &str) -> Option<StoredTrace> {
-    let events = store.all_events(run).ok().flatten()?;
-    Some(StoredTrace::from_events(
-        events
-            .iter()
-            .map(|e| (e.seq, e.type_name.as_str(), e.payload_value())),
-    ))
-}
-
-/// Queues events for the writer, waiting (without blocking the runtime) while it is full.
-async fn append_all(state: &AppState, events: Vec<NewEvent>) -> Result<(), ApiError> {
-    for mut event in events {
-        loop {
-            match state.writer.try_append(event) {
-                Ok(()) => {
-                    Stats::bump(&state.stats.accepted_events);
-                    break;
-                }
-                Err(TryAppendError::Full(back)) => {
-                    event = *back;
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-                Err(TryAppendError::Gone) => {
-                    return Err(ApiError::new(
-                        ErrorCode::Unavailable,
-                        "the store has stopped",
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-trait WithDecoded {
-    fn with_decoded(self, decoded: &Decoded) -> (mindgate_otlp::Batch, i64, String);
-}
-
-impl WithDecoded for mindgate_otlp::Batch {
-    /// The batch with the decoder's rejections added to its own.
-    fn with_decoded(self, decoded: &Decoded) -> (mindgate_otlp::Batch, i64, String) {
-        let rejected = decoded.rejected_spans + self.rejected_spans;
-        let mut reasons = decoded.reasons.clone();
-        reasons.extend(self.reasons.iter().cloned());
-        reasons.truncate(3);
-        let message = if rejected == 0 {
-            String::new()
-        } else {
-            format!("{rejected} span(s) rejected: {}", reasons.join("; "))
+    let (store, writer, otlp) = (
+        Arc::clone(&state.store),
+        state.writer.clone(),
+        Arc::clone(&state.otlp),
+    );
+    let written = tokio::task::spawn_blocking(move || {
+        let storage = Storage {
+            store: &store,
+            writer: &writer,
+            config: otlp.config(),
         };
-        (self, i64::try_from(rejected).unwrap_or(i64::MAX), message)
-    }
+        let mut batch = Batch::default();
+        let (mut guards, groups): (Vec<_>, Vec<_>) = held.into_iter().unzip();
+        let traces = guards
+            .iter_mut()
+            .zip(groups)
+            .map(|(guard, group)| {
+                let trace = group.trace();
+                (&mut **guard, trace, Work::Spans(group))
+            })
+            .collect();
+        let result = storage.write(traces, mindgate_store::now_ms(), &mut batch);
+        result.map(|()| batch)
+    })
+    .await
+    .map_err(|_| failed("mapping the spans failed"))?;
+    let batch = written
+        .map_err(|e| ApiError::new(e.code(), mindgate_errors::error_chain(&e)).into_response())?;
+    state
+        .stats
+        .accepted_events
+        .fetch_add(batch.event_spans.len() as u64, Ordering::Relaxed);
+    Ok(answer(rejected_spans, reasons, &batch))
+}
+
+/// The partial-success count and message: the decoder's rejections and the batch's.
+fn answer(decode_rejected: u64, mut reasons: Vec<String>, batch: &Batch) -> (i64, String) {
+    let rejected = decode_rejected + batch.rejected_spans;
+    reasons.extend(batch.reasons.iter().cloned());
+    reasons.truncate(3);
+    let message = if rejected == 0 && reasons.is_empty() {
+        String::new()
+    } else {
+        format!("{rejected} span(s) rejected: {}", reasons.join("; "))
+    };
+    (i64::try_from(rejected).unwrap_or(i64::MAX), message)
 }
 
 fn respond(encoding: Encoding, rejected: i64, message: String) -> Response {
@@ -319,6 +289,8 @@ fn respond(encoding: Encoding, rejected: i64, message: String) -> Response {
 }
 
 /// Finishes quiet runs (no span for the quiet timeout, root not ended) until shutdown.
+/// A trace in use by a request is skipped (it is not quiet); each quiet one is finished
+/// under its claim like a request's spans, off the async runtime.
 pub fn spawn_expirer(state: &AppState) {
     let state = state.clone();
     state.tasks.clone().spawn(async move {
@@ -328,18 +300,44 @@ pub fn spawn_expirer(state: &AppState) {
                 _ = state.shutdown.cancelled() => return,
                 _ = every.tick() => {}
             }
-            let events = {
-                let mut tracker = state.otlp.tracker.lock().unwrap_or_else(|p| p.into_inner());
-                if tracker.trace_count() == 0 {
-                    continue;
+            let mut idle = Vec::new();
+            for slot in state.otlp.all() {
+                if let Ok(guard) = slot.try_lock_owned() {
+                    idle.push(guard);
                 }
-                tracker.expire(mindgate_store::now_ms())
-            };
-            if !events.is_empty() {
-                tracing::info!(runs = events.len(), "quiet OTLP runs finished");
-                if append_all(&state, events).await.is_err() {
-                    return;
-                }
+            }
+            if idle.is_empty() {
+                continue;
+            }
+            let (store, writer, otlp) = (
+                Arc::clone(&state.store),
+                state.writer.clone(),
+                Arc::clone(&state.otlp),
+            );
+            let finished = tokio::task::spawn_blocking(move || {
+                let storage = Storage {
+                    store: &store,
+                    writer: &writer,
+                    config: otlp.config(),
+                };
+                let mut batch = Batch::default();
+                let traces = idle
+                    .iter_mut()
+                    .filter_map(|guard| {
+                        let trace = guard.as_ref()?.trace();
+                        Some((&mut **guard, trace, Work::Expire))
+                    })
+                    .collect();
+                storage
+                    .write(traces, mindgate_store::now_ms(), &mut batch)
+                    .map(|()| batch.event_spans.len())
+            })
+            .await;
+            match finished {
+                Ok(Ok(0)) => {}
+                Ok(Ok(runs)) => tracing::info!(runs, "quiet OTLP runs finished"),
+                Ok(Err(e)) => tracing::warn!(error = %mindgate_errors::error_chain(&e), "finishing quiet OTLP runs failed"),
+                Err(_) => tracing::warn!("finishing quiet OTLP runs failed"),
             }
         }
     });

@@ -62,6 +62,12 @@ pub enum StoreError {
         /// Its permission bits.
         mode: u32,
     },
+    /// Another writer held a run's claim longer than [`crate::RUN_CLAIM_WAIT`].
+    #[error("run {run_id} is being written by another request or instance; try again")]
+    RunBusy {
+        /// The run involved.
+        run_id: String,
+    },
     /// A stored value could not be decoded.
     #[error("corrupt stored value in run {run_id}: {message}")]
     Corrupt {
@@ -77,9 +83,10 @@ impl StoreError {
     /// stopping) and an unreachable database are `unavailable`, everything else `internal`.
     pub fn code(&self) -> ErrorCode {
         match self {
-            StoreError::WriterGone | StoreError::Unreachable { .. } | StoreError::Pool(_) => {
-                ErrorCode::Unavailable
-            }
+            StoreError::WriterGone
+            | StoreError::Unreachable { .. }
+            | StoreError::Pool(_)
+            | StoreError::RunBusy { .. } => ErrorCode::Unavailable,
             _ => ErrorCode::Internal,
         }
     }

@@ -60,6 +60,7 @@ pub mod projection;
 mod reader;
 pub mod report;
 mod schema;
+mod seq_claim;
 mod tally;
 pub mod transfer;
 mod writer;
@@ -89,6 +90,7 @@ pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;
+pub use seq_claim::{RUN_CLAIM_WAIT, RunClaim};
 pub use transfer::{ImportReport, RunImport, TransferError};
 pub use writer::{
     CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, Retention, TryAppendError,

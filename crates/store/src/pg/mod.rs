@@ -13,6 +13,7 @@ pub(crate) mod announce;
 pub(crate) mod follow;
 pub(crate) mod import;
 pub(crate) mod reader;
+pub(crate) mod run_lock;
 pub(crate) mod schema;
 pub(crate) mod writer;
 

@@ -28,6 +28,10 @@ pub(crate) const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, fin
      last_event_at, source, meta_json, sdk_json, event_count, node_count, error_count, \
      input_tokens, output_tokens, last_seq";
 
+fn as_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
 fn count(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
@@ -71,6 +75,8 @@ pub(crate) struct PgReader {
     /// `None` only while dropping (see the `Drop` impl).
     pool: Option<Pool<PostgresConnectionManager<NoTls>>>,
     url: PostgresUrl,
+    /// Per-run claims (a connection of their own, made on first use).
+    claims: super::run_lock::PgRunClaims,
 }
 
 /// Closing a `postgres::Client` blocks on the client's own runtime, which tokio refuses
@@ -127,6 +133,7 @@ impl PgReader {
         Ok(PgReader {
             pool: Some(pool),
             url: url.clone(),
+            claims: super::run_lock::PgRunClaims::new(url.clone()),
         })
     }
 
@@ -140,6 +147,36 @@ impl PgReader {
             Some(pool) => Ok(pool.get()?),
             None => Err(StoreError::WriterGone),
         }
+    }
+
+    /// The per-run claims of this process.
+    pub(crate) fn claims(&self) -> &super::run_lock::PgRunClaims {
+        &self.claims
+    }
+
+    /// The `seq`s in `first..=last` that run `run_id` does not hold (see
+    /// [`crate::RunStore::missing_seqs`]).
+    pub(crate) fn missing_seqs(&self, run_id: &str, first: u64, last: u64) -> Result<Vec<u64>> {
+        let mut conn = self.conn()?;
+        let Some(key) = Self::run_key(&mut conn, run_id)? else {
+            return Ok((first..=last).collect());
+        };
+        let (first, last) = (as_i64(first), as_i64(last));
+        let n: i64 = conn
+            .query_one(
+                "SELECT COUNT(*) FROM events WHERE run_key = $1 AND seq BETWEEN $2 AND $3",
+                &[&key, &first, &last],
+            )?
+            .get(0);
+        if n == last - first + 1 {
+            return Ok(Vec::new());
+        }
+        let rows = conn.query(
+            "SELECT seq FROM events WHERE run_key = $1 AND seq BETWEEN $2 AND $3",
+            &[&key, &first, &last],
+        )?;
+        let held: Vec<u64> = rows.iter().map(|r| count(r.get(0))).collect();
+        Ok(crate::seq_claim::absent(count(first), count(last), held))
     }
 
     /// Whether the database answers now.
