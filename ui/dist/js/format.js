@@ -78,3 +78,13 @@ export function costDetail(cost) {
   if (!isUnpriced(cost)) return 'Cost of the token usage (docs/cost.md)';
   return `${fmtCost(cost)}: no price is known for these models, so the total is not guessed (docs/cost.md)`;
 }
+
+/**
+ * A run's duration (docs/glossary.md): `finishedAt - startedAt` once it ended; while it
+ * runs, up to now (the page's clock), so a held run's duration keeps growing.
+ */
+export function runDuration(r) {
+  if (!r || !r.startedAt) return null;
+  if (r.status === 'running' && !r.finishedAt) return Math.max(0, Date.now() - r.startedAt);
+  return r.finishedAt ? Math.max(0, r.finishedAt - r.startedAt) : r.durationMs ?? null;
+}

@@ -1,8 +1,7 @@
 // The run bar: Run / Step mode, pause-on-error, breakpoint chips, graph tools.
 
 import { el } from './dom.js';
-import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced } from './format.js';
-import { runDuration } from './runlist.js';
+import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced, runDuration } from './format.js';
 import { describeMatcher } from './store.js';
 import { EMBEDDED } from './embedded.js';
 

@@ -2,7 +2,7 @@
 // and paged (older runs are fetched over HTTP on demand).
 
 import { el } from './dom.js';
-import { fmtDuration, fmtTime, fmtCount, countOf, fmtCostShort, costDetail, isUnpriced } from './format.js';
+import { fmtDuration, fmtTime, fmtCount, countOf, fmtCostShort, costDetail, isUnpriced, runDuration } from './format.js';
 import { demoButton, emptyState } from './firststeps.js';
 import { VirtualList } from './vlist.js';
 import { api } from './conn.js';
@@ -117,16 +117,6 @@ export class RunList {
     // The duration first: a long app name is cut, never the figure.
     return `${fmtDuration(runDuration(r))} · ${fmtTime(r.startedAt)} · ${r.app || '—'}`;
   }
-}
-
-/**
- * A run's duration (docs/glossary.md): `finishedAt - startedAt` once it ended; while it
- * runs, up to now (the page's clock), so a held run's duration keeps growing.
- */
-export function runDuration(r) {
-  if (!r || !r.startedAt) return null;
-  if (r.status === 'running' && !r.finishedAt) return Math.max(0, Date.now() - r.startedAt);
-  return r.finishedAt ? Math.max(0, r.finishedAt - r.startedAt) : r.durationMs ?? null;
 }
 
 // The run's cost as the run list shows it, a short badge beside the status: nothing for a

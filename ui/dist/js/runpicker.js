@@ -2,7 +2,7 @@
 // name, app, id prefix or start time as you type, instead of a bare <select> of ids.
 
 import { el } from './dom.js';
-import { fmtTime, fmtDuration } from './format.js';
+import { fmtTime, fmtDuration, runDuration } from './format.js';
 
 /** Most runs listed at once (the rest are found by typing). */
 const MAX_SHOWN = 50;
@@ -70,7 +70,7 @@ export class RunPicker {
     },
     el('span', { class: `status-dot st-${r.status}`, title: r.status }),
     el('span', { class: 'run-picker-name' }, r.name || r.id),
-    el('span', { class: 'muted small run-picker-meta' }, `${fmtTime(r.startedAt)} · ${fmtDuration(r.durationMs)} · ${r.id}`))),
+    el('span', { class: 'muted small run-picker-meta' }, `${fmtTime(r.startedAt)} · ${fmtDuration(runDuration(r))} · ${r.id}`))),
     found.length > MAX_SHOWN ? el('li', { class: 'muted small run-picker-more' }, `${found.length - MAX_SHOWN} more: type to narrow`) : '',
     found.length ? '' : el('li', { class: 'muted small run-picker-more' }, 'No run matches'));
     this.list.hidden = false;
