@@ -360,3 +360,22 @@ test('Compare fits at 1280×800 and 1440×900, durations never wrap, pickers sea
   await until(async () => (await page.locator('.run-picker-list:not([hidden]) .run-picker-option').evaluateAll((o) => o.map((x) => x.dataset.run))).includes(runs.otlp), { what: 'the time finding the run' });
   await context.close();
 });
+
+test('memory: the Facts tab counts active facts and the list says what it lists, in English', async () => {
+  const remember = async (fact) => {
+    const res = await post('/api/memory/facts', { userId: 'ada', ...fact });
+    assert.equal(res.status, 201, await res.text());
+  };
+  await remember({ text: 'Ada prefers window seats' });
+  await remember({ text: 'Ada flies from Lisbon' });
+  await remember({ text: 'Ada is allergic to peanuts', provenance: 'extraction' }); // quarantined
+  const { page, context, errors } = await openPage(browser, srv.url('#/memory'));
+  const info = page.locator('.mem-list-info');
+  await until(async () => /^3 facts of any status · 2 active \(the tab's count\)$/.test(await info.textContent()), { what: 'the facts list count beside the tab count' });
+  assert.equal(await page.locator('#mem-tab-semantic').getAttribute('data-count'), '2');
+  await page.locator('#mem-tab-quarantine').click();
+  await until(async () => (await info.textContent()) === '1 quarantined record waiting for review', { what: 'the quarantine count in English' });
+  await page.screenshot({ path: shot('memory-counts-light.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
