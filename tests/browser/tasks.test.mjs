@@ -97,6 +97,8 @@ test('a task graph is drawn with its critical path, retries, and events per node
   assert.ok(types.includes('tool/result'), types.join(','));
   const seqs = await page.locator('.tg-event').evaluateAll((els) => els.map((e) => Number(e.dataset.seq)));
   assert.deepEqual([...new Set(seqs)], node.event_ids);
+  // The heading counts the rows it lists (a record of some formats holds several events).
+  await until(async () => (await page.locator('.insp-sub', { hasText: 'Trajectory events' }).textContent()) === `Trajectory events (${seqs.length})`, { what: 'the heading counting the rows' });
   assert.ok((await boxes()).find((x) => x.id === tool.id).selected);
   // Folding a phase hides its steps behind a +N count.
   const phase = (await boxes()).find((x) => x.type === 'phase');
