@@ -35,11 +35,23 @@ def free_port() -> int:
 class MindgateServer(dict):
     """A running `mindgate serve` and a small client for its HTTP API."""
 
-    def __init__(self, home: pathlib.Path, port: int, extra_args: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        home: pathlib.Path,
+        port: int,
+        extra_args: list[str] | None = None,
+        hold_unwatched: bool = True,
+    ) -> None:
+        """`hold_unwatched` (the default here) starts serve with `--hold-unwatched`: these
+        tests drive held gates over HTTP with no viewer page open, as a person would with
+        the page open, so gates held only by pause on error must not be continued as
+        unwatched. The unwatched-gate tests (`test_unwatched.py`) pass False."""
         super().__init__()
         self.home = home
         self.port = port
         self.extra_args = list(extra_args or [])
+        if hold_unwatched and "--hold-unwatched" not in self.extra_args:
+            self.extra_args.append("--hold-unwatched")
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "serve.log"
 

@@ -542,6 +542,11 @@ pub struct ServeArgs {
     /// Seconds a disconnected app's unfinished runs stay `running` before they become `abandoned`.
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     pub abandon_grace: u64,
+    /// Keep gates held only by pause on error while nobody with control watches (no viewer
+    /// page with the token, no MCP client with control); without it they are continued
+    /// after 3 s. Breakpoints, step mode and replays always hold.
+    #[arg(long)]
+    pub hold_unwatched: bool,
     /// OTLP/HTTP port for OpenTelemetry exporters (`POST /v1/traces`; the main port takes it
     /// too), loopback like --host; 0 turns it off. The default is skipped with a warning
     /// when another program has it.

@@ -63,6 +63,23 @@ pub(crate) fn reap(
     Ok(gone)
 }
 
+/// Whether another live instance than `me` had somebody with control watching within
+/// `within`.
+pub(crate) fn others_watching(
+    client: &mut Client,
+    me: &str,
+    stale: Duration,
+    within: Duration,
+) -> Result<bool> {
+    let row = client.query_one(
+        "SELECT EXISTS (SELECT 1 FROM mindgate_instances WHERE id <> $1 \
+           AND heartbeat_at > now() - make_interval(secs => $2) \
+           AND watched_at > now() - make_interval(secs => $3))",
+        &[&me, &secs(stale), &secs(within)],
+    )?;
+    Ok(row.get(0))
+}
+
 /// The live instances.
 pub(crate) fn live(client: &mut Client, stale: Duration) -> Result<Vec<InstanceInfo>> {
     let rows = client.query(
@@ -136,9 +153,11 @@ fn beat(
     version: &str,
 ) -> Result<()> {
     let me = shared.id.as_str();
+    let watched = shared.watched.load(Ordering::SeqCst);
     let alive = c.execute(
-        "UPDATE mindgate_instances SET heartbeat_at = now() WHERE id = $1",
-        &[&me],
+        "UPDATE mindgate_instances SET heartbeat_at = now(), \
+           watched_at = CASE WHEN $2 THEN now() ELSE watched_at END WHERE id = $1",
+        &[&me, &watched],
     )?;
     if alive == 0 {
         // Another instance took this one for dead (a late heartbeat) and removed it

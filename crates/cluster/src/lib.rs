@@ -243,6 +243,8 @@ struct Shared {
     url: PostgresUrl,
     config: ClusterConfig,
     stop: AtomicBool,
+    /// Somebody with control watches through this instance (written with each heartbeat).
+    watched: AtomicBool,
 }
 
 /// This instance's membership of the cluster. Cheap to clone.
@@ -301,6 +303,7 @@ impl Cluster {
             url: url.clone(),
             config,
             stop: AtomicBool::new(false),
+            watched: AtomicBool::new(false),
         });
         let (events_tx, events) = tokio_mpsc::unbounded_channel();
         let (ops, ops_rx) = mpsc::channel();
@@ -408,6 +411,19 @@ impl Cluster {
     /// Blocking.
     pub fn instances(&self) -> Result<Vec<InstanceInfo>> {
         self.ask(|reply| worker::Op::Instances { reply })
+    }
+
+    /// Tells the other instances (with the next heartbeats) whether somebody with control
+    /// watches through this instance: a viewer page with the token, an MCP client with
+    /// control.
+    pub fn set_watched(&self, watched: bool) {
+        self.shared.watched.store(watched, Ordering::SeqCst);
+    }
+
+    /// Whether somebody with control watched through another live instance within
+    /// `within` (its heartbeat said so). Blocking.
+    pub fn others_watching(&self, within: Duration) -> Result<bool> {
+        self.ask(|reply| worker::Op::OthersWatching { within, reply })
     }
 
     /// Leaves the cluster: retracts this instance's gates, removes its row and stops

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::{ClusterError, DebugState, RemotePause, Result};
 
 /// The newest cluster schema this build applies.
-const LATEST: i64 = 1;
+const LATEST: i64 = 2;
 
 /// Migration 1: instances, held gates, the shared debug state.
 const MIGRATION_1: &str = r#"
@@ -40,6 +40,11 @@ CREATE TABLE mindgate_debug (
     version BIGINT NOT NULL DEFAULT 0
 );
 "#;
+
+/// Migration 2: when somebody with control last watched through an instance (a viewer
+/// page with the token, an MCP client with control), for the release of unwatched gates.
+const MIGRATION_2: &str =
+    "ALTER TABLE mindgate_instances ADD COLUMN IF NOT EXISTS watched_at TIMESTAMPTZ";
 
 /// Opens one connection, with an error that names the database (never its password).
 pub(crate) fn connect(url: &PostgresUrl) -> Result<Client> {
@@ -81,6 +86,13 @@ pub(crate) fn migrate(client: &mut Client) -> Result<()> {
         tx.batch_execute(MIGRATION_1)?;
         tx.execute(
             "INSERT INTO mindgate_cluster_migrations (version) VALUES (1)",
+            &[],
+        )?;
+    }
+    if found < 2 {
+        tx.batch_execute(MIGRATION_2)?;
+        tx.execute(
+            "INSERT INTO mindgate_cluster_migrations (version) VALUES (2)",
             &[],
         )?;
     }

@@ -44,6 +44,10 @@ pub(crate) enum Op {
     Instances {
         reply: mpsc::SyncSender<Result<Vec<InstanceInfo>>>,
     },
+    OthersWatching {
+        within: std::time::Duration,
+        reply: mpsc::SyncSender<Result<bool>>,
+    },
     Leave {
         reply: mpsc::SyncSender<Result<()>>,
     },
@@ -144,6 +148,12 @@ fn apply(shared: &Shared, slot: &mut Option<Client>, op: Op) {
         Op::Instances { reply } => {
             let _ = reply.send(with_client(shared, slot, |c| {
                 crate::heartbeat::live(c, shared.config.stale_after)
+            }));
+            Ok(())
+        }
+        Op::OthersWatching { within, reply } => {
+            let _ = reply.send(with_client(shared, slot, |c| {
+                crate::heartbeat::others_watching(c, me, shared.config.stale_after, within)
             }));
             Ok(())
         }

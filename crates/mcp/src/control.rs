@@ -48,7 +48,16 @@ pub trait PauseControl: std::fmt::Debug + Send + Sync {
         action: &'a str,
         output: Option<Value>,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    /// Counts one MCP client with control as somebody watching (so gates held only by
+    /// pause on error keep holding) while the returned value lives; `None` when this
+    /// control cannot tell the server.
+    fn watch(&self) -> Option<Watching> {
+        None
+    }
 }
+
+/// What [`PauseControl::watch`] gives: dropping it stops the watch.
+pub type Watching = Box<dyn std::any::Any + Send + Sync>;
 
 /// [`PauseControl`] over a running server's HTTP API: a fixed endpoint, or the
 /// one found from the token files under `<home>/run/` at each request.

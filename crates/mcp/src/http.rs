@@ -229,7 +229,8 @@ pub fn http_service_with_limits(
         Some(s) => MindgateMcp::with_store(config, s),
         None => MindgateMcp::new(config),
     };
-    // Sessions share one server state (one store, one task catalog).
-    let factory = move || Ok(server.clone());
+    // Sessions share one server state (one store, one task catalog); each one with
+    // control counts as somebody watching the server's gates while it lives.
+    let factory = move || Ok(server.for_session());
     StreamableHttpService::new(factory, Arc::new(BoundedSessionManager::new(limits)), http)
 }

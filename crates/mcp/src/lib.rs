@@ -48,7 +48,7 @@ pub mod time;
 use rmcp::ServiceExt;
 pub use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
-pub use control::{HttpControl, PauseControl, ServerEndpoint};
+pub use control::{HttpControl, PauseControl, ServerEndpoint, Watching};
 pub use error::{McpError, ReadFailure, ToolError};
 pub use http::{
     HttpLimits, McpHttpService, http_service, http_service_with, http_service_with_limits,

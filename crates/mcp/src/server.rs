@@ -173,6 +173,8 @@ impl Shared {
 pub struct MindgateMcp {
     shared: Arc<Shared>,
     tool_router: ToolRouter<Self>,
+    /// This session's watch of the server's gates (see [`PauseControl::watch`]).
+    _watching: Option<Arc<control::Watching>>,
 }
 
 impl std::fmt::Debug for MindgateMcp {
@@ -228,6 +230,25 @@ impl MindgateMcp {
                 memory,
             }),
             tool_router,
+            _watching: None,
+        }
+    }
+
+    /// A copy for one client session: with control, it counts as somebody watching
+    /// the server's gates for as long as the session lives.
+    pub fn for_session(&self) -> Self {
+        let watching = self
+            .shared
+            .config
+            .control
+            .as_ref()
+            .filter(|_| self.shared.config.allow_control)
+            .and_then(|c| c.watch())
+            .map(Arc::new);
+        MindgateMcp {
+            shared: self.shared.clone(),
+            tool_router: self.tool_router.clone(),
+            _watching: watching,
         }
     }
 

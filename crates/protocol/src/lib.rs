@@ -96,6 +96,9 @@ pub mod principal {
     pub const HTTP: &str = "http";
     /// The app released it itself (viewer gone, pause timeout, shutdown).
     pub const FAIL_OPEN: &str = "fail-open";
+    /// The hub released a gate held only by pause on error: nobody with control was
+    /// watching (no viewer page with the token, no MCP client with control).
+    pub const UNWATCHED: &str = "unwatched";
     /// The hub, answering a gate of a replay.
     pub const REPLAY: &str = "replay";
 }

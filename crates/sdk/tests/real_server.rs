@@ -25,7 +25,11 @@ async fn get(http: &reqwest::Client, url: &str, token: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_run_is_held_resumed_and_stored_by_the_real_server() {
     let home = tempfile::tempdir().unwrap();
-    let server = mindgate_server::start_for_tests(home.path()).await.unwrap();
+    // This test is the person at the error gate (it resumes over HTTP with no page
+    // open): keep the gate held as unwatched gates are not (`serve --hold-unwatched`).
+    let mut config = mindgate_server::ServeConfig::for_tests(home.path());
+    config.hold_unwatched = true;
+    let server = mindgate_server::start(config).await.unwrap();
     let base = server.base_url();
     let client = Client::new(
         Config::default()

@@ -389,7 +389,29 @@ pub async fn resume(
 /// `GET /api/debug`
 pub async fn debug(State(state): State<AppState>) -> Json<Value> {
     let snap = state.hub.snapshot();
-    Json(json!({"breakpoints": snap.breakpoints, "mode": snap.mode}))
+    Json(
+        json!({"breakpoints": snap.breakpoints, "mode": snap.mode, "holdUnwatched": snap.hold_unwatched}),
+    )
+}
+
+/// Body of `PUT /api/hold-unwatched`.
+#[derive(Debug, Deserialize)]
+pub struct HoldUnwatchedBody {
+    hold: bool,
+}
+
+/// `PUT /api/hold-unwatched {hold}` — keep gates held only by pause on error while
+/// nobody with control watches (the viewer's toggle; saved for the next start).
+pub async fn put_hold_unwatched(
+    State(state): State<AppState>,
+    b: Result<Json<HoldUnwatchedBody>, JsonRejection>,
+) -> ApiResult<Response> {
+    let hold = body(b)?.hold;
+    let s = state.clone();
+    tokio::task::spawn_blocking(move || crate::viewer_settings::set_hold_unwatched(&s, hold))
+        .await
+        .map_err(|_| ApiError::internal("saving the viewer settings stopped"))?;
+    Ok(Json(json!({"holdUnwatched": state.hub.hold_unwatched()})).into_response())
 }
 
 fn matcher_of(v: Value) -> ApiResult<BreakpointMatcher> {

@@ -95,6 +95,11 @@ pub struct ServeConfig {
     /// Heartbeat and failure detection of the instances sharing a PostgreSQL database
     /// (unused on SQLite).
     pub cluster: mindgate_cluster::ClusterConfig,
+    /// Keep gates held only by pause on error while nobody with control watches
+    /// (`serve --hold-unwatched`); otherwise they are continued after `unwatched_grace`.
+    pub hold_unwatched: bool,
+    /// How long a default gate stays held unwatched ([`crate::hub::UNWATCHED_GRACE`]).
+    pub unwatched_grace: Duration,
 }
 
 impl ServeConfig {
@@ -135,6 +140,8 @@ impl ServeConfig {
             demo: None,
             live_graphs: crate::live_graph::LiveGraphBounds::default(),
             cluster: mindgate_cluster::ClusterConfig::default(),
+            hold_unwatched: false,
+            unwatched_grace: crate::hub::UNWATCHED_GRACE,
         }
     }
 

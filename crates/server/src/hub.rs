@@ -53,11 +53,13 @@ mod cluster;
 mod debug_state;
 mod pauses;
 mod replay;
+mod unwatched;
 mod views;
 
 use pauses::{adjust_held, remember_taken};
 
 pub use replay::{MAX_SHOWN_INPUT_BYTES, PlanError, ReplayMatch, ReplayPlan};
+pub use unwatched::{UNWATCHED_GRACE, UNWATCHED_WHY, UnwatchedRelease, Watcher};
 pub use views::{
     AppView, ClaimVerdict, HubRefusal, HubSnapshot, PauseView, Principal, ResumeRequest,
     ResumeResult,
@@ -78,6 +80,11 @@ struct AppConn {
 struct Pause {
     view: PauseView,
     conn: ConnId,
+    /// When this instance saw the gate hold (or hold again after a refused resume).
+    held_at: std::time::Instant,
+    /// Held only by a default (pause on error): released when nobody watches
+    /// (see [`unwatched`]).
+    by_default: bool,
 }
 
 impl AppConn {
@@ -163,6 +170,12 @@ struct Inner {
     remote: BTreeMap<(String, String), RemotePause>,
     /// Resumes this instance won for other instances' gates, by ticket.
     remote_waits: HashMap<String, oneshot::Sender<ResumeReply>>,
+    /// Viewer pages with the control token and MCP clients with control, here.
+    watchers: usize,
+    /// Since when nobody with control watches here (`None` while somebody does).
+    unwatched_since: Option<std::time::Instant>,
+    /// Default gates hold with nobody watching too (`serve --hold-unwatched`).
+    hold_unwatched: bool,
 }
 
 /// Shared live state of the server.
@@ -257,6 +270,9 @@ impl Hub {
                 replay: Default::default(),
                 remote: BTreeMap::new(),
                 remote_waits: HashMap::new(),
+                watchers: 0,
+                unwatched_since: Some(std::time::Instant::now()),
+                hold_unwatched: false,
             }),
             version: watch::channel(0).0,
             deltas: broadcast::channel(DELTA_CAPACITY).0,
@@ -467,6 +483,8 @@ impl Hub {
             Message::ExecPaused(p) => {
                 let key = (env.run_id.clone(), p.pause_id.clone());
                 if !inner.taken.contains(&key) && !inner.pauses.contains_key(&key) {
+                    // A replay the person armed: its gates are theirs.
+                    let replayed = inner.replay.owns(conn, &env.run_id);
                     let answer = self.replay_on_paused(
                         inner,
                         conn,
@@ -475,6 +493,7 @@ impl Hub {
                         p.point,
                         p.reason,
                     );
+                    let by_default = !replayed && unwatched::held_by_default(inner, p.point);
                     let (note, auto) = match answer {
                         replay::GateAnswer::Hold(note) => (note, None),
                         replay::GateAnswer::Release(req) => (None, Some(req)),
@@ -505,7 +524,15 @@ impl Hub {
                     if let Some(req) = auto {
                         release = Some((key.0.clone(), key.1.clone(), req));
                     }
-                    inner.pauses.insert(key, Pause { view, conn });
+                    inner.pauses.insert(
+                        key,
+                        Pause {
+                            view,
+                            conn,
+                            held_at: std::time::Instant::now(),
+                            by_default,
+                        },
+                    );
                     adjust_held(inner, conn, 1);
                     changed = true;
                 }
@@ -544,7 +571,9 @@ impl Hub {
                     self.pause_held(&flight.pause.view);
                     self.rehold_shared(&key.0, &key.1);
                     adjust_held(inner, flight.pause.conn, 1);
-                    inner.pauses.insert(key, flight.pause);
+                    let mut pause = flight.pause;
+                    pause.held_at = std::time::Instant::now();
+                    inner.pauses.insert(key, pause);
                     changed = true;
                 }
             }
@@ -597,6 +626,7 @@ impl Hub {
             mode: inner.mode,
             pauses,
             apps: inner.apps.iter().map(|(id, a)| a.view(*id)).collect(),
+            hold_unwatched: inner.hold_unwatched,
         }
     }
 }

@@ -53,6 +53,8 @@ mod serve;
 mod state;
 mod task_graph;
 mod ui_feed;
+mod unwatched;
+mod viewer_settings;
 mod ws_close;
 
 pub use assets::asset_paths;

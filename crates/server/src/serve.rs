@@ -84,6 +84,10 @@ pub fn router(state: AppState) -> Router {
             post(api::add_breakpoint).delete(api::clear_breakpoint),
         )
         .route("/api/mode", axum::routing::put(api::put_mode))
+        .route(
+            "/api/hold-unwatched",
+            axum::routing::put(api::put_hold_unwatched),
+        )
         .route("/api/search", get(api::search))
         .route("/api/errors", get(api::errors))
         .route("/api/diff", get(crate::run_diff::diff))
@@ -341,6 +345,11 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         state.hub.join_cluster(joined.cluster, joined.debug);
         spawn_cluster_listener(&state, joined.events);
     }
+    let saved = crate::viewer_settings::load(&state.config.home);
+    state
+        .hub
+        .set_hold_unwatched(state.config.hold_unwatched || saved.hold_unwatched);
+    crate::unwatched::spawn(&state);
     spawn_pruner(&state);
     otlp::spawn_expirer(&state);
     if let (Some(listener), Some(addr)) = (otlp_listener, otlp_addr) {

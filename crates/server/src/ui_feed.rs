@@ -71,6 +71,8 @@ pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
     // Deltas before the snapshot: each is idempotent, so none is missed.
     let mut hub_deltas = state.hub.subscribe_deltas();
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // A page with the control token is somebody who can act: default gates hold.
+    let _watcher = authorized.then(|| state.hub.watch_control());
     let mut feed = Feed {
         state: state.clone(),
         authorized,
@@ -265,6 +267,7 @@ impl Feed {
                 Ok(())
             }
             Some("control") => self.control(socket, &msg).await,
+            Some("hold.unwatched") => self.hold_unwatched(socket, &msg).await,
             _ => {
                 send(
                     socket,
@@ -448,6 +451,30 @@ impl Feed {
             .await?;
         }
         Ok(())
+    }
+
+    /// `{"type": "hold.unwatched", "hold": bool}`: the viewer's persisted toggle.
+    async fn hold_unwatched(&mut self, socket: &mut WebSocket, msg: &Value) -> Result<(), ()> {
+        let request_id = msg.get("requestId");
+        if !self.authorized {
+            let text = "controls need the viewer token (connect with ?token=<token>)";
+            return send(socket, error_msg(text, ErrorCode::Unauthorized, request_id)).await;
+        }
+        match msg.get("hold").and_then(Value::as_bool) {
+            Some(hold) => {
+                let state = self.state.clone();
+                // A small file write: off the feed loop.
+                let _ = tokio::task::spawn_blocking(move || {
+                    crate::viewer_settings::set_hold_unwatched(&state, hold)
+                })
+                .await;
+                Ok(())
+            }
+            None => {
+                let text = "hold.unwatched needs a boolean `hold`";
+                send(socket, error_msg(text, ErrorCode::BadRequest, request_id)).await
+            }
+        }
     }
 
     async fn control(&mut self, socket: &mut WebSocket, msg: &Value) -> Result<(), ()> {

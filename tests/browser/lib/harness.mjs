@@ -31,11 +31,16 @@ export function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts the server; resolves to { port, url, token, home, stop(), logs() }. */
-export async function startServer({ port: wanted, extraArgs = [] } = {}) {
+/**
+ * Starts the server; resolves to { port, url, token, home, stop(), logs() }.
+ * `holdUnwatched` (default true) passes `--hold-unwatched`: tests that hold gates before
+ * their page opens (or after it closes) keep them held; tests of unwatched gates pass false.
+ */
+export async function startServer({ port: wanted, extraArgs = [], holdUnwatched = true } = {}) {
   const home = mkdtempSync(path.join(tmpdir(), 'mindgate-browser-'));
   const port = wanted || await freePort();
-  const [cmd, args] = [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db'), ...extraArgs]];
+  const hold = holdUnwatched && !extraArgs.includes('--hold-unwatched') ? ['--hold-unwatched'] : [];
+  const [cmd, args] = [BIN, ['serve', '--port', String(port), '--no-open', '--db', path.join(home, 'mindgate.db'), ...hold, ...extraArgs]];
   if (!existsSync(BIN)) throw new Error(`mindgate binary not found at ${BIN}: run cargo build -p mindgate-cli (or set MINDGATE_BIN)`);
   const child = spawn(cmd, args, { env: { ...process.env, MINDGATE_HOME: home, MINDGATE_LOG: process.env.MINDGATE_LOG || 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -265,6 +265,13 @@ pub(super) struct ReplayState {
 }
 
 /// What the hub decided for a gate that just held.
+impl ReplayState {
+    /// Whether a gate of `run_id` on `conn` belongs to a replay a person armed.
+    pub(super) fn owns(&self, conn: ConnId, run_id: &str) -> bool {
+        self.armed.contains(&conn) || self.active.contains_key(run_id)
+    }
+}
+
 pub(super) enum GateAnswer {
     /// Leave it held for a person (with replay details to show, if any).
     Hold(Option<Value>),

@@ -3,6 +3,7 @@
 
 use super::*;
 use mindgate_protocol::{ClientVersions, ExecPaused, ExecResumed, PausePoint, ResumeAction};
+use std::time::Duration;
 
 fn hello(token: Option<&str>) -> Hello {
     Hello {
@@ -552,4 +553,70 @@ fn the_hub_answers_a_replay_in_recorded_order_and_holds_at_the_chosen_step() {
     let held = hub.pause("new", "p2").expect("held");
     assert_eq!(held.replay.expect("note")["role"], "target");
     assert!(!hub.replay_watching());
+}
+
+fn paused_point(run: &str, pause: &str, point: PausePoint) -> Envelope {
+    let mut env = paused(run, pause);
+    if let Message::ExecPaused(p) = &mut env.message {
+        p.point = point;
+    }
+    env
+}
+
+#[test]
+fn only_default_error_gates_are_due_when_nobody_watches() {
+    let hub = Arc::new(Hub::new());
+    let a = hub.attach(&hello(None));
+    hub.observe(a.conn, &mut paused_point("r", "err", PausePoint::Error))
+        .unwrap();
+    hub.observe(a.conn, &mut paused_point("r", "bp", PausePoint::Before))
+        .unwrap();
+    let grace = Duration::from_secs(3);
+    let now = std::time::Instant::now();
+    // Within the grace: nothing is due yet, the error gate will be.
+    let (due, next) = hub.due_unwatched(now, grace);
+    assert!(due.is_empty());
+    assert!(next.is_some());
+    let later = now + grace + Duration::from_millis(10);
+    let (due, _) = hub.due_unwatched(later, grace);
+    assert_eq!(due, vec![("r".to_owned(), "err".to_owned())]);
+    // A watcher keeps it; its leaving starts the grace again.
+    let watcher = hub.watch_control();
+    assert!(hub.due_unwatched(later, grace).0.is_empty());
+    drop(watcher);
+    let left = std::time::Instant::now();
+    assert!(
+        hub.due_unwatched(left + grace - Duration::from_millis(10), grace)
+            .0
+            .is_empty()
+    );
+    let (due, _) = hub.due_unwatched(later + grace * 2, grace);
+    assert_eq!(due.len(), 1);
+    // --hold-unwatched keeps it.
+    hub.set_hold_unwatched(true);
+    assert!(hub.due_unwatched(later + grace * 2, grace).0.is_empty());
+    hub.set_hold_unwatched(false);
+    let released = hub.release_unwatched(&due);
+    assert_eq!(released.len(), 1);
+    assert_eq!(released[0].node_id, "tool:a");
+    assert_eq!(
+        hub.pauses(Some("r")).len(),
+        1,
+        "the breakpoint's gate holds"
+    );
+}
+
+#[test]
+fn an_error_breakpoint_or_step_mode_makes_error_gates_a_persons() {
+    let hub = Arc::new(Hub::new());
+    let a = hub.attach(&hello(None));
+    hub.set_breakpoint(BreakpointMatcher::on_error().name("charge"));
+    hub.observe(a.conn, &mut paused_point("r", "p1", PausePoint::Error))
+        .unwrap();
+    hub.clear_breakpoint(BreakpointMatcher::on_error().name("charge"));
+    hub.set_mode(RunMode::Step);
+    hub.observe(a.conn, &mut paused_point("r", "p2", PausePoint::Error))
+        .unwrap();
+    let far = std::time::Instant::now() + Duration::from_secs(60);
+    assert!(hub.due_unwatched(far, Duration::from_secs(3)).0.is_empty());
 }

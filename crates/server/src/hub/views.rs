@@ -64,6 +64,9 @@ pub struct HubSnapshot {
     pub pauses: Vec<PauseView>,
     /// Attached apps.
     pub apps: Vec<AppView>,
+    /// Gates held only by pause on error are kept with nobody watching
+    /// (`serve --hold-unwatched`, the viewer's toggle).
+    pub hold_unwatched: bool,
 }
 
 /// The referee's verdict on a resume request.
@@ -108,6 +111,9 @@ pub enum Principal {
     Http,
     /// The app released the gate itself (no resume of the hub was waiting).
     FailOpen,
+    /// The hub released a gate held only by pause on error because nobody with
+    /// control was watching (see [`super::UNWATCHED_GRACE`]).
+    Unwatched,
     /// The hub, answering a gate of a replay of `replay_of`.
     Replay {
         /// The recorded run being replayed.

@@ -69,6 +69,10 @@ impl PauseControl for HubControl {
         Ok(self.port)
     }
 
+    fn watch(&self) -> Option<mindgate_mcp::Watching> {
+        Some(Box::new(self.hub.watch_control()))
+    }
+
     fn list_pauses<'a>(&'a self, run_id: Option<&'a str>) -> ControlFuture<'a, Vec<Value>> {
         let pauses = self
             .hub

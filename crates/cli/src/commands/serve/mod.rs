@@ -34,6 +34,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         keep_days: args.keep_days,
     };
     config.abandon_grace = std::time::Duration::from_secs(args.abandon_grace);
+    config.hold_unwatched = args.hold_unwatched;
     config.otlp_port = (args.otlp_port != 0).then_some(args.otlp_port);
     config.otlp.quiet_ms = i64::try_from(args.otlp_quiet.saturating_mul(1_000)).unwrap_or(i64::MAX);
     match &args.db {
