@@ -52,7 +52,7 @@ test('Edit input validates the JSON, then continues the held call with the edite
   assert.equal(sent.length, 1);
   assert.equal(sent[0].action, 'continue');
   assert.deepEqual(sent[0].input, { q: 'oslo', limit: 3 });
-  await page.locator('.result-log .result.ok', { hasText: 'Continue tool:search → resumed' }).waitFor();
+  await page.locator('.result-log .result.ok', { hasText: 'Continued tool:search' }).waitFor();
   assert.equal(await agent.exited, 0);
 });
 

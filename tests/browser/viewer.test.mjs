@@ -108,7 +108,7 @@ test('a breakpoint set from the node menu pauses the tool; Inject returns the JS
   assert.deepEqual(got[1].value, { booked: 'UI-777', confirmation: 'CONF-42' });
   assert.match(agent.output(), /RUN-END ok/);
   // The result is shown, the gate is gone, and the run finished ok.
-  await page.locator('.result-log .result.ok', { hasText: 'Inject tool:search_flights → resumed' }).waitFor();
+  await page.locator('.result-log .result.ok', { hasText: 'Injected a value into tool:search_flights' }).waitFor();
   await until(async () => (await page.locator('.pause-item').count()) === 0, { what: 'no held gates' });
   await until(() => page.locator('.run-button', { hasText: 'trip-2' }).locator('.pill').textContent().then((t) => t === 'ok'), { what: 'trip-2 ok' });
   // Boxes kept arriving live while the run was open: book ran after the inject.
@@ -134,7 +134,8 @@ test('Abort ends the run aborted; a stale second resume is reported, not swallow
   await until(() => page.locator('.run-button', { hasText: 'trip-3' }).locator('.pill').textContent().then((t) => t === 'aborted'), { what: 'trip-3 aborted in the run list' });
   const second = await page.evaluate((p) => window.mindgate.store.resume(p, 'continue'), stale);
   assert.ok(['no-such-pause', 'taken'].includes(second.result), `second resume: ${JSON.stringify(second)}`);
-  await page.locator('.result-log .result.warn', { hasText: `→ ${second.result}` }).waitFor();
+  await page.locator('.result-log .result.ok', { hasText: 'Aborted the run at tool:search_flights' }).waitFor();
+  await page.locator('.result-log .result.warn', { hasText: second.result === 'taken' ? 'somebody else already released this gate' : 'the gate is no longer held' }).waitFor();
   await openRun('trip-3');
   await page.screenshot({ path: artifact('04-aborted-run.png') });
 });

@@ -298,6 +298,7 @@ pub fn get_run(
                 "kind": s.kind,
                 "durationMs": s.duration_ms,
                 "heldMs": s.held_ms,
+                "workMs": s.work_ms,
                 "status": state_str(s.status),
                 "link": link(&s.node_id),
             })
@@ -549,7 +550,14 @@ pub fn get_node(
             let _ = write!(text, ", {}", duration(d));
         }
         if let Some(h) = s.held_ms.filter(|h| *h > 0.0) {
-            let _ = write!(text, " (held {})", duration(h));
+            match s.work_ms {
+                Some(w) => {
+                    let _ = write!(text, " (work {}, held {})", duration(w), duration(h));
+                }
+                None => {
+                    let _ = write!(text, " (held {})", duration(h));
+                }
+            }
         }
         if let Some(at) = s.started_at {
             let _ = write!(text, ", started {}", iso(at));

@@ -260,7 +260,15 @@ pub fn json_chunks(
                 if end < g.edges.len() {
                     Part::Edges(end)
                 } else {
-                    out.extend_from_slice(b"]}");
+                    // The run's held and work time (`heldMs`, `workMs`), then the end.
+                    out.extend_from_slice(b"]");
+                    if let Ok(serde_json::Value::Object(times)) = serde_json::to_value(g.times) {
+                        for (key, value) in times {
+                            let key = serde_json::Value::String(key);
+                            out.extend_from_slice(format!(",{key}:{value}").as_bytes());
+                        }
+                    }
+                    out.push(b'}');
                     Part::Done
                 }
             }
@@ -289,6 +297,9 @@ fn join_into<T: Serialize>(
 #[serde(rename_all = "camelCase")]
 pub struct GraphPage<'a> {
     run_id: &'a str,
+    /// The run's held and work time.
+    #[serde(flatten)]
+    times: mindgate_store::RunTimes,
     nodes: &'a [GraphNode],
     /// The parent edges of this page's nodes.
     edges: Vec<&'a GraphEdge>,
@@ -311,6 +322,7 @@ pub fn page(graph: &RunGraph, after: usize, limit: usize) -> GraphPage<'_> {
         .collect();
     GraphPage {
         run_id: &graph.run_id,
+        times: graph.times,
         nodes,
         edges,
         total_nodes: graph.nodes.len(),

@@ -418,6 +418,7 @@ impl LiveGraph {
             "seq": inner.last_seq,
             "nodes": delta.nodes,
             "instances": delta.instances,
+            "times": inner.projection.times(),
         });
         // No receiver (every viewer is between subscribing and its snapshot) is fine.
         let _ = self.deltas.send(Arc::from(msg.to_string()));
@@ -444,6 +445,9 @@ impl LiveGraph {
                 format!(r#"{{"type":"graph.snapshot","runId":{run_id},"seq":{seq},"nodes":"#)
                     .into_bytes();
             let written = inner.projection.write_nodes_json(start..end, &mut out);
+            let times = serde_json::to_string(&inner.projection.times())
+                .unwrap_or_else(|_| "null".to_owned());
+            out.extend_from_slice(format!(r#","times":{times}"#).as_bytes());
             out.extend_from_slice(if end < count {
                 br#","more":true}"#
             } else {

@@ -86,7 +86,7 @@ pub use pg::follow::{
     APPLICATION_PREFIX as FOLLOWER_APPLICATION_PREFIX, FollowHook, Followed, Follower,
     application_name as follower_application_name,
 };
-pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, project};
+pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, RunTimes, project};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;

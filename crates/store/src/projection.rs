@@ -84,8 +84,17 @@ pub struct GraphInstance {
     pub finished_at: Option<i64>,
     /// Reported wall time (includes `heldMs`).
     pub duration_ms: Option<f64>,
-    /// Time held at gates.
+    /// Time held at gates: the sum of [`GraphInstance::holds`] once one was released
+    /// (the hub's record, errored and aborted instances too), else what the app reported.
     pub held_ms: Option<f64>,
+    /// Work time: the wall time (`durationMs`, else the `node.finished` / `node.error`
+    /// time less `startedAt`) less `heldMs`, never below 0; `null` until the instance
+    /// finished or failed.
+    pub work_ms: Option<f64>,
+    /// Its holds at gates, from `exec.paused` (`since`) to `exec.resumed` (`until`,
+    /// `null` while held); absent when it never held.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holds: Vec<HoldSpan>,
     /// Token usage as reported.
     pub usage: Option<Value>,
     /// The model the instance called ([`model_of_started`], [`model_of_finished`]).
@@ -103,6 +112,42 @@ pub struct GraphInstance {
     pub error: Option<ErrorBrief>,
     /// `seq` of `node.started`.
     pub first_seq: Option<u64>,
+}
+
+/// One hold of an instance at a gate (epoch ms, the app's clock).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HoldSpan {
+    /// `exec.paused`.
+    pub since: i64,
+    /// `exec.resumed`; `None` while held (or when the run ended without one).
+    pub until: Option<i64>,
+}
+
+/// Held time and work time of an instance: the one place they are computed (every view
+/// reads [`GraphInstance::held_ms`] and [`GraphInstance::work_ms`]). `ended_at` = when
+/// the instance finished or failed, `None` while it runs.
+fn settle_times(summary: &mut GraphInstance, ended_at: Option<i64>) {
+    if let Some(held) = released_hold_ms(&summary.holds) {
+        summary.held_ms = Some(held);
+    }
+    let wall = summary.duration_ms.or_else(|| {
+        let (start, end) = (summary.started_at?, ended_at?);
+        Some((end - start).max(0) as f64)
+    });
+    summary.work_ms = match (wall, ended_at) {
+        (Some(w), Some(_)) => Some((w - summary.held_ms.unwrap_or(0.0)).max(0.0)),
+        _ => None,
+    };
+}
+
+/// The time of the released holds among `holds`; `None` when none was released.
+fn released_hold_ms(holds: &[HoldSpan]) -> Option<f64> {
+    let mut released = holds
+        .iter()
+        .filter_map(|h| h.until.map(|u| (u - h.since).max(0)))
+        .peekable();
+    released.peek()?;
+    Some(released.sum::<i64>() as f64)
 }
 
 /// One logical node of the graph.
@@ -136,6 +181,22 @@ pub struct RunGraph {
     pub nodes: Vec<GraphNode>,
     /// Parent → child edges between nodes present in `nodes`.
     pub edges: Vec<GraphEdge>,
+    /// The run's held time and work time ([`RunProjection::times`]).
+    #[serde(flatten)]
+    pub times: RunTimes,
+}
+
+/// A run's held time and work time, computed once here ([`RunProjection::times`]) for
+/// every view: the graph and its live deltas, the run report (MCP `get_run`), the viewer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTimes {
+    /// The time of every released hold of its instances ([`GraphInstance::holds`];
+    /// held gates in parallel branches count each).
+    pub held_ms: f64,
+    /// Its wall time (first event to `run.finished`) less `heldMs`, never below 0;
+    /// `None` while it runs.
+    pub work_ms: Option<f64>,
 }
 
 impl RunGraph {
@@ -226,6 +287,8 @@ struct InstanceAcc {
     finished: bool,
     errored: bool,
     open_pauses: usize,
+    /// Epoch ms of its latest `node.error`.
+    error_at: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -264,6 +327,10 @@ pub struct RunProjection {
     changes: Option<Changes>,
     /// Instances over all nodes.
     instance_total: usize,
+    /// Epoch ms of the earliest event applied.
+    first_ts: Option<i64>,
+    /// Epoch ms of `run.finished`.
+    finished_ts: Option<i64>,
 }
 
 /// The string field `key` of a JSON object, if it is one.
@@ -319,6 +386,8 @@ fn new_instance(id: String) -> InstanceAcc {
                 finished_at: None,
                 duration_ms: None,
                 held_ms: None,
+                work_ms: None,
+                holds: Vec::new(),
                 usage: None,
                 model: None,
                 tokens: String::new(),
@@ -337,6 +406,7 @@ fn new_instance(id: String) -> InstanceAcc {
         finished: false,
         errored: false,
         open_pauses: 0,
+        error_at: None,
     }
 }
 
@@ -363,6 +433,8 @@ impl RunProjection {
             detail,
             changes: None,
             instance_total: 0,
+            first_ts: None,
+            finished_ts: None,
         }
     }
 
@@ -386,6 +458,25 @@ impl RunProjection {
             return;
         };
         self.apply_value(type_name, seq, ts, payload);
+    }
+
+    /// The run's held time and work time: the one place they are summed.
+    pub fn times(&self) -> RunTimes {
+        // The holds themselves, not the instances' `heldMs`: an app may count a child's
+        // hold in its parents' too (graphmind-ai does).
+        let held_ms: f64 = self
+            .nodes
+            .iter()
+            .flat_map(|n| &n.instances)
+            .filter_map(|i| released_hold_ms(&i.detail.summary.holds))
+            .sum();
+        let work_ms = match (self.first_ts, self.finished_ts) {
+            (Some(start), Some(end)) if self.run_finished => {
+                Some(((end - start).max(0) as f64 - held_ms).max(0.0))
+            }
+            _ => None,
+        };
+        RunTimes { held_ms, work_ms }
     }
 
     /// The node `node_id`, created (kind and name from its id, under the root
@@ -485,6 +576,7 @@ impl RunProjection {
 
     fn apply_value(&mut self, type_name: &str, seq: u64, ts: i64, mut payload: Value) {
         let detail = self.detail;
+        self.first_ts = Some(self.first_ts.map_or(ts, |first| first.min(ts)));
         match type_name {
             "graph.hint" => {
                 if let Some(nodes) = payload.get("nodes").and_then(Value::as_array) {
@@ -604,6 +696,7 @@ impl RunProjection {
                 if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
                     d.summary.held_ms = Some(h);
                 }
+                settle_times(&mut d.summary, Some(ts));
                 d.summary.injected = payload.get("injected").and_then(Value::as_bool) == Some(true);
                 if let Some(model) = model_of_finished(&payload) {
                     d.summary.model = Some(model);
@@ -631,6 +724,13 @@ impl RunProjection {
                 if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
                     d.summary.held_ms = Some(h);
                 }
+                let ended = if inst.finished {
+                    d.summary.finished_at
+                } else {
+                    Some(ts)
+                };
+                settle_times(&mut d.summary, ended);
+                inst.error_at = Some(ts);
                 if let Some(err) = payload.as_object_mut().and_then(|o| o.remove("error")) {
                     d.summary.error = Some(ErrorBrief {
                         name: str_field(&err, "name").unwrap_or_default(),
@@ -653,6 +753,10 @@ impl RunProjection {
                 self.touch_instance(ni, ii);
                 let inst = &mut self.nodes[ni].instances[ii];
                 inst.open_pauses += 1;
+                inst.detail.summary.holds.push(HoldSpan {
+                    since: ts,
+                    until: None,
+                });
                 if detail {
                     inst.detail.pauses.push(PauseRecord {
                         pause_id: pause_id.clone(),
@@ -674,6 +778,12 @@ impl RunProjection {
                     self.touch_instance(ni, ii);
                     let inst = &mut self.nodes[ni].instances[ii];
                     inst.open_pauses = inst.open_pauses.saturating_sub(1);
+                    let holds = &mut inst.detail.summary.holds;
+                    if let Some(h) = holds.iter_mut().rev().find(|h| h.until.is_none()) {
+                        h.until = Some(ts);
+                    }
+                    let ended = inst.detail.summary.finished_at.or(inst.error_at);
+                    settle_times(&mut inst.detail.summary, ended);
                     if let Some(p) = inst
                         .detail
                         .pauses
@@ -689,6 +799,7 @@ impl RunProjection {
             }
             "run.finished" => {
                 self.run_finished = true;
+                self.finished_ts = Some(ts);
                 // A held instance is no longer `paused` once its run finished.
                 let held: Vec<(usize, usize)> = self.pauses.values().copied().collect();
                 for (ni, ii) in held {
@@ -782,12 +893,15 @@ impl RunProjection {
             detail: false,
             changes: None,
             instance_total: self.instance_total,
+            first_ts: self.first_ts,
+            finished_ts: self.finished_ts,
         }
     }
 
     /// The graph view, consuming the projection (no copies of its strings).
     pub fn into_graph(self) -> RunGraph {
         let run_open = !self.run_finished;
+        let times = self.times();
         let index = self.index;
         let mut nodes = Vec::with_capacity(self.nodes.len());
         let mut edges = Vec::new();
@@ -821,6 +935,7 @@ impl RunProjection {
             run_id: self.run_id,
             nodes,
             edges,
+            times,
         }
     }
 

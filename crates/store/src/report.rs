@@ -51,8 +51,10 @@ pub struct SlowExecution {
     pub kind: String,
     /// Reported wall time (includes `heldMs`).
     pub duration_ms: Option<f64>,
-    /// Time held at gates.
+    /// Time held at gates ([`crate::projection::GraphInstance::held_ms`]).
     pub held_ms: Option<f64>,
+    /// Work time: wall time less held time ([`crate::projection::GraphInstance::work_ms`]).
+    pub work_ms: Option<f64>,
     /// The execution's state.
     pub status: NodeState,
 }
@@ -118,6 +120,9 @@ pub struct RunReport {
     pub tokens: TokenReport,
     /// Nodes held at a gate right now.
     pub paused: Vec<String>,
+    /// The run's held time and work time (the graph's, [`crate::RunTimes`]).
+    #[serde(flatten)]
+    pub times: crate::RunTimes,
 }
 
 /// `(inputTokens, outputTokens)` of a usage object (0 for a missing or non-integer field).
@@ -208,6 +213,7 @@ pub fn run_report(
             kind: n.kind.clone(),
             duration_ms: i.duration_ms,
             held_ms: i.held_ms,
+            work_ms: i.work_ms,
             status: i.status,
         })
         .collect();
@@ -224,6 +230,7 @@ pub fn run_report(
         .collect();
     RunReport {
         run_id: run.id.clone(),
+        times: graph.times,
         run_error,
         error_count: errors.len(),
         unrecovered_count: errors.iter().filter(|e| !e.recovered).count(),

@@ -70,7 +70,7 @@ function applyInstance(model, c, appended) {
   let inst = model.instanceOf(node, c.instanceId);
   if (!inst) {
     inst = {
-      id: c.instanceId, node, status: 'running', start: null, end: null, durationMs: null, heldMs: null,
+      id: c.instanceId, node, status: 'running', start: null, end: null, durationMs: null, heldMs: null, workMs: null, spans: [],
       input: undefined, output: undefined, error: null, errorDetail: null, usage: null, tokens: {}, holds: [],
       index: model.instList.length,
     };
@@ -88,6 +88,9 @@ function applyInstance(model, c, appended) {
   inst.end = c.finishedAt ?? null;
   inst.durationMs = c.durationMs ?? null;
   inst.heldMs = c.heldMs ?? null;
+  inst.workMs = c.workMs ?? null;
+  // Every hold of the instance (the server's projection): drawn amber on the timeline.
+  inst.spans = Array.isArray(c.holds) ? c.holds.map((h) => ({ since: h.since, until: h.until ?? null })) : [];
   inst.usage = c.usage || null;
   inst.error = c.error || null;
   inst.injected = !!c.injected;
@@ -137,6 +140,7 @@ export function applySnapshot(model, msg) {
     for (const i of Array.isArray(s.instances) ? s.instances : []) if (i && typeof i.instanceId === 'string') applyInstance(model, { ...i, nodeId: s.nodeId }, false);
   }
   for (const node of placed) fixDepth(node);
+  applyTimes(model, msg);
   model.lastSeq = typeof msg.seq === 'number' ? msg.seq : null;
   model.eventCount = model.lastSeq === null ? 0 : model.lastSeq + 1;
   model.version++;
@@ -160,10 +164,17 @@ export function applyDelta(model, msg) {
   for (const c of Array.isArray(msg.instances) ? msg.instances : []) {
     if (c && typeof c.nodeId === 'string' && typeof c.instanceId === 'string') applyInstance(model, c, true);
   }
+  applyTimes(model, msg);
   model.lastSeq = msg.seq;
   model.eventCount = msg.seq + 1;
   model.version++;
   return true;
+}
+
+/** The run's held time and work time, as the server's projection computed them. */
+function applyTimes(model, msg) {
+  const t = msg.times;
+  if (t && typeof t.heldMs === 'number') model.times = { heldMs: t.heldMs, workMs: typeof t.workMs === 'number' ? t.workMs : null };
 }
 
 /**

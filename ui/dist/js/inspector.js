@@ -224,7 +224,7 @@ export class Inspector {
       el('span', { class: 'mono small' }, `#${i + 1}`),
       el('span', { class: `status-dot st-${inst.status}` }),
       el('span', { class: 'small' }, inst.status),
-      el('span', { class: 'small muted' }, fmtDuration(dur)),
+      el('span', { class: 'small muted' }, inst.workMs !== null ? `work ${fmtDuration(inst.workMs)}` : fmtDuration(dur)),
       inst.heldMs ? el('span', { class: 'small held' }, `held ${fmtDuration(inst.heldMs)}`) : '',
       inst.injected ? el('span', { class: 'small pill st-paused' }, 'injected') : '');
   }
@@ -253,8 +253,9 @@ export class Inspector {
       ...fact('Instance', el('span', { class: 'mono small' }, inst.id)),
       ...fact('Status', el('span', { class: `pill st-${inst.status}` }, inst.status + (inst.injected ? ' (injected)' : '') + (inst.status === 'ok' && inst.error ? ' (recovered from error)' : ''))),
       ...fact('Started', fmtTime(inst.start)),
-      ...fact('Duration', `${fmtDuration(dur)}${inst.end === null ? ' so far' : ''}`),
-      ...fact('Held', inst.heldMs ? fmtDuration(inst.heldMs) : inst.holds.length ? `${inst.holds.length} hold(s)` : '–'),
+      ...fact('Duration', `${fmtDuration(dur)}${inst.end === null && inst.workMs === null ? ' so far' : ''}`),
+      ...fact('Work', inst.workMs !== null ? fmtDuration(inst.workMs) : '–'),
+      ...fact('Held', el('span', { class: inst.heldMs || inst.spans.length ? 'held' : '' }, inst.heldMs ? fmtDuration(inst.heldMs) : inst.spans.some((h) => h.until === null) ? 'held now' : '–')),
       ...(inst.redaction ? fact('Redacted', `${inst.redaction.count} value(s)${inst.redaction.keys && inst.redaction.keys.length ? `: ${inst.redaction.keys.join(', ')}` : ''}`) : []),
       ...(inst.holds.length ? fact('Gates', inst.holds.map((h) => `${h.point}${h.reason ? ` (${h.reason})` : ''} → ${h.action || 'held'}${h.principal && h.principal.kind ? ` by ${h.principal.kind}` : ''}`).join(', ')) : []),
       ...(u ? fact('Usage', `${fmtCount(u.inputTokens || 0)} in · ${fmtCount(u.outputTokens || 0)} out${u.reasoningTokens ? ` · ${fmtCount(u.reasoningTokens)} reasoning` : ''}${u.cacheReadTokens ? ` · ${fmtCount(u.cacheReadTokens)} cached` : ''}`) : []),

@@ -16,6 +16,9 @@ export class RunBar {
     this.runBtn = el('button', { type: 'button', class: 'seg', 'aria-pressed': 'true', onclick: () => store.setMode('run') }, 'Run');
     this.stepBtn = el('button', { type: 'button', class: 'seg', 'aria-pressed': 'false', onclick: () => store.setMode('step') }, 'Step');
     this.errToggle = el('input', { type: 'checkbox', id: 'pause-on-error', onchange: (e) => this.togglePauseOnError(e.target.checked) });
+    // Off (the default): an error gate holds while a page with the token (or an MCP
+    // client with control) is open, and is continued 3 s after the last one leaves.
+    this.holdToggle = el('input', { type: 'checkbox', id: 'hold-unwatched', onchange: (e) => store.setHoldUnwatched(e.target.checked) });
     this.kindSel = el('select', {
       'aria-label': 'Add a breakpoint before every node of a kind',
       onchange: (e) => { if (e.target.value) store.addBreakpoint({ kind: e.target.value, point: 'before' }); e.target.value = ''; },
@@ -27,6 +30,7 @@ export class RunBar {
     const controls = EMBEDDED ? [] : [
       el('div', { class: 'seg-group', role: 'group', 'aria-label': 'Execution mode' }, this.runBtn, this.stepBtn),
       el('label', { class: 'toggle', for: 'pause-on-error' }, this.errToggle, 'Pause on error'),
+      el('label', { class: 'toggle small', for: 'hold-unwatched', title: 'Off: an error gate nobody watches (no page with the token, no MCP client) is continued after 3 s, so the app never hangs. On: it waits for you. Saved on the server.' }, this.holdToggle, 'Hold when nobody watches'),
       this.kindSel,
       this.chips,
     ];
@@ -61,8 +65,9 @@ export class RunBar {
     const ro = s.readOnly;
     this.runBtn.setAttribute('aria-pressed', String(s.mode === 'run'));
     this.stepBtn.setAttribute('aria-pressed', String(s.mode === 'step'));
-    for (const b of [this.runBtn, this.stepBtn, this.errToggle, this.kindSel]) b.disabled = ro;
+    for (const b of [this.runBtn, this.stepBtn, this.errToggle, this.holdToggle, this.kindSel]) b.disabled = ro;
     this.errToggle.checked = s.breakpoints.some(isPauseOnError);
+    this.holdToggle.checked = !!s.holdUnwatched;
     this.chips.replaceChildren(...s.breakpoints.filter((m) => !isPauseOnError(m)).map((m) => {
       const text = describeMatcher(m);
       return el('span', { class: `chip pt-${m.point || 'before'}`, role: 'listitem' },
@@ -88,7 +93,8 @@ export class RunBar {
       el('span', { class: `pill st-${status}` }, status), ' ',
       this.store.loading ? el('span', { class: 'pill st-running' }, 'loading the graph…') : '', ' ',
       el('span', { class: 'muted', 'data-testid': 'run-figures' },
-        el('span', { 'data-figure': 'duration' }, fmtDuration(dur)), ' · ',
+        el('span', { 'data-figure': 'duration' }, fmtDuration(dur)), ' ',
+        runTimes(m, this.store.pauses.some((p) => p.runId === m.runId)), ' · ',
         el('span', { 'data-figure': 'nodes', 'data-value': c.nodes }, countOf(c.nodes, 'node')), ' · ',
         el('span', { 'data-figure': 'instances', 'data-value': m.instList.length }, countOf(m.instList.length, 'instance')), ' · ',
         el('span', { 'data-figure': 'events', 'data-value': c.events }, countOf(c.events, 'event')),
@@ -96,4 +102,13 @@ export class RunBar {
         tokens ? [' · ', el('span', { 'data-figure': 'tokens', 'data-value': tokens }, countOf(tokens, 'token'))] : '',
         cost && (cost.usd || isUnpriced(cost)) ? [' · ', el('span', { 'data-figure': 'cost', class: isUnpriced(cost) ? 'unpriced badge' : '', title: costDetail(cost) }, fmtCostShort(cost))] : ''));
   }
+}
+
+/** Work time and held time of the run, apart (both visible; held in amber). */
+function runTimes(m, heldNow) {
+  const { heldMs, workMs } = m.times;
+  return el('span', { class: 'run-times small' },
+    el('span', { class: 'muted' }, `(work ${workMs === null ? '…' : fmtDuration(workMs)}`),
+    el('span', { class: heldMs || heldNow ? 'held' : 'muted' }, ` · held ${heldNow && !heldMs ? 'now' : fmtDuration(heldMs)}${heldNow && heldMs ? ' + now' : ''}`),
+    el('span', { class: 'muted' }, ')'));
 }

@@ -15,6 +15,7 @@ export class RunGraph {
     this.instList = [];          // instances in arrival order (timeline)
     this.lastSeq = null;         // seq of the last event the graph reflects
     this.eventCount = 0;
+    this.times = { heldMs: 0, workMs: null }; // the run's held and work time (the server's)
     // Name, status and times of the run (from the run list, not from the graph).
     this.info = { app: '', name: '', status: 'running', startedAt: null, finishedAt: null };
     this.minTs = Infinity;

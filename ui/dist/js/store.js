@@ -29,6 +29,7 @@ export class Store extends Emitter {
     this.olderExhausted = false;
     this.breakpoints = [];
     this.mode = 'run';
+    this.holdUnwatched = false; // keep error gates held with nobody watching (docs/http-api.md#unwatched-gates)
     this.pauses = [];
     this.apps = [];
     this.runId = null;
@@ -87,7 +88,12 @@ export class Store extends Emitter {
         if (msg.mode) this.mode = msg.mode;
         if (Array.isArray(msg.pauses)) this.pauses = msg.pauses;
         if (Array.isArray(msg.apps)) this.apps = msg.apps;
+        this.holdUnwatched = !!msg.holdUnwatched;
         this.syncPaused();
+        this.emit('state', this);
+        break;
+      case 'holdUnwatched':
+        this.holdUnwatched = !!msg.hold;
         this.emit('state', this);
         break;
       // Deltas after the first `state` (docs/ui-feed.md); each is idempotent.
@@ -393,6 +399,11 @@ export class Store extends Emitter {
     });
   }
 
+  /** Keeps error gates held with nobody watching (saved on the server), or not. */
+  setHoldUnwatched(hold) {
+    if (!this.feed.send({ type: 'hold.unwatched', hold })) toast('not connected to the server', 'error');
+  }
+
   async resume(pause, action, output, input) {
     const payload = { pauseId: pause.pauseId, action };
     if (action === 'inject') payload.output = output;
@@ -410,9 +421,8 @@ export class Store extends Emitter {
         out = { result: 'error', message: err.message };
       }
     }
-    const label = `${cap(action)} ${pause.nodeId}`;
     const kind = out.result === 'resumed' ? 'ok' : (out.result === 'taken' || out.result === 'no-such-pause') ? 'warn' : 'error';
-    const text = `${label} → ${out.result}${out.message ? ` (${out.message})` : ''}`;
+    const text = resumeOutcome(action, pause.nodeId, out);
     this.note(kind, text);
     toast(text, kind);
     return out;
@@ -477,6 +487,19 @@ export class Store extends Emitter {
 }
 
 function cap(s) { return s.charAt(0).toUpperCase() + s.slice(1); }
+
+/** What the person's resume did, in words: "Aborted tool:x", "Retried tool:x", … */
+const DONE = { continue: 'Continued', retry: 'Retried', inject: 'Injected a value into', abort: 'Aborted the run at' };
+export function resumeOutcome(action, nodeId, out) {
+  const detail = out.message ? ` (${out.message})` : '';
+  switch (out.result) {
+    case 'resumed': return `${DONE[action] || cap(action)} ${nodeId}`;
+    case 'taken': return `${cap(action)} ${nodeId}: somebody else already released this gate${detail}`;
+    case 'no-such-pause': return `${cap(action)} ${nodeId}: the gate is no longer held${detail}`;
+    case 'refused': return `${cap(action)} ${nodeId} was refused${detail}`;
+    default: return `${cap(action)} ${nodeId} failed${detail}`;
+  }
+}
 
 export function describeMatcher(m) {
   const point = m.point || 'before';

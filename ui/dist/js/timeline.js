@@ -1,7 +1,8 @@
 // Timeline: a waterfall of the selected run's instances over time, drawn on a
 // canvas and virtualised by scroll position. Bars come from the run graph's
-// instances (start, end, state); held gates from the pause feed (open holds)
-// and, for a node the inspector read, its detail (every hold). Linked to the graph: clicking a
+// instances (start, end, state); their holds at gates (the graph's `holds`, every
+// instance that was held, errored and resumed ones too) are drawn amber over them, with
+// gates held now from the pause feed. Linked to the graph: clicking a
 // bar selects its node, selecting a node highlights (and scrolls to) its bars.
 
 import { el, cssVar } from './dom.js';
@@ -109,8 +110,8 @@ export class Timeline {
       const x0 = xOf(start), x1 = Math.max(x0 + 2, xOf(end));
       ctx.fillStyle = col[inst.status] || col.muted;
       ctx.fillRect(x0, y + 4, x1 - x0, ROW - 8);
-      const holds = inst.holds.map((h) => [h.since, h.until]);
-      if (openHolds.has(inst) && !inst.holds.some((h) => h.until === null)) holds.push([openHolds.get(inst), null]);
+      const holds = inst.spans.map((h) => [h.since, h.until]);
+      if (openHolds.has(inst) && !inst.spans.some((h) => h.until === null)) holds.push([openHolds.get(inst), null]);
       for (const [since, until] of holds) {
         const hx0 = xOf(since), hx1 = Math.max(hx0 + 2, xOf(until ?? (inst.end ?? Date.now())));
         ctx.fillStyle = col.paused;
@@ -146,7 +147,7 @@ export class Timeline {
   onHover(e) {
     const m = this.store.model;
     const inst = m ? m.instList[this.indexAt(e)] : null;
-    this.scroller.title = inst ? `${inst.node.name} · ${inst.status} · ${fmtDuration(inst.durationMs ?? (inst.end ? inst.end - inst.start : null))}` : '';
+    this.scroller.title = inst ? `${inst.node.name} · ${inst.status} · ${fmtDuration(inst.durationMs ?? (inst.end ? inst.end - inst.start : null))}${inst.workMs !== null ? ` · work ${fmtDuration(inst.workMs)}` : ''}${inst.heldMs ? ` · held ${fmtDuration(inst.heldMs)}` : ''}` : '';
   }
 
   onKey(e) {
