@@ -352,6 +352,17 @@ pub fn get_run(
         graph.edges.iter().take(GET_RUN_MAX_EDGES).collect();
 
     let mut text = format!("Run {}\n{}\n", run_line(&run), links.run(&run.id));
+    if report.times.held_ms > 0.0 {
+        let work = report
+            .times
+            .work_ms
+            .map_or_else(|| "still running".to_owned(), duration);
+        let _ = writeln!(
+            text,
+            "Work {work}, held at gates {}",
+            duration(report.times.held_ms)
+        );
+    }
     if let Some(e) = &run_error {
         let _ = writeln!(text, "Run error: {}", error_line(e, 500));
     }
@@ -440,6 +451,8 @@ pub fn get_run(
             "byNode": tokens_by_node,
         },
         "paused": paused,
+        "heldMs": report.times.held_ms,
+        "workMs": report.times.work_ms,
         "graph": {
             "nodeCount": graph.nodes.len(),
             "announcedOnlyCount": graph.announced_only(),

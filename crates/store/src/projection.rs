@@ -469,7 +469,8 @@ impl RunProjection {
             .iter()
             .flat_map(|n| &n.instances)
             .filter_map(|i| released_hold_ms(&i.detail.summary.holds))
-            .sum();
+            // Not `sum`: an empty f64 sum is -0.0.
+            .fold(0.0, |total, held| total + held);
         let work_ms = match (self.first_ts, self.finished_ts) {
             (Some(start), Some(end)) if self.run_finished => {
                 Some(((end - start).max(0) as f64 - held_ms).max(0.0))

@@ -126,4 +126,5 @@ fn an_instance_never_held_keeps_the_apps_held_time_and_no_holds() {
     assert!(inst.get("holds").is_none());
     assert_eq!(inst["heldMs"], Value::Null);
     assert_eq!(inst["workMs"], 40.0);
+    assert_eq!(graph["heldMs"].to_string(), "0.0", "no hold: 0, not -0");
 }
