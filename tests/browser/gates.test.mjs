@@ -103,6 +103,9 @@ test('an open page holds the error gate; held time is amber and apart from work 
   assert.ok(times.workMs !== null);
   await page.locator('#graph-region .run-times .held', { hasText: 'held' }).waitFor();
   await page.locator('#inspector .inst-row .held').first().waitFor();
+  // The node's box says it too (drawn on the canvas: read what the view wrote).
+  const sub = await page.evaluate(() => window.mindgate.graph.summary(window.mindgate.store.model.nodes.get('tool:check_visa')));
+  assert.match(sub, /^\S+ (ms|s) work · \S+ s held · 1 error$/);
   await shoot('resumed');
   assert.deepEqual(errors, []);
 });

@@ -317,8 +317,11 @@ export class GraphView {
     if (n.placeholder && !n.insts.length) return 'waiting for its start event';
     const last = n.insts[n.insts.length - 1];
     if (!last) return n.status;
-    const parts = [n.status];
-    if (last.durationMs !== null) parts.push(fmtDuration(last.durationMs));
+    // Held at a gate here: work time and held time apart (the projection's), not one sum
+    // (the status shows in the box's colour; the line must fit the box).
+    const held = last.spans && last.spans.length && last.workMs !== null && last.workMs !== undefined;
+    const parts = held ? [`${fmtDuration(last.workMs)} work`, `${fmtDuration(last.heldMs || 0)} held`] : [n.status];
+    if (!held && last.durationMs !== null) parts.push(fmtDuration(last.durationMs));
     if (n.errors) parts.push(`${n.errors} error${n.errors > 1 ? 's' : ''}`);
     return parts.join(' · ');
   }
