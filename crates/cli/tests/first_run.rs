@@ -1,10 +1,12 @@
 //! `mindgate serve`'s first output says what to do next: open the viewer URL (with its
 //! token), run the demo against this server, connect an app (graphmind-ai, an OpenTelemetry
-//! exporter, the README's "Connect your agent"), in plain text when stdout is not a terminal.
+//! exporter, the README's "Connect your agent"), in plain text when stdout is not a terminal;
+//! the demo command it prints runs against this server as printed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use mindgate_testkit::{ServeProcess, readme, wait};
@@ -66,4 +68,41 @@ fn serve_says_what_to_do_next_without_colour_codes() {
     );
     assert!(!text.contains('\u{1b}'), "colour codes in a pipe: {text:?}");
     assert!(lines.len() <= 12, "the banner grew long: {text}");
+}
+
+#[test]
+fn the_printed_demo_command_runs_against_this_server() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_mindgate"));
+    let server = ServeProcess::start(bin, &[]);
+    let lines = banner(&server);
+    let demo = lines
+        .iter()
+        .find_map(|l| l.split_once("Watch a demo agent run:"))
+        .map(|(_, command)| command.trim().to_owned())
+        .unwrap();
+    let mut words = demo.split_whitespace();
+    assert_eq!(words.next(), Some("mindgate"), "{demo}");
+    let mut child = Command::new(bin)
+        .args(words)
+        .env_remove("MINDGATE_URL")
+        .env_remove("GRAPHMIND_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Nobody watches: its error gate is released after the unwatched grace, so it ends.
+    let status = wait::until("the demo to finish", Duration::from_secs(60), || {
+        child.try_wait().unwrap()
+    });
+    assert!(status.success(), "{demo} failed");
+    let (code, runs) = server.request("GET", "/api/runs", None, true).unwrap();
+    assert_eq!(code, 200, "{runs}");
+    let names: Vec<&str> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["plan-trip"], "{runs}");
 }
