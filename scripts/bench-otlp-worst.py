@@ -32,7 +32,13 @@ sys.path.insert(0, str(REPO / "tests" / "attack"))
 import otlp_wire as wire  # noqa: E402
 
 TRACE = 0x7E57_0000_0000_0000_0000_0000_0000_0001
-N = 250_000
+N = 250_000  # --spans
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -93,6 +99,7 @@ def row(binary: str, kind: str, probe: bool) -> None:
     try:
         pid = server.proc.pid
         rss0 = vm_kib(pid, "VmRSS")
+        cpu0 = cpu_s(pid)
         other: dict[str, float] = {}
 
         def lone() -> None:
@@ -112,7 +119,7 @@ def row(binary: str, kind: str, probe: bool) -> None:
         rejected, _ = wire.pb_partial(answer) if status == 200 else (-1, "")
         print(
             f"{kind:7} {len(body) / 2**20:5.1f} MiB  status {status}  rejected {rejected}  "
-            f"{took:6.2f} s  RSS {rss0 / 1024:5.0f} -> peak {vm_kib(pid, 'VmHWM') / 1024:5.0f} MiB"
+            f"{took:6.2f} s (server CPU {cpu_s(pid) - cpu0:6.2f} s)  RSS {rss0 / 1024:5.0f} -> peak {vm_kib(pid, 'VmHWM') / 1024:5.0f} MiB"
             + (f"  other client waited {other.get('wait', float('nan')):.2f} s" if probe else ""),
             flush=True,
         )
@@ -121,10 +128,13 @@ def row(binary: str, kind: str, probe: bool) -> None:
 
 
 def main() -> None:
+    global N
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=str(REPO / "target" / "debug" / "mindgate"))
     ap.add_argument("--rows", nargs="*", default=["bomb", "chain", "cycle", "traces"])
+    ap.add_argument("--spans", type=int, default=N)
     args = ap.parse_args()
+    N = args.spans
     for kind in args.rows:
         row(args.bin, kind, probe=kind == "cycle")
 

@@ -387,7 +387,7 @@ impl TraceState {
     /// Maps one request's spans of this trace to events (`seq`s allocated from
     /// [`TraceState::next_seq`]), into `sink` or else `batch.events`.
     pub fn ingest(&mut self, group: TraceSpans, now: i64, batch: &mut Batch, sink: EventSink<'_>) {
-        let TraceSpans { trace, mut spans } = group;
+        let TraceSpans { trace, spans } = group;
         let Some(first) = spans.first() else {
             return;
         };
@@ -414,10 +414,11 @@ impl TraceState {
                        "meta": {"name": &*app, "source": SOURCE, "traceId": hex(&trace)}}),
             );
         }
-        order_parents_first(&mut spans);
-        // Starts, parents first; then ends, children first.
+        // Starts, parents first; then ends, children first (by index: nothing is moved).
+        let order = parents_first(&spans);
         let mut ends: Vec<usize> = Vec::with_capacity(spans.len());
-        for (index, incoming) in spans.iter().enumerate() {
+        for index in order {
+            let incoming = &spans[index];
             out.rejected_before = out.batch.rejected_spans;
             out.span = span_key(&incoming.span.span_id);
             if str_of(&incoming.attrs, "logfire.span_type") == Some("pending_span") {
@@ -541,17 +542,16 @@ impl Tracker {
     }
 }
 
-/// Orders spans so that a parent present in the same list comes before its children
-/// (by depth within the list, then as sent; cycles broken: [`crate::order`]).
-fn order_parents_first(spans: &mut Vec<Incoming>) {
+/// The indexes of `spans` in start order: a parent present in the same list comes
+/// before its children (by depth within the list, then as sent; cycles broken:
+/// [`crate::order`]).
+fn parents_first(spans: &[Incoming]) -> Vec<usize> {
     let ids: Vec<u64> = spans.iter().map(|s| span_key(&s.span.span_id)).collect();
     let parents: Vec<Option<u64>> = spans
         .iter()
         .map(|s| (!s.span.parent_span_id.is_empty()).then(|| span_key(&s.span.parent_span_id)))
         .collect();
-    let order = crate::order::parents_first(&ids, &parents);
-    let mut slots: Vec<Option<Incoming>> = spans.drain(..).map(Some).collect();
-    spans.extend(order.into_iter().filter_map(|i| slots[i].take()));
+    crate::order::parents_first(&ids, &parents)
 }
 
 /// Appends one run's events, allocating `seq`s.
