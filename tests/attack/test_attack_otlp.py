@@ -224,6 +224,20 @@ def test_a_json_attribute_over_the_budget_rejects_its_span_alone(server):
     assert rejected == 1 and "budget" in message and "many" in message, answer
 
 
+def test_a_request_of_more_traces_than_the_budget_stores_the_first_4096(server):
+    """Each trace costs a run, a claim and a store read: past 4,096 in one request their
+    spans are rejected (named in the answer), the rest stored."""
+    base = 0xA000_0000_0000_0000_0000_0000_0000_0000
+    spans = [wire.span(base + i, 1, None, "t") for i in range(4_100)]
+    status, answer = wire.post(server["base"], wire.export_json(spans), gz=True)
+    assert status == 200, answer
+    rejected, message = wire.partial(answer)
+    assert rejected == 4 and "more than 4096 traces" in message, answer
+    # The traces are taken in trace-id order: the last four are the ones left out.
+    assert run_status(server, run_of(base + 4_095)) == "ok"
+    assert run_status(server, run_of(base + 4_096)) is None
+
+
 # -- 3. one request must not hold every client ------------------------------------
 
 

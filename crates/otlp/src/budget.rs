@@ -18,6 +18,9 @@ pub const MAX_SPAN_VALUES: usize = 50_000;
 pub const MAX_SPAN_BYTES: usize = 4 * 1024 * 1024;
 /// Most values in one request.
 pub const MAX_REQUEST_VALUES: usize = 1_000_000;
+/// Most traces (runs) in one request: the spans of further traces are rejected (each
+/// trace costs a run, a claim and a read of the store, whatever its size).
+pub const MAX_REQUEST_TRACES: usize = 4_096;
 /// Deepest nesting of arrays and key-value lists read (deeper is refused).
 pub const MAX_VALUE_DEPTH: usize = 32;
 /// Most JSON values (objects, arrays, strings, numbers, keys…) in one OTLP/JSON body,

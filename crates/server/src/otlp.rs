@@ -23,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{BoxError, Router};
 use mindgate_errors::ErrorCode;
+use mindgate_otlp::budget::MAX_REQUEST_TRACES;
 use mindgate_otlp::{
     Batch, Decoded, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage,
 };
@@ -206,10 +207,15 @@ async fn ingest(state: &AppState, decoded: Decoded) -> Result<(i64, String), Res
         rejected_spans,
         reasons,
     } = decoded;
-    let groups = tokio::task::spawn_blocking(move || {
+    let (groups, past_budget) = tokio::task::spawn_blocking(move || {
         let mut groups = mindgate_otlp::split_by_trace(request);
         groups.sort_unstable_by_key(mindgate_otlp::TraceSpans::trace);
-        groups
+        let past: usize = groups
+            .split_off(groups.len().min(MAX_REQUEST_TRACES))
+            .iter()
+            .map(mindgate_otlp::TraceSpans::len)
+            .sum();
+        (groups, past)
     })
     .await
     .map_err(|_| failed("grouping the spans failed"))?;
@@ -230,6 +236,16 @@ async fn ingest(state: &AppState, decoded: Decoded) -> Result<(i64, String), Res
             config: otlp.config(),
         };
         let mut batch = Batch::default();
+        if past_budget > 0 {
+            batch.reject(
+                past_budget as u64,
+                format!(
+                    "the request holds more than {MAX_REQUEST_TRACES} traces, over the decode \
+                     budget: the spans of the traces past it (by trace id) are not stored; \
+                     send smaller batches"
+                ),
+            );
+        }
         let (mut guards, groups): (Vec<_>, Vec<_>) = held.into_iter().unzip();
         let traces = guards
             .iter_mut()
