@@ -168,16 +168,21 @@ fn the_mcp_servers_entry_starts_a_server_that_answers_initialize() {
     ] {
         assert!(names.contains(&tool), "{tool} not offered: {names:?}");
     }
-    // The agent can remember through it: the fact is stored (trusted or quarantined).
+    // The agent remembers for the entry's user without naming one (trusted or quarantined).
+    let user = args
+        .windows(2)
+        .find(|pair| pair[0] == "--memory-user")
+        .map(|pair| pair[1])
+        .expect("the entry names its --memory-user");
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "fact_remember",
-        "arguments": {"userId": "ada", "text": "Ada prefers window seats."}}}),
+        "name": "fact_remember", "arguments": {"text": "Prefers window seats."}}}),
     );
     let remembered = answer(&lines, 3);
     assert_eq!(remembered["result"]["isError"], false, "{remembered}");
     let fact = &remembered["result"]["structuredContent"]["fact"];
-    assert_eq!(fact["text"], "Ada prefers window seats.", "{remembered}");
+    assert_eq!(fact["text"], "Prefers window seats.", "{remembered}");
+    assert_eq!(fact["userId"], user, "{remembered}");
     let _ = child.kill();
     let _ = child.wait();
 }
