@@ -213,7 +213,7 @@ async function pageFigures(page, id) {
     const bar = {};
     for (const e of document.querySelectorAll('[data-testid="run-figures"] [data-figure]')) bar[e.dataset.figure] = { value: e.dataset.value, text: e.textContent };
     const row = document.querySelector('.run-row.selected .run-line3');
-    return { bar, row: row ? row.textContent : null };
+    return { bar, row: row ? row.textContent : null, times: { ...window.mindgate.store.model.times } };
   });
 }
 
@@ -270,6 +270,12 @@ test('every figure agrees on every surface, over the demo, a real agent, an OTLP
       assert.match(await page.locator('.run-row.selected [data-testid="run-cost"]').getAttribute('title'), /unpriced: model .*no price is known/);
       assert.equal(await page.locator('.run-row.selected [data-testid="run-cost"]').textContent(), 'unpriced');
     }
+    // held time and work time: the projection's, on the graph, the report, MCP and the page.
+    assert.equal(report.heldMs, graph.heldMs, `${at}: report held time`);
+    assert.equal(report.workMs ?? null, graph.workMs ?? null, `${at}: report work time`);
+    assert.deepEqual({ heldMs: mcp.value.heldMs, workMs: mcp.value.workMs ?? null }, { heldMs: graph.heldMs, workMs: graph.workMs ?? null }, `${at}: MCP times`);
+    assert.deepEqual(shown.times, { heldMs: graph.heldMs, workMs: graph.workMs ?? null }, `${at}: the page's times`);
+    if (listed.status !== 'running') assert.ok(graph.workMs <= listed.durationMs, `${at}: work time within the duration`);
     // duration: an ended run's is fixed and the same everywhere.
     if (listed.status !== 'running') {
       assert.equal(detail.durationMs, listed.finishedAt - listed.startedAt, `${at}: duration`);
