@@ -208,3 +208,40 @@ def test_an_mcp_client_with_control_keeps_the_error_gate(unwatched, app):
                     assert resumed_principals(unwatched, pause["runId"]) == [{"kind": "mcp"}]
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_mindgate_mcp_with_control_over_stdio_keeps_the_error_gate(unwatched, app):
+    import asyncio
+    import os
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from conftest import BIN
+
+    gm = app(unwatched)
+    env = dict(os.environ, MINDGATE_HOME=str(unwatched.home), MINDGATE_LOG="warn")
+
+    def watchers() -> int:
+        return unwatched.get("/health")["watchers"]
+
+    async def main() -> dict[str, Any]:
+        params = StdioServerParameters(
+            command=BIN, args=["mcp", "--port", str(unwatched.port), "--allow-control"], env=env
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                deadline = time.monotonic() + 15
+                while watchers() != 1:
+                    assert time.monotonic() < deadline, "mindgate mcp never watched the server"
+                    await asyncio.sleep(0.05)
+                thread, box = failing_agent(gm, "mcp-stdio-watches")
+                pause = await asyncio.to_thread(unwatched.wait_pause)
+                await asyncio.to_thread(stays_held, unwatched, pause, GRACE + 1.0)
+        # The session ended: nobody watches any more; released after the grace.
+        await asyncio.to_thread(released_by, unwatched, thread, box, pause["runId"])
+        return pause
+
+    asyncio.run(asyncio.wait_for(main(), 90))
+    assert watchers() == 0

@@ -88,6 +88,11 @@ impl HttpControl {
         }
     }
 
+    /// The server this control talks to, found now.
+    pub(crate) fn endpoint_now(&self) -> Result<ServerEndpoint, ToolError> {
+        self.endpoint()
+    }
+
     fn endpoint(&self) -> Result<ServerEndpoint, ToolError> {
         match &self.fixed {
             Some(ep) => Ok(ep.clone()),
@@ -99,6 +104,10 @@ impl HttpControl {
 impl PauseControl for HttpControl {
     fn port(&self) -> Result<u16, ToolError> {
         self.endpoint().map(|e| e.port)
+    }
+
+    fn watch(&self) -> Option<Watching> {
+        crate::watch::start(self.clone())
     }
 
     fn list_pauses<'a>(

@@ -44,6 +44,7 @@ mod server;
 pub mod stdio;
 pub mod tasks;
 pub mod time;
+mod watch;
 
 use rmcp::ServiceExt;
 pub use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -62,7 +63,8 @@ pub use server::{CONTROL_TOOLS, INSTRUCTIONS, McpConfig, MindgateMcp};
 /// JSON-RPC parse error). Logs must go to standard error (standard output
 /// carries the protocol).
 pub async fn serve_stdio(config: McpConfig) -> Result<(), McpError> {
-    let server = MindgateMcp::new(config);
+    // One session for the process's life: with control it watches the server's gates.
+    let server = MindgateMcp::new(config).for_session();
     let running = server
         .serve(stdio::stdio())
         .await

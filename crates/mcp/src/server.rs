@@ -240,10 +240,9 @@ impl MindgateMcp {
         let watching = self
             .shared
             .config
-            .control
-            .as_ref()
-            .filter(|_| self.shared.config.allow_control)
-            .and_then(|c| c.watch())
+            .allow_control
+            .then(|| self.shared.control().watch())
+            .flatten()
             .map(Arc::new);
         MindgateMcp {
             shared: self.shared.clone(),

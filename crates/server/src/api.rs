@@ -49,6 +49,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Value> {
         "protocol": mindgate_protocol::PROTOCOL_VERSION,
         "apps": apps,
         "pauses": pauses,
+        "watchers": state.hub.watchers(),
         "acceptedEvents": state.stats.accepted_events.load(Relaxed),
         "invalidFrames": state.stats.invalid_frames.load(Relaxed),
         "refusedEvents": state.stats.refused_events.load(Relaxed),
