@@ -409,9 +409,10 @@ pub fn get_task_graph(
     }
     let _ = writeln!(
         text,
-        "\nCritical path ({} of {}):",
+        "\nCritical path ({} of agent work in {}; waiting for the person {}):",
         duration(g.critical_path.duration_ms as f64),
-        duration(g.critical_path.total_ms as f64)
+        duration(g.critical_path.total_ms as f64),
+        duration(s.waiting_ms as f64)
     );
     for (i, step) in report.critical_path().enumerate().take(60) {
         let n = step.node;

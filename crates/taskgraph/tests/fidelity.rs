@@ -9,8 +9,8 @@ use std::path::Path;
 use common::check_critical_path;
 use mindgate_taskgraph::graph::ToolMeta;
 use mindgate_taskgraph::{
-    BuildOptions, GraphTree, NodeMeta, NodeType, Session, Status, TaskGraph, build_session_tree,
-    read_session,
+    BuildOptions, GraphTree, NodeMeta, NodeType, Session, Status, TaskGraph, WaitKind,
+    build_session_tree, read_session,
 };
 
 const FX: &str = "tests/fixtures/fidelity";
@@ -390,4 +390,41 @@ fn files_in_no_agents_format_are_reported_as_skipped() {
     let mut catalog = mindgate_taskgraph::Catalog::new(config);
     assert_eq!(catalog.refresh().len(), 1);
     assert_eq!(catalog.skipped(), &found.skipped[..]);
+}
+
+const CLAUDE_WAIT: &str = "waiting/claude-rejected-write.jsonl";
+
+/// Issue 26 item 2: a Write the person rejected after 1m 55s at the permission prompt is
+/// waiting, not work: it weighs nothing on the critical path, is never hot, and its time shows
+/// as a `permission` segment beside the reply between the turns; the summary totals both.
+#[test]
+fn waiting_for_the_person_is_not_agent_work() {
+    let (_, t) = tree(CLAUDE_WAIT);
+    let g = &t.graph;
+    let cp = &g.critical_path;
+    // Still a failed call for the counts (the rejection is its outcome).
+    assert_eq!(node(g, "tool-w1").status, Status::Failed);
+    assert_eq!(node(g, "tool-w1").duration_ms, 115_000);
+    assert!(!cp.hot_node_ids.iter().any(|h| h == "tool-w1"));
+    // Agent work on the path: turn 1 (step 1.1's 5 s less its Read's 2 s, the Read; step 1.2's
+    // 3 s less its Write is 0) and turn 2 (the 10 s call and the 10 s answer; step 2.1's own
+    // time is its call's), never the 115 s prompt or the 25 s reply.
+    assert_eq!(cp.duration_ms, 3_000 + 2_000 + 10_000 + 10_000);
+    let waits: Vec<(WaitKind, &str, i64)> = cp
+        .waiting
+        .iter()
+        .map(|w| (w.kind, w.node_id.as_str(), w.duration_ms))
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            (WaitKind::Permission, "tool-w1", 115_000),
+            (WaitKind::UserReply, "phase-2", 25_000)
+        ]
+    );
+    assert_eq!(cp.waiting_ms, 140_000);
+    assert_eq!(g.summary.waiting_ms, 140_000);
+    // Nine path nodes: the cap of 10 % leaves one hot node (the earliest of the 10 s ones).
+    assert_eq!(cp.node_ids.len(), 9);
+    assert_eq!(cp.hot_node_ids, ["tool-b1"]);
 }

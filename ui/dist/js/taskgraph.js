@@ -52,6 +52,8 @@ export function applyDelta(graph, d) {
     }
     path.duration_ms = cp.duration_ms;
     path.total_ms = cp.total_ms;
+    path.waiting = cp.waiting || [];
+    path.waiting_ms = cp.waiting_ms || 0;
   }
   return graph;
 }

@@ -212,11 +212,12 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> Str
     let cp = &g.critical_path;
     let _ = writeln!(
         o,
-        "\nCritical path: {} of {} ({} nodes, {} hot)",
+        "\nCritical path: {} of agent work in {} ({} nodes, {} hot); waiting for the person {}",
         duration(cp.duration_ms),
         duration(cp.total_ms),
         cp.node_ids.len(),
-        cp.hot_node_ids.len()
+        cp.hot_node_ids.len(),
+        duration(sum.waiting_ms)
     );
     for node in report.hot_steps() {
         let _ = writeln!(

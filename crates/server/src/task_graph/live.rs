@@ -94,6 +94,9 @@ struct PathSplice<'a> {
     edge_ids: &'a [mindgate_taskgraph::graph::SharedStr],
     duration_ms: i64,
     total_ms: i64,
+    /// The path's waiting segments, whole (a few per turn at most).
+    waiting: &'a [mindgate_taskgraph::WaitSegment],
+    waiting_ms: i64,
 }
 
 #[derive(Serialize)]
@@ -119,6 +122,8 @@ impl<'a> PathSplice<'a> {
             edge_ids,
             duration_ms,
             total_ms,
+            waiting,
+            waiting_ms,
         } = now;
         fn common<T: PartialEq>(a: &[T], b: &[T]) -> usize {
             a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -135,6 +140,8 @@ impl<'a> PathSplice<'a> {
             keep,
             duration_ms: *duration_ms,
             total_ms: *total_ms,
+            waiting,
+            waiting_ms: *waiting_ms,
         })
     }
 }
@@ -236,6 +243,7 @@ impl Fields {
             retried_steps: _,
             most_used_tools: _,
             files_changed: _,
+            waiting_ms: _,
         } = new;
         diff!(
             &mut summary,
@@ -247,7 +255,8 @@ impl Fields {
             failed_steps,
             retried_steps,
             most_used_tools,
-            files_changed
+            files_changed,
+            waiting_ms
         );
         if !summary.is_empty() {
             out.insert("summary".to_owned(), serde_json::Value::Object(summary));

@@ -8,6 +8,7 @@
 //! append that touches only the newest nodes costs O(new nodes + their in-edges + new path tail).
 
 use super::model::{CriticalPath, Edge, Node};
+use super::waiting::hot_positions;
 
 const NONE: u32 = u32::MAX;
 
@@ -27,8 +28,6 @@ pub(crate) struct CritState {
     dirty_from: usize,
     path: Vec<u32>,
     pos: Vec<u32>,
-    /// Number of hot nodes among `path[0..=k]`.
-    hot_prefix: Vec<u32>,
 }
 
 impl CritState {
@@ -129,15 +128,8 @@ impl CritState {
             self.pos[c as usize] = NONE;
         }
         self.path.truncate(keep);
-        self.hot_prefix.truncate(keep);
         out.node_ids.truncate(keep);
         out.edge_ids.truncate(keep.saturating_sub(1));
-        let hot_keep = if keep == 0 {
-            0
-        } else {
-            self.hot_prefix[keep - 1] as usize
-        };
-        out.hot_node_ids.truncate(hot_keep);
         for &c in tail.iter().rev() {
             let ci = c as usize;
             if !self.path.is_empty()
@@ -149,16 +141,20 @@ impl CritState {
             self.pos[ci] = self.path.len() as u32;
             self.path.push(c);
             let id = nodes.get(ci).map(|n| n.id.clone()).unwrap_or_default();
-            let prev_hot = self.hot_prefix.last().copied().unwrap_or(0);
-            if self.weight[ci] > 0 {
-                out.hot_node_ids.push(id.clone());
-                self.hot_prefix.push(prev_hot + 1);
-            } else {
-                self.hot_prefix.push(prev_hot);
-            }
             out.node_ids.push(id);
         }
         out.duration_ms = dist.max(0);
+        // The hot rule depends on the whole path (its total and length): recomputed whole.
+        let weights: Vec<i64> = self.path.iter().map(|&c| self.weight[c as usize]).collect();
+        out.hot_node_ids = hot_positions(&weights)
+            .into_iter()
+            .map(|k| out.node_ids[k].clone())
+            .collect();
         true
+    }
+
+    /// The path's node indices, from the root on.
+    pub(crate) fn path(&self) -> &[u32] {
+        &self.path
     }
 }

@@ -8,11 +8,13 @@ mod builder;
 pub mod classify;
 mod critical;
 mod model;
+pub mod waiting;
 
 use serde::{Deserialize, Serialize};
 
 pub use builder::{AppendStats, GraphChanges, IncrementalGraph};
 pub use model::*;
+pub use waiting::{WaitKind, WaitSegment};
 
 use crate::event::Event;
 use crate::session::{Agent, Session};
@@ -192,8 +194,8 @@ pub fn build_session_graph(session: &Session, options: &BuildOptions) -> TaskGra
 }
 
 /// The weight the critical path gives each node, in node order: task and phase 0; an agent
-/// step its duration minus its child tools' durations (floored at 0); any other node its
-/// duration.
+/// step its duration minus its child tools' durations (floored at 0); a call that waited for
+/// the person ([`waiting::node_wait_kind`]) 0; any other node its duration.
 pub fn node_weights(g: &TaskGraph) -> Vec<i64> {
     let index: std::collections::HashMap<&str, usize> = g
         .nodes
@@ -216,6 +218,7 @@ pub fn node_weights(g: &TaskGraph) -> Vec<i64> {
         .map(|(i, n)| match n.node_type {
             NodeType::Task | NodeType::Phase => 0,
             NodeType::Agent => (n.duration_ms - child[i]).max(0),
+            _ if waiting::node_wait_kind(n).is_some() => 0,
             _ => n.duration_ms.max(0),
         })
         .collect()

@@ -584,6 +584,9 @@ pub struct Summary {
     pub most_used_tools: Vec<ToolCount>,
     /// Files changed by successful code nodes, first change first.
     pub files_changed: Vec<String>,
+    /// Time the agent waited for the person over the whole task: replies between turns,
+    /// rejected and never-run calls (see `graph::waiting`).
+    pub waiting_ms: i64,
 }
 
 /// `critical_path`.
@@ -591,14 +594,19 @@ pub struct Summary {
 pub struct CriticalPath {
     /// Nodes from the task root to the path's end.
     pub node_ids: Vec<SharedStr>,
-    /// Path nodes with weight > 0.
+    /// The few path nodes that dominate its agent time: longest first until 80 % of
+    /// `duration_ms`, at most 10 % of the path's nodes (see `graph::waiting::hot_positions`).
     pub hot_node_ids: Vec<SharedStr>,
     /// Edges between consecutive path nodes.
     pub edge_ids: Vec<SharedStr>,
-    /// Sum of the path nodes' weights.
+    /// Sum of the path nodes' weights: the agent's work along the path.
     pub duration_ms: i64,
     /// The task's duration.
     pub total_ms: i64,
+    /// Waiting for the person along the path (its own kind of segment, never weight).
+    pub waiting: Vec<super::waiting::WaitSegment>,
+    /// Sum of `waiting`.
+    pub waiting_ms: i64,
 }
 
 /// The turn outcome that closed the session's last turn.

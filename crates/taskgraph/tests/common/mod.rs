@@ -53,13 +53,37 @@ pub fn check_critical_path(g: &TaskGraph) -> Result<(), String> {
             cp.duration_ms
         ));
     }
-    let hot: Vec<&mindgate_taskgraph::graph::SharedStr> = cp
+    // Hot: longest first until 80 % of the path's agent time, at most 10 % of its nodes
+    // (at least one), in path order — checked independently of the crate's implementation.
+    let mut by_weight: Vec<(i64, usize)> = cp
         .node_ids
         .iter()
-        .filter(|id| w[index[id.as_str()]] > 0)
+        .enumerate()
+        .map(|(k, id)| (w[index[id.as_str()]], k))
+        .filter(|(wt, _)| *wt > 0)
         .collect();
+    by_weight.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let cap = std::cmp::max(1, cp.node_ids.len() / 10);
+    let mut hot_pos = Vec::new();
+    let mut covered = 0.0f64;
+    for (wt, k) in by_weight {
+        if hot_pos.len() == cap || covered >= 0.8 * sum as f64 {
+            break;
+        }
+        covered += wt as f64;
+        hot_pos.push(k);
+    }
+    hot_pos.sort_unstable();
+    let hot: Vec<&mindgate_taskgraph::graph::SharedStr> =
+        hot_pos.iter().map(|&k| &cp.node_ids[k]).collect();
     if hot != cp.hot_node_ids.iter().collect::<Vec<_>>() {
-        return Err("hot ids mismatch".into());
+        return Err(format!(
+            "hot ids mismatch: want {hot:?}, got {:?}",
+            cp.hot_node_ids
+        ));
+    }
+    if cp.waiting_ms != cp.waiting.iter().map(|s| s.duration_ms).sum::<i64>() {
+        return Err("waiting_ms is not the sum of the path's waiting segments".into());
     }
     // Independent longest path.
     let n = g.nodes.len();

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::classify::{classify, command_of, files_of, skill_name};
 use super::critical::CritState;
 use super::model::*;
+use super::waiting::{WaitSegment, node_wait_kind, node_wait_segment};
 use super::{BuildOptions, ChildSummary};
 use crate::event::{
     Event, EventKind, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
@@ -135,6 +136,9 @@ pub struct IncrementalGraph {
     last_seq: Option<u64>,
     seen: FastSet<u64>,
     open: BTreeSet<usize>,
+    /// Phase nodes in turn order, and tool-like nodes whose time was waiting for the person.
+    phases: Vec<usize>,
+    waiting_nodes: BTreeSet<usize>,
     failed: BTreeSet<usize>,
     retried: BTreeSet<usize>,
     /// Node indices behind `summary.failed_steps` / `summary.retried_steps`, in order.
@@ -216,6 +220,8 @@ impl IncrementalGraph {
             last_seq: None,
             seen: FastSet::default(),
             open: BTreeSet::new(),
+            phases: Vec::new(),
+            waiting_nodes: BTreeSet::new(),
             failed: BTreeSet::new(),
             retried: BTreeSet::new(),
             failed_idx: Vec::new(),

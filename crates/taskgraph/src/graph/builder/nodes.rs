@@ -161,6 +161,10 @@ impl IncrementalGraph {
         if t == NodeType::Task {
             return;
         }
+        if t.is_tool_like() {
+            // A rejected or never-run call is waiting, not work: its weight depends on status.
+            self.update_weight(i);
+        }
         if s.is_open() {
             self.open.insert(i);
         } else {
@@ -197,11 +201,20 @@ impl IncrementalGraph {
 
     pub(super) fn update_weight(&mut self, i: usize) {
         let n = &self.g.nodes[i];
+        let waits = node_wait_kind(n).is_some();
         let w = match n.node_type {
             NodeType::Task | NodeType::Phase => 0,
             NodeType::Agent => (n.duration_ms - self.scratch[i].child_dur).max(0),
+            _ if waits => 0,
             _ => n.duration_ms,
         };
+        if n.node_type.is_tool_like() {
+            if waits {
+                self.waiting_nodes.insert(i);
+            } else {
+                self.waiting_nodes.remove(&i);
+            }
+        }
         self.crit.set_weight(i, w);
     }
 

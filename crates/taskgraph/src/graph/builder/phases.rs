@@ -97,6 +97,7 @@ impl IncrementalGraph {
             meta,
         );
         self.idbuf = buf;
+        self.phases.push(p);
         let from = self.last_phase.unwrap_or(0);
         self.add_edge(from, p, EdgeType::DependsOn, Map::new());
         // The work of the previous turn leads into this one: its last step, and the calls whose

@@ -154,6 +154,55 @@ impl IncrementalGraph {
         self.crit
             .recompute(&self.g.nodes, &self.g.edges, &mut self.g.critical_path);
         self.g.critical_path.total_ms = dur;
+        self.refresh_waiting();
+    }
+
+    /// The reply gap before phase node `p` (0 for the first turn or overlapping turns).
+    fn reply_gap_before(&self, p: usize) -> i64 {
+        let Ok(k) = self.phases.binary_search(&p) else {
+            return 0;
+        };
+        let Some(&prev) = k.checked_sub(1).and_then(|k| self.phases.get(k)) else {
+            return 0;
+        };
+        match (self.g.nodes[prev].end_time, self.g.nodes[p].start_time) {
+            (Some(end), Some(start)) => (start - end).max(0),
+            _ => 0,
+        }
+    }
+
+    /// Waiting for the person: the task's total, and the path's segments — the reply before
+    /// each turn on the path and the waiting calls inside those turns (weight 0, so the path
+    /// itself may step past them), in time order.
+    fn refresh_waiting(&mut self) {
+        let nodes = &self.g.nodes;
+        let gaps: i64 = self.phases.iter().map(|&p| self.reply_gap_before(p)).sum();
+        let calls: i64 = self
+            .waiting_nodes
+            .iter()
+            .map(|&i| nodes[i].duration_ms.max(0))
+            .sum();
+        let path_phases: Vec<usize> = self
+            .crit
+            .path()
+            .iter()
+            .map(|&c| c as usize)
+            .filter(|&c| nodes[c].node_type == NodeType::Phase)
+            .collect();
+        let mut on_path: Vec<(usize, WaitSegment)> = path_phases
+            .iter()
+            .filter_map(|&p| Some((p, node_wait_segment(&nodes[p], self.reply_gap_before(p))?)))
+            .collect();
+        on_path.extend(self.waiting_nodes.iter().filter_map(|&i| {
+            let phase = self.scratch[i].phase?;
+            path_phases.binary_search(&phase).ok()?;
+            Some((i, node_wait_segment(&nodes[i], 0)?))
+        }));
+        on_path.sort_by_key(|(i, w)| (w.start_time, *i));
+        let path: Vec<WaitSegment> = on_path.into_iter().map(|(_, w)| w).collect();
+        self.g.summary.waiting_ms = gaps + calls;
+        self.g.critical_path.waiting_ms = path.iter().map(|w| w.duration_ms).sum();
+        self.g.critical_path.waiting = path;
     }
 }
 
