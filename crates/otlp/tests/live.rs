@@ -320,3 +320,54 @@ fn a_new_tracker_continues_a_stored_run() {
     assert_eq!(run["status"], "ok");
     assert!(run["counts"]["events"].as_u64().unwrap() > first as u64);
 }
+
+#[test]
+fn a_span_naming_itself_as_parent_finishes_its_own_node() {
+    let mut f = Fixture::new();
+    f.send(vec![
+        span(5, Some(5), "self", 1_000, 2_000, json!({})),
+        agent(1, None),
+    ]);
+    let graph = f.graph();
+    let own = node(&graph, "custom:self");
+    assert_eq!(own["status"], "ok", "{own}");
+    assert!(own["parentId"].is_null(), "{own}");
+    assert_eq!(f.run()["status"], "ok");
+}
+
+#[test]
+fn a_cycle_of_parents_is_stored_whole() {
+    let mut f = Fixture::new();
+    // 1 -> 2 -> 3 -> 1, all in one request: each span starts and ends once.
+    f.send(vec![
+        span(1, Some(2), "a", 1_000, 2_000, json!({})),
+        span(2, Some(3), "b", 1_000, 2_000, json!({})),
+        span(3, Some(1), "c", 1_000, 2_000, json!({})),
+    ]);
+    // Broken at span 1 (the first reached): it starts first, under a placeholder for
+    // its parent 2, which span 2 fills in when it starts last.
+    let graph = f.graph();
+    let mut ids = node_ids(&graph);
+    ids.sort();
+    assert_eq!(
+        ids,
+        ["custom:a", "custom:c", "custom:span-0202020202020202"]
+    );
+    for n in graph["nodes"].as_array().unwrap() {
+        assert_eq!(n["status"], "ok", "{n}");
+    }
+}
+
+#[test]
+fn the_store_names_the_seqs_a_writer_did_not_get() {
+    let mut f = Fixture::new();
+    f.send(vec![agent(1, None)]);
+    let run = run_id_of(&TRACE);
+    let last = f.store.get_run(&run).unwrap().unwrap().last_seq.unwrap();
+    assert!(f.store.missing_seqs(&run, 1, last).unwrap().is_empty());
+    assert_eq!(
+        f.store.missing_seqs(&run, last, last + 2).unwrap(),
+        vec![last + 1, last + 2]
+    );
+    assert_eq!(f.store.missing_seqs("otlp-none", 1, 2).unwrap(), vec![1, 2]);
+}
