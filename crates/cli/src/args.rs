@@ -559,8 +559,8 @@ pub struct ServeArgs {
     /// Where the Tasks page looks for coding-agent sessions.
     #[command(flatten)]
     pub discovery: DiscoveryArgs,
-    /// The user `/api/memory` routes and the `/mcp` memory tools act for when a request
-    /// names no `userId`.
+    /// The user `/api/memory` routes act for when a request names no `userId`; requests
+    /// with the agent token and the `/mcp` memory tools act for this user only.
     #[arg(long, value_name = "NAME")]
     pub memory_user: Option<String>,
     /// Agent-memory database behind `/api/memory` and the `/mcp` memory tools (a path,
@@ -719,7 +719,8 @@ pub struct McpArgs {
     /// Extra coding-agent session files or folders for `list_tasks` / `get_task_graph`.
     #[arg(long = "sessions", value_name = "PATH")]
     pub sessions: Vec<PathBuf>,
-    /// The user the memory tools act for when a call names no `userId`.
+    /// The one user the memory tools act for: a call naming another `userId` is refused,
+    /// another user's record ids are not found.
     #[arg(long, value_name = "NAME")]
     pub memory_user: Option<String>,
     /// Agent-memory database of the memory tools (a path, `sqlite:PATH`, `file:PATH`, or a

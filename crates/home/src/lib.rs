@@ -7,8 +7,9 @@
 //!   and the files in it — the run database `mindgate.db`, the memory store `memory.db`,
 //!   imported models under `models/`, token files under `run/`, the price table `prices.toml`;
 //! - [`env`]: the names of the environment variables a Mindgate process reads;
-//! - [`token_file`]: `run/serve-<port>.json`, written 0600 by `mindgate serve` and read by the
-//!   local tools that talk to it;
+//! - [`token_file`]: `run/serve-<port>.json` (the person's control token) and
+//!   `run/agent-<port>.json` (the agent token), written 0600 by `mindgate serve` and read by
+//!   the local tools that talk to it;
 //! - [`private_fs`]: the rule for what Mindgate writes (folders 0700, files 0600), used by
 //!   the token files, the run and memory databases and the database lock;
 //! - [`DEFAULT_HOST`] and [`DEFAULT_PORT`]: where the viewer server listens by default.

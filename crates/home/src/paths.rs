@@ -82,6 +82,13 @@ impl Home {
     pub fn token_file(&self, port: u16) -> PathBuf {
         self.run_dir().join(format!("serve-{port}.json"))
     }
+
+    /// The agent token file of a server on `port`, `<home>/run/agent-<port>.json`: the
+    /// credential agents (the SDK's memory client, `mindgate mcp`) use instead of the
+    /// person's control token.
+    pub fn agent_token_file(&self, port: u16) -> PathBuf {
+        self.run_dir().join(format!("agent-{port}.json"))
+    }
 }
 
 impl AsRef<Path> for Home {
@@ -124,5 +131,9 @@ mod tests {
         assert_eq!(home.run_dir(), Path::new("/h/run"));
         assert_eq!(home.prices_file(), Path::new("/h/prices.toml"));
         assert_eq!(home.token_file(4747), Path::new("/h/run/serve-4747.json"));
+        assert_eq!(
+            home.agent_token_file(4747),
+            Path::new("/h/run/agent-4747.json")
+        );
     }
 }

@@ -1,8 +1,12 @@
-//! `<home>/run/serve-<port>.json`: how local tools find a running `mindgate serve`.
+//! `<home>/run/serve-<port>.json` and `<home>/run/agent-<port>.json`: how local tools find
+//! a running `mindgate serve`.
 //!
-//! The server writes the file when it listens (mode 0600 in a 0700 folder: it holds the
-//! control token) and removes it when it stops, unless another server on the same home and
-//! port has written its own since. `mindgate mcp` and the scripts read it to reach the server.
+//! The server writes both files when it listens (mode 0600 in a 0700 folder: they hold
+//! credentials) and removes them when it stops, unless another server on the same home and
+//! port has written its own since. The `serve-` file holds the person's control token (the
+//! viewer, `mindgate memory` and the scripts use it); the `agent-` file holds the agent
+//! token, which acts as principal `agent` and never validates or rejects memories (the
+//! SDK's memory client and `mindgate mcp` use it).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -76,7 +80,16 @@ fn describe_none_live(dir: &Path, port: Option<u16>) -> String {
 /// Writes the token file of `contents.port` with mode 0600 (its folder 0700), replacing an
 /// older one. Returns its path.
 pub fn write(home: &Home, contents: &TokenFile) -> Result<PathBuf, TokenFileError> {
-    let path = home.token_file(contents.port);
+    write_at(home, home.token_file(contents.port), contents)
+}
+
+/// Writes the agent token file of `contents.port` (`contents.token` is the agent token),
+/// as [`write`] does. Returns its path.
+pub fn write_agent(home: &Home, contents: &TokenFile) -> Result<PathBuf, TokenFileError> {
+    write_at(home, home.agent_token_file(contents.port), contents)
+}
+
+fn write_at(home: &Home, path: PathBuf, contents: &TokenFile) -> Result<PathBuf, TokenFileError> {
     let err = |source| TokenFileError::Write {
         path: path.clone(),
         source,
@@ -102,6 +115,12 @@ pub fn write(home: &Home, contents: &TokenFile) -> Result<PathBuf, TokenFileErro
 /// Reads the token file of a server on `port`; `None` when it is missing or unreadable.
 pub fn read(home: &Home, port: u16) -> Option<TokenFile> {
     read_path(&home.token_file(port))
+}
+
+/// Reads the agent token file of a server on `port`; `None` when it is missing or
+/// unreadable.
+pub fn read_agent(home: &Home, port: u16) -> Option<TokenFile> {
+    read_path(&home.agent_token_file(port))
 }
 
 /// Reads the token file at `path`: only a regular file of at most
@@ -173,6 +192,20 @@ pub fn remove_if_owned(path: &Path, ours: &TokenFile) -> Removal {
 /// `port` when given, else the most recently written one whose process is alive (files
 /// with an empty token are skipped).
 pub fn find_live(home: &Home, port: Option<u16>) -> Result<TokenFile, TokenFileError> {
+    find_live_named(home, port, "serve-")
+}
+
+/// The agent credential of the running server to talk to: like [`find_live`], over the
+/// agent token files (`<home>/run/agent-<port>.json`).
+pub fn find_live_agent(home: &Home, port: Option<u16>) -> Result<TokenFile, TokenFileError> {
+    find_live_named(home, port, "agent-")
+}
+
+fn find_live_named(
+    home: &Home,
+    port: Option<u16>,
+    prefix: &str,
+) -> Result<TokenFile, TokenFileError> {
     let dir = home.run_dir();
     let entries =
         std::fs::read_dir(&dir).map_err(|_| TokenFileError::NoRunDir { dir: dir.clone() })?;
@@ -183,7 +216,7 @@ pub fn find_live(home: &Home, port: Option<u16>) -> Result<TokenFile, TokenFileE
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        if !(name.starts_with("serve-") && name.ends_with(".json")) {
+        if !(name.starts_with(prefix) && name.ends_with(".json")) {
             continue;
         }
         let Some(file) = read_path(&path) else {
@@ -299,6 +332,31 @@ mod tests {
             .unwrap();
             assert!(find_live(&home, Some(5000)).is_err());
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_agent_token_file_is_private_and_found_apart_from_the_control_token() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::at(dir.path());
+        write(&home, &ours(4747)).unwrap();
+        let agent = TokenFile {
+            token: "agent-t0ken".into(),
+            url: "http://127.0.0.1:4747".into(),
+            ..ours(4747)
+        };
+        let path = write_agent(&home, &agent).unwrap();
+        assert_eq!(path, home.agent_token_file(4747));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(read_agent(&home, 4747), Some(agent.clone()));
+        assert_eq!(find_live_agent(&home, Some(4747)).unwrap(), agent);
+        // The control token's finder never returns the agent file, nor the reverse.
+        assert_eq!(find_live(&home, None).unwrap().token, "t0ken");
+        assert_eq!(find_live_agent(&home, None).unwrap().token, "agent-t0ken");
+        assert_eq!(remove_if_owned(&path, &agent), Removal::Removed);
+        assert!(find_live_agent(&home, Some(4747)).is_err());
     }
 
     #[cfg(unix)]

@@ -3,8 +3,9 @@
 //! [`PauseControl`], so the server stays the only referee of held gates.
 //! `mindgate serve` implements it in process over its hub (the `/mcp` mount);
 //! `mindgate mcp` uses [`HttpControl`]: the running server's HTTP API with the
-//! control token from its token file (`<home>/run/serve-<port>.json`,
-//! `{port, pid, token, url}`).
+//! **agent** token from its agent token file (`<home>/run/agent-<port>.json`,
+//! `{port, pid, token, url}`), never the person's control token: the agent token
+//! lists and resumes held gates but cannot validate memories.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -161,7 +162,7 @@ impl PauseControl for HttpControl {
 pub struct ServerEndpoint {
     /// Loopback port.
     pub port: u16,
-    /// Per-start control token (sent as `Authorization: Bearer …`).
+    /// The server's agent token (sent as `Authorization: Bearer …`).
     pub token: String,
 }
 
@@ -171,11 +172,11 @@ impl ServerEndpoint {
     }
 }
 
-/// Finds the running server's port and token from the token files under
-/// `<home>/run/` (see [`mindgate_home::token_file::find_live`]): the file for `port` when
-/// given, else the most recently written one whose process is alive.
+/// Finds the running server's port and agent token from the agent token files under
+/// `<home>/run/` (see [`mindgate_home::token_file::find_live_agent`]): the file for `port`
+/// when given, else the most recently written one whose process is alive.
 pub fn find_server(home: &Path, port: Option<u16>) -> Result<ServerEndpoint, ToolError> {
-    let file = token_file::find_live(&Home::at(home), port)
+    let file = token_file::find_live_agent(&Home::at(home), port)
         .map_err(|e| ToolError::NoServer(e.to_string()))?;
     Ok(ServerEndpoint {
         port: file.port,

@@ -141,7 +141,7 @@ impl MindgateMcp {
     /// `block_append`.
     #[tool(
         name = "block_append",
-        description = "Append text to a working-memory block (a labelled, size-limited note kept in your prompt). Refused on a read-only block or past its character limit (the error says the limit).",
+        description = "Append text to a working-memory block (a labelled, size-limited note kept in your prompt). Refused on a read-only block, past its character limit (the error says the limit), or when the text looks like an injected instruction (the error names the flag).",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -153,6 +153,7 @@ impl MindgateMcp {
         Parameters(args): Parameters<BlockAppendArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
+            args.scope.check_bound(user)?;
             Ok(block_output(
                 "Appended to",
                 &agent::block_append(m, &args, user, Actor::Agent)?,
@@ -177,6 +178,7 @@ impl MindgateMcp {
         Parameters(args): Parameters<BlockReplaceArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
+            args.scope.check_bound(user)?;
             Ok(block_output(
                 "Edited",
                 &agent::block_replace(m, &args, user, Actor::Agent)?,
@@ -201,6 +203,7 @@ impl MindgateMcp {
         Parameters(args): Parameters<BlockRethinkArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
+            args.scope.check_bound(user)?;
             Ok(block_output(
                 "Rewrote",
                 &agent::block_rethink(m, &args, user, Actor::Agent)?,
@@ -213,7 +216,7 @@ impl MindgateMcp {
     /// `fact_remember`.
     #[tool(
         name = "fact_remember",
-        description = "Remember a fact about the user or the world (optionally as a subject/predicate/object triple, with valid time, importance and tags). provenance defaults to `user` (the person said it); pass `extraction` for a fact you distilled from a conversation: it is stored quarantined until a person validates it. Text that looks like an injected instruction is quarantined too.",
+        description = "Remember a fact about the user or the world (optionally as a subject/predicate/object triple, with valid time, importance and tags). provenance defaults to `agent` (you assert it; `user` is a person's word and is refused here, `tool` is what a tool returned); pass `extraction` for a fact you distilled from a conversation: it is stored quarantined until a person validates it. Text that looks like an injected instruction is quarantined too.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -225,6 +228,7 @@ impl MindgateMcp {
         Parameters(args): Parameters<RememberArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
+            args.scope.check_bound(user)?;
             Ok(fact_output(
                 "Remembered",
                 &agent::remember(m, args, user, Actor::Agent)?,
@@ -242,7 +246,8 @@ impl MindgateMcp {
     )]
     pub async fn fact_search(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
-            let hits = agent::recall(m, &args, user, MemoryKind::Semantic)?;
+            args.scope.check_bound(user)?;
+            let hits = agent::recall(m, &args, user, MemoryKind::Semantic, Actor::Agent)?;
             Ok(hits_output("facts", &args.query, hits, l))
         })
         .await
@@ -251,7 +256,7 @@ impl MindgateMcp {
     /// `fact_supersede`.
     #[tool(
         name = "fact_supersede",
-        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags).",
+        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags). A new version of a quarantined fact stays quarantined until a person validates it.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -263,6 +268,8 @@ impl MindgateMcp {
         Parameters(args): Parameters<SupersedeArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
+            args.fact.scope.check_bound(user)?;
+            agent::check_owner(m, &args.old_id, user)?;
             Ok(fact_output(
                 "Superseded with",
                 &agent::supersede(m, args, user, Actor::Agent)?,
@@ -283,7 +290,8 @@ impl MindgateMcp {
         )
     )]
     pub async fn fact_forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
-        self.memory_tool(move |m, _user, l| {
+        self.memory_tool(move |m, user, l| {
+            agent::check_owner(m, &args.id, user)?;
             m.semantic().forget(&args.id, &args.reason, Actor::Agent)?;
             let link = url(l, &agent::viewer_route(MemoryKind::Semantic, &args.id));
             Ok(ToolOutput::new(
@@ -301,7 +309,8 @@ impl MindgateMcp {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     pub async fn fact_history(&self, Parameters(args): Parameters<IdArgs>) -> CallToolResult {
-        self.memory_tool(move |m, _user, l| {
+        self.memory_tool(move |m, user, l| {
+            agent::check_owner(m, &args.id, user)?;
             let h = agent::history(m, &args.id)?;
             let mut text = format!("{} version(s) of {}:", h.chain.len(), args.id);
             for v in &h.chain {
@@ -352,7 +361,8 @@ impl MindgateMcp {
         Parameters(args): Parameters<RecallArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
-            let hits = agent::recall(m, &args, user, MemoryKind::Episodic)?;
+            args.scope.check_bound(user)?;
+            let hits = agent::recall(m, &args, user, MemoryKind::Episodic, Actor::Agent)?;
             Ok(hits_output("episodes", &args.query, hits, l))
         })
         .await
@@ -369,7 +379,8 @@ impl MindgateMcp {
         Parameters(args): Parameters<RecallArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
-            let hits = agent::recall(m, &args, user, MemoryKind::Session)?;
+            args.scope.check_bound(user)?;
+            let hits = agent::recall(m, &args, user, MemoryKind::Session, Actor::Agent)?;
             Ok(hits_output("messages", &args.query, hits, l))
         })
         .await
@@ -386,7 +397,8 @@ impl MindgateMcp {
         Parameters(args): Parameters<RecallArgs>,
     ) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
-            let hits = agent::recall(m, &args, user, MemoryKind::Procedural)?;
+            args.scope.check_bound(user)?;
+            let hits = agent::recall(m, &args, user, MemoryKind::Procedural, Actor::Agent)?;
             Ok(hits_output("procedures", &args.query, hits, l))
         })
         .await
@@ -400,6 +412,7 @@ impl MindgateMcp {
     )]
     pub async fn memory_status(&self, Parameters(args): Parameters<StatusArgs>) -> CallToolResult {
         self.memory_tool(move |m, user, l| {
+            args.scope.check_bound(user)?;
             let scope = args.scope.resolve(user)?;
             let s = agent::status(m, &scope.user_id)?;
             let md = &s.metadata;
@@ -429,7 +442,8 @@ impl MindgateMcp {
         &self,
         Parameters(args): Parameters<ValidateArgs>,
     ) -> CallToolResult {
-        self.memory_tool(move |m, _user, l| {
+        self.memory_tool(move |m, user, l| {
+            agent::check_owner(m, &args.id, user)?;
             Ok(item_output(
                 "Validated",
                 &m.validate(&args.id, args.force, Actor::Agent)?,
@@ -450,7 +464,8 @@ impl MindgateMcp {
         )
     )]
     pub async fn fact_reject(&self, Parameters(args): Parameters<RejectArgs>) -> CallToolResult {
-        self.memory_tool(move |m, _user, _l| {
+        self.memory_tool(move |m, user, _l| {
+            agent::check_owner(m, &args.id, user)?;
             m.reject(&args.id, &args.reason, Actor::Agent)?;
             Ok(ToolOutput::new(
                 format!("Rejected {} ({}).", args.id, args.reason),

@@ -55,7 +55,9 @@ pub struct McpConfig {
     /// The memory store of the memory tools (`mindgate serve` passes its own); `None`:
     /// `<home>/memory.db`, opened on first use.
     pub memory: Option<Arc<LazyMemory>>,
-    /// The user the memory tools act for when a call names no `userId` (`--memory-user`).
+    /// The one user the memory tools act for (`--memory-user`): a call naming another
+    /// `userId` is refused, another user's record ids are not found. `None`: each call
+    /// names its `userId` and nothing separates users.
     pub memory_user: Option<String>,
     /// Offer `fact_validate` and `fact_reject` (otherwise they are not listed).
     pub allow_validate: bool,

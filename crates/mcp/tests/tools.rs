@@ -849,7 +849,7 @@ async fn fake_server(token: &'static str) -> (u16, Arc<Mutex<Vec<Value>>>) {
 }
 
 #[tokio::test]
-async fn control_tools_go_through_the_server_with_its_token() {
+async fn control_tools_go_through_the_server_with_its_agent_token() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
     c.port = None;
@@ -867,8 +867,16 @@ async fn control_tools_go_through_the_server_with_its_token() {
     let (port, seen) = fake_server("s3cret").await;
     let run_dir = dir.path().join("run");
     std::fs::create_dir_all(&run_dir).unwrap();
+    // The person's control token is beside it: never sent (the stand-in accepts only the
+    // agent token).
     std::fs::write(
         run_dir.join(format!("serve-{port}.json")),
+        json!({"port": port, "pid": std::process::id(), "token": "the-persons-token", "url": "x"})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        run_dir.join(format!("agent-{port}.json")),
         json!({"port": port, "pid": std::process::id(), "token": "s3cret", "url": "x"}).to_string(),
     )
     .unwrap();

@@ -65,6 +65,43 @@ impl ScopeArgs {
     }
 }
 
+impl ScopeArgs {
+    /// Refuses a `userId` other than `bound`: a surface bound to one memory user (an MCP
+    /// server started with `--memory-user`, the agent token on a server started with it)
+    /// acts for that user only. `None` binds nothing.
+    pub fn check_bound(&self, bound: Option<&str>) -> Result<()> {
+        check_user_bound(self.user_id.as_deref(), bound)
+    }
+}
+
+/// Refuses `user_id` (when given) if it is not `bound` (see [`ScopeArgs::check_bound`]).
+pub fn check_user_bound(user_id: Option<&str>, bound: Option<&str>) -> Result<()> {
+    match (user_id.filter(|u| !u.is_empty()), bound) {
+        (Some(asked), Some(bound)) if asked != bound => Err(MemoryError::invalid(
+            "userId",
+            format!(
+                "this memory surface acts for user {bound:?} only (--memory-user); \
+                 other users' memories are out of its reach"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a record of another user than `bound` as not found (`None` binds nothing): a
+/// bound surface cannot tell another user's ids from unknown ones.
+pub fn check_owner(store: &Memory, id: &str, bound: Option<&str>) -> Result<()> {
+    let Some(bound) = bound else {
+        return Ok(());
+    };
+    let item = store.get_item(id)?;
+    if item.record().user_id == bound {
+        Ok(())
+    } else {
+        Err(MemoryError::not_found("record", id))
+    }
+}
+
 /// `fact_remember`: a fact to store.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -98,22 +135,39 @@ pub struct RememberArgs {
     /// Tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    /// Where it came from (default `user`). A fact distilled from a conversation is
+    /// Where it came from (default: `user` when a person writes, `agent` when the agent
+    /// does; an agent may not claim `user`). A fact distilled from a conversation is
     /// `extraction`: it lands quarantined until a person validates it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<MemoryProvenance>,
 }
 
+/// Refuses an agent's write that claims provenance `user`: only a person's write (the
+/// control token, the CLI) speaks with the person's voice (first-party rank in recall).
+/// The agent surfaces (MCP tools, HTTP with the agent token) check every write with it.
+pub fn check_voice(by: Actor, provenance: Option<MemoryProvenance>) -> Result<()> {
+    if by != Actor::User && provenance == Some(MemoryProvenance::User) {
+        return Err(MemoryError::invalid(
+            "provenance",
+            "an agent's write cannot claim `user` (a person's word); use `agent` (the default), \
+             `tool` or `extraction`",
+        ));
+    }
+    Ok(())
+}
+
 impl RememberArgs {
-    /// The store input, written by `by` in `scope`.
-    pub fn into_new_fact(self, scope: Scope, by: Actor) -> NewFact {
-        NewFact {
+    /// The store input, written by `by` in `scope`; refused when an agent claims `user`
+    /// provenance ([`check_voice`]).
+    pub fn into_new_fact(self, scope: Scope, by: Actor) -> Result<NewFact> {
+        check_voice(by, self.provenance)?;
+        Ok(NewFact {
             meta: WriteMeta {
                 scope,
                 id: None,
                 sensitivity: Sensitivity::default(),
                 tags: self.tags,
-                provenance: Some(self.provenance.unwrap_or(MemoryProvenance::User)),
+                provenance: self.provenance.or(MemoryProvenance::default_for(by)),
                 by,
             },
             text: self.text,
@@ -125,7 +179,7 @@ impl RememberArgs {
             valid_from: self.valid_from,
             valid_to: self.valid_to,
             context: None,
-        }
+        })
     }
 }
 
@@ -408,7 +462,7 @@ pub fn remember(
     by: Actor,
 ) -> Result<Fact> {
     let scope = args.scope.resolve(default_user)?;
-    store.semantic().remember(args.into_new_fact(scope, by))
+    store.semantic().remember(args.into_new_fact(scope, by)?)
 }
 
 /// `fact_supersede`: the new version inherits the old fact's owner unless told otherwise.
@@ -426,17 +480,20 @@ pub fn supersede(
     let reason = args.reason.clone();
     store
         .semantic()
-        .supersede(&args.old_id, args.fact.into_new_fact(scope, by), &reason)
+        .supersede(&args.old_id, args.fact.into_new_fact(scope, by)?, &reason)
 }
 
-/// A search through the agent tools (one kind), as hit views.
+/// A search through the agent tools (one kind) by `by`, as hit views (the hits are
+/// recalled by `by`: see [`crate::recall`]).
 pub fn recall(
     store: &Memory,
     args: &RecallArgs,
     default_user: Option<&str>,
     kind: MemoryKind,
+    by: Actor,
 ) -> Result<Vec<HitView>> {
-    let options = args.options(default_user, kind)?;
+    let mut options = args.options(default_user, kind)?;
+    options.recall_by = Some(by);
     Ok(store
         .search(&options)?
         .into_iter()
@@ -572,7 +629,7 @@ pub fn error_code(e: &MemoryError) -> &'static str {
         MemoryError::Duplicate(_) => "duplicate",
         MemoryError::ReadOnlyBlock { .. } => "read_only",
         MemoryError::OverLimit { .. } => "over_limit",
-        MemoryError::Flagged(_) => "flagged",
+        MemoryError::Flagged(_) | MemoryError::FlaggedBlock { .. } => "flagged",
         MemoryError::Conflict(_) => "conflict",
         MemoryError::NotInducible { .. } => "not_inducible",
         MemoryError::EmbedderMismatch { .. } => "embedder_mismatch",

@@ -227,8 +227,12 @@ impl Memory {
         either!(self, s => s.reembed(progress))
     }
 
-    pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {
-        either!(self, s => s.consolidation_mark(session_id))
+    pub(crate) fn consolidation_mark(
+        &self,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<u64>> {
+        either!(self, s => s.consolidation_mark(user_id, session_id))
     }
 
     pub(crate) fn write_consolidation(

@@ -50,6 +50,18 @@ pub enum MemoryError {
         "refused: the text looks like an injected instruction ({0}); validate with force to override"
     )]
     Flagged(String),
+    /// Text for a working block looks like an injected instruction: refused (blocks are
+    /// rendered into the prompt as they are and have no quarantine).
+    #[error(
+        "refused: the text for working block {label:?} looks like an injected instruction \
+         (flagged: {flags}); working blocks have no quarantine, so it is not stored"
+    )]
+    FlaggedBlock {
+        /// The block's label.
+        label: String,
+        /// The heuristics that fired, comma-separated.
+        flags: String,
+    },
     /// The operation does not apply to the record in its current state.
     #[error("{0}")]
     Conflict(String),
@@ -124,6 +136,7 @@ impl MemoryError {
             MemoryError::Duplicate(_)
             | MemoryError::ReadOnlyBlock { .. }
             | MemoryError::Flagged(_)
+            | MemoryError::FlaggedBlock { .. }
             | MemoryError::Conflict(_)
             | MemoryError::NotInducible { .. } => ErrorCode::Conflict,
             MemoryError::EmbedderMismatch { .. }

@@ -22,6 +22,7 @@ pub mod induction;
 pub mod lexical;
 pub mod maintenance;
 pub mod postgres;
+pub mod recall;
 pub(crate) mod record;
 pub mod reembed;
 pub mod schema;

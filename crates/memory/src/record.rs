@@ -341,7 +341,11 @@ pub fn prepare_insert(
         return Err(MemoryError::Duplicate(id));
     }
     let indexed = index_text(&ins.row);
-    let verdict = trust::gate(meta.provenance, &indexed);
+    // A row that arrives quarantined (a new version of a quarantined fact) stays so.
+    let inherited = (ins.row.status() == MemoryStatus::Quarantined)
+        .then(|| ins.row.quarantine_reason.clone())
+        .flatten();
+    let verdict = trust::gate(meta.provenance, &indexed).inheriting(inherited);
     let row = &mut ins.row;
     row.id = id;
     row.user_id = meta.scope.user_id.clone();

@@ -32,11 +32,15 @@ pub trait WorkingMemory {
 
 /// Session memory: the conversation log.
 pub trait SessionMemory {
-    /// Stores a message at the end of the session (`scope.sessionId` is required).
+    /// Stores a message at the end of the user's session (`scope.sessionId` is required).
+    /// A session id is per user: two users' sessions of one id are two logs, each with its
+    /// own sequence.
     fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt>;
-    /// Messages of a session in order, after `after_sequence`, at most `limit`.
+    /// Messages of `user_id`'s session in order, after `after_sequence`, at most `limit`
+    /// (another user's messages of the same session id never).
     fn list(
         &self,
+        user_id: &str,
         session_id: &str,
         after_sequence: Option<u64>,
         limit: Option<usize>,
@@ -197,11 +201,12 @@ impl<T: SessionMemory + ?Sized> SessionMemory for Box<T> {
     }
     fn list(
         &self,
+        user_id: &str,
         session_id: &str,
         after_sequence: Option<u64>,
         limit: Option<usize>,
     ) -> Result<Vec<SessionMessage>> {
-        (**self).list(session_id, after_sequence, limit)
+        (**self).list(user_id, session_id, after_sequence, limit)
     }
     fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
         (**self).search(options)

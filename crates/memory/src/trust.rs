@@ -152,6 +152,23 @@ pub fn gate(provenance: Option<MemoryProvenance>, text: &str) -> Verdict {
     }
 }
 
+impl Verdict {
+    /// The verdict, quarantined in any case when `inherited` names why an earlier version
+    /// was (a new version of a quarantined fact never becomes active by itself: a person
+    /// validates it).
+    pub fn inheriting(mut self, inherited: Option<String>) -> Self {
+        let Some(why) = inherited else {
+            return self;
+        };
+        self.reason = Some(match self.reason.take() {
+            Some(own) => format!("{own}; {why}"),
+            None => why,
+        });
+        self.status = MemoryStatus::Quarantined;
+        self
+    }
+}
+
 /// Ranking multiplier of trust: quarantined ×0.3, foreign (not `user`/`tool`) provenance
 /// ×0.8, both multiply.
 pub fn trust_multiplier(status: MemoryStatus, provenance: Option<MemoryProvenance>) -> f64 {

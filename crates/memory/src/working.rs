@@ -56,6 +56,25 @@ fn check_fits(label: &str, value: &str, limit: u32) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a block value that trips a trust heuristic its previous value did not
+/// (`before`: `None` for a new block): blocks go into the prompt as they are and have no
+/// quarantine, so flagged text is not stored. A value already flagged before this rule
+/// existed stays editable.
+fn check_clean(label: &str, before: Option<&str>, after: &str) -> Result<()> {
+    let had = before.map(crate::trust::scan).unwrap_or_default();
+    let new: Vec<&str> = crate::trust::scan(after)
+        .into_iter()
+        .filter(|flag| !had.contains(flag))
+        .collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    Err(MemoryError::FlaggedBlock {
+        label: label.to_owned(),
+        flags: new.join(", "),
+    })
+}
+
 /// Refuses an empty search text for `replace` (checked before any read).
 fn check_replace(old: &str) -> Result<()> {
     if old.is_empty() {
@@ -112,6 +131,7 @@ fn upsert(db: &mut dyn BlockTable, now: i64, new: &NewBlock, limit: u32) -> Resu
     match db.live(user, label)? {
         Some(row) => {
             let row = writable(row, label)?;
+            check_clean(label, Some(&row.block.value), &new.value)?;
             db.overwrite(row.rowid, new, limit, now)?;
             db.ledger(
                 now,
@@ -122,6 +142,7 @@ fn upsert(db: &mut dyn BlockTable, now: i64, new: &NewBlock, limit: u32) -> Resu
             )?;
         }
         None => {
+            check_clean(label, None, &new.value)?;
             let id = mint_id("block");
             db.insert(&id, new, limit, now)?;
             db.ledger(
@@ -150,6 +171,7 @@ fn set_value(
     let row = live_writable(db, user_id, label)?;
     let value = change(&row.block.value)?;
     check_fits(label, &value, row.block.char_limit)?;
+    check_clean(label, Some(&row.block.value), &value)?;
     db.set_value(row.rowid, &value, now)?;
     db.ledger(
         now,

@@ -466,7 +466,10 @@ fn consolidation_lands_quarantined_records_with_their_citations(backend: Backend
     let insight = store.insights().get(&report.insights[0].record.id).unwrap();
     assert_eq!(insight.trust.provenance, Some(MemoryProvenance::Reflection));
     assert_eq!(insight.trust.status, Some(MemoryStatus::Quarantined));
-    let third_message = store.session().list("s1", Some(2), Some(1)).unwrap();
+    let third_message = store
+        .session()
+        .list("alice", "s1", Some(2), Some(1))
+        .unwrap();
     assert_eq!(
         insight.cites,
         vec![

@@ -239,7 +239,6 @@ fn maintenance_decays_archives_and_evicts_deterministically() {
         .remember(NewFact::new(u(), "middle fact about mugs"))
         .unwrap();
     clock.advance(6 * DAY_MS);
-    // Recall strengthens: the stale fact's strength grows with each search that returns it.
     // retention(stale) = exp(-21/7) = 0.0498 < 0.05 → archived.
     let report = s.maintain("u").unwrap();
     assert_eq!(report.scanned, 4);
@@ -281,8 +280,12 @@ fn retention_follows_the_formula_and_access_strengthens() {
         .remember(NewFact::new(Scope::user("u"), "the bike is blue"))
         .unwrap();
     assert_eq!(f.strength, Some(1.0));
-    s.search(&MemorySearchOptions::new("u", "bike")).unwrap();
-    s.search(&MemorySearchOptions::new("u", "bike")).unwrap();
+    // A recall strengthens once per principal per hour: the person and the agent, 0.1 each.
+    for by in [Actor::User, Actor::Agent] {
+        let mut o = MemorySearchOptions::new("u", "bike");
+        o.recall_by = Some(by);
+        s.search(&o).unwrap();
+    }
     let f = s.semantic().get(&f.record.id).unwrap();
     assert!((f.strength.unwrap() - 1.2).abs() < 1e-9);
     clock.advance(7 * DAY_MS);

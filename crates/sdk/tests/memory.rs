@@ -44,7 +44,8 @@ async fn memory_calls_of_a_run_are_retriever_and_custom_nodes_of_its_graph() {
             .url(server.ingest_url())
             .env(std::iter::empty::<(String, String)>()),
     );
-    // No token given: writes find it in the server's token file under this home.
+    // No token given: calls find the agent token in the server's agent token file under
+    // this home (never the person's control token: the fact is written as `agent`).
     let memory = MemoryClient::for_client(&client)
         .home(Home::at(home.path()))
         .user("alice");
@@ -64,6 +65,17 @@ async fn memory_calls_of_a_run_are_retriever_and_custom_nodes_of_its_graph() {
         .await
         .unwrap();
     let fact_id = fact["id"].as_str().unwrap().to_owned();
+    assert_eq!(fact["provenance"], "agent", "{fact}");
+    let http = reqwest::Client::new();
+    let history: serde_json::Value = http
+        .get(format!("{base}/api/memory/records/{fact_id}/history"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(history["events"][0]["actor"], "agent", "{history}");
     let hit = hits
         .iter()
         .find(|h| h.id == fact_id)

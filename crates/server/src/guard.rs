@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use mindgate_errors::ErrorCode;
 
 use crate::error::ApiError;
+use crate::principal::{Principal, agent_refusal};
 use crate::state::AppState;
 
 /// Whether `host` (a `Host` header value or an Origin's authority) names this
@@ -134,17 +135,39 @@ fn query_token(query: Option<&str>) -> Option<&str> {
         .find_map(|pair| pair.strip_prefix("token="))
 }
 
-/// Whether a request carries the control token (`Authorization: Bearer`, or
-/// `?token=` for clients that can only set a URL, like WebSocket apps).
-fn carries_token(req: &Request, token: &str) -> bool {
-    bearer(req.headers()).is_some_and(|t| token_matches(t, token))
-        || query_token(req.uri().query()).is_some_and(|t| token_matches(t, token))
+/// Who a request acts for: the person with the control token, the agent with the agent
+/// token (either as `Authorization: Bearer`, or `?token=` when `query` allows it), else
+/// nobody.
+fn principal_of(req: &Request, state: &AppState, query: bool) -> Principal {
+    let carries = |token: &str| {
+        bearer(req.headers()).is_some_and(|t| token_matches(t, token))
+            || (query && query_token(req.uri().query()).is_some_and(|t| token_matches(t, token)))
+    };
+    if carries(&state.token) {
+        Principal::Person
+    } else if carries(&state.agent_token) {
+        Principal::Agent
+    } else {
+        Principal::Anonymous
+    }
+}
+
+/// The 403 of a request the agent token may not make (`None`: it may).
+fn agent_forbidden(req: &Request) -> Option<Response> {
+    let why = agent_refusal(req.method(), req.uri().path())?;
+    tracing::info!(
+        path = req.uri().path(),
+        "agent token refused: a person's act"
+    );
+    Some(ApiError::new(ErrorCode::Forbidden, why).into_response())
 }
 
 /// Middleware: Host/Origin guard on everything; the token on mutating methods
 /// and `/mcp`, and with remote access on, on every request but the viewer's
-/// static files and `GET /ready`.
-pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// static files and `GET /ready`. The agent token passes where
+/// [`agent_refusal`] allows it (403 elsewhere); every request goes on with its
+/// [`Principal`] in its extensions.
+pub async fn guard(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let remote = state
         .config
         .allow_remote
@@ -159,7 +182,14 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         // A load balancer's health check carries no token: `/ready` answers it (whether
         // this instance and its database serve, nothing more).
         let readiness = read && req.uri().path() == "/ready";
-        if !static_file && !readiness && !carries_token(&req, &state.token) {
+        let principal = principal_of(&req, &state, true);
+        if principal == Principal::Agent
+            && let Some(refused) = agent_forbidden(&req)
+        {
+            return refused;
+        }
+        req.extensions_mut().insert(principal);
+        if !static_file && !readiness && principal == Principal::Anonymous {
             return ApiError::new(
                 ErrorCode::Unauthorized,
                 "remote access is on (--allow-remote): every request needs the viewer token, as \
@@ -180,17 +210,22 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
     // OTLP exporters send no token: on a loopback-only server, trace exports (which only
     // add runs, and pass the Host/Origin check above) need none.
     let otlp_export = path == "/v1/traces";
-    if (mutating && !otlp_export) || mcp {
-        let ok = bearer(req.headers()).is_some_and(|t| token_matches(t, &state.token));
-        if !ok {
-            return ApiError::new(
-                ErrorCode::Unauthorized,
-                "this request changes state (or is an MCP request) and needs the viewer token: send \
-                 `Authorization: Bearer <token>` (the token is in the viewer URL and in \
-                 $MINDGATE_HOME/run/serve-<port>.json)",
-            )
-            .into_response();
-        }
+    let principal = principal_of(&req, &state, false);
+    if principal == Principal::Agent
+        && let Some(refused) = agent_forbidden(&req)
+    {
+        return refused;
+    }
+    req.extensions_mut().insert(principal);
+    if ((mutating && !otlp_export) || mcp) && principal == Principal::Anonymous {
+        return ApiError::new(
+            ErrorCode::Unauthorized,
+            "this request changes state (or is an MCP request) and needs the viewer token: send \
+             `Authorization: Bearer <token>` (the token is in the viewer URL and in \
+             $MINDGATE_HOME/run/serve-<port>.json; agents use the agent token of \
+             $MINDGATE_HOME/run/agent-<port>.json)",
+        )
+        .into_response();
     }
     next.run(req).await
 }

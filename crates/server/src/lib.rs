@@ -46,6 +46,7 @@ mod mount;
 mod otlp;
 mod otlp_traces;
 mod panic_guard;
+pub mod principal;
 mod replay_api;
 mod request;
 mod run_diff;

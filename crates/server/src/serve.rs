@@ -128,6 +128,10 @@ pub struct RunningServer {
     pub database: mindgate_store::Database,
     /// Token file, when one was written.
     pub token_file: Option<PathBuf>,
+    /// The agent token ([`crate::principal`]): what agents send instead of [`Self::token`].
+    pub agent_token: String,
+    /// Agent token file (`<home>/run/agent-<port>.json`), when one was written.
+    pub agent_token_file: Option<PathBuf>,
     /// Runs a previous process left `running`, now `abandoned`.
     pub reconciled: Vec<String>,
     shutdown: CancellationToken,
@@ -298,9 +302,19 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         token: token.clone(),
         url: url.clone(),
     };
-    let token_file = if config.write_token_file {
-        match token_file::write(&Home::at(&config.home), &owned_token_file) {
-            Ok(path) => Some(path),
+    let agent_token = crate::principal::agent_token_for(&token);
+    let owned_agent_file = token_file::TokenFile {
+        port: addr.port(),
+        pid: std::process::id(),
+        token: agent_token.clone(),
+        url: format!("http://{addr}"),
+    };
+    let (token_file, agent_token_file) = if config.write_token_file {
+        let home = Home::at(&config.home);
+        match token_file::write(&home, &owned_token_file)
+            .and_then(|path| Ok((path, token_file::write_agent(&home, &owned_agent_file)?)))
+        {
+            Ok((path, agent_path)) => (Some(path), Some(agent_path)),
             Err(e) => {
                 let _ = writer.close();
                 leave();
@@ -308,7 +322,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
             }
         }
     } else {
-        None
+        (None, None)
     };
     let shutdown = CancellationToken::new();
     let deadline = config.shutdown_deadline;
@@ -326,6 +340,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         writer: writer.clone(),
         feed,
         token: Arc::from(token.as_str()),
+        agent_token: Arc::from(agent_token.as_str()),
         config: Arc::new(config),
         port: addr.port(),
         shutdown: shutdown.clone(),
@@ -366,6 +381,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let app = router(state.clone());
     let stop = shutdown.clone();
     let cleanup_file = token_file.clone();
+    let cleanup_agent_file = agent_token_file.clone();
     let handle = tokio::spawn(async move {
         let limits = state.config.http;
         let serving = crate::listener::serve(listener, app, limits, stop.clone());
@@ -407,14 +423,18 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
             w.close()
         })
         .await;
-        if let Some(path) = cleanup_file
-            && token_file::remove_if_owned(&path, &owned_token_file)
-                == token_file::Removal::OwnedByAnother
-        {
-            tracing::info!(
-                path = %path.display(),
-                "token file now belongs to another server; left in place"
-            );
+        for (path, owned) in [
+            (cleanup_file, &owned_token_file),
+            (cleanup_agent_file, &owned_agent_file),
+        ] {
+            if let Some(path) = path
+                && token_file::remove_if_owned(&path, owned) == token_file::Removal::OwnedByAnother
+            {
+                tracing::info!(
+                    path = %path.display(),
+                    "token file now belongs to another server; left in place"
+                );
+            }
         }
         // Only now may another server have the database.
         drop(db_lock);
@@ -430,6 +450,8 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         addr,
         otlp_addr,
         token,
+        agent_token,
+        agent_token_file,
         url,
         db_path: state_db_path(&writer),
         database,

@@ -165,6 +165,8 @@ pub struct AppState {
     pub feed: broadcast::Sender<Arc<Committed>>,
     /// The per-start control token.
     pub token: Arc<str>,
+    /// The agent token ([`crate::principal`]), derived from the control token.
+    pub agent_token: Arc<str>,
     /// Settings.
     pub config: Arc<ServeConfig>,
     /// The bound port (for the Origin check).

@@ -230,7 +230,11 @@ async fn blocks_sessions_episodes_procedures_insights_and_entities() {
 
     let r = send(&t, Method::POST, "/api/memory/sessions/s1/messages", json!({"userId": "ana", "message": {"role": "user", "content": "My sister Nino visits in May"}})).await;
     assert_eq!(r["sequence"], 1);
-    let msgs = get(&t, "/api/memory/sessions/s1/messages?after=0&limit=10").await;
+    let msgs = get(
+        &t,
+        "/api/memory/sessions/s1/messages?userId=ana&after=0&limit=10",
+    )
+    .await;
     assert_eq!(
         msgs["messages"][0]["content"],
         "My sister Nino visits in May"

@@ -51,7 +51,8 @@ pub const CONSOLIDATION_TAG: &str = "consolidation";
 pub struct ConsolidateOptions {
     /// The session.
     pub session_id: String,
-    /// When set, the session must belong to this user.
+    /// Whose session (a session id is per user); unset: the one user with messages in a
+    /// session of that id (several: refused, name one).
     pub user_id: Option<String>,
     /// Most messages in one extraction call.
     pub messages_per_call: usize,
@@ -127,26 +128,21 @@ pub fn consolidate(
         }
         .into());
     }
-    let first = store.session().list(session_id, None, Some(1))?;
-    let Some(owner) = first.first().map(|m| m.record.user_id.clone()) else {
-        return Err(not_found(session_id));
-    };
-    if options.user_id.as_ref().is_some_and(|u| *u != owner) {
+    let owner = session_owner(store, session_id, options.user_id.as_deref())?;
+    if store
+        .session()
+        .list(&owner, session_id, None, Some(1))?
+        .is_empty()
+    {
         return Err(not_found(session_id));
     }
-    let mark = store.consolidation_mark(session_id)?;
-    let mut messages = store
-        .session()
-        .list(session_id, mark, Some(options.max_messages + 1))?;
+    let mark = store.consolidation_mark(&owner, session_id)?;
+    let mut messages =
+        store
+            .session()
+            .list(&owner, session_id, mark, Some(options.max_messages + 1))?;
     let more = messages.len() > options.max_messages;
     messages.truncate(options.max_messages);
-    if let Some(other) = messages.iter().find(|m| m.record.user_id != owner) {
-        return Err(MemoryError::Conflict(format!(
-            "session {session_id} holds messages of two users ({owner}, {}); consolidation refuses to mix them",
-            other.record.user_id
-        ))
-        .into());
-    }
     let mut report = ConsolidationReport {
         session_id: session_id.to_owned(),
         user_id: owner.clone(),
@@ -274,6 +270,7 @@ pub fn consolidate(
 
     let written = store.write_consolidation(ConsolidationBatch {
         session_id: session_id.to_owned(),
+        user_id: report.user_id.clone(),
         seen_mark: mark,
         new_mark,
         episodes,
@@ -284,6 +281,42 @@ pub fn consolidate(
     report.facts = written.facts;
     report.insights = written.insights;
     Ok(report)
+}
+
+/// Whose session to consolidate: the user asked for, else the one user with messages in a
+/// session of that id (a session id is per user: with several, the caller must name one).
+fn session_owner(
+    store: &Memory,
+    session_id: &str,
+    asked: Option<&str>,
+) -> Result<String, ConsolidateError> {
+    if let Some(user) = asked.filter(|u| !u.is_empty()) {
+        return Ok(user.to_owned());
+    }
+    let messages = store.list_items(&crate::sqlite::ItemFilter {
+        session_id: Some(session_id.to_owned()),
+        kind: Some(MemoryKind::Session),
+        limit: Some(crate::sqlite::MAX_LIST),
+        ..crate::sqlite::ItemFilter::default()
+    })?;
+    let mut users: Vec<String> = messages
+        .iter()
+        .map(|m| m.record().user_id.clone())
+        .collect();
+    users.sort();
+    users.dedup();
+    match users.as_slice() {
+        [] => Err(not_found(session_id)),
+        [one] => Ok(one.clone()),
+        several => Err(MemoryError::Invalid {
+            field: "userId",
+            reason: format!(
+                "session {session_id} exists for several users ({}): name the user",
+                several.join(", ")
+            ),
+        }
+        .into()),
+    }
 }
 
 fn not_found(session_id: &str) -> ConsolidateError {

@@ -15,6 +15,8 @@ use crate::types::*;
 pub(crate) struct ConsolidationBatch {
     /// The session consolidated.
     pub session_id: String,
+    /// Its user (a session id is per user).
+    pub user_id: String,
     /// The session's mark read before the chat calls (the last sequence consolidated);
     /// the write is refused when another consolidation moved it meanwhile.
     pub seen_mark: Option<u64>,
@@ -36,9 +38,28 @@ pub(crate) struct ConsolidationWritten {
     pub insights: Vec<Insight>,
 }
 
-/// The `memory_meta` key of a session's mark.
-pub(crate) fn mark_key(session_id: &str) -> String {
+/// The `memory_meta` key of a user's session mark.
+pub(crate) fn mark_key(user_id: &str, session_id: &str) -> String {
+    format!("consolidated:{}", serde_json::json!([user_id, session_id]))
+}
+
+/// The key of a session's mark before sessions were per user (a session then had one
+/// owner: consolidating a session of two users was refused).
+fn legacy_mark_key(session_id: &str) -> String {
     format!("consolidated:{session_id}")
+}
+
+/// The mark of `user_id`'s session read through `meta`: its own, else the session's mark
+/// from before sessions were per user.
+pub(crate) fn read_mark(
+    user_id: &str,
+    session_id: &str,
+    mut meta: impl FnMut(&str) -> Result<Option<String>>,
+) -> Result<Option<u64>> {
+    match parse_mark(meta(&mark_key(user_id, session_id))?) {
+        Some(mark) => Ok(Some(mark)),
+        None => Ok(parse_mark(meta(&legacy_mark_key(session_id))?)),
+    }
 }
 
 /// A stored mark's value as a sequence.
@@ -137,8 +158,8 @@ pub(crate) fn write(
         insights,
         vectors,
     } = prepared;
-    let key = mark_key(&batch.session_id);
-    if parse_mark(db.meta(&key)?) != batch.seen_mark {
+    let key = mark_key(&batch.user_id, &batch.session_id);
+    if read_mark(&batch.user_id, &batch.session_id, |k| db.meta(k))? != batch.seen_mark {
         return Err(MemoryError::Conflict(format!(
             "session {} was consolidated by another call meanwhile; nothing was written, run it again",
             batch.session_id

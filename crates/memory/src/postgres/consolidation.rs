@@ -6,8 +6,7 @@
 use postgres::Transaction;
 
 use crate::consolidate::write::{
-    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, mark_key,
-    parse_mark,
+    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, read_mark,
 };
 use crate::error::Result;
 use crate::postgres::{PgMemory, meta, set_meta};
@@ -69,8 +68,13 @@ impl ConsolidationWrites for Writes<'_, '_, '_> {
 
 impl PgMemory {
     /// The last message sequence of a session already consolidated, if any.
-    pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {
-        Ok(parse_mark(meta(&mut *self.lock(), &mark_key(session_id))?))
+    pub(crate) fn consolidation_mark(
+        &self,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<u64>> {
+        let mut client = self.lock();
+        read_mark(user_id, session_id, |key| meta(&mut *client, key))
     }
 
     /// Writes a consolidation in one transaction: every record is checked (and embedded)

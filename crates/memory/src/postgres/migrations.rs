@@ -143,8 +143,19 @@ CREATE TABLE entity_vectors (
 );
 "#;
 
+/// Migration 2: who recalled which fact when (a search strengthens a fact once per
+/// principal per hour: `crate::recall`). Not exported: it only rate-limits.
+const V2_RECALLS: &str = r#"
+CREATE TABLE memory_recalls (
+    item_rowid BIGINT NOT NULL,
+    principal TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    PRIMARY KEY (item_rowid, principal)
+);
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_SCHEMA];
+pub const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_RECALLS];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

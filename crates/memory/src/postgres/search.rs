@@ -169,13 +169,41 @@ impl PgMemory {
         if o.expand_entities.unwrap_or(false) {
             crate::postgres::entities::expand_hits(c, &plan.filter, &mut hits)?;
         }
-        if self.config.record_access && plan.filter.known_at.is_none() && !facts.is_empty() {
-            c.execute(
-                "UPDATE memory_items SET strength = strength + 0.1, last_accessed_at = $1 \
-                 WHERE rowid = ANY($2)",
-                &[&now, &facts],
-            )?;
+        if let Some(by) = o.recall_by
+            && self.config.record_access
+            && plan.filter.known_at.is_none()
+            && !facts.is_empty()
+        {
+            record_recall(c, &facts, by, now)?;
         }
         Ok(hits)
     }
+}
+
+/// Strengthens each of `facts` that `by` has not strengthened within the recall window
+/// (`crate::recall`), in one transaction; the upsert's row lock makes instances sharing
+/// the database count one window.
+fn record_recall(c: &mut postgres::Client, facts: &[i64], by: Actor, now: i64) -> Result<()> {
+    let mut tx = c.transaction()?;
+    let since = crate::recall::window_start(now);
+    let claimed = tx.query(
+        "INSERT INTO memory_recalls (item_rowid, principal, at) \
+         SELECT unnest($1::BIGINT[]), $2, $3 \
+         ON CONFLICT (item_rowid, principal) DO UPDATE SET at = excluded.at \
+         WHERE memory_recalls.at <= $4 RETURNING item_rowid",
+        &[&facts, &by.as_str(), &now, &since],
+    )?;
+    let rowids = claimed
+        .iter()
+        .map(|r| r.try_get::<_, i64>(0))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    if !rowids.is_empty() {
+        tx.execute(
+            "UPDATE memory_items SET strength = strength + $1, last_accessed_at = $2 \
+             WHERE rowid = ANY($3)",
+            &[&crate::recall::RECALL_STRENGTH, &now, &rowids],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
 }

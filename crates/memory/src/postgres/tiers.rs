@@ -19,7 +19,7 @@ use crate::record::{
 use crate::sqlite::episodic::episode_row;
 use crate::sqlite::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
 use crate::sqlite::procedural::rule_row;
-use crate::sqlite::semantic::{check_supersedable, fact_row};
+use crate::sqlite::semantic::{check_supersedable, fact_row, next_version};
 use crate::sqlite::session::PushedMessage;
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
@@ -138,8 +138,8 @@ impl SessionMemory for Session<'_> {
         s.write(|tx, now| {
             let last: Option<i64> = tx
                 .query_one(
-                    "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = $1",
-                    &[&pushed.session_id],
+                    "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = $1 AND user_id = $2",
+                    &[&pushed.session_id, &scope.user_id],
                 )?
                 .try_get(0)?;
             let sequence = last.unwrap_or(0) + 1;
@@ -155,10 +155,12 @@ impl SessionMemory for Session<'_> {
 
     fn list(
         &self,
+        user_id: &str,
         session_id: &str,
         after_sequence: Option<u64>,
         limit: Option<usize>,
     ) -> Result<Vec<SessionMessage>> {
+        check_id("userId", user_id)?;
         check_id("sessionId", session_id)?;
         let limit = i64::try_from(limit.unwrap_or(MAX_LIST).min(MAX_LIST)).unwrap_or(0);
         let after = i64::try_from(after_sequence.unwrap_or(0)).unwrap_or(i64::MAX);
@@ -166,9 +168,9 @@ impl SessionMemory for Session<'_> {
             &mut *self.0.lock(),
             &format!(
                 "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' AND i.session_id = $1 \
-                 AND i.sequence > $2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT $3"
+                 AND i.user_id = $4 AND i.sequence > $2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT $3"
             ),
-            &[&session_id, &after, &limit],
+            &[&session_id, &after, &limit, &user_id],
         )?;
         let mut out = Vec::new();
         for row in rows {
@@ -251,8 +253,7 @@ impl SemanticMemory for Semantic<'_> {
         let stored = s.write(|tx, now| {
             let old = load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
             check_supersedable(&old, &new)?;
-            let mut row = row;
-            row.supersedes = Some(old_id.to_owned());
+            let row = next_version(&old, row);
             let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
             tx.execute(
                 "UPDATE memory_items SET superseded_by = $1, superseded_at = $2, updated_at = $2 WHERE rowid = $3",

@@ -17,9 +17,9 @@ use crate::record::index_text;
 use crate::transfer::{self, Cell, TransferReport, TransferTables};
 
 /// The table layout version of this backend's schema in SQLite's numbering (PostgreSQL
-/// migration 1 holds every table of SQLite schema version 4): what an export's header
-/// says and the newest an import reads.
-pub(crate) const LAYOUT_VERSION: i64 = 4;
+/// migration 1 holds every table of SQLite schema version 4, migration 2 the recall table
+/// of version 5): what an export's header says and the newest an import reads.
+pub(crate) const LAYOUT_VERSION: i64 = 5;
 
 /// Columns derived from others, never exported.
 const DERIVED: &[&str] = &["search_text"];

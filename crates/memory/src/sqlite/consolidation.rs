@@ -4,8 +4,7 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::consolidate::write::{
-    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, mark_key,
-    parse_mark,
+    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, read_mark,
 };
 use crate::error::Result;
 use crate::sqlite::SqliteMemory;
@@ -75,8 +74,13 @@ impl ConsolidationWrites for Writes<'_, '_> {
 
 impl SqliteMemory {
     /// The last message sequence of a session already consolidated, if any.
-    pub(crate) fn consolidation_mark(&self, session_id: &str) -> Result<Option<u64>> {
-        Ok(parse_mark(meta(&self.lock(), &mark_key(session_id))?))
+    pub(crate) fn consolidation_mark(
+        &self,
+        user_id: &str,
+        session_id: &str,
+    ) -> Result<Option<u64>> {
+        let conn = self.lock();
+        read_mark(user_id, session_id, |key| meta(&conn, key))
     }
 
     /// Writes a consolidation in one transaction: every record is checked (and embedded)

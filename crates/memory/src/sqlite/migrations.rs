@@ -153,8 +153,25 @@ CREATE TABLE entity_vectors (
 ) WITHOUT ROWID;
 "#;
 
+/// Migration 5: who recalled which fact when (a search strengthens a fact once per
+/// principal per hour: `crate::recall`). Not exported: it only rate-limits.
+const V5_RECALLS: &str = r#"
+CREATE TABLE memory_recalls (
+    item_rowid INTEGER NOT NULL,
+    principal TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (item_rowid, principal)
+) WITHOUT ROWID;
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_CORE, V2_ENTITIES, V3_VECTORS, V4_ENTITY_VECTORS];
+pub const MIGRATIONS: &[&str] = &[
+    V1_CORE,
+    V2_ENTITIES,
+    V3_VECTORS,
+    V4_ENTITY_VECTORS,
+    V5_RECALLS,
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -3,8 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::Connection;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue};
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Result;
 use crate::hybrid::{Filter, FilterValue, Fused, SearchPlan, vector_list};
@@ -155,16 +155,46 @@ impl SqliteMemory {
         if o.expand_entities.unwrap_or(false) {
             self.expand_hits(&conn, &plan.filter, &mut hits)?;
         }
-        if self.config.record_access && plan.filter.known_at.is_none() && !facts.is_empty() {
-            let list = facts.iter().map(i64::to_string).collect::<Vec<_>>();
-            conn.execute(
-                &format!(
-                    "UPDATE memory_items SET strength = strength + 0.1, last_accessed_at = ?1 WHERE rowid IN ({})",
-                    list.join(",")
-                ),
-                [now],
-            )?;
+        if let Some(by) = o.recall_by
+            && self.config.record_access
+            && plan.filter.known_at.is_none()
+            && !facts.is_empty()
+        {
+            record_recall(&conn, &facts, by, now)?;
         }
         Ok(hits)
     }
+}
+
+/// Strengthens each of `facts` that `by` has not strengthened within the recall window
+/// (`crate::recall`), in one transaction.
+fn record_recall(conn: &Connection, facts: &[i64], by: Actor, now: i64) -> Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    {
+        let mut claim = tx.prepare_cached(
+            "INSERT INTO memory_recalls (item_rowid, principal, at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (item_rowid, principal) DO UPDATE SET at = excluded.at \
+             WHERE memory_recalls.at <= ?4 RETURNING item_rowid",
+        )?;
+        let mut strengthen = tx.prepare_cached(
+            "UPDATE memory_items SET strength = strength + ?1, last_accessed_at = ?2 WHERE rowid = ?3",
+        )?;
+        let since = crate::recall::window_start(now);
+        for rowid in facts {
+            let claimed = claim
+                .query_row(rusqlite::params![rowid, by.as_str(), now, since], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .optional()?;
+            if claimed.is_some() {
+                strengthen.execute(rusqlite::params![
+                    crate::recall::RECALL_STRENGTH,
+                    now,
+                    rowid
+                ])?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }

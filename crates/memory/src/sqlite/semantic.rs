@@ -115,6 +115,18 @@ pub(crate) fn check_supersedable(old: &ItemRow, new: &NewFact) -> Result<()> {
     Ok(())
 }
 
+/// Makes `row` the next version of `old`: it names `old`, and it arrives quarantined when
+/// `old` is (superseding a quarantined fact never promotes it: only a person's validation
+/// does).
+pub(crate) fn next_version(old: &ItemRow, mut row: ItemRow) -> ItemRow {
+    row.supersedes = Some(old.id.clone());
+    if old.status() == MemoryStatus::Quarantined {
+        row.status = MemoryStatus::Quarantined.as_str().to_owned();
+        row.quarantine_reason = Some(format!("supersedes quarantined fact {}", old.id));
+    }
+    row
+}
+
 impl SemanticMemory for Semantic<'_> {
     fn remember(&self, fact: NewFact) -> Result<Fact> {
         let mut facts = self.remember_many(vec![fact])?;
@@ -161,8 +173,7 @@ impl SemanticMemory for Semantic<'_> {
         let stored = s.write(|tx, now| {
             let old = items::load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
             check_supersedable(&old, &new)?;
-            let mut row = row;
-            row.supersedes = Some(old_id.to_owned());
+            let row = next_version(&old, row);
             let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
             tx.execute(
                 "UPDATE memory_items SET superseded_by = ?1, superseded_at = ?2, updated_at = ?2 WHERE rowid = ?3",

@@ -87,8 +87,8 @@ impl SessionMemory for Session<'_> {
         };
         s.write(|tx, now| {
             let last: Option<i64> = tx.query_row(
-                "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = ?1",
-                params![pushed.session_id],
+                "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = ?1 AND user_id = ?2",
+                params![pushed.session_id, scope.user_id],
                 |r| r.get(0),
             )?;
             let sequence = last.unwrap_or(0) + 1;
@@ -106,20 +106,22 @@ impl SessionMemory for Session<'_> {
 
     fn list(
         &self,
+        user_id: &str,
         session_id: &str,
         after_sequence: Option<u64>,
         limit: Option<usize>,
     ) -> Result<Vec<SessionMessage>> {
+        items::check_id("userId", user_id)?;
         items::check_id("sessionId", session_id)?;
         let limit = limit.unwrap_or(MAX_LIST).min(MAX_LIST);
         let after = i64::try_from(after_sequence.unwrap_or(0)).unwrap_or(i64::MAX);
         let conn = self.0.lock();
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' AND i.session_id = ?1 \
-             AND i.sequence > ?2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT ?3"
+             AND i.user_id = ?4 AND i.sequence > ?2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT ?3"
         ))?;
         let rows = stmt.query_map(
-            params![session_id, after, limit as i64],
+            params![session_id, after, limit as i64, user_id],
             crate::sqlite::items::item_from_row,
         )?;
         let mut out = Vec::new();

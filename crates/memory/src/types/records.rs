@@ -77,10 +77,24 @@ string_enum! {
         Induction = "induction",
         /// Bulk-loaded from an external store.
         Imported = "imported",
+        /// The agent asserted it through its memory tools (the default of an agent's write:
+        /// an agent never speaks with a person's `user` voice). Active, ranked with the
+        /// foreign discount.
+        Agent = "agent",
     }
 }
 
 impl MemoryProvenance {
+    /// The provenance of a write by `by` that names none: `user` for a person, `agent` for
+    /// the agent's memory tools, none for maintenance.
+    pub fn default_for(by: Actor) -> Option<Self> {
+        match by {
+            Actor::User => Some(Self::User),
+            Actor::Agent => Some(Self::Agent),
+            Actor::Maintenance => None,
+        }
+    }
+
     /// Derived provenances land quarantined.
     pub fn is_derived(self) -> bool {
         matches!(self, Self::Extraction | Self::Reflection | Self::Induction)
@@ -267,7 +281,7 @@ pub struct Fact {
     /// When it was superseded (transaction time), ISO-8601.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_at: Option<String>,
-    /// Decay strength (1 at write, +0.1 per access).
+    /// Decay strength (1 at write, +0.1 per counted recall: `crate::recall`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strength: Option<f64>,
     /// Last recall, ISO-8601.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::records::{MemoryItem, MemoryKind};
+use super::records::{Actor, MemoryItem, MemoryKind};
 
 /// A date range over `createdAt` (both ends inclusive), ISO-8601.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -104,6 +104,13 @@ pub struct MemorySearchOptions {
     /// Add facts one hop away over the entity graph (signal `hop`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expand_entities: Option<bool>,
+    /// Who recalls: the returned facts are strengthened once per this principal per
+    /// [`crate::recall::RECALL_WINDOW_MS`]; `None` (the default, and an unauthenticated
+    /// read) changes nothing. Never read from a request body or query: the surface sets it
+    /// from the caller's credential.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub recall_by: Option<Actor>,
 }
 
 impl MemorySearchOptions {

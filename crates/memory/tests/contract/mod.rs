@@ -14,6 +14,9 @@ use mindgate_memory::*;
 
 use crate::common::{HOUR, T0};
 
+mod isolation;
+pub use isolation::*;
+
 /// Generates the suite's tests for a store constructor `|Arc<ManualClock>| -> S`.
 #[macro_export]
 macro_rules! contract_suite {
@@ -28,7 +31,9 @@ macro_rules! contract_suite {
             procedures_promote_after_successes, sharing, insights_cite_and_vote,
             entities_fold_merge_unmerge, filters_inside_the_queries,
             filters_hold_beyond_the_best_matches, signals_on_hits,
-            bad_input_gets_typed_errors, metadata_counts, ledger_records_every_change);
+            bad_input_gets_typed_errors, metadata_counts, ledger_records_every_change,
+            supersede_keeps_quarantine, flagged_block_text_is_refused, sessions_are_per_user,
+            recall_strengthens_once_per_principal_per_hour);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
@@ -253,7 +258,7 @@ pub fn session_log<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
     assert_eq!((r1.sequence, r2.sequence, r3.sequence), (1, 2, 1));
     assert_eq!(r1.persisted_at, format_ms(T0));
     assert_eq!(r2.persisted_at, format_ms(T0 + 1000));
-    let all = s.session().list("s1", None, None).unwrap();
+    let all = s.session().list("u1", "s1", None, None).unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(
         all[1].content,
@@ -262,7 +267,7 @@ pub fn session_log<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
     );
     assert_eq!(all[1].tool_calls.as_ref().unwrap()[0].name, "note");
     assert_eq!(all[1].role, MessageRole::Assistant);
-    let after = s.session().list("s1", Some(1), None).unwrap();
+    let after = s.session().list("u1", "s1", Some(1), None).unwrap();
     assert_eq!(after.len(), 1);
     assert_eq!(after[0].record.id, r2.message_id);
     let mut o = opts("puppy Biscuit");

@@ -22,9 +22,12 @@
 //!
 //! * **Where**: the server of the SDK's viewer URL ([`crate::config::MINDGATE_URL`], …,
 //!   `ws://127.0.0.1:4747/ingest` → `http://127.0.0.1:4747`), or [`MemoryClient::new`].
-//! * **Token** (writes only): [`MemoryClient::token`], else a `token=` in the viewer URL,
-//!   else the server's token file `$MINDGATE_HOME/run/serve-<port>.json` (`mindgate-home`),
-//!   read at each write so a server started later is found.
+//! * **Token**: [`MemoryClient::token`], else a `token=` in the viewer URL, else the
+//!   server's **agent** token file `$MINDGATE_HOME/run/agent-<port>.json` (`mindgate-home`),
+//!   read at each call so a server started later is found. Never the person's control token
+//!   file: the agent token writes as `agent` and cannot validate or reject memories. Writes
+//!   need it; searches send it when found (an authenticated search recalls its facts, a
+//!   tokenless one changes nothing).
 //! * **In the run graph**: inside a run (outside one: the implicit run of the client given to
 //!   [`MemoryClient::for_client`], else of the global client), [`MemoryClient::search`] is a
 //!   `retriever` node `memory:search` (`search_episodes` / `search_procedures`:
@@ -96,10 +99,10 @@ pub enum MemoryError {
         #[source]
         source: reqwest::Error,
     },
-    /// A write needs the control token and none was found.
+    /// A write needs the agent token and none was found.
     #[error(
-        "no control token for {base}: pass MemoryClient::token, put token= in the viewer URL, \
-         or run `mindgate serve` with the same MINDGATE_HOME"
+        "no agent token for {base}: pass MemoryClient::token, put token= in the viewer URL, \
+         or run `mindgate serve` with the same MINDGATE_HOME (it writes run/agent-<port>.json)"
     )]
     NoToken {
         /// The server's base URL.
@@ -170,7 +173,8 @@ impl MemoryClient {
         }
     }
 
-    /// Uses this control token for writes (beats the URL and the token file).
+    /// Uses this token (the agent token) for every call (beats the URL and the agent token
+    /// file).
     #[must_use]
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
@@ -184,7 +188,8 @@ impl MemoryClient {
         self
     }
 
-    /// Looks for the server's token file in this Mindgate home (default: `MINDGATE_HOME`, …).
+    /// Looks for the server's agent token file in this Mindgate home (default:
+    /// `MINDGATE_HOME`, …).
     #[must_use]
     pub fn home(mut self, home: Home) -> Self {
         self.home = Some(home);
@@ -205,7 +210,10 @@ impl MemoryClient {
             .call(|_| async {
                 let url = self.url("/api/memory/search")?;
                 let answer: SearchAnswer = self
-                    .send(self.http.get(url.clone()).query(&pairs), &url)
+                    .send(
+                        self.authenticated(self.http.get(url.clone()).query(&pairs), &url),
+                        &url,
+                    )
                     .await?;
                 Ok::<_, MemoryError>(answer.hits)
             })
@@ -309,8 +317,16 @@ impl MemoryClient {
         pairs: &[(&str, String)],
     ) -> Result<T, MemoryError> {
         let url = self.url(path)?;
-        self.send(self.http.get(url.clone()).query(pairs), &url)
-            .await
+        let request = self.authenticated(self.http.get(url.clone()).query(pairs), &url);
+        self.send(request, &url).await
+    }
+
+    /// `request` with the agent token when one is found (reads work without one).
+    fn authenticated(&self, request: RequestBuilder, url: &Url) -> RequestBuilder {
+        match self.agent_token(url) {
+            Ok(token) => request.bearer_auth(token),
+            Err(_) => request,
+        }
     }
 
     async fn write<T: DeserializeOwned>(
@@ -320,7 +336,7 @@ impl MemoryClient {
         body: &(impl Serialize + ?Sized),
     ) -> Result<T, MemoryError> {
         let url = self.url(&path)?;
-        let token = self.control_token(&url)?;
+        let token = self.agent_token(&url)?;
         let request = self
             .http
             .request(method, url.clone())
@@ -329,8 +345,9 @@ impl MemoryClient {
         self.send(request, &url).await
     }
 
-    /// The control token: explicit, else from the URL, else the server's token file.
-    fn control_token(&self, url: &Url) -> Result<String, MemoryError> {
+    /// The agent token: explicit, else from the URL, else the server's agent token file
+    /// (never the person's control token file).
+    fn agent_token(&self, url: &Url) -> Result<String, MemoryError> {
         if let Some(token) = &self.token {
             return Ok(token.clone());
         }
@@ -339,7 +356,7 @@ impl MemoryClient {
         };
         let port = url.port_or_known_default().ok_or_else(no_token)?;
         let home = self.home.clone().unwrap_or_else(Home::from_env);
-        token_file::read(&home, port)
+        token_file::read_agent(&home, port)
             .map(|file| file.token)
             .filter(|t| !t.is_empty())
             .ok_or_else(no_token)

@@ -159,6 +159,10 @@ impl MemoryClient {
     ) -> Result<Vec<Value>, MemoryError> {
         let path = format!("/api/memory/sessions/{}/messages", segment(session_id));
         let mut pairs: Vec<(&str, String)> = Vec::new();
+        // A session id is per user: the client's user's session.
+        if let Some(user) = &self.user_id {
+            pairs.push(("userId", user.clone()));
+        }
         if let Some(after) = after {
             pairs.push(("after", after.to_string()));
         }

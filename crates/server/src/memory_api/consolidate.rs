@@ -5,11 +5,10 @@
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
-use mindgate_memory::Actor;
 use mindgate_memory::consolidate::{self, ConsolidateError, ConsolidateOptions, OpenAiChat};
 use serde::Deserialize;
 
-use super::{ApiResult, json_ok, memory_error};
+use super::{ApiResult, Caller, json_ok, memory_error, user_arg};
 use crate::error::ApiError;
 use crate::request::body;
 use crate::state::AppState;
@@ -18,7 +17,8 @@ use crate::state::AppState;
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConsolidateBody {
-    /// When set, the session must belong to this user.
+    /// Whose session (a session id is per user; default: the server's `--memory-user`,
+    /// else the one user with messages in it).
     user_id: Option<String>,
 }
 
@@ -26,6 +26,7 @@ pub struct ConsolidateBody {
 /// report; 503 `unavailable` when no chat model is configured or it failed.
 pub(super) async fn consolidate(
     State(state): State<AppState>,
+    caller: Caller,
     Path(session_id): Path<String>,
     b: Result<Json<ConsolidateBody>, JsonRejection>,
 ) -> ApiResult {
@@ -33,6 +34,12 @@ pub(super) async fn consolidate(
     let user_id = match b {
         Err(JsonRejection::MissingJsonContentType(_)) => None,
         other => body(other)?.user_id,
+    };
+    // A session id is per user: the one named, else the server's --memory-user, else the
+    // one user with messages in a session of that id.
+    let user_id = match user_id.filter(|u| !u.is_empty()) {
+        Some(user) => Some(user_arg(&state, caller, Some(user))?),
+        None => state.config.memory_user.clone(),
     };
     let chat = state
         .config
@@ -46,7 +53,7 @@ pub(super) async fn consolidate(
         let store = lazy.get()?;
         let mut options = ConsolidateOptions::new(session_id);
         options.user_id = user_id;
-        options.by = Actor::User;
+        options.by = caller.actor();
         consolidate::consolidate(&store, &chat, &options)
     })
     .await

@@ -1,5 +1,7 @@
 //! The fact lifecycle: remember, supersede, forget, and a person's review of quarantined
-//! records (validate, reject). Every write here is made `by: user`.
+//! records (validate, reject). Writes are recorded as by the caller (`user` with the
+//! control token, `agent` with the agent token); validate and reject are a person's acts
+//! (the guard answers the agent token 403).
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
@@ -8,19 +10,22 @@ use mindgate_memory::agent::{self, RememberArgs};
 use mindgate_memory::{Actor, Memory, MemoryStore, SemanticMemory};
 use serde::Deserialize;
 
-use super::{ApiResult, created, json_ok, mem, ok_id};
+use super::{ApiResult, Caller, created, json_ok, mem, ok_id};
 use crate::request::body;
 use crate::state::AppState;
 
 /// `POST /api/memory/facts` (body: `RememberArgs`) → the stored fact (201).
 pub(super) async fn remember(
     State(state): State<AppState>,
+    caller: Caller,
     b: Result<Json<RememberArgs>, JsonRejection>,
 ) -> ApiResult {
     let args = body(b)?;
     let user = state.config.memory_user.clone();
+    let bound = caller.bound(&state);
     let fact = mem(&state, move |m| {
-        agent::remember(m, args, user.as_deref(), Actor::User)
+        args.scope.check_bound(bound.as_deref())?;
+        agent::remember(m, args, user.as_deref(), caller.actor())
     })
     .await?;
     Ok(created(&fact))
@@ -38,6 +43,7 @@ pub struct SupersedeBody {
 /// `POST /api/memory/records/{id}/supersede` → the new fact (201).
 pub(super) async fn supersede(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
     b: Result<Json<SupersedeBody>, JsonRejection>,
 ) -> ApiResult {
@@ -48,8 +54,11 @@ pub(super) async fn supersede(
         fact: b.fact,
     };
     let user = state.config.memory_user.clone();
+    let bound = caller.bound(&state);
     let fact = mem(&state, move |m| {
-        agent::supersede(m, args, user.as_deref(), Actor::User)
+        args.fact.scope.check_bound(bound.as_deref())?;
+        agent::check_owner(m, &args.old_id, bound.as_deref())?;
+        agent::supersede(m, args, user.as_deref(), caller.actor())
     })
     .await?;
     Ok(created(&fact))
@@ -65,13 +74,19 @@ pub struct ReasonBody {
 /// `POST /api/memory/records/{id}/forget` (`{reason}`) → `{ok, id}`
 pub(super) async fn forget(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
     b: Result<Json<ReasonBody>, JsonRejection>,
 ) -> ApiResult {
-    with_reason(&state, id, b, |m, id, reason| {
-        m.semantic().forget(id, reason, Actor::User)
+    let reason = body(b)?.reason;
+    let bound = caller.bound(&state);
+    let shown = id.clone();
+    mem(&state, move |m| {
+        agent::check_owner(m, &id, bound.as_deref())?;
+        m.semantic().forget(&id, &reason, caller.actor())
     })
-    .await
+    .await?;
+    Ok(ok_id(&shown))
 }
 
 /// `POST /api/memory/records/{id}/reject` (`{reason}`) → `{ok, id}`

@@ -7,13 +7,11 @@ use axum::extract::{Query, State};
 use axum::routing::{MethodRouter, get};
 use mindgate_memory::agent;
 use mindgate_memory::{
-    Actor, EpisodicMemory, InsightMemory, Memory, MemoryKind, MemoryStore, NewEpisode, NewInsight,
-    NewRule, ProceduralMemory,
+    EpisodicMemory, InsightMemory, MemoryKind, MemoryStore, NewEpisode, NewInsight, NewRule,
+    ProceduralMemory,
 };
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-use super::{ApiResult, UserQuery, created, mem, named, user_arg};
+use super::{ApiResult, Caller, UserQuery, created, mem, named, user_arg};
 use crate::request::{body, query};
 use crate::state::AppState;
 
@@ -28,19 +26,22 @@ pub(super) const LISTS: [(&str, MemoryKind); 3] = [
 /// `GET` of the records of `kind`.
 pub(super) fn list_route(kind: MemoryKind) -> MethodRouter<AppState> {
     get(
-        move |State(state): State<AppState>, q: Result<Query<UserQuery>, QueryRejection>| async move {
-            list(&state, q, kind).await
+        move |State(state): State<AppState>,
+              caller: Caller,
+              q: Result<Query<UserQuery>, QueryRejection>| async move {
+            list(&state, caller, q, kind).await
         },
     )
 }
 
 async fn list(
     state: &AppState,
+    caller: Caller,
     q: Result<Query<UserQuery>, QueryRejection>,
     kind: MemoryKind,
 ) -> ApiResult {
     let q = query(q)?;
-    let user = user_arg(state, q.user_id)?;
+    let user = user_arg(state, caller, q.user_id)?;
     let include = q.include_quarantined.unwrap_or(false);
     let limit = q.limit;
     let records = mem(state, move |m| {
@@ -50,54 +51,48 @@ async fn list(
     Ok(named("records", &records))
 }
 
-/// `POST /api/memory/episodes` (body: `NewEpisode`; `by` is `user`) → the episode (201).
+/// `POST /api/memory/episodes` (body: `NewEpisode`; `by` is the caller) → the episode (201).
 pub(super) async fn put_episode(
     State(state): State<AppState>,
+    caller: Caller,
     b: Result<Json<NewEpisode>, JsonRejection>,
 ) -> ApiResult {
-    create(&state, b, |m, mut e| {
-        e.meta.by = Actor::User;
-        m.episodic().put(e)
-    })
-    .await
+    let mut e = body(b)?;
+    e.meta.by = caller.actor();
+    agent::check_user_bound(Some(&e.meta.scope.user_id), caller.bound(&state).as_deref())
+        .and_then(|()| agent::check_voice(e.meta.by, e.meta.provenance))
+        .map_err(super::memory_error)?;
+    let stored = mem(&state, move |m| m.episodic().put(e)).await?;
+    Ok(created(&stored))
 }
 
-/// `POST /api/memory/procedures` (body: `NewRule`; `by` is `user`) → the rule (201).
+/// `POST /api/memory/procedures` (body: `NewRule`; `by` is the caller) → the rule (201).
 pub(super) async fn add_procedure(
     State(state): State<AppState>,
+    caller: Caller,
     b: Result<Json<NewRule>, JsonRejection>,
 ) -> ApiResult {
-    create(&state, b, |m, mut r| {
-        r.meta.by = Actor::User;
-        m.procedural().add(r)
-    })
-    .await
+    let mut r = body(b)?;
+    r.meta.by = caller.actor();
+    agent::check_user_bound(Some(&r.meta.scope.user_id), caller.bound(&state).as_deref())
+        .and_then(|()| agent::check_voice(r.meta.by, r.meta.provenance))
+        .map_err(super::memory_error)?;
+    let stored = mem(&state, move |m| m.procedural().add(r)).await?;
+    Ok(created(&stored))
 }
 
-/// `POST /api/memory/insights` (body: `NewInsight`; `by` is `user`) → the insight (201);
+/// `POST /api/memory/insights` (body: `NewInsight`; `by` is the caller) → the insight (201);
 /// it lands quarantined with provenance `reflection` unless the body names another.
 pub(super) async fn add_insight(
     State(state): State<AppState>,
+    caller: Caller,
     b: Result<Json<NewInsight>, JsonRejection>,
 ) -> ApiResult {
-    create(&state, b, |m, mut i| {
-        i.meta.by = Actor::User;
-        m.insights().add(i)
-    })
-    .await
-}
-
-/// Writes the body with `write` → what was stored (201).
-async fn create<B, R>(
-    state: &AppState,
-    b: Result<Json<B>, JsonRejection>,
-    write: fn(&Memory, B) -> mindgate_memory::Result<R>,
-) -> ApiResult
-where
-    B: DeserializeOwned + Send + 'static,
-    R: Serialize + Send + 'static,
-{
-    let new = body(b)?;
-    let stored = mem(state, move |m| write(m, new)).await?;
+    let mut i = body(b)?;
+    i.meta.by = caller.actor();
+    agent::check_user_bound(Some(&i.meta.scope.user_id), caller.bound(&state).as_deref())
+        .and_then(|()| agent::check_voice(i.meta.by, i.meta.provenance))
+        .map_err(super::memory_error)?;
+    let stored = mem(&state, move |m| m.insights().add(i)).await?;
     Ok(created(&stored))
 }

@@ -29,16 +29,18 @@ mod sessions;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Request, State};
+use axum::http::request::Parts;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mindgate_memory::agent;
-use mindgate_memory::{Memory, MemoryError, MemoryKind};
+use mindgate_memory::{Actor, Memory, MemoryError, MemoryKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::ApiError;
+use crate::principal::Principal;
 use crate::state::AppState;
 
 pub use blocks::{AppendBody, BlockBody, ReplaceBody};
@@ -196,16 +198,65 @@ fn kind_arg(field: &str, s: &str) -> ApiResult<MemoryKind> {
     })
 }
 
-/// The user a request names, else the server's `--memory-user`.
-fn user_arg(state: &AppState, user: Option<String>) -> ApiResult<String> {
-    user.filter(|u| !u.is_empty())
+/// The user a request names, else the server's `--memory-user`; for a caller bound to
+/// one user (the agent token on a server with `--memory-user`), another user is refused.
+fn user_arg(state: &AppState, caller: Caller, user: Option<String>) -> ApiResult<String> {
+    let user = user
+        .filter(|u| !u.is_empty())
         .or_else(|| state.config.memory_user.clone())
         .ok_or_else(|| {
             ApiError::bad_request(
                 "userId is required (or start the server with --memory-user NAME)",
             )
             .with_reason("bad_argument")
-        })
+        })?;
+    agent::check_user_bound(Some(&user), caller.bound(state).as_deref()).map_err(memory_error)?;
+    Ok(user)
+}
+
+/// Who makes a memory request: the guard's [`Principal`] (anonymous when absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Caller(pub Principal);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Caller(
+            parts
+                .extensions
+                .get::<Principal>()
+                .copied()
+                .unwrap_or(Principal::Anonymous),
+        ))
+    }
+}
+
+impl Caller {
+    /// Who its writes are recorded as: `user` for the person, `agent` for anyone else
+    /// (never more than an agent without the control token).
+    fn actor(self) -> Actor {
+        match self.0 {
+            Principal::Person => Actor::User,
+            Principal::Agent | Principal::Anonymous => Actor::Agent,
+        }
+    }
+
+    /// Who its searches recall as (`mindgate_memory::recall`): nobody for a request
+    /// without a token, so such a read changes nothing.
+    fn recall_by(self) -> Option<Actor> {
+        self.0.actor()
+    }
+
+    /// The one user it may act for: the server's `--memory-user` for the agent token; none
+    /// (any user) for the person, and for a tokenless read (reads on a loopback server are
+    /// open, as every read of the viewer is).
+    fn bound(self, state: &AppState) -> Option<String> {
+        match self.0 {
+            Principal::Agent => state.config.memory_user.clone(),
+            Principal::Person | Principal::Anonymous => None,
+        }
+    }
 }
 
 /// Query naming a user.

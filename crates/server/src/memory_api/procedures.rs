@@ -8,10 +8,10 @@
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
-use mindgate_memory::Actor;
+use mindgate_memory::agent;
 use mindgate_memory::induction::{self, InduceArgs, OutcomeArgs};
 
-use super::{ApiResult, created, json_ok, mem, memory_error};
+use super::{ApiResult, Caller, created, json_ok, mem, memory_error};
 use crate::error::ApiError;
 use crate::request::body;
 use crate::state::AppState;
@@ -22,6 +22,7 @@ use crate::state::AppState;
 /// succeed, naming why; 404 for an unknown task.
 pub(super) async fn induce(
     State(state): State<AppState>,
+    caller: Caller,
     b: Result<Json<InduceArgs>, JsonRejection>,
 ) -> ApiResult {
     let args = body(b)?;
@@ -29,6 +30,9 @@ pub(super) async fn induce(
     if task_id.is_empty() {
         return Err(ApiError::bad_request("taskId is required").with_reason("bad_argument"));
     }
+    args.scope
+        .check_bound(caller.bound(&state).as_deref())
+        .map_err(memory_error)?;
     let scope = args
         .scope
         .resolve(state.config.memory_user.as_deref())
@@ -38,7 +42,7 @@ pub(super) async fn induce(
         .await
         .map_err(|e| ApiError::internal(format!("task graph read failed: {e}")))??;
     let out = mem(&state, move |m| {
-        induction::induce(m, &graph, scope, Actor::User)
+        induction::induce(m, &graph, scope, caller.actor())
     })
     .await?;
     Ok(if out.created {
@@ -52,12 +56,15 @@ pub(super) async fn induce(
 /// `{procedure, promoted, promoteAfter}`.
 pub(super) async fn outcome(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
     b: Result<Json<OutcomeArgs>, JsonRejection>,
 ) -> ApiResult {
     let args = body(b)?;
+    let bound = caller.bound(&state);
     let view = mem(&state, move |m| {
-        induction::record_outcome(m, &id, &args, Actor::User)
+        agent::check_owner(m, &id, bound.as_deref())?;
+        induction::record_outcome(m, &id, &args, caller.actor())
     })
     .await?;
     Ok(json_ok(&view))

@@ -8,7 +8,7 @@ use mindgate_memory::{ItemFilter, MemoryStatus, MemoryStore};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ApiResult, UserQuery, json_ok, kind_arg, mem, named, user_arg};
+use super::{ApiResult, Caller, UserQuery, json_ok, kind_arg, mem, named, user_arg};
 use crate::error::ApiError;
 use crate::request::query;
 use crate::state::AppState;
@@ -22,9 +22,10 @@ pub(super) async fn users(State(state): State<AppState>) -> ApiResult {
 /// `GET /api/memory/metadata?userId=` → `StatusView`
 pub(super) async fn metadata(
     State(state): State<AppState>,
+    caller: Caller,
     q: Result<Query<UserQuery>, QueryRejection>,
 ) -> ApiResult {
-    let user = user_arg(&state, query(q)?.user_id)?;
+    let user = user_arg(&state, caller, query(q)?.user_id)?;
     let view = mem(&state, move |m| agent::status(m, &user)).await?;
     Ok(json_ok(&view))
 }
@@ -47,6 +48,7 @@ pub struct RecordsQuery {
 /// `GET /api/memory/records?userId=&kind=&status=…` → `{records: [...]}`
 pub(super) async fn list(
     State(state): State<AppState>,
+    caller: Caller,
     q: Result<Query<RecordsQuery>, QueryRejection>,
 ) -> ApiResult {
     let q = query(q)?;
@@ -63,7 +65,7 @@ pub(super) async fn list(
         })?),
     };
     let filter = ItemFilter {
-        user_id: Some(user_arg(&state, q.user_id)?),
+        user_id: Some(user_arg(&state, caller, q.user_id)?),
         agent_id: q.agent_id.filter(|a| !a.is_empty()),
         session_id: q.session_id.filter(|s| !s.is_empty()),
         kind,
@@ -78,15 +80,33 @@ pub(super) async fn list(
 }
 
 /// `GET /api/memory/records/{id}` → the record (any kind, any state) and its `link`.
-pub(super) async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    let item = mem(&state, move |m| m.get_item(&id)).await?;
+pub(super) async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let bound = caller.bound(&state);
+    let item = mem(&state, move |m| {
+        agent::check_owner(m, &id, bound.as_deref())?;
+        m.get_item(&id)
+    })
+    .await?;
     let link = agent::viewer_route(item.record().kind, item.id());
     Ok(json_ok(&json!({ "record": item, "link": link })))
 }
 
 /// `GET /api/memory/records/{id}/history` → `{chain, events}`
-pub(super) async fn history(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    let h = mem(&state, move |m| agent::history(m, &id)).await?;
+pub(super) async fn history(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let bound = caller.bound(&state);
+    let h = mem(&state, move |m| {
+        agent::check_owner(m, &id, bound.as_deref())?;
+        agent::history(m, &id)
+    })
+    .await?;
     Ok(json_ok(&h))
 }
 

@@ -6,7 +6,7 @@ use mindgate_memory::agent::{self, HitView};
 use mindgate_memory::{DateRange, MemorySearchOptions, SearchMode};
 use serde::Deserialize;
 
-use super::{ApiResult, kind_arg, mem, named, user_arg};
+use super::{ApiResult, Caller, kind_arg, mem, named, user_arg};
 use crate::error::ApiError;
 use crate::request::query;
 use crate::state::AppState;
@@ -37,7 +37,7 @@ pub struct SearchQuery {
 }
 
 impl SearchQuery {
-    fn options(self, state: &AppState) -> ApiResult<MemorySearchOptions> {
+    fn options(self, state: &AppState, caller: Caller) -> ApiResult<MemorySearchOptions> {
         let query = self.query.filter(|q| !q.trim().is_empty()).ok_or_else(|| {
             ApiError::bad_request("query is required").with_reason("bad_argument")
         })?;
@@ -81,7 +81,7 @@ impl SearchQuery {
             include_quarantined: self.include_quarantined,
             as_of: self.as_of,
             known_at: self.known_at,
-            user_id: Some(user_arg(state, self.user_id)?),
+            user_id: Some(user_arg(state, caller, self.user_id)?),
             agent_id: self.agent_id.filter(|a| !a.is_empty()),
             session_id: self.session_id.filter(|s| !s.is_empty()),
             kinds,
@@ -91,6 +91,7 @@ impl SearchQuery {
             fusion: None,
             decay: self.decay,
             expand_entities: self.expand_entities,
+            recall_by: caller.recall_by(),
         })
     }
 }
@@ -106,12 +107,15 @@ fn csv(s: Option<&str>) -> Option<Vec<String>> {
     })
 }
 
-/// `GET /api/memory/search` → `{hits: [HitView…]}`
+/// `GET /api/memory/search` → `{hits: [HitView…]}`. A search with the control or the
+/// agent token recalls its facts (`mindgate_memory::recall`: strength once per principal
+/// per hour); one without a token changes nothing.
 pub(super) async fn search(
     State(state): State<AppState>,
+    caller: Caller,
     q: Result<Query<SearchQuery>, QueryRejection>,
 ) -> ApiResult {
-    let options = query(q)?.options(&state)?;
+    let options = query(q)?.options(&state, caller)?;
     let hits: Vec<HitView> = mem(&state, move |m| agent::search(m, &options)).await?;
     Ok(named("hits", &hits))
 }

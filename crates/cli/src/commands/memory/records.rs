@@ -146,6 +146,8 @@ pub fn search(args: &MemorySearchArgs) -> anyhow::Result<ExitCode> {
         include_archived: Some(args.include_archived),
         kinds,
         mode,
+        // A person's search at the terminal recalls as `user` (`mindgate_memory::recall`).
+        recall_by: Some(Actor::User),
         ..MemorySearchOptions::new(args.user.clone(), args.query.clone())
     };
     let store = open(args.db.db.as_ref())?;
@@ -157,7 +159,7 @@ pub fn search(args: &MemorySearchArgs) -> anyhow::Result<ExitCode> {
 pub fn remember(args: &MemoryRememberArgs) -> anyhow::Result<ExitCode> {
     let provenance = MemoryProvenance::parse(&args.provenance).with_context(|| {
         format!(
-            "unknown provenance {:?} (user, tool, extraction, reflection, induction, imported)",
+            "unknown provenance {:?} (user, tool, extraction, reflection, induction, imported, agent)",
             args.provenance
         )
     })?;
