@@ -3,7 +3,7 @@
 The same scenario runs over stdio (`mindgate mcp`, sharing `MINDGATE_HOME` with a running
 `mindgate serve`) and over `/mcp` on that server (streamable HTTP with the token): every
 memory tool, its structured content (hits with signals, provenance, status, viewer link),
-its errors, the default user from `--memory-user`, and the quarantine — an `extraction`
+its errors, the one user `--memory-user` binds it to, and the quarantine — an `extraction`
 fact stays invisible to `fact_search` until a person validates it over HTTP (or with the
 CLI), and `fact_validate` / `fact_reject` are listed only with `--allow-validate`.
 """
@@ -141,13 +141,14 @@ async def every_tool(session: ClientSession, server: MindgateServer, user: str) 
     # Facts: remember, search (signals, provenance, status, link), supersede, history, forget.
     text, f = await ok(session, "fact_remember", {**scope, "text": "Ana lives in Tbilisi", "subject": "Ana", "predicate": "lives in", "object": "Tbilisi", "validFrom": "2020-01-01T00:00:00Z", "importance": 0.8, "tags": ["home"]})
     old_id = f["fact"]["id"]
-    assert f["fact"]["provenance"] == "user" and f["status"] == "active"
+    # An agent's write is `agent` (never a person's `user`).
+    assert f["fact"]["provenance"] == "agent" and f["status"] == "active"
     assert f["link"] == f"http://127.0.0.1:{port}/#/memory/semantic/{old_id}"
     text, s = await ok(session, "fact_search", {**scope, "query": "where does Ana live"})
     hit = s["hits"][0]
     assert hit["id"] == old_id and hit["text"] == "Ana lives in Tbilisi"
     assert hit["signals"]["fused"] > 0 and "bm25" in hit["signals"] and "trust" in hit["signals"]
-    assert hit["provenance"] == "user" and hit["status"] == "active"
+    assert hit["provenance"] == "agent" and hit["status"] == "active"
     assert hit["link"].endswith(f"#/memory/semantic/{old_id}")
     assert old_id in text and "fused" in text
     assert await search_texts(session, "fact_search", "Ana lives", **scope, asOf="2019-06-01T00:00:00Z") == []
@@ -185,6 +186,7 @@ async def every_tool(session: ClientSession, server: MindgateServer, user: str) 
     assert (await err(session, "fact_search", {**scope}))["code"] == "bad_request"
     assert (await err(session, "fact_remember", {**scope, "text": "x", "importance": 3}))["code"] == "bad_request"
     assert (await err(session, "fact_remember", {**scope, "text": "x", "provenance": "rumour"}))["code"] == "bad_request"
+    assert (await err(session, "fact_remember", {**scope, "text": "x", "provenance": "user"}))["code"] == "bad_request"
     assert (await err(session, "fact_remember", {**scope, "text": "x", "validFrom": "someday"}))["code"] == "bad_request"
     assert (await err(session, "fact_forget", {"id": "fact_nope", "reason": "r"}))["code"] == "not_found"
     assert (await err(session, "fact_history", {"id": "x" * 5000}))["code"] in {"not_found", "bad_request"}
@@ -207,21 +209,28 @@ async def quarantine_gate(session: ClientSession, server: MindgateServer, user: 
     assert await search_texts(session, "fact_search", "allergic peanuts", **scope) == ["Ana is allergic to peanuts"]
 
 
-def test_every_memory_tool_over_stdio_and_over_http(server: MindgateServer) -> None:
+def test_every_memory_tool_over_stdio_and_over_http(server: MindgateServer, tmp_path: pathlib.Path) -> None:
     async def stdio() -> None:
         async with stdio_session(server) as session:
             await every_tool(session, server, "ana")
             await quarantine_gate(session, server, "ana")
 
-    async def http() -> None:
-        async with http_session(server) as session:
-            await every_tool(session, server, "bob")
-            await quarantine_gate(session, server, "bob")
+    # `/mcp` acts for the server's --memory-user only: bob's tools run on bob's server.
+    bobs = MindgateServer(tmp_path / "bob-home", free_port(), ["--memory-user", "bob"]).start()
 
-    run(stdio())
-    run(http())
-    # Both surfaces wrote to the one store the HTTP API reads.
-    assert server.get("/api/memory/users")["users"] == ["ana", "bob"]
+    async def http() -> None:
+        async with http_session(bobs) as session:
+            await every_tool(session, bobs, "bob")
+            await quarantine_gate(session, bobs, "bob")
+
+    try:
+        run(stdio())
+        run(http())
+        # Each surface wrote to the store its server's HTTP API reads.
+        assert server.get("/api/memory/users")["users"] == ["ana"]
+        assert bobs.get("/api/memory/users")["users"] == ["bob"]
+    finally:
+        bobs.stop()
 
 
 def test_a_quarantined_extraction_waits_for_the_cli(server: MindgateServer) -> None:
