@@ -413,7 +413,12 @@ def test_control_tools_release_a_real_gate_through_the_server(world):
     drive(world["home"], world["scratch"], body, "--allow-control")
     thread.join(10)
     assert box.get("value") == 12.5, box
-    server.wait_run(run_id_of(server, "pricing"), "ok")
+    run_id = run_id_of(server, "pricing")
+    server.wait_run(run_id, "ok")
+    # `mindgate mcp` resumes with the agent token (run/agent-<port>.json), never the
+    # person's: the release is stamped `mcp`, not the HTTP API's `http`.
+    detail = server.get(f"/api/runs/{run_id}/nodes/tool:lookup_price")
+    assert [p["principal"]["kind"] for p in detail["instances"][0]["pauses"]] == ["mcp"], detail
 
 
 def test_history_stays_readable_after_the_server_stops(tmp_path):

@@ -356,9 +356,12 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     Value::deserialize(d).map(Some)
 }
 
-/// `POST /api/runs/{runId}/pauses/{pauseId}/resume` with `{action, output?}`.
+/// `POST /api/runs/{runId}/pauses/{pauseId}/resume` with `{action, output?}`. Stamped
+/// `http` with the control token, `mcp` with the agent token (`mindgate mcp
+/// --allow-control` is what resumes with it).
 pub async fn resume(
     State(state): State<AppState>,
+    caller: Option<axum::Extension<crate::principal::Principal>>,
     Path((run_id, pause_id)): Path<(String, String)>,
     b: Result<Json<ResumeBody>, JsonRejection>,
 ) -> ApiResult<Response> {
@@ -378,7 +381,12 @@ pub async fn resume(
                 action,
                 output: b.output,
                 input: b.input,
-                principal: crate::hub::Principal::Http,
+                principal: match caller {
+                    Some(axum::Extension(crate::principal::Principal::Agent)) => {
+                        crate::hub::Principal::Mcp
+                    }
+                    _ => crate::hub::Principal::Http,
+                },
                 request_id: b.request_id,
             },
             state.config.resume_wait,
