@@ -44,8 +44,9 @@ pub enum Command {
     /// List the coding-agent sessions (DSH, pi, Claude Code, Codex) found on this machine:
     /// id, agent, workspace, title, status, start, duration, live.
     Tasks(TasksArgs),
-    /// Show one coding-agent session as a task graph: a readable summary (status, duration,
-    /// tokens, critical path, slowest steps, failures and retries, files changed) or, with
+    /// Show one coding-agent session as a task graph: a readable summary of at most 40 lines
+    /// (status, duration, tokens, counts, the head of the critical path with the time spent
+    /// waiting for the person, slowest steps, failures; `--full` adds everything) or, with
     /// `--json`, the whole graph.
     Taskgraph(TaskgraphArgs),
     /// List the stored runs, newest first: id, app, name, status, start, duration, events,
@@ -782,6 +783,10 @@ pub struct TaskgraphArgs {
     /// Print the task graph JSON (the `/task-graph/api/task` body) instead of a summary.
     #[arg(long)]
     pub json: bool,
+    /// List everything in the summary (every hot step, failure, retry and changed file, and
+    /// the workspace's folder name); the default summary fits in 40 lines.
+    #[arg(long, conflicts_with = "json")]
+    pub full: bool,
     /// Where to look when an id is given.
     #[command(flatten)]
     pub discovery: DiscoveryArgs,

@@ -209,7 +209,7 @@ fn taskgraph_json_is_the_library_graph_for_every_agent() {
 #[test]
 fn taskgraph_by_id_prints_a_readable_summary() {
     let root = homes("summary");
-    let out = run(&[args(&["taskgraph", "dsh-ma"]), home_args(&root)].concat());
+    let out = run(&[args(&["taskgraph", "dsh-ma", "--full"]), home_args(&root)].concat());
     assert!(out.status.success(), "{out:?}");
     let text = stdout(&out);
     for needle in [
@@ -223,7 +223,7 @@ fn taskgraph_by_id_prints_a_readable_summary() {
         "(2 attempts)",
         "Files changed:",
         "src/draft.ts",
-        "1 subagent,",
+        "1 subagents),",
     ] {
         assert!(text.contains(needle), "{needle} missing in\n{text}");
     }

@@ -356,7 +356,6 @@ pub fn get_task_graph(
     let slowest: Vec<Value> = s.slowest_steps.iter().map(node_ref_value).collect();
     let agent = report.agent().cloned().unwrap_or(Value::Null);
 
-    let c = &s.counts;
     let mut text = format!(
         "Task {} \"{}\" — {}, {}{}\n",
         g.task_id,
@@ -376,17 +375,15 @@ pub fn get_task_graph(
     }
     let _ = writeln!(
         text,
-        "{} turns, {} LLM steps, {} tools, {} skills, {} subagents, {} code changes, {} tests, {} plans; {} errors, {} retries; tokens {} in / {} out / {} cache read",
-        c.phases,
-        c.agents,
-        c.tools,
-        c.skills,
-        c.subagents,
-        c.code_changes,
-        c.tests,
-        c.plans,
-        c.errors,
-        c.retries,
+        "{} turns, {} LLM steps, {} tool calls ({} code changes, {} tests, {} subagents), {} errors, {} retries; tokens {} in / {} out / {} cache read",
+        s.headline.turns,
+        s.headline.steps,
+        s.headline.tool_calls,
+        s.headline.code_changes,
+        s.headline.tests,
+        s.headline.subagents,
+        s.headline.errors,
+        s.headline.retries,
         s.tokens.input,
         s.tokens.output,
         s.tokens.cache_read
@@ -494,6 +491,8 @@ pub fn get_task_graph(
         "durationMs": g.duration_ms,
         "live": g.meta.live,
         "counts": s.counts,
+        "headline": s.headline,
+        "waitingMs": s.waiting_ms,
         "tokens": s.tokens,
         "cost": cost,
         "criticalPath": {

@@ -77,8 +77,8 @@ pub use event::{
 };
 pub use graph::{
     AppendStats, BuildOptions, ChildSummary, Counts, CriticalPath, Edge, EdgeType, GraphChanges,
-    GraphTree, IncrementalGraph, Node, NodeMeta, NodeType, Status, Summary, TaskGraph, WaitKind,
-    WaitSegment, build_graph, build_session_graph, build_session_tree,
+    GraphTree, Headline, IncrementalGraph, Node, NodeMeta, NodeType, Status, Summary, TaskGraph,
+    WaitKind, WaitSegment, build_graph, build_session_graph, build_session_tree,
 };
 pub use read::{detect_agent, read_session, read_session_as};
 pub use report::TaskReport;

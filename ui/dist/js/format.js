@@ -20,7 +20,11 @@ export function fmtTime(ts) {
   const now = new Date();
   const sameDay = d.toDateString() === now.toDateString();
   const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  return sameDay ? time : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${time}`;
+  // A date not in this year carries its year.
+  const date = d.getFullYear() === now.getFullYear()
+    ? { month: 'short', day: 'numeric' }
+    : { year: 'numeric', month: 'short', day: 'numeric' };
+  return sameDay ? time : `${d.toLocaleDateString(undefined, date)} ${time}`;
 }
 
 /** A count shortened for a pill: 999, 1.2k, 34k, 1.5M. */

@@ -45,6 +45,16 @@ async function postJson(url, payload) {
   return { status: res.status, body };
 }
 
+/**
+ * The headline counts as the server computed them (`summary.headline`, the same fields the CLI
+ * and MCP show): never recounted here.
+ */
+function headlineText(h = {}) {
+  const n = (x, one, many) => `${x ?? 0} ${(x ?? 0) === 1 ? one : many}`;
+  return `${n(h.turns, 'turn', 'turns')}, ${n(h.steps, 'step', 'steps')}, ${n(h.tool_calls, 'tool call', 'tool calls')}` +
+    (h.errors ? `, ${n(h.errors, 'error', 'errors')}` : '') + (h.retries ? `, ${n(h.retries, 'retry', 'retries')}` : '');
+}
+
 function pill(status) {
   return el('span', { class: `tg-pill st-${String(status || '').toLowerCase()}` }, status || '–');
 }
@@ -112,7 +122,8 @@ export class TasksPage {
       body.replaceChildren(...shown.map((t) => el('tr', { class: 'tg-row', 'data-id': t.id },
         el('td', {}, el('a', { href: `#/task/${encodeURIComponent(t.id)}`, class: 'tg-link' }, t.title || t.id)),
         el('td', {}, t.agent),
-        el('td', { class: 'mono small' }, t.workspace),
+        // The real folder from the recorded cwd; the agents' lossy folder encoding only on hover.
+        el('td', { class: 'mono small', title: t.workspace }, t.cwd || t.workspace),
         el('td', {}, pill(t.status)),
         el('td', { class: 'small' }, t.start_time ? fmtTime(t.start_time) : '–'),
         el('td', { class: 'small' }, fmtDuration(t.duration_ms)),
@@ -174,14 +185,15 @@ export class TasksPage {
     this.view.setGraph(graph);
     const s = graph.summary || {};
     const cp = graph.critical_path || {};
-    const tokens = s.tokens?.total ?? 0;
+    const tokens = s.headline?.tokens ?? 0;
     this.header.replaceChildren(
       el('h1', { class: 'tg-title', title: graph.title }, graph.title || graph.session_id),
       pill(graph.status),
       el('span', { class: 'small muted' },
         `${graph.meta?.header?.agent || ''} · ${fmtDuration(graph.duration_ms)} · ${tokens.toLocaleString()} tokens · ` +
-        `${s.counts?.phases ?? 0} turns, ${s.counts?.agents ?? 0} steps, ${(s.counts?.tools ?? 0) + (s.counts?.tests ?? 0) + (s.counts?.code_changes ?? 0)} tools · ` +
-        `critical path ${fmtMs(cp.duration_ms || 0)} of ${fmtMs(cp.total_ms || 0)}`),
+        headlineText(s.headline) + ' · ' +
+        `critical path ${fmtMs(cp.duration_ms || 0)} of agent work in ${fmtMs(cp.total_ms || 0)}` +
+        (s.headline?.waiting_ms ? ` · waited for you ${fmtMs(s.headline.waiting_ms)}` : '')),
       graph.status === 'SUCCESS' ? this.induceControls(graph.session_id) : null);
     if (this.selected && graph.nodes.some((n) => n.id === this.selected)) this.renderPanel(this.selected);
   }

@@ -36,7 +36,7 @@ pub fn run(args: &TaskgraphArgs) -> anyhow::Result<ExitCode> {
         std::mem::forget(tree);
     } else {
         let prices = mindgate_pricing::PriceTable::load(&Home::from_env().prices_file())?;
-        super::write_stdout(&summary(&tree.graph, &loc, &prices))?;
+        super::write_stdout(&summary(&tree.graph, &loc, &prices, args.full))?;
         std::mem::forget(tree);
     }
     // The process exits next: freeing ~100,000 events and ~35,000 nodes one by one would
@@ -152,8 +152,21 @@ fn thousands(x: u64) -> String {
     out
 }
 
+/// The headline counts (`summary.headline`, the same fields the page, HTTP and MCP show) as
+/// one line.
+pub fn counts_line(h: &mindgate_taskgraph::Headline) -> String {
+    format!(
+        "{} turns, {} LLM steps, {} tool calls ({} code changes, {} tests, {} subagents), {} errors, {} retries",
+        h.turns, h.steps, h.tool_calls, h.code_changes, h.tests, h.subagents, h.errors, h.retries
+    )
+}
+
 /// The readable summary of a graph (its [`TaskReport`]), its cost at `prices`.
-pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> String {
+///
+/// By default at most [`SHORT_LIMITS`] items per list, so the summary of any session fits in
+/// 40 lines (the head of the critical path, failures, slowest steps, counts); `full` lists
+/// everything, retries and changed files included.
+pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable, full: bool) -> String {
     let report = TaskReport::new(g);
     let mut o = String::new();
     let sum = &g.summary;
@@ -166,7 +179,18 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> Str
         loc.agent,
         loc.path.display()
     );
-    let _ = writeln!(o, "  workspace {}", g.workspace);
+    // The real folder from the recorded cwd; the agents' lossy folder encoding only in --full.
+    match (&g.cwd, full) {
+        (Some(cwd), true) => {
+            let _ = writeln!(o, "  workspace {cwd}  (folder {})", g.workspace);
+        }
+        (Some(cwd), false) => {
+            let _ = writeln!(o, "  workspace {cwd}");
+        }
+        (None, _) => {
+            let _ = writeln!(o, "  workspace {}", g.workspace);
+        }
+    }
     let live = if g.meta.live { "  (live)" } else { "" };
     let _ = writeln!(o, "  status    {}{live}", g.status.as_str());
     let start = g
@@ -189,25 +213,10 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> Str
     if t.total > 0 {
         let _ = writeln!(o, "  cost      {}", report.cost(prices));
     }
-    let count_names = [
-        (counts.phases, "turn", "turns"),
-        (counts.agents, "LLM step", "LLM steps"),
-        (counts.tools, "tool", "tools"),
-        (counts.skills, "skill", "skills"),
-        (counts.subagents, "subagent", "subagents"),
-        (counts.plans, "plan", "plans"),
-        (counts.code_changes, "code change", "code changes"),
-        (counts.tests, "test", "tests"),
-        (counts.errors, "error", "errors"),
-        (counts.retries, "retry", "retries"),
-        (counts.files_changed, "file changed", "files changed"),
-    ];
-    let parts: Vec<String> = count_names
-        .iter()
-        .filter(|(c, _, _)| *c > 0)
-        .map(|(c, one, many)| format!("{c} {}", if *c == 1 { one } else { many }))
-        .collect();
-    let _ = writeln!(o, "  counts    {}", parts.join(", "));
+    let _ = writeln!(o, "  counts    {}", counts_line(&sum.headline));
+    if counts.files_changed > 0 {
+        let _ = writeln!(o, "  files     {} changed", counts.files_changed);
+    }
 
     let cp = &g.critical_path;
     let _ = writeln!(
@@ -219,7 +228,8 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> Str
         cp.hot_node_ids.len(),
         duration(sum.waiting_ms)
     );
-    for node in report.hot_steps() {
+    let hot_shown = if full { usize::MAX } else { SHORT_LIMITS.hot };
+    for node in report.hot_steps().take(hot_shown) {
         let _ = writeln!(
             o,
             "  {:>9}  {:<8} {:<9} {}",
@@ -230,40 +240,49 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> Str
         );
     }
 
-    let list =
-        |o: &mut String, title: &str, items: &[NodeRef], extra: &dyn Fn(&NodeRef) -> String| {
-            if items.is_empty() {
-                return;
-            }
-            let _ = writeln!(o, "\n{title}:");
-            for r in items {
-                let _ = writeln!(
-                    o,
-                    "  {:>9}  {:<8} {:<9} {}{}",
-                    duration(r.duration_ms),
-                    r.node_type.as_str(),
-                    r.status.as_str(),
-                    clip(&one_line(&r.name), 60),
-                    extra(r)
-                );
-            }
-        };
-    list(&mut o, "Slowest steps", &sum.slowest_steps, &|_| {
+    more(&mut o, cp.hot_node_ids.len(), hot_shown);
+    let list = |o: &mut String,
+                title: &str,
+                items: &[NodeRef],
+                limit: usize,
+                extra: &dyn Fn(&NodeRef) -> String| {
+        if items.is_empty() || limit == 0 {
+            return;
+        }
+        let limit = if full { usize::MAX } else { limit };
+        let _ = writeln!(o, "\n{title}:");
+        for r in items.iter().take(limit) {
+            let _ = writeln!(
+                o,
+                "  {:>9}  {:<8} {:<9} {}{}",
+                duration(r.duration_ms),
+                r.node_type.as_str(),
+                r.status.as_str(),
+                clip(&one_line(&r.name), 60),
+                extra(r)
+            );
+        }
+        more(o, items.len(), limit);
+    };
+    list(&mut o, "Slowest steps", &sum.slowest_steps, 3, &|_| {
         String::new()
     });
     list(
         &mut o,
         "Failures",
         &sum.failed_steps,
+        SHORT_LIMITS.failures,
         &|r| match r.error.as_deref() {
             None | Some("") => String::new(),
             Some(e) => format!(" — {}", clip(&one_line(e), 100)),
         },
     );
-    list(&mut o, "Retries", &sum.retried_steps, &|r| {
+    // Retries and changed files are counted in the header; listed with --full.
+    let retries_shown = if full { usize::MAX } else { 0 };
+    list(&mut o, "Retries", &sum.retried_steps, retries_shown, &|r| {
         format!(" ({} attempts)", r.attempts)
     });
-    if !sum.files_changed.is_empty() {
+    if full && !sum.files_changed.is_empty() {
         let _ = writeln!(o, "\nFiles changed:");
         for f in &sum.files_changed {
             let _ = writeln!(o, "  {f}");
@@ -277,5 +296,33 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable) -> Str
             .collect();
         let _ = writeln!(o, "\nTools: {}", parts.join(", "));
     }
+    if !full {
+        let _ = writeln!(
+            o,
+            "\n(--full lists every hot step, failure, retry and changed file)"
+        );
+    }
     o
+}
+
+/// How many items each list of the default (short) summary shows.
+pub struct ShortLimits {
+    /// Hot steps of the critical path.
+    pub hot: usize,
+    /// Failures.
+    pub failures: usize,
+}
+
+/// The default summary's limits (header ≤ 10 lines + path ≤ 8 + slowest 5 + failures ≤ 7 +
+/// tools 2 + hint 2: ≤ 40 lines).
+pub const SHORT_LIMITS: ShortLimits = ShortLimits {
+    hot: 5,
+    failures: 5,
+};
+
+/// `… N more` under a list cut at `shown` of `total` items.
+fn more(o: &mut String, total: usize, shown: usize) {
+    if total > shown {
+        let _ = writeln!(o, "  … {} more (--full)", total - shown);
+    }
 }

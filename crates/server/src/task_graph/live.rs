@@ -244,6 +244,7 @@ impl Fields {
             most_used_tools: _,
             files_changed: _,
             waiting_ms: _,
+            headline: _,
         } = new;
         diff!(
             &mut summary,
@@ -256,7 +257,8 @@ impl Fields {
             retried_steps,
             most_used_tools,
             files_changed,
-            waiting_ms
+            waiting_ms,
+            headline
         );
         if !summary.is_empty() {
             out.insert("summary".to_owned(), serde_json::Value::Object(summary));

@@ -7,12 +7,14 @@
 mod builder;
 pub mod classify;
 mod critical;
+pub mod headline;
 mod model;
 pub mod waiting;
 
 use serde::{Deserialize, Serialize};
 
 pub use builder::{AppendStats, GraphChanges, IncrementalGraph};
+pub use headline::{Headline, headline};
 pub use model::*;
 pub use waiting::{WaitKind, WaitSegment};
 

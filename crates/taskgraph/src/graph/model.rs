@@ -587,6 +587,8 @@ pub struct Summary {
     /// Time the agent waited for the person over the whole task: replies between turns,
     /// rejected and never-run calls (see `graph::waiting`).
     pub waiting_ms: i64,
+    /// The headline counts every view shows ([`super::headline()`]).
+    pub headline: super::headline::Headline,
 }
 
 /// `critical_path`.

@@ -2,6 +2,7 @@
 //! task status, the summary lists and the critical path.
 
 use super::*;
+use crate::graph::headline::headline;
 
 impl IncrementalGraph {
     // ----- refresh ----------------------------------------------------------------------------
@@ -155,6 +156,7 @@ impl IncrementalGraph {
             .recompute(&self.g.nodes, &self.g.edges, &mut self.g.critical_path);
         self.g.critical_path.total_ms = dur;
         self.refresh_waiting();
+        self.g.summary.headline = headline(&self.g.summary);
     }
 
     /// The reply gap before phase node `p` (0 for the first turn or overlapping turns).
