@@ -200,6 +200,17 @@ fn codex_trailing_call_is_cancelled_and_task_fails_on_its_last_outcome() {
     assert_eq!(g.summary.counts.code_changes, 0);
     assert_eq!(g.summary.counts.errors, 1);
     assert_eq!(g.status, Status::Failed);
+    // Issue 26 item 2: a call that never ran was waiting (here for an answer that never
+    // came), an `interrupted` segment, never agent work on the path.
+    let waits: Vec<(WaitKind, &str, i64)> = g
+        .critical_path
+        .waiting
+        .iter()
+        .map(|w| (w.kind, w.node_id.as_str(), w.duration_ms))
+        .collect();
+    assert_eq!(waits, [(WaitKind::Interrupted, "tool-c2", 100)]);
+    assert_eq!(g.summary.waiting_ms, 100);
+    assert!(!g.critical_path.hot_node_ids.iter().any(|h| h == "tool-c2"));
 }
 
 const CLAUDE_PAR: &str = "claude/-work-fx/cl-par.jsonl";
