@@ -86,7 +86,8 @@ test('task-graph deltas: nodes and edges replaced by index or appended, changed 
     node_index: [], nodes: [], edge_index: [], edges: [], fields: {},
     critical_path: { keep: { node_ids: 2, hot_node_ids: 0, edge_ids: 1 }, node_ids: ['step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e3'], duration_ms: 7, total_ms: 12 },
   });
-  assert.deepEqual(g.critical_path, { node_ids: ['task', 'phase-1', 'step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e1', 'e3'], duration_ms: 7, total_ms: 12 });
+  // A delta without waiting segments means none (an older server's shape).
+  assert.deepEqual(g.critical_path, { node_ids: ['task', 'phase-1', 'step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e1', 'e3'], duration_ms: 7, total_ms: 12, waiting: [], waiting_ms: 0 });
   assert.equal(same, g, 'applied in place');
   assert.deepEqual(g.nodes.map((n) => n.id), ['task', 'phase-1', 'step-1-1']);
   assert.equal(g.nodes[1].status, 'SUCCESS');
@@ -97,7 +98,7 @@ test('task-graph deltas: nodes and edges replaced by index or appended, changed 
   g.critical_path = { node_ids: ['task', 'phase-1', 'step-1-1'], hot_node_ids: ['step-1-1'], edge_ids: ['e1', 'e2'], duration_ms: 5, total_ms: 9 };
   applyDelta(g, {
     node_index: [], nodes: [], edge_index: [], edges: [], fields: {},
-    critical_path: { keep: { node_ids: 2, hot_node_ids: 0, edge_ids: 1 }, node_ids: ['step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e3'], duration_ms: 7, total_ms: 12 },
+    critical_path: { keep: { node_ids: 2, hot_node_ids: 0, edge_ids: 1 }, node_ids: ['step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e3'], duration_ms: 7, total_ms: 12, waiting: [{ kind: 'user_reply', node_id: 'phase-1', start_time: 1, duration_ms: 3 }], waiting_ms: 3 },
   });
-  assert.deepEqual(g.critical_path, { node_ids: ['task', 'phase-1', 'step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e1', 'e3'], duration_ms: 7, total_ms: 12 });
+  assert.deepEqual(g.critical_path, { node_ids: ['task', 'phase-1', 'step-1-2'], hot_node_ids: ['step-1-2'], edge_ids: ['e1', 'e3'], duration_ms: 7, total_ms: 12, waiting: [{ kind: 'user_reply', node_id: 'phase-1', start_time: 1, duration_ms: 3 }], waiting_ms: 3 });
 });

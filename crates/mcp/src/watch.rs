@@ -1,5 +1,5 @@
 //! `mindgate mcp --allow-control` as somebody watching: while the MCP session lives it
-//! holds a `/ws/ui` connection with the control token open to the running server, so
+//! holds a `/ws/ui` connection with its agent token open to the running server, so
 //! gates held only by pause on error keep holding (see `docs/http-api.md`, unwatched
 //! gates). It reconnects (every [`WATCH_RETRY`]) when the server is not there yet or
 //! restarts, and closes when the session ends.

@@ -44,14 +44,18 @@ async fn ui_ws(
     Query(q): Query<UiQuery>,
     ws: WebSocketUpgrade,
 ) -> Response {
-    let authorized = q
-        .token
-        .as_deref()
-        .is_some_and(|t| guard::token_matches(t, &state.token));
+    let token = q.token.as_deref();
+    let authorized = token.is_some_and(|t| guard::token_matches(t, &state.token));
+    // An agent with control (`mindgate mcp --allow-control`, which holds the agent token) can
+    // release gates over HTTP, so its connection counts as somebody watching; the feed itself
+    // stays read-only for it.
+    let watcher = authorized || token.is_some_and(|t| guard::token_matches(t, &state.agent_token));
     let tasks = state.tasks.clone();
     ws.max_message_size(MAX_FRAME_BYTES)
         .read_buffer_size(ingest::READ_BUFFER_BYTES)
-        .on_upgrade(move |socket| tasks.track_future(ui_feed::handle(socket, state, authorized)))
+        .on_upgrade(move |socket| {
+            tasks.track_future(ui_feed::handle(socket, state, authorized, watcher))
+        })
 }
 
 /// The whole HTTP surface over `state`.

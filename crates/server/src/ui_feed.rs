@@ -64,15 +64,17 @@ async fn next_graph_delta(graph: &mut Option<GraphSubscription>) -> Result<Arc<s
     }
 }
 
-/// Serves one viewer connection. `authorized` = it presented the control token.
-pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool) {
+/// Serves one viewer connection. `authorized` = it presented the control token; `watcher` =
+/// it counts as somebody who can act on gates (the control token, or the agent token of an MCP
+/// client with control), so gates held only by pause on error keep holding while it is open.
+pub async fn handle(mut socket: WebSocket, state: AppState, authorized: bool, watcher: bool) {
     // Subscribe to live commits first: everything committed from now on reaches us.
     let mut live = state.feed.subscribe();
     // Deltas before the snapshot: each is idempotent, so none is missed.
     let mut hub_deltas = state.hub.subscribe_deltas();
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    // A page with the control token is somebody who can act: default gates hold.
-    let _watcher = authorized.then(|| state.hub.watch_control());
+    // Somebody who can act is watching: default gates hold.
+    let _watcher = watcher.then(|| state.hub.watch_control());
     let mut feed = Feed {
         state: state.clone(),
         authorized,

@@ -370,7 +370,7 @@ async fn the_graph_pages_through_nodes_and_the_unpaged_shape_is_unchanged() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["runId", "nodes", "edges"]);
+    assert_eq!(keys, ["runId", "nodes", "edges", "heldMs", "workMs"]);
     let (mut nodes, mut edges, mut after) = (Vec::new(), Vec::new(), 0);
     loop {
         let (status, page) = t

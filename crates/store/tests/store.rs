@@ -375,7 +375,9 @@ fn projection_builds_nodes_instances_and_edges(backend: Backend) {
     let search = &graph.nodes[2];
     assert_eq!(search.status, NodeState::Ok);
     assert_eq!(search.instances.len(), 1);
-    assert_eq!(search.instances[0].held_ms, Some(10.0));
+    // Held time is measured from the hold the hub saw (exec.paused at ts 4 -> exec.resumed at
+    // ts 5), not the app's own `heldMs` figure, which counts only when nothing held here.
+    assert_eq!(search.instances[0].held_ms, Some(1.0));
     assert_eq!(
         search.instances[0]
             .error

@@ -37,7 +37,7 @@ export async function embeddedApi(path, method = 'GET') {
   if (p === '/api/runs') return { runs: [e.run], nextBefore: null };
   if (p === `/api/runs/${id}`) return { ...e.run, pauses: [] };
   if (p === `/api/runs/${id}/report` && e.report) return e.report;
-  if (p === `/api/runs/${id}/graph`) return { runId: e.run.id, nodes: e.snapshot.nodes, edges: e.snapshot.edges || [] };
+  if (p === `/api/runs/${id}/graph`) return { runId: e.run.id, nodes: e.snapshot.nodes, edges: e.snapshot.edges || [], ...(e.snapshot.times || {}) };
   const node = p.startsWith(`/api/runs/${id}/nodes/`) ? decodeURIComponent(p.slice(`/api/runs/${id}/nodes/`.length)) : null;
   if (node !== null && e.nodes && e.nodes[node]) return e.nodes[node];
   throw notFound(path);
@@ -59,7 +59,11 @@ export function embeddedSnapshot(runId) {
   const seq = EMBEDDED.snapshot.seq ?? null;
   const parts = [];
   for (let i = 0; i < nodes.length || i === 0; i += SNAPSHOT_PART_NODES) {
-    parts.push({ type: 'graph.snapshot', runId, seq, nodes: nodes.slice(i, i + SNAPSHOT_PART_NODES), more: i + SNAPSHOT_PART_NODES < nodes.length });
+    const more = i + SNAPSHOT_PART_NODES < nodes.length;
+    const part = { type: 'graph.snapshot', runId, seq, nodes: nodes.slice(i, i + SNAPSHOT_PART_NODES), more };
+    // The run's held and work time ride on the last part, as the live feed sends them.
+    if (!more && EMBEDDED.snapshot.times) part.times = EMBEDDED.snapshot.times;
+    parts.push(part);
   }
   return parts;
 }

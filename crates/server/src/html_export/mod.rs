@@ -72,6 +72,8 @@ struct Snapshot {
     seq: Option<u64>,
     nodes: Vec<page_data::PageNode>,
     edges: Vec<mindgate_store::projection::GraphEdge>,
+    /// The run's held time and work time, as the live graph snapshot carries them.
+    times: mindgate_store::RunTimes,
 }
 
 /// Characters escaped in a `data:` URL of a module (kept inside a JSON string of a
@@ -191,6 +193,7 @@ pub fn export_html(
         store.run_finish_error(&run)?,
         store.prices(),
     )));
+    let times = graph.times;
     let graph_nodes = graph
         .nodes
         .into_iter()
@@ -206,6 +209,7 @@ pub fn export_html(
             seq: run.last_seq,
             nodes: graph_nodes,
             edges: graph.edges,
+            times,
         },
         nodes,
         report,

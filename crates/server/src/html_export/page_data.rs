@@ -9,7 +9,7 @@
 
 use mindgate_pricing::Cost;
 use mindgate_store::projection::{
-    ErrorBrief, GraphInstance, GraphNode, InstanceDetail, NodeState, PauseRecord,
+    ErrorBrief, GraphInstance, GraphNode, HoldSpan, InstanceDetail, NodeState, PauseRecord,
 };
 use mindgate_store::report::{ReportError, SlowExecution, TokenReport};
 use mindgate_store::{Counts, NodeDetail, RunReport, RunState, RunSummary, UsageTotals};
@@ -69,6 +69,9 @@ pub(super) struct PageInstance {
     finished_at: Option<i64>,
     duration_ms: Option<f64>,
     held_ms: Option<f64>,
+    work_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    holds: Vec<HoldSpan>,
     usage: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
@@ -111,6 +114,8 @@ impl PageInstance {
             finished_at: inst.finished_at,
             duration_ms: inst.duration_ms,
             held_ms: inst.held_ms,
+            work_ms: inst.work_ms,
+            holds: inst.holds,
             usage: inst.usage.as_ref().and_then(usage_counts),
             model: inst.model,
             tokens: if hidden.output {
