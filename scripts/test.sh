@@ -81,7 +81,7 @@ if ! cargo test -p mindgate-cli --locked --test reference --test dependencies; t
 fi
 
 step "Rust: tests"
-if ! cargo test --workspace --locked 2>&1 | tee target/rust-tests.log; then
+if ! cargo test --workspace --locked --no-fail-fast 2>&1 | tee target/rust-tests.log; then
   failures+=("rust")
 fi
 
