@@ -269,7 +269,8 @@ export class MemoryPage {
       if (!names.length) this.userSelect.append(el('option', { value: '' }, '(no memory yet)'));
       this.memEmpty.hidden = names.length > 0;
     });
-    s.on('status', (st) => this.drawStatus(st));
+    // The list's line names the tab's active count, so a status that lands after the list redraws it too.
+    s.on('status', (st) => { this.drawStatus(st); this.drawList(); });
     s.on('list', () => this.drawList());
     s.on('search', () => this.drawList());
     s.on('tab', () => this.drawTabs());
