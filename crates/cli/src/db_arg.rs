@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use mindgate_memory::MemoryDb;
-use mindgate_server::{Database, PostgresUrl};
+use mindgate_store::{Database, PostgresUrl};
 
 /// The run database the run commands take: a SQLite file or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -66,7 +66,7 @@ pub struct ServeConfig {
     /// Where `/task-graph/api/*` looks for coding-agent sessions.
     pub task_graph: mindgate_taskgraph::DiscoveryConfig,
     /// Connection caps and the header-read / idle timeout.
-    pub http: crate::listener::HttpLimits,
+    pub http: crate::serve::listener::HttpLimits,
     /// The agent-memory database (`<home>/memory.db`, or a PostgreSQL database; never
     /// pruned with runs).
     pub memory_db: mindgate_memory::MemoryDb,
@@ -91,7 +91,7 @@ pub struct ServeConfig {
     pub demo: Option<crate::DemoLauncher>,
     /// How many runs, and how many of their nodes and instances, the `/ws/ui`
     /// run graphs hold at once (`docs/http-api.md#limits`).
-    pub live_graphs: crate::live_graph::LiveGraphBounds,
+    pub live_graphs: crate::feed::live_graph::LiveGraphBounds,
     /// Heartbeat and failure detection of the instances sharing a PostgreSQL database
     /// (unused on SQLite).
     pub cluster: mindgate_cluster::ClusterConfig,
@@ -130,7 +130,7 @@ impl ServeConfig {
             writer: WriterConfig::default(),
             retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
-            http: crate::listener::HttpLimits::from_env(),
+            http: crate::serve::listener::HttpLimits::from_env(),
             memory_db: mindgate_memory::MemoryDb::File(Home::at(home).memory_db()),
             memory_user: None,
             memory_chat: None,
@@ -138,7 +138,7 @@ impl ServeConfig {
             otlp: mindgate_otlp::TrackerConfig::default(),
             mcp: None,
             demo: None,
-            live_graphs: crate::live_graph::LiveGraphBounds::default(),
+            live_graphs: crate::feed::live_graph::LiveGraphBounds::default(),
             cluster: mindgate_cluster::ClusterConfig::default(),
             hold_unwatched: false,
             unwatched_grace: crate::hub::UNWATCHED_GRACE,
@@ -152,7 +152,7 @@ impl ServeConfig {
             abandon_grace: Duration::from_millis(300),
             hello_timeout: Duration::from_millis(500),
             task_graph: mindgate_taskgraph::DiscoveryConfig::empty(),
-            http: crate::listener::HttpLimits::default(),
+            http: crate::serve::listener::HttpLimits::default(),
             otlp_port: None,
             cluster: mindgate_cluster::ClusterConfig {
                 heartbeat: Duration::from_millis(200),

@@ -41,7 +41,7 @@ pub enum ServerError {
         /// The database.
         db: std::path::PathBuf,
         /// The holder named in the lock file, if it could be read.
-        holder: Option<crate::db_lock::LockHolder>,
+        holder: Option<crate::serve::db_lock::LockHolder>,
     },
     /// Creating or locking the database lock file failed.
     #[error("cannot lock {}", .path.display())]
@@ -79,7 +79,7 @@ fn describe_port_holder(holder: Option<&mindgate_home::TokenFile>) -> String {
     }
 }
 
-fn describe_db_holder(holder: Option<&crate::db_lock::LockHolder>) -> String {
+fn describe_db_holder(holder: Option<&crate::serve::db_lock::LockHolder>) -> String {
     match holder {
         Some(h) => format!(" (pid {}, port {})", h.pid, h.port),
         None => String::new(),

@@ -53,7 +53,9 @@ mod cluster;
 mod debug_state;
 mod pauses;
 mod replay;
+pub(crate) mod sweeper;
 mod unwatched;
+pub(crate) mod viewer_settings;
 mod views;
 
 use pauses::{adjust_held, remember_taken};

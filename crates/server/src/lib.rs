@@ -27,54 +27,55 @@
 //! # Ok(()) }
 //! ```
 
-mod api;
+// Shared by every service: configuration, errors, the state handlers share, request
+// extractors, the embedded viewer's files, WebSocket close codes.
 mod assets;
 mod config;
-pub mod db_lock;
-mod demo;
 mod error;
-mod feed_relay;
-mod graph_reads;
+mod request;
+mod state;
+mod ws_close;
+
+// Wiring: start-up, the router, the accept loop, the database lock, shutdown.
+mod serve;
+// The Host/Origin guard, the tokens, who a request acts for.
 mod guard;
-pub mod html_export;
+// Instrumented apps (`/ingest`) and the hub they attach to.
 pub mod hub;
 mod ingest;
-mod listener;
-mod live_graph;
+// `/api/runs…`, pauses, breakpoints, mode, search, diff, replay, demo.
+mod runs_api;
+// `/api/memory/…`.
 pub mod memory_api;
-mod mount;
-mod otlp;
-mod otlp_traces;
-mod panic_guard;
-pub mod principal;
-mod replay_api;
-mod request;
-mod run_diff;
-mod serve;
-mod state;
+// `/task-graph/api/…`.
 mod task_graph;
-mod ui_feed;
-mod unwatched;
-mod viewer_settings;
-mod ws_close;
+// `POST /v1/traces`.
+mod otlp;
+// `mindgate export --html`: the shareable page.
+pub mod html_export;
+// `/ws/ui`: the viewer's live feed and the live run graphs.
+mod feed;
+// Several instances on one PostgreSQL database.
+mod cluster;
 
 pub use assets::asset_paths;
 pub use config::{
     DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_OTLP_PORT, DEFAULT_RESUME_WAIT,
     DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig,
 };
-pub use demo::DemoLauncher;
 pub use error::{ApiError, ServerError};
+pub use feed::live_graph::LiveGraphBounds;
+pub use guard::principal;
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
 pub use ingest::{MAX_PENDING_HELLOS, NOTICE_TYPE, close_code};
-pub use listener::{
+pub use otlp::MAX_OTLP_BODY_BYTES;
+pub use runs_api::demo::DemoLauncher;
+pub use serve::db_lock;
+pub use serve::listener::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
     HttpLimits,
 };
-pub use live_graph::LiveGraphBounds;
-pub use mindgate_store::{Database, MigrateReport, PostgresUrl, Retention, migrate};
-pub use mount::Mount;
-pub use otlp::MAX_OTLP_BODY_BYTES;
+pub use serve::mount::Mount;
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;
 

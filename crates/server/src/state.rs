@@ -165,7 +165,7 @@ pub struct AppState {
     pub feed: broadcast::Sender<Arc<Committed>>,
     /// The per-start control token.
     pub token: Arc<str>,
-    /// The agent token ([`crate::principal`]), derived from the control token.
+    /// The agent token ([`crate::guard::principal`]), derived from the control token.
     pub agent_token: Arc<str>,
     /// Settings.
     pub config: Arc<ServeConfig>,
@@ -178,9 +178,9 @@ pub struct AppState {
     /// Counters.
     pub stats: Arc<Stats>,
     /// The shared live projections of the runs `/ws/ui` viewers follow as graphs.
-    pub live_graphs: Arc<crate::live_graph::LiveGraphs>,
+    pub live_graphs: Arc<crate::feed::live_graph::LiveGraphs>,
     /// Shared, bounded graph builds for `GET /api/runs/{id}/graph`.
-    pub graph_reads: Arc<crate::graph_reads::GraphReads>,
+    pub graph_reads: Arc<crate::runs_api::graph::GraphReads>,
     /// The agent-memory store (`/api/memory/…` and the `/mcp` memory tools), opened on
     /// first use.
     pub memory: Arc<mindgate_memory::agent::LazyMemory>,

@@ -122,7 +122,7 @@ async fn a_postgres_database_that_stops_answering_is_not_ready_and_comes_back() 
     let role = tokio::task::spawn_blocking(move || PgRole::create(&admin))
         .await
         .expect("role");
-    let url = mindgate_server::PostgresUrl::parse(&role.url()).expect("url");
+    let url = mindgate_store::PostgresUrl::parse(&role.url()).expect("url");
     let t = start_with(|c| c.postgres = Some(url)).await;
     let (status, ready) = t.get("/ready").await;
     assert_eq!(status, 200, "{ready}");

@@ -11,7 +11,7 @@ use crate::db_arg::RunDb;
 /// Migrates the database named by `--db` / `MINDGATE_DB` (default the home's file).
 pub fn run(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
     let database = RunDb::or_default(args.db.as_ref(), || Home::from_env().run_db());
-    let report = mindgate_server::migrate(&database)
+    let report = mindgate_store::migrate(&database)
         .with_context(|| format!("cannot migrate the run database {database}"))?;
     if args.json {
         let body = serde_json::json!({

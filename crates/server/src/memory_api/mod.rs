@@ -40,7 +40,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::ApiError;
-use crate::principal::Principal;
+use crate::guard::principal::Principal;
 use crate::state::AppState;
 
 pub use blocks::{AppendBody, BlockBody, ReplaceBody};

@@ -269,9 +269,9 @@ impl PgSchema {
     }
 
     /// The URL whose connections use this schema.
-    pub fn url(&self) -> mindgate_server::PostgresUrl {
+    pub fn url(&self) -> mindgate_store::PostgresUrl {
         let sep = if self.admin.contains('?') { '&' } else { '?' };
-        mindgate_server::PostgresUrl::parse(&format!(
+        mindgate_store::PostgresUrl::parse(&format!(
             "{}{sep}options=-csearch_path%3D{}",
             self.admin, self.name
         ))

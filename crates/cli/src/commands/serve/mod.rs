@@ -29,7 +29,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     config.allow_remote = args.allow_remote;
     config.allowed_hosts = args.allowed_hosts.clone();
     config.token = shared_token()?;
-    config.retention = mindgate_server::Retention {
+    config.retention = mindgate_store::Retention {
         keep_runs: args.keep_runs,
         keep_days: args.keep_days,
     };

@@ -10,10 +10,10 @@ use mindgate_store::RunState;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::{blocking, run_not_found};
 use crate::error::ApiError;
 use crate::hub::{ReplayMatch, ReplayPlan};
 use crate::request::body;
+use crate::runs_api::{blocking, run_not_found};
 use crate::state::AppState;
 
 /// Body of a replay request.

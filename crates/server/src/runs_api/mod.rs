@@ -14,6 +14,11 @@ use mindgate_store::{RunFilter, RunState, RunStore};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub(crate) mod demo;
+pub(crate) mod diff;
+pub(crate) mod graph;
+pub(crate) mod replay;
+
 use crate::error::ApiError;
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
 use crate::request::{body, query};
@@ -209,7 +214,7 @@ pub async fn graph(
     Path(run_id): Path<String>,
     q: Result<Query<GraphQuery>, QueryRejection>,
 ) -> ApiResult<Response> {
-    use crate::graph_reads::GraphReadError;
+    use crate::runs_api::graph::GraphReadError;
     let q = query(q)?;
     let built = match state.graph_reads.read(&state.store, &run_id).await {
         Ok(built) => built,
@@ -232,14 +237,14 @@ pub async fn graph(
     if q.limit.is_none() && q.after.is_none() {
         return Ok((
             [(axum::http::header::CONTENT_TYPE, "application/json")],
-            axum::body::Body::from_stream(crate::graph_reads::json_chunks(built)),
+            axum::body::Body::from_stream(crate::runs_api::graph::json_chunks(built)),
         )
             .into_response());
     }
-    let page = crate::graph_reads::page(
+    let page = crate::runs_api::graph::page(
         &built.graph,
         q.after.unwrap_or(0),
-        q.limit.unwrap_or(crate::graph_reads::MAX_GRAPH_PAGE),
+        q.limit.unwrap_or(crate::runs_api::graph::MAX_GRAPH_PAGE),
     );
     Ok(Json(page).into_response())
 }
@@ -361,7 +366,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 /// --allow-control` is what resumes with it).
 pub async fn resume(
     State(state): State<AppState>,
-    caller: Option<axum::Extension<crate::principal::Principal>>,
+    caller: Option<axum::Extension<crate::guard::principal::Principal>>,
     Path((run_id, pause_id)): Path<(String, String)>,
     b: Result<Json<ResumeBody>, JsonRejection>,
 ) -> ApiResult<Response> {
@@ -382,7 +387,7 @@ pub async fn resume(
                 output: b.output,
                 input: b.input,
                 principal: match caller {
-                    Some(axum::Extension(crate::principal::Principal::Agent)) => {
+                    Some(axum::Extension(crate::guard::principal::Principal::Agent)) => {
                         crate::hub::Principal::Mcp
                     }
                     _ => crate::hub::Principal::Http,
@@ -417,7 +422,7 @@ pub async fn put_hold_unwatched(
 ) -> ApiResult<Response> {
     let hold = body(b)?.hold;
     let s = state.clone();
-    tokio::task::spawn_blocking(move || crate::viewer_settings::set_hold_unwatched(&s, hold))
+    tokio::task::spawn_blocking(move || crate::hub::viewer_settings::set_hold_unwatched(&s, hold))
         .await
         .map_err(|_| ApiError::internal("saving the viewer settings stopped"))?;
     Ok(Json(json!({"holdUnwatched": state.hub.hold_unwatched()})).into_response())

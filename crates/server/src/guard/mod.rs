@@ -9,8 +9,10 @@ use axum::response::{IntoResponse, Response};
 use mindgate_errors::ErrorCode;
 
 use crate::error::ApiError;
-use crate::principal::{Principal, agent_refusal};
+pub mod principal;
+
 use crate::state::AppState;
+use principal::{Principal, agent_refusal};
 
 /// Whether `host` (a `Host` header value or an Origin's authority) names this
 /// machine's loopback interface on `port`.

@@ -23,7 +23,12 @@ use crate::hub::{Hub, new_token};
 use crate::state::{AppState, FEED_CAPACITY, Stats};
 use mindgate_home::{Home, token_file};
 
-use crate::{api, assets, db_lock, guard, ingest, otlp, ui_feed};
+use crate::{assets, feed, guard, ingest, otlp, runs_api};
+
+pub mod db_lock;
+pub(crate) mod listener;
+pub(crate) mod mount;
+pub(crate) mod panic_guard;
 
 async fn ingest_ws(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
     let tasks = state.tasks.clone();
@@ -54,48 +59,54 @@ async fn ui_ws(
     ws.max_message_size(MAX_FRAME_BYTES)
         .read_buffer_size(ingest::READ_BUFFER_BYTES)
         .on_upgrade(move |socket| {
-            tasks.track_future(ui_feed::handle(socket, state, authorized, watcher))
+            tasks.track_future(feed::handle(socket, state, authorized, watcher))
         })
 }
 
 /// The whole HTTP surface over `state`.
 pub fn router(state: AppState) -> Router {
     let mut routes = Router::new()
-        .route("/health", get(api::health))
-        .route("/ready", get(api::ready))
+        .route("/health", get(runs_api::health))
+        .route("/ready", get(runs_api::ready))
         .route("/ingest", get(ingest_ws))
         .route("/ws/ui", get(ui_ws))
-        .route("/api/runs", get(api::list_runs))
+        .route("/api/runs", get(runs_api::list_runs))
         .route(
             "/api/runs/{run_id}",
-            get(api::get_run).delete(api::delete_run),
+            get(runs_api::get_run).delete(runs_api::delete_run),
         )
-        .route("/api/runs/{run_id}/events", get(api::events))
-        .route("/api/runs/{run_id}/graph", get(api::graph))
-        .route("/api/runs/{run_id}/report", get(api::report))
-        .route("/api/apps", get(api::apps))
-        .route("/api/runs/{run_id}/nodes/{node_id}", get(api::node))
-        .route("/api/runs/{run_id}/pauses/{pause_id}", get(api::get_pause))
+        .route("/api/runs/{run_id}/events", get(runs_api::events))
+        .route("/api/runs/{run_id}/graph", get(runs_api::graph))
+        .route("/api/runs/{run_id}/report", get(runs_api::report))
+        .route("/api/apps", get(runs_api::apps))
+        .route("/api/runs/{run_id}/nodes/{node_id}", get(runs_api::node))
+        .route(
+            "/api/runs/{run_id}/pauses/{pause_id}",
+            get(runs_api::get_pause),
+        )
         .route(
             "/api/runs/{run_id}/pauses/{pause_id}/resume",
-            post(api::resume),
+            post(runs_api::resume),
         )
-        .route("/api/runs/{run_id}/replay", post(crate::replay_api::replay))
-        .route("/api/pauses", get(api::pauses))
-        .route("/api/debug", get(api::debug))
+        .route(
+            "/api/runs/{run_id}/replay",
+            post(crate::runs_api::replay::replay),
+        )
+        .route("/api/pauses", get(runs_api::pauses))
+        .route("/api/debug", get(runs_api::debug))
         .route(
             "/api/breakpoints",
-            post(api::add_breakpoint).delete(api::clear_breakpoint),
+            post(runs_api::add_breakpoint).delete(runs_api::clear_breakpoint),
         )
-        .route("/api/mode", axum::routing::put(api::put_mode))
+        .route("/api/mode", axum::routing::put(runs_api::put_mode))
         .route(
             "/api/hold-unwatched",
-            axum::routing::put(api::put_hold_unwatched),
+            axum::routing::put(runs_api::put_hold_unwatched),
         )
-        .route("/api/search", get(api::search))
-        .route("/api/errors", get(api::errors))
-        .route("/api/diff", get(crate::run_diff::diff))
-        .route("/api/demo", post(crate::demo::start_demo))
+        .route("/api/search", get(runs_api::search))
+        .route("/api/errors", get(runs_api::errors))
+        .route("/api/diff", get(crate::runs_api::diff::diff))
+        .route("/api/demo", post(crate::runs_api::demo::start_demo))
         .merge(crate::otlp::routes())
         .merge(crate::task_graph::router(&state))
         .merge(
@@ -108,10 +119,10 @@ pub fn router(state: AppState) -> Router {
         routes = routes.nest_service("/mcp", mcp.router(&state));
     }
     routes
-        .method_not_allowed_fallback(api::method_not_allowed)
+        .method_not_allowed_fallback(runs_api::method_not_allowed)
         .fallback(assets::fallback)
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
-        .layer(crate::panic_guard::layer())
+        .layer(crate::serve::panic_guard::layer())
         .with_state(state)
 }
 
@@ -132,7 +143,7 @@ pub struct RunningServer {
     pub database: mindgate_store::Database,
     /// Token file, when one was written.
     pub token_file: Option<PathBuf>,
-    /// The agent token ([`crate::principal`]): what agents send instead of [`Self::token`].
+    /// The agent token ([`crate::guard::principal`]): what agents send instead of [`Self::token`].
     pub agent_token: String,
     /// Agent token file (`<home>/run/agent-<port>.json`), when one was written.
     pub agent_token_file: Option<PathBuf>,
@@ -275,7 +286,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let opened = tokio::task::spawn_blocking(move || {
         let (writer, report) = Writer::open_database(&opened_database, writer_config, Some(hook))?;
         let opened = RunStore::open_database(&opened_database).and_then(|store| {
-            let follower = crate::feed_relay::start(&opened_database, &writer, &relayed)?;
+            let follower = crate::cluster::feed_relay::start(&opened_database, &writer, &relayed)?;
             Ok((store, follower))
         });
         match opened {
@@ -306,7 +317,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         token: token.clone(),
         url: url.clone(),
     };
-    let agent_token = crate::principal::agent_token_for(&token);
+    let agent_token = crate::guard::principal::agent_token_for(&token);
     let owned_agent_file = token_file::TokenFile {
         port: addr.port(),
         pid: std::process::id(),
@@ -337,7 +348,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         config.task_graph.clone(),
         shutdown.clone(),
     ));
-    let live_graphs = Arc::new(crate::live_graph::LiveGraphs::new(config.live_graphs));
+    let live_graphs = Arc::new(crate::feed::live_graph::LiveGraphs::new(config.live_graphs));
     let state = AppState {
         hub: Arc::new(Hub::new()),
         store: Arc::new(store),
@@ -364,11 +375,11 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         state.hub.join_cluster(joined.cluster, joined.debug);
         spawn_cluster_listener(&state, joined.events);
     }
-    let saved = crate::viewer_settings::load(&state.config.home);
+    let saved = crate::hub::viewer_settings::load(&state.config.home);
     state
         .hub
         .set_hold_unwatched(state.config.hold_unwatched || saved.hold_unwatched);
-    crate::unwatched::spawn(&state);
+    crate::hub::sweeper::spawn(&state);
     spawn_pruner(&state);
     otlp::spawn_expirer(&state);
     if let (Some(listener), Some(addr)) = (otlp_listener, otlp_addr) {
@@ -376,7 +387,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
         let limits = state.config.http;
         let stop = shutdown.clone();
         state.tasks.spawn(async move {
-            if let Err(e) = crate::listener::serve(listener, app, limits, stop).await {
+            if let Err(e) = crate::serve::listener::serve(listener, app, limits, stop).await {
                 tracing::warn!(error = %e, "the OTLP port stopped serving");
             }
         });
@@ -388,7 +399,7 @@ pub async fn start(mut config: ServeConfig) -> Result<RunningServer, ServerError
     let cleanup_agent_file = agent_token_file.clone();
     let handle = tokio::spawn(async move {
         let limits = state.config.http;
-        let serving = crate::listener::serve(listener, app, limits, stop.clone());
+        let serving = crate::serve::listener::serve(listener, app, limits, stop.clone());
         let tasks = state.tasks.clone();
         let drained = async move {
             let served = serving.await.map_err(ServerError::Serve);
