@@ -4,7 +4,8 @@
 //!   its tests, benches, examples or `#[cfg(test)]` modules), and every entry of the root
 //!   `[workspace.dependencies]` is used by some crate;
 //! - the crate graph drawn in `docs/architecture.md` is the one `cargo metadata` reports, and
-//!   every edge against the one-way rule is marked there.
+//!   every edge against the one-way rule is marked there;
+//! - the picture above it names every crate, in the same layer, with every edge.
 //!
 //! Installing `cargo-machete` in CI compiles 67 crates (18 minutes on the shared build machine); this
 //! test does the same job with what the workspace already builds.
@@ -290,4 +291,100 @@ fn architecture_doc_draws_the_real_crate_graph() {
             }
         );
     }
+}
+
+/// The picture of `docs/architecture.md`: each crate's layer and the edges it draws
+/// (`from ──► to, …` down the layers, `to ◄── from, …` into the base). Text in parentheses
+/// is a note, not a crate.
+fn drawn_picture(
+    doc: &str,
+    crates: &BTreeSet<&str>,
+) -> (BTreeMap<String, u32>, BTreeSet<(String, String)>) {
+    const MARKER: &str = "<!-- crate picture: checked by crates/cli/tests/dependencies.rs";
+    let block = doc
+        .split_once(MARKER)
+        .and_then(|(_, after)| after.split_once("```\n"))
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .unwrap_or_else(|| panic!("docs/architecture.md lacks the picture after {MARKER}"))
+        .0;
+    let block = Regex::new(r"\([^)]*\)").unwrap().replace_all(block, "");
+    let layer_prefix = Regex::new(r"^layer (\d+)\s+\S+\s+").unwrap();
+    let known = |name: &str| {
+        assert!(
+            crates.contains(name),
+            "docs/architecture.md's picture names {name:?}, not a workspace crate"
+        );
+        name.to_owned()
+    };
+    let (mut layers, mut edges) = (BTreeMap::new(), BTreeSet::new());
+    let mut layer = None;
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let rest = match layer_prefix.captures(line) {
+            Some(c) => {
+                layer = Some(c[1].parse::<u32>().unwrap());
+                &line[c[0].len()..]
+            }
+            None => line.trim(),
+        };
+        let (left, arrow, right) = if let Some((l, r)) = rest.split_once("──►") {
+            (l, Some(true), r)
+        } else if let Some((l, r)) = rest.split_once("◄──") {
+            (l, Some(false), r)
+        } else {
+            (rest, None, "")
+        };
+        let name = known(left.trim());
+        layers.insert(
+            name.clone(),
+            layer.expect("the picture starts with a layer"),
+        );
+        let others = right.split(',').map(str::trim).filter(|o| !o.is_empty());
+        for other in others {
+            let other = known(other);
+            edges.insert(match arrow {
+                Some(true) => (name.clone(), other),
+                _ => (other, name.clone()),
+            });
+        }
+    }
+    (layers, edges)
+}
+
+#[test]
+fn architecture_picture_shows_every_crate_and_edge() {
+    let meta = metadata();
+    let (crates, declared) = workspace(&meta);
+    let members: BTreeSet<&str> = crates.iter().map(|(n, _)| short(n)).collect();
+    let real: BTreeSet<(String, String)> = declared
+        .iter()
+        .filter(|d| !d.dev && crates.iter().any(|(n, _)| *n == d.dependency))
+        .map(|d| {
+            (
+                short(&d.package).to_owned(),
+                short(&d.dependency).to_owned(),
+            )
+        })
+        .collect();
+    let doc = std::fs::read_to_string(repo_root().join("docs/architecture.md")).unwrap();
+    let (layers, edges) = drawn_picture(&doc, &members);
+    let missing: Vec<_> = real.difference(&edges).collect();
+    let extra: Vec<_> = edges.difference(&real).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "docs/architecture.md's picture differs from `cargo metadata`:\n  edges not drawn: \
+         {missing:?}\n  drawn edges that do not exist: {extra:?}"
+    );
+    let unplaced: Vec<&&str> = members
+        .iter()
+        .filter(|m| !layers.contains_key(**m))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "crates missing from docs/architecture.md's picture: {unplaced:?}"
+    );
+    let listed = drawn_graph(&doc).layers;
+    assert_eq!(
+        layers, listed,
+        "docs/architecture.md: the picture's layers differ from the edge list's"
+    );
 }
