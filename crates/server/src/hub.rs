@@ -51,14 +51,13 @@ pub const DELTA_CAPACITY: usize = 1_024;
 mod claims;
 mod cluster;
 mod debug_state;
+mod observe;
 mod pauses;
 mod replay;
 pub(crate) mod sweeper;
 mod unwatched;
 pub(crate) mod viewer_settings;
 mod views;
-
-use pauses::{adjust_held, remember_taken};
 
 pub use replay::{MAX_SHOWN_INPUT_BYTES, PlanError, ReplayMatch, ReplayPlan};
 pub use unwatched::{UNWATCHED_GRACE, UNWATCHED_WHY, UnwatchedRelease, Watcher};
@@ -428,189 +427,6 @@ impl Hub {
         drop(inner);
         self.bump();
         Some((app.token, runs))
-    }
-
-    /// Bookkeeping for an event from `conn` before it is stored: run lists,
-    /// pauses and replays. Refuses (and changes nothing) when the event would
-    /// pass a per-connection limit: another unfinished run beyond
-    /// [`MAX_UNFINISHED_RUNS_PER_CONNECTION`], another held gate beyond
-    /// [`MAX_PAUSES_PER_CONNECTION`] / [`MAX_PAUSES`].
-    ///
-    /// Returns whether it stamped the event (store the changed envelope):
-    /// `principal` on an `exec.resumed` that has none (the surface that
-    /// released the gate, or `fail-open` when the app released it itself), and
-    /// `meta.replayOf` / `meta.replayAt` on the `run.started` of a replay.
-    /// A gate a replay answers is released here, right away.
-    pub fn observe(&self, conn: ConnId, env: &mut Envelope) -> Result<bool, HubRefusal> {
-        let mut guard = self.lock();
-        let inner = &mut *guard;
-        let mut changed = false;
-        let mut stamped = false;
-        let mut release: Option<(String, String, ResumeRequest)> = None;
-        let finishing = matches!(env.message, Message::RunFinished(_));
-        let total_pauses = inner.pauses.len();
-        if let Some(app) = inner.apps.get_mut(&conn) {
-            let new_run = !finishing && !app.unfinished.contains(&env.run_id);
-            if new_run && app.unfinished.len() >= MAX_UNFINISHED_RUNS_PER_CONNECTION {
-                return Err(HubRefusal::RunLimit);
-            }
-            if let Message::ExecPaused(p) = &env.message {
-                let key = (env.run_id.clone(), p.pause_id.clone());
-                let fresh = !inner.pauses.contains_key(&key) && !inner.taken.contains(&key);
-                if fresh && (app.held >= MAX_PAUSES_PER_CONNECTION || total_pauses >= MAX_PAUSES) {
-                    return Err(HubRefusal::PauseLimit);
-                }
-            }
-            if !app.runs.iter().any(|r| r == &env.run_id) {
-                app.runs.push_back(env.run_id.clone());
-                if app.runs.len() > APP_RUN_IDS {
-                    app.runs.pop_front();
-                }
-                self.delta(
-                    serde_json::json!({"type": "app.run", "connId": conn, "runId": env.run_id}),
-                );
-                changed = true;
-            }
-            if finishing {
-                app.unfinished.remove(&env.run_id);
-            } else if new_run {
-                app.unfinished.insert(env.run_id.clone());
-            }
-        }
-        match &mut env.message {
-            Message::RunStarted(_) => {
-                stamped = self.replay_on_run_started(inner, conn, env);
-            }
-            Message::NodeStarted(_) => Self::replay_on_node_started(inner, conn, env),
-            Message::ExecPaused(p) => {
-                let key = (env.run_id.clone(), p.pause_id.clone());
-                if !inner.taken.contains(&key) && !inner.pauses.contains_key(&key) {
-                    // A replay the person armed: its gates are theirs.
-                    let replayed = inner.replay.owns(conn, &env.run_id);
-                    let answer = self.replay_on_paused(
-                        inner,
-                        conn,
-                        &env.run_id,
-                        &p.node_id,
-                        p.point,
-                        p.reason,
-                    );
-                    let by_default = !replayed && unwatched::held_by_default(inner, p.point);
-                    let (note, auto) = match answer {
-                        replay::GateAnswer::Hold(note) => (note, None),
-                        replay::GateAnswer::Release(req) => (None, Some(req)),
-                    };
-                    let view = PauseView {
-                        run_id: env.run_id.clone(),
-                        pause_id: p.pause_id.clone(),
-                        node_id: p.node_id.clone(),
-                        point: p.point.as_str().to_owned(),
-                        reason: p.reason.map(|r| r.as_str().to_owned()),
-                        since: env.ts,
-                        instance_id: p
-                            .extra
-                            .get("instanceId")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        loop_info: p
-                            .loop_info
-                            .as_ref()
-                            .and_then(|l| serde_json::to_value(l).ok()),
-                        editable: p.editable,
-                        replay: note,
-                    };
-                    if auto.is_none() {
-                        self.pause_held(&view);
-                        self.announce_shared(&view);
-                    }
-                    if let Some(req) = auto {
-                        release = Some((key.0.clone(), key.1.clone(), req));
-                    }
-                    inner.pauses.insert(
-                        key,
-                        Pause {
-                            view,
-                            conn,
-                            held_at: std::time::Instant::now(),
-                            by_default,
-                        },
-                    );
-                    adjust_held(inner, conn, 1);
-                    changed = true;
-                }
-            }
-            Message::ExecResumed(p) => {
-                let key = (env.run_id.clone(), p.pause_id.clone());
-                if let Some(pause) = inner.pauses.remove(&key) {
-                    adjust_held(inner, pause.conn, -1);
-                    self.pause_released(&key.0, &key.1);
-                    changed = true;
-                }
-                let flight = inner.in_flight.remove(&key);
-                if p.principal.is_none() {
-                    let principal = flight
-                        .as_ref()
-                        .map_or(Principal::FailOpen, |f| f.principal.clone());
-                    p.principal = Some(principal.to_value());
-                    stamped = true;
-                }
-                self.retract_shared(&key.0, &key.1);
-                if let Some(flight) = flight {
-                    self.answer(flight.waiter, (ResumeResult::Resumed, None));
-                }
-                remember_taken(inner, key);
-            }
-            Message::ExecRefused(p) => {
-                // The app kept holding the gate: it is a pause again.
-                let key = (env.run_id.clone(), p.pause_id.clone());
-                if let Some(flight) = inner.in_flight.remove(&key) {
-                    let message = p.message.clone().unwrap_or_else(|| {
-                        format!("the app refused the resume ({})", p.code.as_str())
-                    });
-                    self.answer(flight.waiter, (ResumeResult::Refused, Some(message)));
-                    inner.taken.remove(&key);
-                    inner.taken_order.retain(|k| *k != key);
-                    self.pause_held(&flight.pause.view);
-                    self.rehold_shared(&key.0, &key.1);
-                    adjust_held(inner, flight.pause.conn, 1);
-                    let mut pause = flight.pause;
-                    pause.held_at = std::time::Instant::now();
-                    inner.pauses.insert(key, pause);
-                    changed = true;
-                }
-            }
-            Message::RunFinished(_) => {
-                let run = env.run_id.clone();
-                let mut released = Vec::new();
-                inner.pauses.retain(|key, p| {
-                    let keep = key.0 != run;
-                    if !keep {
-                        released.push((key.1.clone(), p.conn));
-                    }
-                    keep
-                });
-                for (pause, owner) in &released {
-                    adjust_held(inner, *owner, -1);
-                    self.pause_released(&run, pause);
-                    self.retract_shared(&run, pause);
-                }
-                let answered: Vec<_> = inner.in_flight.extract_if(|(r, _), _| *r == run).collect();
-                for ((_, pause), flight) in answered {
-                    self.retract_shared(&run, &pause);
-                    self.answer(flight.waiter, (ResumeResult::Resumed, None));
-                }
-                self.replay_on_run_finished(inner, &run);
-                changed |= !released.is_empty();
-            }
-            _ => {}
-        }
-        drop(guard);
-        if let Some((run, pause, req)) = release {
-            self.resume(&run, &pause, req);
-        } else if changed {
-            self.bump();
-        }
-        Ok(stamped)
     }
 
     /// The viewer-visible state.
