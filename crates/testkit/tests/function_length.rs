@@ -16,14 +16,12 @@ const MAX_LINES: usize = 120;
 
 /// `(crate directory, function name)`: longer functions that are being split right now.
 const BEING_SPLIT: &[(&str, &str)] = &[
-    ("cli", "summary"),
     ("mcp", "get_node"),
     ("mcp", "get_run"),
     ("mcp", "get_task_graph"),
     ("memory", "consolidate"),
     ("protocol", "parse_frame"),
     ("sdk", "trip"),
-    ("server", "replay_on_paused"),
     ("store", "apply_value"),
     ("taskgraph", "apply"),
     ("taskgraph", "convert"),

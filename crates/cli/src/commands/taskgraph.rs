@@ -16,7 +16,7 @@ use mindgate_pricing::PriceTable;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::read::dsh_session_file;
 use mindgate_taskgraph::{
-    DiscoveryConfig, GraphTree, IdMatch, Session, SessionLocation, TaskGraph, TaskReport,
+    DiscoveryConfig, GraphTree, IdMatch, Session, SessionLocation, Summary, TaskGraph, TaskReport,
     detect_agent, graph::NodeRef, match_task_id,
 };
 
@@ -169,8 +169,37 @@ pub fn counts_line(h: &mindgate_taskgraph::Headline) -> String {
 pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable, full: bool) -> String {
     let report = TaskReport::new(g);
     let mut o = String::new();
+    write_header(&mut o, g, loc, &report, prices, full);
+    write_critical_path(&mut o, g, &report, full);
+    write_step_lists(&mut o, &g.summary, full);
     let sum = &g.summary;
-    let counts = &sum.counts;
+    if !sum.most_used_tools.is_empty() {
+        let parts: Vec<String> = sum
+            .most_used_tools
+            .iter()
+            .map(|t| format!("{} ×{}", t.name, t.count))
+            .collect();
+        let _ = writeln!(o, "\nTools: {}", parts.join(", "));
+    }
+    if !full {
+        let _ = writeln!(
+            o,
+            "\n(--full lists every hot step, failure, retry and changed file)"
+        );
+    }
+    o
+}
+
+/// The summary's header: title, session, workspace, status, duration, tokens, cost, counts.
+fn write_header(
+    o: &mut String,
+    g: &TaskGraph,
+    loc: &SessionLocation,
+    report: &TaskReport,
+    prices: &PriceTable,
+    full: bool,
+) {
+    let sum = &g.summary;
     let _ = writeln!(o, "{}", one_line(&g.title));
     let _ = writeln!(
         o,
@@ -214,10 +243,14 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable, full: 
         let _ = writeln!(o, "  cost      {}", report.cost(prices));
     }
     let _ = writeln!(o, "  counts    {}", counts_line(&sum.headline));
-    if counts.files_changed > 0 {
-        let _ = writeln!(o, "  files     {} changed", counts.files_changed);
+    if sum.counts.files_changed > 0 {
+        let _ = writeln!(o, "  files     {} changed", sum.counts.files_changed);
     }
+}
 
+/// The critical path's line and its hot steps (the first [`SHORT_LIMITS`]`.hot` unless
+/// `full`).
+fn write_critical_path(o: &mut String, g: &TaskGraph, report: &TaskReport, full: bool) {
     let cp = &g.critical_path;
     let _ = writeln!(
         o,
@@ -226,7 +259,7 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable, full: 
         duration(cp.total_ms),
         cp.node_ids.len(),
         cp.hot_node_ids.len(),
-        duration(sum.waiting_ms)
+        duration(g.summary.waiting_ms)
     );
     let hot_shown = if full { usize::MAX } else { SHORT_LIMITS.hot };
     for node in report.hot_steps().take(hot_shown) {
@@ -239,39 +272,20 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable, full: 
             clip(&one_line(&node.name), 70)
         );
     }
+    more(o, cp.hot_node_ids.len(), hot_shown);
+}
 
-    more(&mut o, cp.hot_node_ids.len(), hot_shown);
-    let list = |o: &mut String,
-                title: &str,
-                items: &[NodeRef],
-                limit: usize,
-                extra: &dyn Fn(&NodeRef) -> String| {
-        if items.is_empty() || limit == 0 {
-            return;
-        }
-        let limit = if full { usize::MAX } else { limit };
-        let _ = writeln!(o, "\n{title}:");
-        for r in items.iter().take(limit) {
-            let _ = writeln!(
-                o,
-                "  {:>9}  {:<8} {:<9} {}{}",
-                duration(r.duration_ms),
-                r.node_type.as_str(),
-                r.status.as_str(),
-                clip(&one_line(&r.name), 60),
-                extra(r)
-            );
-        }
-        more(o, items.len(), limit);
-    };
-    list(&mut o, "Slowest steps", &sum.slowest_steps, 3, &|_| {
+/// The slowest steps, the failures, and with `full` the retries and changed files.
+fn write_step_lists(o: &mut String, sum: &Summary, full: bool) {
+    node_list(o, "Slowest steps", &sum.slowest_steps, 3, full, &|_| {
         String::new()
     });
-    list(
-        &mut o,
+    node_list(
+        o,
         "Failures",
         &sum.failed_steps,
         SHORT_LIMITS.failures,
+        full,
         &|r| match r.error.as_deref() {
             None | Some("") => String::new(),
             Some(e) => format!(" — {}", clip(&one_line(e), 100)),
@@ -279,30 +293,49 @@ pub fn summary(g: &TaskGraph, loc: &SessionLocation, prices: &PriceTable, full: 
     );
     // Retries and changed files are counted in the header; listed with --full.
     let retries_shown = if full { usize::MAX } else { 0 };
-    list(&mut o, "Retries", &sum.retried_steps, retries_shown, &|r| {
-        format!(" ({} attempts)", r.attempts)
-    });
+    node_list(
+        o,
+        "Retries",
+        &sum.retried_steps,
+        retries_shown,
+        full,
+        &|r| format!(" ({} attempts)", r.attempts),
+    );
     if full && !sum.files_changed.is_empty() {
         let _ = writeln!(o, "\nFiles changed:");
         for f in &sum.files_changed {
             let _ = writeln!(o, "  {f}");
         }
     }
-    if !sum.most_used_tools.is_empty() {
-        let parts: Vec<String> = sum
-            .most_used_tools
-            .iter()
-            .map(|t| format!("{} ×{}", t.name, t.count))
-            .collect();
-        let _ = writeln!(o, "\nTools: {}", parts.join(", "));
+}
+
+/// One titled list of nodes (nothing when empty or `limit` is 0): at most `limit` unless
+/// `full`, each with `extra`'s tail.
+fn node_list(
+    o: &mut String,
+    title: &str,
+    items: &[NodeRef],
+    limit: usize,
+    full: bool,
+    extra: &dyn Fn(&NodeRef) -> String,
+) {
+    if items.is_empty() || limit == 0 {
+        return;
     }
-    if !full {
+    let limit = if full { usize::MAX } else { limit };
+    let _ = writeln!(o, "\n{title}:");
+    for r in items.iter().take(limit) {
         let _ = writeln!(
             o,
-            "\n(--full lists every hot step, failure, retry and changed file)"
+            "  {:>9}  {:<8} {:<9} {}{}",
+            duration(r.duration_ms),
+            r.node_type.as_str(),
+            r.status.as_str(),
+            clip(&one_line(&r.name), 60),
+            extra(r)
         );
     }
-    o
+    more(o, items.len(), limit);
 }
 
 /// How many items each list of the default (short) summary shows.

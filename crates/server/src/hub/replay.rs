@@ -462,134 +462,24 @@ impl Hub {
         if !inner.replay.armed.contains(&conn) {
             return GateAnswer::Hold(None);
         }
-        if let Some(active) = inner.replay.active.get_mut(run_id)
-            && !active.stopped
-        {
-            if point != PausePoint::Before {
-                return GateAnswer::Hold(None);
-            }
-            let plan = active.plan.clone();
-            let source = plan.source_run.clone();
-            let current = active.current.get(node_id).cloned();
-            let step = current
-                .as_ref()
-                .and_then(|(i, _)| plan.steps.get(node_id).and_then(|s| s.get(*i)));
-            let stop = |role: &str, message: String, extra: Value| {
-                let mut note = json!({"role": role, "replayOf": source, "message": message});
-                if let (Some(obj), Value::Object(more)) = (note.as_object_mut(), extra) {
-                    obj.extend(more);
-                }
-                note
-            };
-            let (answer, stopped) = match (step, current) {
-                (Some(Step::Inject { input, output }), current) => {
-                    let actual = current.and_then(|(_, v)| v);
-                    if *input == actual {
-                        let req = ResumeRequest {
-                            action: ResumeAction::Inject,
-                            output: Some(output.clone().unwrap_or(Value::Null)),
-                            input: None,
-                            request_id: None,
-                            principal: Principal::Replay {
-                                replay_of: source.clone(),
-                            },
-                        };
-                        (GateAnswer::Release(req), false)
-                    } else {
-                        let note = stop(
-                            "mismatch",
-                            format!(
-                                "the input of {node_id} differs from the recorded run: replay stopped here"
-                            ),
-                            json!({"expected": shown(input), "actual": shown(&actual)}),
-                        );
-                        (GateAnswer::Hold(Some(note)), true)
-                    }
-                }
-                (Some(Step::Live), _) => {
-                    let req = ResumeRequest {
-                        action: ResumeAction::Continue,
-                        output: None,
-                        input: None,
-                        request_id: None,
-                        principal: Principal::Replay {
-                            replay_of: source.clone(),
-                        },
-                    };
-                    (GateAnswer::Release(req), false)
-                }
-                (Some(Step::Target), _) => {
-                    let note = stop(
-                        "target",
-                        format!("replayed up to {node_id}: it and everything after run live"),
-                        json!({}),
-                    );
-                    (GateAnswer::Hold(Some(note)), true)
-                }
-                (Some(Step::Unreplayable(why)), _) => (
-                    GateAnswer::Hold(Some(stop("mismatch", why.clone(), json!({})))),
-                    true,
-                ),
-                (None, current) => {
-                    let seen = current.map_or(0, |(i, _)| i + 1);
-                    let recorded = plan.steps.get(node_id).map_or(0, Vec::len);
-                    let note = stop(
-                        "mismatch",
-                        format!(
-                            "{node_id} ran {seen} time(s) here but {recorded} time(s) in the recorded run: replay stopped here"
-                        ),
-                        json!({}),
-                    );
-                    (GateAnswer::Hold(Some(note)), true)
-                }
-            };
-            if stopped {
-                active.stopped = true;
-                self.disarm_if_idle(inner);
-            }
-            return answer;
-        }
-        // A gate held only because a replay armed this connection: release it
-        // unless the person's own debug state wants it.
-        let wanted_by_person = point != PausePoint::Before
-            || matches!(
-                reason,
-                Some(PauseReason::Loop | PauseReason::Error | PauseReason::Step)
-            )
-            || inner.mode == RunMode::Step
-            || match inner
-                .replay
-                .targets
-                .get(&(run_id.to_owned(), node_id.to_owned()))
-            {
-                Some((kind, name)) => inner.breakpoints.matches(
-                    PausePoint::Before,
-                    mindgate_protocol::GateTarget { kind: *kind, name },
-                ),
-                None => inner
-                    .breakpoints
-                    .as_slice()
-                    .iter()
-                    .any(|m| m.effective_point() == PausePoint::Before),
-            };
-        if wanted_by_person {
+        let Some(active) = inner
+            .replay
+            .active
+            .get_mut(run_id)
+            .filter(|active| !active.stopped)
+        else {
+            return armed_gate_answer(inner, run_id, node_id, point, reason);
+        };
+        if point != PausePoint::Before {
             return GateAnswer::Hold(None);
         }
-        GateAnswer::Release(ResumeRequest {
-            action: ResumeAction::Continue,
-            output: None,
-            input: None,
-            request_id: None,
-            principal: Principal::Replay {
-                replay_of: inner
-                    .replay
-                    .pending
-                    .as_ref()
-                    .or_else(|| inner.replay.active.values().next().map(|a| &a.plan))
-                    .map(|p| p.source_run.clone())
-                    .unwrap_or_default(),
-            },
-        })
+        let current = active.current.get(node_id).cloned();
+        let (answer, stopped) = step_answer(&active.plan, node_id, current);
+        if stopped {
+            active.stopped = true;
+            self.disarm_if_idle(inner);
+        }
+        answer
     }
 
     /// A run finished: its replay ends.
@@ -630,4 +520,110 @@ fn arm_conn(inner: &mut Inner, conn: ConnId) {
         inner.next_seq += 1;
         send_matcher(inner, conn, seq, true);
     }
+}
+
+/// The answer a replay gives the gate before `node_id`'s instance `current` (its index and
+/// input) in the new run, from the plan's step for it; `true` when the replay stops there
+/// (the chosen step, or a departure from the recording).
+fn step_answer(
+    plan: &ReplayPlan,
+    node_id: &str,
+    current: Option<(usize, Option<Value>)>,
+) -> (GateAnswer, bool) {
+    let source = &plan.source_run;
+    let step = current
+        .as_ref()
+        .and_then(|(i, _)| plan.steps.get(node_id).and_then(|s| s.get(*i)));
+    let stop = |role: &str, message: String, extra: Value| {
+        let mut note = json!({"role": role, "replayOf": source, "message": message});
+        if let (Some(obj), Value::Object(more)) = (note.as_object_mut(), extra) {
+            obj.extend(more);
+        }
+        GateAnswer::Hold(Some(note))
+    };
+    match (step, current) {
+        (Some(Step::Inject { input, output }), current) => {
+            let actual = current.and_then(|(_, v)| v);
+            if *input == actual {
+                let output = Some(output.clone().unwrap_or(Value::Null));
+                (replay_release(ResumeAction::Inject, output, source), false)
+            } else {
+                let message = format!(
+                    "the input of {node_id} differs from the recorded run: replay stopped here"
+                );
+                let seen = json!({"expected": shown(input), "actual": shown(&actual)});
+                (stop("mismatch", message, seen), true)
+            }
+        }
+        (Some(Step::Live), _) => (replay_release(ResumeAction::Continue, None, source), false),
+        (Some(Step::Target), _) => {
+            let message = format!("replayed up to {node_id}: it and everything after run live");
+            (stop("target", message, json!({})), true)
+        }
+        (Some(Step::Unreplayable(why)), _) => (stop("mismatch", why.clone(), json!({})), true),
+        (None, current) => {
+            let seen = current.map_or(0, |(i, _)| i + 1);
+            let recorded = plan.steps.get(node_id).map_or(0, Vec::len);
+            let message = format!(
+                "{node_id} ran {seen} time(s) here but {recorded} time(s) in the recorded run: replay stopped here"
+            );
+            (stop("mismatch", message, json!({})), true)
+        }
+    }
+}
+
+/// A resume the replay of `source` sends on its own.
+fn replay_release(action: ResumeAction, output: Option<Value>, source: &str) -> GateAnswer {
+    GateAnswer::Release(ResumeRequest {
+        action,
+        output,
+        input: None,
+        request_id: None,
+        principal: Principal::Replay {
+            replay_of: source.to_owned(),
+        },
+    })
+}
+
+/// A gate held only because a replay armed this connection (no active replay of its run):
+/// released unless the person's own debug state wants it.
+fn armed_gate_answer(
+    inner: &Inner,
+    run_id: &str,
+    node_id: &str,
+    point: PausePoint,
+    reason: Option<PauseReason>,
+) -> GateAnswer {
+    let wanted_by_person = point != PausePoint::Before
+        || matches!(
+            reason,
+            Some(PauseReason::Loop | PauseReason::Error | PauseReason::Step)
+        )
+        || inner.mode == RunMode::Step
+        || match inner
+            .replay
+            .targets
+            .get(&(run_id.to_owned(), node_id.to_owned()))
+        {
+            Some((kind, name)) => inner.breakpoints.matches(
+                PausePoint::Before,
+                mindgate_protocol::GateTarget { kind: *kind, name },
+            ),
+            None => inner
+                .breakpoints
+                .as_slice()
+                .iter()
+                .any(|m| m.effective_point() == PausePoint::Before),
+        };
+    if wanted_by_person {
+        return GateAnswer::Hold(None);
+    }
+    let source = inner
+        .replay
+        .pending
+        .as_ref()
+        .or_else(|| inner.replay.active.values().next().map(|a| &a.plan))
+        .map(|p| p.source_run.clone())
+        .unwrap_or_default();
+    replay_release(ResumeAction::Continue, None, &source)
 }
