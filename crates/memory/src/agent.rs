@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{Memory, MemoryDb};
 use crate::config::OpenOptions;
 use crate::error::{MemoryError, Result};
-use crate::sqlite::ItemFilter;
+use crate::rules::listing::ItemFilter;
 use crate::store::*;
 use crate::types::*;
 
@@ -593,7 +593,7 @@ pub struct RecordHistory {
 /// `memory_status`.
 pub fn status(store: &Memory, user_id: &str) -> Result<StatusView> {
     let quarantined = store
-        .quarantine_queue(Some(user_id), Some(crate::sqlite::MAX_LIST))?
+        .quarantine_queue(Some(user_id), Some(crate::rules::listing::MAX_LIST))?
         .len();
     Ok(StatusView {
         user_id: user_id.to_owned(),

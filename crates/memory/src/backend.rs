@@ -10,13 +10,16 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
-use crate::consolidate::write::{ConsolidationBatch, ConsolidationWritten};
 use crate::error::Result;
+use crate::maintenance::MaintenanceReport;
 use crate::postgres::{PgMemory, is_postgres_url};
-use crate::sqlite::{
-    FactAt, ItemFilter, MaintenanceReport, ReembedProgress, SqliteMemory, TransferReport,
-};
+use crate::reembed::ReembedProgress;
+use crate::rules::belief::FactAt;
+use crate::rules::consolidation::{ConsolidationBatch, ConsolidationWritten};
+use crate::rules::listing::ItemFilter;
+use crate::sqlite::SqliteMemory;
 use crate::store::*;
+use crate::transfer::TransferReport;
 use crate::types::*;
 
 /// Where a memory store lives.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mindgate_embed::Embedder;
 
-use crate::sqlite::MaintenanceConfig;
+use crate::maintenance::MaintenanceConfig;
 use crate::time::{Clock, SystemClock};
 use crate::types::FusionMethod;
 

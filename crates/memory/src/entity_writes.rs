@@ -12,8 +12,8 @@
 use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
-use crate::record::{ItemRow, check_id, mint_id};
-use crate::sqlite::entities::{Resolver, normalize_name};
+use crate::rules::entities::{Resolver, normalize_name};
+use crate::rules::row::{ItemRow, check_id, mint_id};
 use crate::types::{Actor, EntityRole, GraphEntity};
 use crate::vectors::dot;
 

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::ScopeArgs;
 use crate::backend::Memory;
 use crate::error::{MemoryError, Result};
-use crate::sqlite::items::MAX_ID_CHARS;
+use crate::rules::row::MAX_ID_CHARS;
 use crate::store::{MemoryStore, ProceduralMemory};
 use crate::types::*;
 

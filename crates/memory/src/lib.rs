@@ -23,9 +23,10 @@ pub mod lexical;
 pub mod maintenance;
 pub mod postgres;
 pub mod recall;
-pub(crate) mod record;
 pub mod reembed;
+pub mod rules;
 pub mod schema;
+pub(crate) mod search;
 pub mod sqlite;
 pub mod store;
 pub mod time;
@@ -37,9 +38,11 @@ pub(crate) mod working;
 
 pub use self::postgres::{PgMemory, is_postgres_url};
 pub use backend::{Memory, MemoryDb};
+pub use config::{FusionDefaults, MemoryConfig, OpenOptions};
 pub use error::{MemoryError, Result};
-pub use sqlite::{
-    FactAt, FusionDefaults, ItemFilter, MemoryConfig, OpenOptions, SqliteMemory, TransferReport,
-};
+pub use rules::belief::FactAt;
+pub use rules::listing::{ItemFilter, MAX_LIST};
+pub use sqlite::SqliteMemory;
 pub use store::*;
+pub use transfer::TransferReport;
 pub use types::*;

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::error::Result;
-use crate::record::{ItemRow, check_id};
+use crate::rules::row::{ItemRow, check_id};
 use crate::time::{DAY_MS, format_ms};
 use crate::trust::trust_multiplier;
 

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
-use crate::record::{check_id, check_scope, mint_id};
+use crate::rules::row::{check_id, check_scope, mint_id};
 use crate::store::WorkingMemory;
 use crate::time::format_ms;
 use crate::types::*;

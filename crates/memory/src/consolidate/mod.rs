@@ -18,7 +18,6 @@ pub mod chat;
 pub mod error;
 pub mod parse;
 pub mod prompts;
-pub(crate) mod write;
 
 use std::collections::HashMap;
 
@@ -30,10 +29,10 @@ pub use parse::Skipped;
 
 use crate::backend::Memory;
 use crate::error::MemoryError;
-use crate::sqlite::items::mint_id;
+use crate::rules::consolidation::ConsolidationBatch;
+use crate::rules::row::mint_id;
 use crate::store::{MemoryStore, SessionMemory};
 use crate::types::*;
-use write::ConsolidationBatch;
 
 /// Default most messages in one extraction call (longer sessions are chunked).
 pub const DEFAULT_MESSAGES_PER_CALL: usize = 40;
@@ -293,11 +292,11 @@ fn session_owner(
     if let Some(user) = asked.filter(|u| !u.is_empty()) {
         return Ok(user.to_owned());
     }
-    let messages = store.list_items(&crate::sqlite::ItemFilter {
+    let messages = store.list_items(&crate::rules::listing::ItemFilter {
         session_id: Some(session_id.to_owned()),
         kind: Some(MemoryKind::Session),
-        limit: Some(crate::sqlite::MAX_LIST),
-        ..crate::sqlite::ItemFilter::default()
+        limit: Some(crate::rules::listing::MAX_LIST),
+        ..crate::rules::listing::ItemFilter::default()
     })?;
     let mut users: Vec<String> = messages
         .iter()

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::ConsolidateError;
-use crate::sqlite::items::{MAX_ID_CHARS, MAX_TEXT_CHARS};
+use crate::rules::row::{MAX_ID_CHARS, MAX_TEXT_CHARS};
 use mindgate_embed::openai::route::excerpt;
 
 /// Most facts read from one extraction completion (the rest are skipped).

@@ -1,16 +1,16 @@
 //! The write of a consolidation on PostgreSQL: the inserts the shared rule of
-//! [`crate::consolidate::write`] runs over, in one transaction under the store's write
+//! [`crate::rules::consolidation`] runs over, in one transaction under the store's write
 //! lock (so a consolidation of the same session on another instance is refereed by the
 //! same mark check).
 
 use postgres::Transaction;
 
-use crate::consolidate::write::{
-    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, read_mark,
-};
 use crate::error::Result;
 use crate::postgres::{PgMemory, meta, set_meta};
-use crate::record::{Insert, ItemRow};
+use crate::rules::consolidation::{
+    self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, read_mark,
+};
+use crate::rules::row::{Insert, ItemRow};
 use crate::types::*;
 
 struct Writes<'a, 'b, 'c> {

@@ -2,19 +2,15 @@
 //! with a real embedder), single-level merges with a ledger, exact unmerge, fact links and
 //! one-hop expansion. Name folding and the resolver's rule are SQLite's.
 
-use std::collections::HashSet;
-
 use postgres::{GenericClient, Row, Transaction};
 use serde_json::Value;
 
 use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
-use crate::hybrid::{Filter, append_hops};
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
-use crate::postgres::search::{admit, load_rows};
-use crate::record::ItemRow;
-use crate::sqlite::entities::Resolver;
+use crate::rules::entities::Resolver;
+use crate::rules::row::ItemRow;
 use crate::store::EntityGraph;
 use crate::time::format_ms;
 use crate::types::*;
@@ -93,7 +89,7 @@ fn group(c: &mut impl GenericClient, root: &str) -> Result<Vec<String>> {
     )
 }
 
-fn facts_of_group(c: &mut impl GenericClient, root: &str) -> Result<Vec<String>> {
+pub(crate) fn facts_of_group(c: &mut impl GenericClient, root: &str) -> Result<Vec<String>> {
     strings(
         c,
         "SELECT f.fact_id FROM fact_entities f JOIN memory_items i ON i.id = f.fact_id \
@@ -301,47 +297,4 @@ impl EntityGraph for Entities<'_> {
         let root = root_of(c, entity)?;
         facts_of_group(c, &root.id)
     }
-}
-
-/// One-hop expansion: live facts sharing an entity with a fact hit, admitted by the same
-/// filter, appended below the hits with signal `hop` = 1.
-pub(crate) fn expand_hits(
-    c: &mut impl GenericClient,
-    filter: &Filter,
-    hits: &mut Vec<MemoryHit>,
-) -> Result<()> {
-    let present: HashSet<String> = hits.iter().map(|h| h.record.id().to_owned()).collect();
-    let mut roots: Vec<String> = Vec::new();
-    for hit in hits
-        .iter()
-        .filter(|h| matches!(h.record, MemoryItem::Fact(_)))
-    {
-        for root in strings(
-            c,
-            "SELECT COALESCE(e.merged_into, e.id) FROM fact_entities f \
-             JOIN entities e ON e.id = f.entity_id WHERE f.fact_id = $1 ORDER BY f.role",
-            hit.record.id(),
-        )? {
-            if !roots.contains(&root) {
-                roots.push(root);
-            }
-        }
-    }
-    let mut extra_ids: Vec<String> = Vec::new();
-    for root in &roots {
-        for fact in facts_of_group(c, root)? {
-            if !present.contains(&fact) && !extra_ids.contains(&fact) {
-                extra_ids.push(fact);
-            }
-        }
-    }
-    let mut rowids = Vec::new();
-    for id in &extra_ids {
-        if let Some(r) = c.query_opt("SELECT rowid FROM memory_items WHERE id = $1", &[id])? {
-            rowids.push(r.try_get::<_, i64>(0)?);
-        }
-    }
-    let admitted = admit(c, filter, &rowids)?;
-    let rows = load_rows(c, &rowids)?;
-    append_hops(hits, &rowids, &admitted, &rows)
 }

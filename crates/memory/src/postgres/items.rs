@@ -1,5 +1,5 @@
 //! The `memory_items` row and the history ledger in PostgreSQL: reading a row, loading by
-//! id, insertion of what [`crate::record::prepare_insert`] accepted (tags, `tsvector`,
+//! id, insertion of what [`crate::rules::row::prepare_insert`] accepted (tags, `tsvector`,
 //! ledger), tombstones.
 
 use postgres::types::ToSql;
@@ -7,7 +7,7 @@ use postgres::{GenericClient, Row};
 use serde_json::Value;
 
 use crate::error::{MemoryError, Result};
-use crate::record::{Insert, ItemRow, MAX_TEXT_CHARS, Prepared, prepare_insert};
+use crate::rules::row::{Insert, ItemRow, MAX_TEXT_CHARS, Prepared, prepare_insert};
 use crate::time::format_ms;
 use crate::types::*;
 

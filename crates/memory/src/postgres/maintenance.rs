@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::maintenance::{self, MaintenanceReport, MaintenanceWrites};
 use crate::postgres::PgMemory;
 use crate::postgres::items::{ITEM_COLUMNS, ledger_append, query_rows};
-use crate::record::ItemRow;
+use crate::rules::row::ItemRow;
 use crate::types::Actor;
 
 struct Writes<'a, 'c>(&'a mut Transaction<'c>);

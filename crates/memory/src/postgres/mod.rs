@@ -3,7 +3,7 @@
 //! instances sharing one database. It runs the same contract suite.
 //!
 //! What it shares with SQLite is not copied: the row and its insert rule
-//! ([`crate::record`]), the search plan, filter SQL, vector walk and fusion
+//! ([`crate::rules`]), the search plan, filter SQL, vector walk and fusion
 //! ([`crate::hybrid`]), the vector mirror ([`crate::vectors`]), the validation of every
 //! tier's input. What differs: full text is a `tsvector` ranked by `ts_rank` (English
 //! stemming) instead of FTS5's BM25, so lexical scores — not the rules that combine them —

@@ -5,13 +5,14 @@
 use std::collections::HashSet;
 
 use crate::error::Result;
-use crate::hybrid::Filter;
 use crate::postgres::PgMemory;
 use crate::postgres::items::{ITEM_COLUMNS, query_rows};
 use crate::postgres::search::{admit, numbered, value_params};
-use crate::record::ItemRow;
-use crate::sqlite::belief::{ChainReads, fact_at_rule};
-use crate::sqlite::{FactAt, ItemFilter, MAX_LIST};
+use crate::rules::belief::FactAt;
+use crate::rules::belief::{ChainReads, fact_at_rule};
+use crate::rules::filter::Filter;
+use crate::rules::listing::{ItemFilter, MAX_LIST};
+use crate::rules::row::ItemRow;
 use crate::store::{MemoryStore, SemanticMemory};
 use crate::types::*;
 

@@ -1,19 +1,24 @@
 //! Hybrid search in PostgreSQL: `ts_rank` over the `tsvector` with the filter in the same
-//! query, the filter checked by rowid for the vector walk; the plan, the walk and the
-//! fusion are [`crate::hybrid`]'s, the same as SQLite's.
+//! query, the filter checked by rowid for the vector walk; the pipeline (plan, vector
+//! walk, fusion, entity hop, access update) is [`crate::search`]'s, the same as SQLite's.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::MutexGuard;
 
-use postgres::GenericClient;
 use postgres::types::ToSql;
+use postgres::{Client, GenericClient, Transaction};
 
 use crate::error::Result;
-use crate::hybrid::{Filter, FilterValue, Fused, SearchPlan, vector_list};
 use crate::lexical::query_terms;
 use crate::postgres::PgMemory;
+use crate::postgres::entities::facts_of_group;
 use crate::postgres::items::{ITEM_COLUMNS, TS_CONFIG, query_rows};
-use crate::record::ItemRow;
+use crate::recall::RecallWrites;
+use crate::rules::filter::{Filter, FilterValue};
+use crate::rules::row::ItemRow;
+use crate::search::{SearchReads, SearchStore, search};
 use crate::types::*;
+use crate::vectors::VectorCache;
 
 /// The filter's SQL with its `?` placeholders numbered from `$first`.
 pub(crate) fn numbered(sql: &str, first: usize) -> String {
@@ -117,7 +122,7 @@ fn lexical(
 
 /// Brings the vector mirror up to date for `embedder`.
 fn refresh(
-    cache: &mut crate::vectors::VectorCache,
+    cache: &mut VectorCache,
     c: &mut impl GenericClient,
     embedder: &str,
     dim: usize,
@@ -135,75 +140,110 @@ fn refresh(
 }
 
 impl PgMemory {
-    /// Searches the kinds `fixed` (or the options' kinds, or every searchable kind).
+    /// Searches the kinds `fixed` (or the options' kinds, or every searchable kind):
+    /// [`crate::search::search`] over this database.
     pub(crate) fn search_kinds(
         &self,
         o: &MemorySearchOptions,
         fixed: Option<MemoryKind>,
     ) -> Result<Vec<MemoryHit>> {
-        let plan = SearchPlan::new(o, fixed, &self.config, self.fusion_defaults())?;
-        let query_vec = if plan.embeds(&o.query) {
-            self.embed_one(&o.query)?
-        } else {
-            None
+        let store = SearchStore {
+            config: &self.config,
+            fusion: self.fusion_defaults(),
+            clock: self.clock.as_ref(),
+            embedder: self.embedder.as_deref(),
+            embedder_key: self.embedder_key.as_deref(),
+            vectors: &self.vectors,
         };
-        let now = self.now();
-        let mut client = self.lock();
-        let c = &mut *client;
-        let lex = if plan.lexical() {
-            lexical(c, &o.query, &plan.filter, plan.pool)?
-        } else {
-            Vec::new()
-        };
-        let vec = match (&query_vec, &self.embedder_key, &self.embedder) {
-            (Some(q), Some(key), Some(embedder)) => {
-                let mut cache = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
-                refresh(&mut cache, c, key, embedder.id().dimension)?;
-                vector_list(&cache, q, plan.pool, |ids| admit(c, &plan.filter, ids))?
-            }
-            _ => Vec::new(),
-        };
-        let fused = Fused::new(&plan, lex, vec);
-        let rows = load_rows(c, &fused.rowids())?;
-        let (mut hits, facts) = fused.rank(&plan, o, &rows, now, &self.config)?;
-        if o.expand_entities.unwrap_or(false) {
-            crate::postgres::entities::expand_hits(c, &plan.filter, &mut hits)?;
-        }
-        if let Some(by) = o.recall_by
-            && self.config.record_access
-            && plan.filter.known_at.is_none()
-            && !facts.is_empty()
-        {
-            record_recall(c, &facts, by, now)?;
-        }
-        Ok(hits)
+        search(store, o, fixed, || PgSearch(self.lock()))
     }
 }
 
-/// Strengthens each of `facts` that `by` has not strengthened within the recall window
-/// (`crate::recall`), in one transaction; the upsert's row lock makes instances sharing
-/// the database count one window.
-fn record_recall(c: &mut postgres::Client, facts: &[i64], by: Actor, now: i64) -> Result<()> {
-    let mut tx = c.transaction()?;
-    let since = crate::recall::window_start(now);
-    let claimed = tx.query(
-        "INSERT INTO memory_recalls (item_rowid, principal, at) \
-         SELECT unnest($1::BIGINT[]), $2, $3 \
-         ON CONFLICT (item_rowid, principal) DO UPDATE SET at = excluded.at \
-         WHERE memory_recalls.at <= $4 RETURNING item_rowid",
-        &[&facts, &by.as_str(), &now, &since],
-    )?;
-    let rowids = claimed
-        .iter()
-        .map(|r| r.try_get::<_, i64>(0))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    if !rowids.is_empty() {
-        tx.execute(
+/// The PostgreSQL side of [`SearchReads`], on the store's connection.
+struct PgSearch<'a>(MutexGuard<'a, Client>);
+
+impl SearchReads for PgSearch<'_> {
+    fn lexical(&mut self, query: &str, filter: &Filter, pool: usize) -> Result<Vec<(i64, f64)>> {
+        lexical(&mut *self.0, query, filter, pool)
+    }
+
+    fn admit(&mut self, filter: &Filter, candidates: &[i64]) -> Result<HashSet<i64>> {
+        admit(&mut *self.0, filter, candidates)
+    }
+
+    fn refresh_vectors(
+        &mut self,
+        cache: &mut VectorCache,
+        embedder: &str,
+        dim: usize,
+    ) -> Result<()> {
+        refresh(cache, &mut *self.0, embedder, dim)
+    }
+
+    fn load_rows(&mut self, rowids: &[i64]) -> Result<HashMap<i64, ItemRow>> {
+        load_rows(&mut *self.0, rowids)
+    }
+
+    fn fact_roots(&mut self, fact_id: &str) -> Result<Vec<String>> {
+        self.0
+            .query(
+                "SELECT COALESCE(e.merged_into, e.id) FROM fact_entities f \
+                 JOIN entities e ON e.id = f.entity_id WHERE f.fact_id = $1 ORDER BY f.role",
+                &[&fact_id],
+            )?
+            .iter()
+            .map(|r| Ok(r.try_get::<_, String>(0)?))
+            .collect()
+    }
+
+    fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>> {
+        facts_of_group(&mut *self.0, root)
+    }
+
+    fn rowid_of(&mut self, id: &str) -> Result<Option<i64>> {
+        match self
+            .0
+            .query_opt("SELECT rowid FROM memory_items WHERE id = $1", &[&id])?
+        {
+            Some(r) => Ok(Some(r.try_get::<_, i64>(0)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// In one transaction; the upsert's row lock makes instances sharing the database
+    /// count one window.
+    fn record_recall(&mut self, facts: &[i64], by: Actor, now: i64) -> Result<()> {
+        let mut tx = self.0.transaction()?;
+        crate::recall::strengthen(&mut RecallRows(&mut tx), facts, by, now)?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// The access update's statements in one PostgreSQL transaction.
+struct RecallRows<'a, 'c>(&'a mut Transaction<'c>);
+
+impl RecallWrites for RecallRows<'_, '_> {
+    fn claim(&mut self, facts: &[i64], principal: &str, now: i64, since: i64) -> Result<Vec<i64>> {
+        let claimed = self.0.query(
+            "INSERT INTO memory_recalls (item_rowid, principal, at) \
+             SELECT unnest($1::BIGINT[]), $2, $3 \
+             ON CONFLICT (item_rowid, principal) DO UPDATE SET at = excluded.at \
+             WHERE memory_recalls.at <= $4 RETURNING item_rowid",
+            &[&facts, &principal, &now, &since],
+        )?;
+        Ok(claimed
+            .iter()
+            .map(|r| r.try_get::<_, i64>(0))
+            .collect::<std::result::Result<Vec<_>, _>>()?)
+    }
+
+    fn strengthen(&mut self, rowids: &[i64], amount: f64, now: i64) -> Result<()> {
+        self.0.execute(
             "UPDATE memory_items SET strength = strength + $1, last_accessed_at = $2 \
              WHERE rowid = ANY($3)",
-            &[&crate::recall::RECALL_STRENGTH, &now, &rowids],
+            &[&amount, &now, &rowids],
         )?;
+        Ok(())
     }
-    tx.commit()?;
-    Ok(())
 }

@@ -13,14 +13,14 @@ use crate::postgres::entities::link_fact;
 use crate::postgres::items::{
     ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, load_kind, query_rows, tombstone,
 };
-use crate::record::{
+use crate::rules::episodic::episode_row;
+use crate::rules::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
+use crate::rules::procedural::rule_row;
+use crate::rules::row::{
     Insert, ItemRow, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
 };
-use crate::sqlite::episodic::episode_row;
-use crate::sqlite::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
-use crate::sqlite::procedural::rule_row;
-use crate::sqlite::semantic::{check_supersedable, fact_row, next_version};
-use crate::sqlite::session::PushedMessage;
+use crate::rules::semantic::{check_supersedable, fact_row, next_version};
+use crate::rules::session::PushedMessage;
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
 };

@@ -13,7 +13,7 @@ use postgres::{GenericClient, IsolationLevel, Statement};
 use crate::error::{MemoryError, Result};
 use crate::postgres::PgMemory;
 use crate::postgres::items::{ITEM_COLUMNS, TS_CONFIG, item_from_row};
-use crate::record::index_text;
+use crate::rules::row::index_text;
 use crate::transfer::{self, Cell, TransferReport, TransferTables};
 
 /// The table layout version of this backend's schema in SQLite's numbering (PostgreSQL

@@ -5,34 +5,13 @@
 
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
-
 use super::search::admit;
 use crate::error::Result;
-use crate::hybrid::{Filter, FilterValue};
+use crate::rules::belief::{ChainReads, FactAt, fact_at_rule};
+use crate::rules::filter::Filter;
 use crate::sqlite::SqliteMemory;
 use crate::store::{MemoryStore, SemanticMemory};
-use crate::time::{format_ms, parse_opt};
 use crate::types::*;
-
-/// What [`SqliteMemory::fact_at`] answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FactAt {
-    /// The valid-time instant asked about (now when not given), ISO-8601.
-    pub as_of: String,
-    /// The transaction-time instant asked about (now when not given), ISO-8601.
-    pub known_at: String,
-    /// Versions of the chain the store believed at `knownAt` (what a search with that
-    /// `knownAt` could return), oldest first.
-    pub believed: Vec<String>,
-    /// The version that held at `asOf` as known at `knownAt`: the newest version stored,
-    /// trusted and not tombstoned by `knownAt` whose validity window (`validFrom` ..
-    /// `validTo`, open ends unbounded) contains `asOf`. A later version thus ends an earlier
-    /// one's validity where its own begins. `None` when no version held then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub valid: Option<String>,
-}
 
 impl SqliteMemory {
     /// The versions of fact `id`'s chain believed at `known_at` and valid at `as_of` (both
@@ -47,80 +26,6 @@ impl SqliteMemory {
             known_at,
             || SqliteChainReads(self.lock()),
         )
-    }
-}
-
-/// The two reads the belief rule needs from a backend.
-pub(crate) trait ChainReads {
-    /// `(rowid, id)` of every version, in chain order.
-    fn rowids(&mut self, chain: &[Fact]) -> Result<Vec<(i64, String)>>;
-    /// The rowids among `candidates` that pass `filter` (the search's own admission).
-    fn admit(&mut self, filter: &Filter, candidates: &[i64]) -> Result<HashSet<i64>>;
-}
-
-/// The rule of `fact_at`, written once for every backend: `believed` is what a search
-/// with that `knownAt` admits; `valid` the newest version stored, trusted and not
-/// tombstoned by `knownAt` whose validity window contains `asOf`. `history` reads the
-/// chain; `reads` opens the backend's connection once the chain is known.
-pub(crate) fn fact_at_rule<R: ChainReads>(
-    history: impl FnOnce(&str) -> Result<Vec<Fact>>,
-    now: i64,
-    id: &str,
-    as_of: Option<&str>,
-    known_at: Option<&str>,
-    reads: impl FnOnce() -> R,
-) -> Result<FactAt> {
-    let as_of_ms = parse_opt("asOf", as_of)?;
-    let known_ms = parse_opt("knownAt", known_at)?;
-    let chain = history(id)?;
-    let a = as_of_ms.unwrap_or(now);
-    let k = known_ms.unwrap_or(now);
-    let Some(first) = chain.first() else {
-        return Ok(FactAt {
-            as_of: format_ms(a),
-            known_at: format_ms(k),
-            believed: Vec::new(),
-            valid: None,
-        });
-    };
-    let options = MemorySearchOptions {
-        user_id: Some(first.record.user_id.clone()),
-        known_at: known_ms.map(format_ms),
-        ..MemorySearchOptions::default()
-    };
-    let filter = Filter::from_options(&options, &[MemoryKind::Semantic])?;
-    let mut reads = reads();
-    let rowids = reads.rowids(&chain)?;
-    let ids: Vec<i64> = rowids.iter().map(|(r, _)| *r).collect();
-    let admitted = reads.admit(&filter, &ids)?;
-    let believed = rowids
-        .iter()
-        .filter(|(r, _)| admitted.contains(r))
-        .map(|(_, id)| id.clone())
-        .collect();
-    let valid_then = reads.admit(&valid_window(a, k), &ids)?;
-    let valid = rowids
-        .iter()
-        .rev()
-        .find(|(r, _)| valid_then.contains(r))
-        .map(|(_, id)| id.clone());
-    Ok(FactAt {
-        as_of: format_ms(a),
-        known_at: format_ms(k),
-        believed,
-        valid,
-    })
-}
-
-/// Stored, trusted and not tombstoned by `k`, with a validity window containing `a`.
-fn valid_window(a: i64, k: i64) -> Filter {
-    Filter {
-        sql: "i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) \
-              AND i.active_since IS NOT NULL AND i.active_since <= ? \
-              AND (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?)"
-            .to_owned(),
-        params: [k, k, k, a, a].map(FilterValue::Integer).to_vec(),
-        known_at: None,
     }
 }
 

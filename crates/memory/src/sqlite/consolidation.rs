@@ -3,10 +3,10 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::consolidate::write::{
+use crate::error::Result;
+use crate::rules::consolidation::{
     self as rule, ConsolidationBatch, ConsolidationWrites, ConsolidationWritten, read_mark,
 };
-use crate::error::Result;
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::ItemRow;
 use crate::types::*;

@@ -1,29 +1,19 @@
 //! The entity graph: resolver (NFKC + case/space folding, lexical match first), single-level
 //! merges with a ledger, exact unmerge, fact links and one-hop expansion.
 
-use std::collections::HashSet;
-
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde_json::Value;
-use unicode_normalization::UnicodeNormalization;
 
 use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
-use crate::hybrid::{Filter, append_hops};
+use crate::rules::entities::Resolver;
 use crate::sqlite::items::ItemRow;
-use crate::sqlite::search::{admit, load_rows};
 use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::EntityGraph;
 use crate::time::format_ms;
 use crate::types::*;
 
 pub(crate) struct Entities<'a>(pub &'a SqliteMemory);
-
-/// The folded key of a name: NFKC, lowercase, runs of whitespace as one space, trimmed.
-pub fn normalize_name(name: &str) -> String {
-    let folded: String = name.nfkc().collect::<String>().to_lowercase();
-    folded.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 const COLUMNS: &str = "id, user_id, name, normalized_name, merged_into, created_at, updated_at";
 
@@ -57,43 +47,6 @@ fn root_of(conn: &Connection, entity: GraphEntity) -> Result<GraphEntity> {
         None => Ok(entity),
     }
 }
-
-/// How names are matched beyond the folded key: cosine of name embeddings, when a real
-/// (semantic) embedder is active.
-#[derive(Clone, Copy)]
-pub(crate) struct Resolver<'a> {
-    /// The embedder and its key, when embedding similarity may merge names.
-    pub semantic: Option<(&'a dyn mindgate_embed::Embedder, &'a str)>,
-    /// Cosine at or above which a new name joins an existing root.
-    pub threshold: f32,
-}
-
-impl Resolver<'_> {
-    /// Lexical matching only.
-    pub const LEXICAL: Resolver<'static> = Resolver {
-        semantic: None,
-        threshold: 1.0,
-    };
-}
-
-impl<'a> Resolver<'a> {
-    /// The resolver of a store: embedding merges only with a real embedder (the builtin
-    /// hashed n-grams would merge "Anna" and "Annabel").
-    pub fn of(
-        embedder: Option<&'a std::sync::Arc<dyn mindgate_embed::Embedder>>,
-        key: Option<&'a String>,
-        threshold: f32,
-    ) -> Self {
-        match (embedder, key) {
-            (Some(e), Some(key)) if e.id().provider != "builtin" => Resolver {
-                semantic: Some((e.as_ref(), key.as_str())),
-                threshold,
-            },
-            _ => Resolver::LEXICAL,
-        }
-    }
-}
-
 impl SqliteMemory {
     /// The resolver of this store ([`Resolver::of`]).
     pub(crate) fn resolver(&self) -> Resolver<'_> {
@@ -134,7 +87,7 @@ fn group(conn: &Connection, root: &str) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-fn facts_of_group(conn: &Connection, root: &str) -> Result<Vec<String>> {
+pub(crate) fn facts_of_group(conn: &Connection, root: &str) -> Result<Vec<String>> {
     let mut stmt = conn.prepare_cached(
         "SELECT DISTINCT f.fact_id FROM fact_entities f JOIN memory_items i ON i.id = f.fact_id \
          WHERE f.entity_id IN (SELECT id FROM entities WHERE id = ?1 OR merged_into = ?1) \
@@ -312,57 +265,5 @@ impl EntityGraph for Entities<'_> {
         let conn = self.0.lock();
         let root = root_of(&conn, load(&conn, entity_id)?)?;
         facts_of_group(&conn, &root.id)
-    }
-}
-
-impl SqliteMemory {
-    /// One-hop expansion: live facts sharing an entity with a fact hit, admitted by the same
-    /// filter, appended below the hits with signal `hop` = 1.
-    pub(crate) fn expand_hits(
-        &self,
-        conn: &Connection,
-        filter: &Filter,
-        hits: &mut Vec<MemoryHit>,
-    ) -> Result<()> {
-        let present: HashSet<String> = hits.iter().map(|h| h.record.id().to_owned()).collect();
-        let mut roots = Vec::new();
-        for hit in hits
-            .iter()
-            .filter(|h| matches!(h.record, MemoryItem::Fact(_)))
-        {
-            let mut stmt = conn.prepare_cached(
-                "SELECT COALESCE(e.merged_into, e.id) FROM fact_entities f JOIN entities e ON e.id = f.entity_id WHERE f.fact_id = ?1",
-            )?;
-            for root in stmt.query_map(params![hit.record.id()], |r| r.get::<_, String>(0))? {
-                let root = root?;
-                if !roots.contains(&root) {
-                    roots.push(root);
-                }
-            }
-        }
-        let mut extra_ids = Vec::new();
-        for root in &roots {
-            for fact in facts_of_group(conn, root)? {
-                if !present.contains(&fact) && !extra_ids.contains(&fact) {
-                    extra_ids.push(fact);
-                }
-            }
-        }
-        let mut rowids = Vec::new();
-        for id in &extra_ids {
-            if let Some(r) = conn
-                .query_row(
-                    "SELECT rowid FROM memory_items WHERE id = ?1",
-                    params![id],
-                    |r| r.get::<_, i64>(0),
-                )
-                .optional()?
-            {
-                rowids.push(r);
-            }
-        }
-        let admitted = admit(conn, filter, &rowids)?;
-        let rows = load_rows(conn, &rowids)?;
-        append_hops(hits, &rowids, &admitted, &rows)
     }
 }

@@ -2,37 +2,15 @@
 
 use rusqlite::Transaction;
 
-use crate::error::{MemoryError, Result};
-use crate::record::episode_of;
+use crate::error::Result;
+use crate::rules::episodic::episode_row;
+use crate::rules::row::episode_of;
 use crate::sqlite::SqliteMemory;
-use crate::sqlite::items::{self, Insert, ItemRow, check_text, check_unit};
+use crate::sqlite::items::{self, Insert, ItemRow};
 use crate::store::EpisodicMemory;
-use crate::time::parse_time;
 use crate::types::*;
 
 pub(crate) struct Episodic<'a>(pub &'a SqliteMemory);
-
-/// Validates a new episode and builds its row.
-pub(crate) fn episode_row(episode: &NewEpisode) -> Result<ItemRow> {
-    check_text("summary", &episode.summary)?;
-    check_unit("importance", episode.importance)?;
-    let started = parse_time("startedAt", &episode.started_at)?;
-    let ended = parse_time("endedAt", &episode.ended_at)?;
-    if ended < started {
-        return Err(MemoryError::invalid(
-            "endedAt",
-            "must not be before startedAt",
-        ));
-    }
-    Ok(ItemRow {
-        kind: MemoryKind::Episodic.as_str().to_owned(),
-        text: episode.summary.clone(),
-        importance: episode.importance,
-        started_at: Some(started),
-        ended_at: Some(ended),
-        ..ItemRow::default()
-    })
-}
 
 impl SqliteMemory {
     /// Inserts a validated episode row with its vector.

@@ -1,9 +1,9 @@
 //! The `memory_items` row in SQLite: reading it, loading by id, and insertion (tags,
-//! full-text, ledger) of what [`crate::record::prepare_insert`] accepted.
+//! full-text, ledger) of what [`crate::rules::row::prepare_insert`] accepted.
 
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 
-pub use crate::record::*;
+pub use crate::rules::row::*;
 
 use crate::error::{MemoryError, Result};
 use crate::sqlite::ledger;

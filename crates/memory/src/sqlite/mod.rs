@@ -37,9 +37,9 @@ use crate::types::*;
 pub use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 pub use crate::maintenance::{MaintenanceConfig, MaintenanceReport, retention};
 pub use crate::reembed::ReembedProgress;
+pub use crate::rules::belief::FactAt;
+pub use crate::rules::listing::{ItemFilter, MAX_LIST};
 pub use crate::transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, TransferReport};
-pub use belief::FactAt;
-pub use review::{ItemFilter, MAX_LIST};
 
 /// The SQLite memory store.
 pub struct SqliteMemory {

@@ -1,17 +1,24 @@
-//! Hybrid search in SQLite: BM25 over FTS5 and the filter checked by rowid; the plan, the
-//! exact vector walk and the fusion are [`crate::hybrid`]'s, the same as PostgreSQL's.
+//! Hybrid search in SQLite: BM25 over FTS5 and the filter checked by rowid; the pipeline
+//! (plan, vector walk, fusion, entity hop, access update) is [`crate::search`]'s, the same
+//! as PostgreSQL's.
 
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::{ToSqlOutput, Value as SqlValue};
-use rusqlite::{Connection, OptionalExtension};
+use std::sync::MutexGuard;
+
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
-use crate::hybrid::{Filter, FilterValue, Fused, SearchPlan, vector_list};
 use crate::lexical::fts_query;
+use crate::recall::RecallWrites;
+use crate::rules::filter::{Filter, FilterValue};
+use crate::search::{SearchReads, SearchStore, search};
 use crate::sqlite::SqliteMemory;
+use crate::sqlite::entities::facts_of_group;
 use crate::sqlite::items::{ITEM_COLUMNS, ItemRow};
 use crate::types::*;
+use crate::vectors::VectorCache;
 
 impl rusqlite::ToSql for FilterValue {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -122,79 +129,112 @@ fn lexical(
 }
 
 impl SqliteMemory {
-    /// Searches the kinds `fixed` (or the options' kinds, or every searchable kind).
+    /// Searches the kinds `fixed` (or the options' kinds, or every searchable kind):
+    /// [`crate::search::search`] over this file.
     pub(crate) fn search_kinds(
         &self,
         o: &MemorySearchOptions,
         fixed: Option<MemoryKind>,
     ) -> Result<Vec<MemoryHit>> {
-        let plan = SearchPlan::new(o, fixed, &self.config, self.fusion_defaults())?;
-        let query_vec = if plan.embeds(&o.query) {
-            self.embed(&[o.query.as_str()])?.and_then(|mut v| v.pop())
-        } else {
-            None
+        let store = SearchStore {
+            config: &self.config,
+            fusion: self.fusion_defaults(),
+            clock: self.clock.as_ref(),
+            embedder: self.embedder.as_deref(),
+            embedder_key: self.embedder_key.as_deref(),
+            vectors: &self.vectors,
         };
-        let now = self.now();
-        let conn = self.lock();
-        let lex = if plan.lexical() {
-            lexical(&conn, &o.query, &plan.filter, plan.pool)?
-        } else {
-            Vec::new()
-        };
-        let vec = match (&query_vec, &self.embedder_key, &self.embedder) {
-            (Some(q), Some(key), Some(embedder)) => {
-                let mut cache = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
-                super::vectors::refresh(&mut cache, &conn, key, embedder.id().dimension)?;
-                vector_list(&cache, q, plan.pool, |ids| admit(&conn, &plan.filter, ids))?
-            }
-            _ => Vec::new(),
-        };
-        let fused = Fused::new(&plan, lex, vec);
-        let rows = load_rows(&conn, &fused.rowids())?;
-        let (mut hits, facts) = fused.rank(&plan, o, &rows, now, &self.config)?;
-        if o.expand_entities.unwrap_or(false) {
-            self.expand_hits(&conn, &plan.filter, &mut hits)?;
-        }
-        if let Some(by) = o.recall_by
-            && self.config.record_access
-            && plan.filter.known_at.is_none()
-            && !facts.is_empty()
-        {
-            record_recall(&conn, &facts, by, now)?;
-        }
-        Ok(hits)
+        search(store, o, fixed, || SqliteSearch(self.lock()))
     }
 }
 
-/// Strengthens each of `facts` that `by` has not strengthened within the recall window
-/// (`crate::recall`), in one transaction.
-fn record_recall(conn: &Connection, facts: &[i64], by: Actor, now: i64) -> Result<()> {
-    let tx = conn.unchecked_transaction()?;
-    {
-        let mut claim = tx.prepare_cached(
+/// The SQLite side of [`SearchReads`], on the store's locked connection.
+struct SqliteSearch<'a>(MutexGuard<'a, Connection>);
+
+impl SearchReads for SqliteSearch<'_> {
+    fn lexical(&mut self, query: &str, filter: &Filter, pool: usize) -> Result<Vec<(i64, f64)>> {
+        lexical(&self.0, query, filter, pool)
+    }
+
+    fn admit(&mut self, filter: &Filter, candidates: &[i64]) -> Result<HashSet<i64>> {
+        admit(&self.0, filter, candidates)
+    }
+
+    fn refresh_vectors(
+        &mut self,
+        cache: &mut VectorCache,
+        embedder: &str,
+        dim: usize,
+    ) -> Result<()> {
+        super::vectors::refresh(cache, &self.0, embedder, dim)
+    }
+
+    fn load_rows(&mut self, rowids: &[i64]) -> Result<HashMap<i64, ItemRow>> {
+        load_rows(&self.0, rowids)
+    }
+
+    fn fact_roots(&mut self, fact_id: &str) -> Result<Vec<String>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT COALESCE(e.merged_into, e.id) FROM fact_entities f JOIN entities e ON e.id = f.entity_id WHERE f.fact_id = ?1",
+        )?;
+        let roots = stmt.query_map(params![fact_id], |r| r.get::<_, String>(0))?;
+        Ok(roots.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>> {
+        facts_of_group(&self.0, root)
+    }
+
+    fn rowid_of(&mut self, id: &str) -> Result<Option<i64>> {
+        Ok(self
+            .0
+            .query_row(
+                "SELECT rowid FROM memory_items WHERE id = ?1",
+                params![id],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?)
+    }
+
+    fn record_recall(&mut self, facts: &[i64], by: Actor, now: i64) -> Result<()> {
+        let tx = self.0.unchecked_transaction()?;
+        crate::recall::strengthen(&mut RecallRows(&tx), facts, by, now)?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// The access update's statements in one SQLite transaction.
+struct RecallRows<'a, 'c>(&'a rusqlite::Transaction<'c>);
+
+impl RecallWrites for RecallRows<'_, '_> {
+    fn claim(&mut self, facts: &[i64], principal: &str, now: i64, since: i64) -> Result<Vec<i64>> {
+        let mut claim = self.0.prepare_cached(
             "INSERT INTO memory_recalls (item_rowid, principal, at) VALUES (?1, ?2, ?3) \
              ON CONFLICT (item_rowid, principal) DO UPDATE SET at = excluded.at \
              WHERE memory_recalls.at <= ?4 RETURNING item_rowid",
         )?;
-        let mut strengthen = tx.prepare_cached(
-            "UPDATE memory_items SET strength = strength + ?1, last_accessed_at = ?2 WHERE rowid = ?3",
-        )?;
-        let since = crate::recall::window_start(now);
+        let mut claimed = Vec::new();
         for rowid in facts {
-            let claimed = claim
-                .query_row(rusqlite::params![rowid, by.as_str(), now, since], |r| {
+            if let Some(r) = claim
+                .query_row(params![rowid, principal, now, since], |r| {
                     r.get::<_, i64>(0)
                 })
-                .optional()?;
-            if claimed.is_some() {
-                strengthen.execute(rusqlite::params![
-                    crate::recall::RECALL_STRENGTH,
-                    now,
-                    rowid
-                ])?;
+                .optional()?
+            {
+                claimed.push(r);
             }
         }
+        Ok(claimed)
     }
-    tx.commit()?;
-    Ok(())
+
+    fn strengthen(&mut self, rowids: &[i64], amount: f64, now: i64) -> Result<()> {
+        let mut strengthen = self.0.prepare_cached(
+            "UPDATE memory_items SET strength = strength + ?1, last_accessed_at = ?2 WHERE rowid = ?3",
+        )?;
+        for rowid in rowids {
+            strengthen.execute(params![amount, now, rowid])?;
+        }
+        Ok(())
+    }
 }

@@ -5,8 +5,8 @@
 //! consolidation racing another of the same session (on any instance) writes nothing.
 
 use crate::error::{MemoryError, Result};
-use crate::record::{ItemRow, index_text};
-use crate::sqlite::{episodic, insights, semantic};
+use crate::rules::row::{ItemRow, index_text};
+use crate::rules::{episodic, insights, semantic};
 use crate::time::format_ms;
 use crate::types::*;
 

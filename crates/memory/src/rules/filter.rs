@@ -1,0 +1,117 @@
+//! The record filter of a search (and of the belief and listing reads): one WHERE clause
+//! over `memory_items i`, the same SQL in both backends.
+
+use crate::error::{MemoryError, Result};
+use crate::rules::row::check_id;
+use crate::time::parse_opt;
+use crate::types::*;
+
+/// A parameter of a [`Filter`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterValue {
+    /// A text.
+    Text(String),
+    /// An integer (times are epoch milliseconds in both backends).
+    Integer(i64),
+}
+
+/// A WHERE clause over `memory_items i` with its parameters, one `?` each in order. The
+/// SQL is the same in SQLite and PostgreSQL (which numbers the placeholders).
+#[derive(Debug, Default)]
+pub struct Filter {
+    /// The clause.
+    pub sql: String,
+    /// Its parameters.
+    pub params: Vec<FilterValue>,
+    /// Transaction-time instant, when the read is historical.
+    pub known_at: Option<i64>,
+}
+
+impl Filter {
+    fn push(&mut self, clause: &str) {
+        if !self.sql.is_empty() {
+            self.sql.push_str(" AND ");
+        }
+        self.sql.push_str(clause);
+    }
+
+    /// Builds the filter of a search (validating every option).
+    pub fn from_options(o: &MemorySearchOptions, kinds: &[MemoryKind]) -> Result<Self> {
+        let mut f = Self::default();
+        let user = o
+            .user_id
+            .as_deref()
+            .ok_or_else(|| MemoryError::invalid("userId", "a search needs a userId scope"))?;
+        check_id("userId", user)?;
+        f.push("i.user_id = ?");
+        f.params.push(FilterValue::Text(user.to_owned()));
+        if let Some(agent) = &o.agent_id {
+            check_id("agentId", agent)?;
+            f.push("i.agent_id = ?");
+            f.params.push(FilterValue::Text(agent.clone()));
+        }
+        if let Some(session) = &o.session_id {
+            check_id("sessionId", session)?;
+            f.push("i.session_id = ?");
+            f.params.push(FilterValue::Text(session.clone()));
+        }
+        let list = kinds
+            .iter()
+            .map(|k| format!("'{}'", k.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        f.push(&format!("i.kind IN ({list})"));
+        for tag in o.tags.iter().flatten() {
+            f.push(
+                "EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? AND t.item_rowid = i.rowid)",
+            );
+            f.params.push(FilterValue::Text(tag.clone()));
+        }
+        if let Some(range) = &o.date_range {
+            if let Some(from) = parse_opt("dateRange.from", range.from.as_deref())? {
+                f.push("i.created_at >= ?");
+                f.params.push(FilterValue::Integer(from));
+            }
+            if let Some(to) = parse_opt("dateRange.to", range.to.as_deref())? {
+                f.push("i.created_at <= ?");
+                f.params.push(FilterValue::Integer(to));
+            }
+        }
+        let archived = o.include_archived.unwrap_or(false);
+        let quarantined = o.include_quarantined.unwrap_or(false);
+        match parse_opt("knownAt", o.known_at.as_deref())? {
+            Some(k) => {
+                f.known_at = Some(k);
+                f.push("i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) AND (i.superseded_at IS NULL OR i.superseded_at > ?)");
+                f.params.extend([k, k, k].map(FilterValue::Integer));
+                if !archived {
+                    f.push("(i.archived_at IS NULL OR i.archived_at > ?)");
+                    f.params.push(FilterValue::Integer(k));
+                }
+                if !quarantined {
+                    f.push("i.active_since IS NOT NULL AND i.active_since <= ?");
+                    f.params.push(FilterValue::Integer(k));
+                }
+            }
+            None => {
+                f.push("i.deleted_at IS NULL AND i.superseded_by IS NULL");
+                if !archived {
+                    f.push("i.archived_at IS NULL");
+                }
+                if !quarantined {
+                    f.push("i.status = 'active'");
+                }
+            }
+        }
+        if let Some(a) = parse_opt("asOf", o.as_of.as_deref())? {
+            f.push(
+                "(CASE i.kind \
+                 WHEN 'semantic' THEN (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?) \
+                 WHEN 'episodic' THEN i.started_at <= ? \
+                 ELSE i.created_at <= ? END)",
+            );
+            f.params.extend([a, a, a, a].map(FilterValue::Integer));
+        }
+        Ok(f)
+    }
+}
