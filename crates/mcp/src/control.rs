@@ -20,8 +20,9 @@ use mindgate_memory::agent::encode_component;
 
 use crate::output::{Links, ToolOutput};
 use crate::output_limits::{cut_str, one_line};
-use crate::params::{ListPausesArgs, ResumeActionArg, ResumeArgs};
+use crate::params::{ListPausesArgs, ResumeArgs};
 use crate::time::iso;
+use mindgate_protocol::ResumeAction;
 
 /// How long one control request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -40,13 +41,12 @@ pub trait PauseControl: std::fmt::Debug + Send + Sync {
         &'a self,
         run_id: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<Value>, ToolError>>;
-    /// Releases a held gate with `action` (`continue`/`retry`/`inject`/`abort`)
-    /// and, for `inject`, `output`.
+    /// Releases a held gate with `action` and, for `inject`, `output`.
     fn resume<'a>(
         &'a self,
         run_id: &'a str,
         pause_id: &'a str,
-        action: &'a str,
+        action: ResumeAction,
         output: Option<Value>,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
     /// Counts one MCP client with control as somebody watching (so gates held only by
@@ -137,12 +137,12 @@ impl PauseControl for HttpControl {
         &'a self,
         run_id: &'a str,
         pause_id: &'a str,
-        action: &'a str,
+        action: ResumeAction,
         output: Option<Value>,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let ep = self.endpoint()?;
-            let mut body = json!({ "action": action });
+            let mut body = json!({ "action": action.as_str() });
             if let (Some(out), Some(obj)) = (output, body.as_object_mut()) {
                 obj.insert("output".to_owned(), out);
             }
@@ -283,10 +283,10 @@ pub async fn resume(
         return Err(ToolError::bad("pauseId", "must not be empty"));
     }
     match (args.action, &args.output) {
-        (ResumeActionArg::Inject, None) => {
+        (ResumeAction::Inject, None) => {
             return Err(ToolError::bad("output", "is required with action `inject`"));
         }
-        (a, Some(_)) if a != ResumeActionArg::Inject => {
+        (a, Some(_)) if a != ResumeAction::Inject => {
             return Err(ToolError::bad(
                 "output",
                 "is only accepted with action `inject`",
@@ -298,7 +298,7 @@ pub async fn resume(
         .resume(
             &args.run_id,
             &args.pause_id,
-            args.action.as_str(),
+            args.action,
             args.output.clone(),
         )
         .await?;

@@ -1,6 +1,7 @@
 //! Tool arguments. Their JSON Schemas (the tools' `inputSchema`) are generated
 //! from these types, so the schema and the parser never disagree.
 
+use mindgate_protocol::ResumeAction;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -185,32 +186,6 @@ pub struct ListPausesArgs {
     pub run_id: Option<String>,
 }
 
-/// How to release a held gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ResumeActionArg {
-    /// Proceed normally (at an error gate: rethrow the original error).
-    Continue,
-    /// Re-run the node from the top.
-    Retry,
-    /// Skip execution (or swallow the error) and use `output` instead.
-    Inject,
-    /// Cancel the run.
-    Abort,
-}
-
-impl ResumeActionArg {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResumeActionArg::Continue => "continue",
-            ResumeActionArg::Retry => "retry",
-            ResumeActionArg::Inject => "inject",
-            ResumeActionArg::Abort => "abort",
-        }
-    }
-}
-
 /// `resume` arguments.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -219,8 +194,8 @@ pub struct ResumeArgs {
     pub run_id: String,
     /// The pause id (from list_pauses).
     pub pause_id: String,
-    /// `continue`, `retry`, `inject` or `abort`.
-    pub action: ResumeActionArg,
+    /// `continue`, `retry`, `inject` or `abort` (the protocol's action, parsed here once).
+    pub action: ResumeAction,
     /// The value to use instead of the node's output (required by `inject`).
     pub output: Option<serde_json::Value>,
 }

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 
 use mindgate_mcp::params::{
     AgentArg, DetailArg, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
-    ListPausesArgs, ListRunsArgs, ListTasksArgs, ResumeActionArg, ResumeArgs, RunStatusArg,
-    SearchEventsArgs, SinceArg,
+    ListPausesArgs, ListRunsArgs, ListTasksArgs, ResumeArgs, RunStatusArg, SearchEventsArgs,
+    SinceArg,
 };
 use mindgate_mcp::{McpConfig, MindgateMcp, ServerEndpoint};
-use mindgate_protocol::parse_envelope;
+use mindgate_protocol::{ResumeAction, parse_envelope};
 use mindgate_store::{NewEvent, RunStore, Writer, WriterConfig};
 use mindgate_taskgraph::DiscoveryConfig;
 use rmcp::handler::server::wrapper::Parameters;
@@ -904,7 +904,7 @@ async fn control_tools_go_through_the_server_with_its_agent_token() {
     let r = server
         .resume(Parameters(resume(
             "p1",
-            ResumeActionArg::Inject,
+            ResumeAction::Inject,
             Some(json!({"ok": true})),
         )))
         .await;
@@ -914,19 +914,19 @@ async fn control_tools_go_through_the_server_with_its_agent_token() {
         json!({"run": "r-live", "pause": "p1", "body": {"action": "inject", "output": {"ok": true}}})
     );
     let r = server
-        .resume(Parameters(resume("p1", ResumeActionArg::Continue, None)))
+        .resume(Parameters(resume("p1", ResumeAction::Continue, None)))
         .await;
     let (code, text) = err(&r);
     assert_eq!(code, "conflict");
     assert!(text.contains("taken"), "{text}");
     let r = server
-        .resume(Parameters(resume("p1", ResumeActionArg::Inject, None)))
+        .resume(Parameters(resume("p1", ResumeAction::Inject, None)))
         .await;
     assert_eq!(err(&r).0, "bad_request");
     let r = server
         .resume(Parameters(resume(
             "p1",
-            ResumeActionArg::Abort,
+            ResumeAction::Abort,
             Some(json!(1)),
         )))
         .await;
@@ -1040,4 +1040,22 @@ async fn tool_results_snapshot() {
         "unknown_run_error",
         json!({"isError": r.is_error, "content": err(&r).1, "structured": r.structured_content})
     );
+}
+
+/// The `resume` tool parses its action once, at the edge, into the protocol's own
+/// [`ResumeAction`]: every action the protocol knows is accepted as itself, anything else is
+/// refused before any control is called.
+#[test]
+fn resume_arguments_parse_into_the_protocols_action() {
+    for action in ResumeAction::ALL {
+        let args: ResumeArgs = serde_json::from_value(
+            json!({"runId": "r", "pauseId": "p", "action": action.as_str()}),
+        )
+        .expect("a protocol action is accepted");
+        assert_eq!(args.action, *action);
+    }
+    let refused = serde_json::from_value::<ResumeArgs>(
+        json!({"runId": "r", "pauseId": "p", "action": "pause"}),
+    );
+    assert!(refused.is_err(), "an unknown action is refused at the edge");
 }

@@ -87,14 +87,10 @@ impl PauseControl for HubControl {
         &'a self,
         run_id: &'a str,
         pause_id: &'a str,
-        action: &'a str,
+        action: ResumeAction,
         output: Option<Value>,
     ) -> ControlFuture<'a, Value> {
         Box::pin(async move {
-            let action = ResumeAction::from_wire(action).ok_or_else(|| ToolError::BadArgument {
-                field: "action",
-                message: "must be continue, retry, inject or abort".to_owned(),
-            })?;
             let request = ResumeRequest {
                 action,
                 output,
