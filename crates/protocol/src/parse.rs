@@ -222,7 +222,41 @@ fn parse_frame(frame: &str) -> ParseResult {
             None => ParseResult::invalid("missing or non-object 'payload'"),
         };
     };
-    let message = match type_name.as_ref() {
+    let Some(message) = typed_message(&type_name, payload) else {
+        let payload: Extra = match serde_json::from_str(payload) {
+            Ok(p) => p,
+            Err(e) => return ParseResult::invalid(json_error_reason(&e)),
+        };
+        return ParseResult::UnknownType(OpaqueEnvelope {
+            gm: PROTOCOL_VERSION,
+            seq,
+            ts,
+            run_id: run_id.into_owned(),
+            type_name: type_name.into_owned(),
+            payload,
+            extra,
+        });
+    };
+    match message {
+        Ok(message) => ParseResult::Ok(Envelope {
+            gm: PROTOCOL_VERSION,
+            seq,
+            ts,
+            run_id: run_id.into_owned(),
+            message,
+            extra,
+        }),
+        Err(issue) => ParseResult::Invalid {
+            reason: format!("invalid '{type_name}' payload: {}", issue.message),
+            issues: vec![issue],
+        },
+    }
+}
+
+/// The typed message of a known `type_name`, or its first issue; `None` for a type this
+/// version does not know.
+fn typed_message(type_name: &str, payload: &str) -> Option<Result<Message, ParseIssue>> {
+    Some(match type_name {
         "run.started" => typed(payload, Message::RunStarted),
         "run.finished" => typed(payload, Message::RunFinished),
         "graph.hint" => typed(payload, Message::GraphHint),
@@ -239,36 +273,8 @@ fn parse_frame(frame: &str) -> ParseResult {
         "mode.set" => typed(payload, Message::ModeSet),
         "hello" => typed(payload, Message::Hello),
         "hello.ack" => typed(payload, Message::HelloAck),
-        _ => {
-            let payload: Extra = match serde_json::from_str(payload) {
-                Ok(p) => p,
-                Err(e) => return ParseResult::invalid(json_error_reason(&e)),
-            };
-            return ParseResult::UnknownType(OpaqueEnvelope {
-                gm: PROTOCOL_VERSION,
-                seq,
-                ts,
-                run_id: run_id.into_owned(),
-                type_name: type_name.into_owned(),
-                payload,
-                extra,
-            });
-        }
-    };
-    match message {
-        Ok(message) => ParseResult::Ok(Envelope {
-            gm: PROTOCOL_VERSION,
-            seq,
-            ts,
-            run_id: run_id.into_owned(),
-            message,
-            extra,
-        }),
-        Err(issue) => ParseResult::Invalid {
-            reason: format!("invalid '{type_name}' payload: {}", issue.message),
-            issues: vec![issue],
-        },
-    }
+        _ => return None,
+    })
 }
 
 fn typed<T: DeserializeOwned>(

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mindgate_protocol::NodeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::error::{Aborted, DemoError};
 use crate::{Client, Config, current_run, graph_hint, hint, step, tool};
@@ -179,33 +179,8 @@ async fn stream(ctx: &crate::NodeCtx, text: &str, delay: Duration) {
     }
 }
 
-async fn trip(n: usize, delay: Duration) -> Result<String, TripError> {
-    graph_hint([
-        hint(NodeKind::Tool, "search_flights"),
-        hint(NodeKind::Tool, "get_weather"),
-        hint(NodeKind::Tool, "find_hotels"),
-        hint(NodeKind::Tool, "book_hotel"),
-        hint(NodeKind::Tool, "send_confirmation"),
-    ]);
-    let request = "Plan a weekend in Oslo: cheapest flight, the weather, a hotel near the fjord.";
-
-    // Step 1: the model plans (streamed, with reasoning and usage).
-    let plan: String = step()
-        .input(&json!({"messages": [{"role": "user", "content": request}]}))
-        .call(|ctx| async move {
-            ctx.reasoning("Three independent lookups: do them in parallel. ");
-            stream(
-                &ctx,
-                "I'll search flights, check the weather and look for hotels at the same time.",
-                delay,
-            )
-            .await;
-            ctx.usage(412, 38);
-            Ok::<_, TripError>("search_flights + get_weather + find_hotels".to_owned())
-        })
-        .await?;
-
-    // Parallel tool calls.
+/// The three lookups the plan asks for, in parallel: flights, the weather, hotels.
+async fn lookups(delay: Duration) -> Result<(Vec<Flight>, Value, Vec<String>), TripError> {
     let flights = tool("search_flights")
         .input(&json!({"from": "AMS", "to": "OSL", "date": "2025-06-14"}))
         .call(|_| async move {
@@ -234,30 +209,13 @@ async fn trip(n: usize, delay: Duration) -> Result<String, TripError> {
             Ok::<_, TripError>(vec!["The Thief".to_owned(), "Amerikalinjen".to_owned()])
         });
     let (flights, weather, hotels) = tokio::join!(flights, weather, hotels);
-    let (flights, weather, hotels) = (flights?, weather?, hotels?);
+    Ok((flights?, weather?, hotels?))
+}
 
-    // Step 2: the model picks.
-    let hotel = hotels.first().cloned().unwrap_or_default();
-    let flight = flights
-        .iter()
-        .min_by_key(|f| f.price)
-        .map(|f| f.flight.clone())
-        .unwrap_or_default();
-    step()
-        .input(&json!({"flights": flights, "weather": weather, "hotels": hotels, "plan": plan}))
-        .call(|ctx| {
-            let text = format!("Cheapest is {flight}; it will be sunny. Booking {hotel}.");
-            async move {
-                stream(&ctx, &text, delay).await;
-                ctx.usage(655, 21);
-                Ok::<_, TripError>(())
-            }
-        })
-        .await?;
-
-    // A flaky tool: the first attempt of each run fails and holds at the error gate.
-    // Retry in the viewer succeeds; Continue hands the error to the agent, which
-    // retries the step itself; Inject supplies a booking; Abort ends the run.
+/// A flaky tool: the first attempt of each run fails and holds at the error gate.
+/// Retry in the viewer succeeds; Continue hands the error to the agent, which
+/// retries the step itself; Inject supplies a booking; Abort ends the run.
+async fn book_with_retry(n: usize, delay: Duration, hotel: String) -> Result<Booking, TripError> {
     let attempts = Arc::new(AtomicU32::new(0));
     let book = |attempts: Arc<AtomicU32>, hotel: String| {
         tool("book_hotel")
@@ -279,17 +237,68 @@ async fn trip(n: usize, delay: Duration) -> Result<String, TripError> {
                 }
             })
     };
-    let booking = match book(attempts.clone(), hotel.clone()).await {
-        Ok(b) => b,
-        Err(TripError::Aborted(a)) => return Err(a.into()),
+    match book(attempts.clone(), hotel.clone()).await {
+        Ok(b) => Ok(b),
+        Err(TripError::Aborted(a)) => Err(a.into()),
         Err(_first_failure) => {
             if current_run().is_some_and(|r| r.is_aborted()) {
                 return Err(Aborted.into());
             }
             // The retried step: the agent tries once more on its own.
-            book(attempts, hotel).await?
+            book(attempts, hotel).await
         }
-    };
+    }
+}
+
+async fn trip(n: usize, delay: Duration) -> Result<String, TripError> {
+    graph_hint([
+        hint(NodeKind::Tool, "search_flights"),
+        hint(NodeKind::Tool, "get_weather"),
+        hint(NodeKind::Tool, "find_hotels"),
+        hint(NodeKind::Tool, "book_hotel"),
+        hint(NodeKind::Tool, "send_confirmation"),
+    ]);
+    let request = "Plan a weekend in Oslo: cheapest flight, the weather, a hotel near the fjord.";
+
+    // Step 1: the model plans (streamed, with reasoning and usage).
+    let plan: String = step()
+        .input(&json!({"messages": [{"role": "user", "content": request}]}))
+        .call(|ctx| async move {
+            ctx.reasoning("Three independent lookups: do them in parallel. ");
+            stream(
+                &ctx,
+                "I'll search flights, check the weather and look for hotels at the same time.",
+                delay,
+            )
+            .await;
+            ctx.usage(412, 38);
+            Ok::<_, TripError>("search_flights + get_weather + find_hotels".to_owned())
+        })
+        .await?;
+
+    // Parallel tool calls.
+    let (flights, weather, hotels) = lookups(delay).await?;
+
+    // Step 2: the model picks.
+    let hotel = hotels.first().cloned().unwrap_or_default();
+    let flight = flights
+        .iter()
+        .min_by_key(|f| f.price)
+        .map(|f| f.flight.clone())
+        .unwrap_or_default();
+    step()
+        .input(&json!({"flights": flights, "weather": weather, "hotels": hotels, "plan": plan}))
+        .call(|ctx| {
+            let text = format!("Cheapest is {flight}; it will be sunny. Booking {hotel}.");
+            async move {
+                stream(&ctx, &text, delay).await;
+                ctx.usage(655, 21);
+                Ok::<_, TripError>(())
+            }
+        })
+        .await?;
+
+    let booking = book_with_retry(n, delay, hotel).await?;
 
     tool("send_confirmation")
         .input(&json!({"to": "ada@example.com", "booking": booking}))

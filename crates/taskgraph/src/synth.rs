@@ -4,174 +4,178 @@
 //! parallel tool calls per step (bash, read, grep, edit, test runs, skills, plans), a failing
 //! call re-sent with the same arguments every 17th call, and an LLM retry every 50th step.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::event::{Event, EventKind, Failure, SessionStart, TurnEndKind, TurnReason, Usage};
 
 /// Exactly `n` events of one synthetic session (cut wherever `n` falls, so the session may
 /// end mid-step, like a live one).
 pub fn session_events(n: usize) -> Vec<Event> {
-    let mut out = Vec::with_capacity(n + 16);
-    let mut t = 1_787_600_000_000i64;
-    let mut seq = 0u64;
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |m: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % m.max(1)
+    let mut s = Synth {
+        out: Vec::with_capacity(n + 16),
+        t: 1_787_600_000_000,
+        seq: 0,
+        rng: 0x2545_f491_4f6c_dd1d,
+        call_no: 0,
     };
-    let mut push = |out: &mut Vec<Event>, t: i64, kind| {
-        out.push(Event::new(seq, t, kind));
-        seq += 1;
-    };
-    push(
-        &mut out,
-        t,
-        EventKind::Session(SessionStart {
-            id: "synthetic".into(),
-            version: Some("1".into()),
-            cwd: Some("/work/synthetic".into()),
-            created_ms: Some(t),
-            ..SessionStart::default()
-        }),
-    );
-    let mut call_no = 0u64;
+    s.push(EventKind::Session(SessionStart {
+        id: "synthetic".into(),
+        version: Some("1".into()),
+        cwd: Some("/work/synthetic".into()),
+        created_ms: Some(s.t),
+        ..SessionStart::default()
+    }));
     let mut turn = 0u32;
-    while out.len() < n {
+    while s.out.len() < n {
         turn += 1;
-        push(
-            &mut out,
-            t,
-            EventKind::UserMessage {
-                text: format!("request {turn}"),
-            },
-        );
-        push(&mut out, t, EventKind::TurnStart { turn });
-        let mut retry_args: Vec<(String, serde_json::Value)> = Vec::new();
+        s.push(EventKind::UserMessage {
+            text: format!("request {turn}"),
+        });
+        s.push(EventKind::TurnStart { turn });
+        let mut retry_args: Vec<(String, Value)> = Vec::new();
         for step in 1..=40u32 {
-            t += 50;
-            push(&mut out, t, EventKind::StepStart { turn, step });
-            push(
-                &mut out,
-                t,
-                EventKind::RequestHeader {
-                    provider: Some("deepseek".into()),
-                    model: Some("deepseek-chat".into()),
-                },
-            );
-            if (u64::from(turn) * 40 + u64::from(step)) % 50 == 0 {
-                t += 500;
-                push(
-                    &mut out,
-                    t,
-                    EventKind::LlmRetry {
-                        retry: 1,
-                        max_retries: Some(3),
-                        delay_ms: Some(500),
-                        failure: Failure {
-                            message: "overloaded".into(),
-                            code: Some("529".into()),
-                        },
-                    },
-                );
-            }
-            t += 300 + next(3000) as i64;
-            push(
-                &mut out,
-                t,
-                EventKind::Usage(Usage {
-                    input: 1000 + next(5000),
-                    output: 50 + next(500),
-                    cache_read: next(4000),
-                }),
-            );
-            let last = step == 40;
-            push(
-                &mut out,
-                t,
-                EventKind::Finish {
-                    reason: if last {
-                        "stop".into()
-                    } else {
-                        "tool-calls".into()
-                    },
-                },
-            );
-            let mut calls = Vec::new();
-            if !last {
-                // Re-send last step's failed calls first, then new ones.
-                let mut batch = std::mem::take(&mut retry_args);
-                for _ in 0..=next(3) {
-                    call_no += 1;
-                    let (name, args) = match call_no % 9 {
-                        0 => ("bash", json!({"command": "cargo test -p app"})),
-                        1 | 2 => ("read", json!({"path": format!("src/m{}.rs", next(200))})),
-                        3 => ("grep", json!({"pattern": format!("fn f{}", next(1000))})),
-                        4 => (
-                            "edit",
-                            json!({"path": format!("src/m{}.rs", next(50)), "old": "a", "new": "b"}),
-                        ),
-                        5 => ("skill", json!({"name": "lint"})),
-                        6 => (
-                            "todo_write",
-                            json!({"todos": [{"content": "x", "status": "pending"}]}),
-                        ),
-                        _ => ("bash", json!({"command": format!("ls dir{}", next(100))})),
-                    };
-                    batch.push((name.to_owned(), args));
-                }
-                for (name, args) in batch {
-                    call_no += 1;
-                    let id = format!("call_{call_no}");
-                    push(
-                        &mut out,
-                        t,
-                        EventKind::ToolCall {
-                            turn,
-                            step,
-                            call_id: id.clone(),
-                            name: name.clone(),
-                            arguments: args.clone(),
-                        },
-                    );
-                    calls.push((id, name, args));
-                }
-            }
-            push(&mut out, t, EventKind::StepEnd { turn, step });
-            for (id, name, args) in calls {
-                t += 20 + next(1500) as i64;
-                let fail = next(17) == 0;
-                if fail {
-                    retry_args.push((name, args));
-                }
-                push(
-                    &mut out,
-                    t,
-                    EventKind::ToolResult {
-                        call_id: id,
-                        output: format!("output of {call_no}"),
-                        is_error: fail,
-                    },
-                );
-            }
-            if out.len() >= n {
+            s.step(turn, step, &mut retry_args);
+            if s.out.len() >= n {
                 break;
             }
         }
-        t += 100;
-        push(
-            &mut out,
-            t,
-            EventKind::TurnEnd {
-                turn,
-                reason: TurnReason::new(TurnEndKind::Completed),
-            },
-        );
-        t += 5_000;
+        s.t += 100;
+        s.push(EventKind::TurnEnd {
+            turn,
+            reason: TurnReason::new(TurnEndKind::Completed),
+        });
+        s.t += 5_000;
     }
+    let mut out = s.out;
     out.truncate(n);
     out
+}
+
+/// The generator's state: the events so far, the clock, the next sequence number, the
+/// xorshift state and the tool calls made.
+struct Synth {
+    out: Vec<Event>,
+    t: i64,
+    seq: u64,
+    rng: u64,
+    call_no: u64,
+}
+
+impl Synth {
+    /// The next pseudo-random number below `m`.
+    fn next(&mut self, m: u64) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng % m.max(1)
+    }
+
+    /// Appends an event at the current time.
+    fn push(&mut self, kind: EventKind) {
+        self.out.push(Event::new(self.seq, self.t, kind));
+        self.seq += 1;
+    }
+
+    /// One step: the request, an LLM retry every 50th step, usage, the finish, the tool calls
+    /// (last step's failed ones re-sent first) and their results.
+    fn step(&mut self, turn: u32, step: u32, retry_args: &mut Vec<(String, Value)>) {
+        self.t += 50;
+        self.push(EventKind::StepStart { turn, step });
+        self.push(EventKind::RequestHeader {
+            provider: Some("deepseek".into()),
+            model: Some("deepseek-chat".into()),
+        });
+        if (u64::from(turn) * 40 + u64::from(step)) % 50 == 0 {
+            self.t += 500;
+            self.push(EventKind::LlmRetry {
+                retry: 1,
+                max_retries: Some(3),
+                delay_ms: Some(500),
+                failure: Failure {
+                    message: "overloaded".into(),
+                    code: Some("529".into()),
+                },
+            });
+        }
+        self.t += 300 + self.next(3000) as i64;
+        let usage = Usage {
+            input: 1000 + self.next(5000),
+            output: 50 + self.next(500),
+            cache_read: self.next(4000),
+        };
+        self.push(EventKind::Usage(usage));
+        let last = step == 40;
+        self.push(EventKind::Finish {
+            reason: if last {
+                "stop".into()
+            } else {
+                "tool-calls".into()
+            },
+        });
+        let mut calls = Vec::new();
+        if !last {
+            // Re-send last step's failed calls first, then new ones.
+            let mut batch = std::mem::take(retry_args);
+            for _ in 0..=self.next(3) {
+                self.call_no += 1;
+                batch.push(self.new_call());
+            }
+            for (name, args) in batch {
+                self.call_no += 1;
+                let id = format!("call_{}", self.call_no);
+                self.push(EventKind::ToolCall {
+                    turn,
+                    step,
+                    call_id: id.clone(),
+                    name: name.clone(),
+                    arguments: args.clone(),
+                });
+                calls.push((id, name, args));
+            }
+        }
+        self.push(EventKind::StepEnd { turn, step });
+        for (id, name, args) in calls {
+            self.t += 20 + self.next(1500) as i64;
+            let fail = self.next(17) == 0;
+            if fail {
+                retry_args.push((name, args));
+            }
+            self.push(EventKind::ToolResult {
+                call_id: id,
+                output: format!("output of {}", self.call_no),
+                is_error: fail,
+            });
+        }
+    }
+
+    /// A new tool call's name and arguments, by the call number.
+    fn new_call(&mut self) -> (String, Value) {
+        let (name, args) = match self.call_no % 9 {
+            0 => ("bash", json!({"command": "cargo test -p app"})),
+            1 | 2 => (
+                "read",
+                json!({"path": format!("src/m{}.rs", self.next(200))}),
+            ),
+            3 => (
+                "grep",
+                json!({"pattern": format!("fn f{}", self.next(1000))}),
+            ),
+            4 => (
+                "edit",
+                json!({"path": format!("src/m{}.rs", self.next(50)), "old": "a", "new": "b"}),
+            ),
+            5 => ("skill", json!({"name": "lint"})),
+            6 => (
+                "todo_write",
+                json!({"todos": [{"content": "x", "status": "pending"}]}),
+            ),
+            _ => (
+                "bash",
+                json!({"command": format!("ls dir{}", self.next(100))}),
+            ),
+        };
+        (name.to_owned(), args)
+    }
 }
 
 /// Writes `events` as the lines of a DSH session file (`session.v1.jsonl` shape): a header,

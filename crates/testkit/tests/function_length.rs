@@ -20,14 +20,7 @@ const BEING_SPLIT: &[(&str, &str)] = &[
     ("mcp", "get_run"),
     ("mcp", "get_task_graph"),
     ("memory", "consolidate"),
-    ("protocol", "parse_frame"),
-    ("sdk", "trip"),
     ("store", "apply_value"),
-    ("taskgraph", "apply"),
-    ("taskgraph", "convert"),
-    ("taskgraph", "on_tool_call"),
-    ("taskgraph", "refresh"),
-    ("taskgraph", "session_events"),
 ];
 
 /// One function longer than [`MAX_LINES`].

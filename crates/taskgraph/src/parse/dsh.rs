@@ -359,59 +359,12 @@ fn convert(
                 model: str_field(cfg, &["model", "modelId"]).map(str::to_owned),
             });
         }
-        "assistant/chunk" => {
-            let chunk = data.get("chunk").unwrap_or(data);
-            match str_field(chunk, &["type"]).unwrap_or_default() {
-                "usage" => {
-                    let u = chunk.get("usage").unwrap_or(chunk);
-                    if let Some(u) = usage_from(u) {
-                        push(EventKind::Usage(u));
-                    }
-                }
-                "finish" => {
-                    if let Some(r) = chunk.get("reason").and_then(reason_text) {
-                        push(EventKind::Finish { reason: r });
-                    }
-                }
-                _ => {}
-            }
-        }
-        "assistant/message" => {
-            let msg = data.get("message").unwrap_or(data);
-            if let Some(u) = data
-                .get("usage")
-                .or_else(|| msg.get("usage"))
-                .and_then(usage_from)
-            {
-                push(EventKind::Usage(u));
-            }
-            if let Some(r) = ["finishReason", "finish", "stopReason"]
-                .iter()
-                .find_map(|k| data.get(*k).or_else(|| msg.get(*k)))
-                .and_then(reason_text)
-            {
-                push(EventKind::Finish { reason: r });
-            }
-        }
+        "assistant/chunk" => assistant_chunk(data, &mut push),
+        "assistant/message" => assistant_message(data, &mut push),
         "assistant/attempt" | "llm/retry" => {
-            // v2+ records each failed attempt; v0/v1 record the retry.
-            let failure = failure_from(
-                data.get("failure")
-                    .or_else(|| data.get("error"))
-                    .unwrap_or(&Value::Null),
-            );
-            if ty == "assistant/attempt"
-                && data.get("failure").is_none()
-                && data.get("error").is_none()
-            {
-                return; // a successful attempt record: nothing to add
+            if let Some(retry) = llm_retry(ty, data) {
+                push(retry);
             }
-            push(EventKind::LlmRetry {
-                retry: num(data, &["retry", "attempt"]).unwrap_or(1),
-                max_retries: num(data, &["maxRetries"]),
-                delay_ms: u64_field(data, &["delayMs"]),
-                failure,
-            });
         }
         "tool/call" => {
             let call_id = str_field(data, &["callId", "toolCallId", "id"]).unwrap_or_default();
@@ -433,83 +386,148 @@ fn convert(
                 ),
             });
         }
-        "tool/result" => {
-            let msg = data.get("message").unwrap_or(data);
-            let top_error = data.get("error").filter(|e| !e.is_null());
-            let source_id = msg
-                .get("source")
-                .and_then(|s| str_field(s, &["callId", "toolCallId"]))
-                .or_else(|| str_field(data, &["callId", "toolCallId"]));
-            let mut any = false;
-            if let Some(Value::Array(parts)) = msg.get("content") {
-                for p in parts {
-                    let pty = str_field(p, &["type"]).unwrap_or_default();
-                    if !pty.is_empty() && pty != "tool-result" && pty != "tool_result" {
-                        continue;
-                    }
-                    let Some(id) = str_field(p, &["toolCallId", "callId"]).or(source_id) else {
-                        continue;
-                    };
-                    let out = p
-                        .get("content")
-                        .or_else(|| p.get("output"))
-                        .or_else(|| p.get("result"))
-                        .map(value_text)
-                        .unwrap_or_default();
-                    let is_error = p.get("isError").and_then(Value::as_bool).unwrap_or(false)
-                        || top_error.is_some();
-                    any = true;
-                    push(EventKind::ToolResult {
-                        call_id: id.to_owned(),
-                        output: out,
-                        is_error,
-                    });
-                }
-            }
-            if !any {
-                match source_id {
-                    Some(id) => {
-                        let out = msg
-                            .get("content")
-                            .or_else(|| data.get("output"))
-                            .map(value_text)
-                            .or_else(|| top_error.map(value_text))
-                            .unwrap_or_default();
-                        push(EventKind::ToolResult {
-                            call_id: id.to_owned(),
-                            output: out,
-                            is_error: top_error.is_some()
-                                || data
-                                    .get("isError")
-                                    .and_then(Value::as_bool)
-                                    .unwrap_or(false),
-                        });
-                    }
-                    None => {
-                        warnings.push(ReadWarning::new(file, line, "tool/result without call id"))
-                    }
-                }
-            }
+        "tool/result" if !tool_results(data, &mut push) => {
+            warnings.push(ReadWarning::new(file, line, "tool/result without call id"));
         }
         "todo/write" => push(EventKind::TodoWrite {
             todos: Todo::list_from_value(data.get("todos").unwrap_or(data)),
             call_id: str_field(data, &["callId"]).map(str::to_owned),
         }),
-        "subagent/descriptor" => {
-            let d = data.get("descriptor").unwrap_or(data);
-            push(EventKind::SubagentDescriptor(SubagentDescriptor {
-                call_id: str_field(d, &["callId", "toolCallId"]).map(str::to_owned),
-                session_id: str_field(d, &["sessionId", "childSession", "session"])
-                    .map(str::to_owned),
-                name: str_field(d, &["name", "agent", "type"]).map(str::to_owned),
-                description: str_field(d, &["description"]).map(str::to_owned),
-                prompt: str_field(d, &["prompt", "task"]).map(str::to_owned),
-            }));
-        }
+        "subagent/descriptor" => push(subagent_descriptor(data)),
         // Known but not graphed, or unknown: ignored on purpose (a type graphed here must not
         // be in `dsh_fast::IGNORED`).
         _ => {}
     }
+}
+
+/// Pushes the results of one `tool/result` line (one per tool-result part, else one for the
+/// message's call id); false when it names no call id.
+fn tool_results(data: &Value, push: &mut impl FnMut(EventKind)) -> bool {
+    let msg = data.get("message").unwrap_or(data);
+    let top_error = data.get("error").filter(|e| !e.is_null());
+    let source_id = msg
+        .get("source")
+        .and_then(|s| str_field(s, &["callId", "toolCallId"]))
+        .or_else(|| str_field(data, &["callId", "toolCallId"]));
+    let mut any = false;
+    if let Some(Value::Array(parts)) = msg.get("content") {
+        for p in parts {
+            let pty = str_field(p, &["type"]).unwrap_or_default();
+            if !pty.is_empty() && pty != "tool-result" && pty != "tool_result" {
+                continue;
+            }
+            let Some(id) = str_field(p, &["toolCallId", "callId"]).or(source_id) else {
+                continue;
+            };
+            let out = p
+                .get("content")
+                .or_else(|| p.get("output"))
+                .or_else(|| p.get("result"))
+                .map(value_text)
+                .unwrap_or_default();
+            let is_error =
+                p.get("isError").and_then(Value::as_bool).unwrap_or(false) || top_error.is_some();
+            any = true;
+            push(EventKind::ToolResult {
+                call_id: id.to_owned(),
+                output: out,
+                is_error,
+            });
+        }
+    }
+    if !any {
+        match source_id {
+            Some(id) => {
+                let out = msg
+                    .get("content")
+                    .or_else(|| data.get("output"))
+                    .map(value_text)
+                    .or_else(|| top_error.map(value_text))
+                    .unwrap_or_default();
+                push(EventKind::ToolResult {
+                    call_id: id.to_owned(),
+                    output: out,
+                    is_error: top_error.is_some()
+                        || data
+                            .get("isError")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                });
+            }
+            None => return false,
+        }
+    }
+    true
+}
+
+/// An `assistant/chunk` line: its usage or its finish reason.
+fn assistant_chunk(data: &Value, push: &mut impl FnMut(EventKind)) {
+    let chunk = data.get("chunk").unwrap_or(data);
+    match str_field(chunk, &["type"]).unwrap_or_default() {
+        "usage" => {
+            let u = chunk.get("usage").unwrap_or(chunk);
+            if let Some(u) = usage_from(u) {
+                push(EventKind::Usage(u));
+            }
+        }
+        "finish" => {
+            if let Some(r) = chunk.get("reason").and_then(reason_text) {
+                push(EventKind::Finish { reason: r });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An `assistant/message` line: its usage and its finish reason.
+fn assistant_message(data: &Value, push: &mut impl FnMut(EventKind)) {
+    let msg = data.get("message").unwrap_or(data);
+    if let Some(u) = data
+        .get("usage")
+        .or_else(|| msg.get("usage"))
+        .and_then(usage_from)
+    {
+        push(EventKind::Usage(u));
+    }
+    if let Some(r) = ["finishReason", "finish", "stopReason"]
+        .iter()
+        .find_map(|k| data.get(*k).or_else(|| msg.get(*k)))
+        .and_then(reason_text)
+    {
+        push(EventKind::Finish { reason: r });
+    }
+}
+
+/// An `llm/retry` (v0/v1) or failed `assistant/attempt` (v2+) line; `None` for a successful
+/// attempt.
+fn llm_retry(ty: &str, data: &Value) -> Option<EventKind> {
+    // v2+ records each failed attempt; v0/v1 record the retry.
+    let failure = failure_from(
+        data.get("failure")
+            .or_else(|| data.get("error"))
+            .unwrap_or(&Value::Null),
+    );
+    if ty == "assistant/attempt" && data.get("failure").is_none() && data.get("error").is_none() {
+        return None; // a successful attempt record: nothing to add
+    }
+    Some(EventKind::LlmRetry {
+        retry: num(data, &["retry", "attempt"]).unwrap_or(1),
+        max_retries: num(data, &["maxRetries"]),
+        delay_ms: u64_field(data, &["delayMs"]),
+        failure,
+    })
+}
+
+/// A `subagent/descriptor` line: the child session a tool call started.
+fn subagent_descriptor(data: &Value) -> EventKind {
+    let d = data.get("descriptor").unwrap_or(data);
+    EventKind::SubagentDescriptor(SubagentDescriptor {
+        call_id: str_field(d, &["callId", "toolCallId"]).map(str::to_owned),
+        session_id: str_field(d, &["sessionId", "childSession", "session"]).map(str::to_owned),
+        name: str_field(d, &["name", "agent", "type"]).map(str::to_owned),
+        description: str_field(d, &["description"]).map(str::to_owned),
+        prompt: str_field(d, &["prompt", "task"]).map(str::to_owned),
+    })
 }
 
 #[cfg(test)]

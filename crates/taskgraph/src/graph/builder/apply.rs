@@ -1,6 +1,7 @@
 //! Applying one event: the dispatch over [`EventKind`], titles and the session header.
 
 use super::*;
+use crate::{Failure, Usage};
 
 impl IncrementalGraph {
     /// Applies one event; returns false for an orphan tool result.
@@ -50,32 +51,7 @@ impl IncrementalGraph {
                     }
                 }
             }
-            EventKind::Usage(u) => {
-                let i = self.ensure_step(t, e.seq);
-                self.note(i, e.seq);
-                if let Some(m) = self.agent_meta(i) {
-                    m.tokens.input += u.input;
-                    m.tokens.output += u.output;
-                    m.tokens.cache_read += u.cache_read;
-                }
-                self.g.summary.tokens.add(u.input, u.output, u.cache_read);
-                self.g.meta.tokens.totals = self.g.summary.tokens;
-                // Borrow the model name; allocate the key only for a model not seen before.
-                let key = match &self.g.nodes[i].meta {
-                    NodeMeta::Agent(m) => m.model.as_deref(),
-                    _ => None,
-                }
-                .unwrap_or("unknown");
-                let by_model = &mut self.g.meta.tokens.by_model;
-                match by_model.get_mut(key) {
-                    Some(tot) => tot.add(u.input, u.output, u.cache_read),
-                    None => by_model.entry(key.to_owned()).or_default().add(
-                        u.input,
-                        u.output,
-                        u.cache_read,
-                    ),
-                }
-            }
+            EventKind::Usage(u) => self.on_usage(u, t, e.seq),
             EventKind::Finish { reason } => {
                 let i = self.ensure_step(t, e.seq);
                 self.note(i, e.seq);
@@ -88,31 +64,7 @@ impl IncrementalGraph {
                 max_retries,
                 delay_ms,
                 failure,
-            } => {
-                let i = self.ensure_step(t, e.seq);
-                self.note(i, e.seq);
-                let mut n = 0;
-                if let Some(m) = self.agent_meta(i) {
-                    m.attempts.push(LlmAttempt {
-                        attempt: (*retry).max(m.attempts.len() as u32 + 1),
-                        status: Status::Failed,
-                        time: t,
-                        delay_ms: *delay_ms,
-                        max_retries: *max_retries,
-                        failure: failure.clone(),
-                        event_ids: vec![e.seq],
-                    });
-                    m.retried = true;
-                    n = m.attempts.len();
-                }
-                if !self.scratch[i].closed {
-                    self.set_status(i, Status::Retrying);
-                }
-                self.g.summary.counts.retries += 1;
-                self.retried.insert(i);
-                self.touch(i);
-                self.upsert_retry_edge(i, n as u64 + 1);
-            }
+            } => self.on_llm_retry(*retry, *max_retries, *delay_ms, failure, t, e.seq),
             EventKind::ToolCall {
                 turn,
                 step,
@@ -134,6 +86,70 @@ impl IncrementalGraph {
             EventKind::SubagentDescriptor(d) => self.on_descriptor(d, e.seq),
         }
         true
+    }
+
+    /// A step's token usage: on its agent node, the session's totals and the per-model totals.
+    fn on_usage(&mut self, u: &Usage, t: i64, seq: u64) {
+        let i = self.ensure_step(t, seq);
+        self.note(i, seq);
+        if let Some(m) = self.agent_meta(i) {
+            m.tokens.input += u.input;
+            m.tokens.output += u.output;
+            m.tokens.cache_read += u.cache_read;
+        }
+        self.g.summary.tokens.add(u.input, u.output, u.cache_read);
+        self.g.meta.tokens.totals = self.g.summary.tokens;
+        // Borrow the model name; allocate the key only for a model not seen before.
+        let key = match &self.g.nodes[i].meta {
+            NodeMeta::Agent(m) => m.model.as_deref(),
+            _ => None,
+        }
+        .unwrap_or("unknown");
+        let by_model = &mut self.g.meta.tokens.by_model;
+        match by_model.get_mut(key) {
+            Some(tot) => tot.add(u.input, u.output, u.cache_read),
+            None => {
+                by_model
+                    .entry(key.to_owned())
+                    .or_default()
+                    .add(u.input, u.output, u.cache_read)
+            }
+        }
+    }
+
+    /// A failed LLM request that is retried: an attempt on the step's agent node.
+    fn on_llm_retry(
+        &mut self,
+        retry: u32,
+        max_retries: Option<u32>,
+        delay_ms: Option<u64>,
+        failure: &Failure,
+        t: i64,
+        seq: u64,
+    ) {
+        let i = self.ensure_step(t, seq);
+        self.note(i, seq);
+        let mut n = 0;
+        if let Some(m) = self.agent_meta(i) {
+            m.attempts.push(LlmAttempt {
+                attempt: (retry).max(m.attempts.len() as u32 + 1),
+                status: Status::Failed,
+                time: t,
+                delay_ms,
+                max_retries,
+                failure: failure.clone(),
+                event_ids: vec![seq],
+            });
+            m.retried = true;
+            n = m.attempts.len();
+        }
+        if !self.scratch[i].closed {
+            self.set_status(i, Status::Retrying);
+        }
+        self.g.summary.counts.retries += 1;
+        self.retried.insert(i);
+        self.touch(i);
+        self.upsert_retry_edge(i, n as u64 + 1);
     }
 
     pub(super) fn set_title(&mut self, title: String) {

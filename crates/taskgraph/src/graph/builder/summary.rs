@@ -15,7 +15,18 @@ impl IncrementalGraph {
             self.set_duration(i, d);
         }
         self.match_children();
-        // Task.
+        let dur = self.refresh_task();
+        self.refresh_summary();
+        // Critical path.
+        self.crit
+            .recompute(&self.g.nodes, &self.g.edges, &mut self.g.critical_path);
+        self.g.critical_path.total_ms = dur;
+        self.refresh_waiting();
+        self.g.summary.headline = headline(&self.g.summary);
+    }
+
+    /// The task node and the graph's status, times and duration (returned).
+    fn refresh_task(&mut self) -> i64 {
         let start = self.first_time;
         let last_open = self
             .last_phase
@@ -76,7 +87,12 @@ impl IncrementalGraph {
         self.g.end_time = end;
         self.g.duration_ms = dur;
         self.g.meta.live = self.opts.live;
-        // Summary.
+        dur
+    }
+
+    /// The summary's counts and lists (slowest, failed and retried steps, most used tools),
+    /// updated for the nodes this append touched.
+    fn refresh_summary(&mut self) {
         let s = &mut self.g.summary;
         s.counts.errors = self.failed.len() as u64;
         s.counts.files_changed = s.files_changed.len() as u64;
@@ -151,12 +167,6 @@ impl IncrementalGraph {
         let s = &mut self.g.summary;
         s.slowest_steps = slowest;
         s.most_used_tools = tools;
-        // Critical path.
-        self.crit
-            .recompute(&self.g.nodes, &self.g.edges, &mut self.g.critical_path);
-        self.g.critical_path.total_ms = dur;
-        self.refresh_waiting();
-        self.g.summary.headline = headline(&self.g.summary);
     }
 
     /// The reply gap before phase node `p` (0 for the first turn or overlapping turns).

@@ -46,91 +46,11 @@ impl IncrementalGraph {
             && self.scratch[prev].phase == phase
             && self.scratch[prev].closed
         {
-            self.scratch[prev].closed = false;
-            self.scratch[prev].open_attempt_start = Some(t);
-            self.g.nodes[prev].end_time = None;
-            self.mark(prev);
-            self.note(prev, seq);
-            let mut n = 0;
-            if let Some(m) = self.tool_meta(prev) {
-                m.attempts.push(ToolAttempt {
-                    call_id: call_id.to_owned(),
-                    status: Status::Running,
-                    start: t,
-                    end: None,
-                    error: None,
-                    event_ids: {
-                        let mut v = Vec::with_capacity(2);
-                        v.push(seq);
-                        v
-                    },
-                });
-                m.retried = true;
-                n = m.attempts.len();
-            }
-            self.map_call(call_id, prev);
-            self.set_status(prev, Status::Running);
-            self.g.summary.counts.retries += 1;
-            self.retried.insert(prev);
-            self.touch(prev);
-            self.upsert_retry_edge(prev, n as u64);
-            if !self.scratch[prev].pending_consume
-                && let Some(p) = phase
-            {
-                self.scratch[prev].pending_consume = true;
-                self.scratch[p].unconsumed.push(prev);
-            }
+            self.retry_tool(prev, call_id, phase, t, seq);
             return;
         }
         let nt = classify(name, args);
-        let display = match nt {
-            NodeType::Skill => format!("skill:{}", skill_name(args).unwrap_or_default()),
-            _ => name.to_owned(),
-        };
-        let mut meta = ToolMeta {
-            tool_name: if nt == NodeType::Skill {
-                "skill".into()
-            } else {
-                name.to_owned()
-            },
-            call_id: call_id.to_owned(),
-            arguments: args.clone(),
-            attempts: vec![ToolAttempt {
-                call_id: call_id.to_owned(),
-                status: Status::Running,
-                start: t,
-                end: None,
-                error: None,
-                event_ids: {
-                    let mut v = Vec::with_capacity(2);
-                    v.push(seq);
-                    v
-                },
-            }],
-            ..ToolMeta::default()
-        };
-        let mut name_out = display;
-        match nt {
-            NodeType::Test => meta.command = Some(command_of(args)),
-            NodeType::Code => {
-                let files = files_of(args);
-                if let Some(f) = files.first() {
-                    name_out = f.rsplit(['/', '\\']).next().unwrap_or(f).to_owned();
-                }
-                meta.file = Some(files.first().cloned());
-                meta.files = files;
-            }
-            NodeType::Subagent => meta.child_session = Some(None),
-            NodeType::Plan => {
-                let todos = Todo::list_from_value(
-                    args.get("todos")
-                        .or_else(|| args.get("plan"))
-                        .unwrap_or(&Value::Null),
-                );
-                meta.todos = Some(todos);
-            }
-            _ => {}
-        }
+        let (name_out, meta) = tool_node(nt, name, call_id, args, t, seq);
         let mut buf = std::mem::take(&mut self.idbuf);
         if call_id.is_empty() {
             build_id(&mut buf, "tool-", &[seq], '-');
@@ -171,6 +91,45 @@ impl IncrementalGraph {
         }
         if nt == NodeType::Subagent {
             self.unmatched_subagents.push(i);
+        }
+    }
+
+    /// Same tool and arguments right after a failure: `call_id` is another attempt of the
+    /// failed node `prev`, which opens again.
+    fn retry_tool(&mut self, prev: usize, call_id: &str, phase: Option<usize>, t: i64, seq: u64) {
+        self.scratch[prev].closed = false;
+        self.scratch[prev].open_attempt_start = Some(t);
+        self.g.nodes[prev].end_time = None;
+        self.mark(prev);
+        self.note(prev, seq);
+        let mut n = 0;
+        if let Some(m) = self.tool_meta(prev) {
+            m.attempts.push(ToolAttempt {
+                call_id: call_id.to_owned(),
+                status: Status::Running,
+                start: t,
+                end: None,
+                error: None,
+                event_ids: {
+                    let mut v = Vec::with_capacity(2);
+                    v.push(seq);
+                    v
+                },
+            });
+            m.retried = true;
+            n = m.attempts.len();
+        }
+        self.map_call(call_id, prev);
+        self.set_status(prev, Status::Running);
+        self.g.summary.counts.retries += 1;
+        self.retried.insert(prev);
+        self.touch(prev);
+        self.upsert_retry_edge(prev, n as u64);
+        if !self.scratch[prev].pending_consume
+            && let Some(p) = phase
+        {
+            self.scratch[prev].pending_consume = true;
+            self.scratch[p].unconsumed.push(prev);
         }
     }
 
@@ -300,4 +259,65 @@ impl IncrementalGraph {
             m.todos = Some(todos.to_vec());
         }
     }
+}
+
+/// A new tool node's display name and metadata, by its type (the skill's name, the first
+/// edited file, the test command, the plan's todos).
+fn tool_node(
+    nt: NodeType,
+    name: &str,
+    call_id: &str,
+    args: &Value,
+    t: i64,
+    seq: u64,
+) -> (String, ToolMeta) {
+    let display = match nt {
+        NodeType::Skill => format!("skill:{}", skill_name(args).unwrap_or_default()),
+        _ => name.to_owned(),
+    };
+    let mut meta = ToolMeta {
+        tool_name: if nt == NodeType::Skill {
+            "skill".into()
+        } else {
+            name.to_owned()
+        },
+        call_id: call_id.to_owned(),
+        arguments: args.clone(),
+        attempts: vec![ToolAttempt {
+            call_id: call_id.to_owned(),
+            status: Status::Running,
+            start: t,
+            end: None,
+            error: None,
+            event_ids: {
+                let mut v = Vec::with_capacity(2);
+                v.push(seq);
+                v
+            },
+        }],
+        ..ToolMeta::default()
+    };
+    let mut name_out = display;
+    match nt {
+        NodeType::Test => meta.command = Some(command_of(args)),
+        NodeType::Code => {
+            let files = files_of(args);
+            if let Some(f) = files.first() {
+                name_out = f.rsplit(['/', '\\']).next().unwrap_or(f).to_owned();
+            }
+            meta.file = Some(files.first().cloned());
+            meta.files = files;
+        }
+        NodeType::Subagent => meta.child_session = Some(None),
+        NodeType::Plan => {
+            let todos = Todo::list_from_value(
+                args.get("todos")
+                    .or_else(|| args.get("plan"))
+                    .unwrap_or(&Value::Null),
+            );
+            meta.todos = Some(todos);
+        }
+        _ => {}
+    }
+    (name_out, meta)
 }
