@@ -160,28 +160,68 @@ pub fn consolidate(
     };
     report.sequences = Some((first.sequence, last.sequence));
     let new_mark = last.sequence;
-
-    let scope = Scope {
-        user_id: owner,
-        agent_id: None,
-        session_id: Some(session_id.to_owned()),
-    };
-    let meta = |provenance: MemoryProvenance, prefix: &str| WriteMeta {
-        scope: scope.clone(),
-        id: Some(mint_id(prefix)),
-        sensitivity: Sensitivity::default(),
-        tags: vec![CONSOLIDATION_TAG.to_owned()],
-        provenance: Some(provenance),
+    let minter = Minter {
+        scope: Scope {
+            user_id: owner,
+            agent_id: None,
+            session_id: Some(session_id.to_owned()),
+        },
         by: options.by,
     };
     let message_ids: HashMap<String, String> = messages
         .iter()
         .map(|m| (prompts::message_label(m.sequence), m.record.id.clone()))
         .collect();
+    let (episodes, facts) = extract(chat, options, &minter, &messages, &message_ids, &mut report)?;
+    let insights = reflect(chat, &minter, &episodes, &facts, message_ids, &mut report)?;
+    let written = store.write_consolidation(ConsolidationBatch {
+        session_id: session_id.to_owned(),
+        user_id: report.user_id.clone(),
+        seen_mark: mark,
+        new_mark,
+        episodes,
+        facts,
+        insights,
+    })?;
+    report.episodes = written.episodes;
+    report.facts = written.facts;
+    report.insights = written.insights;
+    Ok(report)
+}
 
+/// The write fields of every record one consolidation derives: the session's scope, the
+/// consolidation tag, a fresh id and who asked.
+struct Minter {
+    scope: Scope,
+    by: Actor,
+}
+
+impl Minter {
+    fn meta(&self, provenance: MemoryProvenance, prefix: &str) -> WriteMeta {
+        WriteMeta {
+            scope: self.scope.clone(),
+            id: Some(mint_id(prefix)),
+            sensitivity: Sensitivity::default(),
+            tags: vec![CONSOLIDATION_TAG.to_owned()],
+            provenance: Some(provenance),
+            by: self.by,
+        }
+    }
+}
+
+/// The extraction calls, one per chunk of the transcript: the episodes and facts they
+/// found (an error when there are none at all).
+fn extract(
+    chat: &dyn ChatModel,
+    options: &ConsolidateOptions,
+    minter: &Minter,
+    messages: &[SessionMessage],
+    message_ids: &HashMap<String, String>,
+    report: &mut ConsolidationReport,
+) -> Result<(Vec<NewEpisode>, Vec<NewFact>), ConsolidateError> {
     let mut episodes = Vec::new();
     let mut facts = Vec::new();
-    for chunk in chunks(&messages, options.messages_per_call, options.chars_per_call) {
+    for chunk in chunks(messages, options.messages_per_call, options.chars_per_call) {
         let texts: Vec<String> = chunk
             .iter()
             .map(|m| cut(&m.content.plain_text(), options.chars_per_call))
@@ -202,12 +242,12 @@ pub fn consolidate(
         report.calls += 1;
         let completion = chat.complete(&prompts::extraction(&lines))?;
         let extraction =
-            parse::extraction(&completion, report.calls, &message_ids, &mut report.skipped)?;
+            parse::extraction(&completion, report.calls, message_ids, &mut report.skipped)?;
         if let (Some(summary), Some(start), Some(end)) =
             (extraction.summary, chunk.first(), chunk.last())
         {
             episodes.push(NewEpisode {
-                meta: meta(MemoryProvenance::Extraction, "episode"),
+                meta: minter.meta(MemoryProvenance::Extraction, "episode"),
                 summary,
                 started_at: start.record.created_at.clone(),
                 ended_at: end.record.created_at.clone(),
@@ -216,7 +256,7 @@ pub fn consolidate(
         }
         for f in extraction.facts {
             facts.push(NewFact {
-                meta: meta(MemoryProvenance::Extraction, "fact"),
+                meta: minter.meta(MemoryProvenance::Extraction, "fact"),
                 text: f.text,
                 subject: f.subject,
                 predicate: f.predicate,
@@ -230,56 +270,57 @@ pub fn consolidate(
         }
     }
     if episodes.is_empty() && facts.is_empty() {
-        let why = report
-            .skipped
-            .iter()
-            .map(|s| format!("{}: {}", s.what, s.reason))
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(ConsolidateError::Completion(if why.is_empty() {
-            "the completions held no summary and no fact".to_owned()
-        } else {
-            format!("the completions held nothing usable ({why})")
-        }));
+        return Err(nothing_usable(&report.skipped));
     }
+    Ok((episodes, facts))
+}
 
-    let mut insights = Vec::new();
-    {
-        let mut records = message_ids;
-        let record_id = |m: &WriteMeta| m.id.clone().unwrap_or_default();
-        for (i, e) in episodes.iter().enumerate() {
-            records.insert(prompts::episode_label(i), record_id(&e.meta));
-        }
-        let read = facts.len().min(MAX_REFLECTION_FACTS);
-        for (i, f) in facts.iter().take(read).enumerate() {
-            records.insert(prompts::fact_label(i), record_id(&f.meta));
-        }
-        let summaries: Vec<&str> = episodes.iter().map(|e| e.summary.as_str()).collect();
-        let fact_texts: Vec<&str> = facts.iter().take(read).map(|f| f.text.as_str()).collect();
-        report.calls += 1;
-        let completion = chat.complete(&prompts::reflection(&summaries, &fact_texts))?;
-        for found in parse::reflection(&completion, &records, &mut report.skipped)? {
-            insights.push(NewInsight {
-                meta: meta(MemoryProvenance::Reflection, "insight"),
+/// Why a consolidation whose completions held no summary and no fact is refused.
+fn nothing_usable(skipped: &[Skipped]) -> ConsolidateError {
+    let why = skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.what, s.reason))
+        .collect::<Vec<_>>()
+        .join("; ");
+    ConsolidateError::Completion(if why.is_empty() {
+        "the completions held no summary and no fact".to_owned()
+    } else {
+        format!("the completions held nothing usable ({why})")
+    })
+}
+
+/// The reflection call: insights over the episodes and (at most
+/// [`MAX_REFLECTION_FACTS`]) facts, citing them or the session's messages by label.
+fn reflect(
+    chat: &dyn ChatModel,
+    minter: &Minter,
+    episodes: &[NewEpisode],
+    facts: &[NewFact],
+    mut records: HashMap<String, String>,
+    report: &mut ConsolidationReport,
+) -> Result<Vec<NewInsight>, ConsolidateError> {
+    let record_id = |m: &WriteMeta| m.id.clone().unwrap_or_default();
+    for (i, e) in episodes.iter().enumerate() {
+        records.insert(prompts::episode_label(i), record_id(&e.meta));
+    }
+    let read = facts.len().min(MAX_REFLECTION_FACTS);
+    for (i, f) in facts.iter().take(read).enumerate() {
+        records.insert(prompts::fact_label(i), record_id(&f.meta));
+    }
+    let summaries: Vec<&str> = episodes.iter().map(|e| e.summary.as_str()).collect();
+    let fact_texts: Vec<&str> = facts.iter().take(read).map(|f| f.text.as_str()).collect();
+    report.calls += 1;
+    let completion = chat.complete(&prompts::reflection(&summaries, &fact_texts))?;
+    Ok(
+        parse::reflection(&completion, &records, &mut report.skipped)?
+            .into_iter()
+            .map(|found| NewInsight {
+                meta: minter.meta(MemoryProvenance::Reflection, "insight"),
                 text: found.text,
                 cites: found.cites,
-            });
-        }
-    }
-
-    let written = store.write_consolidation(ConsolidationBatch {
-        session_id: session_id.to_owned(),
-        user_id: report.user_id.clone(),
-        seen_mark: mark,
-        new_mark,
-        episodes,
-        facts,
-        insights,
-    })?;
-    report.episodes = written.episodes;
-    report.facts = written.facts;
-    report.insights = written.insights;
-    Ok(report)
+            })
+            .collect(),
+    )
 }
 
 /// Whose session to consolidate: the user asked for, else the one user with messages in a
