@@ -20,6 +20,8 @@
 //! assert_eq!(body["error"], "the file is over 256 MiB");
 //! ```
 
+mod string_enum;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

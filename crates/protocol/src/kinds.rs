@@ -1,40 +1,8 @@
 //! Closed vocabularies of the protocol: node kinds, pause points, actions, modes.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use mindgate_errors::string_enum;
 
-macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $wire:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $wire)] $variant),+
-        }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The string used on the wire.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $wire),+ }
-            }
-
-            /// Parses the wire string; `None` for anything else.
-            pub fn from_wire(s: &str) -> Option<Self> {
-                match s { $($wire => Some($name::$variant),)+ _ => None }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-wire_enum!(
+string_enum!(
     /// What a node is. The extra kinds let LangChain-shaped runs and MCP servers render as themselves.
     NodeKind {
         /// A whole agent (one per run).
@@ -58,7 +26,7 @@ wire_enum!(
     }
 );
 
-wire_enum!(
+string_enum!(
     /// Where in a node's lifecycle a gate sits.
     PausePoint {
         /// Before the node's work starts.
@@ -77,7 +45,7 @@ impl Default for PausePoint {
     }
 }
 
-wire_enum!(
+string_enum!(
     /// How the viewer releases a held gate.
     ResumeAction {
         /// Proceed normally (at an error gate: rethrow the original error).
@@ -91,7 +59,7 @@ wire_enum!(
     }
 );
 
-wire_enum!(
+string_enum!(
     /// Whether every node pauses (step) or only breakpoints do (run).
     RunMode {
         /// Only breakpoints and errors pause.
@@ -108,7 +76,7 @@ impl Default for RunMode {
     }
 }
 
-wire_enum!(
+string_enum!(
     /// How a run ended.
     RunStatus {
         /// Finished normally.
@@ -120,7 +88,7 @@ wire_enum!(
     }
 );
 
-wire_enum!(
+string_enum!(
     /// How one node instance ended.
     NodeStatus {
         /// Finished normally.
@@ -132,7 +100,7 @@ wire_enum!(
     }
 );
 
-wire_enum!(
+string_enum!(
     /// The channel of a streamed token delta.
     TokenChannel {
         /// Visible model text.
@@ -144,7 +112,7 @@ wire_enum!(
     }
 );
 
-wire_enum!(
+string_enum!(
     /// Why a gate held.
     PauseReason {
         /// A breakpoint matched.
@@ -158,7 +126,7 @@ wire_enum!(
     }
 );
 
-wire_enum!(
+string_enum!(
     /// Why an app refused a resume.
     RefuseCode {
         /// The injected value does not match the node's schema.

@@ -10,35 +10,7 @@ use serde_json::Value;
 
 use super::message::{MessageContentValue, MessageRole, ToolCall};
 
-macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-        #[serde(rename_all = "camelCase")]
-        pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),+ }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The wire spelling.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-
-            /// Parses the wire spelling.
-            pub fn parse(text: &str) -> Option<Self> {
-                match text { $($text => Some($name::$variant),)+ _ => None }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
+use mindgate_errors::string_enum;
 
 string_enum! {
     /// Kind of memory record: the six storage tiers plus the derived `insight`.

@@ -371,7 +371,7 @@ pub async fn resume(
     b: Result<Json<ResumeBody>, JsonRejection>,
 ) -> ApiResult<Response> {
     let b = body(b)?;
-    let action = ResumeAction::from_wire(&b.action).ok_or_else(|| {
+    let action = ResumeAction::parse(&b.action).ok_or_else(|| {
         ApiError::bad_request(format!(
             "unknown action '{}' (continue, retry, inject, abort)",
             b.action
@@ -479,7 +479,7 @@ pub async fn put_mode(
     b: Result<Json<ModeBody>, JsonRejection>,
 ) -> ApiResult<Response> {
     let b = body(b)?;
-    let mode = RunMode::from_wire(&b.mode)
+    let mode = RunMode::parse(&b.mode)
         .ok_or_else(|| ApiError::bad_request(format!("unknown mode '{}' (run, step)", b.mode)))?;
     state.hub.set_mode(mode);
     let snap = state.hub.snapshot();
