@@ -159,7 +159,7 @@ pub fn plan(config: &EmbedderConfig) -> Result<Selection, EmbedError> {
         require_built_in(EmbedderKind::OpenAi)?;
         Ok(Selection {
             kind: EmbedderKind::OpenAi,
-            reason: format!("{why}; endpoint {}", openai.endpoint()),
+            reason: format!("{why}; endpoint {}", openai.url()),
             model_dir: None,
         })
     };

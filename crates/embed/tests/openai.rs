@@ -124,7 +124,7 @@ fn fake_embeddings(request: &Received) -> Answer {
 
 fn config(stand_in: &StandIn) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(&stand_in.base_url, "test-model");
-    config.timeout = Duration::from_secs(5);
+    config.endpoint.timeout = Some(Duration::from_secs(5));
     config
 }
 
@@ -139,7 +139,7 @@ fn remote_error(result: Result<impl std::fmt::Debug, EmbedError>) -> String {
 fn learns_the_dimension_batches_orders_and_normalises() {
     let server = stand_in(fake_embeddings);
     let mut config = config(&server);
-    config.api_key = Some("sk-test".to_owned());
+    config.endpoint.api_key = Some("sk-test".to_owned());
     config.batch = 2;
     let embedder = OpenAiEmbedder::connect(config).unwrap();
     assert_eq!(embedder.id().to_string(), "openai:test-model@3");
@@ -262,7 +262,7 @@ fn a_silent_endpoint_times_out() {
     let server = stand_in(|_| Answer::Hang);
     let mut config = config(&server);
     config.dimension = Some(3);
-    config.timeout = Duration::from_millis(300);
+    config.endpoint.timeout = Some(Duration::from_millis(300));
     let embedder = OpenAiEmbedder::connect(config).unwrap();
     let started = std::time::Instant::now();
     let message = remote_error(embedder.embed(&["hello"]));
@@ -277,7 +277,7 @@ fn an_unreachable_endpoint_and_a_bad_url_are_clear_errors() {
         listener.local_addr().unwrap().port()
     };
     let mut config = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
-    config.timeout = Duration::from_secs(5);
+    config.endpoint.timeout = Some(Duration::from_secs(5));
     let message = remote_error(OpenAiEmbedder::connect(config));
     assert!(
         message.contains("request to http://127.0.0.1:"),

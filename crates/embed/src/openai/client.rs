@@ -4,7 +4,7 @@ use serde::Deserialize;
 use tracing::debug;
 
 use super::route::{Route, excerpt};
-use super::{OPENAI_PROVIDER, OpenAiConfig};
+use super::{DEFAULT_TIMEOUT, OPENAI_PROVIDER, OpenAiConfig};
 use crate::{EmbedError, Embedder, EmbedderId, l2_normalise};
 
 /// Largest answer body read (a batch of 64 × 3072-dim vectors as JSON is ≈ 4 MB).
@@ -25,19 +25,8 @@ impl OpenAiEmbedder {
     /// Checks the configuration and, unless it names the dimension, asks the endpoint
     /// once (one short text) to learn it.
     pub fn connect(config: OpenAiConfig) -> Result<Self, EmbedError> {
-        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-            return Err(EmbedError::Model(format!(
-                "embedding endpoint URL must start with http:// or https://, not {:?}",
-                config.base_url
-            )));
-        }
-        if config.model.trim().is_empty() {
-            return Err(EmbedError::Model(
-                "embedding endpoint needs a model name".to_owned(),
-            ));
-        }
-        let endpoint = config.endpoint();
-        let route = Route::new(endpoint.clone(), config.api_key.clone(), config.timeout);
+        let route = config.endpoint.route("embeddings", DEFAULT_TIMEOUT)?;
+        let endpoint = route.url().to_owned();
         let mut embedder = Self {
             dimension: config.dimension.unwrap_or(0),
             config,
@@ -67,7 +56,7 @@ impl OpenAiEmbedder {
     /// One request for `texts` (all non-empty): the vectors in input order, unchecked
     /// for dimension and not normalised.
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let body = serde_json::json!({ "model": self.config.model, "input": texts });
+        let body = serde_json::json!({ "model": self.config.endpoint.model, "input": texts });
         let text = self
             .route
             .post(&body, MAX_ANSWER_BYTES)
@@ -108,7 +97,7 @@ impl Embedder for OpenAiEmbedder {
     fn id(&self) -> EmbedderId {
         EmbedderId {
             provider: OPENAI_PROVIDER.to_owned(),
-            model: self.config.model.clone(),
+            model: self.config.endpoint.model.clone(),
             dimension: self.dimension,
         }
     }

@@ -8,9 +8,11 @@
 use std::time::Duration;
 
 use crate::EmbedError;
+pub use endpoint::{Endpoint, EndpointError, EndpointVars};
 
 #[cfg(feature = "openai")]
 mod client;
+pub mod endpoint;
 #[cfg(feature = "openai")]
 pub mod route;
 
@@ -39,45 +41,32 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default number of texts per request.
 pub const DEFAULT_BATCH: usize = 64;
 
+/// The environment variables of the embeddings endpoint, as [`Endpoint::from_env`] reads them.
+pub const VARS: EndpointVars = EndpointVars {
+    what: "embedding model",
+    url: env::URL,
+    model: env::MODEL,
+    api_key: env::API_KEY,
+    timeout_secs: None,
+};
+
 /// How to reach an OpenAI-compatible embeddings endpoint.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct OpenAiConfig {
-    /// Base URL (see [`env::URL`]).
-    pub base_url: String,
-    /// Model name.
-    pub model: String,
-    /// Bearer token, if the endpoint needs one.
-    pub api_key: Option<String>,
+    /// Where the API is (its timeout defaults to [`DEFAULT_TIMEOUT`]).
+    pub endpoint: Endpoint,
     /// Vector dimension; `None` asks the endpoint once at [`OpenAiEmbedder::connect`].
     pub dimension: Option<usize>,
-    /// Timeout of one request.
-    pub timeout: Duration,
     /// Texts per request.
     pub batch: usize,
-}
-
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .field("dimension", &self.dimension)
-            .field("timeout", &self.timeout)
-            .field("batch", &self.batch)
-            .finish()
-    }
 }
 
 impl OpenAiConfig {
     /// A configuration with the default timeout and batch size.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
+            endpoint: Endpoint::new(base_url, model),
             dimension: None,
-            timeout: DEFAULT_TIMEOUT,
             batch: DEFAULT_BATCH,
         }
     }
@@ -101,13 +90,7 @@ impl OpenAiConfig {
         api_key: Option<String>,
         dimension: Option<String>,
     ) -> Result<Self, EmbedError> {
-        let model = model.ok_or_else(|| {
-            EmbedError::Model(format!(
-                "{} is set but {} is not: name the embedding model",
-                env::URL,
-                env::MODEL
-            ))
-        })?;
+        let endpoint = Endpoint::from_values(&VARS, url, model, api_key, None)?;
         let dimension = dimension
             .map(|d| {
                 d.trim()
@@ -123,15 +106,21 @@ impl OpenAiConfig {
             })
             .transpose()?;
         Ok(Self {
-            api_key,
+            endpoint,
             dimension,
-            ..Self::new(url, model)
+            batch: DEFAULT_BATCH,
         })
     }
 
     /// The full URL of the embeddings route.
-    pub fn endpoint(&self) -> String {
-        route_url(&self.base_url, "embeddings")
+    pub fn url(&self) -> String {
+        self.endpoint.url("embeddings")
+    }
+}
+
+impl From<EndpointError> for EmbedError {
+    fn from(e: EndpointError) -> Self {
+        EmbedError::Model(e.0)
     }
 }
 
@@ -160,9 +149,9 @@ mod tests {
     #[test]
     fn endpoint_appends_the_route_once() {
         let c = OpenAiConfig::new("http://127.0.0.1:11434/v1/", "m");
-        assert_eq!(c.endpoint(), "http://127.0.0.1:11434/v1/embeddings");
+        assert_eq!(c.url(), "http://127.0.0.1:11434/v1/embeddings");
         let c = OpenAiConfig::new("https://h/v1/embeddings", "m");
-        assert_eq!(c.endpoint(), "https://h/v1/embeddings");
+        assert_eq!(c.url(), "https://h/v1/embeddings");
     }
 
     #[test]

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tracing::debug;
 
-use mindgate_embed::openai::route::{Route, excerpt, route_url};
+use mindgate_embed::openai::route::{Route, excerpt};
+use mindgate_embed::openai::{Endpoint, EndpointError, EndpointVars};
 
 use super::error::ConsolidateError;
 
@@ -32,7 +33,7 @@ pub mod env {
 /// Default time one completion may take (connect, send, answer): local models are slow.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest time a configuration may ask for.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+pub const MAX_TIMEOUT: Duration = mindgate_embed::openai::endpoint::MAX_TIMEOUT;
 /// Largest answer body read from the endpoint.
 pub const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
 /// Largest completion text accepted (characters); a longer one is refused.
@@ -40,103 +41,30 @@ pub const MAX_COMPLETION_CHARS: usize = 64 * 1024;
 /// `max_tokens` asked of the model per completion.
 pub const MAX_COMPLETION_TOKENS: u32 = 4096;
 
-/// How to reach an OpenAI-compatible chat completions endpoint.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ChatConfig {
-    /// Base URL (see [`env::URL`]).
-    pub base_url: String,
-    /// Model name.
-    pub model: String,
-    /// Bearer token, if the endpoint needs one (never logged).
-    pub api_key: Option<String>,
-    /// Time one completion may take.
-    pub timeout: Duration,
+/// The environment variables of the chat endpoint ([`env`]).
+pub const VARS: EndpointVars = EndpointVars {
+    what: "chat model",
+    url: env::URL,
+    model: env::MODEL,
+    api_key: env::API_KEY,
+    timeout_secs: Some(env::TIMEOUT_SECS),
+};
+
+/// How to reach an OpenAI-compatible chat completions endpoint: the embedder's
+/// [`Endpoint`], read and checked by the same code; its timeout defaults to
+/// [`DEFAULT_TIMEOUT`].
+pub type ChatConfig = Endpoint;
+
+/// The configuration the environment gives ([`env`]): `None` when `MINDGATE_CHAT_URL` is
+/// unset or empty (consolidation is off), an error when it is set but incomplete or
+/// malformed.
+pub fn config_from_env() -> Option<Result<ChatConfig, ConsolidateError>> {
+    Endpoint::from_env(&VARS).map(|r| r.map_err(ConsolidateError::from))
 }
 
-impl std::fmt::Debug for ChatConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatConfig")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
-
-impl ChatConfig {
-    /// A configuration with the default timeout and no key.
-    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
-        Self {
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key: None,
-            timeout: DEFAULT_TIMEOUT,
-        }
-    }
-
-    /// The configuration the environment gives ([`env`]): `None` when
-    /// `MINDGATE_CHAT_URL` is unset or empty (consolidation is off), an error when it is set
-    /// but incomplete or malformed.
-    pub fn from_env() -> Option<Result<Self, ConsolidateError>> {
-        let var = mindgate_home::env::value;
-        let url = var(env::URL)?;
-        Some(Self::from_values(
-            url,
-            var(env::MODEL),
-            var(env::API_KEY),
-            var(env::TIMEOUT_SECS),
-        ))
-    }
-
-    /// The configuration from the variables' values (what [`ChatConfig::from_env`] reads).
-    pub fn from_values(
-        url: String,
-        model: Option<String>,
-        api_key: Option<String>,
-        timeout_secs: Option<String>,
-    ) -> Result<Self, ConsolidateError> {
-        let url = url.trim().to_owned();
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(ConsolidateError::Config(format!(
-                "{} must start with http:// or https://, not {url:?}",
-                env::URL
-            )));
-        }
-        let model = model.map(|m| m.trim().to_owned()).ok_or_else(|| {
-            ConsolidateError::Config(format!(
-                "{} is set but {} is not: name the chat model",
-                env::URL,
-                env::MODEL
-            ))
-        })?;
-        let timeout = match timeout_secs {
-            None => DEFAULT_TIMEOUT,
-            Some(t) => t
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .map(Duration::from_secs)
-                .filter(|d| !d.is_zero() && *d <= MAX_TIMEOUT)
-                .ok_or_else(|| {
-                    ConsolidateError::Config(format!(
-                        "{} must be a whole number of seconds from 1 to {}, not {t:?}",
-                        env::TIMEOUT_SECS,
-                        MAX_TIMEOUT.as_secs()
-                    ))
-                })?,
-        };
-        Ok(Self {
-            base_url: url,
-            model,
-            api_key: api_key.map(|k| k.trim().to_owned()),
-            timeout,
-        })
-    }
-
-    /// The full URL of the chat completions route.
-    pub fn endpoint(&self) -> String {
-        route_url(&self.base_url, "chat/completions")
+impl From<EndpointError> for ConsolidateError {
+    fn from(e: EndpointError) -> Self {
+        ConsolidateError::Config(e.0)
     }
 }
 
@@ -183,14 +111,9 @@ pub struct OpenAiChat {
 }
 
 impl OpenAiChat {
-    /// A client of the configured endpoint (no request is sent yet).
+    /// A client of the configured endpoint (checked; no request is sent yet).
     pub fn new(config: ChatConfig) -> Result<Self, ConsolidateError> {
-        if config.model.trim().is_empty() {
-            return Err(ConsolidateError::Config(
-                "the chat endpoint needs a model name".to_owned(),
-            ));
-        }
-        let route = Route::new(config.endpoint(), config.api_key.clone(), config.timeout);
+        let route = config.route("chat/completions", DEFAULT_TIMEOUT)?;
         Ok(Self { config, route })
     }
 
@@ -289,34 +212,34 @@ mod tests {
     #[test]
     fn endpoint_appends_the_route_once() {
         let c = ChatConfig::new("http://127.0.0.1:11434/v1/", "m");
-        assert_eq!(c.endpoint(), "http://127.0.0.1:11434/v1/chat/completions");
+        assert_eq!(
+            OpenAiChat::new(c).unwrap().endpoint(),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
         let c = ChatConfig::new("https://h/v1/chat/completions", "m");
-        assert_eq!(c.endpoint(), "https://h/v1/chat/completions");
+        assert_eq!(c.url("chat/completions"), "https://h/v1/chat/completions");
     }
 
     #[test]
     fn incomplete_or_malformed_environment_is_a_clear_error() {
-        let err = ChatConfig::from_values("http://h/v1".into(), None, None, None).unwrap_err();
+        let values = |url: &str, model: Option<&str>, key: Option<&str>, secs: Option<&str>| {
+            Endpoint::from_values(
+                &VARS,
+                url.to_owned(),
+                model.map(str::to_owned),
+                key.map(str::to_owned),
+                secs.map(str::to_owned),
+            )
+            .map_err(ConsolidateError::from)
+        };
+        let err = values("http://h/v1", None, None, None).unwrap_err();
         assert!(err.to_string().contains(env::MODEL), "{err}");
-        let err =
-            ChatConfig::from_values("ftp://h".into(), Some("m".into()), None, None).unwrap_err();
+        let err = values("ftp://h", Some("m"), None, None).unwrap_err();
         assert!(err.to_string().contains(env::URL), "{err}");
-        let err = ChatConfig::from_values(
-            "http://h/v1".into(),
-            Some("m".into()),
-            None,
-            Some("0".into()),
-        )
-        .unwrap_err();
+        let err = values("http://h/v1", Some("m"), None, Some("0")).unwrap_err();
         assert!(err.to_string().contains(env::TIMEOUT_SECS), "{err}");
-        let ok = ChatConfig::from_values(
-            "http://h/v1".into(),
-            Some("m".into()),
-            Some("secret-key".into()),
-            Some("30".into()),
-        )
-        .unwrap();
-        assert_eq!(ok.timeout, Duration::from_secs(30));
+        let ok = values("http://h/v1", Some("m"), Some("secret-key"), Some("30")).unwrap();
+        assert_eq!(ok.timeout, Some(Duration::from_secs(30)));
         assert!(
             !format!("{ok:?}").contains("secret-key"),
             "the key must not be logged"

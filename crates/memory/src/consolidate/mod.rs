@@ -4,7 +4,7 @@
 //! lands quarantined (the trust gate's rule for derived provenance) until a person
 //! validates it.
 //!
-//! Off unless a chat model is configured ([`ChatConfig::from_env`]). The prompts live in
+//! Off unless a chat model is configured ([`chat::config_from_env`]). The prompts live in
 //! [`prompts`]; completions are read defensively ([`parse`]): a completion without the
 //! JSON asked for refuses the whole consolidation, a bad item inside a good one is skipped
 //! and reported. Nothing is written until every call has answered, and then everything in
@@ -109,7 +109,7 @@ pub struct ConsolidationReport {
 /// The chat model the environment configures: `NotConfigured` when none is, the
 /// configuration's error when it is malformed.
 pub fn chat_from_env() -> Result<OpenAiChat, ConsolidateError> {
-    let config = ChatConfig::from_env().ok_or(ConsolidateError::NotConfigured)??;
+    let config = chat::config_from_env().ok_or(ConsolidateError::NotConfigured)??;
     OpenAiChat::new(config)
 }
 

@@ -47,7 +47,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(db) = &args.memory_db {
         config.memory_db = db.clone();
     }
-    config.memory_chat = mindgate_memory::consolidate::ChatConfig::from_env()
+    config.memory_chat = mindgate_memory::consolidate::chat::config_from_env()
         .transpose()
         .context("memory consolidation is configured wrongly")?;
     config.mcp = Some(mcp_mount::mount());
