@@ -44,6 +44,7 @@ mod server;
 pub mod stdio;
 pub mod tasks;
 pub mod time;
+pub mod views;
 mod watch;
 
 use rmcp::ServiceExt;

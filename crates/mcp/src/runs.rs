@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use mindgate_store::projection::{GraphNode, NodeState, RunGraph};
+use mindgate_store::projection::{GraphNode, InstanceDetail, NodeDetail, NodeState, RunGraph};
 use mindgate_store::{RunFilter, RunState, RunStore, RunSummary, run_report};
 use serde_json::{Map, Value, json};
 
@@ -16,6 +16,9 @@ use crate::output::{Links, ToolOutput};
 use crate::output_limits::{cut_str, one_line, preview};
 use crate::params::{FindErrorsArgs, GetNodeArgs, GetRunArgs, ListRunsArgs, SearchEventsArgs};
 use crate::time::{duration, iso, resolve_since};
+use crate::views::node::NodeView;
+use crate::views::run::{RunView, node_duration};
+use crate::views::to_structured;
 
 /// Default and largest `list_runs` page.
 pub const LIST_RUNS_DEFAULT: u32 = 20;
@@ -166,15 +169,6 @@ fn state_str(s: NodeState) -> Value {
     serde_json::to_value(s).unwrap_or(Value::Null)
 }
 
-fn node_duration(n: &GraphNode) -> Option<f64> {
-    let durations: Vec<f64> = n.instances.iter().filter_map(|i| i.duration_ms).collect();
-    if durations.is_empty() {
-        None
-    } else {
-        Some(durations.iter().sum())
-    }
-}
-
 /// The `error` of the `run.finished` event, previewed (the store's [`RunStore::run_finish_error`]).
 fn run_finish_error(store: &RunStore, run: &RunSummary) -> Option<Value> {
     let err = store.run_finish_error(run).ok()??;
@@ -271,137 +265,59 @@ pub fn get_run(
     let run_error = run_finish_error(store, &run);
     let report = run_report(&run, &graph, run_error.clone(), store.prices());
     run.cost = Some(report.tokens.cost.clone());
-    let link = |n: &str| links.node(&run.id, n);
-    let error_total = report.error_count;
-    let errors: Vec<Value> = report
-        .errors
-        .iter()
-        .take(GET_RUN_MAX_ERRORS)
-        .map(|e| {
-            json!({
-                "nodeId": e.node_id,
-                "instanceId": e.instance_id,
-                "name": e.name,
-                "message": cut_str(&e.message, 500),
-                "recovered": e.recovered,
-                "link": link(&e.node_id),
-            })
-        })
-        .collect();
-    let slowest: Vec<Value> = report
-        .slowest
-        .iter()
-        .map(|s| {
-            json!({
-                "nodeId": s.node_id,
-                "instanceId": s.instance_id,
-                "kind": s.kind,
-                "durationMs": s.duration_ms,
-                "heldMs": s.held_ms,
-                "workMs": s.work_ms,
-                "status": state_str(s.status),
-                "link": link(&s.node_id),
-            })
-        })
-        .collect();
-    let tokens_by_node: Vec<Value> = report
-        .tokens
-        .by_node
-        .iter()
-        .take(GET_RUN_TOKEN_NODES)
-        .map(|t| {
-            json!({
-                "nodeId": t.node_id,
-                "inputTokens": t.input_tokens,
-                "outputTokens": t.output_tokens,
-                "cacheReadTokens": t.cache_read_tokens,
-                "cacheWriteTokens": t.cache_write_tokens,
-                "models": t.models,
-                "inclusive": t.inclusive,
-                "cost": t.cost,
-            })
-        })
-        .collect();
-    let paused: Vec<&str> = report.paused.iter().map(String::as_str).collect();
-    let nodes: Vec<Value> = graph
-        .nodes
-        .iter()
-        .take(GET_RUN_MAX_NODES)
-        .map(|n| {
-            let last_error = n.instances.iter().rev().find_map(|i| i.error.as_ref());
-            let mut v = json!({
-                "nodeId": n.node_id,
-                "kind": n.kind,
-                "name": cut_str(&n.name, 200),
-                "parentId": n.parent_id,
-                "status": state_str(n.status),
-                "instances": n.instances.len(),
-                "durationMs": node_duration(n),
-                "link": link(&n.node_id),
-            });
-            if let (Some(e), Some(obj)) = (last_error, v.as_object_mut()) {
-                obj.insert(
-                    "error".to_owned(),
-                    json!({"name": e.name, "message": cut_str(&e.message, 300)}),
-                );
-            }
-            v
-        })
-        .collect();
-    let edges: Vec<&mindgate_store::projection::GraphEdge> =
-        graph.edges.iter().take(GET_RUN_MAX_EDGES).collect();
+    let view = RunView::new(run_value(&run, links), &run.id, &report, &graph, links);
+    let text = run_text(&run, &view, &graph, links);
+    Ok(ToolOutput::new(text, to_structured(&view)))
+}
 
-    let mut text = format!("Run {}\n{}\n", run_line(&run), links.run(&run.id));
-    if report.times.held_ms > 0.0 {
-        let work = report
-            .times
+/// `get_run`'s text: the run line, times, errors, slowest, tokens and the graph as a tree.
+fn run_text(run: &RunSummary, view: &RunView<'_>, graph: &RunGraph, links: &Links) -> String {
+    let mut text = format!("Run {}\n{}\n", run_line(run), links.run(&run.id));
+    if view.held_ms > 0.0 {
+        let work = view
             .work_ms
             .map_or_else(|| "still running".to_owned(), duration);
         let _ = writeln!(
             text,
             "Work {work}, held at gates {}",
-            duration(report.times.held_ms)
+            duration(view.held_ms)
         );
     }
-    if let Some(e) = &run_error {
+    if let Some(e) = &view.run_error {
         let _ = writeln!(text, "Run error: {}", error_line(e, 500));
     }
-    if !paused.is_empty() {
-        let _ = writeln!(text, "Paused now at: {}", paused.join(", "));
+    if !view.paused.is_empty() {
+        let _ = writeln!(text, "Paused now at: {}", view.paused.join(", "));
     }
-    if error_total > 0 {
-        let _ = writeln!(text, "\nErrors ({error_total}):");
-        for e in &errors {
+    if view.error_count > 0 {
+        let _ = writeln!(text, "\nErrors ({}):", view.error_count);
+        for e in &view.errors {
             let _ = writeln!(
                 text,
                 "- {} [{}] {}: {}{}\n  {}",
-                e["nodeId"].as_str().unwrap_or_default(),
-                e["instanceId"].as_str().unwrap_or_default(),
-                e["name"].as_str().unwrap_or_default(),
-                one_line(&e["message"], 300),
-                if e["recovered"] == true {
-                    " (recovered)"
-                } else {
-                    ""
-                },
-                e["link"].as_str().unwrap_or_default()
+                e.node_id,
+                e.instance_id,
+                e.name,
+                one_line(&Value::String(e.message.clone()), 300),
+                if e.recovered { " (recovered)" } else { "" },
+                e.link
             );
         }
     }
-    if !slowest.is_empty() {
+    if !view.slowest.is_empty() {
         text.push_str("\nSlowest:\n");
-        for s in &slowest {
+        for s in &view.slowest {
             let _ = writeln!(
                 text,
                 "- {} {}",
-                s["nodeId"].as_str().unwrap_or_default(),
-                duration(s["durationMs"].as_f64().unwrap_or(0.0))
+                s.execution.node_id,
+                duration(s.execution.duration_ms.unwrap_or(0.0))
             );
         }
     }
-    if !report.tokens.by_node.is_empty() {
+    if !view.tokens.by_node.is_empty() {
         text.push_str("\nTokens and cost by node:\n");
-        for t in report.tokens.by_node.iter().take(GET_RUN_TOKEN_NODES) {
+        for t in view.tokens.by_node {
             let mut line = format!(
                 "- {} {} in / {} out",
                 t.node_id, t.input_tokens, t.output_tokens
@@ -423,8 +339,8 @@ pub fn get_run(
             let _ = writeln!(text, "{line}");
         }
     }
-    let (lines, tree_cut) = tree_lines(&graph, GET_RUN_TREE_LINES);
-    let _ = writeln!(text, "\nGraph ({}):", graph_counts(&graph));
+    let (lines, tree_cut) = tree_lines(graph, GET_RUN_TREE_LINES);
+    let _ = writeln!(text, "\nGraph ({}):", graph_counts(graph));
     for l in &lines {
         let _ = writeln!(text, "{l}");
     }
@@ -436,35 +352,7 @@ pub fn get_run(
     }
     text.push_str("\nInputs, outputs and full errors: get_node {\"runId\", \"nodeId\"}.");
 
-    let value = json!({
-        "run": run_value(&run, links),
-        "runError": run_error,
-        "errors": errors,
-        "errorCount": error_total,
-        "slowest": slowest,
-        "tokens": {
-            "inputTokens": report.tokens.input_tokens,
-            "outputTokens": report.tokens.output_tokens,
-            "cacheReadTokens": report.tokens.cache_read_tokens,
-            "cacheWriteTokens": report.tokens.cache_write_tokens,
-            "cost": report.tokens.cost,
-            "byNode": tokens_by_node,
-        },
-        "paused": paused,
-        "heldMs": report.times.held_ms,
-        "workMs": report.times.work_ms,
-        "graph": {
-            "nodeCount": graph.nodes.len(),
-            "announcedOnlyCount": graph.announced_only(),
-            "instanceCount": graph.instance_count(),
-            "edgeCount": graph.edges.len(),
-            "nodes": nodes,
-            "edges": edges,
-            "nodesTruncated": graph.nodes.len() > GET_RUN_MAX_NODES,
-            "edgesTruncated": graph.edges.len() > GET_RUN_MAX_EDGES,
-        },
-    });
-    Ok(ToolOutput::new(text, value))
+    text
 }
 
 /// `get_node`: a node's executions with inputs, outputs and errors previewed.
@@ -494,9 +382,20 @@ pub fn get_node(
             node_id: args.node_id.clone(),
         });
     };
+    let chosen = chosen_instances(&detail, args, want)?;
+    let view = NodeView::new(&detail, &chosen, max_chars, links);
+    let text = node_text(&view, &detail, &chosen, store, links);
+    Ok(ToolOutput::new(text, to_structured(&view)))
+}
+
+/// The executions `get_node` shows: the one named by `instanceId`, else the latest `want`.
+fn chosen_instances<'a>(
+    detail: &'a NodeDetail,
+    args: &GetNodeArgs,
+    want: usize,
+) -> Result<Vec<(usize, &'a InstanceDetail)>, ToolError> {
     let total = detail.instances.len();
-    let chosen: Vec<(usize, &mindgate_store::projection::InstanceDetail)> = match &args.instance_id
-    {
+    Ok(match &args.instance_id {
         Some(id) => {
             let hit: Vec<_> = detail
                 .instances
@@ -519,10 +418,20 @@ pub fn get_node(
             .enumerate()
             .skip(total.saturating_sub(want))
             .collect(),
-    };
-    let mut any_cut = false;
-    let mut inst_values = Vec::new();
-    let node_link = links.node(&detail.run_id, &detail.node_id);
+    })
+}
+
+/// `get_node`'s text: the node line, each chosen execution (times, values, error, usage,
+/// pauses) and how to see more.
+fn node_text(
+    view: &NodeView<'_>,
+    detail: &NodeDetail,
+    chosen: &[(usize, &InstanceDetail)],
+    store: &RunStore,
+    links: &Links,
+) -> String {
+    let total = detail.instances.len();
+    let max_chars = view.max_chars;
     let mut text = format!(
         "Node {} ({}, \"{}\") of run {} — {}, {} instance(s){}\n{}\n",
         detail.node_id,
@@ -536,111 +445,11 @@ pub fn get_node(
             .as_deref()
             .map(|p| format!(", parent {p}"))
             .unwrap_or_default(),
-        node_link
+        view.link
     );
     let text_chars = max_chars.min(4_000);
-    for (index, inst) in &chosen {
-        let raw = serde_json::to_value(inst).unwrap_or_else(|_| json!({}));
-        let (mut v, cut) = preview(&raw, max_chars);
-        any_cut |= cut;
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("index".to_owned(), json!(index));
-        }
-        inst_values.push(v);
-        let s = &inst.summary;
-        let _ = write!(
-            text,
-            "\n#{} instance {} — {}",
-            index,
-            if s.instance_id.is_empty() {
-                "(unnamed)"
-            } else {
-                &s.instance_id
-            },
-            state_str(s.status).as_str().unwrap_or_default()
-        );
-        if let Some(d) = s.duration_ms {
-            let _ = write!(text, ", {}", duration(d));
-        }
-        if let Some(h) = s.held_ms.filter(|h| *h > 0.0) {
-            match s.work_ms {
-                Some(w) => {
-                    let _ = write!(text, " (work {}, held {})", duration(w), duration(h));
-                }
-                None => {
-                    let _ = write!(text, " (held {})", duration(h));
-                }
-            }
-        }
-        if let Some(at) = s.started_at {
-            let _ = write!(text, ", started {}", iso(at));
-        }
-        text.push('\n');
-        if let Some(input) = &inst.input {
-            let _ = writeln!(text, "  input: {}", one_line(input, text_chars));
-        }
-        if let Some(output) = &inst.output {
-            let _ = writeln!(text, "  output: {}", one_line(output, text_chars));
-        }
-        if !s.tokens.is_empty() {
-            let _ = writeln!(
-                text,
-                "  streamed text: {}",
-                one_line(&Value::String(s.tokens.clone()), text_chars)
-            );
-        }
-        if !inst.tool_args.is_empty() {
-            let _ = writeln!(
-                text,
-                "  tool args: {}",
-                one_line(&Value::String(inst.tool_args.clone()), text_chars)
-            );
-        }
-        if let Some(e) = &inst.error_detail {
-            let name = e.get("name").and_then(Value::as_str).unwrap_or("Error");
-            let msg = e
-                .get("message")
-                .map(|m| one_line(m, text_chars))
-                .unwrap_or_default();
-            let _ = writeln!(text, "  error: {name}: {msg}");
-            if let Some(stack) = e.get("stack").and_then(Value::as_str) {
-                let (st, _) = crate::output_limits::cut(stack, text_chars.min(1_500));
-                let _ = writeln!(text, "  stack:\n    {}", st.replace('\n', "\n    "));
-            }
-        }
-        if let Some(u) = &s.usage {
-            let counts = mindgate_store::usage_counts(Some(u));
-            let mut cost = mindgate_store::Cost::default();
-            cost.add(store.prices(), s.model.as_deref(), &counts);
-            let _ = write!(text, "  usage: {} in / {} out", counts.input, counts.output);
-            if counts.cache_read + counts.cache_write > 0 {
-                let _ = write!(
-                    text,
-                    " / {} cache read / {} cache write",
-                    counts.cache_read, counts.cache_write
-                );
-            }
-            if let Some(model) = &s.model {
-                let _ = write!(text, ", model {model}");
-            }
-            let _ = writeln!(text, ", cost {cost}");
-        }
-        for p in &inst.pauses {
-            let _ = writeln!(
-                text,
-                "  paused {} at `{}`{}{}",
-                p.pause_id,
-                p.point,
-                p.reason
-                    .as_deref()
-                    .map(|r| format!(" ({r})"))
-                    .unwrap_or_default(),
-                match &p.action {
-                    Some(a) => format!(", released: {a}"),
-                    None => ", still held".to_owned(),
-                }
-            );
-        }
+    for (index, inst) in chosen {
+        instance_text(&mut text, *index, inst, text_chars, store);
     }
     let shown = chosen.len();
     if shown < total {
@@ -649,29 +458,118 @@ pub fn get_node(
             "\nShowing {shown} of {total} instances (the latest); pass instances (up to {GET_NODE_MAX_INSTANCES}) or instanceId for others."
         );
     }
-    if any_cut {
+    if view.values_truncated {
         let _ = writeln!(
             text,
             "\nValues were cut at {max_chars} characters: pass maxChars (up to {GET_NODE_MAX_CHARS}) for more, or read everything from {} (while `mindgate serve` runs).",
             links.api_node(&detail.run_id, &detail.node_id)
         );
     }
-    let value = json!({
-        "runId": detail.run_id,
-        "nodeId": detail.node_id,
-        "kind": detail.kind,
-        "name": detail.name,
-        "parentId": detail.parent_id,
-        "status": state_str(detail.status),
-        "hinted": detail.hinted,
-        "instanceCount": total,
-        "instances": inst_values,
-        "valuesTruncated": any_cut,
-        "maxChars": max_chars,
-        "link": node_link,
-        "fullDetailUrl": links.api_node(&detail.run_id, &detail.node_id),
-    });
-    Ok(ToolOutput::new(text, value))
+    text
+}
+
+/// One execution in `get_node`'s text: state, times, values, error, usage and pauses.
+fn instance_text(
+    text: &mut String,
+    index: usize,
+    inst: &InstanceDetail,
+    text_chars: usize,
+    store: &RunStore,
+) {
+    let s = &inst.summary;
+    let _ = write!(
+        text,
+        "\n#{} instance {} — {}",
+        index,
+        if s.instance_id.is_empty() {
+            "(unnamed)"
+        } else {
+            &s.instance_id
+        },
+        state_str(s.status).as_str().unwrap_or_default()
+    );
+    if let Some(d) = s.duration_ms {
+        let _ = write!(text, ", {}", duration(d));
+    }
+    if let Some(h) = s.held_ms.filter(|h| *h > 0.0) {
+        match s.work_ms {
+            Some(w) => {
+                let _ = write!(text, " (work {}, held {})", duration(w), duration(h));
+            }
+            None => {
+                let _ = write!(text, " (held {})", duration(h));
+            }
+        }
+    }
+    if let Some(at) = s.started_at {
+        let _ = write!(text, ", started {}", iso(at));
+    }
+    text.push('\n');
+    if let Some(input) = &inst.input {
+        let _ = writeln!(text, "  input: {}", one_line(input, text_chars));
+    }
+    if let Some(output) = &inst.output {
+        let _ = writeln!(text, "  output: {}", one_line(output, text_chars));
+    }
+    if !s.tokens.is_empty() {
+        let _ = writeln!(
+            text,
+            "  streamed text: {}",
+            one_line(&Value::String(s.tokens.clone()), text_chars)
+        );
+    }
+    if !inst.tool_args.is_empty() {
+        let _ = writeln!(
+            text,
+            "  tool args: {}",
+            one_line(&Value::String(inst.tool_args.clone()), text_chars)
+        );
+    }
+    if let Some(e) = &inst.error_detail {
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("Error");
+        let msg = e
+            .get("message")
+            .map(|m| one_line(m, text_chars))
+            .unwrap_or_default();
+        let _ = writeln!(text, "  error: {name}: {msg}");
+        if let Some(stack) = e.get("stack").and_then(Value::as_str) {
+            let (st, _) = crate::output_limits::cut(stack, text_chars.min(1_500));
+            let _ = writeln!(text, "  stack:\n    {}", st.replace('\n', "\n    "));
+        }
+    }
+    if let Some(u) = &s.usage {
+        let counts = mindgate_store::usage_counts(Some(u));
+        let mut cost = mindgate_store::Cost::default();
+        cost.add(store.prices(), s.model.as_deref(), &counts);
+        let _ = write!(text, "  usage: {} in / {} out", counts.input, counts.output);
+        if counts.cache_read + counts.cache_write > 0 {
+            let _ = write!(
+                text,
+                " / {} cache read / {} cache write",
+                counts.cache_read, counts.cache_write
+            );
+        }
+        if let Some(model) = &s.model {
+            let _ = write!(text, ", model {model}");
+        }
+        let _ = writeln!(text, ", cost {cost}");
+    }
+    for p in &inst.pauses {
+        let _ = writeln!(
+            text,
+            "  paused {} at `{}`{}{}",
+            p.pause_id,
+            p.point,
+            p.reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
+            match &p.action {
+                Some(a) => format!(", released: {a}"),
+                None => ", still held".to_owned(),
+            }
+        );
+    }
 }
 
 /// `find_errors`: recent failed nodes and failed runs, newest first.

@@ -19,18 +19,19 @@ use std::sync::{Arc, Mutex};
 
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::graph::NodeRef;
-use mindgate_taskgraph::report::node_error;
 use mindgate_taskgraph::{
-    Agent, Catalog, DiscoveryConfig, IdMatch, NodeMeta, SessionLocation, TaskGraph, TaskReport,
-    TaskSummary, detect_agent, match_task_id,
+    Agent, Catalog, DiscoveryConfig, IdMatch, SessionLocation, TaskGraph, TaskReport, TaskSummary,
+    detect_agent, match_task_id,
 };
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::output::ToolOutput;
-use crate::output_limits::{cut_str, one_line, preview};
+use crate::output_limits::{cut_str, one_line};
 use crate::params::{DetailArg, GetTaskGraphArgs, ListTasksArgs};
 use crate::time::{duration, iso};
+use crate::views::task::TaskGraphView;
+use crate::views::to_structured;
 
 /// Default `list_tasks` page.
 pub const LIST_TASKS_DEFAULT: u32 = 20;
@@ -285,18 +286,6 @@ pub fn list_tasks(catalog: &TaskCatalog, args: &ListTasksArgs) -> Result<ToolOut
     ))
 }
 
-fn node_ref_value(r: &NodeRef) -> Value {
-    json!({
-        "id": r.id,
-        "name": cut_str(&r.name, 200),
-        "type": r.node_type,
-        "status": r.status,
-        "durationMs": r.duration_ms,
-        "attempts": r.attempts,
-        "error": r.error.as_deref().map(|e| cut_str(e, 500)),
-    })
-}
-
 /// `get_task_graph`: a session's task graph — summary, critical path, failures,
 /// files changed (and, with `detail: full`, its nodes). Which sessions may be
 /// read: see [`TaskCatalog::resolve`].
@@ -311,99 +300,17 @@ pub fn get_task_graph(
     let loc = catalog.resolve(&args.id)?;
     let g = catalog.graph(&loc)?;
     let detail = args.detail.unwrap_or_default();
-    let s = &g.summary;
     let report = TaskReport::new(&g);
+    let view = TaskGraphView::new(&g, &report, report.cost(prices), detail == DetailArg::Full);
+    let text = task_graph_text(&g, &report, &view);
+    Ok(ToolOutput::new(text, to_structured(&view)))
+}
+
+/// The critical path and the failures in `get_task_graph`'s text.
+fn critical_path_and_failures_text(text: &mut String, g: &TaskGraph, report: &TaskReport<'_>) {
+    let s = &g.summary;
     let name_of = |id: &str| report.node(id).map(|n| n.name.clone()).unwrap_or_default();
-
-    let critical: Vec<Value> = report
-        .critical_path()
-        .map(|step| {
-            let n = step.node;
-            json!({
-                "id": step.id,
-                "name": cut_str(&name_of(step.id), 200),
-                "type": n.map(|n| n.node_type),
-                "status": n.map(|n| n.status),
-                "durationMs": n.map(|n| n.duration_ms),
-                "hot": step.hot,
-            })
-        })
-        .collect();
-    let files: Vec<&String> = s.files_changed.iter().take(MAX_FILES).collect();
-    // A failed step without its own message borrows the one its node (or
-    // its phase's end) recorded.
     let failure_text = |r: &NodeRef| report.failure_text(r);
-    let failures: Vec<Value> = s
-        .failed_steps
-        .iter()
-        .map(|r| {
-            let mut v = node_ref_value(r);
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert(
-                    "error".to_owned(),
-                    failure_text(r).map_or(Value::Null, |e| Value::String(cut_str(&e, 500))),
-                );
-            }
-            v
-        })
-        .collect();
-    let retried: Vec<Value> = s
-        .retried_steps
-        .iter()
-        .take(20)
-        .map(node_ref_value)
-        .collect();
-    let slowest: Vec<Value> = s.slowest_steps.iter().map(node_ref_value).collect();
-    let agent = report.agent().cloned().unwrap_or(Value::Null);
-
-    let mut text = format!(
-        "Task {} \"{}\" — {}, {}{}\n",
-        g.task_id,
-        cut_str(&one_line(&Value::String(g.title.clone()), 300), 200),
-        g.status.as_str(),
-        g.start_time
-            .map(iso)
-            .unwrap_or_else(|| "no start time".to_owned()),
-        if g.duration_ms > 0 {
-            format!(", {}", duration(g.duration_ms as f64))
-        } else {
-            String::new()
-        },
-    );
-    if let Some(cwd) = &g.cwd {
-        let _ = writeln!(text, "cwd: {cwd}");
-    }
-    let _ = writeln!(
-        text,
-        "{} turns, {} LLM steps, {} tool calls ({} code changes, {} tests, {} subagents), {} errors, {} retries; tokens {} in / {} out / {} cache read",
-        s.headline.turns,
-        s.headline.steps,
-        s.headline.tool_calls,
-        s.headline.code_changes,
-        s.headline.tests,
-        s.headline.subagents,
-        s.headline.errors,
-        s.headline.retries,
-        s.tokens.input,
-        s.tokens.output,
-        s.tokens.cache_read
-    );
-    let cost = report.cost(prices);
-    if s.tokens.total > 0 {
-        let _ = writeln!(text, "Cost: {cost}");
-    }
-    if let Some(kind) = &g.meta.final_turn_reason.kind {
-        let _ = writeln!(
-            text,
-            "Last turn ended: {kind}{}",
-            g.meta
-                .final_turn_reason
-                .message
-                .as_deref()
-                .map(|m| format!(" — {}", cut_str(m, 300)))
-                .unwrap_or_default()
-        );
-    }
     let _ = writeln!(
         text,
         "\nCritical path ({} of agent work in {}; waiting for the person {}):",
@@ -448,6 +355,60 @@ pub fn get_task_graph(
             );
         }
     }
+}
+
+/// `get_task_graph`'s text: the task line, headline, cost, critical path, failures, slowest
+/// steps, files, tools and how to list the nodes.
+fn task_graph_text(g: &TaskGraph, report: &TaskReport<'_>, view: &TaskGraphView<'_>) -> String {
+    let s = &g.summary;
+    let mut text = format!(
+        "Task {} \"{}\" — {}, {}{}\n",
+        g.task_id,
+        cut_str(&one_line(&Value::String(g.title.clone()), 300), 200),
+        g.status.as_str(),
+        g.start_time
+            .map(iso)
+            .unwrap_or_else(|| "no start time".to_owned()),
+        if g.duration_ms > 0 {
+            format!(", {}", duration(g.duration_ms as f64))
+        } else {
+            String::new()
+        },
+    );
+    if let Some(cwd) = &g.cwd {
+        let _ = writeln!(text, "cwd: {cwd}");
+    }
+    let _ = writeln!(
+        text,
+        "{} turns, {} LLM steps, {} tool calls ({} code changes, {} tests, {} subagents), {} errors, {} retries; tokens {} in / {} out / {} cache read",
+        s.headline.turns,
+        s.headline.steps,
+        s.headline.tool_calls,
+        s.headline.code_changes,
+        s.headline.tests,
+        s.headline.subagents,
+        s.headline.errors,
+        s.headline.retries,
+        s.tokens.input,
+        s.tokens.output,
+        s.tokens.cache_read
+    );
+    if s.tokens.total > 0 {
+        let _ = writeln!(text, "Cost: {}", view.cost);
+    }
+    if let Some(kind) = &g.meta.final_turn_reason.kind {
+        let _ = writeln!(
+            text,
+            "Last turn ended: {kind}{}",
+            g.meta
+                .final_turn_reason
+                .message
+                .as_deref()
+                .map(|m| format!(" — {}", cut_str(m, 300)))
+                .unwrap_or_default()
+        );
+    }
+    critical_path_and_failures_text(&mut text, g, report);
     if !s.slowest_steps.is_empty() {
         text.push_str("\nSlowest steps:\n");
         for r in &s.slowest_steps {
@@ -478,68 +439,7 @@ pub fn get_task_graph(
         let _ = writeln!(text, "\nMost used tools: {}", tools.join(", "));
     }
 
-    let mut value = json!({
-        "taskId": g.task_id,
-        "sessionId": g.session_id,
-        "agent": agent,
-        "title": cut_str(&g.title, 500),
-        "workspace": g.workspace,
-        "cwd": g.cwd,
-        "status": g.status,
-        "startTime": g.start_time,
-        "endTime": g.end_time,
-        "durationMs": g.duration_ms,
-        "live": g.meta.live,
-        "counts": s.counts,
-        "headline": s.headline,
-        "waitingMs": s.waiting_ms,
-        "tokens": s.tokens,
-        "cost": cost,
-        "criticalPath": {
-            "durationMs": g.critical_path.duration_ms,
-            "totalMs": g.critical_path.total_ms,
-            "nodes": critical,
-        },
-        "failures": failures,
-        "retried": retried,
-        "slowest": slowest,
-        "filesChanged": files,
-        "filesChangedTotal": s.files_changed.len(),
-        "mostUsedTools": s.most_used_tools,
-        "finalTurnReason": g.meta.final_turn_reason,
-        "nodeCount": g.nodes.len(),
-    });
-    if detail == DetailArg::Full {
-        let nodes: Vec<Value> = g
-            .nodes
-            .iter()
-            .take(FULL_MAX_NODES)
-            .map(|n| {
-                let mut v = json!({
-                    "id": n.id,
-                    "type": n.node_type,
-                    "name": cut_str(&n.name, 200),
-                    "status": n.status,
-                    "durationMs": n.duration_ms,
-                    "parentId": n.parent_id,
-                });
-                if let (Some(e), Some(obj)) = (node_error(&n.meta), v.as_object_mut()) {
-                    obj.insert("error".to_owned(), Value::String(cut_str(&e, 300)));
-                }
-                if let (NodeMeta::Tool(t), Some(obj)) = (&n.meta, v.as_object_mut()) {
-                    obj.insert("toolName".to_owned(), Value::String(t.tool_name.clone()));
-                    obj.insert("arguments".to_owned(), preview(&t.arguments, 200).0);
-                }
-                v
-            })
-            .collect();
-        if let Some(obj) = value.as_object_mut() {
-            obj.insert("nodes".to_owned(), Value::Array(nodes));
-            obj.insert(
-                "nodesTruncated".to_owned(),
-                Value::Bool(g.nodes.len() > FULL_MAX_NODES),
-            );
-        }
+    if view.nodes.is_some() {
         let _ = writeln!(
             text,
             "\nNodes: {} (listed in the structured content{}).",
@@ -557,5 +457,5 @@ pub fn get_task_graph(
             g.nodes.len()
         );
     }
-    Ok(ToolOutput::new(text, value))
+    text
 }

@@ -16,10 +16,6 @@ const MAX_LINES: usize = 120;
 
 /// `(crate directory, function name)`: longer functions that are being split right now.
 const BEING_SPLIT: &[(&str, &str)] = &[
-    ("mcp", "get_node"),
-    ("mcp", "get_run"),
-    ("mcp", "get_task_graph"),
-    ("memory", "consolidate"),
     ("store", "apply_value"),
 ];
 
