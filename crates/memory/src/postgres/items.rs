@@ -7,7 +7,8 @@ use postgres::{GenericClient, Row};
 use serde_json::Value;
 
 use crate::error::{MemoryError, Result};
-use crate::rules::row::{Insert, ItemRow, MAX_TEXT_CHARS, Prepared, prepare_insert};
+use crate::rules::row::{Insert, ItemRow, Prepared, prepare_insert};
+use crate::rules::writes::ItemWrites;
 use crate::time::format_ms;
 use crate::types::*;
 
@@ -192,20 +193,7 @@ pub fn tombstone(
     reason: &str,
     by: Actor,
 ) -> Result<()> {
-    if row.deleted_at.is_some() {
-        return Err(MemoryError::Conflict(format!(
-            "record {} is already deleted",
-            row.id
-        )));
-    }
-    if reason.chars().count() > MAX_TEXT_CHARS {
-        return Err(MemoryError::invalid("reason", "too long"));
-    }
-    c.execute(
-        "UPDATE memory_items SET deleted_at = $1, delete_reason = $2, updated_at = $1 WHERE rowid = $3",
-        &[&now, &reason, &row.rowid],
-    )?;
-    ledger_append(c, now, &row.id, action, by, Some(reason), None)
+    crate::rules::writes::tombstone(&mut ItemRows(c), now, row, action, reason, by)
 }
 
 /// Appends one ledger row.
@@ -266,4 +254,61 @@ pub fn ledger_rows(
             })
         })
         .collect()
+}
+
+/// The PostgreSQL side of [`ItemWrites`], on a client inside a write transaction.
+pub(crate) struct ItemRows<'a, C: GenericClient>(pub &'a mut C);
+
+impl<C: GenericClient> ItemWrites for ItemRows<'_, C> {
+    fn ledger(
+        &mut self,
+        now: i64,
+        subject_id: &str,
+        action: &str,
+        by: Actor,
+        reason: Option<&str>,
+        detail: Option<Value>,
+    ) -> Result<()> {
+        ledger_append(self.0, now, subject_id, action, by, reason, detail)
+    }
+
+    fn mark_deleted(&mut self, rowid: i64, reason: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET deleted_at = $1, delete_reason = $2, updated_at = $1 WHERE rowid = $3",
+            &[&now, &reason, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn mark_superseded(&mut self, rowid: i64, by_id: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET superseded_by = $1, superseded_at = $2, updated_at = $2 WHERE rowid = $3",
+            &[&by_id, &now, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn quarantine(&mut self, rowid: i64, reason: &str) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET status = 'quarantined', quarantine_reason = $1, active_since = NULL WHERE rowid = $2",
+            &[&reason, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_success_count(&mut self, rowid: i64, count: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET success_count = $1, updated_at = $2 WHERE rowid = $3",
+            &[&count, &now, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn activate(&mut self, rowid: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET status = 'active', active_since = $1, updated_at = $1 WHERE rowid = $2",
+            &[&now, &rowid],
+        )?;
+        Ok(())
+    }
 }

@@ -2,14 +2,13 @@
 //! rules (outcomes, promotion), sharing, insights, and quarantine review. Validation and
 //! row building are the SQLite tiers' own functions; only the statements are here.
 
-use std::collections::HashSet;
-
 use postgres::{GenericClient, Transaction};
 use serde_json::json;
 
 use crate::error::{MemoryError, Result};
 use crate::postgres::PgMemory;
 use crate::postgres::entities::link_fact;
+use crate::postgres::items::ItemRows;
 use crate::postgres::items::{
     ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, load_kind, query_rows, tombstone,
 };
@@ -21,6 +20,7 @@ use crate::rules::row::{
 };
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
 use crate::rules::session::PushedMessage;
+use crate::rules::writes::{fact_chain, link_supersession, quarantine_if_flagged, record_outcome};
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
 };
@@ -255,13 +255,14 @@ impl SemanticMemory for Semantic<'_> {
             check_supersedable(&old, &new)?;
             let row = next_version(&old, row);
             let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
-            tx.execute(
-                "UPDATE memory_items SET superseded_by = $1, superseded_at = $2, updated_at = $2 WHERE rowid = $3",
-                &[&stored.id, &now, &old.rowid],
+            link_supersession(
+                &mut ItemRows(tx),
+                now,
+                &old,
+                &stored.id,
+                reason,
+                new.meta.by,
             )?;
-            let by = new.meta.by;
-            ledger_append(tx, now, old_id, "superseded", by, Some(reason), Some(json!({ "by": stored.id })))?;
-            ledger_append(tx, now, &stored.id, "supersede", by, Some(reason), Some(json!({ "supersedes": old_id })))?;
             Ok(stored.id)
         })?;
         self.get(&stored)
@@ -278,30 +279,7 @@ impl SemanticMemory for Semantic<'_> {
         let mut client = self.0.lock();
         let c = &mut *client;
         let start = load_kind(c, id, MemoryKind::Semantic, "fact")?;
-        let mut seen = HashSet::new();
-        seen.insert(start.id.clone());
-        let mut back = Vec::new();
-        let mut cursor = start.supersedes.clone();
-        while let Some(prev) = cursor {
-            let Some(row) = load(c, &prev)? else { break };
-            if !seen.insert(row.id.clone()) {
-                break;
-            }
-            cursor = row.supersedes.clone();
-            back.push(row);
-        }
-        back.reverse();
-        let mut chain = back;
-        let mut cursor = start.superseded_by.clone();
-        chain.push(start);
-        while let Some(next) = cursor {
-            let Some(row) = load(c, &next)? else { break };
-            if !seen.insert(row.id.clone()) {
-                break;
-            }
-            cursor = row.superseded_by.clone();
-            chain.push(row);
-        }
+        let chain = fact_chain(start, |id| load(c, id))?;
         let mut events = Vec::new();
         for row in &chain {
             events.extend(ledger_for(c, &row.id)?);
@@ -347,15 +325,7 @@ impl ProceduralMemory for Procedural<'_> {
             };
             let stored = s.insert_with_vector(tx, now, "rule", ins, vector.as_deref())?;
             // Steps and conditions are scanned too: flagged ones quarantine the rule.
-            let flags = trust::scan(&scanned);
-            if !flags.is_empty() && stored.status() == MemoryStatus::Active {
-                let reason = format!("flagged: {}", flags.join(", "));
-                tx.execute(
-                    "UPDATE memory_items SET status = 'quarantined', quarantine_reason = $1, active_since = NULL WHERE rowid = $2",
-                    &[&reason, &stored.rowid],
-                )?;
-                ledger_append(tx, now, &stored.id, "quarantine", rule.meta.by, Some(&reason), Some(json!({ "flags": flags })))?;
-            }
+            quarantine_if_flagged(&mut ItemRows(tx), now, &stored, &scanned, rule.meta.by)?;
             Ok(stored.id)
         })?;
         self.get(&stored)
@@ -389,26 +359,7 @@ impl ProceduralMemory for Procedural<'_> {
         let threshold = i64::from(self.0.config.promote_after_successes);
         self.0.write(|tx, now| {
             let row = load_kind(tx, id, MemoryKind::Procedural, "rule")?;
-            if row.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("rule {id} is deleted")));
-            }
-            let count = row.success_count.unwrap_or(0) + i64::from(success);
-            tx.execute(
-                "UPDATE memory_items SET success_count = $1, updated_at = $2 WHERE rowid = $3",
-                &[&count, &now, &row.rowid],
-            )?;
-            ledger_append(tx, now, id, "outcome", by, None, Some(json!({ "success": success, "successCount": count })))?;
-            let induced = row.provenance() == Some(MemoryProvenance::Induction);
-            if success && induced && row.status() == MemoryStatus::Quarantined && count >= threshold
-                && trust::scan(&row.text).is_empty()
-            {
-                tx.execute(
-                    "UPDATE memory_items SET status = 'active', active_since = $1, updated_at = $1 WHERE rowid = $2",
-                    &[&now, &row.rowid],
-                )?;
-                ledger_append(tx, now, id, "promote", by, Some("demonstrated success"), Some(json!({ "successCount": count, "threshold": threshold })))?;
-            }
-            Ok(())
+            record_outcome(&mut ItemRows(tx), now, &row, success, by, threshold)
         })?;
         self.get(id)
     }

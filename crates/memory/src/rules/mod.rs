@@ -19,3 +19,4 @@ pub(crate) mod procedural;
 pub(crate) mod row;
 pub(crate) mod semantic;
 pub(crate) mod session;
+pub(crate) mod writes;

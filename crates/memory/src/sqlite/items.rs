@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 pub use crate::rules::row::*;
 
 use crate::error::{MemoryError, Result};
+use crate::rules::writes::ItemWrites;
 use crate::sqlite::ledger;
 use crate::types::*;
 
@@ -153,4 +154,61 @@ pub fn insert(tx: &Transaction<'_>, now: i64, prefix: &str, ins: Insert) -> Resu
         )?;
     }
     Ok(row)
+}
+
+/// The SQLite side of [`ItemWrites`], on a connection inside a write transaction.
+pub(crate) struct ItemRows<'a>(pub &'a rusqlite::Connection);
+
+impl ItemWrites for ItemRows<'_> {
+    fn ledger(
+        &mut self,
+        now: i64,
+        subject_id: &str,
+        action: &str,
+        by: Actor,
+        reason: Option<&str>,
+        detail: Option<serde_json::Value>,
+    ) -> Result<()> {
+        ledger::append(self.0, now, subject_id, action, by, reason, detail)
+    }
+
+    fn mark_deleted(&mut self, rowid: i64, reason: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET deleted_at = ?1, delete_reason = ?2, updated_at = ?1 WHERE rowid = ?3",
+            params![now, reason, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn mark_superseded(&mut self, rowid: i64, by_id: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET superseded_by = ?1, superseded_at = ?2, updated_at = ?2 WHERE rowid = ?3",
+            params![by_id, now, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn quarantine(&mut self, rowid: i64, reason: &str) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET status = 'quarantined', quarantine_reason = ?1, active_since = NULL WHERE rowid = ?2",
+            params![reason, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_success_count(&mut self, rowid: i64, count: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET success_count = ?1, updated_at = ?2 WHERE rowid = ?3",
+            params![count, now, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn activate(&mut self, rowid: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET status = 'active', active_since = ?1, updated_at = ?1 WHERE rowid = ?2",
+            params![now, rowid],
+        )?;
+        Ok(())
+    }
 }

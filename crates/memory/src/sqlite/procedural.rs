@@ -1,16 +1,15 @@
 //! Procedural memory: authored rules and induced procedures with their success counter.
 
 use rusqlite::params;
-use serde_json::json;
 
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
 use crate::rules::procedural::rule_row;
 use crate::rules::row::rule_of;
+use crate::rules::writes::{quarantine_if_flagged, record_outcome};
+use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::{self, ITEM_COLUMNS, Insert, check_id};
 use crate::sqlite::semantic::tombstone;
-use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::ProceduralMemory;
-use crate::trust;
 use crate::types::*;
 
 pub(crate) struct Procedural<'a>(pub &'a SqliteMemory);
@@ -21,17 +20,24 @@ impl ProceduralMemory for Procedural<'_> {
         let s = self.0;
         let vector = s.embed_all(&[rule.text.as_str()])?.pop().flatten();
         let stored = s.write(|tx, now| {
-            let stored = items::insert(tx, now, "rule", Insert { row, meta: rule.meta.clone(), detail: None })?;
+            let stored = items::insert(
+                tx,
+                now,
+                "rule",
+                Insert {
+                    row,
+                    meta: rule.meta.clone(),
+                    detail: None,
+                },
+            )?;
             // Steps and conditions are scanned too: flagged ones quarantine the rule.
-            let flags = trust::scan(&scanned);
-            if !flags.is_empty() && stored.status() == MemoryStatus::Active {
-                let reason = format!("flagged: {}", flags.join(", "));
-                tx.execute(
-                    "UPDATE memory_items SET status = 'quarantined', quarantine_reason = ?1, active_since = NULL WHERE rowid = ?2",
-                    params![reason, stored.rowid],
-                )?;
-                ledger::append(tx, now, &stored.id, "quarantine", rule.meta.by, Some(&reason), Some(json!({ "flags": flags })))?;
-            }
+            quarantine_if_flagged(
+                &mut items::ItemRows(tx),
+                now,
+                &stored,
+                &scanned,
+                rule.meta.by,
+            )?;
             if let (Some(key), Some(v)) = (&s.embedder_key, &vector) {
                 SqliteMemory::store_vector(tx, key, stored.rowid, v)?;
             }
@@ -73,27 +79,7 @@ impl ProceduralMemory for Procedural<'_> {
         let threshold = i64::from(self.0.config.promote_after_successes);
         self.0.write(|tx, now| {
             let row = items::load_kind(tx, id, MemoryKind::Procedural, "rule")?;
-            if row.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("rule {id} is deleted")));
-            }
-            let count = row.success_count.unwrap_or(0) + i64::from(success);
-            tx.execute(
-                "UPDATE memory_items SET success_count = ?1, updated_at = ?2 WHERE rowid = ?3",
-                params![count, now, row.rowid],
-            )?;
-            ledger::append(tx, now, id, "outcome", by, None, Some(json!({ "success": success, "successCount": count })))?;
-            let induced = row.provenance() == Some(MemoryProvenance::Induction);
-            if success && induced && row.status() == MemoryStatus::Quarantined && count >= threshold {
-                let flags = trust::scan(&row.text);
-                if flags.is_empty() {
-                    tx.execute(
-                        "UPDATE memory_items SET status = 'active', active_since = ?1, updated_at = ?1 WHERE rowid = ?2",
-                        params![now, row.rowid],
-                    )?;
-                    ledger::append(tx, now, id, "promote", by, Some("demonstrated success"), Some(json!({ "successCount": count, "threshold": threshold })))?;
-                }
-            }
-            Ok(())
+            record_outcome(&mut items::ItemRows(tx), now, &row, success, by, threshold)
         })?;
         self.get(id)
     }

@@ -1,11 +1,11 @@
 //! Semantic memory: facts with valid time, supersession chains and history.
 
-use rusqlite::{Transaction, params};
-use serde_json::json;
+use rusqlite::Transaction;
 
 use crate::error::{MemoryError, Result};
 use crate::rules::row::fact_of;
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
+use crate::rules::writes::{fact_chain, link_supersession};
 use crate::sqlite::items::{self, Insert, ItemRow};
 use crate::sqlite::{SqliteMemory, entities, ledger};
 use crate::store::SemanticMemory;
@@ -95,12 +95,14 @@ impl SemanticMemory for Semantic<'_> {
             check_supersedable(&old, &new)?;
             let row = next_version(&old, row);
             let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
-            tx.execute(
-                "UPDATE memory_items SET superseded_by = ?1, superseded_at = ?2, updated_at = ?2 WHERE rowid = ?3",
-                params![stored.id, now, old.rowid],
+            link_supersession(
+                &mut items::ItemRows(tx),
+                now,
+                &old,
+                &stored.id,
+                reason,
+                new.meta.by,
             )?;
-            ledger::append(tx, now, old_id, "superseded", new.meta.by, Some(reason), Some(json!({ "by": stored.id })))?;
-            ledger::append(tx, now, &stored.id, "supersede", new.meta.by, Some(reason), Some(json!({ "supersedes": old_id })))?;
             Ok(stored.id)
         })?;
         self.get(&stored)
@@ -116,34 +118,7 @@ impl SemanticMemory for Semantic<'_> {
     fn history(&self, id: &str) -> Result<FactHistory> {
         let conn = self.0.lock();
         let start = items::load_kind(&conn, id, MemoryKind::Semantic, "fact")?;
-        let mut back = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        seen.insert(start.id.clone());
-        let mut cursor = start.supersedes.clone();
-        while let Some(prev) = cursor {
-            let Some(row) = items::load(&conn, &prev)? else {
-                break;
-            };
-            if !seen.insert(row.id.clone()) {
-                break;
-            }
-            cursor = row.supersedes.clone();
-            back.push(row);
-        }
-        back.reverse();
-        let mut chain = back;
-        let mut cursor = start.superseded_by.clone();
-        chain.push(start);
-        while let Some(next) = cursor {
-            let Some(row) = items::load(&conn, &next)? else {
-                break;
-            };
-            if !seen.insert(row.id.clone()) {
-                break;
-            }
-            cursor = row.superseded_by.clone();
-            chain.push(row);
-        }
+        let chain = fact_chain(start, |id| items::load(&conn, id))?;
         let mut events = Vec::new();
         for row in &chain {
             events.extend(ledger::for_subject(&conn, &row.id)?);
@@ -166,18 +141,5 @@ pub(crate) fn tombstone(
     reason: &str,
     by: Actor,
 ) -> Result<()> {
-    if row.deleted_at.is_some() {
-        return Err(MemoryError::Conflict(format!(
-            "record {} is already deleted",
-            row.id
-        )));
-    }
-    if reason.chars().count() > items::MAX_TEXT_CHARS {
-        return Err(MemoryError::invalid("reason", "too long"));
-    }
-    tx.execute(
-        "UPDATE memory_items SET deleted_at = ?1, delete_reason = ?2, updated_at = ?1 WHERE rowid = ?3",
-        params![now, reason, row.rowid],
-    )?;
-    ledger::append(tx, now, &row.id, action, by, Some(reason), None)
+    crate::rules::writes::tombstone(&mut items::ItemRows(tx), now, row, action, reason, by)
 }

@@ -1,0 +1,186 @@
+//! The updates the tiers' rules make to stored records, written once over a backend's
+//! statements ([`ItemWrites`]): tombstoning, supersession links, quarantining a flagged
+//! rule and counting a rule's outcomes up to its promotion.
+
+use serde_json::{Value, json};
+
+use crate::error::{MemoryError, Result};
+use crate::rules::row::{ItemRow, MAX_TEXT_CHARS};
+use crate::trust;
+use crate::types::*;
+
+/// The statements on `memory_items` and the ledger the write rules run, in one backend
+/// transaction.
+pub(crate) trait ItemWrites {
+    /// Appends one ledger row.
+    fn ledger(
+        &mut self,
+        now: i64,
+        subject_id: &str,
+        action: &str,
+        by: Actor,
+        reason: Option<&str>,
+        detail: Option<Value>,
+    ) -> Result<()>;
+    /// Sets the row's tombstone (`deleted_at`, `delete_reason`).
+    fn mark_deleted(&mut self, rowid: i64, reason: &str, now: i64) -> Result<()>;
+    /// Names the row's newer version (`superseded_by`, `superseded_at`).
+    fn mark_superseded(&mut self, rowid: i64, by_id: &str, now: i64) -> Result<()>;
+    /// Moves a row to quarantine with `reason` (out of retrieval).
+    fn quarantine(&mut self, rowid: i64, reason: &str) -> Result<()>;
+    /// Sets a rule's success counter.
+    fn set_success_count(&mut self, rowid: i64, count: i64, now: i64) -> Result<()>;
+    /// Makes a quarantined row active from `now`.
+    fn activate(&mut self, rowid: i64, now: i64) -> Result<()>;
+}
+
+/// Writes a tombstone on a live row, with the ledger row.
+pub(crate) fn tombstone(
+    w: &mut impl ItemWrites,
+    now: i64,
+    row: &ItemRow,
+    action: &str,
+    reason: &str,
+    by: Actor,
+) -> Result<()> {
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!(
+            "record {} is already deleted",
+            row.id
+        )));
+    }
+    if reason.chars().count() > MAX_TEXT_CHARS {
+        return Err(MemoryError::invalid("reason", "too long"));
+    }
+    w.mark_deleted(row.rowid, reason, now)?;
+    w.ledger(now, &row.id, action, by, Some(reason), None)
+}
+
+/// Links `old` to its new version `new_id` and records both sides in the ledger.
+pub(crate) fn link_supersession(
+    w: &mut impl ItemWrites,
+    now: i64,
+    old: &ItemRow,
+    new_id: &str,
+    reason: &str,
+    by: Actor,
+) -> Result<()> {
+    w.mark_superseded(old.rowid, new_id, now)?;
+    w.ledger(
+        now,
+        &old.id,
+        "superseded",
+        by,
+        Some(reason),
+        Some(json!({ "by": new_id })),
+    )?;
+    w.ledger(
+        now,
+        new_id,
+        "supersede",
+        by,
+        Some(reason),
+        Some(json!({ "supersedes": old.id })),
+    )
+}
+
+/// Quarantines a rule just stored active when the text the gate scans (its text, steps
+/// and condition: everything that would drive an action) is flagged.
+pub(crate) fn quarantine_if_flagged(
+    w: &mut impl ItemWrites,
+    now: i64,
+    stored: &ItemRow,
+    scanned: &str,
+    by: Actor,
+) -> Result<()> {
+    let flags = trust::scan(scanned);
+    if flags.is_empty() || stored.status() != MemoryStatus::Active {
+        return Ok(());
+    }
+    let reason = format!("flagged: {}", flags.join(", "));
+    w.quarantine(stored.rowid, &reason)?;
+    w.ledger(
+        now,
+        &stored.id,
+        "quarantine",
+        by,
+        Some(&reason),
+        Some(json!({ "flags": flags })),
+    )
+}
+
+/// Counts one outcome of rule `row`; an induced, quarantined rule whose successes reach
+/// `threshold` is promoted unless its text is flagged.
+pub(crate) fn record_outcome(
+    w: &mut impl ItemWrites,
+    now: i64,
+    row: &ItemRow,
+    success: bool,
+    by: Actor,
+    threshold: i64,
+) -> Result<()> {
+    let id = &row.id;
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!("rule {id} is deleted")));
+    }
+    let count = row.success_count.unwrap_or(0) + i64::from(success);
+    w.set_success_count(row.rowid, count, now)?;
+    w.ledger(
+        now,
+        id,
+        "outcome",
+        by,
+        None,
+        Some(json!({ "success": success, "successCount": count })),
+    )?;
+    let induced = row.provenance() == Some(MemoryProvenance::Induction);
+    if success
+        && induced
+        && row.status() == MemoryStatus::Quarantined
+        && count >= threshold
+        && trust::scan(&row.text).is_empty()
+    {
+        w.activate(row.rowid, now)?;
+        w.ledger(
+            now,
+            id,
+            "promote",
+            by,
+            Some("demonstrated success"),
+            Some(json!({ "successCount": count, "threshold": threshold })),
+        )?;
+    }
+    Ok(())
+}
+
+/// The supersession chain through `start`, oldest first: `load` reads a record by id; a
+/// missing link or a loop ends the walk.
+pub(crate) fn fact_chain(
+    start: ItemRow,
+    mut load: impl FnMut(&str) -> Result<Option<ItemRow>>,
+) -> Result<Vec<ItemRow>> {
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(start.id.clone());
+    let mut chain = Vec::new();
+    let mut cursor = start.supersedes.clone();
+    while let Some(prev) = cursor {
+        let Some(row) = load(&prev)? else { break };
+        if !seen.insert(row.id.clone()) {
+            break;
+        }
+        cursor = row.supersedes.clone();
+        chain.push(row);
+    }
+    chain.reverse();
+    let mut cursor = start.superseded_by.clone();
+    chain.push(start);
+    while let Some(next) = cursor {
+        let Some(row) = load(&next)? else { break };
+        if !seen.insert(row.id.clone()) {
+            break;
+        }
+        cursor = row.superseded_by.clone();
+        chain.push(row);
+    }
+    Ok(chain)
+}
