@@ -311,4 +311,12 @@ impl<C: GenericClient> ItemWrites for ItemRows<'_, C> {
         )?;
         Ok(())
     }
+
+    fn set_salience(&mut self, rowid: i64, salience: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET salience = $1, updated_at = $2 WHERE rowid = $3",
+            &[&salience, &now, &rowid],
+        )?;
+        Ok(())
+    }
 }

@@ -13,14 +13,16 @@ use crate::postgres::items::{
     ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, load_kind, query_rows, tombstone,
 };
 use crate::rules::episodic::episode_row;
-use crate::rules::insights::{START_SALIENCE, insight_insert, prepare as prepare_insight};
+use crate::rules::insights::{insight_insert, prepare as prepare_insight};
 use crate::rules::procedural::rule_row;
 use crate::rules::row::{
     Insert, ItemRow, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
 };
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
 use crate::rules::session::PushedMessage;
-use crate::rules::writes::{fact_chain, link_supersession, quarantine_if_flagged, record_outcome};
+use crate::rules::writes::{
+    check_vote, fact_chain, link_supersession, quarantine_if_flagged, record_outcome, vote,
+};
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
 };
@@ -445,35 +447,10 @@ impl InsightMemory for Insights<'_> {
     }
 
     fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight> {
-        if delta == 0 || delta.abs() > 100 {
-            return Err(MemoryError::invalid(
-                "delta",
-                "must be a non-zero step of at most 100",
-            ));
-        }
+        check_vote(delta)?;
         self.0.write(|tx, now| {
             let row = load_kind(tx, id, MemoryKind::Insight, "insight")?;
-            if row.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("insight {id} is pruned")));
-            }
-            let salience = row.salience.unwrap_or(START_SALIENCE) + delta;
-            tx.execute(
-                "UPDATE memory_items SET salience = $1, updated_at = $2 WHERE rowid = $3",
-                &[&salience, &now, &row.rowid],
-            )?;
-            ledger_append(
-                tx,
-                now,
-                id,
-                "vote",
-                by,
-                None,
-                Some(json!({ "delta": delta, "salience": salience })),
-            )?;
-            if salience <= 0 {
-                tombstone(tx, now, &row, "prune", "salience fell to zero", by)?;
-            }
-            Ok(())
+            vote(&mut ItemRows(tx), now, &row, delta, by)
         })?;
         self.get(id)
     }

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
+use crate::rules::insights::START_SALIENCE;
 use crate::rules::row::{ItemRow, MAX_TEXT_CHARS};
 use crate::trust;
 use crate::types::*;
@@ -32,6 +33,8 @@ pub(crate) trait ItemWrites {
     fn set_success_count(&mut self, rowid: i64, count: i64, now: i64) -> Result<()>;
     /// Makes a quarantined row active from `now`.
     fn activate(&mut self, rowid: i64, now: i64) -> Result<()>;
+    /// Sets an insight's salience.
+    fn set_salience(&mut self, rowid: i64, salience: i64, now: i64) -> Result<()>;
 }
 
 /// Writes a tombstone on a live row, with the ledger row.
@@ -149,6 +152,48 @@ pub(crate) fn record_outcome(
             Some("demonstrated success"),
             Some(json!({ "successCount": count, "threshold": threshold })),
         )?;
+    }
+    Ok(())
+}
+
+/// Checks a vote's step: non-zero, at most 100 either way.
+pub(crate) fn check_vote(delta: i64) -> Result<()> {
+    if delta == 0 || delta.abs() > 100 {
+        return Err(MemoryError::invalid(
+            "delta",
+            "must be a non-zero step of at most 100",
+        ));
+    }
+    Ok(())
+}
+
+/// Moves insight `row`'s salience by `delta`; at zero or below the insight is pruned
+/// (tombstoned).
+pub(crate) fn vote(
+    w: &mut impl ItemWrites,
+    now: i64,
+    row: &ItemRow,
+    delta: i64,
+    by: Actor,
+) -> Result<()> {
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!(
+            "insight {} is pruned",
+            row.id
+        )));
+    }
+    let salience = row.salience.unwrap_or(START_SALIENCE) + delta;
+    w.set_salience(row.rowid, salience, now)?;
+    w.ledger(
+        now,
+        &row.id,
+        "vote",
+        by,
+        None,
+        Some(json!({ "delta": delta, "salience": salience })),
+    )?;
+    if salience <= 0 {
+        tombstone(w, now, row, "prune", "salience fell to zero", by)?;
     }
     Ok(())
 }

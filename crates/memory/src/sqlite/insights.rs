@@ -1,14 +1,13 @@
 //! Insights: citations are mandatory and must name live records; salience votes prune.
 
 use rusqlite::{Transaction, params};
-use serde_json::json;
 
-use crate::error::{MemoryError, Result};
-use crate::rules::insights::{START_SALIENCE, insight_insert, prepare};
+use crate::error::Result;
+use crate::rules::insights::{insight_insert, prepare};
 use crate::rules::row::insight_of;
+use crate::rules::writes::{check_vote, vote};
+use crate::sqlite::SqliteMemory;
 use crate::sqlite::items::{self, ITEM_COLUMNS, ItemRow, check_id};
-use crate::sqlite::semantic::tombstone;
-use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::InsightMemory;
 use crate::types::*;
 
@@ -51,35 +50,10 @@ impl InsightMemory for Insights<'_> {
     }
 
     fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight> {
-        if delta == 0 || delta.abs() > 100 {
-            return Err(MemoryError::invalid(
-                "delta",
-                "must be a non-zero step of at most 100",
-            ));
-        }
+        check_vote(delta)?;
         self.0.write(|tx, now| {
             let row = items::load_kind(tx, id, MemoryKind::Insight, "insight")?;
-            if row.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("insight {id} is pruned")));
-            }
-            let salience = row.salience.unwrap_or(START_SALIENCE) + delta;
-            tx.execute(
-                "UPDATE memory_items SET salience = ?1, updated_at = ?2 WHERE rowid = ?3",
-                params![salience, now, row.rowid],
-            )?;
-            ledger::append(
-                tx,
-                now,
-                id,
-                "vote",
-                by,
-                None,
-                Some(json!({ "delta": delta, "salience": salience })),
-            )?;
-            if salience <= 0 {
-                tombstone(tx, now, &row, "prune", "salience fell to zero", by)?;
-            }
-            Ok(())
+            vote(&mut items::ItemRows(tx), now, &row, delta, by)
         })?;
         self.get(id)
     }
