@@ -33,7 +33,7 @@ macro_rules! contract_suite {
             filters_hold_beyond_the_best_matches, signals_on_hits,
             bad_input_gets_typed_errors, metadata_counts, ledger_records_every_change,
             supersede_keeps_quarantine, flagged_block_text_is_refused, sessions_are_per_user,
-            recall_strengthens_once_per_principal_per_hour);
+            recall_strengthens_once_per_principal_per_hour, rules_flagged_in_steps_are_quarantined);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
