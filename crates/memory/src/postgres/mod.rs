@@ -390,9 +390,7 @@ impl MemoryStore for PgMemory {
     }
 
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
-        if reason.trim().is_empty() {
-            return Err(MemoryError::invalid("reason", "a rejection needs a reason"));
-        }
+        crate::rules::writes::check_reject_reason(reason)?;
         self.write(|tx, now| {
             let row = items::load(tx, id)?.ok_or_else(|| MemoryError::not_found("record", id))?;
             items::tombstone(tx, now, &row, "reject", reason, by)

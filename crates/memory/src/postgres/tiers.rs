@@ -21,13 +21,13 @@ use crate::rules::row::{
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
 use crate::rules::session::PushedMessage;
 use crate::rules::writes::{
-    check_vote, fact_chain, link_supersession, quarantine_if_flagged, record_outcome, vote,
+    check_vote, fact_chain, link_supersession, quarantine_if_flagged, record_outcome, validate,
+    vote,
 };
 use crate::store::{
     EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
 };
 use crate::time::format_ms;
-use crate::trust;
 use crate::types::*;
 
 /// Most messages one `list` returns.
@@ -92,36 +92,7 @@ impl PgMemory {
     pub(crate) fn validate_item(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
         self.write(|tx, now| {
             let row = load(tx, id)?.ok_or_else(|| MemoryError::not_found("record", id))?;
-            if row.deleted_at.is_some() {
-                return Err(MemoryError::Conflict(format!("record {id} is deleted")));
-            }
-            if row.status() == MemoryStatus::Active {
-                return Err(MemoryError::Conflict(format!(
-                    "record {id} is not quarantined"
-                )));
-            }
-            let flags = trust::scan(&row.text);
-            if !flags.is_empty() && !force {
-                return Err(MemoryError::Flagged(flags.join(", ")));
-            }
-            tx.execute(
-                "UPDATE memory_items SET status = 'active', active_since = $1, updated_at = $1 WHERE rowid = $2",
-                &[&now, &row.rowid],
-            )?;
-            let detail = if flags.is_empty() {
-                json!({ "forced": false })
-            } else {
-                json!({ "forced": true, "forcedBy": by.as_str(), "flags": flags })
-            };
-            ledger_append(
-                tx,
-                now,
-                id,
-                "validate",
-                by,
-                row.quarantine_reason.as_deref(),
-                Some(detail),
-            )?;
+            validate(&mut ItemRows(tx), now, &row, force, by)?;
             load(tx, id)?
                 .ok_or_else(|| MemoryError::not_found("record", id))?
                 .to_item()

@@ -156,6 +156,53 @@ pub(crate) fn record_outcome(
     Ok(())
 }
 
+/// Promotes quarantined `row` after a person's review: refused when it is deleted or
+/// already active, and when its text is flagged unless `force` (who forced it and the flags
+/// go in the ledger).
+pub(crate) fn validate(
+    w: &mut impl ItemWrites,
+    now: i64,
+    row: &ItemRow,
+    force: bool,
+    by: Actor,
+) -> Result<()> {
+    let id = &row.id;
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!("record {id} is deleted")));
+    }
+    if row.status() == MemoryStatus::Active {
+        return Err(MemoryError::Conflict(format!(
+            "record {id} is not quarantined"
+        )));
+    }
+    let flags = trust::scan(&row.text);
+    if !flags.is_empty() && !force {
+        return Err(MemoryError::Flagged(flags.join(", ")));
+    }
+    w.activate(row.rowid, now)?;
+    let detail = if flags.is_empty() {
+        json!({ "forced": false })
+    } else {
+        json!({ "forced": true, "forcedBy": by.as_str(), "flags": flags })
+    };
+    w.ledger(
+        now,
+        id,
+        "validate",
+        by,
+        row.quarantine_reason.as_deref(),
+        Some(detail),
+    )
+}
+
+/// A rejection needs a reason (it is the tombstone's).
+pub(crate) fn check_reject_reason(reason: &str) -> Result<()> {
+    if reason.trim().is_empty() {
+        return Err(MemoryError::invalid("reason", "a rejection needs a reason"));
+    }
+    Ok(())
+}
+
 /// Checks a vote's step: non-zero, at most 100 either way.
 pub(crate) fn check_vote(delta: i64) -> Result<()> {
     if delta == 0 || delta.abs() > 100 {
