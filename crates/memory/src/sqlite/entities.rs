@@ -47,6 +47,7 @@ fn root_of(conn: &Connection, entity: GraphEntity) -> Result<GraphEntity> {
         None => Ok(entity),
     }
 }
+
 impl SqliteMemory {
     /// The resolver of this store ([`Resolver::of`]).
     pub(crate) fn resolver(&self) -> Resolver<'_> {
