@@ -21,27 +21,12 @@ fn golden_path() -> PathBuf {
 
 #[test]
 fn schema_matches_the_golden_file() {
-    let actual = json_schema_string();
-    let path = golden_path();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    if actual != expected {
-        let line = actual
-            .lines()
-            .zip(expected.lines())
-            .position(|(a, e)| a != e)
-            .unwrap_or(0);
-        panic!(
-            "the memory JSON Schema changed (first difference at line {}). Review it, then run\n\
-             UPDATE_GOLDEN=1 cargo test -p mindgate-memory --test golden\nexpected: {:?}\nactual:   {:?}",
-            line + 1,
-            expected.lines().nth(line).unwrap_or("<end>"),
-            actual.lines().nth(line).unwrap_or("<end>"),
-        );
-    }
+    mindgate_testkit::golden::assert_golden(
+        &golden_path(),
+        &json_schema_string(),
+        "the memory JSON Schema",
+        "cargo test -p mindgate-memory --test golden",
+    );
 }
 
 #[test]

@@ -24,30 +24,12 @@ fn validator() -> jsonschema::Validator {
 
 #[test]
 fn schema_matches_the_golden_file() {
-    let actual = json_schema_string();
-    let path = golden_path();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    if actual != expected {
-        let first_diff = actual
-            .lines()
-            .zip(expected.lines())
-            .position(|(a, e)| a != e)
-            .unwrap_or_else(|| actual.lines().count().min(expected.lines().count()));
-        panic!(
-            "the JSON Schema of the wire contract changed (first difference at line {}).\n\
-             A schema change is a contract change: review it, then regenerate the golden file with\n\
-             \n    UPDATE_GOLDEN=1 cargo test -p mindgate-protocol --test golden\n\n\
-             expected ({}): {:?}\nactual:   {:?}",
-            first_diff + 1,
-            path.display(),
-            expected.lines().nth(first_diff).unwrap_or("<end of file>"),
-            actual.lines().nth(first_diff).unwrap_or("<end of file>"),
-        );
-    }
+    mindgate_testkit::golden::assert_golden(
+        &golden_path(),
+        &json_schema_string(),
+        "the JSON Schema of the wire contract (a contract change)",
+        "cargo test -p mindgate-protocol --test golden",
+    );
 }
 
 #[test]

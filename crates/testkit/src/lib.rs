@@ -7,11 +7,13 @@
 //! - [`wait`]: waits on observable conditions, bounded in time (never a bare sleep);
 //! - [`chat_stand_in`]: a fixed-answer OpenAI-compatible chat endpoint on 127.0.0.1;
 //! - [`redact`]: replaces times, ids and ports in JSON so snapshots are stable;
+//! - [`golden`]: golden files compared with what a test generates (`UPDATE_GOLDEN=1` rewrites them);
 //! - [`readme`]: the README's marked blocks, so tests run exactly what a reader copies;
 //! - [`module_graph`]: a crate's module graph from its `use` paths, and its import cycles.
 
 pub mod chat_stand_in;
 pub mod frames;
+pub mod golden;
 mod home;
 pub mod module_graph;
 pub mod readme;
