@@ -59,10 +59,6 @@ function link(model, summaries, created) {
   for (const node of created) fixDepth(node);
 }
 
-function usageOf(u) {
-  return u && !u.inclusive ? [u.inputTokens || 0, u.outputTokens || 0] : [0, 0];
-}
-
 /** Copies one instance's graph fields; `appended` = its streamed text comes as slices (a delta). */
 function applyInstance(model, c, appended) {
   const node = model.nodes.get(c.nodeId);
@@ -78,10 +74,6 @@ function applyInstance(model, c, appended) {
     model.instList.push(inst);
     node.insts.push(inst);
   }
-  const [inBefore, outBefore] = usageOf(inst.usage);
-  const [inAfter, outAfter] = usageOf(c.usage);
-  model.tokensIn += inAfter - inBefore;
-  model.tokensOut += outAfter - outBefore;
   if (!inst.error && c.error) node.errors++;
   inst.status = c.status;
   inst.start = c.startedAt ?? inst.start ?? c.finishedAt ?? null;

@@ -22,9 +22,12 @@ export class RunGraph {
     this.maxTs = 0;
     this.structureDirty = false; // a reparent happened: layout must be recomputed
     this.added = [];             // nodes created since the layout last looked
-    this.tokensIn = 0;
-    this.tokensOut = 0;
     this.version = 0;
+  }
+
+  /** The run's token usage: the run summary's (the core computes it once), never summed here. */
+  usage() {
+    return (this.summary && this.summary.usage) || {};
   }
 
   /** The instance `id` of `node`, or null. */
@@ -61,10 +64,5 @@ export class RunGraph {
   isAncestor(node, maybeDescendant) {
     for (let a = maybeDescendant; a; a = a.parent) if (a === node) return true;
     return false;
-  }
-
-  /** Usage summed over every instance (inclusive figures are not added twice). */
-  usage() {
-    return { inputTokens: this.tokensIn, outputTokens: this.tokensOut };
   }
 }
