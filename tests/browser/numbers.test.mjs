@@ -173,7 +173,10 @@ test('a gate that holds while no run is open opens its run', async () => {
   await until(async () => (await get('/api/pauses')).pauses.length === 1, { what: 'the breakpoint held', timeout: 20000 });
   const first = (await get('/api/pauses')).pauses[0];
   runs.held = first.runId;
-  // The person goes back to the run list: no run is open.
+  // The page has seen that gate (and opened its run) before the person goes back to the run
+  // list: no run is open then, and only a gate held after that may open one.
+  await until(() => page.evaluate((p) => window.mindgate.store.pauses.some((x) => x.pauseId === p.pauseId)
+    && window.mindgate.store.runId === p.runId, first), { what: 'the page saw the first gate' });
   await page.evaluate(() => { location.hash = '#/'; });
   await until(() => page.evaluate(() => window.mindgate.store.runId === null), { what: 'no run open' });
   await fetch(`${srv.base}/api/breakpoints`, {
@@ -213,7 +216,8 @@ async function pageFigures(page, id) {
     const bar = {};
     for (const e of document.querySelectorAll('[data-testid="run-figures"] [data-figure]')) bar[e.dataset.figure] = { value: e.dataset.value, text: e.textContent };
     const row = document.querySelector('.run-row.selected .run-line3');
-    return { bar, row: row ? row.textContent : null, times: { ...window.mindgate.store.model.times } };
+    const line2 = document.querySelector('.run-row.selected .run-line2');
+    return { bar, row: row ? row.textContent : null, line2: line2 ? line2.textContent : '', times: { ...window.mindgate.store.model.times } };
   });
 }
 
@@ -276,6 +280,19 @@ test('every figure agrees on every surface, over the demo, a real agent, an OTLP
     assert.deepEqual({ heldMs: mcp.value.heldMs, workMs: mcp.value.workMs ?? null }, { heldMs: graph.heldMs, workMs: graph.workMs ?? null }, `${at}: MCP times`);
     assert.deepEqual(shown.times, { heldMs: graph.heldMs, workMs: graph.workMs ?? null }, `${at}: the page's times`);
     if (listed.status !== 'running') assert.ok(graph.workMs <= listed.durationMs, `${at}: work time within the duration`);
+    // The run row's held and work time: the same sum, on the list, the detail, MCP, the CLI and the page.
+    assert.equal(listed.heldMs, graph.heldMs, `${at}: run list held time`);
+    for (const [where, run] of [['detail', detail], ['MCP', mcp.value.run], ['mindgate runs', cli]]) {
+      assert.equal(run.heldMs, listed.heldMs, `${at}: ${where} held time`);
+    }
+    if (listed.status !== 'running') {
+      assert.equal(listed.workMs, graph.workMs, `${at}: run list work time`);
+      for (const [where, run] of [['detail', detail], ['MCP', mcp.value.run], ['mindgate runs', cli]]) {
+        assert.equal(run.workMs, listed.workMs, `${at}: ${where} work time`);
+      }
+      assert.equal(Number(shown.bar.work.value), listed.workMs, `${at}: run bar work time`);
+    }
+    if (listed.heldMs > 0) assert.ok(shown.line2.includes('(held '), `${at}: the list row shows the held time: ${shown.line2}`);
     // duration: an ended run's is fixed and the same everywhere.
     if (listed.status !== 'running') {
       assert.equal(detail.durationMs, listed.finishedAt - listed.startedAt, `${at}: duration`);

@@ -73,7 +73,8 @@ fn runs_lists_the_run_list_figures_and_ids_resolve_by_prefix() {
     let table = stdout(&out);
     let header = table.lines().next().unwrap();
     for column in [
-        "ID", "APP", "NAME", "STATUS", "START", "DURATION", "EVENTS", "ERRORS", "TOKENS", "COST",
+        "ID", "APP", "NAME", "STATUS", "START", "DURATION", "HELD", "EVENTS", "ERRORS", "TOKENS",
+        "COST",
     ] {
         assert!(header.contains(column), "{table}");
     }
@@ -90,6 +91,14 @@ fn runs_lists_the_run_list_figures_and_ids_resolve_by_prefix() {
             + run["usage"]["outputTokens"].as_u64().unwrap())
         .to_string();
         assert!(cells.contains(&run["status"].as_str().unwrap()), "{row}");
+        // Held at its error gate from ts +8 to +9: 1 ms, the run row's held time.
+        assert_eq!(run["heldMs"], 1, "{run}");
+        assert_eq!(
+            run["workMs"],
+            run["durationMs"].as_i64().unwrap() - 1,
+            "{run}"
+        );
+        assert_eq!(cells[cells.len() - 5], "1ms", "{row}");
         let tail = &cells[cells.len() - 4..];
         assert_eq!(
             tail[..3],

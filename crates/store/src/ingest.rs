@@ -248,6 +248,16 @@ pub enum EventFacts {
         /// Completion tokens.
         output: u64,
     },
+    /// `exec.paused`: a hold begins (the run's held time, [`crate::RunSummary::held_ms`]).
+    Paused {
+        /// The hold's id within the run.
+        pause_id: String,
+    },
+    /// `exec.resumed`: the hold `pause_id` is released.
+    Resumed {
+        /// The released hold's id.
+        pause_id: String,
+    },
     /// Nothing special.
     Plain,
 }
@@ -416,6 +426,12 @@ fn facts_of(message: &Message) -> EventFacts {
             },
         },
         Message::NodeError(_) => EventFacts::NodeError,
+        Message::ExecPaused(p) => EventFacts::Paused {
+            pause_id: p.pause_id.clone(),
+        },
+        Message::ExecResumed(p) => EventFacts::Resumed {
+            pause_id: p.pause_id.clone(),
+        },
         Message::NodeFinished(p) => match &p.usage {
             Some(u) if u.inclusive != Some(true) => EventFacts::Usage {
                 input: u.input_tokens,

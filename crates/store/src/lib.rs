@@ -79,7 +79,7 @@ pub use json_scan::minify;
 pub use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
-    UsageTotals, run_duration_ms,
+    UsageTotals, run_duration_ms, run_work_ms,
 };
 pub use pg::announce::{CHANNEL as COMMIT_CHANNEL, MAX_PAYLOAD_BYTES as MAX_ANNOUNCEMENT_BYTES};
 pub use pg::follow::{

@@ -81,6 +81,14 @@ pub fn run_duration_ms(started_at: i64, finished_at: Option<i64>, now_ms: i64) -
         .max(0)
 }
 
+/// A run's work time in ms: its duration ([`run_duration_ms`]) less the time it was held
+/// at gates (`held_ms`, the released holds), never below 0. While the run runs it grows
+/// with the duration (work so far); the one rule the run list, run detail, `mindgate runs`
+/// and the viewer's run bar show (`docs/glossary.md`).
+pub fn run_work_ms(duration_ms: i64, held_ms: i64) -> i64 {
+    duration_ms.saturating_sub(held_ms.max(0)).max(0)
+}
+
 /// Token usage summed over a run (non-inclusive `usage` only, so nothing counts twice).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -110,6 +118,11 @@ pub struct RunSummary {
     /// The run's duration ([`run_duration_ms`]): `finishedAt - startedAt`, or while it
     /// runs up to the moment it was read (so a held run's duration grows).
     pub duration_ms: Option<i64>,
+    /// Time held at gates: the sum of its released holds (`exec.paused` to the matching
+    /// `exec.resumed`), kept by the writer as events arrive.
+    pub held_ms: i64,
+    /// Work time ([`run_work_ms`]): `durationMs` less `heldMs`; grows while it runs.
+    pub work_ms: Option<i64>,
     /// Counts.
     pub counts: Counts,
     /// Token usage.

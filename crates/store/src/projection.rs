@@ -472,9 +472,10 @@ impl RunProjection {
             // Not `sum`: an empty f64 sum is -0.0.
             .fold(0.0, |total, held| total + held);
         let work_ms = match (self.first_ts, self.finished_ts) {
-            (Some(start), Some(end)) if self.run_finished => {
-                Some(((end - start).max(0) as f64 - held_ms).max(0.0))
-            }
+            (Some(start), Some(end)) if self.run_finished => Some(crate::model::run_work_ms(
+                crate::model::run_duration_ms(start, Some(end), end),
+                held_ms as i64,
+            ) as f64),
             _ => None,
         };
         RunTimes { held_ms, work_ms }

@@ -12,7 +12,7 @@ use crate::database::{Database, PostgresUrl};
 use crate::error::{Result, StoreError};
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
-    UsageTotals, run_duration_ms,
+    UsageTotals, run_duration_ms, run_work_ms,
 };
 use crate::pg::reader::PgReader;
 use crate::projection::{NodeDetail, RunGraph, RunProjection, project};
@@ -63,7 +63,7 @@ impl std::fmt::Debug for RunStore {
 
 const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, finished_at, last_event_at, \
      source, meta_json, sdk_json, event_count, node_count, error_count, input_tokens, \
-     output_tokens, last_seq";
+     output_tokens, last_seq, held_ms";
 
 fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
     let status: String = r.get(3)?;
@@ -72,6 +72,8 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
     let last_event_at: i64 = r.get(6)?;
     let meta: Option<String> = r.get(8)?;
     let sdk: Option<String> = r.get(9)?;
+    let duration_ms = run_duration_ms(started_at, finished_at, crate::now_ms());
+    let held_ms: i64 = r.get::<_, i64>(16)?.max(0);
     Ok(RunSummary {
         id: r.get(0)?,
         app: r.get(1)?,
@@ -79,7 +81,9 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
         status: RunState::parse(&status).unwrap_or(RunState::Abandoned),
         started_at,
         finished_at,
-        duration_ms: Some(run_duration_ms(started_at, finished_at, crate::now_ms())),
+        duration_ms: Some(duration_ms),
+        held_ms,
+        work_ms: Some(run_work_ms(duration_ms, held_ms)),
         counts: Counts {
             events: r.get::<_, i64>(10)?.max(0) as u64,
             nodes: r.get::<_, i64>(11)?.max(0) as u64,

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Result, StoreError};
 
 /// Version of the schema this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS runs (
@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error_count INTEGER NOT NULL DEFAULT 0,
     input_tokens INTEGER NOT NULL DEFAULT 0,
     output_tokens INTEGER NOT NULL DEFAULT 0,
-    last_seq INTEGER
+    last_seq INTEGER,
+    held_ms INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs(started_at DESC);
 CREATE TABLE IF NOT EXISTS event_types (
@@ -123,8 +124,41 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "foreign_keys", "OFF")?;
     conn.pragma_update(None, "cache_size", -16_000)?;
     conn.execute_batch(SCHEMA)?;
+    add_held_time(&conn)?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok(conn)
+}
+
+/// Version 2: the run row keeps its held time (`held_ms`, [`crate::RunSummary::held_ms`]).
+/// A file written before gets the column, filled from its stored holds (each
+/// `exec.resumed` less the latest `exec.paused` of its `pauseId` before it), in one
+/// transaction.
+fn add_held_time(conn: &Connection) -> Result<()> {
+    let has_column: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('runs') WHERE name = 'held_ms'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_column {
+        return Ok(());
+    }
+    conn.execute_batch(
+        "BEGIN IMMEDIATE;
+         ALTER TABLE runs ADD COLUMN held_ms INTEGER NOT NULL DEFAULT 0;
+         UPDATE runs SET held_ms = COALESCE((
+             SELECT SUM(MAX(r.ts - (
+                 SELECT p.ts FROM events p
+                 WHERE p.run_key = r.run_key AND p.seq < r.seq
+                   AND p.type = (SELECT code FROM event_types WHERE name = 'exec.paused')
+                   AND json_extract(p.payload, '$.pauseId') = json_extract(r.payload, '$.pauseId')
+                 ORDER BY p.seq DESC LIMIT 1), 0))
+             FROM events r
+             WHERE r.run_key = runs.key
+               AND r.type = (SELECT code FROM event_types WHERE name = 'exec.resumed')), 0);
+         COMMIT;",
+    )?;
+    tracing::info!("run store: added the runs' held time (schema 2)");
+    Ok(())
 }
 
 /// The schema version of an existing SQLite file (read-only).

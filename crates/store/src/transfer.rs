@@ -143,12 +143,20 @@ pub(crate) struct Counted {
     pub(crate) counts: Counts,
     pub(crate) usage: UsageTotals,
     pub(crate) last_seq: Option<u64>,
+    /// The run's held time ([`crate::RunSummary::held_ms`]), from its holds.
+    pub(crate) held_ms: i64,
     nodes: HashSet<String>,
+    holds: crate::tally::HoldClock,
 }
 
 impl Counted {
     fn add(&mut self, event: &NewEvent) {
         crate::tally::count_event(&mut self.counts, &mut self.usage, &mut self.nodes, event);
+        // A file holds every event of its run: a hold released without a start in it
+        // began nowhere this run knows, and counts nothing.
+        if let crate::tally::HoldChange::Released(ms) = self.holds.on_event(event) {
+            self.held_ms = self.held_ms.saturating_add(ms);
+        }
         self.last_seq = Some(self.last_seq.map_or(event.seq, |l| l.max(event.seq)));
     }
 }

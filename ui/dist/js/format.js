@@ -87,6 +87,20 @@ export function costDetail(cost) {
  * A run's duration (docs/glossary.md): `finishedAt - startedAt` once it ended; while it
  * runs, up to now (the page's clock), so a held run's duration keeps growing.
  */
+/**
+ * A run's work time in ms: its duration less the time it was held at gates (`heldMs`,
+ * the released holds): `workMs` as the core answers it (`mindgate_store::run_work_ms`,
+ * docs/glossary.md). While the run runs the page ticks it by the same rule; while a gate
+ * holds it (`holdSince`, when that hold began) it stands still.
+ */
+export function runWork(r, holdSince = null) {
+  if (!r || !r.startedAt) return null;
+  if (r.status === 'running' && !r.finishedAt) {
+    return Math.max(0, (holdSince ?? Date.now()) - r.startedAt - (r.heldMs || 0));
+  }
+  return r.workMs ?? null;
+}
+
 export function runDuration(r) {
   if (!r || !r.startedAt) return null;
   if (r.status === 'running' && !r.finishedAt) return Math.max(0, Date.now() - r.startedAt);

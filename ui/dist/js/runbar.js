@@ -1,7 +1,7 @@
 // The run bar: Run / Step mode, pause-on-error, breakpoint chips, graph tools.
 
 import { el } from './dom.js';
-import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced, runDuration } from './format.js';
+import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced, runDuration, runWork } from './format.js';
 import { describeMatcher } from './store.js';
 import { EMBEDDED } from './embedded.js';
 
@@ -94,7 +94,7 @@ export class RunBar {
       this.store.loading ? el('span', { class: 'pill st-running' }, 'loading the graph…') : '', ' ',
       el('span', { class: 'muted', 'data-testid': 'run-figures' },
         el('span', { 'data-figure': 'duration' }, fmtDuration(dur)), ' ',
-        runTimes(m, this.store.pauses.some((p) => p.runId === m.runId)), ' · ',
+        runTimes(m, r && { ...r, status }, this.store.pauses.filter((p) => p.runId === m.runId)), ' · ',
         el('span', { 'data-figure': 'nodes', 'data-value': c.nodes }, countOf(c.nodes, 'node')), ' · ',
         el('span', { 'data-figure': 'instances', 'data-value': m.instList.length }, countOf(m.instList.length, 'instance')), ' · ',
         el('span', { 'data-figure': 'events', 'data-value': c.events }, countOf(c.events, 'event')),
@@ -104,11 +104,20 @@ export class RunBar {
   }
 }
 
-/** Work time and held time of the run, apart (both visible; held in amber). */
-function runTimes(m, heldNow) {
-  const { heldMs, workMs } = m.times;
+/**
+ * Work time and held time of the run, apart (both visible; held in amber). Work time is
+ * the run summary's (`workMs`; ticking while it runs, standing still while a gate holds
+ * it), held time the graph's released holds plus `now` for a hold in progress.
+ */
+function runTimes(m, summary, held) {
+  const { heldMs } = m.times;
+  const heldNow = held.length > 0;
+  const holdSince = heldNow ? Math.min(...held.map((p) => p.since || Date.now())) : null;
+  const workMs = summary ? runWork(summary, holdSince) : m.times.workMs;
   return el('span', { class: 'run-times small' },
-    el('span', { class: 'muted' }, `(work ${workMs === null ? '…' : fmtDuration(workMs)}`),
-    el('span', { class: heldMs || heldNow ? 'held' : 'muted' }, ` · held ${heldNow && !heldMs ? 'now' : fmtDuration(heldMs)}${heldNow && heldMs ? ' + now' : ''}`),
+    el('span', { class: 'muted' }, '(work ',
+      el('span', { 'data-figure': 'work', 'data-value': workMs ?? '' }, workMs === null ? '…' : fmtDuration(workMs))),
+    el('span', { class: heldMs || heldNow ? 'held' : 'muted', 'data-figure': 'held', 'data-value': heldMs },
+      ` · held ${heldNow && !heldMs ? 'now' : fmtDuration(heldMs)}${heldNow && heldMs ? ' + now' : ''}`),
     el('span', { class: 'muted' }, ')'));
 }

@@ -114,8 +114,10 @@ export class RunList {
   }
 
   line2(r) {
-    // The duration first: a long app name is cut, never the figure.
-    return `${fmtDuration(runDuration(r))} · ${fmtTime(r.startedAt)} · ${r.app || '—'}`;
+    // The duration first: a long app name is cut, never the figure. A run that was held
+    // at gates shows its held time beside it (work time = duration less held time).
+    const held = r.heldMs > 0 ? ` (held ${fmtDuration(r.heldMs)})` : '';
+    return `${fmtDuration(runDuration(r))}${held} · ${fmtTime(r.startedAt)} · ${r.app || '—'}`;
   }
 }
 

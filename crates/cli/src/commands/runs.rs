@@ -125,6 +125,15 @@ fn tokens(run: &RunSummary) -> String {
     }
 }
 
+/// The time the run was held at gates (its duration includes it; work time is the rest).
+fn held(run: &RunSummary) -> String {
+    if run.held_ms > 0 {
+        duration(run.held_ms)
+    } else {
+        "-".to_owned()
+    }
+}
+
 fn cost(run: &RunSummary) -> String {
     run.cost
         .as_ref()
@@ -140,12 +149,13 @@ fn table(runs: &[RunSummary]) -> String {
         "STATUS",
         "START (UTC)",
         "DURATION",
+        "HELD",
         "EVENTS",
         "ERRORS",
         "TOKENS",
         "COST",
     ];
-    let rows: Vec<[String; 10]> = runs
+    let rows: Vec<[String; 11]> = runs
         .iter()
         .map(|r| {
             [
@@ -155,6 +165,7 @@ fn table(runs: &[RunSummary]) -> String {
                 r.status.as_str().to_owned(),
                 datetime(r.started_at),
                 r.duration_ms.map_or_else(|| "-".to_owned(), duration),
+                held(r),
                 r.counts.events.to_string(),
                 r.counts.errors.to_string(),
                 tokens(r),

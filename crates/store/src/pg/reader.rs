@@ -14,7 +14,7 @@ use crate::error::{Result, StoreError};
 use crate::json_scan::minify;
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
-    UsageTotals, run_duration_ms,
+    UsageTotals, run_duration_ms, run_work_ms,
 };
 use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like, snippet};
 use crate::writer::raw;
@@ -26,7 +26,7 @@ pub const POOL_WAIT: Duration = Duration::from_secs(5);
 
 pub(crate) const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, finished_at, \
      last_event_at, source, meta_json, sdk_json, event_count, node_count, error_count, \
-     input_tokens, output_tokens, last_seq";
+     input_tokens, output_tokens, last_seq, held_ms";
 
 fn as_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -44,6 +44,8 @@ pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
     let last_event_at: i64 = r.try_get(at + 6)?;
     let meta: Option<String> = r.try_get(at + 8)?;
     let sdk: Option<String> = r.try_get(at + 9)?;
+    let duration_ms = run_duration_ms(started_at, finished_at, crate::now_ms());
+    let held_ms = r.try_get::<_, i64>(at + 16)?.max(0);
     Ok(RunSummary {
         id: r.try_get(at)?,
         app: r.try_get(at + 1)?,
@@ -51,7 +53,9 @@ pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
         status: RunState::parse(&status).unwrap_or(RunState::Abandoned),
         started_at,
         finished_at,
-        duration_ms: Some(run_duration_ms(started_at, finished_at, crate::now_ms())),
+        duration_ms: Some(duration_ms),
+        held_ms,
+        work_ms: Some(run_work_ms(duration_ms, held_ms)),
         counts: Counts {
             events: count(r.try_get(at + 10)?),
             nodes: count(r.try_get(at + 11)?),

@@ -64,10 +64,33 @@ CREATE TABLE events (
         // The instance that last wrote a run (its owner), when several share the database.
         "ALTER TABLE runs ADD COLUMN instance_id TEXT;",
     ),
+    (
+        3,
+        // The run's held time (`RunSummary::held_ms`), filled from the stored holds: each
+        // `exec.resumed` less the latest `exec.paused` of its `pauseId` before it.
+        r#"
+ALTER TABLE runs ADD COLUMN held_ms BIGINT NOT NULL DEFAULT 0;
+UPDATE runs SET held_ms = h.held
+FROM (
+    SELECT r.run_key, SUM(GREATEST(r.ts - p.ts, 0))::int8 AS held
+    FROM events r
+    JOIN event_types rt ON rt.code = r.type AND rt.name = 'exec.resumed'
+    JOIN LATERAL (
+        SELECT p.ts FROM events p
+        JOIN event_types pt ON pt.code = p.type AND pt.name = 'exec.paused'
+        WHERE p.run_key = r.run_key AND p.seq < r.seq
+          AND p.payload ->> 'pauseId' = r.payload ->> 'pauseId'
+        ORDER BY p.seq DESC LIMIT 1
+    ) p ON true
+    GROUP BY r.run_key
+) h
+WHERE runs.key = h.run_key;
+"#,
+    ),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// Brings the database up to [`LATEST`]; returns the versions applied now (empty when
 /// it was current).

@@ -49,7 +49,7 @@ fn needs_text(json: &str) -> bool {
 const WRITE_RUN: &str = "UPDATE runs SET app = $2, name = $3, status = $4, started_at = $5, \
      finished_at = $6, last_event_at = $7, meta_json = $8, sdk_json = $9, event_count = $10, \
      node_count = $11, error_count = $12, input_tokens = $13, output_tokens = $14, last_seq = $15, \
-     instance_id = $16 WHERE key = $1";
+     instance_id = $16, held_ms = $17 WHERE key = $1";
 
 /// One statement per commit, however many payloads it announces.
 pub(crate) const NOTIFY: &str = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS u(p)";
@@ -289,6 +289,21 @@ impl WriteDb for PgWriteDb {
         Ok(n == 1)
     }
 
+    fn hold_start(&mut self, key: i64, pause_id: &str, before_seq: u64) -> Result<Option<i64>> {
+        let before = i64::try_from(before_seq).unwrap_or(i64::MAX);
+        let row = self.client.query_opt(
+            "SELECT p.ts FROM events p WHERE p.run_key = $1 \
+               AND p.type = (SELECT code FROM event_types WHERE name = 'exec.paused') \
+               AND p.payload ->> 'pauseId' = $2 \
+               AND NOT EXISTS (SELECT 1 FROM events r WHERE r.run_key = $1 AND r.seq < $3 \
+                 AND r.type = (SELECT code FROM event_types WHERE name = 'exec.resumed') \
+                 AND r.payload ->> 'pauseId' = $2) \
+             ORDER BY p.seq DESC LIMIT 1",
+            &[&key, &pause_id, &before],
+        )?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
     fn write_run(&mut self, key: i64, s: &RunSummary) -> Result<()> {
         let meta = s.meta.as_ref().map(|m| m.to_string());
         let sdk = s.sdk.as_ref().map(|m| m.to_string());
@@ -313,6 +328,7 @@ impl WriteDb for PgWriteDb {
                 &count(s.usage.output_tokens),
                 &last_seq,
                 &self.instance_id,
+                &s.held_ms,
             ],
         )?;
         Ok(())

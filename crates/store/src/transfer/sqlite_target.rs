@@ -71,7 +71,7 @@ impl ImportTarget for SqliteTarget {
     fn set_counters(&mut self, key: i64, counted: &Counted) -> Result<(), StoreError> {
         self.conn.execute(
             "UPDATE runs SET event_count = ?2, node_count = ?3, error_count = ?4, \
-             input_tokens = ?5, output_tokens = ?6, last_seq = ?7 WHERE key = ?1",
+             input_tokens = ?5, output_tokens = ?6, last_seq = ?7, held_ms = ?8 WHERE key = ?1",
             params![
                 key,
                 to_i64(counted.counts.events),
@@ -80,6 +80,7 @@ impl ImportTarget for SqliteTarget {
                 to_i64(counted.usage.input_tokens),
                 to_i64(counted.usage.output_tokens),
                 counted.last_seq.map(to_i64),
+                counted.held_ms,
             ],
         )?;
         Ok(())

@@ -68,6 +68,11 @@ pub(crate) trait WriteDb: Send {
     fn insert_new(&mut self, rows: &[EventRow<'_>]) -> Result<usize>;
     /// Inserts one row unless its `(run, seq)` is stored; returns whether it was new.
     fn insert_one(&mut self, row: EventRow<'_>) -> Result<bool>;
+    /// When the hold `pause_id` of run `key` began: the `ts` of its stored `exec.paused`,
+    /// `None` when there is none or a stored `exec.resumed` below `before_seq` released it
+    /// already (a hold counts once). Asked only for a hold released after the writer
+    /// (re)loaded its run, so rarely.
+    fn hold_start(&mut self, key: i64, pause_id: &str, before_seq: u64) -> Result<Option<i64>>;
     /// Writes a run's counters and facts.
     fn write_run(&mut self, key: i64, summary: &RunSummary) -> Result<()>;
     /// Marks a run `abandoned` (finished at `at`) if it is `running`; returns whether it was.

@@ -198,11 +198,29 @@ impl WriteDb for SqliteWriteDb {
         Ok(stmt.raw_execute()? == 1)
     }
 
+    fn hold_start(&mut self, key: i64, pause_id: &str, before_seq: u64) -> Result<Option<i64>> {
+        let before = i64::try_from(before_seq).unwrap_or(i64::MAX);
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT p.ts FROM events p WHERE p.run_key = ?1 \
+                   AND p.type = (SELECT code FROM event_types WHERE name = 'exec.paused') \
+                   AND json_extract(p.payload, '$.pauseId') = ?2 \
+                   AND NOT EXISTS (SELECT 1 FROM events r WHERE r.run_key = ?1 AND r.seq < ?3 \
+                     AND r.type = (SELECT code FROM event_types WHERE name = 'exec.resumed') \
+                     AND json_extract(r.payload, '$.pauseId') = ?2) \
+                 ORDER BY p.seq DESC LIMIT 1",
+            )?
+            .query_row(params![key, pause_id, before], |r| r.get(0))
+            .optional()?)
+    }
+
     fn write_run(&mut self, key: i64, s: &RunSummary) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(
             "UPDATE runs SET app = ?2, name = ?3, status = ?4, started_at = ?5, finished_at = ?6, \
              last_event_at = ?7, meta_json = ?8, sdk_json = ?9, event_count = ?10, node_count = ?11, \
-             error_count = ?12, input_tokens = ?13, output_tokens = ?14, last_seq = ?15 WHERE key = ?1",
+             error_count = ?12, input_tokens = ?13, output_tokens = ?14, last_seq = ?15, held_ms = ?16 \
+             WHERE key = ?1",
         )?;
         stmt.execute(params![
             key,
@@ -220,6 +238,7 @@ impl WriteDb for SqliteWriteDb {
             s.usage.input_tokens as i64,
             s.usage.output_tokens as i64,
             s.last_seq.and_then(|v| i64::try_from(v).ok()),
+            s.held_ms,
         ])?;
         Ok(())
     }

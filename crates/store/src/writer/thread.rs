@@ -22,6 +22,8 @@ struct RunAcc {
     key: i64,
     summary: RunSummary,
     nodes: HashSet<String>,
+    /// Its holds open since the writer loaded it (the run's held time).
+    holds: crate::tally::HoldClock,
     dirty: bool,
     /// Already listed in this transaction's touched runs.
     touched: bool,

@@ -12,6 +12,7 @@ use super::{RunAcc, State};
 use crate::error::{Result, StoreError};
 use crate::ingest::{EventFacts, MAX_STORED_SEQ, NewEvent};
 use crate::model::{Counts, RunState, RunSummary, StoredEvent, UsageTotals};
+use crate::tally::{HoldChange, HoldClock};
 
 /// An event row waiting for the next multi-row insert (`index` into the batch's operations).
 pub(super) struct PendingRow {
@@ -52,6 +53,7 @@ impl State {
                 key: found.key,
                 summary: found.summary,
                 nodes: found.nodes,
+                holds: HoldClock::default(),
                 dirty: false,
                 touched: false,
             },
@@ -71,6 +73,8 @@ impl State {
                         started_at: ev.ts,
                         finished_at: None,
                         duration_ms: Some(0),
+                        held_ms: 0,
+                        work_ms: Some(0),
                         counts: Counts::default(),
                         usage: UsageTotals::default(),
                         cost: None,
@@ -81,6 +85,7 @@ impl State {
                         last_event_at: ev.ts,
                     },
                     nodes: HashSet::new(),
+                    holds: HoldClock::default(),
                     dirty: true,
                     touched: false,
                 }
@@ -141,11 +146,13 @@ impl State {
                 return Ok(());
             }
         }
+        let held = self.held_by(ev, key, pending, ops)?;
         let Some(acc) = self.runs.get_mut(&ev.run_id) else {
             return Ok(());
         };
         let s = &mut acc.summary;
         crate::tally::count_event(&mut s.counts, &mut s.usage, &mut acc.nodes, ev);
+        s.held_ms = s.held_ms.saturating_add(held);
         s.last_seq = Some(s.last_seq.map_or(ev.seq, |l| l.max(ev.seq)));
         s.last_event_at = s.last_event_at.max(ev.ts);
         match &ev.facts {
@@ -169,18 +176,20 @@ impl State {
                 s.status = *status;
                 s.finished_at = Some(ev.ts);
             }
-            EventFacts::NodeError | EventFacts::Usage { .. } | EventFacts::Plain => {}
+            EventFacts::NodeError
+            | EventFacts::Usage { .. }
+            | EventFacts::Paused { .. }
+            | EventFacts::Resumed { .. }
+            | EventFacts::Plain => {}
         }
         if s.status == RunState::Abandoned && !matches!(ev.facts, EventFacts::RunFinished { .. }) {
             // The app came back: the run is live again.
             s.status = RunState::Running;
             s.finished_at = None;
         }
-        s.duration_ms = Some(crate::model::run_duration_ms(
-            s.started_at,
-            s.finished_at,
-            crate::now_ms(),
-        ));
+        let duration = crate::model::run_duration_ms(s.started_at, s.finished_at, crate::now_ms());
+        s.duration_ms = Some(duration);
+        s.work_ms = Some(crate::model::run_work_ms(duration, s.held_ms));
         acc.dirty = true;
         if !acc.touched {
             acc.touched = true;
@@ -190,6 +199,35 @@ impl State {
         }
         inserted.push(index);
         Ok(())
+    }
+}
+
+impl State {
+    /// The ms of hold that the stored event `ev` (of the run with row key `key`)
+    /// released: 0 unless it is an `exec.resumed`. A hold that began before the writer
+    /// loaded the run is timed from its stored `exec.paused` (queued rows are written
+    /// first, so the lookup sees them).
+    fn held_by(
+        &mut self,
+        ev: &NewEvent,
+        key: i64,
+        pending: &mut Vec<PendingRow>,
+        ops: &[Op],
+    ) -> Result<i64> {
+        let Some(acc) = self.runs.get_mut(&ev.run_id) else {
+            return Ok(0);
+        };
+        match acc.holds.on_event(ev) {
+            HoldChange::None => Ok(0),
+            HoldChange::Released(ms) => Ok(ms),
+            HoldChange::UnknownStart { pause_id, at } => {
+                self.flush_rows(pending, ops)?;
+                Ok(self
+                    .db
+                    .hold_start(key, &pause_id, ev.seq)?
+                    .map_or(0, |since| crate::tally::held_between(since, at)))
+            }
+        }
     }
 }
 
