@@ -6,6 +6,13 @@
 #                                              # MINDGATE_TEST_POSTGRES_DIR
 #   scripts/pg-throwaway.sh stop "$MINDGATE_TEST_POSTGRES_DIR"
 #
+#   scripts/pg-throwaway.sh start --tls        # the same, TLS only: ssl=on with a CA and a
+#                                              # server certificate made now (openssl),
+#                                              # `hostssl` lines only, so a connection
+#                                              # without TLS is refused; also exports
+#                                              # MINDGATE_TEST_POSTGRES_CA (the CA's PEM) and
+#                                              # MINDGATE_TEST_POSTGRES_WRONG_CA (another CA)
+#
 # `start` installs Debian's `postgresql` package when no server binaries are found (as
 # root; otherwise it says what to install and fails). As root the cluster runs as the
 # `postgres` user (created by that package); otherwise as the calling user. It prints
@@ -56,7 +63,39 @@ as_owner() {
   fi
 }
 
+# A CA, a server certificate it signs for 127.0.0.1 and localhost, and a second CA that
+# signed nothing, in $1 (owned by the cluster's owner: the key must be private to it).
+make_certs() {
+  local tls=$1
+  if ! command -v openssl >/dev/null 2>&1; then
+    say "--tls needs the openssl command (Debian package 'openssl')"
+    exit 1
+  fi
+  mkdir -p "$tls"
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  local ca_ext=(-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign")
+  openssl req -x509 "${ec[@]}" -keyout "$tls/ca.key" -out "$tls/ca.pem" -days 2 \
+    -subj "/CN=Mindgate throwaway CA" "${ca_ext[@]}" 2>/dev/null
+  openssl req -x509 "${ec[@]}" -keyout "$tls/wrong-ca.key" -out "$tls/wrong-ca.pem" -days 2 \
+    -subj "/CN=Mindgate unrelated CA" "${ca_ext[@]}" 2>/dev/null
+  openssl req "${ec[@]}" -keyout "$tls/server.key" -out "$tls/server.csr" \
+    -subj "/CN=localhost" 2>/dev/null
+  printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=CA:FALSE" \
+    "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" >"$tls/server.ext"
+  openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" \
+    -CAcreateserial -out "$tls/server.crt" -days 2 -extfile "$tls/server.ext" 2>/dev/null
+  chmod 600 "$tls/server.key"
+  chmod 644 "$tls/ca.pem" "$tls/wrong-ca.pem"
+  if [ "$(id -u)" = 0 ]; then
+    chown -R postgres: "$tls"
+  fi
+}
+
 start() {
+  local tls_only=""
+  if [ "${1:-}" = "--tls" ]; then
+    tls_only=1
+  fi
   local bin
   bin=$(bin_dir)
   if [ -z "$bin" ]; then
@@ -85,9 +124,14 @@ start() {
     exit 1
   }
   # Only TCP from 127.0.0.1 and the cluster's own socket directory (inside $dir).
-  as_owner sh -c "printf '%s\n' 'local all all trust' 'host all all 127.0.0.1/32 trust' \
-    >'$dir/data/pg_hba.conf'"
-  local fast="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  local host_line="host all all 127.0.0.1/32 trust" ssl=""
+  if [ -n "$tls_only" ]; then
+    make_certs "$dir/tls"
+    host_line="hostssl all all 127.0.0.1/32 trust"
+    ssl="-c ssl=on -c ssl_cert_file=$dir/tls/server.crt -c ssl_key_file=$dir/tls/server.key"
+  fi
+  as_owner sh -c "printf '%s\n' 'local all all trust' '$host_line' >'$dir/data/pg_hba.conf'"
+  local fast="-c fsync=off -c synchronous_commit=off -c full_page_writes=off $ssl"
   if [ -n "${MINDGATE_PG_DURABLE:-}" ]; then
     fast=""
   fi
@@ -99,6 +143,10 @@ start() {
       start >/dev/null 2>&1; then
       printf 'export MINDGATE_TEST_POSTGRES_URL=%s\n' "postgres://postgres@127.0.0.1:$port/postgres"
       printf 'export MINDGATE_TEST_POSTGRES_DIR=%s\n' "$dir"
+      if [ -n "$tls_only" ]; then
+        printf 'export MINDGATE_TEST_POSTGRES_CA=%s\n' "$dir/tls/ca.pem"
+        printf 'export MINDGATE_TEST_POSTGRES_WRONG_CA=%s\n' "$dir/tls/wrong-ca.pem"
+      fi
       say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (cluster in $dir)"
       return 0
     fi
@@ -132,10 +180,10 @@ stop() {
 }
 
 case "${1:-}" in
-  start) start ;;
+  start) start "${2:-}" ;;
   stop) stop "${2:-}" ;;
   *)
-    say "usage: $0 start | stop DIR"
+    say "usage: $0 start [--tls] | stop DIR"
     exit 2
     ;;
 esac

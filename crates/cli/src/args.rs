@@ -515,8 +515,9 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = mindgate_home::DEFAULT_HOST)]
     pub host: std::net::IpAddr,
     /// Run database: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a PostgreSQL
-    /// URL (`postgres://user@host:5432/db`, migrated on start) [default:
-    /// $MINDGATE_HOME/mindgate.db].
+    /// URL (`postgres://user@host:5432/db`, migrated on start; TLS with
+    /// `?sslmode=disable|prefer|require|verify-ca|verify-full&sslrootcert=CA.pem`, default
+    /// prefer: docs/team.md) [default: $MINDGATE_HOME/mindgate.db].
     #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
           value_parser = crate::db_arg::parse_run_db)]
     pub db: Option<crate::db_arg::RunDb>,

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use mindgate_memory::MemoryDb;
-use mindgate_store::{Database, PostgresUrl};
+use mindgate_pg::{Database, PostgresUrl, is_postgres_url};
 
 /// The run database the run commands take: a SQLite file or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,11 +81,12 @@ pub fn parse_memory_command_db(value: &str) -> Result<MemoryDb, String> {
 }
 
 fn memory_db(flag: &str, value: &str) -> Result<MemoryDb, String> {
-    if mindgate_memory::is_postgres_url(value) {
-        mindgate_memory::postgres::check_url(value).map_err(|e| format!("{flag}: {e}"))?;
-        return Ok(MemoryDb::Postgres(value.to_owned()));
+    if is_postgres_url(value) {
+        return PostgresUrl::parse(value)
+            .map(|url| MemoryDb::Postgres(Box::new(url)))
+            .map_err(|e| format!("{flag}: {e}"));
     }
-    parse_file_flag(flag, value).map(MemoryDb::File)
+    parse_file_flag(flag, value).map(MemoryDb::Sqlite)
 }
 
 fn parse_file_flag(flag: &str, value: &str) -> Result<PathBuf, String> {
@@ -209,20 +210,27 @@ mod tests {
             err.starts_with("--memory-db takes a SQLite file path"),
             "{err}"
         );
-        // The memory store also lives in PostgreSQL.
-        assert_eq!(
-            parse_memory_db("postgres://u:p@h/m"),
-            Ok(MemoryDb::Postgres("postgres://u:p@h/m".into()))
-        );
-        assert_eq!(
-            parse_memory_command_db("postgresql://h:5433/m"),
-            Ok(MemoryDb::Postgres("postgresql://h:5433/m".into()))
-        );
+        // The memory store also lives in PostgreSQL, with the run store's URL rules.
+        for (flag_parse, url) in [
+            (
+                parse_memory_db as fn(&str) -> Result<MemoryDb, String>,
+                "postgres://u:p@h/m",
+            ),
+            (parse_memory_command_db, "postgresql://h:5433/m"),
+            (parse_memory_db, "POSTGRES://u:p@h/m"),
+        ] {
+            let parsed = flag_parse(url).expect(url);
+            let pg = parsed.postgres_url().expect("a PostgreSQL database");
+            assert!(!format!("{parsed} {parsed:?}").contains(":p@"), "{parsed}");
+            assert_eq!(pg.target(), PostgresUrl::parse(url).expect(url).target());
+        }
+        let err = parse_memory_db("postgres:///no-host").expect_err("no host");
+        assert!(err.contains("names no host"), "{err}");
         let err = parse_memory_db("postgres://h:notaport/m").expect_err("bad port");
         assert!(err.starts_with("--memory-db: "), "{err}");
         assert_eq!(
             parse_memory_command_db("m.db"),
-            Ok(MemoryDb::File("m.db".into()))
+            Ok(MemoryDb::Sqlite("m.db".into()))
         );
     }
 

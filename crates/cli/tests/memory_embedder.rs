@@ -1,6 +1,7 @@
 //! `mindgate memory embedder import|status` against the built binary, each in a fresh
 //! Mindgate home. The MiniLM cases need `MINDGATE_TEST_MINILM_DIR` (set by
-//! `scripts/test.sh`) and print "skipped" without it.
+//! `scripts/test.sh`) and print `skipped: <why>` without it (failing when
+//! `MINDGATE_TEST_REQUIRE_SERVICES=1`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -159,10 +160,9 @@ fn import_refuses_what_is_not_a_known_model_and_writes_nothing() {
 
 #[test]
 fn imported_minilm_becomes_the_active_embedder() {
-    let Some(model) = std::env::var_os("MINDGATE_TEST_MINILM_DIR").filter(|v| !v.is_empty()) else {
-        println!(
-            "skipped imported_minilm_becomes_the_active_embedder: MINDGATE_TEST_MINILM_DIR is not set"
-        );
+    let Some(model) =
+        mindgate_testkit::services::service_var(mindgate_testkit::services::MINILM_DIR_VAR)
+    else {
         return;
     };
     let home = tempfile::tempdir().unwrap();

@@ -5,7 +5,8 @@
 //!
 //! Each test works in a schema of its own inside `MINDGATE_TEST_POSTGRES_URL`
 //! (`scripts/test.sh` starts a throwaway cluster); without it they print
-//! `skipped: MINDGATE_TEST_POSTGRES_URL not set` and pass. The unreachable-database test
+//! `skipped: MINDGATE_TEST_POSTGRES_URL not set` (and fail when
+//! `MINDGATE_TEST_REQUIRE_SERVICES=1`). The unreachable-database test
 //! needs no PostgreSQL.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -13,13 +14,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use mindgate_testkit::{ServeProcess, frames};
 use serde_json::{Value, json};
-
-const POSTGRES_URL_VAR: &str = "MINDGATE_TEST_POSTGRES_URL";
 
 fn bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_mindgate"))
@@ -51,36 +49,19 @@ fn ok(out: Output) -> String {
 
 /// A schema of the test's own in the test database, dropped at the end.
 struct PgSchema {
-    base: String,
-    name: String,
+    _schema: mindgate_testkit::PgSchema,
     /// The URL whose connections use the schema.
     url: String,
 }
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
 impl PgSchema {
     fn new() -> Option<PgSchema> {
-        let Some(base) = std::env::var(POSTGRES_URL_VAR)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        else {
-            println!("skipped: {POSTGRES_URL_VAR} not set");
-            return None;
-        };
-        let name = format!(
-            "mg_cli_test_{}_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed),
-            mindgate_store::now_ms() % 1_000_000
-        );
-        let mut client = postgres::Client::connect(&base, postgres::NoTls).expect("connect");
-        client
-            .batch_execute(&format!("CREATE SCHEMA {name}"))
-            .expect("create schema");
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-csearch_path%3D{name}");
-        Some(PgSchema { base, name, url })
+        let schema = mindgate_testkit::PgSchema::create("mg_cli_test")?;
+        let url = schema.url().to_owned();
+        Some(PgSchema {
+            _schema: schema,
+            url,
+        })
     }
 
     /// `(runs, events)` stored in the schema (0, 0 before the store is migrated).
@@ -100,14 +81,6 @@ impl PgSchema {
                 .get(0)
         };
         (count(&mut client, "runs"), count(&mut client, "events"))
-    }
-}
-
-impl Drop for PgSchema {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.base, postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-        }
     }
 }
 

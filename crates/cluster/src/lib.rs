@@ -36,8 +36,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use mindgate_pg::PostgresUrl;
 use mindgate_protocol::{BreakpointMatcher, RunMode};
-use mindgate_store::PostgresUrl;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc as tokio_mpsc;
@@ -194,14 +194,8 @@ pub enum ClusterEvent {
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     /// The database did not answer.
-    #[error("cannot reach the PostgreSQL database {database}")]
-    Unreachable {
-        /// The database, password hidden.
-        database: String,
-        /// The client's error.
-        #[source]
-        source: postgres::Error,
-    },
+    #[error(transparent)]
+    Unreachable(#[from] mindgate_pg::ConnectError),
     /// A statement failed.
     #[error("a cluster statement failed")]
     Sql(#[from] postgres::Error),

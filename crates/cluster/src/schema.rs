@@ -2,14 +2,11 @@
 
 use std::time::Duration;
 
-use mindgate_store::PostgresUrl;
-use postgres::{Client, NoTls};
+use mindgate_pg::{MigrateError, MigrationLock, Migrations, PostgresUrl};
+use postgres::Client;
 use serde_json::Value;
 
 use crate::{ClusterError, DebugState, RemotePause, Result};
-
-/// The newest cluster schema this build applies.
-const LATEST: i64 = 2;
 
 /// Migration 1: instances, held gates, the shared debug state.
 const MIGRATION_1: &str = r#"
@@ -46,57 +43,29 @@ CREATE TABLE mindgate_debug (
 const MIGRATION_2: &str =
     "ALTER TABLE mindgate_instances ADD COLUMN IF NOT EXISTS watched_at TIMESTAMPTZ";
 
-/// Opens one connection, with an error that names the database (never its password).
+/// The cluster's migrations, for [`mindgate_pg`]'s locked runner (the lock key is the
+/// one earlier builds took, so old and new instances starting together still agree).
+const MIGRATIONS: Migrations<'static> = Migrations {
+    table: "mindgate_cluster_migrations",
+    lock: MigrationLock::NameHash("mindgate_cluster_migrations"),
+    steps: &[MIGRATION_1, MIGRATION_2],
+};
+
+/// Opens one connection (TLS as the URL says), with an error that names the database
+/// (never its password) and the cause.
 pub(crate) fn connect(url: &PostgresUrl) -> Result<Client> {
-    url.config()
-        .connect(NoTls)
-        .map_err(|source| ClusterError::Unreachable {
-            database: url.to_string(),
-            source,
-        })
+    Ok(mindgate_pg::connect(url)?)
 }
 
 /// Applies the missing migrations in one transaction, under an advisory lock so that
 /// instances starting together apply each once.
 pub(crate) fn migrate(client: &mut Client) -> Result<()> {
-    let mut tx = client.transaction()?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtext('mindgate_cluster_migrations'))",
-        &[],
-    )?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS mindgate_cluster_migrations (
-             version BIGINT PRIMARY KEY,
-             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-         )",
-    )?;
-    let found: i64 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM mindgate_cluster_migrations",
-            &[],
-        )?
-        .get(0);
-    if found > LATEST {
-        return Err(ClusterError::SchemaTooNew {
-            found,
-            supported: LATEST,
-        });
-    }
-    if found < 1 {
-        tx.batch_execute(MIGRATION_1)?;
-        tx.execute(
-            "INSERT INTO mindgate_cluster_migrations (version) VALUES (1)",
-            &[],
-        )?;
-    }
-    if found < 2 {
-        tx.batch_execute(MIGRATION_2)?;
-        tx.execute(
-            "INSERT INTO mindgate_cluster_migrations (version) VALUES (2)",
-            &[],
-        )?;
-    }
-    tx.commit()?;
+    MIGRATIONS.run(client).map_err(|e| match e {
+        MigrateError::SchemaTooNew { found, supported } => {
+            ClusterError::SchemaTooNew { found, supported }
+        }
+        MigrateError::Sql(e) => ClusterError::Sql(e),
+    })?;
     Ok(())
 }
 

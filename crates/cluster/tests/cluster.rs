@@ -1,62 +1,38 @@
 //! The cluster on a real PostgreSQL (`MINDGATE_TEST_POSTGRES_URL`; `scripts/test.sh`
-//! starts a throwaway one): every case gets a schema of its own. Without the variable
-//! the cases print why they were skipped and pass.
+//! starts a throwaway one): every case gets a schema of its own (`mindgate_testkit::PgSchema`).
+//! Without the variable the cases print `skipped: <why>` (and fail when
+//! `MINDGATE_TEST_REQUIRE_SERVICES=1`).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use mindgate_cluster::{
     Cluster, ClusterConfig, ClusterEvent, DebugChange, DebugState, Joined, Referee,
 };
+use mindgate_pg::PostgresUrl;
 use mindgate_protocol::{BreakpointMatcher, RunMode};
-use mindgate_store::PostgresUrl;
+use mindgate_testkit::PgSchema;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
 /// A schema of its own, dropped at the end.
 struct Schema {
-    base: String,
-    name: String,
+    _schema: PgSchema,
     url: PostgresUrl,
 }
 
 impl Schema {
     fn new() -> Option<Schema> {
-        let Some(base) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        else {
-            println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
-            return None;
-        };
-        let name = format!(
-            "mg_cluster_test_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let mut client = postgres::Client::connect(&base, postgres::NoTls).expect("connect");
-        client
-            .batch_execute(&format!("CREATE SCHEMA {name}"))
-            .expect("schema");
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url =
-            PostgresUrl::parse(&format!("{base}{sep}options=-csearch_path%3D{name}")).expect("url");
-        Some(Schema { base, name, url })
+        let schema = PgSchema::create("mg_cluster_test")?;
+        let url = PostgresUrl::parse(schema.url()).expect("url");
+        Some(Schema {
+            _schema: schema,
+            url,
+        })
     }
 
     fn join(&self, addr: &str) -> Joined {
         Cluster::join(&self.url, addr, "test", fast(), default_debug()).expect("join")
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.base, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-        }
     }
 }
 

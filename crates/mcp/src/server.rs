@@ -221,7 +221,7 @@ impl MindgateMcp {
         let memory = config.memory.clone().unwrap_or_else(|| {
             Arc::new(LazyMemory::new(
                 &config.home,
-                mindgate_memory::MemoryDb::File(Home::at(&config.home).memory_db()),
+                mindgate_memory::MemoryDb::Sqlite(Home::at(&config.home).memory_db()),
             ))
         });
         MindgateMcp {

@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &args
             .next()
             .ok_or("usage: search_latency <DB> [FACTS] [SEARCHES]")?,
-    );
+    )?;
     let facts: usize = args
         .next()
         .map(|a| a.parse())

@@ -698,7 +698,7 @@ impl LazyMemory {
     pub fn ready(store: Arc<Memory>) -> Self {
         Self {
             home: PathBuf::new(),
-            db: MemoryDb::File(PathBuf::new()),
+            db: MemoryDb::Sqlite(PathBuf::new()),
             slot: Mutex::new(Some(store)),
         }
     }

@@ -7,12 +7,11 @@
 //! [`crate::reembed`]).
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 use crate::error::Result;
 use crate::maintenance::MaintenanceReport;
-use crate::postgres::{PgMemory, is_postgres_url};
+use crate::postgres::PgMemory;
 use crate::reembed::ReembedProgress;
 use crate::rules::belief::FactAt;
 use crate::rules::consolidation::{ConsolidationBatch, ConsolidationWritten};
@@ -22,50 +21,9 @@ use crate::store::*;
 use crate::transfer::TransferReport;
 use crate::types::*;
 
-/// Where a memory store lives.
-#[derive(Clone, PartialEq, Eq)]
-pub enum MemoryDb {
-    /// An SQLite file (the default `$MINDGATE_HOME/memory.db`).
-    File(PathBuf),
-    /// A PostgreSQL database URL (`postgres://…`).
-    Postgres(String),
-}
-
-impl MemoryDb {
-    /// A PostgreSQL URL as [`MemoryDb::Postgres`], anything else as a file path.
-    pub fn from_value(value: &str) -> Self {
-        if is_postgres_url(value) {
-            Self::Postgres(value.to_owned())
-        } else {
-            Self::File(PathBuf::from(value))
-        }
-    }
-
-    /// The file, when it is one.
-    pub fn file(&self) -> Option<&std::path::Path> {
-        match self {
-            Self::File(p) => Some(p),
-            Self::Postgres(_) => None,
-        }
-    }
-}
-
-/// The path, or `postgres://host:port/db` without credentials.
-impl std::fmt::Display for MemoryDb {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::File(p) => write!(f, "{}", p.display()),
-            Self::Postgres(url) => write!(f, "postgres://{}", crate::postgres::redacted(url)),
-        }
-    }
-}
-
-/// Never prints a URL's password.
-impl std::fmt::Debug for MemoryDb {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MemoryDb({self})")
-    }
-}
+/// Where a memory store lives: a SQLite file (the default `$MINDGATE_HOME/memory.db`) or
+/// a PostgreSQL database; the run store's location type ([`mindgate_pg::Database`]).
+pub use mindgate_pg::Database as MemoryDb;
 
 /// An open memory store on either backend.
 // Opened once per process and held behind an `Arc`: the variants' sizes do not matter.
@@ -104,7 +62,7 @@ impl Memory {
     /// Opens (creating and migrating) the store at `db`.
     pub fn open(db: &MemoryDb, options: OpenOptions) -> Result<Self> {
         Ok(match db {
-            MemoryDb::File(path) => Self::Sqlite(SqliteMemory::open(path, options)?),
+            MemoryDb::Sqlite(path) => Self::Sqlite(SqliteMemory::open(path, options)?),
             MemoryDb::Postgres(url) => PgMemory::connect(url, options)?.into(),
         })
     }
@@ -113,7 +71,7 @@ impl Memory {
     /// [`Memory::reembed`].
     pub fn open_for_reembed(db: &MemoryDb, options: OpenOptions) -> Result<Self> {
         Ok(match db {
-            MemoryDb::File(path) => Self::Sqlite(SqliteMemory::open_for_reembed(path, options)?),
+            MemoryDb::Sqlite(path) => Self::Sqlite(SqliteMemory::open_for_reembed(path, options)?),
             MemoryDb::Postgres(url) => PgMemory::connect_for_reembed(url, options)?.into(),
         })
     }

@@ -105,14 +105,10 @@ pub enum MemoryError {
     /// The PostgreSQL database failed.
     #[error("PostgreSQL memory database error")]
     Postgres(#[from] postgres::Error),
-    /// The PostgreSQL server could not be reached or refused the connection.
-    #[error("cannot connect to the PostgreSQL memory database at {target}")]
-    PostgresConnect {
-        /// `host:port/db` (never the password).
-        target: String,
-        /// The cause.
-        source: postgres::Error,
-    },
+    /// The PostgreSQL server could not be reached or refused the connection (the message
+    /// names the database, never the password; the source says why).
+    #[error(transparent)]
+    PostgresConnect(mindgate_pg::ConnectError),
     /// The database file could not be prepared.
     #[error("memory database file {}", .path.display())]
     Io {

@@ -36,7 +36,7 @@ pub mod types;
 pub mod vectors;
 pub(crate) mod working;
 
-pub use self::postgres::{PgMemory, is_postgres_url};
+pub use self::postgres::PgMemory;
 pub use backend::{Memory, MemoryDb};
 pub use config::{FusionDefaults, MemoryConfig, OpenOptions};
 pub use error::{MemoryError, Result};

@@ -1,7 +1,7 @@
 //! The contract suite against the PostgreSQL backend, unchanged: each test gets its own
 //! schema in the database `MINDGATE_TEST_POSTGRES_URL` names (dropped when the store is),
-//! so the tests run in parallel. Without the variable every test says it skipped and
-//! passes.
+//! so the tests run in parallel. Without the variable every test prints `skipped: <why>`
+//! (and fails when `MINDGATE_TEST_REQUIRE_SERVICES=1`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,48 +13,34 @@ use std::sync::Arc;
 use mindgate_memory::time::ManualClock;
 use mindgate_memory::*;
 
-const URL_VAR: &str = "MINDGATE_TEST_POSTGRES_URL";
+use mindgate_pg::PostgresUrl;
+use mindgate_testkit::PgSchema;
 
+fn pg(url: &str) -> PostgresUrl {
+    PostgresUrl::parse(url).unwrap()
+}
+
+/// Whether the test PostgreSQL is set (else the case says `skipped: <why>`).
 fn available() -> bool {
-    let set = std::env::var(URL_VAR).is_ok_and(|v| !v.trim().is_empty());
-    if !set {
-        println!("skipped: {URL_VAR} not set");
-    }
-    set
+    mindgate_testkit::services::postgres_url().is_some()
 }
 
 /// A store in a fresh schema, dropped with it.
 struct SchemaStore {
     store: PgMemory,
-    url: String,
-    schema: String,
-}
-
-impl Drop for SchemaStore {
-    fn drop(&mut self) {
-        if let Ok(mut client) = ::postgres::Client::connect(&self.url, ::postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema));
-        }
-    }
+    schema: PgSchema,
 }
 
 fn make(clock: Arc<ManualClock>) -> SchemaStore {
-    let url = std::env::var(URL_VAR).unwrap();
-    let schema = format!("mgtest_{:016x}", rand::random::<u64>());
-    let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let scoped = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+    let schema = PgSchema::create("mgtest").expect("the test PostgreSQL");
     let store = PgMemory::connect(
-        &scoped,
+        &pg(schema.url()),
         OpenOptions::default()
             .clock(clock)
             .embedder(Arc::new(common::TestEmbedder::new())),
     )
     .unwrap();
-    SchemaStore { store, url, schema }
+    SchemaStore { store, schema }
 }
 
 impl MemoryStore for SchemaStore {
@@ -126,7 +112,7 @@ mod postgres_only {
             .unwrap()
             .port();
         let url = format!("postgres://mindgate:secret@127.0.0.1:{port}/memory");
-        let err = PgMemory::connect(&url, OpenOptions::default()).unwrap_err();
+        let err = PgMemory::connect(&pg(&url), OpenOptions::default()).unwrap_err();
         assert!(
             matches!(err, MemoryError::PostgresConnect { .. }),
             "{err:?}"
@@ -138,9 +124,11 @@ mod postgres_only {
             "the password is never shown: {text}"
         );
         assert_eq!(err.code(), mindgate_errors::ErrorCode::Unavailable);
-        let bad = PgMemory::connect("postgres://127.0.0.1:notaport/x", OpenOptions::default())
-            .unwrap_err();
-        assert!(matches!(bad, MemoryError::Invalid { .. }), "{bad:?}");
+        let bad = PostgresUrl::parse("postgres://127.0.0.1:notaport/x").unwrap_err();
+        assert!(
+            bad.to_string().contains("not a usable PostgreSQL URL"),
+            "{bad}"
+        );
     }
 
     #[test]
@@ -150,10 +138,8 @@ mod postgres_only {
         }
         let clock = Arc::new(ManualClock::at(common::T0));
         let a = make(clock.clone());
-        let sep = if a.url.contains('?') { '&' } else { '?' };
-        let scoped = format!("{}{sep}options=-c%20search_path%3D{}", a.url, a.schema);
         let b = PgMemory::connect(
-            &scoped,
+            &pg(a.schema.url()),
             OpenOptions::default()
                 .clock(clock)
                 .embedder(Arc::new(common::TestEmbedder::new())),
@@ -198,8 +184,8 @@ mod postgres_only {
         if !available() {
             return;
         }
-        let url = std::env::var(URL_VAR).unwrap();
-        let store = PgMemory::connect_scratch(&url, OpenOptions::default()).unwrap();
+        let url = mindgate_testkit::services::postgres_url().unwrap();
+        let store = PgMemory::connect_scratch(&pg(&url), OpenOptions::default()).unwrap();
         let schema = store.scratch_schema().unwrap().to_owned();
         store
             .semantic()
@@ -224,13 +210,9 @@ mod postgres_only {
         }
         let clock = Arc::new(ManualClock::at(common::T0));
         let a = make(clock.clone());
-        let sep = if a.url.contains('?') { '&' } else { '?' };
-        let app = format!("mg_{}", a.schema);
-        let scoped = format!(
-            "{}{sep}options=-c%20search_path%3D{}&application_name={app}",
-            a.url, a.schema
-        );
-        let b = PgMemory::connect(&scoped, OpenOptions::default().clock(clock)).unwrap();
+        let app = format!("mg_{}", a.schema.name());
+        let scoped = format!("{}&application_name={app}", a.schema.url());
+        let b = PgMemory::connect(&pg(&scoped), OpenOptions::default().clock(clock)).unwrap();
         let fact = b
             .semantic()
             .remember(NewFact::new(
@@ -238,7 +220,8 @@ mod postgres_only {
                 "Ana's violin lesson is on Tuesday",
             ))
             .unwrap();
-        let mut admin = ::postgres::Client::connect(&a.url, ::postgres::NoTls).unwrap();
+        let mut admin =
+            ::postgres::Client::connect(a.schema.admin_url(), ::postgres::NoTls).unwrap();
         let killed: i64 = admin
             .query_one(
                 "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \

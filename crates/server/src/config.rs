@@ -131,7 +131,7 @@ impl ServeConfig {
             retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
             http: crate::serve::listener::HttpLimits::from_env(),
-            memory_db: mindgate_memory::MemoryDb::File(Home::at(home).memory_db()),
+            memory_db: mindgate_memory::MemoryDb::Sqlite(Home::at(home).memory_db()),
             memory_user: None,
             memory_chat: None,
             otlp_port: Some(DEFAULT_OTLP_PORT),

@@ -179,38 +179,12 @@ fn with_pg<T: Send + 'static>(
     .expect("the admin thread")
 }
 
-/// A schema of the test's own in the throwaway PostgreSQL, dropped at the end.
-struct PgSchema {
-    admin: String,
-    name: String,
-}
-
-impl Drop for PgSchema {
-    fn drop(&mut self) {
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
-        with_pg(&self.admin, move |c| {
-            let _ = c.batch_execute(&sql);
-        });
-    }
-}
-
 #[tokio::test]
 async fn consolidation_answers_on_a_postgres_memory_too() {
-    let Some(admin) = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
-        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
+    let Some(schema) = mindgate_testkit::PgSchema::create("mg_consolidate") else {
         return;
     };
-    let schema = PgSchema {
-        name: format!("mg_consolidate_{:016x}", rand::random::<u64>()),
-        admin: admin.clone(),
-    };
-    let create = format!("CREATE SCHEMA {}", schema.name);
-    with_pg(&admin, move |c| c.batch_execute(&create).expect("schema"));
-    let sep = if admin.contains('?') { '&' } else { '?' };
-    let memory = format!("{admin}{sep}options=-c%20search_path%3D{}", schema.name);
+    let memory = schema.url().to_owned();
     let stand_in = ChatStandIn::start(vec![
         Answer::Completion(
             r#"{"summary": "Ana describes her life in Tbilisi.",
@@ -223,7 +197,9 @@ async fn consolidation_answers_on_a_postgres_memory_too() {
     let url = stand_in.url().to_owned();
     let t = common::start_with(|c| {
         c.memory_chat = Some(ChatConfig::new(url, "stand-in"));
-        c.memory_db = mindgate_memory::MemoryDb::Postgres(memory);
+        c.memory_db = mindgate_memory::MemoryDb::Postgres(Box::new(
+            mindgate_store::PostgresUrl::parse(&memory).unwrap(),
+        ));
     })
     .await;
     seed(&t).await;
@@ -236,9 +212,9 @@ async fn consolidation_answers_on_a_postgres_memory_too() {
     // Stored in PostgreSQL: the schema's table holds them.
     let count = format!(
         "SELECT COUNT(*) FROM {}.memory_items WHERE kind <> 'session'",
-        schema.name
+        schema.name()
     );
-    let rows: i64 = with_pg(&admin, move |c| {
+    let rows: i64 = with_pg(schema.admin_url(), move |c| {
         c.query_one(&count, &[]).expect("count").get(0)
     });
     assert_eq!(rows, 2);

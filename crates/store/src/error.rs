@@ -13,17 +13,12 @@ pub enum StoreError {
     /// PostgreSQL failed.
     #[error("PostgreSQL error")]
     Postgres(#[from] postgres::Error),
-    /// The PostgreSQL database could not be reached.
-    #[error("cannot reach the PostgreSQL database {database}")]
-    Unreachable {
-        /// The database (its URL without the password).
-        database: String,
-        /// Why.
-        source: postgres::Error,
-    },
+    /// The PostgreSQL database could not be reached (the message names it and the cause).
+    #[error(transparent)]
+    Unreachable(#[from] mindgate_pg::ConnectError),
     /// No pooled PostgreSQL connection came free in time (or none could be made).
     #[error("no PostgreSQL connection available")]
-    Pool(#[from] r2d2_postgres::r2d2::Error),
+    Pool(#[from] mindgate_pg::PoolError),
     /// The PostgreSQL database has no run store yet.
     #[error(
         "the PostgreSQL database {database} has no Mindgate run store yet: run          `mindgate migrate --db URL` (or start `mindgate serve --db URL`, which migrates it)"
@@ -94,3 +89,14 @@ impl StoreError {
 
 /// Shorthand result type.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl From<mindgate_pg::MigrateError> for StoreError {
+    fn from(e: mindgate_pg::MigrateError) -> Self {
+        match e {
+            mindgate_pg::MigrateError::SchemaTooNew { found, supported } => {
+                StoreError::SchemaTooNew { found, supported }
+            }
+            mindgate_pg::MigrateError::Sql(e) => StoreError::Postgres(e),
+        }
+    }
+}

@@ -66,9 +66,7 @@ pub mod transfer;
 mod writer;
 
 pub use cost::{AppCost, AppCosts, run_cost, usage_counts};
-pub use database::{
-    BadPostgresUrl, DEFAULT_CONNECT_TIMEOUT, Database, MigrateReport, PostgresUrl, migrate,
-};
+pub use database::{MigrateReport, migrate};
 pub use diff::{DiffError, RunDiff};
 pub use error::{Result, StoreError};
 pub use ingest::{
@@ -76,6 +74,8 @@ pub use ingest::{
     MAX_TYPE_BYTES, NewEvent, Refusal, check_envelope, check_hello, check_limits,
 };
 pub use json_scan::minify;
+/// Where a run store lives, and its PostgreSQL URL: [`mindgate_pg`]'s types.
+pub use mindgate_pg::{Database, PostgresUrl};
 pub use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use mindgate_pricing::PriceTable;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::database::{Database, PostgresUrl};
 use crate::error::{Result, StoreError};
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
@@ -18,6 +17,7 @@ use crate::pg::reader::PgReader;
 use crate::projection::{NodeDetail, RunGraph, RunProjection, project};
 use crate::schema;
 use crate::writer::raw;
+use mindgate_pg::{Database, PostgresUrl};
 
 /// Largest page of events [`RunStore::events`] returns.
 pub const MAX_EVENT_PAGE: u32 = 5_000;

@@ -32,12 +32,12 @@ use mindgate_protocol::{ParseResult, parse_envelope};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::database::Database;
 use crate::error::StoreError;
 use crate::ingest::{MAX_RUN_ID_BYTES, NewEvent, check_limits, check_run_header};
 use crate::model::{Counts, RunState, RunSummary, UsageTotals};
 use crate::reader::RunStore;
 use crate::writer::MAX_EVENT_TYPES;
+use mindgate_pg::Database;
 
 /// The `format` of an export's header line.
 pub const EXPORT_FORMAT: &str = "mindgate.run";

@@ -27,10 +27,10 @@ use std::thread::JoinHandle;
 
 use serde_json::value::RawValue;
 
-use crate::database::Database;
 use crate::error::{Result, StoreError};
 use crate::ingest::NewEvent;
 use crate::model::{RunSummary, StoredEvent};
+use mindgate_pg::Database;
 
 pub(crate) mod db;
 mod sqlite_db;

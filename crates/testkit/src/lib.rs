@@ -10,6 +10,8 @@
 //! - [`golden`]: golden files compared with what a test generates (`UPDATE_GOLDEN=1` rewrites them);
 //! - [`readme`]: the README's marked blocks, so tests run exactly what a reader copies;
 //! - [`module_graph`]: a crate's module graph from its `use` paths, and its import cycles.
+//! - [`services`]: tests that need PostgreSQL or MiniLM: the `skipped: <why>` rule and
+//!   [`PgSchema`], the throwaway PostgreSQL schema of every suite.
 
 pub mod chat_stand_in;
 pub mod frames;
@@ -19,7 +21,9 @@ pub mod module_graph;
 pub mod readme;
 pub mod redact;
 mod serve;
+pub mod services;
 pub mod wait;
 
 pub use home::FixtureHome;
 pub use serve::ServeProcess;
+pub use services::PgSchema;

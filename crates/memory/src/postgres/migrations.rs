@@ -1,12 +1,13 @@
 //! Numbered schema migrations of the PostgreSQL backend. Migration `n` (1-based) brings
-//! the version recorded in `memory_schema` from `n - 1` to `n`; each runs in its own
-//! transaction under an advisory lock, so instances starting together migrate once. Never
-//! edit a released migration: add one.
+//! the version recorded in `memory_schema` from `n - 1` to `n`; [`mindgate_pg`]'s runner
+//! applies the pending ones in one transaction under an advisory lock, so instances
+//! starting together migrate once. Never edit a released migration: add one.
 //!
 //! Times are `BIGINT` epoch milliseconds, the SQLite encoding, so the search filter's SQL
 //! is the same in both backends; JSON is `jsonb`; vectors are little-endian f32 `bytea`
 //! (the shared mirror's format); full text is a `tsvector` with a GIN index.
 
+use mindgate_pg::{MigrateError, MigrationLock, Migrations};
 use postgres::Client;
 
 use crate::error::{MemoryError, Result};
@@ -163,33 +164,20 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The advisory lock key every migration and every write holds ("mgmemory" in ASCII).
 pub(crate) const LOCK_KEY: i64 = 0x6d67_6d65_6d6f_7279;
 
-/// Applies every pending migration.
+/// The memory store's migrations, for [`mindgate_pg`]'s locked runner.
+const RUNNER: Migrations<'static> = Migrations {
+    table: "memory_schema",
+    lock: MigrationLock::Key(LOCK_KEY),
+    steps: MIGRATIONS,
+};
+
+/// Applies every pending migration (in one transaction holding [`LOCK_KEY`]).
 pub fn migrate(client: &mut Client) -> Result<()> {
-    loop {
-        let mut tx = client.transaction()?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS memory_schema (version BIGINT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-        )?;
-        let found: i64 = tx
-            .query_one("SELECT COALESCE(MAX(version), 0) FROM memory_schema", &[])?
-            .try_get(0)?;
-        if found > SCHEMA_VERSION {
-            return Err(MemoryError::SchemaTooNew {
-                found,
-                supported: SCHEMA_VERSION,
-            });
+    RUNNER.run(client).map_err(|e| match e {
+        MigrateError::SchemaTooNew { found, supported } => {
+            MemoryError::SchemaTooNew { found, supported }
         }
-        let Some(sql) = usize::try_from(found).ok().and_then(|i| MIGRATIONS.get(i)) else {
-            return Ok(());
-        };
-        tx.batch_execute(sql)?;
-        let version = found + 1;
-        tx.execute(
-            "INSERT INTO memory_schema (version) VALUES ($1)",
-            &[&version],
-        )?;
-        tx.commit()?;
-        tracing::debug!(version, "postgres memory schema migrated");
-    }
+        MigrateError::Sql(e) => MemoryError::Postgres(e),
+    })?;
+    Ok(())
 }

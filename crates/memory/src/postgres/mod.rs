@@ -24,10 +24,10 @@ mod transfer;
 mod working;
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use mindgate_embed::Embedder;
-use postgres::{Client, GenericClient, NoTls, Transaction};
+use mindgate_pg::PostgresUrl;
+use postgres::{Client, GenericClient, Transaction};
 
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 use crate::error::{MemoryError, Result};
@@ -37,14 +37,6 @@ use crate::types::*;
 use crate::vectors::VectorCache;
 
 pub use migrations::{MIGRATIONS, SCHEMA_VERSION};
-
-/// How long a connection attempt may take when the URL does not say (`connect_timeout`).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// True when `db` names a PostgreSQL database (`postgres://` or `postgresql://`).
-pub fn is_postgres_url(db: &str) -> bool {
-    db.starts_with("postgres://") || db.starts_with("postgresql://")
-}
 
 /// The memory store on PostgreSQL.
 pub struct PgMemory {
@@ -56,7 +48,7 @@ pub struct PgMemory {
     config: MemoryConfig,
     target: String,
     /// How to reconnect when the server closed the connection (a restart, a failover).
-    connect: postgres::Config,
+    url: PostgresUrl,
     /// The schema [`PgMemory::connect_scratch`] made, dropped with the store.
     scratch: Option<String>,
 }
@@ -73,25 +65,9 @@ impl Drop for PgMemory {
     }
 }
 
-/// The connection settings of `url`, with the default connect timeout unless it sets one.
-fn parse_config(url: &str) -> Result<postgres::Config> {
-    let mut config: postgres::Config = url
-        .parse()
-        .map_err(|e: postgres::Error| MemoryError::invalid("memory database URL", e.to_string()))?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
-    Ok(config)
-}
-
-/// A connection, or [`MemoryError::PostgresConnect`] naming `host:port/db`.
-fn open_client(config: &postgres::Config) -> Result<Client> {
-    config
-        .connect(NoTls)
-        .map_err(|source| MemoryError::PostgresConnect {
-            target: describe(config),
-            source,
-        })
+/// A connection, or [`MemoryError::PostgresConnect`] naming `host:port/db` and the cause.
+fn open_client(url: &PostgresUrl) -> Result<Client> {
+    mindgate_pg::connect(url).map_err(MemoryError::PostgresConnect)
 }
 
 impl std::fmt::Debug for PgMemory {
@@ -103,71 +79,39 @@ impl std::fmt::Debug for PgMemory {
     }
 }
 
-/// `host:port/dbname` of a connection configuration (never the password).
-fn describe(config: &postgres::Config) -> String {
-    let host = match config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(h)) => h.clone(),
-        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".to_owned(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let db = config
-        .get_dbname()
-        .or(config.get_user())
-        .unwrap_or("postgres");
-    format!("{host}:{port}/{db}")
-}
-
-/// Checks that `url` is a PostgreSQL connection URL the driver understands (it does not
-/// connect); the error says what is wrong.
-pub fn check_url(url: &str) -> std::result::Result<(), String> {
-    url.parse::<postgres::Config>()
-        .map(|_| ())
-        .map_err(|e| format!("not a usable PostgreSQL URL: {e}"))
-}
-
-/// `host:port/db` of a PostgreSQL URL, without credentials (for messages and logs).
-pub fn redacted(url: &str) -> String {
-    url.parse::<postgres::Config>()
-        .map(|c| describe(&c))
-        .unwrap_or_else(|_| "(unparsable URL)".to_owned())
-}
-
 impl PgMemory {
-    /// Connects (without TLS: put the database on a private network or a local socket),
-    /// migrates and checks that the stored vectors belong to `options.embedder`.
+    /// Connects (TLS as the URL's `sslmode` says), migrates and checks that the stored
+    /// vectors belong to `options.embedder`.
     ///
-    /// Errors: a malformed URL ([`MemoryError::Invalid`]), an unreachable or refusing
-    /// server ([`MemoryError::PostgresConnect`], naming `host:port/db`), a schema newer than
-    /// this build, another embedder's vectors ([`MemoryError::EmbedderMismatch`]).
-    pub fn connect(url: &str, options: OpenOptions) -> Result<Self> {
-        Self::connect_with(parse_config(url)?, options, None, true)
+    /// Errors: an unreachable or refusing server ([`MemoryError::PostgresConnect`], naming
+    /// `host:port/db` and the cause), a schema newer than this build, another embedder's
+    /// vectors ([`MemoryError::EmbedderMismatch`]).
+    pub fn connect(url: &PostgresUrl, options: OpenOptions) -> Result<Self> {
+        Self::connect_with(url.clone(), options, None, true)
     }
 
     /// Connects without the embedder check, for re-embedding the store with
     /// [`PgMemory::reembed`].
-    pub fn connect_for_reembed(url: &str, options: OpenOptions) -> Result<Self> {
-        Self::connect_with(parse_config(url)?, options, None, false)
+    pub fn connect_for_reembed(url: &PostgresUrl, options: OpenOptions) -> Result<Self> {
+        Self::connect_with(url.clone(), options, None, false)
     }
 
     /// A private store in a fresh schema (`mindgate_scratch_<random>`) of the database
     /// `url` names, dropped with the store: benchmarks and tests on a shared server.
-    pub fn connect_scratch(url: &str, options: OpenOptions) -> Result<Self> {
-        let mut config = parse_config(url)?;
+    pub fn connect_scratch(url: &PostgresUrl, options: OpenOptions) -> Result<Self> {
         let schema = format!("mindgate_scratch_{:016x}", rand::random::<u64>());
-        open_client(&config)?.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
-        config.options(&format!("-c search_path={schema}"));
-        Self::connect_with(config, options, Some(schema), true)
+        open_client(url)?.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
+        Self::connect_with(url.with_search_path(&schema), options, Some(schema), true)
     }
 
     fn connect_with(
-        config: postgres::Config,
+        url: PostgresUrl,
         options: OpenOptions,
         scratch: Option<String>,
         check_embedder: bool,
     ) -> Result<Self> {
-        let target = describe(&config);
-        let mut client = open_client(&config)?;
+        let target = url.target();
+        let mut client = open_client(&url)?;
         migrations::migrate(&mut client)?;
         let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
         if check_embedder
@@ -190,7 +134,7 @@ impl PgMemory {
             vectors: Mutex::new(VectorCache::default()),
             config: options.config,
             target,
-            connect: config,
+            url,
             scratch,
         })
     }
@@ -257,7 +201,7 @@ impl PgMemory {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Client> {
         let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
         if client.is_closed() {
-            match self.connect.connect(NoTls) {
+            match mindgate_pg::connect(&self.url) {
                 Ok(fresh) => {
                     tracing::info!(target = %self.target, "reconnected to the memory database");
                     *client = fresh;

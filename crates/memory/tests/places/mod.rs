@@ -7,9 +7,6 @@
 
 use mindgate_memory::{Memory, MemoryDb, OpenOptions, Result};
 
-/// The variable naming the throwaway PostgreSQL server.
-pub const URL_VAR: &str = "MINDGATE_TEST_POSTGRES_URL";
-
 /// The backends a case runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -21,17 +18,7 @@ pub enum Backend {
 pub struct Place {
     pub db: MemoryDb,
     _dir: Option<tempfile::TempDir>,
-    drop_schema: Option<(String, String)>,
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        if let Some((url, schema)) = &self.drop_schema
-            && let Ok(mut client) = ::postgres::Client::connect(url, ::postgres::NoTls)
-        {
-            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-        }
-    }
+    _schema: Option<mindgate_testkit::PgSchema>,
 }
 
 impl Place {
@@ -42,27 +29,18 @@ impl Place {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 Some(Self {
-                    db: MemoryDb::File(dir.path().join("memory.db")),
+                    db: MemoryDb::Sqlite(dir.path().join("memory.db")),
                     _dir: Some(dir),
-                    drop_schema: None,
+                    _schema: None,
                 })
             }
             Backend::Postgres => {
-                let Some(url) = std::env::var(URL_VAR).ok().filter(|v| !v.trim().is_empty()) else {
-                    println!("skipped: {URL_VAR} not set");
-                    return None;
-                };
-                let schema = format!("mgops_{:016x}", rand::random::<u64>());
-                let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
-                admin
-                    .batch_execute(&format!("CREATE SCHEMA {schema}"))
-                    .unwrap();
-                let sep = if url.contains('?') { '&' } else { '?' };
-                let scoped = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+                let schema = mindgate_testkit::PgSchema::create("mgops")?;
+                let url = mindgate_pg::PostgresUrl::parse(schema.url()).unwrap();
                 Some(Self {
-                    db: MemoryDb::Postgres(scoped),
+                    db: MemoryDb::Postgres(Box::new(url)),
                     _dir: None,
-                    drop_schema: Some((url, schema)),
+                    _schema: Some(schema),
                 })
             }
         }

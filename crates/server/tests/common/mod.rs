@@ -228,73 +228,39 @@ pub fn resume_in_background(
 /// The test PostgreSQL (`MINDGATE_TEST_POSTGRES_URL`, which `scripts/test.sh` sets), or
 /// `None` after printing the usual "skipped" line.
 pub fn postgres_admin_url() -> Option<String> {
-    let url = std::env::var("MINDGATE_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    if url.is_none() {
-        println!("skipped: MINDGATE_TEST_POSTGRES_URL not set");
-    }
-    url
+    mindgate_testkit::services::postgres_url()
 }
 
 /// A schema of the test's own in the test PostgreSQL, dropped at the end.
 pub struct PgSchema {
-    /// The test database's URL.
-    pub admin: String,
+    schema: mindgate_testkit::PgSchema,
     /// The schema.
     pub name: String,
+    /// The test database's URL.
+    pub admin: String,
 }
 
 impl PgSchema {
     /// A fresh schema, or `None` (after the "skipped" line) without a test PostgreSQL.
     pub async fn create(prefix: &str) -> Option<PgSchema> {
-        // Tests of one file run at once in one process: a counter keeps them apart.
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let admin = postgres_admin_url()?;
-        let name = format!(
-            "{prefix}_{}_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            mindgate_store::now_ms() % 1_000_000_000
-        );
-        let (a, n) = (admin.clone(), name.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut c = postgres::Client::connect(&a, postgres::NoTls).expect("admin");
-            c.batch_execute(&format!("CREATE SCHEMA {n}"))
-                .expect("schema");
+        let schema = mindgate_testkit::PgSchema::create(prefix)?;
+        let name = schema.name().to_owned();
+        let admin = schema.admin_url().to_owned();
+        Some(PgSchema {
+            schema,
+            name,
+            admin,
         })
-        .await
-        .expect("create the schema");
-        Some(PgSchema { admin, name })
     }
 
     /// The URL whose connections use this schema.
     pub fn url(&self) -> mindgate_store::PostgresUrl {
-        let sep = if self.admin.contains('?') { '&' } else { '?' };
-        mindgate_store::PostgresUrl::parse(&format!(
-            "{}{sep}options=-csearch_path%3D{}",
-            self.admin, self.name
-        ))
-        .expect("url")
+        mindgate_store::PostgresUrl::parse(self.schema.url()).expect("url")
     }
 
     /// A test server whose run store is this schema.
     pub async fn server(&self) -> TestServer {
         let url = self.url();
         start_with(move |c| c.postgres = Some(url)).await
-    }
-}
-
-impl Drop for PgSchema {
-    /// On a thread of its own: a sync client cannot run on a tokio worker (a failing
-    /// test drops the schema while unwinding there).
-    fn drop(&mut self) {
-        let (admin, name) = (self.admin.clone(), self.name.clone());
-        let dropped = std::thread::spawn(move || {
-            if let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) {
-                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
-            }
-        });
-        let _ = dropped.join();
     }
 }

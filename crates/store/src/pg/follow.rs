@@ -20,9 +20,9 @@ use postgres::fallible_iterator::FallibleIterator;
 
 use super::announce::{Announcement, CHANNEL};
 use super::reader::{events_in_ranges, summaries};
-use crate::database::PostgresUrl;
 use crate::error::{Result, StoreError};
 use crate::writer::{Committed, EventsWanted};
+use mindgate_pg::PostgresUrl;
 
 /// Longest wait for a notification before the thread looks at its stop flag.
 const POLL: Duration = Duration::from_millis(200);

@@ -19,12 +19,12 @@ use postgres::{Client, Statement};
 
 use super::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
 use super::writer::{INSERT_ROWS, NOTIFY, PG_INSERT_CHUNK, insert_rows};
-use crate::database::PostgresUrl;
 use crate::error::StoreError;
 use crate::ingest::NewEvent;
 use crate::transfer::{Counted, IMPORT_SOURCE, ImportTarget, ImportedRun};
 use crate::writer::db::EventRow;
 use crate::writer::random_id;
+use mindgate_pg::PostgresUrl;
 
 /// An import's transaction on a PostgreSQL database.
 pub(crate) struct PgTarget {

@@ -17,19 +17,15 @@ pub(crate) mod run_lock;
 pub(crate) mod schema;
 pub(crate) mod writer;
 
-use postgres::{Client, NoTls};
+use mindgate_pg::PostgresUrl;
+use postgres::Client;
 
-use crate::database::PostgresUrl;
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 
-/// Opens one connection, with an error that names the database (never its password).
+/// Opens one connection (TLS as the URL says), with an error that names the database
+/// (never its password) and the cause.
 pub(crate) fn connect(url: &PostgresUrl) -> Result<Client> {
-    url.config()
-        .connect(NoTls)
-        .map_err(|source| StoreError::Unreachable {
-            database: url.to_string(),
-            source,
-        })
+    Ok(mindgate_pg::connect(url)?)
 }
 
 /// The schema the store's tables live in (the first of the connection's search path).

@@ -3,13 +3,11 @@
 
 use std::time::Duration;
 
+use mindgate_pg::{Pool, PoolSettings, PooledClient, PostgresUrl};
+use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
-use postgres::{NoTls, Row};
-use r2d2_postgres::PostgresConnectionManager;
-use r2d2_postgres::r2d2::{Pool, PooledConnection};
 
-use crate::database::PostgresUrl;
 use crate::error::{Result, StoreError};
 use crate::json_scan::minify;
 use crate::model::{
@@ -77,7 +75,7 @@ pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
 /// Read access to a PostgreSQL run store.
 pub(crate) struct PgReader {
     /// `None` only while dropping (see the `Drop` impl).
-    pool: Option<Pool<PostgresConnectionManager<NoTls>>>,
+    pool: Option<Pool>,
     url: PostgresUrl,
     /// Per-run claims (a connection of their own, made on first use).
     claims: super::run_lock::PgRunClaims,
@@ -115,12 +113,10 @@ impl PgReader {
     /// the schema exists and is not newer than this build.
     pub(crate) fn open(url: &PostgresUrl) -> Result<PgReader> {
         let mut client = super::connect(url)?;
-        let found = super::schema::version(&mut client)?;
-        if found > super::schema::LATEST {
-            return Err(StoreError::SchemaTooNew {
-                found,
-                supported: super::schema::LATEST,
-            });
+        let found = super::schema::MIGRATIONS.version(&mut client)?;
+        let supported = super::schema::MIGRATIONS.latest();
+        if found > supported {
+            return Err(StoreError::SchemaTooNew { found, supported });
         }
         if found == 0 {
             return Err(StoreError::NotMigrated {
@@ -128,12 +124,14 @@ impl PgReader {
             });
         }
         drop(client);
-        let manager = PostgresConnectionManager::new(url.config().clone(), NoTls);
-        let pool = Pool::builder()
-            .max_size(POOL_SIZE)
-            .min_idle(Some(1))
-            .connection_timeout(POOL_WAIT)
-            .build(manager)?;
+        let pool = mindgate_pg::pool(
+            url,
+            PoolSettings {
+                max_size: POOL_SIZE,
+                min_idle: Some(1),
+                wait: POOL_WAIT,
+            },
+        )?;
         Ok(PgReader {
             pool: Some(pool),
             url: url.clone(),
@@ -146,7 +144,7 @@ impl PgReader {
         &self.url
     }
 
-    fn conn(&self) -> Result<PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn conn(&self) -> Result<PooledClient> {
         match &self.pool {
             Some(pool) => Ok(pool.get()?),
             None => Err(StoreError::WriterGone),
@@ -257,10 +255,7 @@ impl PgReader {
             .collect())
     }
 
-    fn run_key(
-        conn: &mut PooledConnection<PostgresConnectionManager<NoTls>>,
-        run_id: &str,
-    ) -> Result<Option<i64>> {
+    fn run_key(conn: &mut PooledClient, run_id: &str) -> Result<Option<i64>> {
         Ok(conn
             .query_opt("SELECT key FROM runs WHERE id = $1", &[&run_id])?
             .map(|r| r.get(0)))

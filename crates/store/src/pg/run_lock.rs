@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
-use crate::database::PostgresUrl;
 use crate::error::{Result, StoreError};
+use mindgate_pg::PostgresUrl;
 
 /// The first key of every run claim (`mgOT`): the two-key advisory locks of run claims
 /// never meet the one-key locks of migrations.

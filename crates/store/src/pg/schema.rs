@@ -1,22 +1,15 @@
-//! Numbered migrations of the PostgreSQL run store.
-//!
-//! Each migration runs once, in order, inside one transaction that holds an
-//! advisory lock, so instances starting together never apply one twice. Applied
-//! versions are listed in `mindgate_run_migrations`; a database migrated by a newer
-//! Mindgate (a version above [`LATEST`]) is refused before anything is written.
+//! Numbered migrations of the PostgreSQL run store, applied by [`mindgate_pg`]'s locked
+//! runner: each once, in order, in one transaction holding an advisory lock, so
+//! instances starting together never apply one twice. Applied versions are listed in
+//! `mindgate_run_migrations`; a database migrated by a newer Mindgate is refused before
+//! anything is written. Never edit a released migration: add one.
 
-use postgres::Client;
+use mindgate_pg::{MigrationLock, Migrations};
 
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 
-/// Advisory lock key held while migrating (any constant unlikely to collide).
-const MIGRATION_LOCK: i64 = 0x6d67_7275_6e73; // "mgruns"
-
-/// The migrations, by version.
-const MIGRATIONS: &[(i64, &str)] = &[
-    (
-        1,
-        r#"
+/// Migration 1: runs, interned event types and events.
+const V1_TABLES: &str = r#"
 CREATE TABLE runs (
     key BIGSERIAL PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -57,18 +50,15 @@ CREATE TABLE events (
     PRIMARY KEY (run_key, seq),
     CHECK (payload IS NOT NULL OR payload_text IS NOT NULL)
 );
-"#,
-    ),
-    (
-        2,
-        // The instance that last wrote a run (its owner), when several share the database.
-        "ALTER TABLE runs ADD COLUMN instance_id TEXT;",
-    ),
-    (
-        3,
-        // The run's held time (`RunSummary::held_ms`), filled from the stored holds: each
-        // `exec.resumed` less the latest `exec.paused` of its `pauseId` before it.
-        r#"
+"#;
+
+/// Migration 2: the instance that last wrote a run (its owner), when several share the
+/// database.
+const V2_RUN_OWNER: &str = "ALTER TABLE runs ADD COLUMN instance_id TEXT;";
+
+/// Migration 3: the run's held time (`RunSummary::held_ms`), filled from the stored holds:
+/// each `exec.resumed` less the latest `exec.paused` of its `pauseId` before it.
+const V3_HELD_MS: &str = r#"
 ALTER TABLE runs ADD COLUMN held_ms BIGINT NOT NULL DEFAULT 0;
 UPDATE runs SET held_ms = h.held
 FROM (
@@ -85,67 +75,16 @@ FROM (
     GROUP BY r.run_key
 ) h
 WHERE runs.key = h.run_key;
-"#,
-    ),
-];
+"#;
 
-/// The newest schema version this build knows.
-pub const LATEST: i64 = 3;
+/// The run store's migrations (the lock key spells "mgruns").
+pub(crate) const MIGRATIONS: Migrations<'static> = Migrations {
+    table: "mindgate_run_migrations",
+    lock: MigrationLock::Key(0x6d67_7275_6e73),
+    steps: &[V1_TABLES, V2_RUN_OWNER, V3_HELD_MS],
+};
 
-/// Brings the database up to [`LATEST`]; returns the versions applied now (empty when
-/// it was current).
-pub(crate) fn migrate(client: &mut Client) -> Result<Vec<i64>> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS mindgate_run_migrations (
-             version BIGINT PRIMARY KEY,
-             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-         )",
-    )?;
-    let found: i64 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM mindgate_run_migrations",
-            &[],
-        )?
-        .get(0);
-    if found > LATEST {
-        return Err(StoreError::SchemaTooNew {
-            found,
-            supported: LATEST,
-        });
-    }
-    let mut applied = Vec::new();
-    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
-        tx.batch_execute(sql)?;
-        tx.execute(
-            "INSERT INTO mindgate_run_migrations(version) VALUES ($1)",
-            &[version],
-        )?;
-        applied.push(*version);
-    }
-    tx.commit()?;
-    if !applied.is_empty() {
-        tracing::info!(?applied, "run store migrated");
-    }
-    Ok(applied)
-}
-
-/// The schema version of the database (0 before the first migration).
-pub(crate) fn version(client: &mut Client) -> Result<i64> {
-    let exists: bool = client
-        .query_one(
-            "SELECT to_regclass('mindgate_run_migrations') IS NOT NULL",
-            &[],
-        )?
-        .get(0);
-    if !exists {
-        return Ok(0);
-    }
-    Ok(client
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM mindgate_run_migrations",
-            &[],
-        )?
-        .get(0))
+/// Brings the database up to this build's schema; returns the versions applied now.
+pub(crate) fn migrate(client: &mut postgres::Client) -> Result<Vec<i64>> {
+    Ok(MIGRATIONS.run(client)?)
 }

@@ -7,11 +7,11 @@ use postgres::{Client, Statement};
 
 use super::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
 use super::reader::{SUMMARY_COLUMNS, summary_from_row};
-use crate::database::PostgresUrl;
 use crate::error::Result;
 use crate::model::RunSummary;
 use crate::writer::Retention;
 use crate::writer::db::{EventRow, FoundRun, WriteDb};
+use mindgate_pg::PostgresUrl;
 
 /// Rows per multi-row insert (one `unnest` statement; parameters are 7 arrays, so
 /// the size is not bound by PostgreSQL's 65,535 parameters).

@@ -1,24 +1,21 @@
 //! The store's contract suites run on every backend: SQLite in a temporary directory,
-//! and PostgreSQL in a schema of its own inside the database `MINDGATE_TEST_POSTGRES_URL`
-//! names (`scripts/test.sh` starts a throwaway cluster and sets it). Without that
-//! variable the PostgreSQL cases print why they were skipped and pass.
+//! and PostgreSQL in a throwaway schema (`mindgate_testkit::PgSchema`) of the database
+//! `MINDGATE_TEST_POSTGRES_URL` names (`scripts/test.sh` starts a throwaway cluster and
+//! sets it). Without that variable the PostgreSQL cases print `skipped: <why>` (and fail
+//! when `MINDGATE_TEST_REQUIRE_SERVICES=1`).
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
-
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use mindgate_store::{
     CommitHook, Database, OpenReport, PostgresUrl, RunStore, Writer, WriterConfig,
 };
-
-/// The variable naming the test PostgreSQL.
-pub const POSTGRES_URL_VAR: &str = "MINDGATE_TEST_POSTGRES_URL";
+use mindgate_testkit::PgSchema;
 
 /// A backend the contract runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     /// An embedded SQLite file.
     Sqlite,
-    /// PostgreSQL, from [`POSTGRES_URL_VAR`].
+    /// PostgreSQL, from `MINDGATE_TEST_POSTGRES_URL`.
     Postgres,
 }
 
@@ -28,10 +25,8 @@ pub struct TestDb {
     pub database: Database,
     /// The SQLite file's directory.
     pub dir: tempfile::TempDir,
-    schema: Option<(String, String)>,
+    schema: Option<PgSchema>,
 }
-
-static NEXT: AtomicU32 = AtomicU32::new(0);
 
 impl TestDb {
     /// A fresh store, or `None` (after printing why) when the backend is not available.
@@ -44,31 +39,12 @@ impl TestDb {
                 schema: None,
             }),
             Backend::Postgres => {
-                let Some(base) = std::env::var(POSTGRES_URL_VAR)
-                    .ok()
-                    .filter(|v| !v.trim().is_empty())
-                else {
-                    println!("skipped: {POSTGRES_URL_VAR} not set");
-                    return None;
-                };
-                let schema = format!(
-                    "mg_store_test_{}_{}_{}",
-                    std::process::id(),
-                    NEXT.fetch_add(1, Ordering::Relaxed),
-                    mindgate_store::now_ms() % 1_000_000
-                );
-                let mut client = postgres::Client::connect(&base, postgres::NoTls)
-                    .expect("connect to MINDGATE_TEST_POSTGRES_URL");
-                client
-                    .batch_execute(&format!("CREATE SCHEMA {schema}"))
-                    .expect("create schema");
-                let url = with_search_path(&base, &schema);
+                let schema = PgSchema::create("mg_store_test")?;
+                let url = PostgresUrl::parse(schema.url()).expect("test url");
                 Some(TestDb {
-                    database: Database::Postgres(Box::new(
-                        PostgresUrl::parse(&url).expect("test url"),
-                    )),
+                    database: Database::Postgres(Box::new(url)),
                     dir,
-                    schema: Some((base, schema)),
+                    schema: Some(schema),
                 })
             }
         }
@@ -97,22 +73,6 @@ impl TestDb {
             Database::Sqlite(_) => panic!("not a PostgreSQL store"),
         }
     }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Some((base, schema)) = &self.schema
-            && let Ok(mut client) = postgres::Client::connect(base, postgres::NoTls)
-        {
-            let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-        }
-    }
-}
-
-/// `url` with `search_path` set to `schema` for every connection made from it.
-pub fn with_search_path(url: &str, schema: &str) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-csearch_path%3D{schema}")
 }
 
 /// Defines `sqlite::NAME` and `postgres::NAME` tests calling `NAME(Backend)`.

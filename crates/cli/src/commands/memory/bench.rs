@@ -89,7 +89,9 @@ fn store_in(
         ..OpenOptions::default()
     };
     Ok(match postgres {
-        Some(url) => PgMemory::connect_scratch(url, options)?.into(),
+        Some(url) => {
+            PgMemory::connect_scratch(&mindgate_pg::PostgresUrl::parse(url)?, options)?.into()
+        }
         None => SqliteMemory::open(&dir.path().join(name), options)?.into(),
     })
 }

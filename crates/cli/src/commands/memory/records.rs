@@ -24,7 +24,7 @@ pub fn open(db: Option<&MemoryDb>) -> anyhow::Result<Memory> {
     let home = Home::from_env();
     let db = db
         .cloned()
-        .unwrap_or_else(|| MemoryDb::File(home.memory_db()));
+        .unwrap_or_else(|| MemoryDb::Sqlite(home.memory_db()));
     agent::open_with_selected_embedder(home.root(), &db)
         .with_context(|| format!("opening the memory store {db}"))
 }

@@ -15,7 +15,7 @@ pub fn run(args: &MemoryReembedArgs) -> anyhow::Result<ExitCode> {
     let db = args
         .db
         .clone()
-        .unwrap_or_else(|| MemoryDb::File(Home::from_env().memory_db()));
+        .unwrap_or_else(|| MemoryDb::Sqlite(Home::from_env().memory_db()));
     let embedder = embedders::by_name(&args.embedder)?.context("re-embedding needs an embedder")?;
     let id = embedder.id().to_string();
     let store = Memory::open_for_reembed(&db, OpenOptions::default().embedder(embedder))
