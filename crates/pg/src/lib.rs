@@ -9,6 +9,7 @@
 //! - [`Database`]: where a store lives, a SQLite file or a PostgreSQL database.
 
 mod connect;
+mod error;
 mod location;
 mod migrate;
 mod tls;
@@ -17,7 +18,8 @@ mod url;
 pub use connect::{
     ConnectCause, ConnectError, Pool, PoolError, PoolSettings, PooledClient, connect, pool,
 };
+pub use error::BadPostgresUrl;
 pub use location::Database;
 pub use migrate::{MigrateError, MigrationLock, Migrations};
 pub use tls::SslMode;
-pub use url::{BadPostgresUrl, DEFAULT_CONNECT_TIMEOUT, PostgresUrl, is_postgres_url};
+pub use url::{DEFAULT_CONNECT_TIMEOUT, PostgresUrl, is_postgres_url};

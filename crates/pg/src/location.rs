@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::url::{BadPostgresUrl, PostgresUrl, is_postgres_url};
+use crate::error::BadPostgresUrl;
+use crate::url::{PostgresUrl, is_postgres_url};
 
 /// Where a store lives.
 #[derive(Clone, PartialEq, Eq)]

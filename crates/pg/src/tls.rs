@@ -24,7 +24,7 @@ use rustls::{
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::url::BadPostgresUrl;
+use crate::error::BadPostgresUrl;
 
 /// libpq's `sslmode`: whether connections are encrypted and what of the server's
 /// certificate is checked.

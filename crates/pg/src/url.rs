@@ -6,25 +6,11 @@ use std::time::Duration;
 
 use percent_encoding::percent_decode_str;
 
+use crate::error::BadPostgresUrl;
 use crate::tls::{RootSource, SslMode, Tls};
 
 /// How long a connection attempt may take unless the URL sets `connect_timeout`.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Why a PostgreSQL URL was refused.
-#[derive(Debug, thiserror::Error)]
-#[error("not a usable PostgreSQL URL (postgres://user@host:port/database): {reason}")]
-pub struct BadPostgresUrl {
-    reason: String,
-}
-
-impl BadPostgresUrl {
-    pub(crate) fn new(reason: impl Into<String>) -> Self {
-        Self {
-            reason: reason.into(),
-        }
-    }
-}
 
 /// A checked PostgreSQL connection URL and how to secure its connections.
 #[derive(Clone)]

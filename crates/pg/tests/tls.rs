@@ -5,62 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::Command;
-
 use mindgate_pg::{MigrationLock, Migrations, PoolSettings, PostgresUrl, SslMode, connect, pool};
-use mindgate_testkit::services::skip;
-
-/// A TLS-only throwaway cluster, stopped and removed with the value.
-struct TlsCluster {
-    vars: HashMap<String, String>,
-}
-
-impl TlsCluster {
-    fn start() -> Option<TlsCluster> {
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-throwaway.sh");
-        let out = Command::new("bash")
-            .arg(&script)
-            .args(["start", "--tls"])
-            .output()
-            .expect("run pg-throwaway.sh");
-        if !out.status.success() {
-            let why = String::from_utf8_lossy(&out.stderr);
-            skip(&format!("cannot start a TLS PostgreSQL: {}", why.trim()));
-            return None;
-        }
-        let vars = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
-        Some(TlsCluster { vars })
-    }
-
-    fn var(&self, name: &str) -> &str {
-        self.vars.get(name).map(String::as_str).expect(name)
-    }
-
-    /// The cluster's URL with `params` added (password included, to prove it never shows).
-    fn url(&self, params: &str) -> String {
-        let base = self.var("MINDGATE_TEST_POSTGRES_URL");
-        let with_password = base.replacen("postgres@", "postgres:s3cret@", 1);
-        format!("{with_password}?{params}")
-    }
-}
-
-impl Drop for TlsCluster {
-    fn drop(&mut self) {
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-throwaway.sh");
-        let _ = Command::new("bash")
-            .arg(script)
-            .args(["stop", self.var("MINDGATE_TEST_POSTGRES_DIR")])
-            .status();
-    }
-}
+use mindgate_testkit::services::TlsCluster;
 
 /// Why connecting to `url` failed: the error and its causes, on one line.
 fn refusal(url: &PostgresUrl) -> String {
@@ -104,7 +50,7 @@ fn verify_full_with_the_clusters_ca_connects_and_migrates_through_the_pool() {
     let Some(cluster) = TlsCluster::start() else {
         return;
     };
-    let ca = cluster.var("MINDGATE_TEST_POSTGRES_CA");
+    let ca = cluster.ca();
     let url = PostgresUrl::parse(&cluster.url(&format!(
         "sslmode=verify-full&sslrootcert={ca}&application_name=tls-test"
     )))
@@ -141,7 +87,7 @@ fn verify_full_with_a_wrong_ca_is_a_clear_error() {
     let Some(cluster) = TlsCluster::start() else {
         return;
     };
-    let wrong = cluster.var("MINDGATE_TEST_POSTGRES_WRONG_CA");
+    let wrong = cluster.wrong_ca();
     for mode in ["verify-full", "verify-ca"] {
         let url = PostgresUrl::parse(&cluster.url(&format!("sslmode={mode}&sslrootcert={wrong}")))
             .unwrap();

@@ -4,8 +4,12 @@
 //! `scripts/test.sh` once it has provisioned them) a missing service fails the test.
 //!
 //! [`PgSchema`] is the throwaway schema every PostgreSQL suite uses: made in the database
-//! `MINDGATE_TEST_POSTGRES_URL` names, dropped with the value.
+//! `MINDGATE_TEST_POSTGRES_URL` names, dropped with the value. [`TlsCluster`] is a
+//! throwaway cluster of its own that accepts only TLS, for the TLS tests.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The variable naming the test PostgreSQL (`scripts/test.sh` starts a throwaway cluster
@@ -139,4 +143,79 @@ fn rand_suffix() -> u32 {
             .unwrap_or_default(),
     );
     h.finish() as u32
+}
+
+/// A throwaway PostgreSQL that accepts only TLS (`scripts/pg-throwaway.sh start --tls`: a
+/// CA and a server certificate for 127.0.0.1 made at start, `hostssl` lines only),
+/// stopped and removed with the value.
+#[derive(Debug)]
+pub struct TlsCluster {
+    vars: HashMap<String, String>,
+}
+
+impl TlsCluster {
+    /// Starts one, or `None` after [`skip`] when the machine cannot (no PostgreSQL server
+    /// binaries, no openssl).
+    #[track_caller]
+    pub fn start() -> Option<TlsCluster> {
+        let out = Command::new("bash")
+            .arg(throwaway_script())
+            .args(["start", "--tls"])
+            .output();
+        let out = match out {
+            Ok(out) if out.status.success() => out,
+            Ok(out) => {
+                let why = String::from_utf8_lossy(&out.stderr);
+                skip(&format!("cannot start a TLS PostgreSQL: {}", why.trim()));
+                return None;
+            }
+            Err(e) => {
+                skip(&format!("cannot run scripts/pg-throwaway.sh: {e}"));
+                return None;
+            }
+        };
+        let vars = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        Some(TlsCluster { vars })
+    }
+
+    fn var(&self, name: &str) -> &str {
+        self.vars.get(name).map_or("", String::as_str)
+    }
+
+    /// The cluster's URL with user `postgres`, password `s3cret` (trust ignores it, so a
+    /// test can check it never shows) and the query `params`.
+    pub fn url(&self, params: &str) -> String {
+        let base = self
+            .var(POSTGRES_URL_VAR)
+            .replacen("postgres@", "postgres:s3cret@", 1);
+        format!("{base}?{params}")
+    }
+
+    /// The PEM file of the CA that signed the server's certificate.
+    pub fn ca(&self) -> &str {
+        self.var("MINDGATE_TEST_POSTGRES_CA")
+    }
+
+    /// The PEM file of a CA that signed nothing of this cluster's.
+    pub fn wrong_ca(&self) -> &str {
+        self.var("MINDGATE_TEST_POSTGRES_WRONG_CA")
+    }
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(throwaway_script())
+            .args(["stop", self.var("MINDGATE_TEST_POSTGRES_DIR")])
+            .status();
+    }
+}
+
+/// `scripts/pg-throwaway.sh` of this repository.
+fn throwaway_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-throwaway.sh")
 }
