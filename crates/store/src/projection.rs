@@ -576,239 +576,266 @@ impl RunProjection {
         0
     }
 
-    fn apply_value(&mut self, type_name: &str, seq: u64, ts: i64, mut payload: Value) {
-        let detail = self.detail;
+    fn apply_value(&mut self, type_name: &str, seq: u64, ts: i64, payload: Value) {
         self.first_ts = Some(self.first_ts.map_or(ts, |first| first.min(ts)));
         match type_name {
-            "graph.hint" => {
-                if let Some(nodes) = payload.get("nodes").and_then(Value::as_array) {
-                    for hint in nodes {
-                        let Some(id) = hint.get("nodeId").and_then(Value::as_str) else {
-                            continue;
-                        };
-                        let i = self.node_mut(id);
-                        self.touch_node(i);
-                        let node = &mut self.nodes[i];
-                        node.hinted = true;
-                        if node.instances.is_empty() {
-                            if let Some(kind) = non_empty_field(hint, "kind") {
-                                node.kind = kind;
-                            }
-                            if let Some(name) = non_empty_field(hint, "name") {
-                                node.name = name;
-                            }
-                        }
-                        self.set_parent(i, str_field(hint, "parentId"), true);
-                    }
-                }
-            }
-            "node.started" => {
-                let Some(id) = str_field(&payload, "nodeId") else {
-                    return;
-                };
-                let ni = self.node_mut(&id);
-                self.set_parent(ni, str_field(&payload, "parentId"), false);
-                let node = &mut self.nodes[ni];
-                if let Some(kind) = non_empty_field(&payload, "kind") {
-                    node.kind = kind;
-                }
-                if let Some(name) = non_empty_field(&payload, "name") {
-                    node.name = name;
-                }
-                if self.root.is_none() && node.kind == "agent" && node.parent.is_none() {
-                    self.root = Some(ni);
-                }
-                let node = &mut self.nodes[ni];
-                let inst_id = str_field(&payload, "instanceId")
-                    .unwrap_or_else(|| format!("{id}#{}", node.instances.len() + 1));
-                // A second node.started for a live instance (a retry) reuses it.
-                let ii = match node
-                    .instances
-                    .iter()
-                    .rposition(|i| i.detail.summary.instance_id == inst_id)
-                {
-                    Some(i) => i,
-                    None => {
-                        push_instance(
-                            &mut self.instance_total,
-                            &mut node.instances,
-                            new_instance(inst_id),
-                        );
-                        node.instances.len() - 1
-                    }
-                };
-                self.touch_instance(ni, ii);
-                let inst = &mut self.nodes[ni].instances[ii];
-                let d = &mut inst.detail;
-                d.summary.started_at.get_or_insert(ts);
-                d.summary.first_seq.get_or_insert(seq);
-                if let Some(model) = model_of_started(&payload) {
-                    d.summary.model.get_or_insert(model);
-                }
-                if detail && let Some(obj) = payload.as_object_mut() {
-                    d.input = obj.remove("input");
-                    for key in ["nodeId", "kind", "name", "instanceId", "parentId"] {
-                        obj.remove(key);
-                    }
-                    if !obj.is_empty() {
-                        d.started = Some(payload);
-                    }
-                }
-            }
-            "node.token" => {
-                let Some(id) = str_field(&payload, "nodeId") else {
-                    return;
-                };
-                let ni = self.node_mut(&id);
-                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-                self.touch_instance(ni, ii);
-                let d = &mut self.nodes[ni].instances[ii].detail;
-                if let Some(deltas) = payload.get("deltas").and_then(Value::as_array) {
-                    for delta in deltas {
-                        let v = delta.get("v").and_then(Value::as_str).unwrap_or_default();
-                        match delta.get("t").and_then(Value::as_str) {
-                            Some("reasoning") => d.summary.reasoning.push_str(v),
-                            Some("tool-args") => {
-                                if detail {
-                                    d.tool_args.push_str(v);
-                                }
-                            }
-                            _ => d.summary.tokens.push_str(v),
-                        }
-                    }
-                }
-            }
-            "node.finished" => {
-                let Some(id) = str_field(&payload, "nodeId") else {
-                    return;
-                };
-                let ni = self.node_mut(&id);
-                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-                self.touch_instance(ni, ii);
-                let inst = &mut self.nodes[ni].instances[ii];
-                inst.finished = true;
-                let d = &mut inst.detail;
-                let status = payload
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .map_or(NodeState::Ok, NodeState::from_wire);
-                d.summary.status = status;
-                d.summary.finished_at = Some(ts);
-                d.summary.duration_ms = payload.get("durationMs").and_then(Value::as_f64);
-                if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
-                    d.summary.held_ms = Some(h);
-                }
-                settle_times(&mut d.summary, Some(ts));
-                d.summary.injected = payload.get("injected").and_then(Value::as_bool) == Some(true);
-                if let Some(model) = model_of_finished(&payload) {
-                    d.summary.model = Some(model);
-                }
-                let obj = payload.as_object_mut();
-                d.summary.usage = obj.as_ref().and_then(|o| o.get("usage")).cloned();
-                if detail && let Some(output) = obj.and_then(|o| o.remove("output")) {
-                    d.output = Some(output);
-                }
-                if status == NodeState::Ok {
-                    // Recovered (retry succeeded or a value was injected).
-                    inst.errored = false;
-                }
-            }
-            "node.error" => {
-                let Some(id) = str_field(&payload, "nodeId") else {
-                    return;
-                };
-                let ni = self.node_mut(&id);
-                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-                self.touch_instance(ni, ii);
-                let inst = &mut self.nodes[ni].instances[ii];
-                inst.errored = true;
-                let d = &mut inst.detail;
-                if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
-                    d.summary.held_ms = Some(h);
-                }
-                let ended = if inst.finished {
-                    d.summary.finished_at
-                } else {
-                    Some(ts)
-                };
-                settle_times(&mut d.summary, ended);
-                inst.error_at = Some(ts);
-                if let Some(err) = payload.as_object_mut().and_then(|o| o.remove("error")) {
-                    d.summary.error = Some(ErrorBrief {
-                        name: str_field(&err, "name").unwrap_or_default(),
-                        message: str_field(&err, "message").unwrap_or_default(),
-                    });
-                    if detail {
-                        d.error_detail = Some(err);
-                    }
-                }
-            }
-            "exec.paused" => {
-                let (Some(id), Some(pause_id)) = (
-                    str_field(&payload, "nodeId"),
-                    str_field(&payload, "pauseId"),
-                ) else {
-                    return;
-                };
-                let ni = self.node_mut(&id);
-                let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-                self.touch_instance(ni, ii);
-                let inst = &mut self.nodes[ni].instances[ii];
-                inst.open_pauses += 1;
-                inst.detail.summary.holds.push(HoldSpan {
-                    since: ts,
-                    until: None,
-                });
-                if detail {
-                    inst.detail.pauses.push(PauseRecord {
-                        pause_id: pause_id.clone(),
-                        point: str_field(&payload, "point").unwrap_or_default(),
-                        reason: str_field(&payload, "reason"),
-                        since: ts,
-                        resumed_at: None,
-                        action: None,
-                        principal: None,
-                    });
-                }
-                self.pauses.insert(pause_id, (ni, ii));
-            }
-            "exec.resumed" => {
-                let Some(pause_id) = str_field(&payload, "pauseId") else {
-                    return;
-                };
-                if let Some((ni, ii)) = self.pauses.remove(&pause_id) {
-                    self.touch_instance(ni, ii);
-                    let inst = &mut self.nodes[ni].instances[ii];
-                    inst.open_pauses = inst.open_pauses.saturating_sub(1);
-                    let holds = &mut inst.detail.summary.holds;
-                    if let Some(h) = holds.iter_mut().rev().find(|h| h.until.is_none()) {
-                        h.until = Some(ts);
-                    }
-                    let ended = inst.detail.summary.finished_at.or(inst.error_at);
-                    settle_times(&mut inst.detail.summary, ended);
-                    if let Some(p) = inst
-                        .detail
-                        .pauses
-                        .iter_mut()
-                        .rev()
-                        .find(|p| p.pause_id == pause_id)
-                    {
-                        p.resumed_at = Some(ts);
-                        p.action = str_field(&payload, "action");
-                        p.principal = payload.get("principal").cloned();
-                    }
-                }
-            }
-            "run.finished" => {
-                self.run_finished = true;
-                self.finished_ts = Some(ts);
-                // A held instance is no longer `paused` once its run finished.
-                let held: Vec<(usize, usize)> = self.pauses.values().copied().collect();
-                for (ni, ii) in held {
-                    self.touch_instance(ni, ii);
-                }
-            }
+            "graph.hint" => self.on_graph_hint(&payload),
+            "node.started" => self.on_node_started(seq, ts, payload),
+            "node.token" => self.on_node_token(&payload),
+            "node.finished" => self.on_node_finished(ts, payload),
+            "node.error" => self.on_node_error(ts, payload),
+            "exec.paused" => self.on_exec_paused(ts, &payload),
+            "exec.resumed" => self.on_exec_resumed(ts, &payload),
+            "run.finished" => self.on_run_finished(ts),
             _ => {}
+        }
+    }
+
+    /// Applies one `graph.hint` event.
+    fn on_graph_hint(&mut self, payload: &Value) {
+        if let Some(nodes) = payload.get("nodes").and_then(Value::as_array) {
+            for hint in nodes {
+                let Some(id) = hint.get("nodeId").and_then(Value::as_str) else {
+                    continue;
+                };
+                let i = self.node_mut(id);
+                self.touch_node(i);
+                let node = &mut self.nodes[i];
+                node.hinted = true;
+                if node.instances.is_empty() {
+                    if let Some(kind) = non_empty_field(hint, "kind") {
+                        node.kind = kind;
+                    }
+                    if let Some(name) = non_empty_field(hint, "name") {
+                        node.name = name;
+                    }
+                }
+                self.set_parent(i, str_field(hint, "parentId"), true);
+            }
+        }
+    }
+
+    /// Applies one `node.started` event.
+    fn on_node_started(&mut self, seq: u64, ts: i64, mut payload: Value) {
+        let detail = self.detail;
+        let Some(id) = str_field(&payload, "nodeId") else {
+            return;
+        };
+        let ni = self.node_mut(&id);
+        self.set_parent(ni, str_field(&payload, "parentId"), false);
+        let node = &mut self.nodes[ni];
+        if let Some(kind) = non_empty_field(&payload, "kind") {
+            node.kind = kind;
+        }
+        if let Some(name) = non_empty_field(&payload, "name") {
+            node.name = name;
+        }
+        if self.root.is_none() && node.kind == "agent" && node.parent.is_none() {
+            self.root = Some(ni);
+        }
+        let node = &mut self.nodes[ni];
+        let inst_id = str_field(&payload, "instanceId")
+            .unwrap_or_else(|| format!("{id}#{}", node.instances.len() + 1));
+        // A second node.started for a live instance (a retry) reuses it.
+        let ii = match node
+            .instances
+            .iter()
+            .rposition(|i| i.detail.summary.instance_id == inst_id)
+        {
+            Some(i) => i,
+            None => {
+                push_instance(
+                    &mut self.instance_total,
+                    &mut node.instances,
+                    new_instance(inst_id),
+                );
+                node.instances.len() - 1
+            }
+        };
+        self.touch_instance(ni, ii);
+        let inst = &mut self.nodes[ni].instances[ii];
+        let d = &mut inst.detail;
+        d.summary.started_at.get_or_insert(ts);
+        d.summary.first_seq.get_or_insert(seq);
+        if let Some(model) = model_of_started(&payload) {
+            d.summary.model.get_or_insert(model);
+        }
+        if detail && let Some(obj) = payload.as_object_mut() {
+            d.input = obj.remove("input");
+            for key in ["nodeId", "kind", "name", "instanceId", "parentId"] {
+                obj.remove(key);
+            }
+            if !obj.is_empty() {
+                d.started = Some(payload);
+            }
+        }
+    }
+
+    /// Applies one `node.token` event.
+    fn on_node_token(&mut self, payload: &Value) {
+        let detail = self.detail;
+        let Some(id) = str_field(payload, "nodeId") else {
+            return;
+        };
+        let ni = self.node_mut(&id);
+        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+        self.touch_instance(ni, ii);
+        let d = &mut self.nodes[ni].instances[ii].detail;
+        if let Some(deltas) = payload.get("deltas").and_then(Value::as_array) {
+            for delta in deltas {
+                let v = delta.get("v").and_then(Value::as_str).unwrap_or_default();
+                match delta.get("t").and_then(Value::as_str) {
+                    Some("reasoning") => d.summary.reasoning.push_str(v),
+                    Some("tool-args") => {
+                        if detail {
+                            d.tool_args.push_str(v);
+                        }
+                    }
+                    _ => d.summary.tokens.push_str(v),
+                }
+            }
+        }
+    }
+
+    /// Applies one `node.finished` event.
+    fn on_node_finished(&mut self, ts: i64, mut payload: Value) {
+        let detail = self.detail;
+        let Some(id) = str_field(&payload, "nodeId") else {
+            return;
+        };
+        let ni = self.node_mut(&id);
+        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+        self.touch_instance(ni, ii);
+        let inst = &mut self.nodes[ni].instances[ii];
+        inst.finished = true;
+        let d = &mut inst.detail;
+        let status = payload
+            .get("status")
+            .and_then(Value::as_str)
+            .map_or(NodeState::Ok, NodeState::from_wire);
+        d.summary.status = status;
+        d.summary.finished_at = Some(ts);
+        d.summary.duration_ms = payload.get("durationMs").and_then(Value::as_f64);
+        if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
+            d.summary.held_ms = Some(h);
+        }
+        settle_times(&mut d.summary, Some(ts));
+        d.summary.injected = payload.get("injected").and_then(Value::as_bool) == Some(true);
+        if let Some(model) = model_of_finished(&payload) {
+            d.summary.model = Some(model);
+        }
+        let obj = payload.as_object_mut();
+        d.summary.usage = obj.as_ref().and_then(|o| o.get("usage")).cloned();
+        if detail && let Some(output) = obj.and_then(|o| o.remove("output")) {
+            d.output = Some(output);
+        }
+        if status == NodeState::Ok {
+            // Recovered (retry succeeded or a value was injected).
+            inst.errored = false;
+        }
+    }
+
+    /// Applies one `node.error` event.
+    fn on_node_error(&mut self, ts: i64, mut payload: Value) {
+        let detail = self.detail;
+        let Some(id) = str_field(&payload, "nodeId") else {
+            return;
+        };
+        let ni = self.node_mut(&id);
+        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+        self.touch_instance(ni, ii);
+        let inst = &mut self.nodes[ni].instances[ii];
+        inst.errored = true;
+        let d = &mut inst.detail;
+        if let Some(h) = payload.get("heldMs").and_then(Value::as_f64) {
+            d.summary.held_ms = Some(h);
+        }
+        let ended = if inst.finished {
+            d.summary.finished_at
+        } else {
+            Some(ts)
+        };
+        settle_times(&mut d.summary, ended);
+        inst.error_at = Some(ts);
+        if let Some(err) = payload.as_object_mut().and_then(|o| o.remove("error")) {
+            d.summary.error = Some(ErrorBrief {
+                name: str_field(&err, "name").unwrap_or_default(),
+                message: str_field(&err, "message").unwrap_or_default(),
+            });
+            if detail {
+                d.error_detail = Some(err);
+            }
+        }
+    }
+
+    /// Applies one `exec.paused` event.
+    fn on_exec_paused(&mut self, ts: i64, payload: &Value) {
+        let detail = self.detail;
+        let (Some(id), Some(pause_id)) =
+            (str_field(payload, "nodeId"), str_field(payload, "pauseId"))
+        else {
+            return;
+        };
+        let ni = self.node_mut(&id);
+        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+        self.touch_instance(ni, ii);
+        let inst = &mut self.nodes[ni].instances[ii];
+        inst.open_pauses += 1;
+        inst.detail.summary.holds.push(HoldSpan {
+            since: ts,
+            until: None,
+        });
+        if detail {
+            inst.detail.pauses.push(PauseRecord {
+                pause_id: pause_id.clone(),
+                point: str_field(payload, "point").unwrap_or_default(),
+                reason: str_field(payload, "reason"),
+                since: ts,
+                resumed_at: None,
+                action: None,
+                principal: None,
+            });
+        }
+        self.pauses.insert(pause_id, (ni, ii));
+    }
+
+    /// Applies one `exec.resumed` event.
+    fn on_exec_resumed(&mut self, ts: i64, payload: &Value) {
+        let Some(pause_id) = str_field(payload, "pauseId") else {
+            return;
+        };
+        if let Some((ni, ii)) = self.pauses.remove(&pause_id) {
+            self.touch_instance(ni, ii);
+            let inst = &mut self.nodes[ni].instances[ii];
+            inst.open_pauses = inst.open_pauses.saturating_sub(1);
+            let holds = &mut inst.detail.summary.holds;
+            if let Some(h) = holds.iter_mut().rev().find(|h| h.until.is_none()) {
+                h.until = Some(ts);
+            }
+            let ended = inst.detail.summary.finished_at.or(inst.error_at);
+            settle_times(&mut inst.detail.summary, ended);
+            if let Some(p) = inst
+                .detail
+                .pauses
+                .iter_mut()
+                .rev()
+                .find(|p| p.pause_id == pause_id)
+            {
+                p.resumed_at = Some(ts);
+                p.action = str_field(payload, "action");
+                p.principal = payload.get("principal").cloned();
+            }
+        }
+    }
+
+    /// Applies one `run.finished` event.
+    fn on_run_finished(&mut self, ts: i64) {
+        self.run_finished = true;
+        self.finished_ts = Some(ts);
+        // A held instance is no longer `paused` once its run finished.
+        let held: Vec<(usize, usize)> = self.pauses.values().copied().collect();
+        for (ni, ii) in held {
+            self.touch_instance(ni, ii);
         }
     }
 
