@@ -166,6 +166,9 @@ test('"Run the demo" starts the demo against this server, one at a time; its hel
 
 test('a gate that holds while no run is open opens its run', async () => {
   await until(async () => (await get('/api/pauses')).pauses.length === 0, { what: 'no gate held' });
+  // The demo has ended every run it started: a run starting later would be followed by the
+  // idle page (as it should) and race the gate this test is about.
+  await until(async () => (await get('/api/runs?limit=200')).runs.every((r) => r.status !== 'running'), { what: 'no run running' });
   const { page, context, errors } = await openPage(browser, srv.url());
   // A breakpoint before the agent's first tool: the run starts (and the page follows it).
   await post('/api/breakpoints', { kind: 'tool', name: 'search_flights', point: 'before' });
@@ -178,7 +181,8 @@ test('a gate that holds while no run is open opens its run', async () => {
   await until(() => page.evaluate((p) => window.mindgate.store.pauses.some((x) => x.pauseId === p.pauseId)
     && window.mindgate.store.runId === p.runId, first), { what: 'the page saw the first gate' });
   await page.evaluate(() => { location.hash = '#/'; });
-  await until(() => page.evaluate(() => window.mindgate.store.runId === null), { what: 'no run open' });
+  await until(() => page.evaluate(() => window.mindgate.store.runId === null), { what: 'no run open' })
+    .catch(async (e) => { console.log('page state when a run stayed open:', await page.evaluate(() => JSON.stringify({ hash: location.hash, runId: window.mindgate.store.runId }))); throw e; });
   await fetch(`${srv.base}/api/breakpoints`, {
     method: 'DELETE', headers: { Authorization: `Bearer ${srv.token}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ kind: 'tool', name: 'search_flights', point: 'before' }),
