@@ -117,6 +117,22 @@ test('a failed task marks its failed nodes', async () => {
   assert.ok(failed.length > 0);
 });
 
+test('a Claude Code record holding several events: the trajectory heading counts the rows it lists, not the records', async () => {
+  await openTask('Fix flaky upload test', 'c-main');
+  const g = await graph();
+  const node = g.nodes.find((n) => n.id === 'tool-t_grep');
+  assert.ok(node, 'the Grep call of the fixture');
+  const box = (await boxes()).find((x) => x.id === node.id);
+  await page.mouse.click(box.x + box.w / 2, box.y + box.h / 2);
+  await page.locator('.tg-node-name', { hasText: node.name }).waitFor();
+  await until(async () => (await page.locator('[data-testid="trajectory-head"]').textContent()) !== 'Trajectory events', { what: 'the trajectory read' });
+  const rows = await page.locator('.tg-event').count();
+  // Its records (the assistant turn calling Grep, the user turn with its result) each hold
+  // several events: the heading counts what it lists.
+  assert.ok(rows > node.event_ids.length, `${rows} rows from ${node.event_ids.length} records`);
+  assert.equal(await page.locator('[data-testid="trajectory-head"]').textContent(), `Trajectory events (${rows})`);
+});
+
 test('Induce procedure on a succeeded task stores a quarantined procedure and opens it in #/memory', async () => {
   await openTask('NIS-11688', 'dsh-main');
   await page.getByLabel('Memory user for the procedure').fill('kevin');
