@@ -113,7 +113,8 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path: pathlib.Path) -> Non
         status, body = server.request("GET", "/api/memory/search?userId=ana&query=bees")
         assert status == 503, (status, body)
         text = str(body)
-        assert "cannot connect to the PostgreSQL memory database" in text, text
+        assert "cannot reach the PostgreSQL database postgres://mindgate:***@" in text, text
+        assert "Connection refused" in text, "the cause is named: " + text
         assert "secret" not in text, "the password is never shown"
         assert server.get("/health"), "the rest of the server keeps serving"
     finally:
