@@ -166,6 +166,10 @@ struct Inner {
     in_flight: HashMap<(String, String), InFlight>,
     taken: HashSet<(String, String)>,
     taken_order: VecDeque<(String, String)>,
+    /// Who released the gates whose resume was in flight when their run finished: an app
+    /// may send `run.finished` before its `exec.resumed`, which is stamped with this
+    /// principal (not `fail-open`). Forgotten with [`Inner::taken`].
+    released_by: HashMap<(String, String), Principal>,
     replay: replay::ReplayState,
     /// Gates of the other instances of the cluster (empty without one).
     remote: BTreeMap<(String, String), RemotePause>,
@@ -268,6 +272,7 @@ impl Hub {
                 in_flight: HashMap::new(),
                 taken: HashSet::new(),
                 taken_order: VecDeque::new(),
+                released_by: HashMap::new(),
                 replay: Default::default(),
                 remote: BTreeMap::new(),
                 remote_waits: HashMap::new(),

@@ -113,7 +113,7 @@ function runTimes(m, summary, held) {
   const { heldMs } = m.times;
   const heldNow = held.length > 0;
   const holdSince = heldNow ? Math.min(...held.map((p) => p.since || Date.now())) : null;
-  const workMs = summary ? runWork(summary, holdSince) : m.times.workMs;
+  const workMs = (summary ? runWork(summary, holdSince) : null) ?? m.times.workMs;
   return el('span', { class: 'run-times small' },
     el('span', { class: 'muted' }, '(work ',
       el('span', { 'data-figure': 'work', 'data-value': workMs ?? '' }, workMs === null ? '…' : fmtDuration(workMs))),

@@ -30,6 +30,8 @@ pub(super) struct PageRun {
     started_at: i64,
     finished_at: Option<i64>,
     duration_ms: Option<i64>,
+    held_ms: i64,
+    work_ms: Option<i64>,
     counts: Counts,
     usage: UsageTotals,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,6 +51,8 @@ impl PageRun {
             started_at: run.started_at,
             finished_at: run.finished_at,
             duration_ms: run.duration_ms,
+            held_ms: run.held_ms,
+            work_ms: run.work_ms,
             counts: run.counts,
             usage: run.usage,
             cost: run.cost.clone(),

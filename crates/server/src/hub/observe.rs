@@ -172,7 +172,9 @@ impl Hub {
         if p.principal.is_none() {
             let principal = flight
                 .as_ref()
-                .map_or(Principal::FailOpen, |f| f.principal.clone());
+                .map(|f| f.principal.clone())
+                .or_else(|| inner.released_by.remove(&key))
+                .unwrap_or(Principal::FailOpen);
             p.principal = Some(principal.to_value());
             stamped = true;
         }
@@ -226,6 +228,11 @@ impl Hub {
         let answered: Vec<_> = inner.in_flight.extract_if(|(r, _), _| r == run).collect();
         for ((_, pause), flight) in answered {
             self.retract_shared(run, &pause);
+            let key = (run.to_owned(), pause.clone());
+            inner
+                .released_by
+                .insert(key.clone(), flight.principal.clone());
+            remember_taken(inner, key);
             self.answer(flight.waiter, (ResumeResult::Resumed, None));
         }
         self.replay_on_run_finished(inner, run);

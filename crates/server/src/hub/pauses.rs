@@ -198,6 +198,7 @@ pub(super) fn remember_taken(inner: &mut Inner, key: (String, String)) {
         inner.taken_order.push_back(key);
         while inner.taken_order.len() > TAKEN_MEMORY {
             if let Some(old) = inner.taken_order.pop_front() {
+                inner.released_by.remove(&old);
                 inner.taken.remove(&old);
             }
         }

@@ -307,6 +307,26 @@ fn principal_of(env: &Envelope) -> Option<Value> {
 }
 
 #[test]
+fn a_resume_whose_run_finished_before_the_apps_answer_keeps_the_person_who_pressed_it() {
+    // The demo aborted from the page: the app sends `run.finished` (aborted) before its
+    // `exec.resumed`. The release is the viewer's, not `fail-open`.
+    let hub = Hub::new();
+    let a = hub.attach(&hello(None));
+    hub.observe(a.conn, &mut paused("r", "p1"))
+        .expect("observed");
+    let mut req = continue_req();
+    req.principal = Principal::Viewer;
+    assert_eq!(hub.resume("r", "p1", req).0, ResumeResult::Resumed);
+    hub.observe(a.conn, &mut finished("r")).expect("observed");
+    let mut resumed = resumed_env("r", "p1");
+    hub.observe(a.conn, &mut resumed).expect("observed");
+    assert_eq!(
+        principal_of(&resumed),
+        Some(serde_json::json!({"kind": "viewer"}))
+    );
+}
+
+#[test]
 fn ack_announces_the_hub_capabilities() {
     let hub = Hub::new();
     let a = hub.attach(&hello(None));
