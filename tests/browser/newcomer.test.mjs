@@ -88,6 +88,13 @@ test('a newcomer starts, runs the demo from the page, releases its gate, compare
   const first = await holdThenPress(page, 'Continue', '2-demo');
   await until(async () => (await api(`/api/runs/${encodeURIComponent(first)}`)).status !== 'running', { what: 'the continued demo run finished', timeout: 30000 });
   await page.locator('.result-log .result.ok', { hasText: 'Continued' }).first().waitFor();
+  // The run bar settles on the run's final figures (its held time lands with the app's
+  // last `exec.resumed`, which may follow `run.finished`).
+  await until(async () => {
+    const run = await api(`/api/runs/${encodeURIComponent(first)}`);
+    const shown = await page.locator('.run-times [data-figure="work"]').first().getAttribute('data-value');
+    return run.heldMs > 0 && shown === String(run.workMs);
+  }, { what: 'the run bar showing the finished run\'s work time' });
   const liveTimes = await page.locator('.run-times').first().textContent();
   assert.match(liveTimes, /held \d/, 'the released run shows its held time');
   await both(page, '3-released');
