@@ -35,7 +35,6 @@ export class Router {
   }
 
   apply() {
-    this.applied = location.hash;
     if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash)) return;
     const { runId, nodeId } = Router.parse(location.hash);
     this.store.selectRun(runId, nodeId);
@@ -48,13 +47,7 @@ export class Router {
 
   write() {
     if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash)) return;
-    // A navigation the person made whose hashchange has not been applied yet wins over a
-    // selection the store makes meanwhile (a graph that finished loading selects its node).
-    if (this.applied !== undefined && location.hash !== this.applied) return;
     const h = Router.format(this.store.runId, this.store.nodeId);
-    if (location.hash !== h && !(h === '#/' && !location.hash)) {
-      history.replaceState(null, '', h);
-      this.applied = h;
-    }
+    if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
   }
 }
