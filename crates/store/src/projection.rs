@@ -671,15 +671,22 @@ impl RunProjection {
         }
     }
 
+    /// The instance an event about node `node_id` names (`payload.instanceId`), created
+    /// when new, marked as touched by this event: `(node index, instance index)`.
+    fn touched_instance(&mut self, node_id: &str, payload: &Value) -> (usize, usize) {
+        let ni = self.node_mut(node_id);
+        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
+        self.touch_instance(ni, ii);
+        (ni, ii)
+    }
+
     /// Applies one `node.token` event.
     fn on_node_token(&mut self, payload: &Value) {
         let detail = self.detail;
         let Some(id) = str_field(payload, "nodeId") else {
             return;
         };
-        let ni = self.node_mut(&id);
-        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-        self.touch_instance(ni, ii);
+        let (ni, ii) = self.touched_instance(&id, payload);
         let d = &mut self.nodes[ni].instances[ii].detail;
         if let Some(deltas) = payload.get("deltas").and_then(Value::as_array) {
             for delta in deltas {
@@ -703,9 +710,7 @@ impl RunProjection {
         let Some(id) = str_field(&payload, "nodeId") else {
             return;
         };
-        let ni = self.node_mut(&id);
-        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-        self.touch_instance(ni, ii);
+        let (ni, ii) = self.touched_instance(&id, &payload);
         let inst = &mut self.nodes[ni].instances[ii];
         inst.finished = true;
         let d = &mut inst.detail;
@@ -741,9 +746,7 @@ impl RunProjection {
         let Some(id) = str_field(&payload, "nodeId") else {
             return;
         };
-        let ni = self.node_mut(&id);
-        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-        self.touch_instance(ni, ii);
+        let (ni, ii) = self.touched_instance(&id, &payload);
         let inst = &mut self.nodes[ni].instances[ii];
         inst.errored = true;
         let d = &mut inst.detail;
@@ -776,9 +779,7 @@ impl RunProjection {
         else {
             return;
         };
-        let ni = self.node_mut(&id);
-        let ii = self.instance_for(ni, payload.get("instanceId").and_then(Value::as_str));
-        self.touch_instance(ni, ii);
+        let (ni, ii) = self.touched_instance(&id, payload);
         let inst = &mut self.nodes[ni].instances[ii];
         inst.open_pauses += 1;
         inst.detail.summary.holds.push(HoldSpan {
