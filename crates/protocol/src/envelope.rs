@@ -1,13 +1,11 @@
 //! The envelope every frame travels in, and how to build and serialise one.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::PROTOCOL_VERSION;
+use crate::extra::Extra;
 use crate::message::Message;
-
-/// Unknown fields of a loose object, kept in arrival order.
-pub type Extra = Map<String, Value>;
 
 /// One frame of a known type: `{gm, seq, ts, runId, type, payload}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -33,13 +33,15 @@
 //! ```
 
 mod envelope;
+mod extra;
 mod kinds;
 mod matcher;
 mod message;
 mod parse;
 mod schema;
 
-pub use envelope::{Envelope, Extra, OpaqueEnvelope};
+pub use envelope::{Envelope, OpaqueEnvelope};
+pub use extra::Extra;
 pub use kinds::{
     NodeKind, NodeStatus, PausePoint, PauseReason, RefuseCode, ResumeAction, RunMode, RunStatus,
     TokenChannel,

@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::envelope::Extra;
+use crate::extra::Extra;
 use crate::kinds::{NodeKind, PausePoint};
 
 /// A breakpoint: which nodes at which point should hold.

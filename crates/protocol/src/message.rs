@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::envelope::Extra;
+use crate::extra::Extra;
 use crate::kinds::{
     NodeKind, NodeStatus, PausePoint, PauseReason, RefuseCode, ResumeAction, RunMode, RunStatus,
     TokenChannel,

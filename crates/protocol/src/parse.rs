@@ -15,7 +15,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::PROTOCOL_VERSION;
-use crate::envelope::{Envelope, Extra, OpaqueEnvelope};
+use crate::envelope::{Envelope, OpaqueEnvelope};
+use crate::extra::Extra;
 use crate::message::Message;
 
 /// Largest frame accepted, in bytes (16 MiB, the WebSocket frame cap).
