@@ -484,7 +484,7 @@ export class MemoryPage {
     const items = this.mode() === 'queue' ? this.store.list.items : [];
     if (this.activeIndex >= 0 && items[this.activeIndex]) return [items[this.activeIndex].id];
     const d = this.store.detail?.record;
-    if (d && d.status === 'quarantined' && !d.deletedAt) return [d.id];
+    if (d && d.status === 'quarantined' && d.state !== 'tombstoned') return [d.id];
     return [];
   }
 

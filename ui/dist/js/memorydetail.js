@@ -6,12 +6,11 @@
 
 import { el, toast } from './dom.js';
 
-/** A status pill: active, quarantined, superseded or tombstoned. */
+/** A status pill: the record's `state` as the server computed it (active, quarantined,
+ * superseded or tombstoned); the page never derives it. */
 export function statusPill(r) {
   if (!r) return null;
-  let st = r.status || 'active';
-  if (r.deletedAt) st = 'tombstoned';
-  else if (r.supersededBy) st = 'superseded';
+  const st = r.state || r.status || 'active';
   return el('span', { class: `mem-pill ms-${st}`, 'data-status': st }, st);
 }
 
@@ -67,7 +66,7 @@ export class DetailPane {
       r.provenance ? el('span', { class: 'sr-kind mem-prov' }, r.provenance) : null,
       el('span', { class: 'mono small muted mem-detail-id' }, r.id)));
     body.push(el('p', { class: 'pad mem-detail-text' }, this.text(r)));
-    if (r.status === 'quarantined' && !r.deletedAt) {
+    if (r.status === 'quarantined' && r.state !== 'tombstoned') {
       body.push(el('div', { class: 'pad mem-review' },
         el('span', { class: 'mem-why small' }, `Quarantined: ${r.quarantineReason || 'derived'}`),
         el('button', { type: 'button', class: 'btn primary', onclick: () => this.onReview?.('validate', [r.id]) }, 'Validate (V)'),

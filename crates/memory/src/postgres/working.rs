@@ -34,6 +34,7 @@ fn from_row(r: &Row) -> Result<BlockRow> {
                 updated_at: updated.map(format_ms),
                 deleted_at: deleted.map(format_ms),
                 tags: None,
+                state: RecordState::of(deleted.is_some(), false, MemoryStatus::Active),
             },
             label: r.try_get(5)?,
             description: r.try_get(6)?,

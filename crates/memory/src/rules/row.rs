@@ -96,6 +96,11 @@ impl ItemRow {
                 .tags_json
                 .as_deref()
                 .and_then(|t| serde_json::from_str(t).ok()),
+            state: RecordState::of(
+                self.deleted_at.is_some(),
+                self.superseded_by.is_some(),
+                self.status(),
+            ),
         }
     }
 

@@ -32,6 +32,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<BlockRow> {
                 updated_at: updated.map(format_ms),
                 deleted_at: deleted.map(format_ms),
                 tags: None,
+                state: RecordState::of(deleted.is_some(), false, MemoryStatus::Active),
             },
             label: r.get(5)?,
             description: r.get(6)?,

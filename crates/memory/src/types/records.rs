@@ -89,6 +89,41 @@ string_enum! {
 }
 
 string_enum! {
+    /// Where a record stands, computed once from its row ([`RecordState::of`]) and shown by
+    /// every surface (the inspector's pill, search hits, listings): a tombstone wins over a
+    /// supersession, which wins over the retrieval-trust status.
+    RecordState {
+        /// Live, trusted, the current version.
+        Active = "active",
+        /// Live but held back from default recall until a person validates it.
+        Quarantined = "quarantined",
+        /// A newer version replaced it (kept for history and as-of reads).
+        Superseded = "superseded",
+        /// Forgotten, rejected, pruned or removed (a `deletedAt` tombstone).
+        Tombstoned = "tombstoned",
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the enum comes from a macro
+impl Default for RecordState {
+    fn default() -> Self {
+        Self::Active
+    }
+}
+
+impl RecordState {
+    /// The state of a record tombstoned or not, superseded or not, with `status`.
+    pub fn of(deleted: bool, superseded: bool, status: MemoryStatus) -> Self {
+        match (deleted, superseded, status) {
+            (true, _, _) => Self::Tombstoned,
+            (false, true, _) => Self::Superseded,
+            (false, false, MemoryStatus::Quarantined) => Self::Quarantined,
+            (false, false, MemoryStatus::Active) => Self::Active,
+        }
+    }
+}
+
+string_enum! {
     /// How sensitive a record is (the seed imports this type without defining it; Mindgate
     /// defines four levels).
     Sensitivity {
@@ -169,6 +204,9 @@ pub struct MemoryRecord {
     /// Free-form tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// Where the record stands (derived from its row by the store, ignored on input).
+    #[serde(default)]
+    pub state: RecordState,
 }
 
 /// Trust state carried by facts, episodes, rules and insights (Mindgate additions to the

@@ -379,6 +379,12 @@ pub fn supersession_chains<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S)
     let old = s.semantic().get(&v1.record.id).unwrap();
     assert_eq!(old.superseded_by.as_deref(), Some(v2.record.id.as_str()));
     assert_eq!(old.superseded_at, Some(format_ms(T0 + HOUR)));
+    assert_eq!(
+        old.record.state,
+        RecordState::Superseded,
+        "the store says so"
+    );
+    assert_eq!(v3.record.state, RecordState::Active);
     assert!(matches!(
         s.semantic()
             .supersede(&v1.record.id, fact("Ana lives in Faro"), "stale"),
@@ -542,12 +548,16 @@ pub fn known_at_reads_what_was_believed<S: MemoryStore>(make: &dyn Fn(Arc<Manual
     let mut derived = fact("Ana lives near the river");
     derived.meta.provenance = Some(MemoryProvenance::Extraction);
     let river = s.semantic().remember(derived).unwrap();
+    assert_eq!(river.record.state, RecordState::Quarantined);
     clock.advance(HOUR);
-    s.validate(&river.record.id, false, Actor::User).unwrap();
+    let validated = s.validate(&river.record.id, false, Actor::User).unwrap();
+    assert_eq!(validated.record().state, RecordState::Active);
     clock.advance(HOUR);
     s.semantic()
         .forget(&lisbon.record.id, "wrong", Actor::User)
         .unwrap();
+    let forgotten = s.get_item(&lisbon.record.id).unwrap();
+    assert_eq!(forgotten.record().state, RecordState::Tombstoned);
     let q = |known: Option<String>| {
         let mut o = opts("Ana lives");
         o.known_at = known;
