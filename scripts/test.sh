@@ -6,6 +6,7 @@
 #
 # Environment:
 #   MINDGATE_SKIP_BROWSER=1   skip the browser end-to-end tests
+#   MINDGATE_SKIP_TYPESCRIPT=1  skip the TypeScript SDK's build and tests
 #   MINDGATE_VENV=DIR         where the Python environment lives (default .venv)
 #   MINDGATE_TEST_POSTGRES_URL=postgres://…  use this PostgreSQL for the Postgres suites
 #                             instead of the throwaway cluster started here
@@ -117,6 +118,15 @@ if compgen -G "tests/otel/test_*.py" >/dev/null; then
       failures+=("otel (${pair%%:*})")
     fi
   done
+fi
+
+# The TypeScript SDK (sdks/typescript): `npm ci` installs the pinned `ai` package and builds
+# the SDK with tsc (its `prepare` script); its tests run against the binary built above.
+if [ -z "${MINDGATE_SKIP_TYPESCRIPT:-}" ] && [ -f sdks/typescript/package.json ]; then
+  step "TypeScript SDK: build and tests"
+  if ! (cd sdks/typescript && npm ci --no-audit --no-fund --silent && npm test --silent); then
+    failures+=("typescript")
+  fi
 fi
 
 if [ -z "${MINDGATE_SKIP_BROWSER:-}" ] && [ -f tests/browser/package.json ]; then

@@ -1,0 +1,53 @@
+// Runs and the current node, kept by AsyncLocalStorage across awaits and callbacks.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { MindgateAbortError } from './errors.js';
+
+/** One top-level agent invocation: what `run(name, fn)` hands `fn`. */
+export class RunContext {
+  readonly #controller = new AbortController();
+  /** Model steps started in this run (the adapter's step instance ids). */
+  steps = 0;
+  /** Tool names already announced by `graph.hint`. */
+  readonly hinted = new Set<string>();
+
+  constructor(
+    /** The run's id (`run_…`). */
+    readonly runId: string,
+    /** The run's name (its agent node is `agent:<name>`). */
+    readonly name: string,
+  ) {}
+
+  /** Aborted by the debugger's `abort` (or by `abort()`): pass it to `generateText({abortSignal})` and your own I/O. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The run was aborted. */
+  get aborted(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  /** Aborts the run with an `AbortError`-named reason (idempotent). */
+  abort(reason: unknown = new MindgateAbortError()): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
+  /** The abort reason to throw (a `MindgateAbortError` unless the host aborted with its own). */
+  abortReason(): unknown {
+    return this.#controller.signal.aborted ? this.#controller.signal.reason : new MindgateAbortError();
+  }
+}
+
+/** What the async context carries: the run and the node that encloses new nodes. */
+export interface Scope {
+  readonly run: RunContext;
+  readonly parentId: string;
+}
+
+/** The one store of the process (shared by every session: runs are the host's). */
+export const scopes = new AsyncLocalStorage<Scope>();
+
+/** The current run, if any. */
+export function currentRun(): RunContext | undefined {
+  return scopes.getStore()?.run;
+}

@@ -1,0 +1,48 @@
+// GraphMind wire protocol v1: the envelope and the constants the SDK sends.
+export * from './protocol.generated.js';
+import type { PayloadByType } from './protocol.generated.js';
+
+/** The protocol major this SDK speaks (`gm`). */
+export const PROTOCOL_VERSION = 1;
+
+/** `runId` of messages bound to no run (handshake, breakpoints, mode). */
+export const WILDCARD_RUN_ID = '*';
+
+/** What this SDK can do at a gate, announced in `hello`. */
+export const CAPABILITIES = ['pause', 'step', 'inject', 'retry', 'abort', 'run-claim', 'edit-input'] as const;
+
+/** One frame on the wire. */
+export interface Envelope<T extends string = string, P = unknown> {
+  gm: number;
+  seq: number;
+  ts: number;
+  runId: string;
+  type: T;
+  payload: P;
+  [key: string]: unknown;
+}
+
+/** A known message type. */
+export type MessageType = keyof PayloadByType;
+
+/** The payload of a known message type. */
+export type PayloadOf<T extends MessageType> = PayloadByType[T];
+
+/** One frame as text (the order of keys follows the seed's envelope). */
+export function serializeEnvelope(seq: number, runId: string, type: string, payload: unknown): string {
+  return JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts: Date.now(), runId, type, payload });
+}
+
+/** A parsed incoming frame, or `null` when it is not a v1 envelope (never throws). */
+export function parseEnvelope(text: string): Envelope | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+    const env = value as Record<string, unknown>;
+    if (env.gm !== PROTOCOL_VERSION || typeof env.type !== 'string') return null;
+    if (typeof env.payload !== 'object' || env.payload === null || Array.isArray(env.payload)) return null;
+    return env as Envelope;
+  } catch {
+    return null;
+  }
+}
