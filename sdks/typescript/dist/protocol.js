@@ -1,0 +1,29 @@
+// GraphMind wire protocol v1: the envelope and the constants the SDK sends.
+export * from './protocol.generated.js';
+/** The protocol major this SDK speaks (`gm`). */
+export const PROTOCOL_VERSION = 1;
+/** `runId` of messages bound to no run (handshake, breakpoints, mode). */
+export const WILDCARD_RUN_ID = '*';
+/** What this SDK can do at a gate, announced in `hello`. */
+export const CAPABILITIES = ['pause', 'step', 'inject', 'retry', 'abort', 'run-claim', 'edit-input'];
+/** One frame as text (the order of keys follows the seed's envelope). */
+export function serializeEnvelope(seq, runId, type, payload) {
+    return JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts: Date.now(), runId, type, payload });
+}
+/** A parsed incoming frame, or `null` when it is not a v1 envelope (never throws). */
+export function parseEnvelope(text) {
+    try {
+        const value = JSON.parse(text);
+        if (typeof value !== 'object' || value === null || Array.isArray(value))
+            return null;
+        const env = value;
+        if (env.gm !== PROTOCOL_VERSION || typeof env.type !== 'string')
+            return null;
+        if (typeof env.payload !== 'object' || env.payload === null || Array.isArray(env.payload))
+            return null;
+        return env;
+    }
+    catch {
+        return null;
+    }
+}

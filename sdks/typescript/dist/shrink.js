@@ -1,0 +1,42 @@
+// The payload budget: a frame over 512 KB has its biggest fields replaced by a preview.
+import { serializeEnvelope } from './protocol.js';
+/** The protocol's payload budget (UTF-16 code units here, a cheap upper bound on bytes/3). */
+export const MAX_PAYLOAD_CHARS = 512 * 1024;
+const PREVIEW_CHARS = 2000;
+function safeSerialize(seq, runId, type, payload) {
+    try {
+        return serializeEnvelope(seq, runId, type, payload);
+    }
+    catch {
+        // Cycles, BigInt, throwing getters: write what can be written.
+        const seen = new WeakSet();
+        const text = JSON.stringify(payload, (_key, value) => {
+            if (typeof value === 'bigint')
+                return value.toString();
+            if (typeof value === 'object' && value !== null) {
+                if (seen.has(value))
+                    return '[Circular]';
+                seen.add(value);
+            }
+            return value;
+        });
+        return serializeEnvelope(seq, runId, type, JSON.parse(text ?? 'null'));
+    }
+}
+/** The frame of one event, its payload held to the budget. Never throws for a JSON-able payload. */
+export function serializeWithinBudget(seq, runId, type, payload, warn) {
+    const frame = safeSerialize(seq, runId, type, payload);
+    if (frame.length <= MAX_PAYLOAD_CHARS || typeof payload !== 'object' || payload === null)
+        return frame;
+    const shrunk = { ...payload };
+    for (const key of ['input', 'output']) {
+        if (!(key in shrunk))
+            continue;
+        const text = JSON.stringify(shrunk[key]) ?? '';
+        if (text.length > PREVIEW_CHARS * 4) {
+            shrunk[key] = { _mindgateTruncated: true, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) };
+        }
+    }
+    warn(`a ${type} payload of ${frame.length} characters was over the 512 KB budget; its large fields were cut to a preview`);
+    return safeSerialize(seq, runId, type, shrunk);
+}

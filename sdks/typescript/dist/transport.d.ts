@@ -1,0 +1,51 @@
+import { type Envelope } from './protocol.js';
+import type { Warner } from './warn.js';
+/** Timing of the transport (milliseconds). */
+export interface TransportTiming {
+    /** TCP + upgrade budget of one attempt. */
+    connectTimeoutMs: number;
+    /** How long `hello.ack` may take after the upgrade. */
+    handshakeTimeoutMs: number;
+    /** First reconnect delay; doubled after each failed attempt. */
+    retryMinMs: number;
+    /** Longest reconnect delay. */
+    retryMaxMs: number;
+}
+/** What the session does when the transport changes state or a control arrives. */
+export interface TransportHooks {
+    /** The `hello` frame to send (called on every attempt). */
+    buildHello(): string;
+    /** `hello.ack` arrived: the viewer's state; the session arms and replays. */
+    onAttached(ack: Record<string, unknown>): void;
+    /** The socket is gone after an attach: release every held gate. */
+    onDetached(): void;
+    /** A frame after the handshake. */
+    onControl(envelope: Envelope): void;
+}
+/** The connection to `/ingest`. Never throws into callers. */
+export declare class Transport {
+    #private;
+    private readonly url;
+    private readonly token;
+    private readonly timing;
+    private readonly hooks;
+    private readonly warner;
+    /** Sockets opened since the start (a test of the disabled mode counts them on the server). */
+    attempts: number;
+    constructor(url: string, token: string | undefined, timing: TransportTiming, hooks: TransportHooks, warner: Warner);
+    /** Handshake complete. */
+    get attached(): boolean;
+    /** Starts connecting unless already connecting or attached; a waiting retry is brought forward. */
+    kick(): void;
+    /** Sends one frame when attached (callers keep it in the ring buffer either way). */
+    send(frame: string): void;
+    /** Bytes written to the socket but not yet sent. */
+    get pendingBytes(): number;
+    /**
+     * While a gate is held the socket keeps the process alive (the release comes through it);
+     * otherwise it does not, so an instrumented script exits when its work is done.
+     */
+    holdOpen(open: boolean): void;
+    /** Closes the socket for good. */
+    dispose(): void;
+}
