@@ -40,12 +40,26 @@ async function modelStep(options, params, model, call, stream) {
     run.steps += 1;
     const instanceId = `${run.runId}:s${run.steps}`;
     const v3 = model?.specificationVersion !== 'v2';
-    const input = { prompt: params?.prompt };
+    const input = stepInput(run, params?.prompt);
     if (tools.length > 0)
         input.tools = tools;
     const spec = { kind: 'llm', name: 'step', nodeId: STEP_NODE_ID, instanceId, input, started: model?.modelId ? { model: model.modelId } : undefined };
     const adapter = stream ? streamAdapter(s, run, instanceId, v3) : generateAdapter(v3);
     return executeNode(s, spec, () => call(), adapter);
+}
+/**
+ * A step's input: the whole prompt on a run's first step, then only the messages added since
+ * the previous step (`previousMessages` says how many came before), so a long tool loop costs
+ * linear, not quadratic, serialisation and buffer memory.
+ */
+function stepInput(run, prompt) {
+    if (!Array.isArray(prompt))
+        return { prompt };
+    const before = run.promptLength;
+    run.promptLength = prompt.length;
+    if (before > 0 && prompt.length > before)
+        return { messages: prompt.slice(before), previousMessages: before };
+    return { prompt };
 }
 function toolNames(params) {
     const tools = params?.tools;

@@ -8,6 +8,8 @@ export declare class RunContext {
     readonly name: string;
     /** Model steps started in this run (the adapter's step instance ids). */
     steps: number;
+    /** Messages in the prompt of the run's previous model step (the adapter sends only new ones). */
+    promptLength: number;
     /** Tool names already announced by `graph.hint`. */
     readonly hinted: Set<string>;
     constructor(

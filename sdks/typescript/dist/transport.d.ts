@@ -37,9 +37,13 @@ export declare class Transport {
     get attached(): boolean;
     /** Starts connecting unless already connecting or attached; a waiting retry is brought forward. */
     kick(): void;
-    /** Sends one frame when attached (callers keep it in the ring buffer either way). */
+    /**
+     * Queues one frame when attached (callers keep it in the ring buffer either way); the queue
+     * is written on the next turn of the event loop with the socket corked, so a burst of events
+     * costs one write, not one per frame.
+     */
     send(frame: string): void;
-    /** Bytes written to the socket but not yet sent. */
+    /** Frames queued or bytes written to the socket but not yet sent. */
     get pendingBytes(): number;
     /**
      * While a gate is held the socket keeps the process alive (the release comes through it);

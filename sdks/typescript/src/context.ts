@@ -7,6 +7,8 @@ export class RunContext {
   readonly #controller = new AbortController();
   /** Model steps started in this run (the adapter's step instance ids). */
   steps = 0;
+  /** Messages in the prompt of the run's previous model step (the adapter sends only new ones). */
+  promptLength = 0;
   /** Tool names already announced by `graph.hint`. */
   readonly hinted = new Set<string>();
 

@@ -38,6 +38,8 @@ export class Transport {
   #retryDelay: number;
   #retryTimer: NodeJS.Timeout | null = null;
   #holdsOpen = false;
+  #outbox: string[] = [];
+  #flushScheduled = false;
   /** Sockets opened since the start (a test of the disabled mode counts them on the server). */
   attempts = 0;
 
@@ -66,20 +68,40 @@ export class Transport {
     if (this.#state === 'idle') this.#connect();
   }
 
-  /** Sends one frame when attached (callers keep it in the ring buffer either way). */
+  /**
+   * Queues one frame when attached (callers keep it in the ring buffer either way); the queue
+   * is written on the next turn of the event loop with the socket corked, so a burst of events
+   * costs one write, not one per frame.
+   */
   send(frame: string): void {
-    const ws = this.#ws;
-    if (this.#state !== 'attached' || ws === null) return;
-    try {
-      ws.send(frame);
-    } catch (error) {
-      this.warner.warn('send', 'sending a frame failed; it stays in the replay buffer', error);
+    if (this.#state !== 'attached' || this.#ws === null) return;
+    this.#outbox.push(frame);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => this.#flush());
     }
   }
 
-  /** Bytes written to the socket but not yet sent. */
+  #flush(): void {
+    this.#flushScheduled = false;
+    const ws = this.#ws;
+    const frames = this.#outbox;
+    this.#outbox = [];
+    if (this.#state !== 'attached' || ws === null) return;
+    const socket = this.#socket;
+    try {
+      socket?.cork();
+      for (const frame of frames) ws.send(frame);
+    } catch (error) {
+      this.warner.warn('send', 'sending frames failed; they stay in the replay buffer', error);
+    } finally {
+      socket?.uncork();
+    }
+  }
+
+  /** Frames queued or bytes written to the socket but not yet sent. */
   get pendingBytes(): number {
-    return this.#ws?.bufferedAmount ?? 0;
+    return this.#outbox.length + (this.#ws?.bufferedAmount ?? 0);
   }
 
   /**
@@ -173,6 +195,7 @@ export class Transport {
       if (this.#ws !== ws) return;
       this.#ws = null;
       this.#socket = null;
+      this.#outbox = [];
       const wasAttached = this.#state === 'attached';
       if (this.#state === 'disposed') return;
       this.#scheduleRetry();

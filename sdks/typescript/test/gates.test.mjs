@@ -82,9 +82,16 @@ test('a tool held by a breakpoint and injected: the model sees the injected valu
   assert.deepEqual(toolResults(calls[1]), [{ toolName: 'get_weather', type: 'json', value: { sky: 'injected by the viewer' } }]);
   assert.match(result.text, /injected by the viewer/);
   await until(async () => (await runRow(srv, a.runId()))?.status === 'ok', { what: 'the run to finish ok' });
-  const finished = (await events(srv, a.runId())).filter((e) => e.type === 'node.finished' && e.payload.nodeId === 'tool:get_weather');
+  const stored = await events(srv, a.runId());
+  const finished = stored.filter((e) => e.type === 'node.finished' && e.payload.nodeId === 'tool:get_weather');
   assert.equal(finished.length, 1);
   assert.equal(finished[0].payload.injected, true);
+  // The first step carries the whole prompt; the next one only the messages added since.
+  const steps = stored.filter((e) => e.type === 'node.started' && e.payload.nodeId === 'llm:step').map((e) => e.payload);
+  assert.equal(steps[0].input.prompt.length, 1);
+  assert.equal(steps[1].input.previousMessages, 1);
+  assert.deepEqual(steps[1].input.messages.map((m) => m.role), ['assistant', 'tool']);
+  assert.equal(steps[1].model, 'mock-model');
 });
 
 test('retry at the error gate re-runs a failing tool; the model sees its second result', { skip }, async () => {

@@ -1,0 +1,156 @@
+// Figures of the TypeScript SDK (printed as a table; the SDK README quotes them):
+//   detached gate, emit, attached gate with no matching breakpoint (ns/µs per call),
+//   release of a held gate when the viewer's socket goes (ms),
+//   overhead on a 100-step mock generateText loop (CPU ms, %), detached and attached.
+// `node bench/bench.mjs` (after `npm ci`); the attached figures need the mindgate binary
+// (MINDGATE_BIN, default ../../target/debug/mindgate) and are skipped without it.
+import { performance } from 'node:perf_hooks';
+import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { WebSocketServer } from 'ws';
+import { z } from 'zod';
+import { run, Session } from '../dist/index.js';
+import { mindgateMiddleware, mindgateTools } from '../dist/ai.js';
+import { missingBinary, startServer, until } from '../test/support.mjs';
+
+const NODE = { nodeId: 'tool:search', kind: 'tool', name: 'search' };
+const HOLD = { runId: 'run_bench' };
+const rows = [];
+const record = (what, value, unit, note = '') => {
+  rows.push({ what, value, unit, note });
+  console.log(`${what.padEnd(58)} ${String(value).padStart(10)} ${unit} ${note}`);
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function gateCost(session, n) {
+  for (let i = 0; i < 10_000; i++) await session.gate('before', NODE, HOLD); // warm-up
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await session.gate('before', NODE, HOLD);
+  return ((performance.now() - t0) * 1e6) / n; // ns per awaited gate
+}
+
+function emitCost(session, n) {
+  const payload = { nodeId: 'tool:search', instanceId: 'call_1', deltas: [{ t: 'text', v: 'hello world' }] };
+  for (let i = 0; i < 10_000; i++) session.emitTo('run_bench', 'node.token', payload);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) session.emitTo('run_bench', 'node.token', payload);
+  return ((performance.now() - t0) * 1e3) / n; // µs per emit
+}
+
+/** A viewer of our own that arms `{}` (hold before everything) and drops the socket at each hold. */
+async function releaseLatency(reps) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((r) => wss.on('listening', r));
+  let dropAt = 0;
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const env = JSON.parse(data.toString());
+      if (env.type === 'hello') {
+        ws.send(JSON.stringify({ gm: 1, seq: 0, ts: Date.now(), runId: '*', type: 'hello.ack', payload: { versions: { protocol: 1, viewer: 'bench' }, capabilities: [], breakpoints: [{}], mode: 'run' } }));
+      } else if (env.type === 'exec.paused') {
+        dropAt = performance.now();
+        ws.terminate();
+      }
+    });
+  });
+  const url = `ws://127.0.0.1:${wss.address().port}/ingest`;
+  const samples = [];
+  for (let i = 0; i < reps; i++) {
+    const s = new Session({ url, env: {}, timing: { retryMinMs: 5, retryMaxMs: 20 } });
+    await s.ready(2000);
+    await s.gate('before', NODE, { runId: 'run_bench' });
+    samples.push(performance.now() - dropAt);
+    await s.dispose(0);
+  }
+  await new Promise((r) => wss.close(r));
+  return samples;
+}
+
+function loopModel(steps) {
+  let n = 0;
+  const usage = { inputTokens: { total: 10 }, outputTokens: { total: 5 } };
+  return new MockLanguageModelV3({
+    doGenerate: async () => {
+      n += 1;
+      if (n % steps === 0) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop' }, usage, warnings: [] };
+      return { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: `{"q":"${n}"}` }], finishReason: { unified: 'tool-calls' }, usage, warnings: [] };
+    },
+  });
+}
+
+const searchTool = () => ({ search: tool({ inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => ({ hits: [q] }) }) });
+
+async function loopOnce(session) {
+  const model = loopModel(100);
+  const c0 = process.cpuUsage();
+  if (session === null) {
+    await generateText({ model, tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(100) });
+  } else if (session === 'signal') {
+    await generateText({ model, tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(100), abortSignal: new AbortController().signal });
+  } else {
+    await run('bench-loop', (ctx) => generateText({
+      model: wrapLanguageModel({ model, middleware: mindgateMiddleware({ session }) }),
+      tools: mindgateTools(searchTool(), { session }),
+      prompt: 'go', stopWhen: stepCountIs(100), abortSignal: ctx.signal,
+    }), { session });
+  }
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000; // CPU ms: steadier than wall time on a shared machine
+}
+
+/** Median CPU ms of a 100-step loop per variant, the variants interleaved (ABCABC…) after a warm-up. */
+async function loops(variants, reps) {
+  for (const v of variants) await loopOnce(v.session);
+  const times = variants.map(() => []);
+  for (let r = 0; r < reps; r++) {
+    for (const [i, v] of variants.entries()) times[i].push(await loopOnce(v.session));
+  }
+  return times.map(median);
+}
+
+function reportLoops(variants, medians) {
+  const plain = medians[0];
+  record(`100-step generateText loop, ${variants[0].name} (median CPU time)`, plain.toFixed(1), 'ms');
+  for (let i = 1; i < variants.length; i++) {
+    const d = medians[i] - plain;
+    record(`  ${variants[i].name}`, medians[i].toFixed(1), 'ms', `${d >= 0 ? '+' : ''}${d.toFixed(1)} ms, ${((d / plain) * 100).toFixed(1)} %`);
+  }
+}
+
+const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
+detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
+record('detached gate (awaited, shared resolved promise)', (await gateCost(detached, 1_000_000)).toFixed(0), 'ns/call');
+record('emit (node.token, detached: serialise + ring buffer)', emitCost(detached, 200_000).toFixed(2), 'µs/call');
+const rel = await releaseLatency(20);
+record('release of a held gate after the socket drops (p50)', median(rel).toFixed(3), 'ms', `max ${Math.max(...rel).toFixed(3)} ms, 20 drops`);
+
+const REPS = Number(process.env.BENCH_LOOP_REPS || 21);
+// The baseline passes an abortSignal as the instrumented loop does (`run.signal`): the `ai`
+// package's own cost of a signal is not Mindgate's. The loop without one is shown too.
+const variants = [
+  { name: 'no Mindgate (with an abortSignal)', session: 'signal' },
+  { name: 'no Mindgate, no abortSignal', session: null },
+  { name: 'with Mindgate, detached', session: detached },
+];
+
+const skip = missingBinary();
+if (skip) {
+  console.log(`attached figures ${skip}`);
+  reportLoops(variants, await loops(variants, REPS));
+} else {
+  const srv = await startServer();
+  try {
+    await srv.api('/api/breakpoints', { method: 'POST', body: { kind: 'tool', name: 'never-called' } });
+    const attached = new Session({ url: srv.ingest, env: {}, app: 'bench' });
+    await attached.ready(5000);
+    record('attached gate, no matching breakpoint', (await gateCost(attached, 1_000_000)).toFixed(0), 'ns/call');
+    record('emit (node.token, attached: + socket write)', emitCost(attached, 100_000).toFixed(2), 'µs/call');
+    variants.push({ name: 'with Mindgate, attached to mindgate serve', session: attached });
+    reportLoops(variants, await loops(variants, REPS));
+    await until(() => attached.stats().attached, { what: 'still attached' });
+    await attached.dispose();
+  } finally {
+    await srv.stop();
+  }
+}
+await detached.dispose(0);
