@@ -418,9 +418,13 @@ fn apply_delta(graph: &mut Value, d: &Value) {
 
 impl Sse {
     async fn open(f: &Fixture, id: &str) -> Sse {
+        Self::open_query(f, &format!("id={id}")).await
+    }
+
+    async fn open_query(f: &Fixture, query: &str) -> Sse {
         let resp = f
             .http
-            .get(f.url(&format!("/task-graph/api/live?id={id}")))
+            .get(f.url(&format!("/task-graph/api/live?{query}")))
             .send()
             .await
             .unwrap();
@@ -730,4 +734,105 @@ async fn live_feeds_share_one_watch_and_stop_with_the_server() {
         .await
         .expect("server stops with an SSE client attached")
         .unwrap();
+}
+
+#[tokio::test]
+async fn overview_turn_and_timeline_are_the_library_views() {
+    let f = start().await;
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    let prices = mindgate_pricing::PriceTable::builtin();
+    for t in tasks["tasks"].as_array().unwrap() {
+        let id = t["id"].as_str().unwrap();
+        let loc = SessionLocation {
+            agent: serde_json::from_value(t["agent"].clone()).unwrap(),
+            path: PathBuf::from(t["path"].as_str().unwrap()),
+            workspace: t["workspace"].as_str().map(str::to_owned),
+        };
+        let (_, tree) = load_tree(&loc, &f.config).unwrap();
+        let want = mindgate_taskgraph::overview(&tree.graph, &tree.children, &prices);
+        let (code, got) = f
+            .get(&format!("/task-graph/api/task/overview?id={id}"))
+            .await;
+        assert_eq!(code, 200, "{id}: {got}");
+        assert_eq!(got, serde_json::to_value(&want).unwrap(), "{id}: overview");
+        assert_eq!(
+            got["headline"],
+            serde_json::to_value(tree.graph.summary.headline).unwrap()
+        );
+        for turn in &want.turns {
+            let (code, d) = f
+                .get(&format!(
+                    "/task-graph/api/task/turn?id={id}&turn={}",
+                    turn.id
+                ))
+                .await;
+            assert_eq!(code, 200, "{id} {}: {d}", turn.id);
+            let lib = mindgate_taskgraph::turn_detail(&tree.graph, &turn.id).unwrap();
+            assert_eq!(d, serde_json::to_value(&lib).unwrap(), "{id} {}", turn.id);
+            // The turn's number names it too.
+            let (code, by_number) = f
+                .get(&format!(
+                    "/task-graph/api/task/turn?id={id}&turn={}",
+                    turn.turn
+                ))
+                .await;
+            assert_eq!(code, 200);
+            assert_eq!(by_number["turn_id"], turn.id.as_str());
+        }
+        let (code, tl) = f
+            .get(&format!("/task-graph/api/task/timeline?id={id}"))
+            .await;
+        assert_eq!(code, 200);
+        assert_eq!(
+            tl["bars"],
+            serde_json::to_value(mindgate_taskgraph::timeline(&tree.graph)).unwrap()
+        );
+    }
+    let (code, body) = f.get("/task-graph/api/task/turn?id=dsh-main").await;
+    assert_eq!(
+        (code, body["error"].as_str()),
+        (400, Some("missing query parameter `turn`"))
+    );
+    let (code, body) = f
+        .get("/task-graph/api/task/turn?id=dsh-main&turn=phase-99")
+        .await;
+    assert_eq!(code, 404, "{body}");
+    let (code, _) = f.get("/task-graph/api/task/overview?id=nope").await;
+    assert_eq!(code, 404);
+    let (code, _) = f
+        .get("/task-graph/api/live?id=dsh-live&view=pictures")
+        .await;
+    assert_eq!(code, 400);
+    f.server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn live_overview_sends_only_the_turns_that_changed() {
+    let f = start().await;
+    let mut sse = Sse::open_query(&f, "id=dsh-live&view=overview").await;
+    let first = sse.next().await;
+    assert_eq!(first.event, "overview");
+    assert_eq!(first.data["session_id"], "dsh-live");
+    let turns = first.data["turns"].as_array().unwrap().len();
+    assert!(turns >= 1);
+    append(
+        &f.dsh_live_file(),
+        concat!(
+            r#"{"type":"tool/result","seq":7,"time":1787600009000,"data":{"message":{"source":{"callId":"l_tail"},"content":[{"type":"tool-result","toolCallId":"l_tail","content":"ok","isError":false}]}}}"#,
+            "\n",
+            r#"{"type":"step/end","seq":8,"time":1787600009100,"data":{"turn":1,"step":1}}"#,
+            "\n",
+            r#"{"type":"turn/end","seq":9,"time":1787600010000,"data":{"turn":1,"reason":{"kind":"completed"}}}"#,
+            "\n"
+        ),
+    );
+    let upd = sse
+        .until(|m| m.event == "overview_delta" && m.data["status"] == "SUCCESS")
+        .await;
+    assert_eq!(upd.data["turn_count"], turns);
+    let changed = upd.data["turns"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "only the grown turn travels: {changed:?}");
+    assert_eq!(changed[0]["index"], turns - 1);
+    assert_eq!(changed[0]["turn"]["status"], "SUCCESS");
+    f.server.stop().await.unwrap();
 }

@@ -233,6 +233,7 @@ pub(super) fn build_state(
     let task_graphs = Arc::new(crate::task_graph::TaskGraphs::new(
         config.task_graph.clone(),
         shutdown.clone(),
+        store.prices().clone(),
     ));
     let live_graphs = Arc::new(crate::feed::live_graph::LiveGraphs::new(config.live_graphs));
     let memory = Arc::new(mindgate_memory::agent::LazyMemory::new(

@@ -371,6 +371,17 @@ impl Live {
         f
     }
 
+    /// `f` over the graph as served now (live graphs as they are, archived ones finished).
+    pub(super) fn with_graph<R>(&self, f: impl FnOnce(&TaskGraph) -> R) -> R {
+        let st = lock(&self.state);
+        let g = st.follower.graph();
+        if g.options().live {
+            f(g.graph())
+        } else {
+            f(&g.clone().finish())
+        }
+    }
+
     /// The latest graph JSON.
     pub(super) fn graph_json(&self) -> Arc<str> {
         self.full().json
@@ -454,8 +465,74 @@ impl Live {
     }
 }
 
+/// What an overview client was last sent: the overview's turns (a delta carries the ones
+/// that changed).
+pub(super) struct OverviewFeed {
+    prices: mindgate_pricing::PriceTable,
+    turns: Vec<serde_json::Value>,
+}
+
+impl OverviewFeed {
+    /// A feed that has sent nothing yet.
+    pub(super) fn new(prices: mindgate_pricing::PriceTable) -> Self {
+        Self {
+            prices,
+            turns: Vec::new(),
+        }
+    }
+
+    /// The overview of `live` now: an `overview` message the first time (`first`), then an
+    /// `overview_delta` holding every top-level field and only the turns that changed
+    /// (`turns: [{index, turn}]`, `turn_count`), so the page re-lays out just those turns.
+    async fn message(&mut self, live: &Arc<Live>, version: u64, first: bool) -> SseEvent {
+        let l = live.clone();
+        let prices = self.prices.clone();
+        let value = blocking(move || {
+            let o = l.with_graph(|g| mindgate_taskgraph::overview(g, &[], &prices));
+            serde_json::to_value(o).map_err(|e| ApiError::internal(e.to_string()))
+        })
+        .await;
+        let mut value = match value {
+            Ok(v) => v,
+            Err(e) => {
+                return SseEvent::default()
+                    .event("error")
+                    .data(json!({ "error": e.message }).to_string());
+            }
+        };
+        let turns = match value.get_mut("turns").map(serde_json::Value::take) {
+            Some(serde_json::Value::Array(t)) => t,
+            _ => Vec::new(),
+        };
+        let id = version.to_string();
+        if first {
+            value["turns"] = serde_json::Value::Array(turns.clone());
+            self.turns = turns;
+            return SseEvent::default()
+                .event("overview")
+                .id(id)
+                .data(value.to_string());
+        }
+        let changed: Vec<serde_json::Value> = turns
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| self.turns.get(*i) != Some(*t))
+            .map(|(i, t)| json!({ "index": i, "turn": t }))
+            .collect();
+        value["turn_count"] = json!(turns.len());
+        value["turns"] = serde_json::Value::Array(changed);
+        self.turns = turns;
+        SseEvent::default()
+            .event("overview_delta")
+            .id(id)
+            .data(value.to_string())
+    }
+}
+
 /// One `/live` client.
 pub(super) struct Subscription {
+    /// Set for an overview client (`view=overview`): it gets overviews instead of graphs.
+    pub(super) overview: Option<OverviewFeed>,
     live: Arc<Live>,
     rx: watch::Receiver<Arc<Snapshot>>,
     /// Highest event `seq` this client was told about.
@@ -470,6 +547,7 @@ impl Subscription {
         let rx = live.tx.subscribe();
         let generation = rx.borrow().generation;
         Self {
+            overview: None,
             live: live.clone(),
             rx,
             sent_seq: live.last_seq(),
@@ -493,6 +571,12 @@ impl Subscription {
         shutdown: CancellationToken,
     ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
         stream::unfold((self, shutdown, true), |(mut s, sd, first)| async move {
+            if first && let Some(feed) = s.overview.as_mut() {
+                s.rx.borrow_and_update();
+                s.sent_seq = s.live.last_seq();
+                let out = vec![feed.message(&s.live, 0, true).await];
+                return Some((out, (s, sd, false)));
+            }
             if first {
                 s.rx.borrow_and_update();
                 let full = s.live.full();
@@ -507,7 +591,12 @@ impl Subscription {
                     changed.ok()?;
                     let snap = s.rx.borrow_and_update().clone();
                     let mut out = Vec::new();
-                    if snap.generation != s.generation {
+                    if let Some(feed) = s.overview.as_mut() {
+                        let version = lock(&s.live.state).version;
+                        let reset = snap.generation != s.generation;
+                        s.generation = snap.generation;
+                        out.push(feed.message(&s.live, version, reset).await);
+                    } else if snap.generation != s.generation {
                         s.generation = snap.generation;
                         out.push(s.whole());
                         s.sent_seq = s.live.last_seq();

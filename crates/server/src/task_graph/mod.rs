@@ -7,7 +7,8 @@
 //! | `GET /task-graph/api/task?id=…` | the task graph (the seed's JSON, exactly `build_graph`'s output) |
 //! | `GET /task-graph/api/events?id=…&afterSeq=…&limit=…` | `{events, last_seq, more}`: trajectory events after `afterSeq` |
 //! | `GET /task-graph/api/event?id=…&seq=…` | `{seq, events}`: the events carrying that `seq` (line formats may put several on one line) |
-//! | `GET /task-graph/api/live?id=…` | Server-Sent Events: `graph` (the whole graph) on connect and after every growth of the session file, `events` (the new trajectory events) after every growth |
+//! | `GET /task-graph/api/live?id=…` | Server-Sent Events: `graph` (the whole graph) on connect and after every growth of the session file, `events` (the new trajectory events) after every growth; with `view=overview`: `overview` (the whole overview) on connect, then `overview_delta` (top-level fields and only the changed turns) |
+//! | `GET /task-graph/api/task/overview`, `/task/turn`, `/task/timeline` | the page's views: see [`views`] |
 //!
 //! `id` is a session id or a unique prefix of one; never a path (the API does not read files
 //! outside the discovered homes). Errors are `{"error": "…"}`: 400 for bad or ambiguous
@@ -17,6 +18,7 @@
 //! [`IncrementalGraph`](mindgate_taskgraph::IncrementalGraph), see [`live`].
 
 mod live;
+mod views;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -32,8 +34,8 @@ use axum::routing::get;
 use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::{
-    Catalog, DiscoveryConfig, Error as TgError, Event, IdMatch, Session, TaskGraph, TaskSummary,
-    match_task_id,
+    Catalog, DiscoveryConfig, Error as TgError, Event, GraphTree, IdMatch, Session, TaskGraph,
+    TaskSummary, match_task_id,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -57,14 +59,19 @@ pub(crate) struct TaskGraphs {
     cache: Mutex<Vec<Cached>>,
     live: Mutex<HashMap<PathBuf, Weak<Live>>>,
     shutdown: CancellationToken,
+    /// Prices of the overview's cost figures.
+    prices: mindgate_pricing::PriceTable,
 }
 
 /// A session read from disk and its graph, valid while the file's size and mtime hold.
+#[derive(Clone)]
 struct Cached {
     path: PathBuf,
     stamp: (Option<SystemTime>, u64),
     session: Arc<Session>,
     graph: Arc<str>,
+    /// The typed graph with its children's (the overview, a turn, the timeline).
+    tree: Arc<GraphTree>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -81,6 +88,9 @@ where
         .route("/task-graph/api/status", get(status))
         .route("/task-graph/api/tasks", get(tasks))
         .route("/task-graph/api/task", get(task))
+        .route("/task-graph/api/task/overview", get(views::overview))
+        .route("/task-graph/api/task/turn", get(views::turn))
+        .route("/task-graph/api/task/timeline", get(views::timeline))
         .route("/task-graph/api/events", get(events))
         .route("/task-graph/api/event", get(event))
         .route("/task-graph/api/live", get(live_feed))
@@ -91,12 +101,17 @@ type Tg = State<Arc<TaskGraphs>>;
 
 impl TaskGraphs {
     /// The routes' state over `config`'s homes; live feeds end when `shutdown` is cancelled.
-    pub(crate) fn new(config: DiscoveryConfig, shutdown: CancellationToken) -> Self {
+    pub(crate) fn new(
+        config: DiscoveryConfig,
+        shutdown: CancellationToken,
+        prices: mindgate_pricing::PriceTable,
+    ) -> Self {
         Self {
             catalog: Mutex::new(Catalog::new(config)),
             cache: Mutex::new(Vec::new()),
             live: Mutex::new(HashMap::new()),
             shutdown,
+            prices,
         }
     }
 
@@ -125,12 +140,22 @@ impl TaskGraphs {
 
     /// The session and its graph JSON, from the cache when the file did not change.
     fn load(&self, t: &TaskSummary) -> Result<(Arc<Session>, Arc<str>), ApiError> {
+        self.load_cached(t).map(|c| (c.session, c.graph))
+    }
+
+    /// The typed graph tree of a task read from disk, from the cache when the file did not
+    /// change.
+    fn load_tree(&self, t: &TaskSummary) -> Result<Arc<GraphTree>, ApiError> {
+        self.load_cached(t).map(|c| c.tree)
+    }
+
+    fn load_cached(&self, t: &TaskSummary) -> Result<Cached, ApiError> {
         let stamp = mindgate_taskgraph::follow::stamp(&t.path, t.agent);
         if let Some(c) = lock(&self.cache)
             .iter()
             .find(|c| c.path == t.path && c.stamp == stamp)
         {
-            return Ok((c.session.clone(), c.graph.clone()));
+            return Ok(c.clone());
         }
         let loc = t.location();
         let config = self.config();
@@ -139,18 +164,21 @@ impl TaskGraphs {
             .map_err(|e| ApiError::internal(e.to_string()))?
             .into();
         let session = Arc::new(session);
+        let tree = Arc::new(tree);
         let mut cache = lock(&self.cache);
         cache.retain(|c| c.path != t.path);
         if cache.len() >= SESSION_CACHE {
             cache.remove(0);
         }
-        cache.push(Cached {
+        let c = Cached {
             path: t.path.clone(),
             stamp,
-            session: session.clone(),
-            graph: graph.clone(),
-        });
-        Ok((session, graph))
+            session,
+            graph,
+            tree,
+        };
+        cache.push(c.clone());
+        Ok(c)
     }
 
     /// The typed graph of a task (an id, else a unique prefix, resolved as
@@ -233,6 +261,10 @@ struct IdQuery {
     after_seq: Option<String>,
     seq: Option<String>,
     limit: Option<String>,
+    /// A turn: its phase id (`phase-3`) or number.
+    turn: Option<String>,
+    /// `/live`'s view: `graph` (default) or `overview`.
+    view: Option<String>,
 }
 
 impl IdQuery {
@@ -391,10 +423,23 @@ async fn live_feed(
     State(tg): Tg,
     q: Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, std::convert::Infallible>>>, ApiError> {
-    let id = query(q).id()?;
+    let q = query(q);
+    let id = q.id()?;
+    let overview = match q.view.as_deref().map(str::trim) {
+        None | Some("") | Some("graph") => false,
+        Some("overview") => true,
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "query parameter `view` must be `graph` or `overview`, got `{v}`"
+            )));
+        }
+    };
     let tg2 = tg.clone();
     let t = blocking(move || tg2.find(&id)).await?;
-    let sub = live::subscribe(&tg, &t).await?;
+    let mut sub = live::subscribe(&tg, &t).await?;
+    if overview {
+        sub.overview = Some(live::OverviewFeed::new(tg.prices.clone()));
+    }
     Ok(Sse::new(sub.into_stream(tg.shutdown.clone())).keep_alive(KeepAlive::default()))
 }
 

@@ -9,6 +9,7 @@ pub mod classify;
 mod critical;
 pub mod headline;
 mod model;
+pub mod overview;
 pub mod waiting;
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use builder::{AppendStats, GraphChanges, IncrementalGraph};
 pub use headline::{Headline, headline};
 pub use model::*;
+pub use overview::{TaskOverview, TurnOverview, overview, timeline, turn_detail};
 pub use waiting::{WaitKind, WaitSegment};
 
 use crate::event::Event;

@@ -1,0 +1,93 @@
+//! The task page's views of one task, each computed by `mindgate_taskgraph` (one function per
+//! figure): the turn-level overview the page opens on, one turn's detail graph loaded when the
+//! turn opens, and the session's waterfall.
+//!
+//! | route | answer |
+//! | --- | --- |
+//! | `GET /task-graph/api/task/overview?id=…` | [`TaskOverview`](mindgate_taskgraph::TaskOverview): turns with times, counts, failures, retries, tokens, cost, waiting, subagents; the critical path as work and waiting segments; totals with subagents counted once |
+//! | `GET /task-graph/api/task/turn?id=…&turn=…` | one turn (`phase-3` or `3`): the task node, the turn's nodes and edges, the path inside it |
+//! | `GET /task-graph/api/task/timeline?id=…` | `{bars}`: every LLM step and call on the time axis, with its turn, path and waiting flags |
+
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use mindgate_taskgraph::{GraphTree, TaskGraph, TaskSummary};
+use serde_json::json;
+
+use super::{IdQuery, TaskGraphs, Tg, blocking, query};
+use crate::error::ApiError;
+
+impl TaskGraphs {
+    /// `f` over a task's typed graph and its children's graphs: the live view's when the
+    /// session is followed (children unknown there), else the cached build. Blocking.
+    fn with_tree<R>(
+        &self,
+        t: &TaskSummary,
+        f: impl FnOnce(&TaskGraph, &[GraphTree]) -> R,
+    ) -> Result<R, ApiError> {
+        if let Some(l) = self.live_of(&t.path) {
+            return Ok(l.with_graph(|g| f(g, &[])));
+        }
+        let tree: Arc<GraphTree> = self.load_tree(t)?;
+        Ok(f(&tree.graph, &tree.children))
+    }
+
+    /// The overview of task `t` as JSON.
+    pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<serde_json::Value, ApiError> {
+        self.with_tree(t, |g, children| {
+            serde_json::to_value(mindgate_taskgraph::overview(g, children, &self.prices))
+        })?
+        .map_err(|e| ApiError::internal(e.to_string()))
+    }
+}
+
+type Q = Result<Query<IdQuery>, axum::extract::rejection::QueryRejection>;
+
+pub(super) async fn overview(State(tg): Tg, q: Q) -> Result<Response, ApiError> {
+    let id = query(q).id()?;
+    let body = blocking(move || {
+        let t = tg.find(&id)?;
+        tg.overview_json(&t)
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+pub(super) async fn turn(State(tg): Tg, q: Q) -> Result<Response, ApiError> {
+    let q = query(q);
+    let id = q.id()?;
+    let Some(turn) = q.turn.filter(|t| !t.trim().is_empty()) else {
+        return Err(ApiError::bad_request("missing query parameter `turn`"));
+    };
+    let body = blocking(move || {
+        let t = tg.find(&id)?;
+        tg.with_tree(&t, |g, _| match mindgate_taskgraph::turn_detail(g, &turn) {
+            Some(d) => serde_json::to_value(d).map_err(|e| ApiError::internal(e.to_string())),
+            None => Err(ApiError::not_found(format!(
+                "session `{}` has no turn `{}`",
+                t.id,
+                turn.trim()
+            ))),
+        })?
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+pub(super) async fn timeline(State(tg): Tg, q: Q) -> Result<Response, ApiError> {
+    let id = query(q).id()?;
+    let body = blocking(move || {
+        let t = tg.find(&id)?;
+        tg.with_tree(&t, |g, _| {
+            json!({
+                "session_id": g.session_id,
+                "start_time": g.start_time,
+                "end_time": g.end_time,
+                "bars": mindgate_taskgraph::timeline(g),
+            })
+        })
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
