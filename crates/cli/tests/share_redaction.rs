@@ -231,4 +231,12 @@ fn every_hidden_value_is_out_of_the_file_with_every_switch_combination() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Nothing hidden: the model call reads as a conversation (read from what the page keeps).
+    let page = std::fs::read_to_string(dir.path().join("page-0.html")).unwrap();
+    for part in [
+        r#""transcript":{"messages":[{"role":"user","parts":[{"type":"text","content":"LLM-PROMPT"}]}"#,
+        r#"{"role":"tool","parts":[{"type":"tool_call_response","id":"c0","response":"REPLAYED-RESULT"}]}"#,
+    ] {
+        assert!(page.contains(part), "{part} is not in the page");
+    }
 }

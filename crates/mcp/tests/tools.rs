@@ -421,6 +421,33 @@ async fn get_run_shows_graph_errors_slowest_and_tokens() {
 }
 
 #[tokio::test]
+async fn get_node_reads_a_model_call_as_a_conversation_and_names_its_model() {
+    let e = env();
+    let r = e
+        .server
+        .get_node(Parameters(GetNodeArgs {
+            run_id: "r-ok".into(),
+            node_id: "llm:plan".into(),
+            instances: None,
+            instance_id: None,
+            max_chars: None,
+        }))
+        .await;
+    let (_, v) = ok(&r);
+    assert_eq!(v["label"], "gpt-4o-mini");
+    let t = &v["instances"][0]["transcript"];
+    assert_eq!(
+        t["messages"],
+        json!([
+            {"role": "user", "parts": [{"type": "text", "content": "plan the trip"}]},
+            {"role": "assistant", "parts": [{"type": "text", "content": "Book flights"}]}
+        ])
+    );
+    assert_eq!(t["model"], "gpt-4o-mini");
+    assert_eq!(t["usage"]["outputTokens"], 30);
+}
+
+#[tokio::test]
 async fn get_node_previews_values_and_says_how_to_get_more() {
     let e = env();
     let args = |instances, instance_id: Option<&str>, max_chars| GetNodeArgs {

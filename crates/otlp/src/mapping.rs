@@ -364,15 +364,72 @@ fn indexed(attrs: &Attrs, prefix: &str) -> Option<Value> {
                 &mut items.last_mut()?.1
             }
         };
-        slot.insert(field.to_owned(), json_or_value(value));
+        insert_path(slot, field, json_or_value(value));
     }
     if items.is_empty() {
         return None;
     }
     items.sort_by_key(|(i, _)| *i);
     Some(Value::Array(
-        items.into_iter().map(|(_, m)| Value::Object(m)).collect(),
+        items
+            .into_iter()
+            .map(|(_, m)| lists_of_indices(Value::Object(m)))
+            .collect(),
     ))
+}
+
+/// Puts `value` at the dotted `path` inside `map` (`tool_calls.0.function.name` →
+/// `{tool_calls: {"0": {function: {name}}}}`); a path through a non-object is dropped.
+fn insert_path(map: &mut Map<String, Value>, path: &str, value: Value) {
+    let mut slot = map;
+    let mut segments = path.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        if segments.peek().is_none() {
+            slot.insert(segment.to_owned(), value);
+            return;
+        }
+        let next = slot
+            .entry(segment.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(inner) = next else {
+            return;
+        };
+        slot = inner;
+    }
+}
+
+/// Objects whose keys are all indices (`{"0": …, "1": …}`) as lists in index order, at
+/// every depth: the nested indexed attributes (`tool_calls.N.*`, OpenInference's
+/// `contents.N.*`) read as the lists they were.
+fn lists_of_indices(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let indexed: Option<Vec<(usize, Value)>> = (!map.is_empty())
+                .then(|| {
+                    map.iter()
+                        .map(|(k, v)| Some((k.parse::<usize>().ok()?, v.clone())))
+                        .collect()
+                })
+                .flatten();
+            match indexed {
+                Some(mut items) => {
+                    items.sort_by_key(|(i, _)| *i);
+                    Value::Array(
+                        items
+                            .into_iter()
+                            .map(|(_, v)| lists_of_indices(v))
+                            .collect(),
+                    )
+                }
+                None => Value::Object(
+                    map.into_iter()
+                        .map(|(k, v)| (k, lists_of_indices(v)))
+                        .collect(),
+                ),
+            }
+        }
+        other => other,
+    }
 }
 
 fn usage(kind: NodeKind, attrs: &Attrs) -> Option<Value> {
@@ -707,6 +764,55 @@ mod tests {
         assert_eq!(
             (pydantic.input, pydantic.output),
             (Some(json!({})), Some(json!("4")))
+        );
+    }
+
+    #[test]
+    fn indexed_tool_calls_and_contents_nest_as_lists() {
+        let traceloop = map_span(
+            "openai.chat",
+            &attrs(json!({
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Oslo?",
+                "gen_ai.prompt.1.role": "assistant",
+                "gen_ai.prompt.1.tool_calls.0.id": "call_a",
+                "gen_ai.prompt.1.tool_calls.0.name": "search_flights",
+                "gen_ai.prompt.1.tool_calls.0.arguments": "{\"to\": \"OSL\"}",
+                "gen_ai.prompt.2.role": "tool", "gen_ai.prompt.2.tool_call_id": "call_a",
+                "gen_ai.prompt.2.content": "KL1143",
+                "gen_ai.completion.0.role": "assistant",
+                "gen_ai.completion.0.tool_calls.1.name": "book", "gen_ai.completion.0.tool_calls.0.name": "pay",
+            })),
+        );
+        let input = traceloop.input.unwrap();
+        assert_eq!(
+            input["messages"][1]["tool_calls"],
+            json!([{"id": "call_a", "name": "search_flights", "arguments": {"to": "OSL"}}])
+        );
+        assert_eq!(input["messages"][2]["tool_call_id"], "call_a");
+        assert_eq!(
+            traceloop.output.unwrap()["messages"][0]["tool_calls"],
+            json!([{"name": "pay"}, {"name": "book"}])
+        );
+        let oi = map_span(
+            "ChatCompletion",
+            &attrs(json!({
+                "openinference.span.kind": "LLM",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.contents.0.message_content.type": "text",
+                "llm.input_messages.0.message.contents.0.message_content.text": "Hotels?",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_h",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "find_hotels",
+            })),
+        );
+        assert_eq!(
+            oi.input.unwrap()["messages"][0]["contents"],
+            json!([{"message_content": {"type": "text", "text": "Hotels?"}}])
+        );
+        assert_eq!(
+            oi.output.unwrap()["messages"][0]["tool_calls"],
+            json!([{"tool_call": {"id": "call_h", "function": {"name": "find_hotels"}}}])
         );
     }
 

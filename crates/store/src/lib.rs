@@ -77,6 +77,7 @@ pub use json_scan::minify;
 /// Where a run store lives, and its PostgreSQL URL: [`mindgate_pg`]'s types.
 pub use mindgate_pg::{Database, PostgresUrl};
 pub use mindgate_pricing::{Cost, PriceTable, TokenCounts};
+pub use mindgate_transcript::Transcript;
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals, run_duration_ms, run_work_ms,
@@ -86,7 +87,9 @@ pub use pg::follow::{
     APPLICATION_PREFIX as FOLLOWER_APPLICATION_PREFIX, FollowHook, Followed, Follower,
     application_name as follower_application_name,
 };
-pub use projection::{GraphDelta, NodeDetail, RunGraph, RunProjection, RunTimes, project};
+pub use projection::{
+    GraphDelta, NodeDetail, RunGraph, RunProjection, RunTimes, node_label, project, transcript_of,
+};
 pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;

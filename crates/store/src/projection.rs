@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use mindgate_transcript::{ModelCall, Transcript};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -160,6 +161,9 @@ pub struct GraphNode {
     pub kind: String,
     /// Display name.
     pub name: String,
+    /// What the box reads instead of the name: an `llm` node's model ([`node_label`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Parent logical node.
     pub parent_id: Option<String>,
     /// Aggregate state: `paused` if any instance is held, else `running` if any
@@ -169,6 +173,45 @@ pub struct GraphNode {
     pub hinted: bool,
     /// The executions, in start order.
     pub instances: Vec<GraphInstance>,
+}
+
+/// What an `llm` node's box reads instead of its name (`step` and the like): the model
+/// its instances called, in the order they first name one (`gpt-4o-mini`; several:
+/// `gpt-4o-mini +1 model`). `None` for other kinds, when no instance names a model, or
+/// when the name already is it. The one place this is decided: the graph, its deltas and
+/// node detail carry it.
+pub fn node_label<'a>(
+    kind: &str,
+    name: &str,
+    models: impl Iterator<Item = Option<&'a str>>,
+) -> Option<String> {
+    if kind != "llm" {
+        return None;
+    }
+    let mut distinct: Vec<&str> = Vec::new();
+    for model in models.flatten() {
+        if !distinct.contains(&model) {
+            distinct.push(model);
+        }
+    }
+    let first = *distinct.first()?;
+    if distinct.len() == 1 && first == name {
+        return None;
+    }
+    Some(match distinct.len() {
+        1 => first.to_owned(),
+        2 => format!("{first} +1 model"),
+        n => format!("{first} +{} models", n - 1),
+    })
+}
+
+/// [`node_label`] over a node's instances.
+fn label_of(kind: &str, name: &str, instances: &[InstanceAcc]) -> Option<String> {
+    node_label(
+        kind,
+        name,
+        instances.iter().map(|i| i.detail.summary.model.as_deref()),
+    )
 }
 
 /// `GET /api/runs/:id/graph`.
@@ -257,6 +300,34 @@ pub struct InstanceDetail {
     pub pauses: Vec<PauseRecord>,
     /// The `node.started` payload's other fields (redaction, collapsed, …).
     pub started: Option<Value>,
+    /// An `llm` instance's input and output read as a conversation
+    /// (`mindgate_transcript::recognise`, `docs/transcripts.md`); absent when they are
+    /// no shape it knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Transcript>,
+}
+
+/// An instance of a node of `kind` read as a conversation: `llm` instances only, from
+/// their input, output, streamed text, model and usage ([`InstanceDetail::transcript`]).
+pub fn transcript_of(kind: &str, inst: &InstanceDetail) -> Option<Transcript> {
+    if kind != "llm" {
+        return None;
+    }
+    mindgate_transcript::recognise(&ModelCall {
+        input: inst.input.as_ref(),
+        output: inst.output.as_ref(),
+        streamed_text: &inst.summary.tokens,
+        streamed_reasoning: &inst.summary.reasoning,
+        model: inst.summary.model.as_deref(),
+        usage: inst.summary.usage.as_ref(),
+    })
+}
+
+/// Reads each instance of an `llm` node as a conversation ([`transcript_of`]).
+fn attach_transcripts(kind: &str, instances: &mut [InstanceDetail]) {
+    for inst in instances {
+        inst.transcript = transcript_of(kind, inst);
+    }
 }
 
 /// `GET /api/runs/:id/nodes/:nodeId`.
@@ -271,6 +342,9 @@ pub struct NodeDetail {
     pub kind: String,
     /// Name.
     pub name: String,
+    /// What the graph's box reads instead of the name ([`node_label`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Parent.
     pub parent_id: Option<String>,
     /// Aggregate state.
@@ -402,6 +476,7 @@ fn new_instance(id: String) -> InstanceAcc {
             tool_args: String::new(),
             pauses: Vec::new(),
             started: None,
+            transcript: None,
         },
         finished: false,
         errored: false,
@@ -951,7 +1026,13 @@ impl RunProjection {
             if let Some(edge) = Self::edge_of(&n.node_id, n.parent_id.as_ref(), &index) {
                 edges.push(edge);
             }
+            let label = node_label(
+                &n.kind,
+                &n.name,
+                instances.iter().map(|i| i.model.as_deref()),
+            );
             nodes.push(GraphNode {
+                label,
                 node_id: n.node_id,
                 kind: n.kind,
                 name: n.name,
@@ -980,7 +1061,8 @@ impl RunProjection {
             .nodes
             .into_iter()
             .map(|n| {
-                let instances: Vec<InstanceDetail> = n
+                let label = label_of(&n.kind, &n.name, &n.instances);
+                let mut instances: Vec<InstanceDetail> = n
                     .instances
                     .into_iter()
                     .map(|inst| {
@@ -990,8 +1072,10 @@ impl RunProjection {
                         detail
                     })
                     .collect();
+                attach_transcripts(&n.kind, &mut instances);
                 let states: Vec<NodeState> = instances.iter().map(|i| i.summary.status).collect();
                 NodeDetail {
+                    label,
                     run_id: run_id.clone(),
                     status: Self::aggregate(&states, n.hinted),
                     hinted: n.hinted && instances.is_empty(),
@@ -1023,9 +1107,11 @@ impl RunProjection {
     pub fn node(&self, node_id: &str) -> Option<NodeDetail> {
         let &ni = self.index.get(node_id)?;
         let n = &self.nodes[ni];
-        let instances = self.finished_instances(ni);
+        let mut instances = self.finished_instances(ni);
+        attach_transcripts(&n.kind, &mut instances);
         let states: Vec<NodeState> = instances.iter().map(|i| i.summary.status).collect();
         Some(NodeDetail {
+            label: label_of(&n.kind, &n.name, &n.instances),
             run_id: self.run_id.clone(),
             node_id: n.node_id.clone(),
             kind: n.kind.clone(),

@@ -19,6 +19,9 @@ pub struct NodeView<'a> {
     pub kind: &'a str,
     /// Its name.
     pub name: &'a str,
+    /// What the viewer's box reads instead of the name (an `llm` node's model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<&'a str>,
     /// Its parent.
     pub parent_id: Option<&'a str>,
     /// Its state.
@@ -66,6 +69,7 @@ impl<'a> NodeView<'a> {
             node_id: &detail.node_id,
             kind: &detail.kind,
             name: &detail.name,
+            label: detail.label.as_deref(),
             parent_id: detail.parent_id.as_deref(),
             status: detail.status,
             hinted: detail.hinted,

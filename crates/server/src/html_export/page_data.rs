@@ -12,7 +12,9 @@ use mindgate_store::projection::{
     ErrorBrief, GraphInstance, GraphNode, HoldSpan, InstanceDetail, NodeState, PauseRecord,
 };
 use mindgate_store::report::{ReportError, SlowExecution, TokenReport};
-use mindgate_store::{Counts, NodeDetail, RunReport, RunState, RunSummary, UsageTotals};
+use mindgate_store::{
+    Counts, NodeDetail, RunReport, RunState, RunSummary, Transcript, UsageTotals, transcript_of,
+};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -146,6 +148,8 @@ pub(super) struct PageNode {
     node_id: String,
     kind: String,
     name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
     parent_id: Option<String>,
     status: NodeState,
     hinted: bool,
@@ -160,6 +164,7 @@ impl PageNode {
             node_id: node.node_id,
             kind: node.kind,
             name: node.name,
+            label: node.label,
             parent_id: node.parent_id,
             status: node.status,
             hinted: node.hinted,
@@ -217,21 +222,36 @@ struct PageInstanceDetail {
     pauses: Vec<PagePause>,
     /// Of the `node.started` payload's other fields, only `redaction` (counts and key names).
     started: Option<Value>,
+    /// The conversation read from what the page keeps (hidden values were never read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transcript: Option<Transcript>,
 }
 
 impl PageInstanceDetail {
     /// Takes `inst` apart (its values are moved, not copied).
-    fn new(inst: InstanceDetail, kind: &str, hide: Redaction) -> PageInstanceDetail {
+    fn new(mut inst: InstanceDetail, kind: &str, hide: Redaction) -> PageInstanceDetail {
         let hidden = Hidden::of(kind, hide);
         let scrub = |value: Option<Value>, gone: bool| {
             let mut value = value.filter(|_| !gone)?;
             scrub_tool_calls(&mut value, hide);
             Some(value)
         };
+        inst.input = scrub(inst.input.take(), hidden.input);
+        inst.output = scrub(inst.output.take(), hidden.output);
+        if hidden.output {
+            inst.summary.tokens.clear();
+            inst.summary.reasoning.clear();
+        }
+        // Read from the scrubbed values: what is hidden cannot reach the transcript.
+        let mut transcript = transcript_of(kind, &inst);
+        if let Some(t) = transcript.as_mut() {
+            t.usage = t.usage.as_ref().and_then(usage_counts);
+        }
         PageInstanceDetail {
+            transcript,
             summary: PageInstance::new(inst.summary, hidden),
-            input: scrub(inst.input, hidden.input),
-            output: scrub(inst.output, hidden.output),
+            input: inst.input,
+            output: inst.output,
             error_detail: inst.error_detail.as_ref().map(error_fields),
             tool_args: if hidden.streamed_args {
                 String::new()
@@ -252,6 +272,8 @@ pub(super) struct PageNodeDetail {
     node_id: String,
     kind: String,
     name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
     parent_id: Option<String>,
     status: NodeState,
     hinted: bool,
@@ -272,6 +294,7 @@ impl PageNodeDetail {
             node_id: detail.node_id,
             kind,
             name: detail.name,
+            label: detail.label,
             parent_id: detail.parent_id,
             status: detail.status,
             hinted: detail.hinted,

@@ -54,6 +54,9 @@ pub struct NodeChange {
     pub kind: String,
     /// Display name.
     pub name: String,
+    /// What the box reads instead of the name (as in [`super::GraphNode::label`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Parent logical node.
     pub parent_id: Option<String>,
     /// Aggregate state (as in [`super::GraphNode::status`]).
@@ -144,6 +147,7 @@ impl RunProjection {
                     .map(|inst| Self::instance_state(inst, run_open))
                     .collect();
                 NodeChange {
+                    label: super::label_of(&n.kind, &n.name, &n.instances),
                     node_id: n.node_id.clone(),
                     kind: n.kind.clone(),
                     name: n.name.clone(),
@@ -219,6 +223,7 @@ impl RunProjection {
             .collect();
         let states: Vec<NodeState> = instances.iter().map(|i| i.status).collect();
         GraphNode {
+            label: super::label_of(&n.kind, &n.name, &n.instances),
             node_id: n.node_id.clone(),
             kind: n.kind.clone(),
             name: n.name.clone(),
