@@ -178,7 +178,8 @@ pub struct GraphNode {
 /// What an `llm` node's box reads instead of its name (`step` and the like): the model
 /// its instances called, in the order they first name one (`gpt-4o-mini`; several:
 /// `gpt-4o-mini +1 model`). `None` for other kinds, when no instance names a model, or
-/// when the name already is it. The one place this is decided: the graph, its deltas and
+/// when the name already names it (the model starts with the name: `gpt-4o-mini` for
+/// `gpt-4o-mini-2024-07-18`). The one place this is decided: the graph, its deltas and
 /// node detail carry it.
 pub fn node_label<'a>(
     kind: &str,
@@ -195,7 +196,8 @@ pub fn node_label<'a>(
         }
     }
     let first = *distinct.first()?;
-    if distinct.len() == 1 && first == name {
+    // `gpt-4o-mini` already names `gpt-4o-mini-2024-07-18` (an OTel span's node).
+    if distinct.len() == 1 && !name.is_empty() && first.starts_with(name) {
         return None;
     }
     Some(match distinct.len() {
