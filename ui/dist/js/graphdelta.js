@@ -28,6 +28,8 @@ function newNode(model, id) {
 function setNodeFields(node, s) {
   if (typeof s.kind === 'string') node.kind = s.kind;
   if (typeof s.name === 'string') node.name = s.name;
+  // What the box reads instead of the name: the core's (an llm node's model).
+  node.label = typeof s.label === 'string' && s.label ? s.label : null;
   node.status = s.status || node.status;
   node.hinted = !!s.hinted;
   node.placeholder = node.status === 'pending';
@@ -185,6 +187,7 @@ export function applyNodeDetail(model, detail) {
     inst.errorDetail = d.errorDetail || null;
     inst.toolArgs = d.toolArgs || '';
     inst.redaction = (d.started && d.started.redaction) || null;
+    inst.transcript = d.transcript && Array.isArray(d.transcript.messages) ? d.transcript : null;
     inst.holds = (Array.isArray(d.pauses) ? d.pauses : []).map((p) => ({
       pauseId: p.pauseId, point: p.point, reason: p.reason, since: p.since, until: p.resumedAt ?? null, action: p.action ?? null, principal: p.principal ?? null,
     }));

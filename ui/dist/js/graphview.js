@@ -260,7 +260,8 @@ export class GraphView {
     ctx.font = '600 12.5px system-ui, sans-serif';
     const badge = n.insts.length > 1 ? `×${n.insts.length}` : '';
     const nameMax = BOX_W - 44 - (badge ? 34 : 0);
-    if (n._labelFor !== n.name) { n._label = this.clipText(n.name, nameMax); n._labelFor = n.name; }
+    const title = n.label || n.name;
+    if (n._labelFor !== title) { n._label = this.clipText(title, nameMax); n._labelFor = title; }
     ctx.fillText(n._label, n.x + 38, n.y + 17.5);
     // subtitle: streaming text while running, else a short summary
     ctx.font = '11px system-ui, sans-serif';
@@ -424,7 +425,7 @@ export class GraphView {
       this.store.selectNode(n.id);
       this.reveal(n);
       const st = this.pausedIds.has(n.id) ? 'held' : n.status;
-      announce(`${n.name}, ${n.kind}, ${st}, ${n.insts.length} instance${n.insts.length === 1 ? '' : 's'}${n.children.length ? `, ${n.children.length} children${n.folded ? ' folded' : ''}` : ''}`);
+      announce(`${n.label ? `${n.label} (${n.name})` : n.name}, ${n.kind}, ${st}, ${n.insts.length} instance${n.insts.length === 1 ? '' : 's'}${n.children.length ? `, ${n.children.length} children${n.folded ? ' folded' : ''}` : ''}`);
     };
     const [w, h] = this.viewSize();
     switch (e.key) {
@@ -498,7 +499,7 @@ export class GraphView {
     this.layout.forEachIn(x0, y0, x1, y1, (n) => {
       const [sx, sy] = this.toScreen(n.x, n.y);
       out.push({
-        nodeId: n.id, name: n.name, kind: n.kind, status: this.pausedIds.has(n.id) ? 'paused' : n.status,
+        nodeId: n.id, name: n.name, label: n.label || null, kind: n.kind, status: this.pausedIds.has(n.id) ? 'paused' : n.status,
         instances: n.insts.length, folded: n.folded, hidden: n.folded ? n.desc : 0,
         x: r.left + sx, y: r.top + sy, w: BOX_W * this.scale, h: BOX_H * this.scale,
       });

@@ -13,6 +13,7 @@ import { JsonTree } from './jsontree.js';
 import { retrieverSection } from './memorylinks.js';
 import { applyNodeDetail } from './graphdelta.js';
 import { EMBEDDED } from './embedded.js';
+import { TranscriptView } from './transcript.js';
 
 /** Waits this long after one detail read before the next one of a node that keeps changing. */
 const DETAIL_REFRESH_MS = 200;
@@ -92,10 +93,24 @@ export class Inspector {
     this.costBox = el('section', { class: 'insp-block insp-cost', hidden: true, 'aria-label': 'Cost' });
     const inHost = el('section', { class: 'insp-block' }, el('h3', { class: 'insp-sub' }, 'Input'));
     const outHost = el('section', { class: 'insp-block' }, el('h3', { class: 'insp-sub' }, 'Output'));
+    this.inHost = inHost;
+    this.outHost = outHost;
     this.input = new JsonTree(inHost, 'Input');
     this.output = new JsonTree(outHost, 'Output');
+    // A model call reads as a conversation; "Raw JSON" shows the input and output trees instead.
+    this.rawToggle = el('button', {
+      type: 'button', class: 'small-btn tx-raw', 'aria-pressed': 'false',
+      onclick: () => { this.raw = !this.raw; this.renderInstance(this.current); },
+    }, 'Raw JSON');
+    this.raw = false;
+    this.convoBox = el('section', { class: 'insp-block insp-convo', hidden: true, 'aria-label': 'Conversation' },
+      el('div', { class: 'tx-bar' }, el('h3', { class: 'insp-sub' }, 'Conversation'), this.rawToggle));
+    this.convo = new TranscriptView(this.convoBox, {
+      toolNode: (name) => this.toolNode(name),
+      onOpenNode: (id) => this.store.selectNode(id),
+    });
     this.body = el('div', { class: 'insp-body', hidden: true },
-      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.costBox, this.errorBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
+      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.costBox, this.errorBox, this.convoBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
     host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
     this.node = null;
     this.rev = -1;
@@ -155,7 +170,8 @@ export class Inspector {
     this.head.replaceChildren(
       el('div', { class: 'insp-title' },
         el('span', { class: 'kind-glyph', title: node.kind }, KIND_GLYPH[node.kind] || '?'),
-        el('span', { class: 'insp-name' }, node.name),
+        el('span', { class: 'insp-name' }, node.label || node.name),
+        node.label ? el('span', { class: 'muted small insp-alias' }, node.name) : '',
         el('span', { class: `pill st-${status}` }, status)),
       el('div', { class: 'mono small muted' }, node.id, node.parentId ? ` ← ${node.parentId}` : ''),
       // An exported page is read-only: no breakpoint or replay buttons.
@@ -185,6 +201,7 @@ export class Inspector {
     if (key === this.costKey) return;
     this.costKey = key;
     this.costBox.hidden = true;
+    this.nodeCost = null;
     // A page-local run (perf harness, replays) has no report on the server.
     if (!runId || !finished || runId === this.store.local) return;
     api(this.store.token, `/api/runs/${encodeURIComponent(runId)}/report`).then((report) => {
@@ -194,6 +211,8 @@ export class Inspector {
   }
 
   showCost(t, runCost) {
+    this.nodeCost = t ? t.cost : null;
+    if (this.current && this.current.transcript && !this.raw) this.convo.set(this.current.transcript, this.nodeCost);
     if (!t) { this.costBox.hidden = true; return; }
     const fact = (k, v, cls) => [el('dt', {}, k), el('dd', cls ? { class: cls } : {}, v)];
     const unpriced = t.cost.usd === null;
@@ -239,6 +258,7 @@ export class Inspector {
     }
     if (!inst) {
       this.facts.replaceChildren();
+      this.showConversation(null);
       this.input.setValue(undefined);
       this.output.setValue(undefined);
       this.errorBox.hidden = true;
@@ -280,7 +300,34 @@ export class Inspector {
     // A retriever's hits link into the memory inspector (memorylinks.js).
     const memory = inst.node.kind === 'retriever' ? retrieverSection(inst) : null;
     this.memoryBox.replaceChildren(...(memory ? [memory] : []));
+    this.showConversation(inst);
     this.input.setValue(inst.input);
     this.output.setValue(inst.output);
+  }
+
+  /**
+   * A model call's transcript instead of its input and output trees (the input tree stays
+   * when the transcript holds none of it); "Raw JSON" shows the trees. The streamed text
+   * box hides while the transcript shows the answer.
+   */
+  showConversation(inst) {
+    const t = inst ? inst.transcript : null;
+    this.convoBox.hidden = !t;
+    this.rawToggle.setAttribute('aria-pressed', this.raw ? 'true' : 'false');
+    this.convo.set(t && !this.raw ? t : null, this.nodeCost);
+    const conversation = !!t && !this.raw;
+    this.inHost.hidden = conversation && t.inputCount > 0;
+    this.outHost.hidden = conversation;
+    if (conversation && t.messages.length > t.inputCount) this.tokensBox.hidden = true;
+  }
+
+  /** The tool node a call names: `tool:<name>`, else a tool node of that name. */
+  toolNode(name) {
+    const m = this.store.model;
+    if (!m || !name) return null;
+    const byId = m.nodes.get(`tool:${name}`);
+    if (byId) return byId;
+    for (const n of m.nodes.values()) if (n.kind === 'tool' && n.name === name) return n;
+    return null;
   }
 }

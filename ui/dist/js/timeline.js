@@ -104,7 +104,7 @@ export class Timeline {
       const selected = inst.node.id === selNode;
       if (selected) { ctx.fillStyle = col.sel; ctx.fillRect(0, y, w, ROW); }
       ctx.fillStyle = selected ? col.text : col.muted;
-      ctx.fillText(clip(ctx, inst.node.name, LABEL_W - 14), 8, y + ROW / 2);
+      ctx.fillText(clip(ctx, inst.node.label || inst.node.name, LABEL_W - 14), 8, y + ROW / 2);
       const end = inst.end ?? (inst.durationMs !== null ? inst.start + inst.durationMs : (m.info.status === 'running' ? Date.now() : m.maxTs));
       const start = inst.start ?? end;
       const x0 = xOf(start), x1 = Math.max(x0 + 2, xOf(end));
