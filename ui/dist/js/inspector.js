@@ -170,8 +170,8 @@ export class Inspector {
     this.head.replaceChildren(
       el('div', { class: 'insp-title' },
         el('span', { class: 'kind-glyph', title: node.kind }, KIND_GLYPH[node.kind] || '?'),
-        el('span', { class: 'insp-name' }, node.label || node.name),
-        node.label ? el('span', { class: 'muted small insp-alias' }, node.name) : '',
+        el('span', { class: 'insp-name' }, node.name),
+        node.label ? el('span', { class: 'mono small insp-label', title: 'The model it called' }, node.label) : '',
         el('span', { class: `pill st-${status}` }, status)),
       el('div', { class: 'mono small muted' }, node.id, node.parentId ? ` ← ${node.parentId}` : ''),
       // An exported page is read-only: no breakpoint or replay buttons.
