@@ -73,7 +73,8 @@ test('the exported page draws the run from file:// with no server and makes no r
   await page.mouse.click(llm.x + llm.w / 2, llm.y + llm.h / 2);
   await page.locator('.insp-name', { hasText: 'answer' }).waitFor();
   await until(() => page.locator('#inspector .insp-cost').textContent().then((t) => /Node cost\$0\.000/.test(t)), { what: 'the node cost' });
-  await page.locator('#inspector .jt-str', { hasText: 'book flight 1' }).first().waitFor();
+  // Its answer reads as a conversation (the transcript the export carries).
+  await page.locator('#inspector .insp-convo .tx-text', { hasText: 'book flight 1' }).first().waitFor();
   // The run list and the banner say what this is.
   await page.locator('.run-button', { hasText: 'shared-trip' }).waitFor();
   assert.match(await page.locator('#banner').textContent(), /Exported run/);

@@ -124,6 +124,12 @@ test('an OpenTelemetry-instrumented agent reads as a conversation with its tool 
   const head = await page.evaluate(() => document.querySelector('.insp-convo .tx-head').innerText);
   assert.match(head, /gpt-4o-mini-2024-07-18/);
   assert.match(head, /64 in · 14 out/);
+  // The result links to the execute_tool span that answered call_hotels_1 (its gen_ai.tool.call.id).
+  const tool = (await api(`/api/runs/${encodeURIComponent(run.id)}/graph`)).nodes.find((n) => n.kind === 'tool');
+  assert.equal(tool.instances[0].toolCallId, 'call_hotels_1');
+  await page.evaluate(() => document.querySelector('.insp-convo .tx-result .link-btn').click());
+  await until(async () => page.evaluate(() => [window.mindgate.store.nodeId, window.mindgate.store.instanceId]).then(([n, i]) => n === tool.nodeId && i === tool.instances[0].instanceId),
+    { what: 'the tool span that answered the call selected' });
   assert.deepEqual(errors, []);
   await context.close();
   await shoot(run.id, llm.nodeId, 'otel');
@@ -146,7 +152,7 @@ test('a 200-message, 1 MB transcript renders (time printed, not asserted)', asyn
     const host = document.createElement('div');
     host.style.width = '360px';
     document.body.append(host);
-    const view = new TranscriptView(host, { toolNode: () => null, onOpenNode: () => {} });
+    const view = new TranscriptView(host, { toolTarget: () => null, onOpen: () => {} });
     const runs = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();

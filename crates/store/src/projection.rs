@@ -101,6 +101,10 @@ pub struct GraphInstance {
     /// The model the instance called ([`model_of_started`], [`model_of_finished`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The model's tool-call id a `tool` instance answers ([`tool_call_id_of`]): a model
+    /// call's transcript links its calls and results to this instance by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
     /// Accumulated streamed text (`t: "text"`).
     pub tokens: String,
     /// Accumulated reasoning text.
@@ -302,6 +306,10 @@ pub struct InstanceDetail {
     pub pauses: Vec<PauseRecord>,
     /// The `node.started` payload's other fields (redaction, collapsed, …).
     pub started: Option<Value>,
+    /// Why the model stopped, when `node.finished` says it beside the output
+    /// (`finishReason`: the TypeScript SDK's); the transcript's fallback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
     /// An `llm` instance's input and output read as a conversation
     /// (`mindgate_transcript::recognise`, `docs/transcripts.md`); absent when they are
     /// no shape it knows.
@@ -322,6 +330,7 @@ pub fn transcript_of(kind: &str, inst: &InstanceDetail) -> Option<Transcript> {
         streamed_reasoning: &inst.summary.reasoning,
         model: inst.summary.model.as_deref(),
         usage: inst.summary.usage.as_ref(),
+        finish_reason: inst.finish_reason.as_deref(),
     })
 }
 
@@ -444,6 +453,17 @@ pub fn model_of_finished(payload: &Value) -> Option<String> {
         .or_else(|| non_empty_field(payload, "model"))
 }
 
+/// The tool-call id a `node.started` payload names: its `toolCallId`, else the span's
+/// `gen_ai.tool.call.id` (an OpenTelemetry `execute_tool` span's attributes).
+pub fn tool_call_id_of(payload: &Value) -> Option<String> {
+    non_empty_field(payload, "toolCallId").or_else(|| {
+        payload
+            .get("otel")
+            .and_then(|o| o.get("attributes"))
+            .and_then(|a| non_empty_field(a, "gen_ai.tool.call.id"))
+    })
+}
+
 /// Kind and name read from a `kind:name` node id, or `custom` and the whole id.
 fn kind_and_name_of(node_id: &str) -> (String, String) {
     match node_id.split_once(':') {
@@ -466,6 +486,7 @@ fn new_instance(id: String) -> InstanceAcc {
                 holds: Vec::new(),
                 usage: None,
                 model: None,
+                tool_call_id: None,
                 tokens: String::new(),
                 reasoning: String::new(),
                 injected: false,
@@ -478,6 +499,7 @@ fn new_instance(id: String) -> InstanceAcc {
             tool_args: String::new(),
             pauses: Vec::new(),
             started: None,
+            finish_reason: None,
             transcript: None,
         },
         finished: false,
@@ -737,6 +759,9 @@ impl RunProjection {
         if let Some(model) = model_of_started(&payload) {
             d.summary.model.get_or_insert(model);
         }
+        if let Some(call) = tool_call_id_of(&payload) {
+            d.summary.tool_call_id.get_or_insert(call);
+        }
         if detail && let Some(obj) = payload.as_object_mut() {
             d.input = obj.remove("input");
             for key in ["nodeId", "kind", "name", "instanceId", "parentId"] {
@@ -808,6 +833,13 @@ impl RunProjection {
         }
         let obj = payload.as_object_mut();
         d.summary.usage = obj.as_ref().and_then(|o| o.get("usage")).cloned();
+        if detail {
+            d.finish_reason = obj
+                .as_ref()
+                .and_then(|o| o.get("finishReason"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
         if detail && let Some(output) = obj.and_then(|o| o.remove("output")) {
             d.output = Some(output);
         }

@@ -69,11 +69,16 @@ fn an_llm_instance_carries_its_transcript_and_a_tool_does_not() {
     assert_eq!(t["inputCount"], 1);
     let tool = serde_json::to_value(p.node("tool:get_weather").unwrap()).unwrap();
     assert!(tool["instances"][0].get("transcript").is_none(), "{tool}");
+    // into_details (the diff's and the export's read) answers the same.
     let (_, details) = p.into_details();
     let step = details.iter().find(|d| d.node_id == "llm:step").unwrap();
-    assert!(
-        step.instances[0].transcript.is_some(),
-        "into_details attaches it too"
+    let attached = serde_json::to_value(step.instances[0].transcript.as_ref().unwrap()).unwrap();
+    assert_eq!(attached, *t);
+    let read = mindgate_store::transcript_of("llm", &step.instances[0]).unwrap();
+    assert_eq!(serde_json::to_value(&read).unwrap(), *t);
+    assert_eq!(
+        mindgate_store::transcript_of("tool", &step.instances[0]),
+        None
     );
 }
 
@@ -146,5 +151,37 @@ fn a_node_named_after_its_model_needs_no_label() {
     assert_eq!(
         mindgate_store::node_label("tool", "step", [Some("a")].into_iter()),
         None
+    );
+}
+
+#[test]
+fn a_tool_instance_carries_the_call_id_it_answers() {
+    let mut p = RunProjection::for_graph("r1");
+    apply(
+        &mut p,
+        1,
+        "node.started",
+        json!({"nodeId": "tool:find_hotels", "kind": "tool", "name": "find_hotels", "instanceId": "t1",
+        "otel": {"traceId": "t", "spanId": "s", "attributes": {"gen_ai.tool.call.id": "call_h", "gen_ai.operation.name": "execute_tool"}}}),
+    );
+    apply(
+        &mut p,
+        2,
+        "node.started",
+        json!({"nodeId": "tool:book", "kind": "tool", "name": "book", "instanceId": "t2", "toolCallId": "call_b"}),
+    );
+    apply(
+        &mut p,
+        3,
+        "node.started",
+        json!({"nodeId": "tool:pay", "kind": "tool", "name": "pay", "instanceId": "t3"}),
+    );
+    let graph = serde_json::to_value(p.graph()).unwrap();
+    assert_eq!(graph["nodes"][0]["instances"][0]["toolCallId"], "call_h");
+    assert_eq!(graph["nodes"][1]["instances"][0]["toolCallId"], "call_b");
+    assert!(
+        graph["nodes"][2]["instances"][0]
+            .get("toolCallId")
+            .is_none()
     );
 }

@@ -134,6 +134,9 @@ pub struct ModelCall<'a> {
     pub model: Option<&'a str>,
     /// The instance's usage as stored.
     pub usage: Option<&'a Value>,
+    /// Why the model stopped, as the event said it beside the output (used when the
+    /// output does not say it).
+    pub finish_reason: Option<&'a str>,
 }
 
 /// The size still allowed while a transcript is built ([`MAX_MESSAGES`], [`MAX_BYTES`]).
@@ -212,12 +215,12 @@ pub fn recognise(call: &ModelCall<'_>) -> Option<Transcript> {
         model = asked.model;
     }
     let input_count = messages.len();
-    let mut finish_reason = None;
+    let mut finish_reason = call.finish_reason.map(str::to_owned);
     if let Some(answered) = answered {
         messages.extend(answered.messages);
         format = format.or(Some(answered.format));
         model = answered.model.or(model);
-        finish_reason = answered.finish_reason;
+        finish_reason = answered.finish_reason.or(finish_reason);
     }
     Some(Transcript {
         messages,

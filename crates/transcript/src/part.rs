@@ -105,7 +105,7 @@ pub(crate) fn part(p: &Value, budget: &mut Budget) -> Option<Part> {
             let response = ["content", "response", "output", "result"]
                 .iter()
                 .find_map(|k| p.get(*k))
-                .cloned()
+                .map(unwrap_tool_output)
                 .unwrap_or(Value::Null);
             tool_response(id, first_str(p, &["toolName", "name"]), response, budget)
         }
@@ -120,6 +120,15 @@ pub(crate) fn part(p: &Value, budget: &mut Budget) -> Option<Part> {
             kind: other.to_owned(),
             value: p.clone(),
         }),
+    }
+}
+
+/// The AI SDK's typed tool output (`{type: "json" | "text" | "error-text" | …, value}`)
+/// as its value; anything else as sent.
+fn unwrap_tool_output(v: &Value) -> Value {
+    match (str_of(v, "type"), v.get("value")) {
+        (Some("json" | "text" | "error-text" | "error-json"), Some(value)) => value.clone(),
+        _ => v.clone(),
     }
 }
 

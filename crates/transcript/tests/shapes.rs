@@ -52,6 +52,7 @@ fn call_of(case: &Value) -> ModelCall<'_> {
         streamed_reasoning: call["streamedReasoning"].as_str().unwrap_or(""),
         model: None,
         usage: None,
+        finish_reason: call["finishReason"].as_str(),
     }
 }
 

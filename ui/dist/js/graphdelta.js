@@ -89,6 +89,7 @@ function applyInstance(model, c, appended) {
   inst.error = c.error || null;
   inst.injected = !!c.injected;
   inst.model = c.model || null;
+  inst.toolCallId = c.toolCallId || null;
   const text = appended ? (inst.tokens.text || '') + (typeof c.tokensAdded === 'string' ? c.tokensAdded : '') : (c.tokens || '');
   const reasoning = appended ? (inst.tokens.reasoning || '') + (typeof c.reasoningAdded === 'string' ? c.reasoningAdded : '') : (c.reasoning || '');
   inst.tokens = {};

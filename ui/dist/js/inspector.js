@@ -3,7 +3,8 @@
 // timings, usage, short error, streamed text) come with the run graph; input,
 // output, the full error and the gate holds are node detail, read from
 // `GET /api/runs/:id/nodes/:nodeId` when the node is selected and again when a
-// delta changes it.
+// delta changes it. An `llm` instance's input and output read as a
+// conversation (the core's transcript, transcript.js), with a "Raw JSON" toggle.
 
 import { el } from './dom.js';
 import { fmtDuration, fmtTime, fmtCount, fmtCost, KIND_GLYPH } from './format.js';
@@ -106,8 +107,8 @@ export class Inspector {
     this.convoBox = el('section', { class: 'insp-block insp-convo', hidden: true, 'aria-label': 'Conversation' },
       el('div', { class: 'tx-bar' }, el('h3', { class: 'insp-sub' }, 'Conversation'), this.rawToggle));
     this.convo = new TranscriptView(this.convoBox, {
-      toolNode: (name) => this.toolNode(name),
-      onOpenNode: (id) => this.store.selectNode(id),
+      toolTarget: (name, callId) => this.toolTarget(name, callId),
+      onOpen: (target) => this.store.selectNode(target.nodeId, { reveal: true, instanceId: target.instanceId || null }),
     });
     this.body = el('div', { class: 'insp-body', hidden: true },
       this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.costBox, this.errorBox, this.convoBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
@@ -308,7 +309,7 @@ export class Inspector {
   /**
    * A model call's transcript instead of its input and output trees (the input tree stays
    * when the transcript holds none of it); "Raw JSON" shows the trees. The streamed text
-   * box hides while the transcript shows the answer.
+   * box stays: it is the live view of a call still answering.
    */
   showConversation(inst) {
     const t = inst ? inst.transcript : null;
@@ -318,16 +319,23 @@ export class Inspector {
     const conversation = !!t && !this.raw;
     this.inHost.hidden = conversation && t.inputCount > 0;
     this.outHost.hidden = conversation;
-    if (conversation && t.messages.length > t.inputCount) this.tokensBox.hidden = true;
   }
 
-  /** The tool node a call names: `tool:<name>`, else a tool node of that name. */
-  toolNode(name) {
+  /**
+   * What ran a tool call: the instance whose `toolCallId` (the core's) is the call's id,
+   * else the node `tool:<name>` or a tool node of that name.
+   */
+  toolTarget(name, callId) {
     const m = this.store.model;
-    if (!m || !name) return null;
+    if (!m) return null;
+    if (callId) {
+      const inst = m.instList.find((i) => i.toolCallId === callId);
+      if (inst) return { nodeId: inst.node.id, instanceId: inst.id };
+    }
+    if (!name) return null;
     const byId = m.nodes.get(`tool:${name}`);
-    if (byId) return byId;
-    for (const n of m.nodes.values()) if (n.kind === 'tool' && n.name === name) return n;
+    if (byId) return { nodeId: byId.id };
+    for (const n of m.nodes.values()) if (n.kind === 'tool' && n.name === name) return { nodeId: n.id };
     return null;
   }
 }

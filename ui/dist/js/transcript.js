@@ -47,13 +47,17 @@ function textBlock(text, cls) {
   return el('div', { class: 'tx-fold' }, pre, more);
 }
 
-/** A link to the tool node that ran a call, when the graph has one by that name. */
-function toolLink(view, name) {
-  const node = view.toolNode(name);
-  if (!node) return el('span', { class: 'tx-tool-name mono' }, name);
+/**
+ * A link to what ran a call: the tool instance that answers its call id, else the tool
+ * node of its name, when the graph has one; plain text otherwise.
+ */
+function toolLink(view, name, id) {
+  const target = view.toolTarget(name, id);
+  if (!target) return el('span', { class: 'tx-tool-name mono' }, name);
   return el('button', {
-    type: 'button', class: 'link-btn tx-tool-name mono', title: `Inspect the tool node ${node.id}`,
-    onclick: () => view.onOpenNode(node.id),
+    type: 'button', class: 'link-btn tx-tool-name mono',
+    title: `Inspect ${target.instanceId ? `the tool call ${target.instanceId} of ` : 'the tool node '}${target.nodeId}`,
+    onclick: () => view.onOpen(target),
   }, name);
 }
 
@@ -64,12 +68,12 @@ function partBlock(view, p, names) {
       return el('div', { class: 'tx-part tx-reasoning' }, el('div', { class: 'tx-label' }, 'Reasoning'), textBlock(p.content || '', 'muted'));
     case 'tool_call':
       return el('div', { class: 'tx-part tx-call' },
-        el('div', { class: 'tx-label' }, 'Tool call ', toolLink(view, p.name), p.id ? el('span', { class: 'tx-id mono muted' }, p.id) : ''),
+        el('div', { class: 'tx-label' }, 'Tool call ', toolLink(view, p.name, p.id), p.id ? el('span', { class: 'tx-id mono muted' }, p.id) : ''),
         textBlock(pretty(p.arguments), 'mono'));
     case 'tool_call_response': {
       const name = p.name || (p.id ? names.get(p.id) : null);
       return el('div', { class: 'tx-part tx-result' },
-        el('div', { class: 'tx-label' }, 'Result', name ? ' of ' : '', name ? toolLink(view, name) : '', p.id ? el('span', { class: 'tx-id mono muted' }, p.id) : ''),
+        el('div', { class: 'tx-label' }, 'Result', name ? ' of ' : '', name ? toolLink(view, name, p.id) : '', p.id ? el('span', { class: 'tx-id mono muted' }, p.id) : ''),
         textBlock(pretty(p.response), 'mono'));
     }
     case 'image':
@@ -93,12 +97,13 @@ function header(t, cost) {
 export class TranscriptView {
   /**
    * @param host element to render into
-   * @param {{ toolNode: (name: string) => ({id: string}|null), onOpenNode: (id: string) => void }} links
+   * @param {{ toolTarget: (name: string, callId: string|undefined) => ({nodeId: string, instanceId?: string}|null),
+   *           onOpen: (target: {nodeId: string, instanceId?: string}) => void }} links
    */
   constructor(host, links) {
     this.host = host;
-    this.toolNode = links.toolNode;
-    this.onOpenNode = links.onOpenNode;
+    this.toolTarget = links.toolTarget;
+    this.onOpen = links.onOpen;
     this.box = el('div', { class: 'transcript', role: 'list', 'aria-label': 'Conversation' });
     host.append(this.box);
     this.shown = null;

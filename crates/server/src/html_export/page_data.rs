@@ -81,6 +81,8 @@ pub(super) struct PageInstance {
     usage: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
     tokens: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     reasoning: String,
@@ -124,6 +126,7 @@ impl PageInstance {
             holds: inst.holds,
             usage: inst.usage.as_ref().and_then(usage_counts),
             model: inst.model,
+            tool_call_id: inst.tool_call_id,
             tokens: if hidden.output {
                 String::new()
             } else {
