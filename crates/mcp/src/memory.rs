@@ -1,7 +1,8 @@
 //! The memory tools (Graphorin's names, so agents written for it work unchanged):
 //! `block_append`, `block_replace`, `block_rethink`, `fact_remember`, `fact_search`,
 //! `fact_supersede`, `fact_forget`, `fact_history`, `recall_episodes`,
-//! `conversation_search`, `memory_status`, `procedure_search`, and — only with
+//! `conversation_search`, `memory_status`, `procedure_search`, `procedure_outcome` (an
+//! agent's reuses are counted, never promote: see below), and — only with
 //! [`McpConfig::allow_validate`](crate::McpConfig::allow_validate) — `fact_validate` and
 //! `fact_reject`: an agent that can validate its own quarantined memories defeats the
 //! quarantine, so by default validation is a person's act (viewer, CLI, HTTP with the token).
@@ -16,6 +17,7 @@ use mindgate_memory::agent::{
     self, BlockAppendArgs, BlockReplaceArgs, BlockRethinkArgs, ForgetArgs, HitView, IdArgs,
     RecallArgs, RejectArgs, RememberArgs, StatusArgs, SupersedeArgs, ValidateArgs,
 };
+use mindgate_memory::induction::{self, OutcomeArgs};
 use mindgate_memory::{
     Actor, Block, Fact, Memory, MemoryError, MemoryItem, MemoryKind, MemoryStore, SemanticMemory,
 };
@@ -26,6 +28,7 @@ use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::output::{Links, ToolOutput};
+use crate::params::ProcedureOutcomeArgs;
 use crate::server::{MindgateMcp, Shared};
 
 /// Names of the tools offered only with validation allowed.
@@ -400,6 +403,47 @@ impl MindgateMcp {
             args.scope.check_bound(user)?;
             let hits = agent::recall(m, &args, user, MemoryKind::Procedural, Actor::Agent)?;
             Ok(hits_output("procedures", &args.query, hits, l))
+        })
+        .await
+    }
+
+    /// `procedure_outcome`: records one reuse as the agent's. It counts towards the
+    /// procedure's successes but never moves a quarantined procedure to active, with or
+    /// without `--allow-validate` (the memory rules promote on a person's report only).
+    #[tool(
+        name = "procedure_outcome",
+        description = "Record one reuse of a procedure and whether it met its success criteria. Counted in its history; a quarantined procedure stays quarantined until a person validates it.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn procedure_outcome(
+        &self,
+        Parameters(args): Parameters<ProcedureOutcomeArgs>,
+    ) -> CallToolResult {
+        self.memory_tool(move |m, user, l| {
+            agent::check_owner(m, &args.id, user)?;
+            let view = induction::record_outcome(
+                m,
+                &args.id,
+                &OutcomeArgs {
+                    success: args.success,
+                },
+                Actor::Agent,
+            )?;
+            let p = &view.procedure;
+            let status = p.trust.status.map_or("active", |s| s.as_str());
+            let text = format!(
+                "Recorded a {} reuse of procedure {}: {} verified successes ({status}).",
+                if args.success { "successful" } else { "failed" },
+                p.record.id,
+                p.success_count.unwrap_or(0)
+            );
+            let mut v = serde_json::to_value(&view).unwrap_or(Value::Null);
+            v["link"] = json!(url(l, &agent::viewer_route(p.record.kind, &p.record.id)));
+            Ok(ToolOutput::new(text, v))
         })
         .await
     }

@@ -199,3 +199,13 @@ pub struct ResumeArgs {
     /// The value to use instead of the node's output (required by `inject`).
     pub output: Option<serde_json::Value>,
 }
+
+/// `procedure_outcome`: one reuse of a procedure, and whether it met its success criteria.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProcedureOutcomeArgs {
+    /// The procedure's id.
+    pub id: String,
+    /// Whether the reuse met the procedure's success criteria.
+    pub success: bool,
+}

@@ -222,3 +222,56 @@ async fn an_agent_cannot_claim_user_launder_quarantine_or_plant_block_text() {
     assert_eq!(code, "conflict");
     assert!(text.contains("new-instructions"), "{text}");
 }
+
+/// Issue 23: an agent's reported reuses count but never move a quarantined induced
+/// procedure to active (without `--allow-validate`, and with it): only a person can.
+#[tokio::test]
+async fn an_agents_outcomes_never_promote_a_quarantined_procedure() {
+    use mindgate_mcp::params::ProcedureOutcomeArgs;
+    use mindgate_memory::{NewRule, ProceduralMemory, WriteMeta};
+    let (_dir, store, server, _) = bound_to_alice();
+    let mut induced = NewRule {
+        meta: WriteMeta::new(Scope::user("alice")),
+        text: "Buy a product".into(),
+        priority: 1.0,
+        steps: Some(vec!["search for {product}".into(), "check out".into()]),
+        ..Default::default()
+    };
+    induced.meta.provenance = Some(MemoryProvenance::Induction);
+    let rule = store.procedural().add(induced).unwrap();
+    assert_eq!(rule.trust.status, Some(MemoryStatus::Quarantined));
+    let id = rule.record.id.clone();
+    let threshold = u64::from(store.config().promote_after_successes);
+    for n in 1..=threshold + 2 {
+        let r = server
+            .procedure_outcome(Parameters(ProcedureOutcomeArgs {
+                id: id.clone(),
+                success: true,
+            }))
+            .await;
+        let v = ok(&r);
+        assert_eq!(v["procedure"]["successCount"], n, "{v}");
+        assert_eq!(v["promoted"], false, "{v}");
+        assert_eq!(v["procedure"]["status"], "quarantined", "{v}");
+    }
+    assert_eq!(
+        store.procedural().get(&id).unwrap().trust.status,
+        Some(MemoryStatus::Quarantined)
+    );
+    // Bob's procedures are not found for a server bound to alice.
+    let mut bobs = NewRule {
+        meta: WriteMeta::new(Scope::user("bob")),
+        text: "Bob's routine".into(),
+        priority: 1.0,
+        ..Default::default()
+    };
+    bobs.meta.provenance = Some(MemoryProvenance::Induction);
+    let bobs = store.procedural().add(bobs).unwrap();
+    let r = server
+        .procedure_outcome(Parameters(ProcedureOutcomeArgs {
+            id: bobs.record.id,
+            success: true,
+        }))
+        .await;
+    assert_eq!(err(&r).0, "not_found");
+}

@@ -795,6 +795,7 @@ fn control_tools_are_listed_only_when_allowed() {
             "list_runs",
             "list_tasks",
             "memory_status",
+            "procedure_outcome",
             "procedure_search",
             "recall_episodes",
             "search_events"

@@ -139,7 +139,7 @@ fn a_failed_session_is_refused_and_stores_nothing() {
 }
 
 #[test]
-fn verified_reuses_promote_at_the_threshold() {
+fn verified_reuses_promote_at_the_threshold_only_when_a_person_reports_them() {
     let s = store();
     let threshold = s.config().promote_after_successes;
     assert!(threshold >= 2);
@@ -155,8 +155,15 @@ fn verified_reuses_promote_at_the_threshold() {
         assert!(!v.promoted);
         assert_eq!(v.procedure.trust.status, Some(MemoryStatus::Quarantined));
     }
+    // The agent's reuses reach the threshold: counted, still quarantined (only a person
+    // moves a quarantined procedure to active).
     let v =
         induction::record_outcome(&s, &id, &OutcomeArgs { success: true }, Actor::Agent).unwrap();
+    assert!(!v.promoted);
+    assert_eq!(v.procedure.success_count, Some(threshold));
+    assert_eq!(v.procedure.trust.status, Some(MemoryStatus::Quarantined));
+    let v =
+        induction::record_outcome(&s, &id, &OutcomeArgs { success: true }, Actor::User).unwrap();
     assert!(v.promoted);
     assert_eq!(v.promote_after, threshold);
     assert_eq!(v.procedure.trust.status, Some(MemoryStatus::Active));

@@ -58,6 +58,18 @@ impl Server {
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 
+    async fn post_as(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
+        let r = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
     async fn induce(&self, task: &str) -> (u16, Value) {
         self.post(
             "/api/memory/procedures/induce",
@@ -141,6 +153,37 @@ async fn a_succeeded_task_is_induced_deduplicated_and_promoted_by_verified_reuse
     let active = t.procedures(false).await;
     assert_eq!(active.len(), 1);
     assert_eq!(active[0]["id"], id.as_str());
+    t.server.stop().await.unwrap();
+}
+
+/// Issue 23: outcomes reported with the agent token count, but never move a quarantined
+/// procedure to active (an agent reporting its own reuses would validate what it induced);
+/// the agent cannot validate it either; a person's outcome or validate can.
+#[tokio::test]
+async fn agent_token_outcomes_never_promote_a_quarantined_procedure() {
+    let t = start().await;
+    let (status, out) = t.induce("dsh-main").await;
+    assert_eq!(status, 201, "{out}");
+    let id = out["procedure"]["id"].as_str().unwrap().to_owned();
+    let agent = t.server.agent_token.clone();
+    let outcome = format!("/api/memory/procedures/{id}/outcome");
+    for n in 1..=5 {
+        let (status, v) = t.post_as(&agent, &outcome, json!({"success": true})).await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["procedure"]["successCount"], n, "{v}");
+        assert_eq!(v["promoted"], false, "{v}");
+        assert_eq!(v["procedure"]["status"], "quarantined", "{v}");
+    }
+    assert!(t.procedures(false).await.is_empty(), "still quarantined");
+    let validate = format!("/api/memory/records/{id}/validate");
+    let (status, v) = t.post_as(&agent, &validate, json!({})).await;
+    assert_eq!(status, 403, "{v}");
+    assert!(t.procedures(false).await.is_empty(), "still quarantined");
+    // A person's outcome past the threshold promotes it.
+    let (status, v) = t.post(&outcome, json!({"success": true})).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["promoted"], true, "{v}");
+    assert_eq!(v["procedure"]["status"], "active", "{v}");
     t.server.stop().await.unwrap();
 }
 

@@ -113,7 +113,9 @@ pub(crate) fn quarantine_if_flagged(
 }
 
 /// Counts one outcome of rule `row`; an induced, quarantined rule whose successes reach
-/// `threshold` is promoted unless its text is flagged.
+/// `threshold` is promoted unless its text is flagged — and only when a person reports the
+/// outcome: an agent's outcomes count, but only a person moves a quarantined rule to
+/// active (an agent that reports its own reuses could otherwise promote what it induced).
 pub(crate) fn record_outcome(
     w: &mut impl ItemWrites,
     now: i64,
@@ -138,6 +140,7 @@ pub(crate) fn record_outcome(
     )?;
     let induced = row.provenance() == Some(MemoryProvenance::Induction);
     if success
+        && by == Actor::User
         && induced
         && row.status() == MemoryStatus::Quarantined
         && count >= threshold

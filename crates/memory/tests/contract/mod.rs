@@ -687,10 +687,16 @@ pub fn procedures_promote_after_successes<S: MemoryStore>(make: &dyn Fn(Arc<Manu
         (two.success_count, two.trust.status),
         (Some(2), Some(MemoryStatus::Quarantined))
     );
+    // An agent's outcomes count but never promote: only a person's do.
     let three = p.record_outcome(&r.record.id, true, Actor::Agent).unwrap();
     assert_eq!(
         (three.success_count, three.trust.status),
-        (Some(3), Some(MemoryStatus::Active))
+        (Some(3), Some(MemoryStatus::Quarantined))
+    );
+    let four = p.record_outcome(&r.record.id, true, Actor::User).unwrap();
+    assert_eq!(
+        (four.success_count, four.trust.status),
+        (Some(4), Some(MemoryStatus::Active))
     );
     let listed: Vec<String> = p
         .list("u1", false)
