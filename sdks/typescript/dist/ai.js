@@ -282,7 +282,16 @@ export function mindgateTools(tools, options = {}) {
                 const s = options.session ?? processSession();
                 if (!s.live)
                     return execute.call(t, input, callOptions);
-                const spec = { kind: 'tool', name, nodeId: `tool:${name}`, instanceId: callOptions?.toolCallId, input, editable: true };
+                const toolCallId = callOptions?.toolCallId;
+                const spec = {
+                    kind: 'tool',
+                    name,
+                    nodeId: `tool:${name}`,
+                    instanceId: typeof toolCallId === 'string' ? toolCallId : undefined,
+                    input,
+                    editable: true,
+                    started: typeof toolCallId === 'string' ? { toolCallId } : undefined,
+                };
                 return executeNode(s, spec, (edited) => execute.call(t, edited, callOptions));
             },
         };

@@ -302,7 +302,16 @@ export function mindgateTools<T extends Record<string, any>>(tools: T, options: 
       execute(input: unknown, callOptions: any) {
         const s = options.session ?? processSession();
         if (!s.live) return execute.call(t, input, callOptions);
-        const spec = { kind: 'tool' as const, name, nodeId: `tool:${name}`, instanceId: callOptions?.toolCallId, input, editable: true };
+        const toolCallId: unknown = callOptions?.toolCallId;
+        const spec = {
+          kind: 'tool' as const,
+          name,
+          nodeId: `tool:${name}`,
+          instanceId: typeof toolCallId === 'string' ? toolCallId : undefined,
+          input,
+          editable: true,
+          started: typeof toolCallId === 'string' ? { toolCallId } : undefined,
+        };
         return executeNode(s, spec, (edited) => execute.call(t, edited, callOptions));
       },
     };
