@@ -4,7 +4,8 @@
 // system / user / assistant / tool messages with the tool call and its result, the model,
 // finish reason and usage; the LLM box reads its model instead of `step`; "Raw JSON"
 // shows the input and output trees. Screenshots at 1440×900, light and dark. Also times a
-// 200-message, 1 MB transcript's render (printed, never asserted).
+// 200-message, 1 MB transcript's render (printed, never asserted) and checks that long text
+// folds with a "Show all" that shows every character.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,6 +41,8 @@ async function shoot(runId, nodeId, name) {
   for (const colorScheme of ['light', 'dark']) {
     const { page, context, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(runId)}/node/${encodeURIComponent(nodeId)}`), { colorScheme });
     await until(async () => (await conversation(page)).length > 0, { what: `the conversation (${colorScheme})` });
+    // The inspector scrolled to the tool call and its result.
+    await page.evaluate(() => document.querySelector('.insp-convo .tx-call').scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: artifact(`transcript-${name}-${colorScheme}.png`) });
     assert.deepEqual(errors, []);
     await context.close();
@@ -49,7 +52,9 @@ async function shoot(runId, nodeId, name) {
 test('a graphmind-ai agent on its OpenAI integration reads as a conversation with its tool call', async () => {
   const agent = runAgent(srv.port, { AGENT_RUN_NAME: 'chat-run' }, 'chat_agent.py');
   try {
-    await agent.waitFor('RUN-END', 30000);
+    await agent.waitFor('RUN-END', 30000); // printed once the client flushed its frames
+    await until(() => agent.child.exitCode !== null, { what: 'the agent to exit' });
+    assert.equal(agent.child.exitCode, 0, agent.output());
   } finally {
     agent.kill();
   }
@@ -70,7 +75,7 @@ test('a graphmind-ai agent on its OpenAI integration reads as a conversation wit
   assert.match(lines[0], /^System You are a travel assistant/i);
   assert.match(lines[1], /^User What is the weather in Oslo today\?/i);
   assert.match(lines[2], /^Assistant Tool call get_weather call_weather_1 \{ "city": "Oslo", "unit": "C" \}/i);
-  assert.match(lines[3], /^Tool Result of get_weather call_weather_1 \{"city": "Oslo", "forecast": "sunny"/i);
+  assert.match(lines[3], /^Tool Result of get_weather call_weather_1 \{ "city": "Oslo", "forecast": "sunny"/i);
   assert.match(lines[4], /^Assistant It is sunny and 18 °C in Oslo/i);
   // Whitespace kept: the answer's indented line is in the text as sent.
   const answer = await page.evaluate(() => [...document.querySelectorAll('.insp-convo .tx-msg')].at(-1).querySelector('.tx-text').textContent);
@@ -135,7 +140,7 @@ test('an OpenTelemetry-instrumented agent reads as a conversation with its tool 
   await shoot(run.id, llm.nodeId, 'otel');
 });
 
-test('a 200-message, 1 MB transcript renders (time printed, not asserted)', async () => {
+test('a 200-message, 1 MB transcript renders (time printed, not asserted); long text folds, Show all shows it whole', async () => {
   const { page, context, errors } = await openPage(browser, srv.url());
   const ms = await page.evaluate(async () => {
     const { TranscriptView } = await import('/js/transcript.js');
@@ -162,9 +167,16 @@ test('a 200-message, 1 MB transcript renders (time printed, not asserted)', asyn
       runs.push(performance.now() - t0);
     }
     const bytes = JSON.stringify(t).length;
+    // A long text folds, and "Show all" shows every character (never silently cut).
+    const fold = host.querySelector('.tx-fold');
+    const shown = fold.querySelector('.tx-text').textContent.length;
+    fold.querySelector('.tx-more').click();
+    const all = fold.querySelector('.tx-text').textContent;
     host.remove();
-    return { runs, bytes };
+    return { runs, bytes, folded: shown, full: all === text };
   });
+  assert.ok(ms.folded > 0 && ms.folded < 5000, `folded to ${ms.folded} characters`);
+  assert.equal(ms.full, true, '"Show all" shows the whole text');
   const sorted = [...ms.runs].sort((a, b) => a - b);
   console.log(`transcript render: 200 messages, ${(ms.bytes / 1e6).toFixed(2)} MB: median ${sorted[2].toFixed(1)} ms, max ${sorted[4].toFixed(1)} ms (5 renders, layout included)`);
   assert.deepEqual(errors, []);

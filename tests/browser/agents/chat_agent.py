@@ -106,9 +106,10 @@ def main() -> int:
         messages.append(first.choices[0].message.model_dump(exclude_none=True))
         messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
         client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
-    print("RUN-END ok", flush=True)
+    # Every frame is flushed before the test reads the run.
     gm.dispose()
     server.shutdown()
+    print("RUN-END ok", flush=True)
     return 0
 
 

@@ -12,9 +12,13 @@ export const FOLD_LINES = 16;
 
 const ROLE_LABEL = { system: 'System', user: 'User', assistant: 'Assistant', tool: 'Tool' };
 
-/** Pretty JSON for arguments and responses (a string stays as it is). */
+/** Pretty JSON for arguments and responses; a string stays as it is unless it is a JSON object or list. */
 function pretty(v) {
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') {
+    const t = v.trimStart();
+    if (!(t.startsWith('{') || t.startsWith('[')) || v.length > 200000) return v;
+    try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+  }
   try { return JSON.stringify(v, null, 2); } catch { return String(v); }
 }
 
