@@ -35,8 +35,13 @@ fn user_text(s: &str, budget: &mut Budget) -> Option<Message> {
     })
 }
 
-/// An object holding messages (and maybe a system prompt).
+/// An object holding messages (and maybe a system prompt). A `messages` that is itself an
+/// object is a whole request nested by a tracing convention (OpenInference's `input.value`,
+/// the AI SDK's `ai.prompt`, as `crates/otlp` maps them) and is read as one.
 fn object(v: &Value, budget: &mut Budget) -> Option<Side> {
+    if let Some(nested) = v.get("messages").filter(|m| m.is_object()) {
+        return object(nested, budget);
+    }
     let (conversation, format) = conversation(v, budget)?;
     let mut messages = Vec::with_capacity(conversation.len() + 1);
     for key in ["system", "instructions", "system_instructions"] {

@@ -85,9 +85,16 @@ fn value(v: &Value, budget: &mut Budget) -> Option<Side> {
     Some(Side {
         messages,
         format,
-        model: str_of(v, "model").map(str::to_owned),
-        finish_reason: finish_reason(v),
+        model: str_of(v, "model")
+            .or_else(|| nested(v).and_then(|n| str_of(n, "model")))
+            .map(str::to_owned),
+        finish_reason: finish_reason(v).or_else(|| nested(v).and_then(finish_reason)),
     })
+}
+
+/// The whole response a tracing convention nested under `messages`, if it did.
+fn nested(v: &Value) -> Option<&Value> {
+    v.get("messages").filter(|m| m.is_object())
 }
 
 /// Whether the budget ran out (a list that failed for that reason is not retried).
@@ -107,6 +114,8 @@ fn object_messages(v: &Value, budget: &mut Budget) -> Option<(Vec<Message>, &'st
     }
     match v.get("messages") {
         Some(Value::Array(items)) => return Some((message::list(items, budget)?, "otel.genai")),
+        // A whole response nested by a tracing convention (OpenInference's `output.value`).
+        Some(nested @ Value::Object(_)) => return object_messages(nested, budget),
         Some(Value::String(s)) => {
             let mut parts = vec![part::text(s, budget)?];
             tool_calls(v, &mut parts, budget)?;
