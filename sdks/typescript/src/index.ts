@@ -100,11 +100,15 @@ export interface NodeOptions {
  * Wraps a function as a tool node `tool:<name>`: a before gate (inject returns the viewer's
  * value without calling it; continue may carry an edited argument), an error gate (retry
  * re-runs it, inject returns a value instead of the error) and an after gate. The input shown
- * is the first argument (all of them when there are several). Disabled: returns `fn` itself.
+ * is the first argument (all of them when there are several). Disabled: returns `fn` itself
+ * (a sync `fn` in an async pass-through).
  */
 export function tool<A extends unknown[], R>(name: string, fn: (...args: A) => R | Promise<R>, options: NodeOptions = {}): (...args: A) => Promise<R> {
   const initial = options.session ?? session();
-  if (!initial.enabled) return async (...args: A) => fn(...args);
+  if (!initial.enabled) {
+    // Identity for an async function; a sync one only gains the promise the type promises.
+    return fn.constructor?.name === 'AsyncFunction' ? (fn as (...args: A) => Promise<R>) : async (...args: A) => fn(...args);
+  }
   const kind = options.kind ?? 'tool';
   return (...args: A): Promise<R> => {
     const s = options.session ?? session();

@@ -113,6 +113,8 @@ test('disabled: identity wrappers, no socket opened (a counting server sees none
     assert.equal(s.enabled, false, JSON.stringify(env));
     const tools = { t: tool({ inputSchema: z.object({}), execute: async () => 'x' }) };
     assert.equal(mindgateTools(tools, { session: s }), tools, 'tools returned as they were');
+    const fn = async (x) => x;
+    assert.equal(mgTool('t', fn, { session: s }), fn, 'tool() is the identity');
     const middleware = mindgateMiddleware({ session: s });
     assert.equal(middleware.wrapGenerate, undefined);
     assert.equal(middleware.wrapStream, undefined);
@@ -132,6 +134,20 @@ test('disabled: identity wrappers, no socket opened (a counting server sees none
   assert.equal(new Session({ env: { NODE_ENV: 'production', GRAPHMIND: '1' } }).enabled, true, 'GRAPHMIND=1 forces it on in production');
   emit('custom', {}); // the process session is untouched by these tests, and never throws
   assert.equal(connections, 0, 'no socket was opened while disabled');
+});
+
+test('an internal error is a no-op with one rate-limited warning, never thrown into the host', () => {
+  const warnings = [];
+  const s = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: (m) => warnings.push(m) });
+  const hostile = { get input() { throw new Error('a getter that throws'); } };
+  for (let i = 0; i < 5; i++) s.emit('node.started', hostile);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0], /^\[mindgate\] internal error/);
+  // Buffered: only the implicit run's run.started; the broken events took no seq.
+  assert.deepEqual([s.stats().buffered, s.stats().seq], [1, 1], 'the broken event is dropped, nothing else');
+  s.emit('node.token', { nodeId: 'x', deltas: [] });
+  assert.deepEqual([s.stats().buffered, s.stats().seq], [2, 2], 'later events still flow');
+  return s.dispose(0);
 });
 
 test('detached: gates pass, events go only to the ring buffer (drop-oldest), errors of the host propagate untouched', async () => {

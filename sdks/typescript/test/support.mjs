@@ -45,11 +45,12 @@ export async function until(fn, { timeout = 15000, interval = 20, what = 'condit
  * Starts `mindgate serve`; `{port, home}` reuse a port and a home (a restart). Resolves once
  * `/health` answers. `--hold-unwatched` by default: gates stay held while the test decides.
  */
-export async function startServer({ port, home, holdUnwatched = true } = {}) {
+export async function startServer({ port, home, holdUnwatched = true, extraArgs = [] } = {}) {
   home = home || mkdtempSync(path.join(tmpdir(), 'mindgate-tssdk-'));
   port = port || (await freePort());
   const args = ['serve', '--port', String(port), '--otlp-port', '0', '--no-open', '--db', path.join(home, 'mindgate.db')];
   if (holdUnwatched) args.push('--hold-unwatched');
+  args.push(...extraArgs);
   const child = spawn(BIN, args, { env: { ...process.env, MINDGATE_HOME: home, MINDGATE_LOG: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -66,7 +67,7 @@ export async function startServer({ port, home, holdUnwatched = true } = {}) {
       return null;
     }
     try {
-      return (await fetch(`${base}/health`)).ok ? t : null;
+      return (await fetch(`${base}/health`, { headers: { Authorization: `Bearer ${t}` } })).ok ? t : null;
     } catch {
       return null;
     }
