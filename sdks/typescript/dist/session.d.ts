@@ -1,7 +1,7 @@
 import { RunContext } from './context.js';
 import { type Env } from './env.js';
 import { type Decision, type GateNode } from './gates.js';
-import { type PausePoint, type RunStatus, type TokenChannel } from './protocol.js';
+import { type BreakpointMatcher, type PausePoint, type RunStatus, type TokenChannel } from './protocol.js';
 import { type TransportTiming } from './transport.js';
 import { type WarnSink } from './warn.js';
 /** Session options; every one has a default. */
@@ -64,6 +64,11 @@ export declare class Session {
     get attached(): boolean;
     /** Counters. */
     stats(): SessionStats;
+    /** The viewer's debug state as this session holds it (forgotten while detached). */
+    armed(): {
+        breakpoints: BreakpointMatcher[];
+        mode: 'run' | 'step';
+    };
     /** Resolves `true` once attached (breakpoints armed), `false` after `timeoutMs` or when disabled. */
     ready(timeoutMs?: number): Promise<boolean>;
     /** Emits one event into the current run (or the implicit run of stray events). */

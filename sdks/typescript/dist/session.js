@@ -82,6 +82,10 @@ export class Session {
             connectAttempts: this.#transport?.attempts ?? 0,
         };
     }
+    /** The viewer's debug state as this session holds it (forgotten while detached). */
+    armed() {
+        return { breakpoints: this.#engine.breakpoints.map((m) => ({ ...m })), mode: this.#engine.mode };
+    }
     /** Resolves `true` once attached (breakpoints armed), `false` after `timeoutMs` or when disabled. */
     ready(timeoutMs = 2000) {
         if (!this.live || this.#transport === null)

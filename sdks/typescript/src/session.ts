@@ -153,6 +153,11 @@ export class Session {
     };
   }
 
+  /** The viewer's debug state as this session holds it (forgotten while detached). */
+  armed(): { breakpoints: BreakpointMatcher[]; mode: 'run' | 'step' } {
+    return { breakpoints: this.#engine.breakpoints.map((m) => ({ ...m })), mode: this.#engine.mode };
+  }
+
   /** Resolves `true` once attached (breakpoints armed), `false` after `timeoutMs` or when disabled. */
   ready(timeoutMs = 2000): Promise<boolean> {
     if (!this.live || this.#transport === null) return Promise.resolve(false);

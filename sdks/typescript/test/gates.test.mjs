@@ -230,3 +230,24 @@ test('continue with an edited input runs the tool with it (edit-input)', { skip 
   await a.done();
   assert.deepEqual(seen, [{ city: 'Tromsø' }]);
 });
+
+test('breakpoints and the mode changed while attached reach the app live, and a disconnect forgets them', { skip }, async () => {
+  const session = await attach();
+  await breakpoint({ kind: 'tool', name: 'get_weather' });
+  await srv.api('/api/mode', { method: 'PUT', body: { mode: 'step' } });
+  await until(() => session.armed().mode === 'step' && session.armed().breakpoints.some((m) => m.name === 'get_weather'), { what: 'breakpoint.set and mode.set to arrive' });
+  await srv.api('/api/breakpoints', { method: 'DELETE', body: { kind: 'tool', name: 'get_weather' } });
+  await until(() => !session.armed().breakpoints.some((m) => m.name === 'get_weather'), { what: 'breakpoint.clear to arrive' });
+  await srv.api('/api/breakpoints', { method: 'POST', body: { kind: 'tool', name: 'get_weather' } });
+  await until(() => session.armed().breakpoints.some((m) => m.name === 'get_weather'), { what: 'the breakpoint again' });
+  const { model } = scriptedModel([() => toolCall('get_weather', { city: 'Oslo' })]);
+  await srv.api('/api/mode', { method: 'PUT', body: { mode: 'run' } });
+  await until(() => session.armed().mode === 'run', { what: 'mode run' });
+  const a = agent(session, model, { get_weather: weatherTool(async () => ({ sky: 'clear' })) }, 'live-breakpoint');
+  const pause = await nextPause(srv);
+  assert.equal(pause.nodeId, 'tool:get_weather');
+  await resume(srv, pause, { action: 'continue' });
+  await a.done();
+  await session.dispose(0);
+  assert.deepEqual(session.armed(), { breakpoints: [], mode: 'run' }, 'forgotten once detached');
+});
