@@ -61,7 +61,7 @@ export async function executeNode(session, spec, body, adapter = {}) {
         ...(spec.input !== undefined ? { input: spec.input } : {}),
     });
     let input = spec.input;
-    const gate = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, onHeld: (ms) => (exec.heldMs += ms) });
+    const gate = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
     const finish = (status, output, extra) => {
         session.flushTokens();
         const payload = {

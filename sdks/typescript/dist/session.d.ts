@@ -37,6 +37,8 @@ export interface HoldOptions {
     editable?: boolean;
     /** Called with the time held, in ms, when the gate is released. */
     onHeld?: (ms: number) => void;
+    /** The run's signal: when the host aborts the run, the gate is released with `abort`. */
+    signal?: AbortSignal;
 }
 /** Counters for tests, benchmarks and curious hosts. */
 export interface SessionStats {

@@ -267,8 +267,11 @@ export class Session {
     #hold(point, node, reason, hold) {
         const pauseId = nextId('pause');
         const editable = hold.editable === true && point === 'before' && this.#hubCapabilities.has('edit-input');
+        const signal = hold.signal;
         return new Promise((resolve) => {
             const opened = performance.now();
+            // The host aborting its run releases the gate with `abort` (the app's own release).
+            const onAbort = () => held.settle({ action: 'abort' }, FAIL_OPEN);
             const held = {
                 pauseId,
                 runId: hold.runId,
@@ -279,6 +282,7 @@ export class Session {
                 settle: (decision, resumed) => {
                     if (!this.#engine.held.delete(pauseId))
                         return;
+                    signal?.removeEventListener('abort', onAbort);
                     try {
                         hold.onHeld?.(performance.now() - opened);
                     }
@@ -297,6 +301,10 @@ export class Session {
             if (editable)
                 paused.editable = true;
             this.emitTo(hold.runId, 'exec.paused', paused);
+            if (signal?.aborted)
+                onAbort();
+            else
+                signal?.addEventListener('abort', onAbort, { once: true });
         });
     }
     #releaseAll() {

@@ -129,7 +129,7 @@ export async function executeNode<T>(
   });
   let input = spec.input;
   const gate = (point: PausePoint): Promise<Decision> =>
-    session.gate(point, node, { runId: run.runId, input, editable: spec.editable, onHeld: (ms) => (exec.heldMs += ms) });
+    session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
   const finish = (status: 'ok' | 'error' | 'aborted', output: unknown, extra?: Record<string, unknown>) => {
     session.flushTokens();
     const payload: Record<string, unknown> = {

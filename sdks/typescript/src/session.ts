@@ -56,6 +56,8 @@ export interface HoldOptions {
   editable?: boolean;
   /** Called with the time held, in ms, when the gate is released. */
   onHeld?: (ms: number) => void;
+  /** The run's signal: when the host aborts the run, the gate is released with `abort`. */
+  signal?: AbortSignal;
 }
 
 /** Counters for tests, benchmarks and curious hosts. */
@@ -326,8 +328,11 @@ export class Session {
   #hold(point: PausePoint, node: GateNode, reason: string, hold: HoldOptions): Promise<Decision> {
     const pauseId = nextId('pause');
     const editable = hold.editable === true && point === 'before' && this.#hubCapabilities.has('edit-input');
+    const signal = hold.signal;
     return new Promise<Decision>((resolve) => {
       const opened = performance.now();
+      // The host aborting its run releases the gate with `abort` (the app's own release).
+      const onAbort = () => held.settle({ action: 'abort' }, FAIL_OPEN);
       const held: Held = {
         pauseId,
         runId: hold.runId,
@@ -337,6 +342,7 @@ export class Session {
         editable,
         settle: (decision, resumed) => {
           if (!this.#engine.held.delete(pauseId)) return;
+          signal?.removeEventListener('abort', onAbort);
           try {
             hold.onHeld?.(performance.now() - opened);
           } catch {
@@ -353,6 +359,8 @@ export class Session {
       const paused: Record<string, unknown> = { pauseId, nodeId: node.nodeId, point, reason };
       if (editable) paused.editable = true;
       this.emitTo(hold.runId, 'exec.paused', paused);
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

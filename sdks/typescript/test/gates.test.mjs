@@ -251,3 +251,33 @@ test('breakpoints and the mode changed while attached reach the app live, and a 
   await session.dispose(0);
   assert.deepEqual(session.armed(), { breakpoints: [], mode: 'run' }, 'forgotten once detached');
 });
+
+test('the host aborting its run releases a held gate with abort; generateText ends with the abort', { skip, timeout: 20000 }, async () => {
+  await breakpoint({ kind: 'tool', name: 'get_weather' });
+  const session = await attach();
+  let executed = 0;
+  let runCtx;
+  const { model } = scriptedModel([() => toolCall('get_weather', { city: 'Oslo' })]);
+  const done = run('host-abort', (ctx) => {
+    runCtx = ctx;
+    return generateText({
+      model: wrapLanguageModel({ model, middleware: mindgateMiddleware({ session }) }),
+      tools: mindgateTools({ get_weather: weatherTool(async () => { executed += 1; return 1; }) }, { session }),
+      prompt: 'x', stopWhen: stepCountIs(4), abortSignal: ctx.signal,
+    });
+  }, { session }).then(() => null, (error) => error);
+  const pause = await nextPause(srv);
+  runCtx.abort();
+  const error = await done;
+  assert.equal(error?.name, 'AbortError');
+  assert.equal(executed, 0);
+  assert.equal(session.stats().heldGates, 0);
+  const stored = await until(async () => {
+    const evs = await events(srv, runCtx.runId);
+    return evs.some((e) => e.type === 'run.finished') && evs;
+  }, { what: 'run.finished' });
+  const resumed = stored.find((e) => e.type === 'exec.resumed' && e.payload.pauseId === pause.pauseId);
+  assert.equal(resumed.payload.action, 'abort');
+  assert.deepEqual(resumed.payload.principal, { kind: 'fail-open' });
+  assert.equal(stored.find((e) => e.type === 'run.finished').payload.status, 'aborted');
+});
