@@ -281,3 +281,33 @@ test('the host aborting its run releases a held gate with abort; generateText en
   assert.deepEqual(resumed.payload.principal, { kind: 'fail-open' });
   assert.equal(stored.find((e) => e.type === 'run.finished').payload.status, 'aborted');
 });
+
+test('streamText in a multi-step tool loop: the tool held and injected, its arguments streamed as tool-args', { skip, timeout: 20000 }, async () => {
+  await breakpoint({ kind: 'tool', name: 'get_weather' });
+  const session = await attach();
+  const { model, calls } = scriptedModel([() => toolCall('get_weather', { city: 'Oslo' })]);
+  let runId;
+  const done = run('stream-loop', async (ctx) => {
+    runId = ctx.runId;
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: mindgateMiddleware({ session }) }),
+      tools: mindgateTools({ get_weather: weatherTool(async () => ({ sky: 'real' })) }, { session }),
+      prompt: 'weather?', stopWhen: stepCountIs(3), abortSignal: ctx.signal,
+    });
+    return result.text;
+  }, { session }).then((text) => ({ text }), (error) => ({ error }));
+  const pause = await nextPause(srv);
+  assert.equal(pause.nodeId, 'tool:get_weather');
+  await resume(srv, pause, { action: 'inject', output: { sky: 'injected' } });
+  const { text, error } = await done;
+  assert.equal(error, undefined);
+  assert.match(text, /injected/);
+  assert.deepEqual(toolResults(calls[1])[0].value, { sky: 'injected' });
+  const stored = await until(async () => {
+    const evs = await events(srv, runId);
+    return evs.some((e) => e.type === 'run.finished') && evs;
+  }, { what: 'run.finished' });
+  const args = stored.filter((e) => e.type === 'node.token').flatMap((e) => e.payload.deltas).filter((d) => d.t === 'tool-args').map((d) => d.v).join('');
+  assert.deepEqual(JSON.parse(args), { city: 'Oslo' });
+  assert.equal(stored.filter((e) => e.type === 'node.finished' && e.payload.nodeId === 'llm:step').length, 2);
+});
