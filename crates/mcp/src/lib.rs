@@ -32,6 +32,7 @@
 //! ```
 
 pub mod control;
+mod conversation;
 pub mod diff;
 mod error;
 pub mod http;

@@ -511,6 +511,9 @@ fn instance_text(
     if let Some(output) = &inst.output {
         let _ = writeln!(text, "  output: {}", one_line(output, text_chars));
     }
+    if let Some(t) = &inst.transcript {
+        crate::conversation::conversation_text(text, t, text_chars);
+    }
     if !s.tokens.is_empty() {
         let _ = writeln!(
             text,

@@ -433,7 +433,13 @@ async fn get_node_reads_a_model_call_as_a_conversation_and_names_its_model() {
             max_chars: None,
         }))
         .await;
-    let (_, v) = ok(&r);
+    let (text, v) = ok(&r);
+    assert!(
+        text.contains(
+            "  conversation (2 messages, model gpt-4o-mini):\n    user: plan the trip\n    assistant (answer): Book flights\n"
+        ),
+        "{text}"
+    );
     assert_eq!(v["label"], "gpt-4o-mini");
     let t = &v["instances"][0]["transcript"];
     assert_eq!(

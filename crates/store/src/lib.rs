@@ -77,7 +77,7 @@ pub use json_scan::minify;
 /// Where a run store lives, and its PostgreSQL URL: [`mindgate_pg`]'s types.
 pub use mindgate_pg::{Database, PostgresUrl};
 pub use mindgate_pricing::{Cost, PriceTable, TokenCounts};
-pub use mindgate_transcript::Transcript;
+pub use mindgate_transcript::{self as transcript, Transcript};
 pub use model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals, run_duration_ms, run_work_ms,
