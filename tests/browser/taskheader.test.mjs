@@ -42,12 +42,14 @@ for (const colorScheme of ['light', 'dark']) {
     assert.equal(await cell.getAttribute('title'), '--work-wait--');
     await page.screenshot({ path: path.join(SHOTS, `tasks-list-${colorScheme}.png`) });
     await page.locator('.tg-link').first().click();
-    await until(async () => (await page.evaluate(() => window.mindgateTasks.graph()?.session_id)) === 'cl-wait', { what: 'the graph' });
-    const headline = await page.evaluate(() => window.mindgateTasks.graph().summary.headline);
+    await until(async () => (await page.evaluate(() => window.mindgateTasks.overview()?.session_id)) === 'cl-wait', { what: 'the overview' });
+    const headline = await page.evaluate(() => window.mindgateTasks.overview().headline);
+    const served = await page.evaluate(async () => (await (await fetch('/task-graph/api/task?id=cl-wait')).json()).summary.headline);
+    assert.deepEqual(headline, served, 'the overview carries the graph summary\'s headline');
     assert.deepEqual(
       [headline.turns, headline.steps, headline.tool_calls, headline.errors, headline.waiting_ms],
       [2, 4, 3, 1, 140000]);
-    const text = await page.locator('.tg-summary').textContent();
+    const text = await page.locator('.tg-stats').textContent();
     assert.match(text, /2 turns, 4 steps, 3 tool calls, 1 error/);
     assert.match(text, /critical path 25 s of agent work in 3m 0s/);
     assert.match(text, /waited for you 2m 20s/);

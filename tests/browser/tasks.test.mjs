@@ -47,6 +47,9 @@ async function openTask(title, id) {
   await page.locator('#nav-tasks').click();
   await page.locator('.tg-row').first().waitFor();
   await page.locator('.tg-link', { hasText: title }).click();
+  // A task opens on its overview; the whole graph is one click away.
+  await page.locator('.tov-turn').first().waitFor();
+  await page.locator('.tg-tab[data-view="graph"]').click();
   await until(async () => (await graph())?.session_id === id && (await boxes()).length > 0, { what: `the graph of ${id}` });
 }
 
@@ -69,7 +72,7 @@ test('the Tasks link opens the list of every discovered session', async () => {
 
 test('a task graph is drawn with its critical path, retries, and events per node', async () => {
   await openTask('NIS-11688', 'dsh-main');
-  assert.match(new URL(page.url()).hash, /^#\/task\/dsh-main$/);
+  assert.match(new URL(page.url()).hash, /^#\/task\/dsh-main\/graph$/);
   const g = await graph();
   const b = await boxes();
   // Every node is drawn (small graph: nothing folded), phases as lanes left to right.
@@ -237,6 +240,7 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: appended events r
     const t0 = Date.now();
     await p2.locator('#nav-tasks').click();
     await p2.locator('.tg-link', { hasText: 'Big live session' }).click({ timeout: 60000 });
+    await p2.locator('.tg-tab[data-view="graph"]').click({ timeout: 60000 });
     await until(() => p2.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed to open', timeout: 60000 });
     await until(async () => (await live()).version !== null, { what: 'the first graph over the feed', timeout: 60000 });
     const openMs = Date.now() - t0;

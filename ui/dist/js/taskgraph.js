@@ -5,6 +5,8 @@
 // nodes; failed nodes get a red frame and ✕, retried ones a ↻N badge.
 
 export const COL_W = 260;
+/** A lane's width when one turn is shown alone (names get room). */
+export const TURN_COL_W = 560;
 const COL_GAP = 36;
 const PAD = 20;
 const TASK_H = 40;
@@ -72,7 +74,7 @@ export function retriedIds(graph) {
  * { boxes, byId, width, height, hidden } where each box is
  * { id, node, x, y, w, h, depth, hiddenCount, parentBox }.
  */
-export function layoutTaskGraph(graph, collapsed) {
+export function layoutTaskGraph(graph, collapsed, colW = COL_W) {
   const nodes = graph.nodes || [];
   const byNode = new Map(nodes.map((n) => [n.id, n]));
   const children = new Map();
@@ -103,12 +105,12 @@ export function layoutTaskGraph(graph, collapsed) {
   const laneY = PAD + TASK_H + 28;
   let maxY = laneY;
   lanes.forEach((lane, i) => {
-    const x = PAD + i * (COL_W + COL_GAP);
+    const x = PAD + i * (colW + COL_GAP);
     let y = laneY;
     let headerBox = null;
     if (lane.header) {
       const p = lane.header;
-      headerBox = { id: p.id, node: p, x, y, w: COL_W, h: PHASE_H, depth: 1, hiddenCount: 0, parentBox: task?.id || null };
+      headerBox = { id: p.id, node: p, x, y, w: colW, h: PHASE_H, depth: 1, hiddenCount: 0, parentBox: task?.id || null };
       boxes.push(headerBox);
       byId.set(p.id, headerBox);
       y += PHASE_H + ROW_GAP + 4;
@@ -124,7 +126,7 @@ export function layoutTaskGraph(graph, collapsed) {
     const place = (n, depth, parentId) => {
       const indent = (depth - 2) * INDENT;
       const h = depth <= 2 ? STEP_H : TOOL_H;
-      const b = { id: n.id, node: n, x: x + indent, y, w: COL_W - indent, h, depth, hiddenCount: 0, parentBox: parentId };
+      const b = { id: n.id, node: n, x: x + indent, y, w: colW - indent, h, depth, hiddenCount: 0, parentBox: parentId };
       boxes.push(b);
       byId.set(n.id, b);
       y += h + ROW_GAP;
@@ -141,9 +143,9 @@ export function layoutTaskGraph(graph, collapsed) {
     for (const n of items) place(n, 2, lane.header ? lane.header.id : task?.id || null);
     maxY = Math.max(maxY, y);
   });
-  const width = PAD * 2 + Math.max(1, lanes.length) * (COL_W + COL_GAP) - COL_GAP;
+  const width = PAD * 2 + Math.max(1, lanes.length) * (colW + COL_GAP) - COL_GAP;
   if (task) {
-    const b = { id: task.id, node: task, x: PAD, y: PAD, w: Math.max(COL_W, Math.min(width - PAD * 2, 640)), h: TASK_H, depth: 0, hiddenCount: 0, parentBox: null };
+    const b = { id: task.id, node: task, x: PAD, y: PAD, w: Math.max(colW, Math.min(width - PAD * 2, 640)), h: TASK_H, depth: 0, hiddenCount: 0, parentBox: null };
     boxes.unshift(b);
     byId.set(task.id, b);
   }
@@ -160,7 +162,7 @@ export function layoutTaskGraph(graph, collapsed) {
     }
   });
   const parents = new Set(children.keys());
-  return { boxes, byId, width, height: maxY + PAD, hidden, grid, parents };
+  return { boxes, byId, width, height: maxY + PAD, hidden, grid, parents, laneY, colW };
 }
 
 /** The box standing for `id`: its own, or the folded ancestor hiding it. */
@@ -173,8 +175,10 @@ function css(name) {
 }
 
 export class TaskGraphView {
-  constructor(host, { onSelect } = {}) {
+  /** `single`: one turn shown alone (a wide lane, fitted to the width at readable size). */
+  constructor(host, { onSelect, single = false } = {}) {
     this.host = host;
+    this.single = single;
     this.onSelect = onSelect || (() => {});
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'tg-canvas';
@@ -238,7 +242,7 @@ export class TaskGraphView {
   }
 
   relayout() {
-    this.layout = this.graph ? layoutTaskGraph(this.graph, this.collapsed) : null;
+    this.layout = this.graph ? layoutTaskGraph(this.graph, this.collapsed, this.single ? TURN_COL_W : COL_W) : null;
   }
 
   toggle(id) {
@@ -278,6 +282,14 @@ export class TaskGraphView {
 
   fit() {
     if (!this.layout || !this.w) { this.draw(); return; }
+    if (this.single) {
+      // One turn: its width at full size (text stays readable), scrolled from the top.
+      this.scale = Math.min(1, this.w / (this.layout.width + 20));
+      this.tx = Math.max(0, (this.w - this.layout.width * this.scale) / 2);
+      this.ty = 0;
+      this.draw();
+      return;
+    }
     const s = Math.min(1, this.w / this.layout.width, Math.max(0.35, this.h / this.layout.height));
     this.scale = Math.max(0.35, s);
     this.tx = 0;
@@ -399,7 +411,7 @@ export class TaskGraphView {
       const x = cur.x;
       const next = dir > 0
         ? L.boxes.find((b) => b.depth === 1 && b.x > x + 1)
-        : [...L.boxes].reverse().find((b) => b.depth === 1 && b.x + COL_W < x);
+        : [...L.boxes].reverse().find((b) => b.depth === 1 && b.x + L.colW < x);
       if (next) i = L.boxes.indexOf(next);
     } else {
       i = Math.min(L.boxes.length - 1, Math.max(0, i + dir));
@@ -480,25 +492,36 @@ export class TaskGraphView {
       if (!a || !t || a.node.type !== 'phase' || t.node.type !== 'phase') continue;
       this.arrow(ctx, a.x + a.w, a.y + a.h / 2, t.x, t.y + t.h / 2);
     }
-    // the critical path through the visible stand-ins of its nodes.
+    // The critical path, routed around the boxes: a line in the gutter right of each lane,
+    // a short tick into each path box, and between lanes a hop through the free band above
+    // the lanes — never a diagonal through boxes.
     const ids = this.graph.critical_path?.node_ids || [];
     const pts = [];
     for (const id of ids) {
       const b = visibleBox(L, id);
-      if (!b) continue;
+      if (!b || b.depth === 0) continue;
       const last = pts[pts.length - 1];
       if (last && last.b === b) continue;
-      pts.push({ b, x: b.depth === 0 ? b.x + 24 : b.x + b.w - 10, y: b.y + b.h / 2 });
+      pts.push({ b, gx: b.x + b.w + 9, y: b.y + b.h / 2 });
     }
-    if (pts.length > 1) {
+    if (pts.length) {
+      const band = L.laneY - 14;
       ctx.save();
       ctx.strokeStyle = c.crit;
-      ctx.globalAlpha = 0.85;
-      ctx.lineWidth = 3.5;
+      ctx.globalAlpha = 0.9;
+      ctx.lineWidth = 3;
       ctx.lineJoin = 'round';
       ctx.beginPath();
-      ctx.moveTo(pts[0].x, pts[0].y);
-      for (const p of pts.slice(1)) ctx.lineTo(p.x, p.y);
+      pts.forEach((p, k) => {
+        const prev = pts[k - 1];
+        if (!prev) ctx.moveTo(p.gx, p.y);
+        else if (Math.abs(prev.gx - p.gx) < 1) ctx.lineTo(p.gx, p.y);
+        else { ctx.lineTo(prev.gx, band); ctx.lineTo(p.gx, band); ctx.lineTo(p.gx, p.y); }
+      });
+      ctx.stroke();
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      for (const p of pts) { ctx.moveTo(p.b.x + p.b.w + 2, p.y); ctx.lineTo(p.gx, p.y); }
       ctx.stroke();
       ctx.restore();
     }

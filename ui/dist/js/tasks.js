@@ -5,16 +5,22 @@
 // edges); clicking a node lists its trajectory events.
 
 import { el } from './dom.js';
-import { fmtDuration, fmtTime, countOf } from './format.js';
+import { fmtDuration, fmtTime, countOf, fmtCostShort } from './format.js';
 import { emptyState } from './firststeps.js';
 import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
+import { TaskOverviewView } from './taskoverview.js';
+import { TaskTimelineView } from './tasktimeline.js';
 
 const API = '/task-graph/api';
 
 export function parseTaskRoute(hash) {
   if (/^#\/tasks\/?$/.test(hash || '')) return { page: 'list' };
-  const m = /^#\/task\/([^/?&]+)/.exec(hash || '');
-  if (m) return { page: 'task', id: decodeURIComponent(m[1]) };
+  const m = /^#\/task\/([^/?&]+)(?:\/(turn|timeline|graph))?(?:\/([^/?&]+))?(?:\?([^#]*))?/.exec(hash || '');
+  if (m) {
+    const q = new URLSearchParams(m[4] || '');
+    const view = m[2] === 'turn' && !m[3] ? 'overview' : (m[2] || 'overview');
+    return { page: 'task', id: decodeURIComponent(m[1]), view, turn: m[3] ? decodeURIComponent(m[3]) : null, node: q.get('node') };
+  }
   return null;
 }
 
@@ -83,12 +89,15 @@ export class TasksPage {
     }
     this.main.hidden = true;
     this.root.hidden = false;
-    if (r.page === 'list') { this.leaveTask(); this.showList(); } else this.showTask(r.id);
+    if (r.page === 'list') { this.leaveTask(); this.showList(); } else this.showTask(r);
   }
 
   leaveTask() {
-    if (this.source) { this.source.close(); this.source = null; }
+    this.closeFeed();
     if (this.view) { this.view.destroy(); this.view = null; }
+    if (this.timelineView) { this.timelineView.destroy(); this.timelineView = null; }
+    this.overviewView = null;
+    this.lastTurn = null;
     this.taskId = null;
   }
 
@@ -120,7 +129,10 @@ export class TasksPage {
       const shown = q ? tasks.filter((t) => [t.id, t.agent, t.workspace, t.title].some((v) => String(v || '').toLowerCase().includes(q))) : tasks;
       count.textContent = shown.length === tasks.length ? countOf(tasks.length, 'session') : `${shown.length} of ${countOf(tasks.length, 'session')}`;
       body.replaceChildren(...shown.map((t) => el('tr', { class: 'tg-row', 'data-id': t.id },
-        el('td', {}, el('a', { href: `#/task/${encodeURIComponent(t.id)}`, class: 'tg-link' }, t.title || t.id)),
+        el('td', {}, el('a', { href: `#/task/${encodeURIComponent(t.id)}`, class: 'tg-link' }, t.title || t.id),
+          // A subagent's session: marked, with a link to the session that spawned it.
+          t.parent_session ? el('span', { class: 'tg-child-of small muted' }, ' ↳ subagent of ',
+            el('a', { href: `#/task/${encodeURIComponent(t.parent_session)}`, class: 'tg-parent-link' }, t.parent_session.slice(0, 12))) : null),
         el('td', {}, t.agent),
         // The real folder from the recorded cwd; the agents' lossy folder encoding only on hover.
         el('td', { class: 'mono small', title: t.workspace }, t.cwd || t.workspace),
@@ -140,34 +152,218 @@ export class TasksPage {
   }
 
   // ---- one task -------------------------------------------------------------------
-  async showTask(id) {
-    if (this.taskId === id && this.view) return;
-    this.leaveTask();
+  // A task opens on its overview (one row per turn, /task/overview); a turn's graph
+  // (#/task/<id>/turn/<phase>, /task/turn), the session's timeline (#/task/<id>/timeline) and
+  // the whole graph (#/task/<id>/graph, /task) load when opened.
+  async showTask(r) {
+    if (this.taskId !== r.id) {
+      this.leaveTask();
+      this.openShell(r.id);
+      this.loadOverview(r.id);
+    }
+    await this.showView(r);
+  }
+
+  /** The task page's frame: header, view tabs, the view host and the side panel. */
+  openShell(id) {
     this.taskId = id;
     this.eventCache = new Map();
     this.selected = null;
     this.updates = 0;
     this.lastVersion = undefined;
+    this.graph = null;
+    this.overview = null;
+    this.timeline = null;
     delete this.root.dataset.updates;
     this.header = el('div', { class: 'tg-summary' }, 'Loading…');
+    this.stats = el('div', { class: 'tg-stats small muted' }, '');
     this.liveBadge = el('span', { class: 'tg-live-state muted small', 'data-state': 'off' }, '');
-    const canvasHost = el('div', { class: 'tg-canvas-host' });
+    const tab = (view, label) => el('a', { class: 'btn tg-tab', 'data-view': view, href: `#/task/${encodeURIComponent(id)}${view === 'overview' ? '' : `/${view}`}` }, label);
+    this.tabs = el('nav', { class: 'tg-tabs', 'aria-label': 'Task views' },
+      el('span', { class: 'tov-legend muted' },
+        el('span', { class: 'tg-key seg-work' }), 'agent work ',
+        el('span', { class: 'tg-key seg-user_reply' }), 'your reply ',
+        el('span', { class: 'tg-key seg-permission' }), 'permission prompt'),
+      tab('overview', 'Overview'), tab('timeline', 'Timeline'), tab('graph', 'Whole graph'));
+    this.toolbar = el('div', { class: 'tg-toolbar' });
+    this.viewHost = el('div', { class: 'tg-canvas-host' });
     this.panel = el('aside', { class: 'tg-panel', 'aria-label': 'Node and trajectory events' },
-      el('p', { class: 'muted pad' }, 'Click a node to see its trajectory events.'));
+      el('p', { class: 'muted pad' }, 'Open a turn, then click a node to see its trajectory events.'));
     this.root.replaceChildren(
       el('div', { class: 'tg-head' },
         el('a', { href: '#/tasks', class: 'btn' }, '← Tasks'),
         this.header,
         this.liveBadge,
-        el('span', { class: 'tg-legend small muted' },
-          el('span', { class: 'tg-key crit' }), 'critical path ',
-          el('span', { class: 'tg-key fail' }), 'failed ',
-          el('span', { class: 'tg-key retry' }, '↻'), 'retried'),
-        el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(true) }, 'Fold steps'),
-        el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(false) }, 'Unfold all'),
-        el('button', { type: 'button', class: 'btn', onclick: () => this.view?.fit() }, 'Fit')),
-      el('div', { class: 'tg-body' }, canvasHost, this.panel));
-    this.view = new TaskGraphView(canvasHost, { onSelect: (nid) => this.selectNode(nid) });
+        this.tabs),
+      el('div', { class: 'tg-head tg-head-stats' }, this.stats),
+      this.toolbar,
+      el('div', { class: 'tg-body' }, this.viewHost, this.panel));
+    this.overviewHost = el('div', { class: 'tov-host' });
+    this.viewHost.append(this.overviewHost);
+    this.overviewView = new TaskOverviewView(this.overviewHost, {
+      onZoom: (turn) => { location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(turn)}`; },
+    });
+  }
+
+  async loadOverview(id) {
+    this.overviewReady = (async () => {
+      try {
+        const ov = await getJson(`${API}/task/overview?id=${encodeURIComponent(id)}`);
+        if (this.taskId !== id) return;
+        const t0 = performance.now();
+        this.setOverview(ov);
+        this.overviewRenderMs = Math.round((performance.now() - t0) * 10) / 10;
+      } catch (err) {
+        this.header.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load task ${id}: ${err.message}`));
+      }
+    })();
+    return this.overviewReady;
+  }
+
+  setOverview(ov) {
+    this.overview = ov;
+    this.overviewView.set(ov);
+    this.renderHeader();
+  }
+
+  /** Header: the title (whole on hover), the status, and one line of the server's figures. */
+  renderHeader() {
+    const ov = this.overview;
+    if (!ov) return;
+    const h = ov.headline || {};
+    const cp = ov.critical_path || {};
+    const subs = ov.subagents?.sessions ? ` (${countOf(ov.subagents.sessions, 'subagent session')} included)` : '';
+    const stats = `${ov.agent || ''} · ${fmtDuration(ov.duration_ms)} · ${(ov.totals?.tokens?.total ?? h.tokens ?? 0).toLocaleString()} tokens${subs} · ` +
+      `${fmtCostShort(ov.totals?.cost)} · ${headlineText(h)} · ` +
+      `critical path ${fmtMs(cp.duration_ms || 0)} of agent work in ${fmtMs(cp.total_ms || 0)}` +
+      (h.waiting_ms ? ` · waited for you ${fmtMs(h.waiting_ms)}` : '');
+    this.header.replaceChildren(
+      el('h1', { class: 'tg-title', title: ov.title }, ov.title || ov.session_id),
+      pill(ov.status),
+      ov.status === 'SUCCESS' ? this.induceControls(ov.session_id) : null);
+    this.stats.replaceChildren(el('span', { class: 'tg-stats-line', title: stats }, stats));
+  }
+
+  /** Shows one view of the open task (the overview is kept, the others are rebuilt). */
+  async showView(r) {
+    const view = r.view || 'overview';
+    // A later navigation wins over this one's pending loads.
+    const seq = (this.viewSeq = (this.viewSeq || 0) + 1);
+    for (const a of this.tabs.querySelectorAll('.tg-tab')) {
+      const on = a.dataset.view === view;
+      a.classList.toggle('active', on);
+      if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+    }
+    this.root.dataset.view = view;
+    if (this.view) { this.view.destroy(); this.view = null; }
+    if (this.timelineView) { this.timelineView.destroy(); this.timelineView = null; }
+    this.overviewHost.hidden = view !== 'overview';
+    this.toolbar.replaceChildren();
+    this.toolbar.hidden = view === 'overview';
+    const id = r.id;
+    if (view === 'graph') return this.showWholeGraph(id);
+    // Every other view follows the overview feed.
+    if (this.feed !== 'overview') this.followOverview(id);
+    await this.overviewReady;
+    if (this.taskId !== id || seq !== this.viewSeq) return;
+    if (view === 'overview') {
+      this.graph = null;
+      if (this.lastTurn) this.overviewView.focusTurn(this.lastTurn);
+      return;
+    }
+    if (view === 'turn') return this.showTurn(id, r.turn, r.node);
+    if (view === 'timeline') return this.showTimeline(id, r.node);
+  }
+
+  /** Zoomed into one turn: its steps and tools as a graph (the turn's detail endpoint). */
+  async showTurn(id, turn, node) {
+    this.lastTurn = turn;
+    const back = el('a', { class: 'btn', href: `#/task/${encodeURIComponent(id)}` }, '← Overview');
+    const info = el('span', { class: 'tg-turn-title' }, '');
+    this.toolbar.replaceChildren(back, info,
+      el('span', { class: 'tg-legend small muted' },
+        el('span', { class: 'tg-key crit' }), 'critical path ',
+        el('span', { class: 'tg-key fail' }), 'failed ',
+        el('span', { class: 'tg-key retry' }, '↻'), 'retried'),
+      el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(true) }, 'Fold steps'),
+      el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(false) }, 'Unfold all'),
+      el('button', { type: 'button', class: 'btn', onclick: () => this.view?.fit() }, 'Fit'),
+      el('button', {
+        type: 'button', class: 'btn', 'data-testid': 'show-in-timeline',
+        onclick: () => { location.hash = `#/task/${encodeURIComponent(id)}/timeline?node=${encodeURIComponent(this.selected || turn)}`; },
+      }, 'Show in timeline'));
+    const host = el('div', { class: 'tg-graph-host' });
+    this.viewHost.append(host);
+    const mine = new TaskGraphView(host, { onSelect: (nid) => this.selectNode(nid), single: true });
+    this.view = mine;
+    const t0 = performance.now();
+    let detail;
+    try {
+      detail = await getJson(`${API}/task/turn?id=${encodeURIComponent(id)}&turn=${encodeURIComponent(turn)}`);
+    } catch (err) {
+      info.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load ${turn}: ${err.message}`));
+      return;
+    }
+    if (this.taskId !== id || this.view !== mine) return;
+    const row = this.overview?.turns.find((t) => t.id === turn);
+    info.textContent = row ? `Turn ${row.turn}: ${row.user_message || ''}` : turn;
+    info.title = info.textContent;
+    this.graph = { session_id: `${detail.session_id}/${detail.turn_id}`, nodes: detail.nodes, edges: detail.edges, critical_path: detail.critical_path, summary: {} };
+    this.view.setGraph(this.graph);
+    this.zoomMs = Math.round((performance.now() - t0) * 10) / 10;
+    this.root.dataset.zoomed = turn;
+    if (node && this.graph.nodes.some((n) => n.id === node)) {
+      this.view.select(node);
+      this.view.focusBox(node);
+      this.selectNode(node);
+    }
+    this.view.canvas.focus();
+  }
+
+  /** The waterfall of the whole session, linked to the turns' graphs. */
+  async showTimeline(id, node) {
+    this.graph = null;
+    this.toolbar.replaceChildren(
+      el('a', { class: 'btn', href: `#/task/${encodeURIComponent(id)}` }, '← Overview'),
+      el('span', { class: 'small muted' }, 'Steps and calls on the time axis (long replies drawn short, ≈). Amber: critical path; grey: waiting for you; red: failed. Click a bar to open it in its turn.'));
+    const host = el('div', { class: 'tg-graph-host' });
+    this.viewHost.append(host);
+    const mine = new TaskTimelineView(host, {
+      onOpen: (bar) => {
+        if (!bar.turn_id) return;
+        location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(bar.turn_id)}?node=${encodeURIComponent(bar.id)}`;
+      },
+    });
+    this.timelineView = mine;
+    if (!this.timeline) {
+      try {
+        this.timeline = await getJson(`${API}/task/timeline?id=${encodeURIComponent(id)}`);
+      } catch (err) {
+        host.replaceChildren(el('p', { class: 'tg-error pad' }, `Could not load the timeline: ${err.message}`));
+        return;
+      }
+    }
+    if (this.taskId !== id || this.timelineView !== mine) return;
+    this.timelineView.set(this.timeline, this.overview?.turns || []);
+    if (node) this.timelineView.reveal(node);
+    this.timelineView.scroller.focus();
+  }
+
+  /** Today's whole graph of the session (every turn at once), followed live. */
+  async showWholeGraph(id) {
+    this.toolbar.replaceChildren(
+      el('a', { class: 'btn', href: `#/task/${encodeURIComponent(id)}` }, '← Overview'),
+      el('span', { class: 'tg-legend small muted' },
+        el('span', { class: 'tg-key crit' }), 'critical path ',
+        el('span', { class: 'tg-key fail' }), 'failed ',
+        el('span', { class: 'tg-key retry' }, '↻'), 'retried'),
+      el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(true) }, 'Fold steps'),
+      el('button', { type: 'button', class: 'btn', onclick: () => this.view?.setAllSteps(false) }, 'Unfold all'),
+      el('button', { type: 'button', class: 'btn', onclick: () => this.view?.fit() }, 'Fit'));
+    const host = el('div', { class: 'tg-graph-host' });
+    this.viewHost.append(host);
+    const mine = new TaskGraphView(host, { onSelect: (nid) => this.selectNode(nid) });
+    this.view = mine;
     let graph;
     try {
       graph = await getJson(`${API}/task?id=${encodeURIComponent(id)}`);
@@ -175,26 +371,14 @@ export class TasksPage {
       this.header.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load task ${id}: ${err.message}`));
       return;
     }
-    if (this.taskId !== id) return;
+    if (this.taskId !== id || this.view !== mine) return;
     this.setGraph(graph);
     this.follow(id);
   }
 
   setGraph(graph) {
     this.graph = graph;
-    this.view.setGraph(graph);
-    const s = graph.summary || {};
-    const cp = graph.critical_path || {};
-    const tokens = s.headline?.tokens ?? 0;
-    this.header.replaceChildren(
-      el('h1', { class: 'tg-title', title: graph.title }, graph.title || graph.session_id),
-      pill(graph.status),
-      el('span', { class: 'small muted' },
-        `${graph.meta?.header?.agent || ''} · ${fmtDuration(graph.duration_ms)} · ${tokens.toLocaleString()} tokens · ` +
-        headlineText(s.headline) + ' · ' +
-        `critical path ${fmtMs(cp.duration_ms || 0)} of agent work in ${fmtMs(cp.total_ms || 0)}` +
-        (s.headline?.waiting_ms ? ` · waited for you ${fmtMs(s.headline.waiting_ms)}` : '')),
-      graph.status === 'SUCCESS' ? this.induceControls(graph.session_id) : null);
+    this.view?.setGraph(graph);
     if (this.selected && graph.nodes.some((n) => n.id === this.selected)) this.renderPanel(this.selected);
   }
 
@@ -228,8 +412,55 @@ export class TasksPage {
     return box;
   }
 
-  follow(id) {
+  closeFeed() {
+    if (this.source) { this.source.close(); this.source = null; }
+    this.feed = null;
+  }
+
+  /** The overview's live feed: only the turns that changed re-render. */
+  followOverview(id) {
+    this.closeFeed();
     if (typeof EventSource === 'undefined') return;
+    const t = token();
+    const auth = t ? `&token=${encodeURIComponent(t)}` : '';
+    const src = new EventSource(`${API}/live?id=${encodeURIComponent(id)}&view=overview${auth}`);
+    this.source = src;
+    this.feed = 'overview';
+    const state = (s, text) => { this.liveBadge.dataset.state = s; this.liveBadge.textContent = text; };
+    src.onopen = () => state('open', '● following');
+    src.onerror = () => state('retry', 'reconnecting…');
+    src.addEventListener('overview', (e) => {
+      if (this.source !== src) return;
+      let ov;
+      try { ov = JSON.parse(e.data); } catch { return; }
+      if (!this.overview || e.lastEventId !== this.lastVersion) this.setOverview(ov);
+      this.lastVersion = e.lastEventId;
+    });
+    src.addEventListener('overview_delta', (e) => {
+      if (this.source !== src || !this.overview) return;
+      const t0 = performance.now();
+      let d;
+      try { d = JSON.parse(e.data); } catch { return; }
+      this.lastVersion = e.lastEventId;
+      this.lastEvent = 'overview_delta';
+      this.deltaBytes = e.data.length;
+      this.rowsRendered = this.overviewView.applyDelta(d);
+      this.overview = this.overviewView.ov;
+      this.timeline = null;
+      this.renderHeader();
+      this.applyMs = Math.round((performance.now() - t0) * 10) / 10;
+      this.updates++;
+      this.root.dataset.updates = String(this.updates);
+      this.appliedAt = Date.now();
+      state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
+    });
+  }
+
+  follow(id) {
+    this.closeFeed();
+    if (typeof EventSource === 'undefined') return;
+    this.feed = 'graph';
+    this.lastVersion = undefined;
     const t = token();
     const auth = t ? `&token=${encodeURIComponent(t)}` : '';
     const src = new EventSource(`${API}/live?id=${encodeURIComponent(id)}${auth}`);
@@ -351,6 +582,12 @@ if (root && main) {
     page,
     boxes: () => (page.view ? page.view.boxes() : []),
     graph: () => page.graph || null,
+    /** The overview shown (the JSON of /task-graph/api/task/overview, live deltas applied). */
+    overview: () => page.overview || null,
+    /** Timeline rows in view (page coordinates). */
+    timelineRows: () => (page.timelineView ? page.timelineView.rows() : []),
+    /** Figures of the page's own work, in ms (reported by the browser benchmark). */
+    timings: () => ({ overviewRenderMs: page.overviewRenderMs ?? null, zoomMs: page.zoomMs ?? null, applyMs: page.applyMs ?? null, rowsRendered: page.rowsRendered ?? null }),
     /** Live-feed state: graph version shown, when the last update was applied (ms epoch). */
     live: () => ({
       version: page.lastVersion ?? null, appliedAt: page.appliedAt ?? null, updates: page.updates ?? 0,

@@ -469,14 +469,21 @@ impl Live {
 /// that changed).
 pub(super) struct OverviewFeed {
     prices: mindgate_pricing::PriceTable,
+    /// The session read from disk when the client joined: its children's graphs count in the
+    /// totals (the live graph itself comes from the follower).
+    tree: Arc<mindgate_taskgraph::GraphTree>,
     turns: Vec<serde_json::Value>,
 }
 
 impl OverviewFeed {
     /// A feed that has sent nothing yet.
-    pub(super) fn new(prices: mindgate_pricing::PriceTable) -> Self {
+    pub(super) fn new(
+        prices: mindgate_pricing::PriceTable,
+        tree: Arc<mindgate_taskgraph::GraphTree>,
+    ) -> Self {
         Self {
             prices,
+            tree,
             turns: Vec::new(),
         }
     }
@@ -487,8 +494,9 @@ impl OverviewFeed {
     async fn message(&mut self, live: &Arc<Live>, version: u64, first: bool) -> SseEvent {
         let l = live.clone();
         let prices = self.prices.clone();
+        let tree = self.tree.clone();
         let value = blocking(move || {
-            let o = l.with_graph(|g| mindgate_taskgraph::overview(g, &[], &prices));
+            let o = l.with_graph(|g| mindgate_taskgraph::overview(g, &tree.children, &prices));
             serde_json::to_value(o).map_err(|e| ApiError::internal(e.to_string()))
         })
         .await;

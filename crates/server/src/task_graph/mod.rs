@@ -438,7 +438,9 @@ async fn live_feed(
     let t = blocking(move || tg2.find(&id)).await?;
     let mut sub = live::subscribe(&tg, &t).await?;
     if overview {
-        sub.overview = Some(live::OverviewFeed::new(tg.prices.clone()));
+        let (tg2, t2) = (tg.clone(), t.clone());
+        let tree = blocking(move || tg2.children_of(&t2)).await?;
+        sub.overview = Some(live::OverviewFeed::new(tg.prices.clone(), tree));
     }
     Ok(Sse::new(sub.into_stream(tg.shutdown.clone())).keep_alive(KeepAlive::default()))
 }

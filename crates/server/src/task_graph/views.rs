@@ -33,12 +33,30 @@ impl TaskGraphs {
         Ok(f(&tree.graph, &tree.children))
     }
 
-    /// The overview of task `t` as JSON.
+    /// The overview of task `t` as JSON (a followed session's graph as it is now, with the
+    /// children of its last read from disk).
     pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<serde_json::Value, ApiError> {
-        self.with_tree(t, |g, children| {
-            serde_json::to_value(mindgate_taskgraph::overview(g, children, &self.prices))
-        })?
-        .map_err(|e| ApiError::internal(e.to_string()))
+        let tree = self.load_tree(t)?;
+        let overview = match self.live_of(&t.path) {
+            Some(l) => l.with_graph(|g| {
+                serde_json::to_value(mindgate_taskgraph::overview(
+                    g,
+                    &tree.children,
+                    &self.prices,
+                ))
+            }),
+            None => serde_json::to_value(mindgate_taskgraph::overview(
+                &tree.graph,
+                &tree.children,
+                &self.prices,
+            )),
+        };
+        overview.map_err(|e| ApiError::internal(e.to_string()))
+    }
+
+    /// The subagent sessions of task `t` as read from disk (the live overview's children).
+    pub(super) fn children_of(&self, t: &TaskSummary) -> Result<Arc<GraphTree>, ApiError> {
+        self.load_tree(t)
     }
 }
 

@@ -173,6 +173,9 @@ pub struct TaskOverview {
     pub session_id: String,
     /// Title.
     pub title: String,
+    /// The agent that wrote the session (`dsh`, `pi`, `claude_code`, `codex`), as its header
+    /// names it.
+    pub agent: Option<String>,
     /// The recorded working directory.
     pub cwd: Option<String>,
     /// Workspace slug.
@@ -520,6 +523,12 @@ pub fn overview(g: &TaskGraph, children: &[GraphTree], prices: &PriceTable) -> T
         task_id: g.task_id.clone(),
         session_id: g.session_id.clone(),
         title: g.title.clone(),
+        agent: g
+            .meta
+            .header
+            .get("agent")
+            .and_then(|a| a.as_str())
+            .map(str::to_owned),
         cwd: g.cwd.clone(),
         workspace: g.workspace.clone(),
         status: g.status,

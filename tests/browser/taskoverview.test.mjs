@@ -1,0 +1,289 @@
+// Issue 26 item 1, 3 and 6 at the page: a task opens on its turn overview (the server's
+// /task-graph/api/task/overview, never recounted), which fits a 44-turn / 220-step session at
+// 1440×900 with no label under 11 px; the critical path band keeps the agent's work apart from
+// waiting for the person; a turn zooms into its graph (click, keys) and back; the timeline is
+// one click away and linked both ways with the turn graph; a subagent call expands its child
+// session in place; the counts agree with `mindgate taskgraph`. Fixtures of our own reproduce
+// the real shapes (a long pi-like session with long replies, a Claude Code session with a
+// subagent, a permission prompt the person rejected). The last test reports (never asserts)
+// the page's figures on a big live session.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, mkdirSync, appendFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startServer, launchBrowser, openPage, until, ROOT } from './lib/harness.mjs';
+
+const FIXTURES = path.join(ROOT, 'crates/taskgraph/tests/fixtures');
+const SHOTS = path.join(ROOT, 'test-artifacts', 'taskgraph');
+const BIN = process.env.MINDGATE_BIN || path.join(ROOT, 'target/debug/mindgate');
+/** Events of the big live session whose figures the last test reports. */
+const BIG_EVENTS = Number(process.env.MINDGATE_TG_OVERVIEW_EVENTS || 20000);
+
+let srv;
+let browser;
+let sessions;
+
+/**
+ * A DSH session shaped like the long pi session: `turns` turns of `steps` LLM steps, each
+ * with one tool call (every 13th fails), the person replying `replyMs` after each turn, a
+ * long first line per message. Ends `end` ms (archived unless recent).
+ */
+function longSession({ id, title, turns, steps, replyMs, end = Date.parse('2026-08-24T19:00:00Z'), open = false }) {
+  const perTurn = steps * 4200;
+  let t = end - turns * (perTurn + replyMs);
+  const lines = [JSON.stringify({ type: 'session', version: 1, id, createdAt: t, cwd: `/work/${id}`, delegationDepth: 0 })];
+  let seq = 1;
+  let call = 0;
+  const ev = (type, data) => { lines.push(JSON.stringify({ type, seq: seq++, time: t, data })); };
+  ev('session/title', { title });
+  for (let turn = 1; turn <= turns; turn++) {
+    ev('user/message', { text: `Turn ${turn}: please look at module ${turn} and make the failing check pass, then tell me what changed and why it broke` });
+    ev('turn/start', { turn });
+    for (let step = 1; step <= steps; step++) {
+      t += 1000;
+      ev('step/start', { turn, step });
+      ev('request/header', { header: { config: { provider: 'anthropic', model: 'claude-sonnet-4-5' } } });
+      t += 2000;
+      ev('assistant/chunk', { chunk: { type: 'usage', usage: { inputTokens: 2000 + step, outputTokens: 80, cacheReadTokens: 500 } } });
+      ev('assistant/chunk', { chunk: { type: 'finish', reason: { kind: 'tool-calls' } } });
+      const cid = `c${++call}`;
+      ev('tool/call', { turn, step, callId: cid, name: ['bash', 'read', 'edit'][call % 3], arguments: JSON.stringify({ path: `src/m${call}.rs` }) });
+      t += 1000;
+      ev('tool/result', { message: { source: { callId: cid }, content: [{ type: 'tool-result', toolCallId: cid, content: `out ${cid}`, isError: call % 13 === 0 }] } });
+      t += 200;
+      if (open && turn === turns && step === steps) return { text: `${lines.join('\n')}\n`, seq, t, turn, step };
+      ev('step/end', { turn, step });
+    }
+    ev('turn/end', { turn, reason: { kind: 'completed' } });
+    t += replyMs;
+  }
+  return { text: `${lines.join('\n')}\n`, seq, t };
+}
+
+function writeDsh(root, ws, id, text) {
+  const dir = path.join(root, 'dsh', ws, id);
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'session.v1.jsonl');
+  writeFileSync(file, text);
+  return file;
+}
+
+before(async () => {
+  sessions = mkdtempSync(path.join(tmpdir(), 'mindgate-overview-'));
+  writeDsh(sessions, '--work-long--', 'long', longSession({ id: 'long', title: 'Long session with many turns', turns: 44, steps: 5, replyMs: 150000 }).text);
+  cpSync(path.join(FIXTURES, 'claude'), path.join(sessions, 'claude'), { recursive: true });
+  mkdirSync(path.join(sessions, 'wait'), { recursive: true });
+  cpSync(path.join(FIXTURES, 'fidelity/waiting/claude-rejected-write.jsonl'), path.join(sessions, 'wait', 'claude-rejected-write.jsonl'));
+  srv = await startServer({ extraArgs: ['--no-default-homes', '--sessions', sessions] });
+  browser = await launchBrowser();
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+  if (sessions) rmSync(sessions, { recursive: true, force: true });
+});
+
+const overviewOf = (page) => page.evaluate(() => window.mindgateTasks.overview());
+
+async function openOverview(page, id) {
+  await page.goto(srv.url(`#/task/${id}`));
+  await until(async () => (await overviewOf(page))?.session_id === id, { what: `the overview of ${id}` });
+  await page.locator('.tov-turn').first().waitFor();
+}
+
+/** Every element matching `sel`: its text, font size and box. */
+function measure(page, sel) {
+  return page.locator(sel).evaluateAll((els) => els.map((e) => {
+    const r = e.getBoundingClientRect();
+    return { text: e.textContent.trim(), font: parseFloat(getComputedStyle(e).fontSize), top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height };
+  }));
+}
+
+for (const colorScheme of ['light', 'dark']) {
+  test(`the overview of 44 turns fits 1440×900 with every turn labelled at 11 px or more (${colorScheme})`, async () => {
+    const { page, errors } = await openPage(browser, srv.url(), { colorScheme });
+    await openOverview(page, 'long');
+    const ov = await overviewOf(page);
+    assert.equal(ov.turns.length, 44);
+    assert.equal(ov.headline.steps, 220);
+    const rows = await measure(page, '.tov-turn');
+    assert.equal(rows.length, 44, 'one row per turn');
+    for (const r of rows) assert.ok(r.top >= 0 && r.bottom <= 900, `row "${r.text.slice(0, 30)}" on screen (${r.top}–${r.bottom})`);
+    for (const sel of ['.tov-turn .tov-num', '.tov-turn .tov-msg', '.tov-turn .tov-counts', '.tov-turn .tov-cost', '.tov-tick', '.tov-path-label', '.tg-stats-line', '.tg-summary .tg-title']) {
+      const cells = await measure(page, sel);
+      assert.ok(cells.length > 0, sel);
+      for (const c of cells) {
+        assert.ok(c.font >= 11, `${sel} "${c.text.slice(0, 20)}" at ${c.font}px`);
+        assert.ok(c.text.length > 0, `${sel} labelled`);
+      }
+    }
+    // Each row names its turn and shows the person's message (whole on hover).
+    const msgs = await page.locator('.tov-turn .tov-msg').evaluateAll((els) => els.map((e) => e.title));
+    assert.deepEqual(msgs, ov.turns.map((t) => t.user_message));
+    // The header: title with its tooltip, the stats on one line.
+    assert.equal(await page.locator('.tg-summary .tg-title').getAttribute('title'), 'Long session with many turns');
+    const stats = (await measure(page, '.tg-stats-line'))[0];
+    assert.ok(stats.height < 20, `stats on one line (${stats.height}px)`);
+    await page.screenshot({ path: path.join(SHOTS, `overview-long-${colorScheme}.png`) });
+    assert.deepEqual(errors, [], errors.join('\n'));
+    await page.close();
+  });
+}
+
+test('the counts on the page are the CLI\'s and the turns add up to them', async () => {
+  const { page, errors } = await openPage(browser, srv.url());
+  await openOverview(page, 'long');
+  const ov = await overviewOf(page);
+  const cli = JSON.parse(execFileSync(BIN, ['taskgraph', path.join(sessions, 'dsh', '--work-long--', 'long'), '--json'], { maxBuffer: 1 << 28 }).toString());
+  assert.deepEqual(ov.headline, cli.summary.headline, 'overview headline = CLI headline');
+  const sum = (k) => ov.turns.reduce((s, t) => s + t.counts[k], 0);
+  assert.equal(sum('steps'), cli.summary.headline.steps);
+  assert.equal(sum('tool_calls'), cli.summary.headline.tool_calls);
+  assert.equal(sum('errors'), cli.summary.headline.errors);
+  // The rows show those figures.
+  const counts = await page.locator('.tov-turn .tov-counts').allTextContents();
+  ov.turns.forEach((t, i) => assert.ok(counts[i].startsWith(`${t.counts.steps} steps · ${t.counts.tool_calls} call`), counts[i]));
+  const stats = await page.locator('.tg-stats-line').textContent();
+  assert.match(stats, new RegExp(`44 turns, 220 steps, ${cli.summary.headline.tool_calls} tool calls, ${cli.summary.headline.errors} errors`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the critical path band keeps waiting for the person apart from the agent\'s work', async () => {
+  const { page, errors } = await openPage(browser, srv.url());
+  await openOverview(page, 'cl-wait');
+  const segs = await page.locator('[data-testid="path-band"] .tov-seg').evaluateAll((els) => els.map((e) => {
+    const r = e.getBoundingClientRect();
+    return { kind: e.dataset.kind, node: e.dataset.node, left: r.left, right: r.right };
+  }));
+  const perm = segs.filter((s) => s.kind === 'permission');
+  assert.deepEqual(perm.map((s) => s.node), ['tool-w1'], 'the rejected Write is a permission wait');
+  assert.deepEqual(segs.filter((s) => s.kind === 'user_reply').map((s) => s.node), ['phase-2']);
+  for (const w of segs.filter((s) => s.kind === 'work')) {
+    for (const p of perm) assert.ok(w.right <= p.left + 1 || w.left >= p.right - 1, `work ${JSON.stringify(w)} drawn over the prompt ${JSON.stringify(p)}`);
+  }
+  assert.match(await page.locator('.tov-path .tov-counts').textContent(), /25 s work · 2m 20s waiting/);
+  // Zoomed in, the rejected Write is failed but not hot.
+  await page.locator('.tov-turn').first().click();
+  await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).some((b) => b.id === 'tool-w1'), { what: 'turn 1 drawn' });
+  const w1 = (await page.evaluate(() => window.mindgateTasks.boxes())).find((b) => b.id === 'tool-w1');
+  assert.equal(w1.failed, true);
+  assert.equal(w1.hot, false);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a turn zooms in by click and keys, back to the overview, and the timeline links both ways', async () => {
+  const { page, errors } = await openPage(browser, srv.url());
+  await openOverview(page, 'long');
+  // Keys: focus the first row, go down one, Enter zooms into turn 2.
+  await page.locator('.tov-turn').first().focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await until(() => new URL(page.url()).hash.startsWith('#/task/long/turn/phase-2'), { what: 'turn 2 opened' });
+  await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).length === 1 + 1 + 5 * 2, { what: 'task, phase, 5 steps and 5 calls drawn' });
+  const boxes = await page.evaluate(() => window.mindgateTasks.boxes());
+  assert.ok(boxes.every((b) => b.id === 'task' || b.id === 'phase-2' || /^step-2-|^tool-/.test(b.id)), 'only turn 2');
+  // Readable at zoom: a box's height at scale ≥ 0.9 of its layout height.
+  assert.ok(boxes.find((b) => b.type === 'agent').h >= 27, 'steps drawn at full size');
+  await page.screenshot({ path: path.join(SHOTS, 'turn-long-light.png') });
+  // Show in timeline: the selected node's row is marked in the waterfall.
+  const step = boxes.find((b) => b.id === 'step-2-3');
+  await page.mouse.click(step.x + step.w / 2, step.y + step.h / 2);
+  await page.locator('.tg-node-name', { hasText: step.name }).waitFor();
+  await page.locator('[data-testid="show-in-timeline"]').click();
+  await until(async () => (await page.evaluate(() => window.mindgateTasks.timelineRows())).some((r) => r.id === 'step-2-3' && r.highlighted), { what: 'the step marked in the timeline' });
+  await page.screenshot({ path: path.join(SHOTS, 'timeline-long-light.png') });
+  // Click a bar of turn 7 in the timeline: its turn opens with that node selected.
+  await page.evaluate(() => window.mindgateTasks.page.timelineView.reveal('step-7-2'));
+  const row = (await page.evaluate(() => window.mindgateTasks.timelineRows())).find((r) => r.id === 'step-7-2');
+  await page.mouse.click(700, row.y + row.h / 2);
+  await until(() => new URL(page.url()).hash.startsWith('#/task/long/turn/phase-7'), { what: 'turn 7 from the timeline' });
+  await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).some((b) => b.id === 'step-7-2' && b.selected), { what: 'the bar\'s node selected' });
+  // Back to the overview, focus on the turn we came from.
+  await page.locator('.tg-toolbar a', { hasText: 'Overview' }).click();
+  await until(async () => (await page.evaluate(() => document.activeElement?.dataset?.turn)) === 'phase-7', { what: 'the turn row focused again' });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+for (const colorScheme of ['light', 'dark']) {
+  test(`a subagent call expands its child session in place (${colorScheme})`, async () => {
+    const { page, errors } = await openPage(browser, srv.url(), { colorScheme });
+    await openOverview(page, 'c-main');
+    const ov = await overviewOf(page);
+    const turn = ov.turns.find((t) => t.subagents.length);
+    assert.ok(turn, 'a turn with a subagent call');
+    const child = turn.subagents[0].child_session;
+    assert.ok(child, 'the call is linked to its child session');
+    // The child's tokens count once in the task's totals.
+    assert.equal(ov.totals.tokens.total, ov.tokens.total + ov.subagents.tokens.total);
+    assert.ok(ov.subagents.tokens.total > 0);
+    const row = page.locator(`.tov-turn[data-turn="${turn.id}"]`);
+    assert.equal(await page.locator('.tov-child').count(), 0);
+    await row.locator('.tov-sub-toggle').click();
+    const childRow = page.locator(`.tov-child[data-child="${child.id}"]`);
+    await childRow.waitFor();
+    assert.match(await childRow.textContent(), new RegExp(child.title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    assert.equal(await row.locator('.tov-sub-toggle').getAttribute('aria-expanded'), 'true');
+    // The child row sits right under its turn's row (in place, not on another page).
+    const [rb, cb] = [await row.boundingBox(), await childRow.boundingBox()];
+    assert.ok(Math.abs(cb.y - (rb.y + rb.height)) <= 2, 'directly below its turn');
+    await page.screenshot({ path: path.join(SHOTS, `subagent-expanded-${colorScheme}.png`) });
+    await row.locator('.tov-sub-toggle').click();
+    await until(async () => (await page.locator('.tov-child').count()) === 0, { what: 'folded again' });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+}
+
+test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, zoom and a live append that re-renders one turn (figures reported)`, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mindgate-big-overview-'));
+  const turns = Math.max(2, Math.round(BIG_EVENTS / 400));
+  const big = longSession({ id: 'bigov', title: 'Big overview session', turns, steps: 40, replyMs: 20000, end: Date.now(), open: true });
+  const file = writeDsh(dir, '--work-bigov--', 'bigov', big.text);
+  const srv2 = await startServer({ extraArgs: ['--no-default-homes', '--sessions', dir] });
+  const { page, errors } = await openPage(browser, srv2.url());
+  try {
+    const t0 = Date.now();
+    await page.goto(srv2.url('#/task/bigov'));
+    await until(async () => (await overviewOf(page))?.session_id === 'bigov', { what: 'the big overview', timeout: 60000 });
+    await page.locator('.tov-turn').first().waitFor();
+    const openMs = Date.now() - t0;
+    await until(() => page.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed', timeout: 60000 });
+    const before = await page.evaluate(() => window.mindgateTasks.live());
+    const sent = Date.now();
+    const cid = 'late1';
+    appendFileSync(file, [
+      JSON.stringify({ type: 'tool/call', seq: big.seq, time: big.t + 100, data: { turn: big.turn, step: big.step, callId: cid, name: 'bash', arguments: '{"command":"ls"}' } }),
+      '',
+    ].join('\n'));
+    await until(async () => (await page.evaluate(() => window.mindgateTasks.live())).updates > before.updates, { what: 'the append applied', timeout: 30000, interval: 20 });
+    const after = await page.evaluate(() => ({ live: window.mindgateTasks.live(), timings: window.mindgateTasks.timings() }));
+    assert.equal(after.live.lastEvent, 'overview_delta');
+    assert.equal(after.timings.rowsRendered, 1, 'only the grown turn re-rendered');
+    const ov = await overviewOf(page);
+    assert.equal(ov.turns[ov.turns.length - 1].counts.tool_calls, 41, 'the new call counted in its turn');
+    const z0 = Date.now();
+    await page.locator('.tov-turn').last().click();
+    await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).length > 40, { what: 'the last turn drawn', timeout: 30000 });
+    const zoomMs = Date.now() - z0;
+    const timings = await page.evaluate(() => window.mindgateTasks.timings());
+    const report = {
+      events: BIG_EVENTS, turns, openMs, overviewRenderMs: after.timings.overviewRenderMs,
+      appendToPageMs: after.live.appliedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,
+      zoomMs, zoomRenderMs: timings.zoomMs, binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
+    };
+    console.log(`task overview figures: ${JSON.stringify(report)}`);
+    writeFileSync(path.join(SHOTS, 'overview-figures.json'), JSON.stringify(report, null, 2));
+    assert.deepEqual(errors, [], errors.join('\n'));
+  } finally {
+    await page.close();
+    await srv2.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,241 @@
+// The overview a task opens on (the JSON of /task-graph/api/task/overview): one row per turn
+// with the person's message, the turn's span on the shared time axis, its counts, failures,
+// retries and cost, and above the rows the critical path as one band on that axis — the
+// agent's work in amber, waiting for the person as its own hatched segments. A turn's
+// subagents expand in place under its row. Click a row (or Enter on it) to zoom into the turn.
+// Live updates re-render only the rows of the turns that changed.
+
+import { el } from './dom.js';
+import { timeAxis } from './timeaxis.js';
+import { fmtMs } from './taskgraph.js';
+import { fmtCostShort, costDetail } from './format.js';
+
+const WAIT_LABEL = { permission: 'waited at a permission prompt', interrupted: 'a call that never ran', user_reply: 'waited for your reply' };
+/** Row height bounds (px): rows shrink to fit the page, never under MIN_ROW. */
+const MIN_ROW = 16;
+const MAX_ROW = 30;
+
+function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+export class TaskOverviewView {
+  /** `onZoom(turnId)` opens a turn; `onOpenChild(id)` opens a child session. */
+  constructor(host, { onZoom, onOpenChild } = {}) {
+    this.host = host;
+    this.onZoom = onZoom || (() => {});
+    this.onOpenChild = onOpenChild || (() => {});
+    this.expanded = new Set();
+    this.root = el('div', { class: 'tov', role: 'grid', 'aria-label': 'Turns of the task' });
+    host.append(this.root);
+    this.rowEls = [];
+    this.renders = 0;
+  }
+
+  /** A left/width style for drawn times [a, b] (ms on the axis), relative to `--span`. */
+  static place(a, b, min) {
+    return { left: `calc(100% * ${a} / var(--span))`, width: `max(${min}px, calc(100% * ${Math.max(0, b - a)} / var(--span)))` };
+  }
+
+  /** Draws a whole overview. */
+  set(ov) {
+    this.ov = ov;
+    this.axis = timeAxis(ov.turns || []);
+    this.root.style.setProperty('--span', String(this.axis.span || 1));
+    this.renders++;
+    this.rowEls = (ov.turns || []).map((t, i) => this.row(t, i));
+    this.root.replaceChildren(this.axisRow(), this.pathRow(), ...this.rowEls.flat());
+    this.fitRows();
+  }
+
+  /**
+   * Applies an `overview_delta` of /task-graph/api/live?view=overview: the top-level fields
+   * and only the changed turns; re-renders just those rows (the axis and path band are
+   * redrawn when the span changed). Returns the number of rows re-rendered.
+   */
+  applyDelta(d) {
+    if (!this.ov) return 0;
+    const { turns: changed = [], turn_count: count, ...fields } = d;
+    Object.assign(this.ov, fields);
+    const turns = this.ov.turns;
+    turns.length = Math.min(turns.length, count ?? turns.length);
+    for (const c of changed) turns[c.index] = c.turn;
+    const axis = timeAxis(turns);
+    const first = Math.min(...changed.map((c) => c.index), turns.length);
+    const anchor = turns[first - 1];
+    // Bars are placed in drawn ms over `--span`: when the turns before the first changed one
+    // keep their places (a live session grows at its end), only the changed rows re-render.
+    const stable = this.rowEls.length === turns.length
+      && (!anchor || axis.d(anchor.start_time) === this.axis.d(anchor.start_time));
+    if (!stable) {
+      this.set(this.ov);
+      return turns.length;
+    }
+    this.axis = axis;
+    this.root.style.setProperty('--span', String(axis.span || 1));
+    this.root.children[0].replaceWith(this.axisRow());
+    for (const c of changed) {
+      const fresh = this.row(turns[c.index], c.index);
+      const old = this.rowEls[c.index];
+      old[0].replaceWith(...fresh);
+      for (const extra of old.slice(1)) extra.remove();
+      this.rowEls[c.index] = fresh;
+    }
+    this.root.children[1].replaceWith(this.pathRow());
+    this.fitRows();
+    return changed.length;
+  }
+
+  /** Row height: the whole session on one screen when it fits at MIN_ROW px or more. */
+  fitRows() {
+    const n = (this.ov?.turns || []).length + this.expandedRows();
+    const avail = this.host.clientHeight - 2 * 24 - 2;
+    const h = Math.max(MIN_ROW, Math.min(MAX_ROW, Math.floor(avail / Math.max(1, n))));
+    this.root.style.setProperty('--tov-row', `${h}px`);
+  }
+
+  expandedRows() {
+    let k = 0;
+    for (const t of this.ov?.turns || []) if (this.expanded.has(t.id)) k += t.subagents.length;
+    return k;
+  }
+
+  axisRow() {
+    const ticks = el('div', { class: 'tov-track tov-axis-track' });
+    const start = this.ov.start_time;
+    const n = 6;
+    for (let k = 0; k <= n; k++) {
+      const f = k / n;
+      const edge = k === 0 ? ' first' : k === n ? ' last' : '';
+      ticks.append(el('span', { class: `tov-tick${edge}`, style: { left: `${f * 100}%` } }, k === 0 ? '0' : fmtMs(this.axisTime(f) - start)));
+    }
+    // Long replies are drawn short: a faint mark at each (hover for the real time).
+    for (const b of this.axis.breaks) {
+      ticks.append(el('span', { class: 'tov-break', style: { left: `${b.at * 100}%` }, title: `${fmtMs(b.ms)} between turns, drawn short` }));
+    }
+    return el('div', { class: 'tov-row tov-axis', role: 'row' },
+      el('span', { class: 'tov-num' }, '#'),
+      el('span', { class: 'tov-msg muted' }, 'Turn (your message)'),
+      ticks,
+      el('span', { class: 'tov-counts muted' }, 'Steps · calls · failures'),
+      el('span', { class: 'tov-cost muted' }, 'Cost'));
+  }
+
+  /** Wall time at axis fraction f (inverse of the axis, by bisection). */
+  axisTime(f) {
+    let lo = this.ov.start_time;
+    let hi = this.ov.end_time ?? (lo + this.ov.duration_ms);
+    for (let k = 0; k < 40; k++) {
+      const mid = (lo + hi) / 2;
+      if (this.axis.x(mid) < f) lo = mid; else hi = mid;
+    }
+    return lo;
+  }
+
+  pathRow() {
+    const cp = this.ov.critical_path || {};
+    const band = el('div', { class: 'tov-track tov-band', 'data-testid': 'path-band' });
+    for (const s of cp.segments || []) {
+      const a = this.axis.d(s.start_time);
+      const b = this.axis.d(s.end_time);
+      const label = s.kind === 'work' ? `agent work ${fmtMs(s.end_time - s.start_time)}` : `${WAIT_LABEL[s.kind] || s.kind} ${fmtMs(s.end_time - s.start_time)}`;
+      band.append(el('span', {
+        class: `tov-seg seg-${s.kind}`, 'data-kind': s.kind, 'data-node': s.node_id, 'data-turn': s.turn_id, title: label,
+        style: TaskOverviewView.place(a, b, 2),
+      }));
+    }
+    return el('div', { class: 'tov-row tov-path', role: 'row' },
+      el('span', { class: 'tov-num' }, ''),
+      el('span', { class: 'tov-msg tov-path-label' }, 'Critical path'),
+      band,
+      el('span', { class: 'tov-counts', title: 'agent work on the critical path, and its waiting for you' },
+        `${fmtMs(cp.duration_ms || 0)} work · ${fmtMs(cp.waiting_ms || 0)} waiting`),
+      el('span', { class: 'tov-cost' }, ''));
+  }
+
+  /** The elements of turn `t`: its row, then its subagents when expanded. */
+  row(t, i) {
+    const c = t.counts || {};
+    const a = this.axis.d(t.start_time);
+    const b = this.axis.d(t.end_time ?? (t.start_time + t.duration_ms));
+    const track = el('div', { class: 'tov-track' },
+      el('span', { class: `tov-bar st-${String(t.status).toLowerCase()}`, style: TaskOverviewView.place(a, b, 3) }));
+    for (const s of this.ov.critical_path?.segments || []) {
+      if (s.turn_id !== t.id || s.kind === 'user_reply') continue;
+      track.append(el('span', { class: `tov-mark seg-${s.kind}`, style: TaskOverviewView.place(this.axis.d(s.start_time), this.axis.d(s.end_time), 2) }));
+    }
+    const counts = [plural(c.steps, 'step'), plural(c.tool_calls, 'call')];
+    const flags = [];
+    if (c.errors) flags.push(el('span', { class: 'tov-fail', title: plural(c.errors, 'failure') }, `✕${c.errors}`));
+    if (c.retries) flags.push(el('span', { class: 'tov-retry', title: plural(c.retries, 'retry', 'retries') }, `↻${c.retries}`));
+    const subs = t.subagents || [];
+    const open = this.expanded.has(t.id);
+    const toggle = subs.length ? el('button', {
+      type: 'button', class: 'tov-sub-toggle', 'aria-expanded': String(open), title: 'Show the subagent sessions in place',
+      onclick: (e) => { e.stopPropagation(); this.toggleSubagents(t.id); },
+    }, `${open ? '▾' : '▸'} ${plural(subs.length, 'subagent')}`) : null;
+    const msg = t.user_message || '(no message)';
+    const line = el('div', {
+      class: `tov-row tov-turn${t.status === 'FAILED' ? ' failed' : ''}`, role: 'row', tabindex: '0',
+      'data-turn': t.id, 'data-index': String(i), 'aria-label': `Turn ${t.turn}: ${msg}`,
+      onclick: () => this.onZoom(t.id),
+      onkeydown: (e) => this.key(e, i),
+    },
+    el('span', { class: 'tov-num' }, String(t.turn)),
+    el('span', { class: 'tov-msg', title: msg }, msg),
+    track,
+    el('span', { class: 'tov-counts', title: `${fmtMs(t.duration_ms)} · ${fmtMs(t.path_ms)} of agent work on the path · waited ${fmtMs(t.waiting_ms)}` },
+      counts.join(' · '), ...flags, toggle),
+    el('span', { class: 'tov-cost', title: `${(t.tokens?.total ?? 0).toLocaleString()} tokens · ${costDetail(t.cost)}` }, fmtCostShort(t.cost)));
+    const rows = [line];
+    if (open) for (const s of subs) rows.push(this.subagentRow(s));
+    return rows;
+  }
+
+  subagentRow(s) {
+    const child = s.child_session;
+    const counts = child?.counts;
+    const tools = counts ? counts.tools + counts.skills + counts.subagents + counts.plans + counts.code_changes + counts.tests : 0;
+    return el('div', { class: 'tov-row tov-child', role: 'row', 'data-node': s.node_id, 'data-child': child?.id || '' },
+      el('span', { class: 'tov-num' }, '↳'),
+      el('span', { class: 'tov-msg', title: child?.title || s.name }, child ? `${s.name}: ${child.title}` : `${s.name} (no child session found)`),
+      el('span', { class: 'tov-child-facts' },
+        el('span', { class: `tg-pill st-${String(child?.status || s.status).toLowerCase()}` }, child?.status || s.status),
+        ` ${fmtMs(s.duration_ms)}`,
+        counts ? ` · ${plural(counts.agents, 'step')} · ${plural(tools, 'call')}${counts.errors ? ` · ✕${counts.errors}` : ''}` : ''),
+      el('span', { class: 'tov-counts' }, child ? el('a', { href: `#/task/${encodeURIComponent(child.id)}`, class: 'tg-link', onclick: (e) => e.stopPropagation() }, 'Open child session') : ''),
+      el('span', { class: 'tov-cost' }, ''));
+  }
+
+  toggleSubagents(id) {
+    if (this.expanded.has(id)) this.expanded.delete(id); else this.expanded.add(id);
+    const i = (this.ov.turns || []).findIndex((t) => t.id === id);
+    if (i < 0) return;
+    const fresh = this.row(this.ov.turns[i], i);
+    const old = this.rowEls[i];
+    old[0].replaceWith(...fresh);
+    for (const extra of old.slice(1)) extra.remove();
+    this.rowEls[i] = fresh;
+    this.fitRows();
+    fresh[0].querySelector('.tov-sub-toggle')?.focus();
+  }
+
+  key(e, i) {
+    const rows = this.rowEls.map((r) => r[0]);
+    if (e.key === 'ArrowDown' || e.key === 'j') { e.preventDefault(); rows[Math.min(rows.length - 1, i + 1)]?.focus(); }
+    else if (e.key === 'ArrowUp' || e.key === 'k') { e.preventDefault(); rows[Math.max(0, i - 1)]?.focus(); }
+    else if (e.key === 'Enter' || e.key === 'l' || e.key === 'ArrowRight') { e.preventDefault(); this.onZoom(this.ov.turns[i].id); }
+    else if (e.key === ' ') { e.preventDefault(); if (this.ov.turns[i].subagents?.length) this.toggleSubagents(this.ov.turns[i].id); }
+  }
+
+  /** Focuses turn `id`'s row (after returning from its zoom). */
+  focusTurn(id) {
+    const i = (this.ov?.turns || []).findIndex((t) => t.id === id);
+    const r = this.rowEls[i]?.[0];
+    if (r) { r.focus(); r.scrollIntoView({ block: 'nearest' }); }
+  }
+
+  destroy() {
+    this.root.remove();
+  }
+}
