@@ -14,8 +14,8 @@
 use std::sync::Arc;
 
 use mindgate_memory::agent::{
-    self, BlockAppendArgs, BlockReplaceArgs, BlockRethinkArgs, ForgetArgs, HitView, IdArgs,
-    RecallArgs, RejectArgs, RememberArgs, StatusArgs, SupersedeArgs, ValidateArgs,
+    self, BlockAppendArgs, BlockReplaceArgs, BlockRethinkArgs, ForgetArgs, IdArgs, RecallArgs,
+    RejectArgs, RememberArgs, SearchAnswer, StatusArgs, SupersedeArgs, ValidateArgs,
 };
 use mindgate_memory::induction::{self, OutcomeArgs};
 use mindgate_memory::{
@@ -49,12 +49,19 @@ fn url(links: &Links, route: &str) -> String {
     format!("{}/{route}", links.base())
 }
 
-fn hits_output(what: &str, query: &str, hits: Vec<HitView>, links: &Links) -> ToolOutput {
-    let mut text = if hits.is_empty() {
-        format!("No {what} match {query:?}.")
-    } else {
-        format!("{} {what} for {query:?}, best first:", hits.len())
+fn hits_output(what: &str, query: &str, answer: SearchAnswer, links: &Links) -> ToolOutput {
+    let when = answer
+        .time_text()
+        .map_or(String::new(), |t| format!(" ({t})"));
+    let mut text = match (answer.hits.is_empty(), &answer.empty_because) {
+        (true, Some(why)) => format!("No {what} match {query:?}{when}: {why}."),
+        (true, None) => format!("No {what} match {query:?}{when}."),
+        (false, _) => format!(
+            "{} {what} for {query:?}{when}, best first:",
+            answer.hits.len()
+        ),
     };
+    let hits = answer.hits;
     let mut list = Vec::with_capacity(hits.len());
     for (i, h) in hits.into_iter().enumerate() {
         let signals = h.signals_text();
@@ -72,7 +79,17 @@ fn hits_output(what: &str, query: &str, hits: Vec<HitView>, links: &Links) -> To
         v["link"] = json!(url(links, &h.link));
         list.push(v);
     }
-    ToolOutput::new(text, json!({ "query": query, "hits": list }))
+    let mut out = json!({ "query": query, "hits": list });
+    for (key, value) in [
+        ("asOf", answer.as_of),
+        ("knownAt", answer.known_at),
+        ("emptyBecause", answer.empty_because),
+    ] {
+        if let Some(v) = value {
+            out[key] = json!(v);
+        }
+    }
+    ToolOutput::new(text, out)
 }
 
 fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {

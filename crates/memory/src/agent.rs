@@ -15,6 +15,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::answer::SearchAnswer;
 use crate::backend::{Memory, MemoryDb};
 use crate::config::OpenOptions;
 use crate::error::{MemoryError, Result};
@@ -491,23 +492,16 @@ pub fn recall(
     default_user: Option<&str>,
     kind: MemoryKind,
     by: Actor,
-) -> Result<Vec<HitView>> {
+) -> Result<SearchAnswer> {
     let mut options = args.options(default_user, kind)?;
     options.recall_by = Some(by);
-    Ok(store
-        .search(&options)?
-        .into_iter()
-        .map(HitView::of)
-        .collect())
+    crate::answer::answer(store, &options)
 }
 
-/// Any search (the HTTP API and the CLI: every option), as hit views.
-pub fn search(store: &Memory, options: &MemorySearchOptions) -> Result<Vec<HitView>> {
-    Ok(store
-        .search(options)?
-        .into_iter()
-        .map(HitView::of)
-        .collect())
+/// Any search (the HTTP API and the CLI: every option): its hits as views, the time
+/// filters it applied and why nothing came back ([`crate::answer`]).
+pub fn search(store: &Memory, options: &MemorySearchOptions) -> Result<SearchAnswer> {
+    crate::answer::answer(store, options)
 }
 
 /// `block_append`.

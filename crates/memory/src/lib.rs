@@ -10,6 +10,7 @@
 //! graph (`mindgate-taskgraph`) into a quarantined, deduplicated induced procedure.
 
 pub mod agent;
+pub mod answer;
 pub mod backend;
 pub mod bench;
 pub mod config;

@@ -99,6 +99,19 @@ fn fact_at_names_believed_and_valid() {
     }
 }
 
+#[test]
+fn search_agrees_with_belief_at_every_instant() {
+    if available() {
+        contract::search_agrees_with_belief_at_every_instant(
+            &make,
+            &|s, id, as_of, known_at| s.store.fact_at(id, as_of, known_at),
+            0x5eed_0002,
+            12,
+            14,
+        );
+    }
+}
+
 /// Beyond the contract: what only a shared database has.
 mod postgres_only {
     use super::*;

@@ -27,3 +27,14 @@ fn fact_at_names_believed_and_valid() {
         s.fact_at(id, as_of, known_at)
     });
 }
+
+#[test]
+fn search_agrees_with_belief_at_every_instant() {
+    contract::search_agrees_with_belief_at_every_instant(
+        &make,
+        &|s, id, as_of, known_at| s.fact_at(id, as_of, known_at),
+        0x5eed_0001,
+        60,
+        14,
+    );
+}

@@ -572,3 +572,78 @@ async fn known_at_reads_what_the_store_held_then() {
     );
     t.server.stop().await.unwrap();
 }
+
+/// Issue #28's first defect: a version superseded later is still the answer for an `asOf`
+/// inside its validity window, search and belief agree, and an empty answer says which
+/// time filter left nothing.
+#[tokio::test]
+async fn as_of_search_answers_the_version_valid_then_and_says_why_nothing_matched() {
+    let t = common::start().await;
+    let oslo = send(
+        &t,
+        Method::POST,
+        "/api/memory/facts",
+        json!({"userId": "ada", "text": "Ada lives in Oslo", "validFrom": "2023-01-01T00:00:00Z"}),
+    )
+    .await;
+    let oslo_id = oslo["id"].as_str().unwrap().to_owned();
+    let bergen = send(
+        &t,
+        Method::POST,
+        &format!("/api/memory/records/{oslo_id}/supersede"),
+        json!({"text": "Ada lives in Bergen", "validFrom": "2025-01-01T00:00:00Z", "reason": "moved"}),
+    )
+    .await;
+    let search =
+        |as_of: &str| format!("/api/memory/search?userId=ada&query=Ada%20lives&asOf={as_of}");
+
+    let mid = get(&t, &search("2024-06-01T00:00:00Z")).await;
+    assert_eq!(
+        texts(&mid["hits"]),
+        vec!["Ada lives in Oslo".to_owned()],
+        "{mid}"
+    );
+    assert_eq!(
+        mid["asOf"], "2024-06-01T00:00:00.000Z",
+        "the filter applied is echoed"
+    );
+    assert!(mid.get("emptyBecause").is_none(), "{mid}");
+    let belief = get(
+        &t,
+        &format!("/api/memory/records/{oslo_id}/belief?asOf=2024-06-01T00:00:00Z"),
+    )
+    .await;
+    assert_eq!(belief["valid"], oslo_id.as_str(), "search and belief agree");
+
+    let later = get(&t, &search("2026-01-01T00:00:00Z")).await;
+    assert_eq!(
+        texts(&later["hits"]),
+        vec!["Ada lives in Bergen".to_owned()]
+    );
+    assert_eq!(later["hits"][0]["id"], bergen["id"]);
+
+    let before = get(&t, &search("2022-06-01T00:00:00Z")).await;
+    assert_eq!(before["hits"], json!([]));
+    let why = before["emptyBecause"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("1 record matches the query") && why.contains("asOf 2022-06-01T00:00:00.000Z"),
+        "{before}"
+    );
+    let plain = get(&t, "/api/memory/search?userId=ada&query=Ada%20lives").await;
+    assert!(
+        plain.get("asOf").is_none() && plain.get("knownAt").is_none(),
+        "{plain}"
+    );
+    let unmatched = get(
+        &t,
+        &format!(
+            "{}&knownAt=2020-01-01T00:00:00Z&mode=lexical",
+            search("2022-06-01T00:00:00Z").replace("Ada%20lives", "peanuts")
+        ),
+    )
+    .await;
+    assert!(
+        unmatched.get("emptyBecause").is_none(),
+        "no match at any time: {unmatched}"
+    );
+}

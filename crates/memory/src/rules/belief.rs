@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::rules::filter::{Filter, FilterValue};
+use crate::rules::filter::Filter;
+use crate::rules::temporal;
 use crate::time::{format_ms, parse_opt};
 use crate::types::*;
 
@@ -79,10 +80,9 @@ pub(crate) fn fact_at_rule<R: ChainReads>(
         .filter(|(r, _)| admitted.contains(r))
         .map(|(_, id)| id.clone())
         .collect();
-    let valid_then = reads.admit(&valid_window(a, k), &ids)?;
+    let valid_then = reads.admit(&temporal::answer_at(a, Some(k)), &ids)?;
     let valid = rowids
         .iter()
-        .rev()
         .find(|(r, _)| valid_then.contains(r))
         .map(|(_, id)| id.clone());
     Ok(FactAt {
@@ -91,16 +91,4 @@ pub(crate) fn fact_at_rule<R: ChainReads>(
         believed,
         valid,
     })
-}
-
-/// Stored, trusted and not tombstoned by `k`, with a validity window containing `a`.
-fn valid_window(a: i64, k: i64) -> Filter {
-    Filter {
-        sql: "i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) \
-              AND i.active_since IS NOT NULL AND i.active_since <= ? \
-              AND (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?)"
-            .to_owned(),
-        params: [k, k, k, a, a].map(FilterValue::Integer).to_vec(),
-        known_at: None,
-    }
 }

@@ -3,6 +3,7 @@
 
 use crate::error::{MemoryError, Result};
 use crate::rules::row::check_id;
+use crate::rules::temporal;
 use crate::time::parse_opt;
 use crate::types::*;
 
@@ -28,7 +29,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn push(&mut self, clause: &str) {
+    pub(crate) fn push(&mut self, clause: &str) {
         if !self.sql.is_empty() {
             self.sql.push_str(" AND ");
         }
@@ -79,38 +80,25 @@ impl Filter {
         }
         let archived = o.include_archived.unwrap_or(false);
         let quarantined = o.include_quarantined.unwrap_or(false);
-        match parse_opt("knownAt", o.known_at.as_deref())? {
-            Some(k) => {
-                f.known_at = Some(k);
-                f.push("i.created_at <= ? AND (i.deleted_at IS NULL OR i.deleted_at > ?) AND (i.superseded_at IS NULL OR i.superseded_at > ?)");
-                f.params.extend([k, k, k].map(FilterValue::Integer));
-                if !archived {
-                    f.push("(i.archived_at IS NULL OR i.archived_at > ?)");
-                    f.params.push(FilterValue::Integer(k));
-                }
-                if !quarantined {
-                    f.push("i.active_since IS NOT NULL AND i.active_since <= ?");
-                    f.params.push(FilterValue::Integer(k));
-                }
-            }
-            None => {
-                f.push("i.deleted_at IS NULL AND i.superseded_by IS NULL");
-                if !archived {
-                    f.push("i.archived_at IS NULL");
-                }
-                if !quarantined {
-                    f.push("i.status = 'active'");
-                }
-            }
+        let known_at = parse_opt("knownAt", o.known_at.as_deref())?;
+        let as_of = parse_opt("asOf", o.as_of.as_deref())?;
+        f.known_at = known_at;
+        temporal::stands(&mut f, "i", known_at, quarantined);
+        if !archived {
+            temporal::not_archived(&mut f, "i", known_at);
         }
-        if let Some(a) = parse_opt("asOf", o.as_of.as_deref())? {
-            f.push(
-                "(CASE i.kind \
-                 WHEN 'semantic' THEN (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?) \
-                 WHEN 'episodic' THEN i.started_at <= ? \
-                 ELSE i.created_at <= ? END)",
-            );
-            f.params.extend([a, a, a, a].map(FilterValue::Integer));
+        match as_of {
+            None => temporal::head(&mut f, "i", known_at),
+            Some(a) => {
+                f.push(
+                    "(CASE i.kind \
+                     WHEN 'semantic' THEN (i.valid_from IS NULL OR i.valid_from <= ?) AND (i.valid_to IS NULL OR i.valid_to > ?) \
+                     WHEN 'episodic' THEN i.started_at <= ? \
+                     ELSE i.created_at <= ? END)",
+                );
+                f.params.extend([a, a, a, a].map(FilterValue::Integer));
+                temporal::no_later_holder(&mut f, a, known_at);
+            }
         }
         Ok(f)
     }

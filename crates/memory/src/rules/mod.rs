@@ -19,4 +19,5 @@ pub(crate) mod procedural;
 pub(crate) mod row;
 pub(crate) mod semantic;
 pub(crate) mod session;
+pub(crate) mod temporal;
 pub(crate) mod writes;

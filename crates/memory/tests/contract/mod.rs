@@ -15,7 +15,9 @@ use mindgate_memory::*;
 use crate::common::{HOUR, T0};
 
 mod isolation;
+mod temporal;
 pub use isolation::*;
+pub use temporal::*;
 
 /// Generates the suite's tests for a store constructor `|Arc<ManualClock>| -> S`.
 #[macro_export]

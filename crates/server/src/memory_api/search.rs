@@ -1,12 +1,14 @@
 //! `GET /api/memory/search`: hybrid search with every `MemorySearchOptions` field.
 
+use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use mindgate_memory::agent::{self, HitView};
+use axum::response::IntoResponse;
+use mindgate_memory::agent::{self, SearchAnswer};
 use mindgate_memory::{DateRange, MemorySearchOptions, SearchMode};
 use serde::Deserialize;
 
-use super::{ApiResult, Caller, kind_arg, mem, named, user_arg};
+use super::{ApiResult, Caller, kind_arg, mem, user_arg};
 use crate::error::ApiError;
 use crate::request::query;
 use crate::state::AppState;
@@ -107,7 +109,9 @@ fn csv(s: Option<&str>) -> Option<Vec<String>> {
     })
 }
 
-/// `GET /api/memory/search` → `{hits: [HitView…]}`. A search with the control or the
+/// `GET /api/memory/search` → `{hits: [HitView…], asOf?, knownAt?, emptyBecause?}`
+/// ([`SearchAnswer`]: the time filters applied, and why nothing came back when they
+/// excluded every match). A search with the control or the
 /// agent token recalls its facts (`mindgate_memory::recall`: strength once per principal
 /// per hour); one without a token changes nothing.
 pub(super) async fn search(
@@ -116,6 +120,6 @@ pub(super) async fn search(
     q: Result<Query<SearchQuery>, QueryRejection>,
 ) -> ApiResult {
     let options = query(q)?.options(&state, caller)?;
-    let hits: Vec<HitView> = mem(&state, move |m| agent::search(m, &options)).await?;
-    Ok(named("hits", &hits))
+    let answer: SearchAnswer = mem(&state, move |m| agent::search(m, &options)).await?;
+    Ok(Json(answer).into_response())
 }

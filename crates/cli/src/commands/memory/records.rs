@@ -151,8 +151,11 @@ pub fn search(args: &MemorySearchArgs) -> anyhow::Result<ExitCode> {
         ..MemorySearchOptions::new(args.user.clone(), args.query.clone())
     };
     let store = open(args.db.db.as_ref())?;
-    let hits = agent::search(&store, &options)?;
-    emit(&args.db, &hits, |h| hit_lines(h))
+    let answer = agent::search(&store, &options)?;
+    if let Some(why) = &answer.empty_because {
+        eprintln!("no hits: {why}");
+    }
+    emit(&args.db, &answer.hits, |h| hit_lines(h))
 }
 
 /// `mindgate memory remember`.

@@ -1,0 +1,96 @@
+//! What a search answers on every surface (HTTP, MCP, CLI): its hits, the time filters it
+//! applied (echoed as the instants the store read them), and — when a time filter left
+//! nothing of what the query matches — why nothing came back.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::HitView;
+use crate::backend::Memory;
+use crate::error::Result;
+use crate::store::MemoryStore;
+use crate::time::{format_ms, parse_opt};
+use crate::types::*;
+
+/// A search's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchAnswer {
+    /// The hits, best first.
+    pub hits: Vec<HitView>,
+    /// The valid-time instant applied (ISO-8601, as read), when the search had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
+    /// The transaction-time instant applied (ISO-8601, as read), when the search had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_at: Option<String>,
+    /// Why there are no hits when the time filters excluded records the query matches
+    /// (none when the query matches nothing at any time, or when there are hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_because: Option<String>,
+}
+
+impl SearchAnswer {
+    /// The hits alone (no time filter echoed).
+    pub fn hits_only(hits: Vec<HitView>) -> Self {
+        Self {
+            hits,
+            as_of: None,
+            known_at: None,
+            empty_because: None,
+        }
+    }
+
+    /// One line naming the time filters applied (`asOf …, knownAt …`), if any.
+    pub fn time_text(&self) -> Option<String> {
+        let parts: Vec<String> = [("asOf", &self.as_of), ("knownAt", &self.known_at)]
+            .into_iter()
+            .filter_map(|(name, at)| at.as_ref().map(|t| format!("{name} {t}")))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+/// Runs `options` and answers with the time filters it applied; when it finds nothing
+/// under a time filter, the same query without the time filters (read-only: nothing is
+/// recalled) says how many records it would match, and so why nothing came back.
+pub fn answer(store: &Memory, options: &MemorySearchOptions) -> Result<SearchAnswer> {
+    let as_of = parse_opt("asOf", options.as_of.as_deref())?.map(format_ms);
+    let known_at = parse_opt("knownAt", options.known_at.as_deref())?.map(format_ms);
+    let hits: Vec<HitView> = store
+        .search(options)?
+        .into_iter()
+        .map(HitView::of)
+        .collect();
+    let empty_because = if hits.is_empty() && (as_of.is_some() || known_at.is_some()) {
+        let mut timeless = options.clone();
+        timeless.as_of = None;
+        timeless.known_at = None;
+        timeless.recall_by = None;
+        let matched = store.search(&timeless)?.len();
+        (matched > 0).then(|| excluded_text(matched, as_of.as_deref(), known_at.as_deref()))
+    } else {
+        None
+    };
+    Ok(SearchAnswer {
+        hits,
+        as_of,
+        known_at,
+        empty_because,
+    })
+}
+
+fn excluded_text(matched: usize, as_of: Option<&str>, known_at: Option<&str>) -> String {
+    let records = if matched == 1 {
+        "record matches"
+    } else {
+        "records match"
+    };
+    let when = match (as_of, known_at) {
+        (Some(a), Some(k)) => format!("valid at asOf {a} as known at knownAt {k}"),
+        (Some(a), None) => format!("valid at asOf {a}"),
+        (None, Some(k)) => format!("stored and believed at knownAt {k}"),
+        (None, None) => "left".to_owned(),
+    };
+    format!("{matched} {records} the query without the time filters, but none was {when}")
+}
