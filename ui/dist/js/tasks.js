@@ -237,10 +237,10 @@ export class TasksPage {
       `${fmtCostShort(ov.totals?.cost)} · ${headlineText(h)} · ` +
       `critical path ${fmtMs(cp.duration_ms || 0)} of agent work in ${fmtMs(cp.total_ms || 0)}` +
       (h.waiting_ms ? ` · waited for you ${fmtMs(h.waiting_ms)}` : '');
-    this.header.replaceChildren(
+    this.header.replaceChildren(...[
       el('h1', { class: 'tg-title', title: ov.title }, ov.title || ov.session_id),
       pill(ov.status),
-      ov.status === 'SUCCESS' ? this.induceControls(ov.session_id) : null);
+      ov.status === 'SUCCESS' ? this.induceControls(ov.session_id) : null].filter(Boolean));
     this.stats.replaceChildren(el('span', { class: 'tg-stats-line', title: stats }, stats));
   }
 
