@@ -6,8 +6,9 @@ use crate::part::content_parts;
 use crate::{Budget, Message, Side, message, part, str_of};
 
 /// The input's messages: a prompt string, a message list, or an object holding one
-/// (`messages`, the Responses `input`, the AI SDK's `prompt`, LangChain's `prompts`) with
-/// its system prompt (`system`, `instructions`). `None` when it holds none.
+/// (`messages`, Gemini's `contents`, the Responses `input`, the AI SDK's `prompt`,
+/// LangChain's `prompts`) with its system prompt (`system`, `instructions`,
+/// `systemInstruction`). `None` when it holds none.
 pub(crate) fn read(v: &Value, budget: &mut Budget) -> Option<Side> {
     match v {
         Value::String(s) => Some(Side {
@@ -44,11 +45,18 @@ fn object(v: &Value, budget: &mut Budget) -> Option<Side> {
     }
     let (conversation, format) = conversation(v, budget)?;
     let mut messages = Vec::with_capacity(conversation.len() + 1);
-    for key in ["system", "instructions", "system_instructions"] {
+    for key in [
+        "system",
+        "instructions",
+        "system_instructions",
+        "systemInstruction",
+    ] {
         let Some(system) = v.get(key).filter(|s| !s.is_null()) else {
             continue;
         };
         budget.take_message().then_some(())?;
+        // Gemini's systemInstruction is a content: `{parts: [{text}]}`.
+        let system = system.get("parts").unwrap_or(system);
         let parts = content_parts(system, budget)?;
         if !parts.is_empty() {
             messages.push(Message {
@@ -79,6 +87,9 @@ fn conversation(v: &Value, budget: &mut Budget) -> Option<(Vec<Message>, &'stati
             _ => "messages",
         };
         return Some((message::list(items, budget)?, format));
+    }
+    if let Some(Value::Array(items)) = v.get("contents") {
+        return Some((message::list(items, budget)?, "gemini"));
     }
     for (key, format) in [("input", "openai.responses"), ("prompt", "ai-sdk")] {
         match v.get(key) {

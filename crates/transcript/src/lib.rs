@@ -4,7 +4,7 @@
 //! app, its provider SDK or its tracing convention wrote it — into one [`Transcript`]:
 //! messages with a role and typed parts, modelled on the OpenTelemetry GenAI message shape
 //! (`docs/transcripts.md`). The shapes it reads: OpenAI chat completions and Responses,
-//! Anthropic Messages, the OpenTelemetry GenAI attributes (as `mindgate-otlp` maps them:
+//! Anthropic Messages, Gemini's generateContent, the OpenTelemetry GenAI attributes (as `mindgate-otlp` maps them:
 //! the current `gen_ai.*.messages` parts, the older indexed `gen_ai.prompt.N.*` and
 //! OpenInference's `llm.input_messages.N.*`), what `graphmind-ai`'s OpenAI, Anthropic and
 //! LangChain integrations send, the Rust SDK's `step()` and the Vercel AI SDK's

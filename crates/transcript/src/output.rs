@@ -85,7 +85,7 @@ fn value(v: &Value, budget: &mut Budget) -> Option<Side> {
     Some(Side {
         messages,
         format,
-        model: str_of(v, "model")
+        model: first_str(v, &["model", "modelVersion"])
             .or_else(|| nested(v).and_then(|n| str_of(n, "model")))
             .map(str::to_owned),
         finish_reason: finish_reason(v).or_else(|| nested(v).and_then(finish_reason)),
@@ -104,6 +104,14 @@ fn budget_spent(budget: &Budget) -> bool {
 
 /// The messages an output object holds, and the name of its shape.
 fn object_messages(v: &Value, budget: &mut Budget) -> Option<(Vec<Message>, &'static str)> {
+    if let Some(Value::Array(candidates)) = v.get("candidates") {
+        let messages = candidates
+            .iter()
+            .filter_map(|c| c.get("content"))
+            .map(|m| message::message(m, budget))
+            .collect::<Option<Vec<_>>>()?;
+        return (!messages.is_empty()).then_some((messages, "gemini"));
+    }
     if let Some(Value::Array(choices)) = v.get("choices") {
         let messages = choices
             .iter()
@@ -172,10 +180,12 @@ fn finish_reason(v: &Value) -> Option<String> {
                 })
         })
         .or_else(|| {
-            v.get("choices")?
-                .as_array()?
-                .first()
-                .and_then(|c| str_of(c, "finish_reason"))
+            ["choices", "candidates"].iter().find_map(|k| {
+                v.get(*k)?
+                    .as_array()?
+                    .first()
+                    .and_then(|c| first_str(c, &["finish_reason", "finishReason"]))
+            })
         })
         .or_else(|| {
             v.get("messages")?

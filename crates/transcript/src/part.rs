@@ -15,6 +15,7 @@ pub(crate) fn content_parts(content: &Value, budget: &mut Budget) -> Option<Vec<
         }),
         Value::Array(items) => items.iter().map(|p| part(p, budget)).collect(),
         Value::Null => Some(Vec::new()),
+        Value::Object(_) => Some(vec![part(content, budget)?]),
         _ => None,
     }
 }
@@ -133,13 +134,40 @@ fn unwrap_tool_output(v: &Value) -> Value {
 }
 
 /// A part without a `type`: text when it has one (`{text}`, OpenInference's
-/// `{message_content: {type, text}}`), else labelled `other`.
+/// `{message_content: {type, text}}`), Gemini's `functionCall` / `functionResponse` /
+/// `inlineData`, else labelled `other`.
 fn untyped(p: &Value, budget: &mut Budget) -> Option<Part> {
     if let Some(inner) = p.get("message_content") {
         return part(inner, budget);
     }
     if let Some(s) = str_of(p, "text") {
-        return text(s, budget);
+        return if p.get("thought").and_then(Value::as_bool) == Some(true) {
+            reasoning(s, budget)
+        } else {
+            text(s, budget)
+        };
+    }
+    if let Some(call) = p.get("functionCall") {
+        let name = str_of(call, "name").unwrap_or("tool");
+        return tool_call(str_of(call, "id"), name, call.get("args"), budget);
+    }
+    if let Some(answer) = p.get("functionResponse") {
+        let response = answer.get("response").cloned().unwrap_or(Value::Null);
+        return tool_response(
+            str_of(answer, "id"),
+            str_of(answer, "name"),
+            response,
+            budget,
+        );
+    }
+    if let Some(data) = p.get("inlineData").or_else(|| p.get("fileData")) {
+        let mime = first_str(data, &["mimeType", "mime_type"]);
+        if mime.is_some_and(|m| m.starts_with("image/")) {
+            return Some(Part::Image {
+                mime_type: mime.map(str::to_owned),
+                uri: str_of(data, "fileUri").map(str::to_owned),
+            });
+        }
     }
     budget.take_value(p).then(|| Part::Other {
         kind: "object".to_owned(),

@@ -212,3 +212,8 @@ fn a_long_call_is_kept_whole_and_one_over_the_budget_is_not_cut_but_refused() {
         None
     );
 }
+
+#[test]
+fn gemini_generate_content() {
+    check("gemini.json");
+}
