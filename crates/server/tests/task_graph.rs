@@ -834,5 +834,13 @@ async fn live_overview_sends_only_the_turns_that_changed() {
     assert_eq!(changed.len(), 1, "only the grown turn travels: {changed:?}");
     assert_eq!(changed[0]["index"], turns - 1);
     assert_eq!(changed[0]["turn"]["status"], "SUCCESS");
+    // The path's segments travel as a splice of the ones the client has: applied, they are
+    // the overview's segments now.
+    let keep = upd.data["critical_path"]["keep"].as_u64().unwrap() as usize;
+    let sent = upd.data["critical_path"]["segments"].as_array().unwrap();
+    let mut spliced = first.data["critical_path"]["segments"].as_array().unwrap()[..keep].to_vec();
+    spliced.extend(sent.iter().cloned());
+    let (_, now) = f.get("/task-graph/api/task/overview?id=dsh-live").await;
+    assert_eq!(Value::Array(spliced), now["critical_path"]["segments"]);
     f.server.stop().await.unwrap();
 }

@@ -42,6 +42,7 @@ export class TaskOverviewView {
     this.ov = ov;
     this.axis = timeAxis(ov.turns || []);
     this.root.style.setProperty('--span', String(this.axis.span || 1));
+    this.groupSegments();
     this.renders++;
     this.rowEls = (ov.turns || []).map((t, i) => this.row(t, i));
     this.root.replaceChildren(this.axisRow(), this.pathRow(), ...this.rowEls.flat());
@@ -56,7 +57,19 @@ export class TaskOverviewView {
   applyDelta(d) {
     if (!this.ov) return 0;
     const { turns: changed = [], turn_count: count, ...fields } = d;
+    // The path's segments come as a splice: keep the first `keep`, append the ones sent.
+    const cp = fields.critical_path;
+    let keep = null;
+    if (cp && Number.isInteger(cp.keep)) {
+      const all = this.ov.critical_path?.segments || [];
+      keep = Math.min(cp.keep, all.length);
+      all.length = keep;
+      for (const seg of cp.segments || []) all.push(seg);
+      cp.segments = all;
+      delete cp.keep;
+    }
     Object.assign(this.ov, fields);
+    this.groupSegments();
     const turns = this.ov.turns;
     turns.length = Math.min(turns.length, count ?? turns.length);
     for (const c of changed) turns[c.index] = c.turn;
@@ -81,9 +94,21 @@ export class TaskOverviewView {
       for (const extra of old.slice(1)) extra.remove();
       this.rowEls[c.index] = fresh;
     }
-    this.root.children[1].replaceWith(this.pathRow());
+    if (keep === null || !this.band) this.root.children[1].replaceWith(this.pathRow());
+    else this.spliceBand(keep);
     this.fitRows();
     return changed.length;
+  }
+
+  /** The path's segments by turn (each row draws its own under its bar). */
+  groupSegments() {
+    this.segsByTurn = new Map();
+    for (const s of this.ov.critical_path?.segments || []) {
+      if (s.kind === 'user_reply') continue;
+      let list = this.segsByTurn.get(s.turn_id);
+      if (!list) this.segsByTurn.set(s.turn_id, (list = []));
+      list.push(s);
+    }
   }
 
   /** Row height: the whole session on one screen when it fits at MIN_ROW px or more. */
@@ -132,25 +157,38 @@ export class TaskOverviewView {
     return lo;
   }
 
+  segment(s) {
+    const label = s.kind === 'work' ? `agent work ${fmtMs(s.end_time - s.start_time)}` : `${WAIT_LABEL[s.kind] || s.kind} ${fmtMs(s.end_time - s.start_time)}`;
+    return el('span', {
+      class: `tov-seg seg-${s.kind}`, 'data-kind': s.kind, 'data-node': s.node_id, 'data-turn': s.turn_id, title: label,
+      style: TaskOverviewView.place(this.axis.d(s.start_time), this.axis.d(s.end_time), 2),
+    });
+  }
+
+  pathTotals() {
+    const cp = this.ov.critical_path || {};
+    return `${fmtMs(cp.duration_ms || 0)} work · ${fmtMs(cp.waiting_ms || 0)} waiting`;
+  }
+
   pathRow() {
     const cp = this.ov.critical_path || {};
-    const band = el('div', { class: 'tov-track tov-band', 'data-testid': 'path-band' });
-    for (const s of cp.segments || []) {
-      const a = this.axis.d(s.start_time);
-      const b = this.axis.d(s.end_time);
-      const label = s.kind === 'work' ? `agent work ${fmtMs(s.end_time - s.start_time)}` : `${WAIT_LABEL[s.kind] || s.kind} ${fmtMs(s.end_time - s.start_time)}`;
-      band.append(el('span', {
-        class: `tov-seg seg-${s.kind}`, 'data-kind': s.kind, 'data-node': s.node_id, 'data-turn': s.turn_id, title: label,
-        style: TaskOverviewView.place(a, b, 2),
-      }));
-    }
+    this.band = el('div', { class: 'tov-track tov-band', 'data-testid': 'path-band' });
+    this.band.append(...(cp.segments || []).map((s) => this.segment(s)));
+    this.pathCounts = el('span', { class: 'tov-counts', title: 'agent work on the critical path, and its waiting for you' }, this.pathTotals());
     return el('div', { class: 'tov-row tov-path', role: 'row' },
       el('span', { class: 'tov-num' }, ''),
       el('span', { class: 'tov-msg tov-path-label' }, 'Critical path'),
-      band,
-      el('span', { class: 'tov-counts', title: 'agent work on the critical path, and its waiting for you' },
-        `${fmtMs(cp.duration_ms || 0)} work · ${fmtMs(cp.waiting_ms || 0)} waiting`),
+      this.band,
+      this.pathCounts,
       el('span', { class: 'tov-cost' }, ''));
+  }
+
+  /** The band after a splice: segments from `keep` on are replaced by the new ones. */
+  spliceBand(keep) {
+    const segs = this.ov.critical_path?.segments || [];
+    while (this.band.children.length > keep) this.band.lastChild.remove();
+    this.band.append(...segs.slice(keep).map((s) => this.segment(s)));
+    this.pathCounts.textContent = this.pathTotals();
   }
 
   /** The elements of turn `t`: its row, then its subagents when expanded. */
@@ -160,8 +198,7 @@ export class TaskOverviewView {
     const b = this.axis.d(t.end_time ?? (t.start_time + t.duration_ms));
     const track = el('div', { class: 'tov-track' },
       el('span', { class: `tov-bar st-${String(t.status).toLowerCase()}`, style: TaskOverviewView.place(a, b, 3) }));
-    for (const s of this.ov.critical_path?.segments || []) {
-      if (s.turn_id !== t.id || s.kind === 'user_reply') continue;
+    for (const s of this.segsByTurn?.get(t.id) || []) {
       track.append(el('span', { class: `tov-mark seg-${s.kind}`, style: TaskOverviewView.place(this.axis.d(s.start_time), this.axis.d(s.end_time), 2) }));
     }
     const counts = [plural(c.steps, 'step'), plural(c.tool_calls, 'call')];

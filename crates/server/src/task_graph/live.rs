@@ -473,6 +473,8 @@ pub(super) struct OverviewFeed {
     /// totals (the live graph itself comes from the follower).
     tree: Arc<mindgate_taskgraph::GraphTree>,
     turns: Vec<serde_json::Value>,
+    /// The critical path's segments last sent (a delta sends them as a splice).
+    segments: Vec<serde_json::Value>,
 }
 
 impl OverviewFeed {
@@ -485,11 +487,13 @@ impl OverviewFeed {
             prices,
             tree,
             turns: Vec::new(),
+            segments: Vec::new(),
         }
     }
 
     /// The overview of `live` now: an `overview` message the first time (`first`), then an
-    /// `overview_delta` holding every top-level field and only the turns that changed
+    /// `overview_delta` holding every top-level field, the critical path's segments as a splice
+    /// (`critical_path.keep`, then the new ones) and only the turns that changed
     /// (`turns: [{index, turn}]`, `turn_count`), so the page re-lays out just those turns.
     async fn message(&mut self, live: &Arc<Live>, version: u64, first: bool) -> SseEvent {
         let l = live.clone();
@@ -512,8 +516,17 @@ impl OverviewFeed {
             Some(serde_json::Value::Array(t)) => t,
             _ => Vec::new(),
         };
+        let segments = match value
+            .pointer_mut("/critical_path/segments")
+            .map(serde_json::Value::take)
+        {
+            Some(serde_json::Value::Array(s)) => s,
+            _ => Vec::new(),
+        };
         let id = version.to_string();
         if first {
+            value["critical_path"]["segments"] = serde_json::Value::Array(segments.clone());
+            self.segments = segments;
             value["turns"] = serde_json::Value::Array(turns.clone());
             self.turns = turns;
             return SseEvent::default()
@@ -527,6 +540,16 @@ impl OverviewFeed {
             .filter(|(i, t)| self.turns.get(*i) != Some(*t))
             .map(|(i, t)| json!({ "index": i, "turn": t }))
             .collect();
+        // The segments as a splice: the client keeps its first `keep`, appends these.
+        let keep = self
+            .segments
+            .iter()
+            .zip(&segments)
+            .take_while(|(a, b)| a == b)
+            .count();
+        value["critical_path"]["keep"] = json!(keep);
+        value["critical_path"]["segments"] = serde_json::Value::Array(segments[keep..].to_vec());
+        self.segments = segments;
         value["turn_count"] = json!(turns.len());
         value["turns"] = serde_json::Value::Array(changed);
         self.turns = turns;
