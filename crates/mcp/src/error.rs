@@ -34,6 +34,12 @@ pub enum ToolError {
         /// The id asked for.
         run_id: String,
     },
+    /// No run names this thread.
+    #[error("no run has thread `{}` (call list_threads to see the threads)", shown(.thread_id))]
+    UnknownThread {
+        /// The id asked for.
+        thread_id: String,
+    },
     /// The run exists but no event names this node.
     #[error(
         "run `{}` has no node `{}` (call get_run {{\"runId\": \"{}\"}} to see its nodes)",
@@ -146,6 +152,7 @@ impl ToolError {
                 ErrorCode::BadRequest
             }
             ToolError::UnknownRun { .. }
+            | ToolError::UnknownThread { .. }
             | ToolError::UnknownNode { .. }
             | ToolError::UnknownInstance { .. }
             | ToolError::UnknownTask { .. } => ErrorCode::NotFound,

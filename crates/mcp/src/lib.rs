@@ -44,6 +44,7 @@ pub mod runs;
 mod server;
 pub mod stdio;
 pub mod tasks;
+pub mod threads;
 pub mod time;
 pub mod views;
 mod watch;

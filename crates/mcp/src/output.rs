@@ -134,6 +134,11 @@ impl Links {
         format!("{}/#/run/{}", self.base, encode_component(run_id))
     }
 
+    /// A thread's page in the viewer.
+    pub fn thread(&self, thread_id: &str) -> String {
+        format!("{}/#/threads/{}", self.base, encode_component(thread_id))
+    }
+
     /// The node of a run in the viewer.
     pub fn node(&self, run_id: &str, node_id: &str) -> String {
         format!(

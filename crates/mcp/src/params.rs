@@ -49,6 +49,35 @@ pub struct ListRunsArgs {
     /// Only runs started strictly before this epoch-ms time (pass the previous
     /// answer's `nextBefore` to page).
     pub before: Option<i64>,
+    /// Only runs of this thread (run meta `threadId`, `conversationId` or `sessionId`).
+    pub thread: Option<String>,
+    /// Only runs of this user (run meta `userId`).
+    pub user: Option<String>,
+    /// Only runs carrying this tag (run meta `tags`).
+    pub tag: Option<String>,
+}
+
+/// `list_threads` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListThreadsArgs {
+    /// Most threads to return, latest active first (default 20, at most 100).
+    pub limit: Option<u32>,
+    /// Only threads with a run of this user (run meta `userId`).
+    pub user: Option<String>,
+    /// Only threads with a run carrying this tag (run meta `tags`).
+    pub tag: Option<String>,
+    /// Only threads whose latest run started strictly before this epoch-ms time (pass
+    /// the previous answer's `nextBefore` to page).
+    pub before: Option<i64>,
+}
+
+/// `get_thread` arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetThreadArgs {
+    /// The thread id (from list_threads, or a run's `threadId`).
+    pub thread_id: String,
 }
 
 /// `get_run` arguments.

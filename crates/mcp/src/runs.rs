@@ -47,7 +47,7 @@ pub const LIST_DEFAULT: u32 = 20;
 /// Largest limit of `find_errors` and `search_events`.
 pub const LIST_MAX: u32 = 100;
 
-fn check_limit(
+pub(crate) fn check_limit(
     field: &'static str,
     v: Option<u32>,
     default: u32,
@@ -67,7 +67,7 @@ fn check_limit(
     }
 }
 
-fn check_id(field: &'static str, v: &str) -> Result<(), ToolError> {
+pub(crate) fn check_id(field: &'static str, v: &str) -> Result<(), ToolError> {
     if v.trim().is_empty() {
         return Err(ToolError::bad(field, "must not be empty"));
     }
@@ -91,7 +91,7 @@ pub fn run_value(run: &RunSummary, links: &Links) -> Value {
     v
 }
 
-fn run_line(run: &RunSummary) -> String {
+pub(crate) fn run_line(run: &RunSummary) -> String {
     let mut s = format!(
         "{} \"{}\" (app {}) — {}, started {}",
         run.id,
@@ -142,6 +142,9 @@ pub fn list_runs(
         status: args.status.map(RunState::from),
         app: args.app.clone().filter(|a| !a.is_empty()),
         q: args.query.clone().filter(|q| !q.is_empty()),
+        thread: args.thread.clone().filter(|t| !t.is_empty()),
+        user: args.user.clone().filter(|u| !u.is_empty()),
+        tag: args.tag.clone().filter(|t| !t.is_empty()),
     };
     let list = store.list_runs(&filter)?;
     let mut text = if list.runs.is_empty() {

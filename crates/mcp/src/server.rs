@@ -21,8 +21,8 @@ use crate::error::ToolError;
 use crate::memory::VALIDATE_TOOLS;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
-    DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, ListPausesArgs,
-    ListRunsArgs, ListTasksArgs, ResumeArgs, SearchEventsArgs,
+    DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, GetThreadArgs,
+    ListPausesArgs, ListRunsArgs, ListTasksArgs, ListThreadsArgs, ResumeArgs, SearchEventsArgs,
 };
 use crate::{runs, tasks};
 use mindgate_memory::agent::LazyMemory;
@@ -353,6 +353,31 @@ impl MindgateMcp {
         Parameters(args): Parameters<FindErrorsArgs>,
     ) -> CallToolResult {
         self.run_tool(move |s, l| runs::find_errors(s, &args, l, now_ms()))
+            .await
+    }
+
+    /// Threads: the runs of one conversation, grouped and totalled.
+    #[tool(
+        name = "list_threads",
+        description = "List threads — runs of one conversation, grouped by their run meta threadId, conversationId or sessionId (OpenTelemetry gen_ai.conversation.id / session.id) — latest active first, each with its run count, first and last start, user, summed duration, work time, tokens, cost and errors, and a deep link. Filter by user (meta userId) or tag (meta tags).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn list_threads(
+        &self,
+        Parameters(args): Parameters<ListThreadsArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| crate::threads::list_threads(s, &args, l))
+            .await
+    }
+
+    /// One thread's runs in order, with its totals.
+    #[tool(
+        name = "get_thread",
+        description = "Open a thread: its totals (runs, duration, work time, tokens, cost, errors) and its runs in the order they started, each with status, counts and a deep link. Read-only.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn get_thread(&self, Parameters(args): Parameters<GetThreadArgs>) -> CallToolResult {
+        self.run_tool(move |s, l| crate::threads::get_thread(s, &args, l))
             .await
     }
 

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use mindgate_mcp::params::{
     AgentArg, DetailArg, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
-    ListPausesArgs, ListRunsArgs, ListTasksArgs, ResumeArgs, RunStatusArg, SearchEventsArgs,
-    SinceArg,
+    GetThreadArgs, ListPausesArgs, ListRunsArgs, ListTasksArgs, ListThreadsArgs, ResumeArgs,
+    RunStatusArg, SearchEventsArgs, SinceArg,
 };
 use mindgate_mcp::{McpConfig, MindgateMcp, ServerEndpoint};
 use mindgate_protocol::{ResumeAction, parse_envelope};
@@ -798,8 +798,10 @@ fn control_tools_are_listed_only_when_allowed() {
             "get_node",
             "get_run",
             "get_task_graph",
+            "get_thread",
             "list_runs",
             "list_tasks",
+            "list_threads",
             "memory_status",
             "procedure_outcome",
             "procedure_search",
@@ -1092,4 +1094,99 @@ fn resume_arguments_parse_into_the_protocols_action() {
         json!({"runId": "r", "pauseId": "p", "action": "pause"}),
     );
     assert!(refused.is_err(), "an unknown action is refused at the edge");
+}
+
+/// Two runs of thread `chat-7` (by meta `threadId` and `conversationId`) and one of
+/// another user: `list_threads` totals them, `get_thread` lists them in order, and
+/// `list_runs` filters by thread, user and tag.
+#[tokio::test]
+async fn thread_tools_group_total_and_filter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().to_path_buf();
+    {
+        let (w, _) =
+            Writer::open(&home.join("mindgate.db"), WriterConfig::default(), None).expect("writer");
+        let runs = [
+            (
+                "t1",
+                T0,
+                json!({"threadId": "chat-7", "userId": "ada", "tags": ["beta"]}),
+            ),
+            (
+                "t2",
+                T0 + 5_000,
+                json!({"conversationId": "chat-7", "userId": "ada"}),
+            ),
+            (
+                "u1",
+                T0 + 2_000,
+                json!({"threadId": "chat-8", "userId": "bob"}),
+            ),
+        ];
+        for (id, t, meta) in runs {
+            w.append(ev(
+                id,
+                0,
+                t,
+                "run.started",
+                json!({"app": "chat", "sdk": {"name": "t", "version": "1"}, "meta": meta}),
+            ))
+            .expect("append");
+            w.append(ev(
+                id,
+                1,
+                t + 1_000,
+                "run.finished",
+                json!({"status": "ok"}),
+            ))
+            .expect("append");
+        }
+        w.close().expect("close");
+    }
+    let server = MindgateMcp::new(config(&home));
+    let r = server
+        .list_threads(Parameters(ListThreadsArgs::default()))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["threads"][0]["id"], "chat-7", "{text}");
+    assert_eq!(v["threads"][0]["runCount"], 2);
+    assert_eq!(v["threads"][0]["durationMs"], 2_000);
+    assert!(
+        v["threads"][0]["link"]
+            .as_str()
+            .unwrap()
+            .ends_with("/#/threads/chat-7")
+    );
+    assert!(text.contains("chat-7 — 2 run(s)"), "{text}");
+    let r = server
+        .list_threads(Parameters(ListThreadsArgs {
+            user: Some("bob".into()),
+            ..Default::default()
+        }))
+        .await;
+    assert_eq!(ok(&r).1["threads"].as_array().unwrap().len(), 1);
+    let r = server
+        .get_thread(Parameters(GetThreadArgs {
+            thread_id: "chat-7".into(),
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["runs"][0]["id"], "t1");
+    assert_eq!(v["runs"][1]["id"], "t2");
+    assert!(text.contains("1. t1"), "{text}");
+    let r = server
+        .get_thread(Parameters(GetThreadArgs {
+            thread_id: "nope".into(),
+        }))
+        .await;
+    assert_eq!(err(&r).0, "not_found");
+    let r = server
+        .list_runs(Parameters(ListRunsArgs {
+            tag: Some("beta".into()),
+            ..Default::default()
+        }))
+        .await;
+    let runs = ok(&r).1["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["threadId"], "chat-7");
 }

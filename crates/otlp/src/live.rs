@@ -117,6 +117,34 @@ pub struct TraceState {
     last_activity: i64,
     app: Arc<str>,
     source: &'static str,
+    /// The conversation the trace belongs to (run meta `threadId`), once a span named it.
+    thread: Option<String>,
+    /// The user it ran for (run meta `userId`), once a span named one.
+    user: Option<String>,
+}
+
+/// Span (then resource) attributes naming the conversation a trace belongs to, first
+/// present wins: the run's meta `threadId` (`docs/otlp.md`).
+pub const THREAD_ATTRIBUTES: &[&str] = &["gen_ai.conversation.id", "session.id"];
+/// Attributes naming the user a trace ran for: the run's meta `userId`.
+pub const USER_ATTRIBUTES: &[&str] = &["user.id", "enduser.id"];
+
+/// What [`THREAD_ATTRIBUTES`] / [`USER_ATTRIBUTES`] say on a span or its resource.
+#[derive(Debug, Default, Clone)]
+struct RunKeys {
+    thread: Option<String>,
+    user: Option<String>,
+}
+
+impl RunKeys {
+    fn of(attrs: &Attrs) -> RunKeys {
+        let pick =
+            |keys: &[&str]| crate::attrs::first_str(attrs, keys).map(|v| clip(v, MAX_NAME_BYTES));
+        RunKeys {
+            thread: pick(THREAD_ATTRIBUTES),
+            user: pick(USER_ATTRIBUTES),
+        }
+    }
 }
 
 /// What the store already holds of a trace's run (a restarted server, a second import,
@@ -222,6 +250,8 @@ fn nanos_to_ms(n: u64) -> i64 {
 struct Incoming {
     span: Span,
     attrs: Attrs,
+    /// The thread and user its resource names.
+    resource_keys: Arc<RunKeys>,
     app: Arc<str>,
     sdk: Arc<(String, String)>,
     scope: Arc<str>,
@@ -293,6 +323,7 @@ pub fn split_by_trace(request: ExportTraceServiceRequest) -> Vec<TraceSpans> {
             )
             .as_str(),
         );
+        let resource_keys = Arc::new(RunKeys::of(&resource));
         let sdk = Arc::new((
             str_of(&resource, "telemetry.sdk.language")
                 .map_or_else(|| SDK_NAME.to_owned(), |l| format!("{SDK_NAME}-{l}")),
@@ -308,6 +339,7 @@ pub fn split_by_trace(request: ExportTraceServiceRequest) -> Vec<TraceSpans> {
                 };
                 let incoming = Incoming {
                     attrs: to_json(&span.attributes),
+                    resource_keys: Arc::clone(&resource_keys),
                     span,
                     app: Arc::clone(&app),
                     sdk: Arc::clone(&sdk),
@@ -344,7 +376,40 @@ impl TraceState {
             last_activity: now,
             app,
             source,
+            thread: None,
+            user: None,
         }
+    }
+
+    /// Notes the thread and user the spans (else their resources) name, first found wins.
+    fn note_keys(&mut self, spans: &[Incoming]) {
+        for incoming in spans {
+            if self.thread.is_some() && self.user.is_some() {
+                return;
+            }
+            let keys = RunKeys::of(&incoming.attrs);
+            if self.thread.is_none() {
+                self.thread = keys
+                    .thread
+                    .or_else(|| incoming.resource_keys.thread.clone());
+            }
+            if self.user.is_none() {
+                self.user = keys.user.or_else(|| incoming.resource_keys.user.clone());
+            }
+        }
+    }
+
+    /// The run's `run.started` meta: its name, source and trace, and the thread and user
+    /// its spans named.
+    fn run_meta(&self, name: &str) -> Value {
+        let mut meta = json!({"name": name, "source": SOURCE, "traceId": hex(&self.trace)});
+        if let Some(thread) = &self.thread {
+            meta["threadId"] = Value::String(thread.clone());
+        }
+        if let Some(user) = &self.user {
+            meta["userId"] = Value::String(user.clone());
+        }
+        meta
     }
 
     /// The run id.
@@ -400,7 +465,7 @@ impl TraceState {
     /// Maps one request's spans of this trace to events (`seq`s allocated from
     /// [`TraceState::next_seq`]), into `sink` or else `batch.events`.
     pub fn ingest(&mut self, group: TraceSpans, now: i64, batch: &mut Batch, sink: EventSink<'_>) {
-        let TraceSpans { trace, spans } = group;
+        let TraceSpans { trace: _, spans } = group;
         let Some(first) = spans.first() else {
             return;
         };
@@ -412,6 +477,7 @@ impl TraceState {
             .min()
             .unwrap_or(now);
         self.last_activity = now;
+        self.note_keys(&spans);
         let mut out = Emitter {
             run: self,
             batch,
@@ -420,11 +486,11 @@ impl TraceState {
             span: 0,
         };
         if out.run.next_seq == 1 {
+            let meta = out.run.run_meta(&app);
             out.emit(
                 earliest,
                 "run.started",
-                json!({"app": &*app, "sdk": {"name": sdk.0, "version": sdk.1},
-                       "meta": {"name": &*app, "source": SOURCE, "traceId": hex(&trace)}}),
+                json!({"app": &*app, "sdk": {"name": sdk.0, "version": sdk.1}, "meta": meta}),
             );
         }
         // Starts, parents first; then ends, children first (by index: nothing is moved).
@@ -814,12 +880,12 @@ impl Emitter<'_, '_> {
                 node.name
             };
             let app = Arc::clone(&self.run.app);
+            let meta = self.run.run_meta(&clip(&name, MAX_NAME_BYTES));
             self.emit(
                 end_ms,
                 "run.started",
                 json!({"app": &*app, "sdk": {"name": incoming.sdk.0, "version": incoming.sdk.1},
-                       "meta": {"name": clip(&name, MAX_NAME_BYTES), "source": SOURCE,
-                                "traceId": hex(&span.trace_id)}}),
+                       "meta": meta}),
             );
             let mut finished = json!({"status": if failed { "error" } else { "ok" }});
             if failed {

@@ -371,3 +371,29 @@ fn the_store_names_the_seqs_a_writer_did_not_get() {
     );
     assert_eq!(f.store.missing_seqs("otlp-none", 1, 2).unwrap(), vec![1, 2]);
 }
+
+#[test]
+fn a_conversation_id_on_a_child_span_makes_the_run_join_its_thread() {
+    let mut f = Fixture::new();
+    let mut chat_span = chat(2, 1, 1_100);
+    chat_span
+        .attributes
+        .push(kv("gen_ai.conversation.id", json!("conv-42")));
+    chat_span.attributes.push(kv("user.id", json!("ada")));
+    f.send(vec![chat_span, agent(1, None)]);
+    let run = f.run();
+    assert_eq!(run["meta"]["threadId"], "conv-42");
+    assert_eq!(run["threadId"], "conv-42");
+    assert_eq!(run["userId"], "ada");
+    let thread = f.store.get_thread("conv-42").unwrap().unwrap();
+    assert_eq!(thread.runs.len(), 1);
+}
+
+#[test]
+fn a_session_id_names_the_thread_when_no_conversation_id_does() {
+    let mut f = Fixture::new();
+    let mut root = agent(1, None);
+    root.attributes.push(kv("session.id", json!("s-7")));
+    f.send(vec![root]);
+    assert_eq!(f.run()["threadId"], "s-7");
+}

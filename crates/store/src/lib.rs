@@ -62,6 +62,7 @@ pub mod report;
 mod schema;
 mod seq_claim;
 mod tally;
+pub mod threads;
 pub mod transfer;
 mod writer;
 
@@ -94,6 +95,9 @@ pub use reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, RunStore};
 pub use report::{ErrorReport, RunReport, run_report};
 pub use schema::SCHEMA_VERSION;
 pub use seq_claim::{RUN_CLAIM_WAIT, RunClaim};
+pub use threads::{
+    RunKeys, ThreadDetail, ThreadFilter, ThreadList, ThreadSummary, run_keys, thread_summary,
+};
 pub use transfer::{ImportReport, RunImport, TransferError};
 pub use writer::{
     CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, Retention, TryAppendError,

@@ -133,6 +133,16 @@ pub struct RunSummary {
     pub cost: Option<mindgate_pricing::Cost>,
     /// Where the run came from: `live`, `import` or `demo`.
     pub source: String,
+    /// Its thread ([`crate::threads::run_keys`]: meta `threadId`, `conversationId` or
+    /// `sessionId`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// Its user (meta `userId`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Its tags (meta `tags`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// `run.started` metadata, as sent.
     pub meta: Option<Value>,
     /// The instrumentation library (`run.started.sdk`).
@@ -157,6 +167,12 @@ pub struct RunFilter {
     pub app: Option<String>,
     /// Substring of the run id, name or app (case-insensitive).
     pub q: Option<String>,
+    /// Only runs of this thread.
+    pub thread: Option<String>,
+    /// Only runs of this user.
+    pub user: Option<String>,
+    /// Only runs carrying this tag.
+    pub tag: Option<String>,
 }
 
 impl RunFilter {

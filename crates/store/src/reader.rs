@@ -63,7 +63,7 @@ impl std::fmt::Debug for RunStore {
 
 const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, finished_at, last_event_at, \
      source, meta_json, sdk_json, event_count, node_count, error_count, input_tokens, \
-     output_tokens, last_seq, held_ms";
+     output_tokens, last_seq, held_ms, thread_id, user_id, tags_json";
 
 fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
     let status: String = r.get(3)?;
@@ -95,6 +95,9 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
         },
         cost: None,
         source: r.get(7)?,
+        thread_id: r.get(17)?,
+        user_id: r.get(18)?,
+        tags: crate::threads::tags_from_column(r.get_ref(19)?.as_str_or_null().ok().flatten()),
         meta: meta.and_then(|m| serde_json::from_str(&m).ok()),
         sdk: sdk.and_then(|m| serde_json::from_str(&m).ok()),
         last_seq: r.get::<_, Option<i64>>(15)?.map(|v| v.max(0) as u64),
@@ -282,6 +285,18 @@ impl RunStore {
             if let Some(app) = &filter.app {
                 sql.push_str(" AND app = ?");
                 args.push(app.clone().into());
+            }
+            if let Some(thread) = &filter.thread {
+                sql.push_str(" AND thread_id = ?");
+                args.push(thread.clone().into());
+            }
+            if let Some(user) = &filter.user {
+                sql.push_str(" AND user_id = ?");
+                args.push(user.clone().into());
+            }
+            if let Some(tag) = &filter.tag {
+                sql.push_str(" AND EXISTS (SELECT 1 FROM json_each(runs.tags_json) WHERE value = ?)");
+                args.push(tag.clone().into());
             }
             if let Some(q) = filter.q.as_deref().filter(|q| !q.is_empty()) {
                 sql.push_str(

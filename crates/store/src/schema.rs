@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Result, StoreError};
 
 /// Version of the schema this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS runs (
@@ -30,7 +30,10 @@ CREATE TABLE IF NOT EXISTS runs (
     input_tokens INTEGER NOT NULL DEFAULT 0,
     output_tokens INTEGER NOT NULL DEFAULT 0,
     last_seq INTEGER,
-    held_ms INTEGER NOT NULL DEFAULT 0
+    held_ms INTEGER NOT NULL DEFAULT 0,
+    thread_id TEXT,
+    user_id TEXT,
+    tags_json TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs(started_at DESC);
 CREATE TABLE IF NOT EXISTS event_types (
@@ -125,6 +128,11 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "cache_size", -16_000)?;
     conn.execute_batch(SCHEMA)?;
     add_held_time(&conn)?;
+    add_thread_keys(&conn)?;
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs(thread_id, started_at) \
+         WHERE thread_id IS NOT NULL;",
+    )?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok(conn)
 }
@@ -158,6 +166,56 @@ fn add_held_time(conn: &Connection) -> Result<()> {
          COMMIT;",
     )?;
     tracing::info!("run store: added the runs' held time (schema 2)");
+    Ok(())
+}
+
+/// The SQL spelling of [`crate::threads::run_keys`]'s rule for one id key of `meta_json`:
+/// a string of 1 to 256 bytes, or an integer.
+fn key_sql(key: &str) -> String {
+    format!(
+        "CASE WHEN json_type(meta_json, '$.{key}') = 'text' \
+           AND length(CAST(json_extract(meta_json, '$.{key}') AS BLOB)) BETWEEN 1 AND {max} \
+           THEN json_extract(meta_json, '$.{key}') \
+         WHEN json_type(meta_json, '$.{key}') = 'integer' \
+           THEN CAST(json_extract(meta_json, '$.{key}') AS TEXT) END",
+        max = crate::threads::MAX_KEY_BYTES
+    )
+}
+
+/// Version 3: the run row keeps its thread, user and tags ([`crate::threads::run_keys`]).
+/// A file written before gets the columns, filled from each run's stored meta by the same
+/// rule, in one transaction.
+fn add_thread_keys(conn: &Connection) -> Result<()> {
+    let has_column: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('runs') WHERE name = 'thread_id'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_column {
+        return Ok(());
+    }
+    let thread = crate::threads::THREAD_KEYS
+        .iter()
+        .map(|k| key_sql(k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "BEGIN IMMEDIATE;
+         ALTER TABLE runs ADD COLUMN thread_id TEXT;
+         ALTER TABLE runs ADD COLUMN user_id TEXT;
+         ALTER TABLE runs ADD COLUMN tags_json TEXT;
+         UPDATE runs SET thread_id = COALESCE({thread}), user_id = {user},
+           tags_json = (SELECT json_group_array(value) FROM json_each(meta_json, '$.tags')
+                        WHERE json_type(meta_json, '$.tags') = 'array'
+                          AND type = 'text' AND length(CAST(value AS BLOB)) BETWEEN 1 AND {max_tag})
+         WHERE json_valid(meta_json);
+         UPDATE runs SET tags_json = NULL WHERE tags_json = '[]';
+         COMMIT;",
+        user = key_sql(crate::threads::USER_KEY),
+        max_tag = crate::threads::MAX_TAG_BYTES,
+    );
+    conn.execute_batch(&sql)?;
+    tracing::info!("run store: added the runs' thread, user and tags (schema 3)");
     Ok(())
 }
 

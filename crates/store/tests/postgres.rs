@@ -16,7 +16,10 @@ fn migrations_apply_once_and_a_reader_needs_them() {
     assert!(matches!(err, StoreError::NotMigrated { .. }), "{err}");
     assert!(err.to_string().contains("mindgate migrate"), "{err}");
     let first = migrate(&db.database).expect("migrate");
-    assert_eq!((first.from, first.applied.as_slice()), (0, &[1, 2, 3][..]));
+    assert_eq!(
+        (first.from, first.applied.as_slice()),
+        (0, &[1, 2, 3, 4][..])
+    );
     let again = migrate(&db.database).expect("migrate again");
     assert!(again.applied.is_empty(), "{again:?}");
     assert_eq!(again.from, again.to);

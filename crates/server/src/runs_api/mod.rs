@@ -18,6 +18,7 @@ pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod graph;
 pub(crate) mod replay;
+pub(crate) mod threads;
 
 use crate::error::ApiError;
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
@@ -118,6 +119,9 @@ pub struct RunsQuery {
     status: Option<String>,
     app: Option<String>,
     q: Option<String>,
+    thread: Option<String>,
+    user: Option<String>,
+    tag: Option<String>,
 }
 
 /// `GET /api/runs`
@@ -140,6 +144,9 @@ pub async fn list_runs(
         status,
         app: q.app.filter(|a| !a.is_empty()),
         q: q.q,
+        thread: q.thread.filter(|t| !t.is_empty()),
+        user: q.user.filter(|u| !u.is_empty()),
+        tag: q.tag.filter(|t| !t.is_empty()),
     };
     let list = blocking(&state, move |s| s.list_runs(&filter)).await?;
     Ok(Json(list).into_response())

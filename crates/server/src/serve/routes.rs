@@ -86,6 +86,11 @@ pub fn router(state: AppState) -> Router {
             axum::routing::put(runs_api::put_hold_unwatched),
         )
         .route("/api/search", get(runs_api::search))
+        .route("/api/threads", get(runs_api::threads::list_threads))
+        .route(
+            "/api/threads/{thread_id}",
+            get(runs_api::threads::get_thread),
+        )
         .route("/api/errors", get(runs_api::errors))
         .route("/api/diff", get(crate::runs_api::diff::diff))
         .route("/api/demo", post(crate::runs_api::demo::start_demo))

@@ -87,11 +87,14 @@ impl ImportTarget for PgTarget {
     fn insert_run(&mut self, run_id: &str, run: &ImportedRun) -> Result<Option<i64>, StoreError> {
         let meta = run.meta.as_ref().map(|m| m.to_string());
         let sdk = run.sdk.as_ref().map(|m| m.to_string());
+        let keys = crate::threads::run_keys(run.meta.as_ref());
+        let tags = crate::threads::tags_to_column(&keys.tags);
         let row = self.client.query_opt(
             "INSERT INTO runs(id, app, name, status, started_at, finished_at, last_event_at, \
              source, meta_json, sdk_json, event_count, node_count, error_count, input_tokens, \
-             output_tokens, last_seq) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+             output_tokens, last_seq, thread_id, user_id, tags_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+             $17, $18, $19) \
              ON CONFLICT (id) DO NOTHING RETURNING key",
             &[
                 &run_id,
@@ -110,6 +113,9 @@ impl ImportTarget for PgTarget {
                 &to_i64(run.usage.input_tokens),
                 &to_i64(run.usage.output_tokens),
                 &run.last_seq.map(to_i64),
+                &keys.thread_id,
+                &keys.user_id,
+                &tags,
             ],
         )?;
         Ok(row.map(|r| r.get(0)))

@@ -15,6 +15,7 @@ use crate::model::{
     UsageTotals, run_duration_ms, run_work_ms,
 };
 use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like, snippet};
+use crate::threads::ThreadFilter;
 use crate::writer::raw;
 
 /// Connections the readers of one process may hold.
@@ -24,7 +25,7 @@ pub const POOL_WAIT: Duration = Duration::from_secs(5);
 
 pub(crate) const SUMMARY_COLUMNS: &str = "id, app, name, status, started_at, finished_at, \
      last_event_at, source, meta_json, sdk_json, event_count, node_count, error_count, \
-     input_tokens, output_tokens, last_seq, held_ms";
+     input_tokens, output_tokens, last_seq, held_ms, thread_id, user_id, tags_json";
 
 fn as_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -65,6 +66,9 @@ pub(crate) fn summary_from_row(r: &Row, at: usize) -> Result<RunSummary> {
         },
         cost: None,
         source: r.try_get(at + 7)?,
+        thread_id: r.try_get(at + 17)?,
+        user_id: r.try_get(at + 18)?,
+        tags: crate::threads::tags_from_column(r.try_get::<_, Option<&str>>(at + 19)?),
         meta: meta.and_then(|m| serde_json::from_str(&m).ok()),
         sdk: sdk.and_then(|m| serde_json::from_str(&m).ok()),
         last_seq: r.try_get::<_, Option<i64>>(at + 15)?.map(count),
@@ -205,6 +209,30 @@ impl PgReader {
         if let Some(app) = &filter.app {
             push_arg(&mut sql, &mut args, " AND app = ?", Box::new(app.clone()));
         }
+        if let Some(thread) = &filter.thread {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND thread_id = ?",
+                Box::new(thread.clone()),
+            );
+        }
+        if let Some(user) = &filter.user {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND user_id = ?",
+                Box::new(user.clone()),
+            );
+        }
+        if let Some(tag) = &filter.tag {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND tags_json::jsonb @> jsonb_build_array(?::text)",
+                Box::new(tag.clone()),
+            );
+        }
         if let Some(q) = filter.q.as_deref().filter(|q| !q.is_empty()) {
             push_arg(
                 &mut sql,
@@ -233,6 +261,51 @@ impl PgReader {
             None
         };
         Ok(RunList { runs, next_before })
+    }
+
+    /// A page of thread ids, the latest started first (see [`crate::RunStore::list_threads`]).
+    pub(crate) fn thread_ids(&self, filter: &ThreadFilter) -> Result<Vec<(String, i64)>> {
+        let mut sql = "SELECT thread_id, MAX(started_at) AS last FROM runs \
+                       WHERE thread_id IS NOT NULL"
+            .to_owned();
+        let mut args: Vec<Box<dyn ToSql + Sync>> = Vec::new();
+        if let Some(user) = &filter.user {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND thread_id IN (SELECT thread_id FROM runs WHERE user_id = ?)",
+                Box::new(user.clone()),
+            );
+        }
+        if let Some(tag) = &filter.tag {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " AND thread_id IN (SELECT thread_id FROM runs \
+                   WHERE tags_json::jsonb @> jsonb_build_array(?::text))",
+                Box::new(tag.clone()),
+            );
+        }
+        sql.push_str(" GROUP BY thread_id");
+        if let Some(before) = filter.before {
+            push_arg(
+                &mut sql,
+                &mut args,
+                " HAVING MAX(started_at) < ?",
+                Box::new(before),
+            );
+        }
+        push_arg(
+            &mut sql,
+            &mut args,
+            " ORDER BY last DESC, thread_id DESC LIMIT ?",
+            Box::new(i64::from(filter.effective_limit()) + 1),
+        );
+        let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
+        let rows = self.conn()?.query(&sql, &params)?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
     }
 
     pub(crate) fn get_run(&self, run_id: &str) -> Result<Option<RunSummary>> {

@@ -77,11 +77,47 @@ FROM (
 WHERE runs.key = h.run_key;
 "#;
 
+/// Migration 4: the run's thread, user and tags (`crate::threads::run_keys`), filled from
+/// each run's stored meta by the same rule (meta that `jsonb` cannot hold, a `\u0000`
+/// escape, names none).
+const V4_THREAD_KEYS: &str = r#"
+ALTER TABLE runs ADD COLUMN thread_id TEXT, ADD COLUMN user_id TEXT, ADD COLUMN tags_json TEXT;
+CREATE INDEX runs_by_thread ON runs (thread_id, started_at) WHERE thread_id IS NOT NULL;
+UPDATE runs SET
+    thread_id = COALESCE(
+        CASE WHEN jsonb_typeof(m -> 'threadId') = 'string'
+                AND octet_length(m ->> 'threadId') BETWEEN 1 AND 256 THEN m ->> 'threadId'
+              WHEN jsonb_typeof(m -> 'threadId') = 'number' AND (m ->> 'threadId') ~ '^-?[0-9]+$'
+                THEN m ->> 'threadId' END,
+        CASE WHEN jsonb_typeof(m -> 'conversationId') = 'string'
+                AND octet_length(m ->> 'conversationId') BETWEEN 1 AND 256 THEN m ->> 'conversationId'
+              WHEN jsonb_typeof(m -> 'conversationId') = 'number' AND (m ->> 'conversationId') ~ '^-?[0-9]+$'
+                THEN m ->> 'conversationId' END,
+        CASE WHEN jsonb_typeof(m -> 'sessionId') = 'string'
+                AND octet_length(m ->> 'sessionId') BETWEEN 1 AND 256 THEN m ->> 'sessionId'
+              WHEN jsonb_typeof(m -> 'sessionId') = 'number' AND (m ->> 'sessionId') ~ '^-?[0-9]+$'
+                THEN m ->> 'sessionId' END),
+    user_id = CASE WHEN jsonb_typeof(m -> 'userId') = 'string'
+                AND octet_length(m ->> 'userId') BETWEEN 1 AND 256 THEN m ->> 'userId'
+              WHEN jsonb_typeof(m -> 'userId') = 'number' AND (m ->> 'userId') ~ '^-?[0-9]+$'
+                THEN m ->> 'userId' END,
+    tags_json = (
+        SELECT jsonb_agg(t.tag ORDER BY t.n)::text
+        FROM jsonb_array_elements(CASE WHEN jsonb_typeof(m -> 'tags') = 'array'
+                                       THEN m -> 'tags' ELSE '[]'::jsonb END)
+             WITH ORDINALITY AS t(tag, n)
+        WHERE jsonb_typeof(t.tag) = 'string'
+          AND octet_length(t.tag #>> '{}') BETWEEN 1 AND 64)
+FROM (SELECT key AS k, meta_json::jsonb AS m FROM runs
+      WHERE meta_json IS NOT NULL AND position('\u0000' in meta_json) = 0) j
+WHERE runs.key = j.k;
+"#;
+
 /// The run store's migrations (the lock key spells "mgruns").
 pub(crate) const MIGRATIONS: Migrations<'static> = Migrations {
     table: "mindgate_run_migrations",
     lock: MigrationLock::Key(0x6d67_7275_6e73),
-    steps: &[V1_TABLES, V2_RUN_OWNER, V3_HELD_MS],
+    steps: &[V1_TABLES, V2_RUN_OWNER, V3_HELD_MS, V4_THREAD_KEYS],
 };
 
 /// Brings the database up to this build's schema; returns the versions applied now.

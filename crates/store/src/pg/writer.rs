@@ -49,7 +49,8 @@ fn needs_text(json: &str) -> bool {
 const WRITE_RUN: &str = "UPDATE runs SET app = $2, name = $3, status = $4, started_at = $5, \
      finished_at = $6, last_event_at = $7, meta_json = $8, sdk_json = $9, event_count = $10, \
      node_count = $11, error_count = $12, input_tokens = $13, output_tokens = $14, last_seq = $15, \
-     instance_id = $16, held_ms = $17 WHERE key = $1";
+     instance_id = $16, held_ms = $17, thread_id = $18, user_id = $19, tags_json = $20 \
+     WHERE key = $1";
 
 /// One statement per commit, however many payloads it announces.
 pub(crate) const NOTIFY: &str = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS u(p)";
@@ -309,6 +310,7 @@ impl WriteDb for PgWriteDb {
         let sdk = s.sdk.as_ref().map(|m| m.to_string());
         let count = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let last_seq = s.last_seq.and_then(|v| i64::try_from(v).ok());
+        let tags = crate::threads::tags_to_column(&s.tags);
         self.client.execute(
             &self.write_run,
             &[
@@ -329,6 +331,9 @@ impl WriteDb for PgWriteDb {
                 &last_seq,
                 &self.instance_id,
                 &s.held_ms,
+                &s.thread_id,
+                &s.user_id,
+                &tags,
             ],
         )?;
         Ok(())

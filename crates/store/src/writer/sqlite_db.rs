@@ -219,8 +219,8 @@ impl WriteDb for SqliteWriteDb {
         let mut stmt = self.conn.prepare_cached(
             "UPDATE runs SET app = ?2, name = ?3, status = ?4, started_at = ?5, finished_at = ?6, \
              last_event_at = ?7, meta_json = ?8, sdk_json = ?9, event_count = ?10, node_count = ?11, \
-             error_count = ?12, input_tokens = ?13, output_tokens = ?14, last_seq = ?15, held_ms = ?16 \
-             WHERE key = ?1",
+             error_count = ?12, input_tokens = ?13, output_tokens = ?14, last_seq = ?15, held_ms = ?16, \
+             thread_id = ?17, user_id = ?18, tags_json = ?19 WHERE key = ?1",
         )?;
         stmt.execute(params![
             key,
@@ -239,6 +239,9 @@ impl WriteDb for SqliteWriteDb {
             s.usage.output_tokens as i64,
             s.last_seq.and_then(|v| i64::try_from(v).ok()),
             s.held_ms,
+            s.thread_id,
+            s.user_id,
+            crate::threads::tags_to_column(&s.tags),
         ])?;
         Ok(())
     }

@@ -79,6 +79,9 @@ impl State {
                         usage: UsageTotals::default(),
                         cost: None,
                         source: source.to_owned(),
+                        thread_id: None,
+                        user_id: None,
+                        tags: Vec::new(),
                         meta: None,
                         sdk: None,
                         last_seq: None,
@@ -170,6 +173,10 @@ impl State {
                 s.sdk = sdk_json
                     .as_deref()
                     .and_then(|m| serde_json::from_str(m).ok());
+                let keys = crate::threads::run_keys(s.meta.as_ref());
+                s.thread_id = keys.thread_id;
+                s.user_id = keys.user_id;
+                s.tags = keys.tags;
                 s.started_at = s.started_at.min(ev.ts);
             }
             EventFacts::RunFinished { status } => {
