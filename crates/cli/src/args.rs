@@ -52,6 +52,10 @@ pub enum Command {
     /// List the stored runs, newest first: id, app, name, status, start, duration, events,
     /// errors, tokens and cost (the figures of `GET /api/runs` and the viewer's run list).
     Runs(RunsArgs),
+    /// Search every stored run's text — run and node names, inputs, outputs, errors,
+    /// streamed tokens — through the search index (`GET /api/search`): run, seq, node and a
+    /// snippet around each match, the newest stored first.
+    Search(SearchArgs),
     /// Compare two runs node by node (aligned by node id): instance counts, status,
     /// durations, tokens and cost side by side, what differs in each node's input and
     /// output, and the first divergence (the earliest difference recorded in run A).
@@ -585,10 +589,42 @@ pub struct RunsArgs {
     /// or an RFC 3339 time (`2026-12-05T08:00:00Z`) or a date (`2026-12-05`, UTC).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
+    /// Only runs of this thread (run meta `threadId`, `conversationId` or `sessionId`).
+    #[arg(long, value_name = "THREAD_ID")]
+    pub thread: Option<String>,
+    /// Only runs of this user (run meta `userId`).
+    #[arg(long, value_name = "USER_ID")]
+    pub user: Option<String>,
+    /// Only runs carrying this tag (run meta `tags`).
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
     /// Show at most this many runs (newest first).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: u32,
     /// Print the runs as JSON (the `runs` of the `GET /api/runs` body).
+    #[arg(long)]
+    pub json: bool,
+    /// Run database, read-only: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
+}
+
+/// Arguments of `mindgate search`.
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// The text to find (case-insensitive; on SQLite any part of a word of three
+    /// characters or more, on PostgreSQL whole words).
+    #[arg(value_name = "TEXT")]
+    pub query: String,
+    /// Only search this run.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Show at most this many hits.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: u32,
+    /// Print the hits as JSON (the `hits` of the `GET /api/search` body).
     #[arg(long)]
     pub json: bool,
     /// Run database, read-only: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a

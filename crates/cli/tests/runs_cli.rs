@@ -242,3 +242,36 @@ fn the_serve_log_has_no_colour_codes_off_a_terminal() {
         "the serve log has ANSI codes off a terminal:\n{log}"
     );
 }
+
+/// `mindgate search` answers what `GET /api/search` does (the one search module), and
+/// marks the match in its lines.
+#[test]
+fn search_finds_what_the_api_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let db = dir.path().join("runs.db");
+    let db_s = db.to_str().unwrap();
+    let server = ServeProcess::start(bin(), &["--db", db_s]);
+    server.ingest("s-1", &run_frames("s-1", "test-app", "error"));
+    let (status, found) = server.get("/api/search?q=bad").unwrap();
+    assert_eq!(status, 200, "{found}");
+    assert!(server.stop().success());
+    assert_eq!(found["hits"].as_array().unwrap().len(), 2, "{found}");
+
+    let out = mindgate(&["search", "bad", "--json", "--db", db_s], &home);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits, found["hits"]);
+    let out = mindgate(&["search", "BAD", "--db", db_s], &home);
+    let text = stdout(&out);
+    assert!(text.contains("s-1  seq"), "{text}");
+    assert!(text.contains("[bad]"), "{text}");
+    let out = mindgate(&["search", "nowhere-to-be-found", "--db", db_s], &home);
+    assert!(
+        stdout(&out).starts_with("No stored event contains"),
+        "{}",
+        stdout(&out)
+    );
+    let out = mindgate(&["search", " ", "--db", db_s], &home);
+    assert!(!out.status.success());
+}

@@ -60,6 +60,7 @@ pub mod projection;
 mod reader;
 pub mod report;
 mod schema;
+pub mod search;
 mod seq_claim;
 mod tally;
 pub mod threads;

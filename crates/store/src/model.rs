@@ -286,8 +286,13 @@ pub struct EventHit {
     pub type_name: String,
     /// Node, if any.
     pub node_id: Option<String>,
-    /// Up to ~160 characters of payload around the match.
+    /// The node's execution, if the event names one.
+    pub instance_id: Option<String>,
+    /// Up to ~120 characters of the event's text around the match (whitespace as spaces).
     pub snippet: String,
+    /// Where the match is in `snippet`: `[start, end)` in characters (`null` when the
+    /// match is in a part of the payload the snippet does not show).
+    pub mark: Option<[usize; 2]>,
 }
 
 /// A recent `node.error`.

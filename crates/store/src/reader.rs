@@ -543,7 +543,9 @@ impl RunStore {
         Ok(project(run_id, &events).node(node_id))
     }
 
-    /// Events whose payload contains `query` (case-insensitive for ASCII), newest first.
+    /// Events whose text contains `query` (case-insensitive), the newest stored first:
+    /// through the search index ([`crate::search`]) on SQLite, a word search on
+    /// PostgreSQL.
     pub fn search_events(
         &self,
         query: &str,
@@ -559,6 +561,10 @@ impl RunStore {
         }
         self.with_conn(|conn| {
             let names = type_names(conn)?;
+            if query.chars().count() >= crate::search::MIN_INDEXED_QUERY_CHARS {
+                return crate::search::sqlite_search(conn, &names, query, run_id, limit);
+            }
+            // Too short for a trigram: scan the payloads.
             let pattern = escape_like(query);
             let mut stmt = conn.prepare_cached(
                 "SELECT r.id, e.seq, e.ts, e.type, e.node_id, e.payload FROM events e \
@@ -579,14 +585,10 @@ impl RunStore {
             let mut hits = Vec::new();
             for row in rows {
                 let (run, seq, ts, code, node_id, payload) = row?;
-                hits.push(EventHit {
-                    run_id: run,
-                    seq: seq.max(0) as u64,
-                    ts,
-                    type_name: names.get(&code).cloned().unwrap_or_default(),
-                    node_id,
-                    snippet: snippet(&payload, query),
-                });
+                let type_name = names.get(&code).cloned().unwrap_or_default();
+                hits.push(crate::search::hit(
+                    run, seq, ts, type_name, node_id, &payload, query,
+                ));
             }
             Ok(hits)
         })
@@ -723,18 +725,4 @@ impl EventRow {
             extra: self.extra.and_then(raw),
         })
     }
-}
-
-pub(crate) fn snippet(payload: &str, query: &str) -> String {
-    let lower = payload.to_ascii_lowercase();
-    let at = lower.find(&query.to_ascii_lowercase()).unwrap_or(0);
-    let mut start = at.saturating_sub(60);
-    while !payload.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (at + query.len() + 100).min(payload.len());
-    while !payload.is_char_boundary(end) {
-        end += 1;
-    }
-    payload[start..end].to_owned()
 }

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Result, StoreError};
 
 /// Version of the schema this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS runs (
@@ -129,6 +129,9 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     conn.execute_batch(SCHEMA)?;
     add_held_time(&conn)?;
     add_thread_keys(&conn)?;
+    if crate::search::sqlite_create_index(&conn)? {
+        tracing::info!("run store: indexed the stored events for search (schema 4)");
+    }
     conn.execute_batch(
         "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs(thread_id, started_at) \
          WHERE thread_id IS NOT NULL;",

@@ -216,8 +216,10 @@ fn drop_held_column(db: &TestDb) {
                 postgres::Client::connect(&db.postgres_url(), postgres::NoTls).expect("connect");
             client
                 .batch_execute(
-                    "ALTER TABLE runs DROP COLUMN held_ms; \
-                     DELETE FROM mindgate_run_migrations WHERE version = 3;",
+                    "ALTER TABLE runs DROP COLUMN held_ms, DROP COLUMN thread_id, \
+                     DROP COLUMN user_id, DROP COLUMN tags_json; \
+                     DROP INDEX events_search; DROP INDEX events_payload_text; \
+                     DELETE FROM mindgate_run_migrations WHERE version >= 3;",
                 )
                 .expect("downgrade");
         }

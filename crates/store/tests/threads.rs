@@ -256,7 +256,8 @@ fn drop_thread_columns(db: &TestDb) {
                 .batch_execute(
                     "ALTER TABLE runs DROP COLUMN thread_id, DROP COLUMN user_id, \
                      DROP COLUMN tags_json; \
-                     DELETE FROM mindgate_run_migrations WHERE version = 4;",
+                     DROP INDEX events_search; DROP INDEX events_payload_text; \
+                     DELETE FROM mindgate_run_migrations WHERE version >= 4;",
                 )
                 .expect("downgrade");
         }

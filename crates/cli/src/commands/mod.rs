@@ -11,6 +11,7 @@ mod memory;
 mod migrate;
 mod run_ids;
 mod runs;
+mod search;
 mod serve;
 mod taskgraph;
 mod tasks;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Runs(args) => runs::run(&args),
+        Command::Search(args) => search::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Import(args) => import::run(&args),

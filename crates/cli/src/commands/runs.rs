@@ -33,7 +33,13 @@ pub fn run(args: &RunsArgs) -> anyhow::Result<ExitCode> {
     } else if runs.is_empty() {
         write_stdout(&format!(
             "No runs{} in {db}. Start `mindgate serve` and connect an app, or run `mindgate demo`.\n",
-            if args.status.is_some() || args.app.is_some() || since.is_some() {
+            if args.status.is_some()
+                || args.app.is_some()
+                || args.thread.is_some()
+                || args.user.is_some()
+                || args.tag.is_some()
+                || since.is_some()
+            {
                 " match"
             } else {
                 ""
@@ -62,6 +68,9 @@ fn list(store: &RunStore, args: &RunsArgs, since: Option<i64>) -> anyhow::Result
         limit: Some(args.limit.clamp(1, RunFilter::MAX_LIMIT)),
         status: args.status.map(state),
         app: args.app.clone(),
+        thread: args.thread.clone(),
+        user: args.user.clone(),
+        tag: args.tag.clone(),
         ..RunFilter::default()
     };
     let mut runs = Vec::new();

@@ -14,7 +14,7 @@ use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals, run_duration_ms, run_work_ms,
 };
-use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like, snippet};
+use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like};
 use crate::threads::ThreadFilter;
 use crate::writer::raw;
 
@@ -450,27 +450,31 @@ impl PgReader {
         run_id: Option<&str>,
         limit: u32,
     ) -> Result<Vec<EventHit>> {
-        let pattern = escape_like(query);
         let rows = self.conn()?.query(
-            "SELECT r.id, e.seq, e.ts, t.name, e.node_id, \
-             COALESCE(e.payload_text, e.payload::text) AS text FROM events e \
-             JOIN runs r ON r.key = e.run_key JOIN event_types t ON t.code = e.type \
-             WHERE ($1::text IS NULL OR r.id = $1) \
-             AND COALESCE(e.payload_text, e.payload::text) ILIKE $2 \
-             ORDER BY r.started_at DESC, e.seq DESC LIMIT $3",
-            &[&run_id, &pattern, &i64::from(limit)],
+            &format!(
+                "SELECT r.id, e.seq, e.ts, t.name, e.node_id, \
+                 COALESCE(e.payload_text, e.payload::text) AS text FROM events e \
+                 JOIN runs r ON r.key = e.run_key JOIN event_types t ON t.code = e.type \
+                 WHERE ($1::text IS NULL OR r.id = $1) \
+                 AND ({} @@ plainto_tsquery('simple', $2) \
+                      OR (e.payload_text IS NOT NULL AND e.payload_text ILIKE $4)) \
+                 ORDER BY r.started_at DESC, e.seq DESC LIMIT $3",
+                super::schema::SEARCH_VECTOR
+            ),
+            &[&run_id, &query, &i64::from(limit), &escape_like(query)],
         )?;
         rows.iter()
             .map(|r| {
-                let payload: &str = r.try_get(5)?;
-                Ok(EventHit {
-                    run_id: r.try_get(0)?,
-                    seq: count(r.try_get(1)?),
-                    ts: r.try_get(2)?,
-                    type_name: r.try_get(3)?,
-                    node_id: r.try_get(4)?,
-                    snippet: snippet(&minify(payload), query),
-                })
+                let payload = minify(r.try_get::<_, &str>(5)?).into_owned();
+                Ok(crate::search::hit(
+                    r.try_get(0)?,
+                    r.try_get(1)?,
+                    r.try_get(2)?,
+                    r.try_get(3)?,
+                    r.try_get(4)?,
+                    &payload,
+                    query,
+                ))
             })
             .collect()
     }

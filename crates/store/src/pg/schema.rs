@@ -113,11 +113,30 @@ FROM (SELECT key AS k, meta_json::jsonb AS m FROM runs
 WHERE runs.key = j.k;
 "#;
 
+/// The text search vector of an event: the words of its payload's strings (`simple`
+/// configuration: no stemming, no stop words). Migration 5 indexes it; the search's query
+/// spells it the same so the index answers.
+pub(crate) const SEARCH_VECTOR: &str =
+    "jsonb_to_tsvector('simple'::regconfig, e.payload, '[\"string\"]'::jsonb)";
+
+/// Migration 5: the search index over the events' text (a GIN index of
+/// [`SEARCH_VECTOR`], kept by PostgreSQL in the transaction that stores each event), and
+/// the few payloads `jsonb` could not hold (kept as text, searched by substring).
+const V5_SEARCH: &str = "CREATE INDEX events_search ON events USING gin \
+     (jsonb_to_tsvector('simple'::regconfig, payload, '[\"string\"]'::jsonb)); \
+     CREATE INDEX events_payload_text ON events (run_key) WHERE payload_text IS NOT NULL;";
+
 /// The run store's migrations (the lock key spells "mgruns").
 pub(crate) const MIGRATIONS: Migrations<'static> = Migrations {
     table: "mindgate_run_migrations",
     lock: MigrationLock::Key(0x6d67_7275_6e73),
-    steps: &[V1_TABLES, V2_RUN_OWNER, V3_HELD_MS, V4_THREAD_KEYS],
+    steps: &[
+        V1_TABLES,
+        V2_RUN_OWNER,
+        V3_HELD_MS,
+        V4_THREAD_KEYS,
+        V5_SEARCH,
+    ],
 };
 
 /// Brings the database up to this build's schema; returns the versions applied now.

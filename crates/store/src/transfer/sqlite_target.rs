@@ -129,6 +129,7 @@ impl ImportTarget for SqliteTarget {
                 event.payload,
                 event.extra.as_ref().map(|e| e.get()),
             ])?;
+        crate::search::sqlite_index(&self.conn, key, to_i64(event.seq), &event.payload)?;
         Ok(())
     }
 

@@ -36,6 +36,19 @@ impl SqliteWriteDb {
     }
 }
 
+impl SqliteWriteDb {
+    /// Indexes a stored event for search, in the batch's transaction.
+    fn index(&self, row: EventRow<'_>) -> Result<()> {
+        let seq = i64::try_from(row.event.seq).unwrap_or(i64::MAX);
+        Ok(crate::search::sqlite_index(
+            &self.conn,
+            row.key,
+            seq,
+            &row.event.payload,
+        )?)
+    }
+}
+
 const INSERT_ONE: &str = "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 
@@ -180,13 +193,20 @@ impl WriteDb for SqliteWriteDb {
                 bind_row(&mut stmt, 1 + i * 7, *row)?;
             }
             written += stmt.raw_execute()?;
+            for row in chunk {
+                self.index(*row)?;
+            }
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
             let mut stmt = self.conn.prepare_cached(INSERT_ONE)?;
             for row in rest {
                 bind_row(&mut stmt, 1, *row)?;
-                written += stmt.raw_execute()?;
+                let stored = stmt.raw_execute()?;
+                if stored == 1 {
+                    self.index(*row)?;
+                }
+                written += stored;
             }
         }
         Ok(written)
@@ -195,7 +215,11 @@ impl WriteDb for SqliteWriteDb {
     fn insert_one(&mut self, row: EventRow<'_>) -> Result<bool> {
         let mut stmt = self.conn.prepare_cached(INSERT_ONE)?;
         bind_row(&mut stmt, 1, row)?;
-        Ok(stmt.raw_execute()? == 1)
+        let stored = stmt.raw_execute()? == 1;
+        if stored {
+            self.index(row)?;
+        }
+        Ok(stored)
     }
 
     fn hold_start(&mut self, key: i64, pause_id: &str, before_seq: u64) -> Result<Option<i64>> {
@@ -264,6 +288,7 @@ impl WriteDb for SqliteWriteDb {
     }
 
     fn delete_key(&mut self, key: i64) -> Result<()> {
+        crate::search::sqlite_unindex_run(&self.conn, key)?;
         self.conn
             .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
         self.conn
