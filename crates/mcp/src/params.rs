@@ -195,6 +195,10 @@ pub enum DetailArg {
     Summary,
     /// The summary plus every node (bounded).
     Full,
+    /// The turn-level overview the task page opens on: each turn's message, times, counts,
+    /// failures, retries, tokens and cost; the critical path as work and waiting segments;
+    /// totals with each subagent session once.
+    Overview,
 }
 
 /// `get_task_graph` arguments.
@@ -203,7 +207,8 @@ pub enum DetailArg {
 pub struct GetTaskGraphArgs {
     /// Session id (exact or a unique prefix, from list_tasks) or a session file path.
     pub id: String,
-    /// `summary` (default) or `full` (adds the node list).
+    /// `summary` (default), `full` (adds the node list) or `overview` (one entry per turn, as
+    /// the task page opens on).
     pub detail: Option<DetailArg>,
 }
 

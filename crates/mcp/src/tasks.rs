@@ -185,7 +185,12 @@ impl TaskCatalog {
 
     /// Reads a resolved session and builds its graph (no lock held).
     pub fn graph(&self, loc: &SessionLocation) -> Result<TaskGraph, ToolError> {
-        Ok(load_tree(loc, &self.config)?.1.graph)
+        Ok(self.tree(loc)?.graph)
+    }
+
+    /// A session's graph with its subagent sessions' graphs.
+    pub fn tree(&self, loc: &SessionLocation) -> Result<mindgate_taskgraph::GraphTree, ToolError> {
+        Ok(load_tree(loc, &self.config)?.1)
     }
 }
 
@@ -298,12 +303,59 @@ pub fn get_task_graph(
         return Err(ToolError::bad("id", "must not be empty"));
     }
     let loc = catalog.resolve(&args.id)?;
-    let g = catalog.graph(&loc)?;
     let detail = args.detail.unwrap_or_default();
+    if detail == DetailArg::Overview {
+        let tree = catalog.tree(&loc)?;
+        let o = mindgate_taskgraph::overview(&tree.graph, &tree.children, prices);
+        return Ok(ToolOutput::new(overview_text(&o), to_structured(&o)));
+    }
+    let g = catalog.graph(&loc)?;
     let report = TaskReport::new(&g);
     let view = TaskGraphView::new(&g, &report, report.cost(prices), detail == DetailArg::Full);
     let text = task_graph_text(&g, &report, &view);
     Ok(ToolOutput::new(text, to_structured(&view)))
+}
+
+/// `get_task_graph`'s text in overview mode: the task line, then one line per turn.
+fn overview_text(o: &mindgate_taskgraph::TaskOverview) -> String {
+    use std::fmt::Write as _;
+    let h = &o.headline;
+    let mut text = format!(
+        "{} [{}] {} turns, {} steps, {} tool calls, {} errors, {} retries; critical path {} ms of agent work, {} ms waiting\n",
+        o.title,
+        o.status.as_str(),
+        h.turns,
+        h.steps,
+        h.tool_calls,
+        h.errors,
+        h.retries,
+        o.critical_path.duration_ms,
+        o.critical_path.waiting_ms,
+    );
+    for t in &o.turns {
+        let c = &t.counts;
+        let message: String = t
+            .user_message
+            .as_deref()
+            .unwrap_or("")
+            .chars()
+            .take(80)
+            .collect();
+        let _ = writeln!(
+            text,
+            "Turn {} ({}, {} ms, {} steps, {} calls, {} errors, {} retries, {} subagents): {}",
+            t.turn,
+            t.status.as_str(),
+            t.duration_ms,
+            c.steps,
+            c.tool_calls,
+            c.errors,
+            c.retries,
+            c.subagents,
+            message.replace('\n', " ")
+        );
+    }
+    text
 }
 
 /// The critical path and the failures in `get_task_graph`'s text.

@@ -732,6 +732,30 @@ async fn list_tasks_and_get_task_graph_read_sessions() {
         v["nodeCount"].as_u64().unwrap() as usize
     );
 
+    // Overview mode: the turn-level overview the task page opens on (the crate's function).
+    let r = e
+        .server
+        .get_task_graph(Parameters(GetTaskGraphArgs {
+            id: "cx-ma".into(),
+            detail: Some(DetailArg::Overview),
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["session_id"], "cx-main");
+    let turns = v["turns"].as_array().unwrap();
+    assert_eq!(turns.len() as u64, v["headline"]["turns"].as_u64().unwrap());
+    let steps: u64 = turns
+        .iter()
+        .map(|t| t["counts"]["steps"].as_u64().unwrap())
+        .sum();
+    assert_eq!(steps, v["headline"]["steps"].as_u64().unwrap());
+    assert!(v["critical_path"]["segments"].is_array());
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("Turn ")).count(),
+        turns.len(),
+        "{text}"
+    );
+
     let r = e
         .server
         .get_task_graph(Parameters(GetTaskGraphArgs {
