@@ -11,6 +11,7 @@ import { RunBar } from './runbar.js';
 import { Timeline } from './timeline.js';
 import { Router } from './router.js';
 import { Search } from './search.js';
+import { ThreadPage } from './threadpage.js';
 import { openSynthetic, prepareSynthetic, measureIncremental, whenDrawn } from './perf.js';
 
 const $ = (id) => document.getElementById(id);
@@ -42,6 +43,7 @@ new Inspector($('inspector'), store);
 new RunBar($('runbar'), store, graph);
 new Timeline($('timeline'), store);
 new Search($('search'), store, router);
+if ($('thread-page') && !store.exported) new ThreadPage($('thread-page'), document.querySelector('main.layout'), store);
 
 $('help-btn').addEventListener('click', () => $('help').showModal());
 $('theme-toggle').addEventListener('click', () => {

@@ -34,8 +34,13 @@ export class Router {
     return /^#\/diff(\/|$)/.test(hash || '');
   }
 
+  /** `#/threads/<id>` belongs to the thread page (threadpage.js). */
+  static isThread(hash) {
+    return /^#\/threads(\/|$)/.test(hash || '');
+  }
+
   apply() {
-    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash)) return;
+    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash) || Router.isThread(location.hash)) return;
     const { runId, nodeId } = Router.parse(location.hash);
     this.store.selectRun(runId, nodeId);
   }
@@ -46,7 +51,7 @@ export class Router {
   }
 
   write() {
-    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash)) return;
+    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash) || Router.isThread(location.hash)) return;
     const h = Router.format(this.store.runId, this.store.nodeId);
     if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
   }

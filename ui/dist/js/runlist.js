@@ -6,6 +6,18 @@ import { fmtDuration, fmtTime, fmtCount, countOf, fmtCostShort, costDetail, isUn
 import { demoButton, emptyState } from './firststeps.js';
 import { VirtualList } from './vlist.js';
 import { api } from './conn.js';
+import { threadHref } from './threadpage.js';
+
+/** `thread:ID`, `user:ID` and `tag:TAG` in the filter box match a run's meta keys exactly. */
+function parseFilter(text) {
+  const keys = {};
+  const words = [];
+  for (const w of text.split(/\s+/).filter(Boolean)) {
+    const m = /^(thread|user|tag):(.+)$/i.exec(w);
+    if (m) keys[m[1].toLowerCase()] = m[2]; else words.push(w.toLowerCase());
+  }
+  return { keys, q: words.join(' ') };
+}
 
 const STATUSES = ['all', 'running', 'ok', 'error', 'aborted', 'abandoned'];
 
@@ -15,10 +27,15 @@ export class RunList {
     this.router = router;
     this.filterText = '';
     this.filterStatus = 'all';
+    this.grouped = false;
+    this.threads = new Map();
     const text = el('input', {
-      type: 'search', class: 'runs-filter', placeholder: 'Filter runs', 'aria-label': 'Filter runs by name, app or id',
-      oninput: (e) => { this.filterText = e.target.value.trim().toLowerCase(); this.update(); },
+      type: 'search', class: 'runs-filter', placeholder: 'Filter runs (thread: user: tag:)', 'aria-label': 'Filter runs by name, app or id, or thread:, user:, tag:',
+      oninput: (e) => { this.filterText = e.target.value.trim(); this.update(); },
     });
+    const group = el('label', { class: 'runs-group', title: 'One row per thread: the runs of one conversation (run meta threadId, conversationId or sessionId)' },
+      el('input', { type: 'checkbox', 'aria-label': 'Group runs by thread', onchange: (e) => { this.grouped = e.target.checked; this.loadThreads(); this.update(); } }),
+      'Threads');
     const status = el('select', {
       'aria-label': 'Filter runs by status',
       onchange: (e) => { this.filterStatus = e.target.value; this.update(); },
@@ -26,7 +43,7 @@ export class RunList {
     this.count = el('span', { class: 'muted small', 'aria-live': 'polite' });
     host.append(
       el('div', { class: 'panel-head' }, el('h2', {}, 'Runs'), this.count),
-      el('div', { class: 'runs-filters' }, text, status),
+      el('div', { class: 'runs-filters' }, text, status, group),
     );
     const listHost = el('div', { class: 'runs-list-host' });
     host.append(listHost);
@@ -37,7 +54,7 @@ export class RunList {
         el('code', {}, `ws://${location.host}/ingest`), ').'],
       demoButton(store));
     host.append(el('div', { class: 'runs-foot' }, this.emptyMsg, this.more));
-    store.on('runs', () => this.update());
+    store.on('runs', () => { this.update(); if (this.grouped) { clearTimeout(this.threadTimer); this.threadTimer = setTimeout(() => this.loadThreads(), 500); } });
     store.on('run', () => this.list.refresh());
     // Durations of running runs tick (held ones too: a run's duration runs until it ends).
     setInterval(() => {
@@ -52,19 +69,70 @@ export class RunList {
     // A cost read with the run list is current at the run's lastSeq of that moment; live
     // summaries carry none, so a run that ends later has its cost read again (costFor).
     for (const r of this.store.runs.values()) if (r.cost && r.costLastSeq === undefined) r.costLastSeq = r.lastSeq;
-    const q = this.filterText;
+    const { keys, q } = parseFilter(this.filterText);
     const st = this.filterStatus;
-    const items = this.store.runsOrdered.filter((r) => {
+    let items = this.store.runsOrdered.filter((r) => {
       if (st !== 'all' && r.status !== st) return false;
+      if (keys.thread && r.threadId !== keys.thread) return false;
+      if (keys.user && r.userId !== keys.user) return false;
+      if (keys.tag && !(r.tags || []).includes(keys.tag)) return false;
       if (!q) return true;
       return (r.name || '').toLowerCase().includes(q) || (r.app || '').toLowerCase().includes(q) || (r.id || '').toLowerCase().includes(q);
     });
+    if (this.grouped) items = this.groupByThread(items);
     this.items = items;
     this.list.setItems(items);
     const total = this.store.runsOrdered.length;
     this.count.textContent = items.length === total ? countOf(total, 'run') : `${fmtCount(items.length)} of ${countOf(total, 'run')}`;
     this.emptyMsg.hidden = total > 0;
     this.more.hidden = this.store.olderExhausted;
+  }
+
+  /** One entry per thread (where its latest shown run stands), runs without one as they are. */
+  groupByThread(runs) {
+    const out = [];
+    const seen = new Map();
+    for (const r of runs) {
+      if (!r.threadId) { out.push(r); continue; }
+      let entry = seen.get(r.threadId);
+      if (!entry) {
+        entry = { thread: r.threadId, runs: [] };
+        seen.set(r.threadId, entry);
+        out.push(entry);
+      }
+      entry.runs.push(r);
+    }
+    return out;
+  }
+
+  /** The threads' totals as the server computes them (GET /api/threads), for the grouped rows. */
+  loadThreads() {
+    if (!this.grouped || this.store.exported || this.loadingThreads) return;
+    this.loadingThreads = true;
+    api(this.store.token, '/api/threads?limit=500').then((data) => {
+      this.threads = new Map((data.threads || []).map((t) => [t.id, t]));
+      this.list.refresh();
+    }).catch(() => { /* rows show what the run list knows */ }).finally(() => { this.loadingThreads = false; });
+  }
+
+  threadRow(entry) {
+    const t = this.threads.get(entry.thread);
+    const runs = t ? t.runCount : entry.runs.length;
+    const tokens = t ? (t.tokens.inputTokens + t.tokens.outputTokens) : 0;
+    const errors = t ? t.errors : entry.runs.reduce((n, r) => n + ((r.counts || {}).errors || 0), 0);
+    const latest = entry.runs[0];
+    const row = el('div', { role: 'listitem', class: 'run-row thread-row', 'data-thread': entry.thread },
+      el('a', { class: 'run-button', href: threadHref(entry.thread), 'aria-label': `Thread ${entry.thread}, ${countOf(runs, 'run')}` },
+        el('span', { class: 'run-line1' },
+          el('span', { class: 'sr-kind' }, 'THREAD'),
+          el('span', { class: 'run-name' }, entry.thread),
+          el('span', { class: `pill st-${latest.status}` }, countOf(runs, 'run'))),
+        el('span', { class: 'run-line2 muted small' }, `${t ? fmtDuration(t.durationMs) : '…'} · ${fmtTime(latest.startedAt)} · ${latest.app || '—'}${t && t.userId ? ` · ${t.userId}` : ''}`),
+        el('span', { class: 'run-line3 muted small' },
+          countOf(runs, 'run'), errors ? el('span', { class: 'err-count' }, ` · ${countOf(errors, 'error')}`) : '',
+          tokens ? ` · ${countOf(tokens, 'token')}` : '')));
+    row.run = null;
+    return row;
   }
 
   /** Reads the cost of a shown run that ended after its cost was read (or never had one). */
@@ -84,6 +152,7 @@ export class RunList {
   }
 
   row(r, i) {
+    if (r.thread !== undefined && r.runs) return this.threadRow(r);
     this.costFor(r);
     const selected = r.id === this.store.runId;
     const c = r.counts || {};
@@ -108,6 +177,7 @@ export class RunList {
           `${countOf(c.events, 'event')} · ${countOf(c.nodes, 'node')}`,
           c.errors ? el('span', { class: 'err-count' }, ` · ${countOf(c.errors, 'error')}`) : '',
           tokens ? ` · ${countOf(tokens, 'token')}` : '')),
+      r.threadId ? el('a', { class: 'run-thread badge', href: threadHref(r.threadId), title: `Thread ${r.threadId}: its runs as one conversation` }, 'thread') : '',
     );
     row.run = r;
     return row;
