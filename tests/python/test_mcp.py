@@ -35,6 +35,8 @@ READ_TOOLS = {
     "list_tasks",
     "get_task_graph",
     "diff_runs",
+    "list_threads",
+    "get_thread",
 }
 CONTROL_TOOLS = {"list_pauses", "resume"}
 # The memory tools (tests/python/test_mcp_memory.py drives them).
@@ -51,6 +53,7 @@ MEMORY_TOOLS = {
     "conversation_search",
     "memory_status",
     "procedure_search",
+    "procedure_outcome",
 }
 
 

@@ -38,6 +38,7 @@ MEMORY_TOOLS = {
     "conversation_search",
     "memory_status",
     "procedure_search",
+    "procedure_outcome",
 }
 VALIDATE_TOOLS = {"fact_validate", "fact_reject"}
 

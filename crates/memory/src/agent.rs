@@ -7,18 +7,17 @@
 //! Argument types use the Graphorin tools' camelCase names; their JSON Schemas (the MCP
 //! tools' input schemas) are generated from them.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::answer::SearchAnswer;
+pub use crate::answer::{HitView, SearchAnswer};
 use crate::backend::{Memory, MemoryDb};
 use crate::config::OpenOptions;
 use crate::error::{MemoryError, Result};
+pub use crate::route::{encode_component, entity_route, viewer_route};
 use crate::rules::listing::ItemFilter;
 use crate::store::*;
 use crate::types::*;
@@ -346,60 +345,6 @@ pub struct StatusArgs {
     pub scope: ScopeArgs,
 }
 
-/// What the agent surfaces show of one hit: the record, why it was recalled (`signals`),
-/// its trust state, and where the viewer shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct HitView {
-    /// Record id.
-    pub id: String,
-    /// Record kind.
-    pub kind: MemoryKind,
-    /// Its text (fact, summary, rule, insight or message text).
-    pub text: String,
-    /// Final score (higher first).
-    pub score: f64,
-    /// The signals behind the score (`bm25`, `vector`, `fused` or `rrf`, `trust`, `decay`, `hop`).
-    pub signals: BTreeMap<String, f64>,
-    /// Where it came from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<MemoryProvenance>,
-    /// Retrieval-trust state.
-    pub status: MemoryStatus,
-    /// The viewer route of the record (`#/memory/<kind>/<id>`).
-    pub link: String,
-    /// The whole record.
-    pub record: MemoryItem,
-}
-
-impl HitView {
-    /// The view of a hit.
-    pub fn of(hit: MemoryHit) -> Self {
-        let record = hit.record;
-        Self {
-            id: record.id().to_owned(),
-            kind: record.record().kind,
-            text: record.text(),
-            score: hit.score,
-            signals: hit.signals,
-            provenance: record.trust().provenance,
-            status: record.trust().status.unwrap_or(MemoryStatus::Active),
-            link: viewer_route(record.record().kind, record.id()),
-            record,
-        }
-    }
-
-    /// The signals as one readable line, `name value` pairs in name order
-    /// (`bm25 3.120, fused 0.871, trust 1.000`): what the CLI and the MCP text show.
-    pub fn signals_text(&self) -> String {
-        self.signals
-            .iter()
-            .map(|(name, value)| format!("{name} {value:.3}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
 /// What `memory_status` and `GET /api/memory/metadata` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -416,43 +361,6 @@ pub struct StatusView {
     /// The embedder the stored vectors belong to, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored_embedder: Option<String>,
-}
-
-/// The viewer route of a record, block or entity: `#/memory/<kind>/<id>` (the id encoded
-/// like JavaScript's `encodeURIComponent`).
-pub fn viewer_route(kind: MemoryKind, id: &str) -> String {
-    format!("#/memory/{kind}/{}", encode_component(id))
-}
-
-/// The viewer route of an entity: `#/memory/entity/<id>`.
-pub fn entity_route(id: &str) -> String {
-    format!("#/memory/entity/{}", encode_component(id))
-}
-
-/// What JavaScript's `encodeURIComponent` leaves as is: ASCII letters, digits and
-/// `-_.!~*'()`.
-const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'!')
-    .remove(b'~')
-    .remove(b'*')
-    .remove(b'\'')
-    .remove(b'(')
-    .remove(b')');
-
-/// Percent-encodes `s` like JavaScript's `encodeURIComponent` (the viewer decodes its
-/// routes with `decodeURIComponent`): the one encoder of viewer deep links and of ids in
-/// API paths and query strings, for every view.
-///
-/// ```
-/// use mindgate_memory::agent::encode_component;
-/// assert_eq!(encode_component("tool:search/é x"), "tool%3Asearch%2F%C3%A9%20x");
-/// assert_eq!(encode_component("r-1_a.b!~*'()"), "r-1_a.b!~*'()");
-/// ```
-pub fn encode_component(s: &str) -> String {
-    utf8_percent_encode(s, URI_COMPONENT).to_string()
 }
 
 /// `fact_remember`.

@@ -5,9 +5,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::HitView;
+use std::collections::BTreeMap;
+
 use crate::backend::Memory;
 use crate::error::Result;
+use crate::route::viewer_route;
 use crate::store::MemoryStore;
 use crate::time::{format_ms, parse_opt};
 use crate::types::*;
@@ -93,4 +95,58 @@ fn excluded_text(matched: usize, as_of: Option<&str>, known_at: Option<&str>) ->
         (None, None) => "left".to_owned(),
     };
     format!("{matched} {records} the query without the time filters, but none was {when}")
+}
+
+/// What the agent surfaces show of one hit: the record, why it was recalled (`signals`),
+/// its trust state, and where the viewer shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HitView {
+    /// Record id.
+    pub id: String,
+    /// Record kind.
+    pub kind: MemoryKind,
+    /// Its text (fact, summary, rule, insight or message text).
+    pub text: String,
+    /// Final score (higher first).
+    pub score: f64,
+    /// The signals behind the score (`bm25`, `vector`, `fused` or `rrf`, `trust`, `decay`, `hop`).
+    pub signals: BTreeMap<String, f64>,
+    /// Where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<MemoryProvenance>,
+    /// Retrieval-trust state.
+    pub status: MemoryStatus,
+    /// The viewer route of the record (`#/memory/<kind>/<id>`).
+    pub link: String,
+    /// The whole record.
+    pub record: MemoryItem,
+}
+
+impl HitView {
+    /// The view of a hit.
+    pub fn of(hit: MemoryHit) -> Self {
+        let record = hit.record;
+        Self {
+            id: record.id().to_owned(),
+            kind: record.record().kind,
+            text: record.text(),
+            score: hit.score,
+            signals: hit.signals,
+            provenance: record.trust().provenance,
+            status: record.trust().status.unwrap_or(MemoryStatus::Active),
+            link: viewer_route(record.record().kind, record.id()),
+            record,
+        }
+    }
+
+    /// The signals as one readable line, `name value` pairs in name order
+    /// (`bm25 3.120, fused 0.871, trust 1.000`): what the CLI and the MCP text show.
+    pub fn signals_text(&self) -> String {
+        self.signals
+            .iter()
+            .map(|(name, value)| format!("{name} {value:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }

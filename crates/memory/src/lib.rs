@@ -25,6 +25,7 @@ pub mod maintenance;
 pub mod postgres;
 pub mod recall;
 pub mod reembed;
+pub mod route;
 pub mod rules;
 pub mod schema;
 pub(crate) mod search;

@@ -3,6 +3,8 @@
 
 mod emit;
 mod hold;
+pub(crate) mod node;
+pub(crate) mod scope;
 
 use emit::run_started;
 
@@ -22,51 +24,17 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::buffer::Ring;
+use crate::clock::{ms, ms_if_any};
 use crate::config::Config;
 use crate::gate::{Decision, GateNode, Gates};
 use crate::ids;
 use crate::loop_guard::LoopGuard;
-use crate::node::Node;
-use crate::run::{Outcome, RunRef, Scope};
+use crate::run::{Outcome, RunRef};
+pub(crate) use crate::session::{Core, Shared};
+pub use crate::session::{SDK_NAME, SDK_VERSION};
 use crate::warn::Warner;
-
-/// The SDK's name and version as announced in `hello` and `run.started`.
-pub const SDK_NAME: &str = "mindgate-sdk";
-/// The SDK version.
-pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// Mutable state behind one lock: the seq counter and the replay buffer.
-pub(crate) struct Core {
-    pub(crate) seq: u64,
-    pub(crate) ring: Ring,
-    pub(crate) session_token: Option<String>,
-}
-
-/// Everything the host-side API and the transport thread share.
-pub(crate) struct Shared {
-    pub(crate) enabled: bool,
-    pub(crate) config: Config,
-    pub(crate) url: String,
-    pub(crate) attached: AtomicBool,
-    started: AtomicBool,
-    pub(crate) core: Mutex<Core>,
-    /// Wakes the writer when frames are pending.
-    pub(crate) wake: Notify,
-    /// Asks the supervisor to connect now.
-    pub(crate) kick: Notify,
-    /// Attachment state for `ready()` waiters.
-    pub(crate) attached_tx: watch::Sender<bool>,
-    /// Frames (by buffer index) the writer has flushed to the socket.
-    pub(crate) sent: AtomicU64,
-    pub(crate) gates: Gates,
-    pub(crate) loop_guard: LoopGuard,
-    pub(crate) warner: Warner,
-    pub(crate) runtime: OnceLock<tokio::runtime::Handle>,
-    pub(crate) shutdown: CancellationToken,
-    /// The run of events emitted outside any run (created on first use).
-    implicit: OnceLock<RunRef>,
-    implicit_finished: AtomicBool,
-}
+use node::Node;
+use scope::Scope;
 
 /// A connection to the Mindgate viewer. Cheap to clone; clones share one session.
 ///
@@ -538,22 +506,6 @@ impl Client {
             },
         }
     }
-}
-
-/// Wall clock in epoch milliseconds (0 if the clock is before 1970).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-pub(crate) fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-pub(crate) fn ms_if_any(d: Duration) -> Option<f64> {
-    (!d.is_zero()).then(|| ms(d))
 }
 
 #[cfg(test)]

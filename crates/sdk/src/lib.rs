@@ -60,12 +60,13 @@ pub mod memory;
 
 mod buffer;
 mod client;
+mod clock;
 mod error;
 mod gate;
 mod ids;
 mod loop_guard;
-mod node;
 mod run;
+mod session;
 mod shrink;
 mod transport;
 mod warn;
@@ -73,14 +74,15 @@ mod warn;
 use std::future::Future;
 use std::sync::OnceLock;
 
+pub use client::node::{Node, NodeCtx, chain, custom, hint, llm, node, retriever, step, tool};
+pub use client::scope::{current_run, in_current_run};
 pub use client::{Client, Gate, SDK_NAME, SDK_VERSION, Stats};
 pub use config::{Config, LoopGuardConfig, LoopMode};
 pub use error::{Aborted, DemoError};
 pub use gate::{Decision, GateNode, InjectCheck};
 pub use ids::{LLM_STEP_NODE_ID, new_run_id, next_id};
 pub use mindgate_protocol::{HintNode, NodeKind, PausePoint, TokenChannel, Usage};
-pub use node::{Node, NodeCtx, chain, custom, hint, llm, node, retriever, step, tool};
-pub use run::{Outcome, RunHandle, current_run, error_info, in_current_run};
+pub use run::{Outcome, RunHandle, error_info};
 pub use shrink::{TRUNCATED_KEY, TRUNCATION_SUFFIX};
 pub use transport::CAPABILITIES;
 
@@ -110,7 +112,7 @@ where
     F: Future,
     F::Output: Outcome,
 {
-    let client = run::Scope::current()
+    let client = client::scope::Scope::current()
         .map(|s| s.client)
         .unwrap_or_else(|| global().clone());
     client.run(name, meta, fut).await
@@ -123,7 +125,7 @@ where
 /// graph_hint([hint(NodeKind::Tool, "search"), hint(NodeKind::Tool, "weather")]);
 /// ```
 pub fn graph_hint(nodes: impl IntoIterator<Item = HintNode>) {
-    let client = run::Scope::current()
+    let client = client::scope::Scope::current()
         .map(|s| s.client)
         .unwrap_or_else(|| global().clone());
     client.graph_hint(nodes);

@@ -17,8 +17,8 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::buffer::Gap;
-use crate::client::{SDK_NAME, SDK_VERSION, Shared};
 use crate::gate::Decision;
+use crate::session::{SDK_NAME, SDK_VERSION, Shared};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 

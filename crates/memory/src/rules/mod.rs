@@ -9,6 +9,7 @@
 //! other.
 
 pub mod belief;
+pub(crate) mod clause;
 pub(crate) mod consolidation;
 pub(crate) mod entities;
 pub(crate) mod episodic;

@@ -15,7 +15,7 @@
 //!   `asOf` inside its own window. Without `asOf` the answer is the chain's head at
 //!   `knownAt` (the version not yet superseded then).
 
-use crate::rules::filter::{Filter, FilterValue};
+use crate::rules::clause::{Filter, FilterValue};
 
 /// The columns of alias `t` standing at `known_at` (now when `None`): stored, not
 /// tombstoned, and trusted unless `include_quarantined`.

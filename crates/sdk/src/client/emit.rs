@@ -8,8 +8,9 @@ use std::sync::atomic::Ordering;
 use mindgate_protocol::{Envelope, Message, NodeKind, RunStarted, SdkInfo};
 use serde_json::{Map, Value};
 
-use super::{SDK_NAME, SDK_VERSION, Shared, now_ms};
+use super::{SDK_NAME, SDK_VERSION, Shared};
 use crate::buffer::{Frame, PLACEHOLDER_HEAD};
+use crate::clock::now_ms;
 use crate::config::{LoopMode, MAX_PAYLOAD_BYTES};
 use crate::ids;
 use crate::run::RunRef;

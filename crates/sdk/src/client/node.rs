@@ -15,11 +15,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::client::{Shared, ms, ms_if_any};
+use super::Shared;
+use super::scope::Scope;
+use crate::clock::{ms, ms_if_any};
 use crate::error::Aborted;
 use crate::gate::{Decision, EditGate, GateNode, InjectCheck, inject_check};
 use crate::ids;
-use crate::run::{RunRef, Scope, error_info};
+use crate::run::{RunRef, error_info};
 
 /// A node about to execute. Build with [`crate::node`], [`crate::tool`],
 /// [`crate::llm`], [`crate::step`] (or [`crate::Client::node`]), then [`Node::call`].
