@@ -57,8 +57,7 @@ pub trait PauseControl: std::fmt::Debug + Send + Sync {
     }
 }
 
-/// What [`PauseControl::watch`] gives: dropping it stops the watch.
-pub type Watching = Box<dyn std::any::Any + Send + Sync>;
+pub use crate::watch::Watching;
 
 /// [`PauseControl`] over a running server's HTTP API: a fixed endpoint, or the
 /// one found from the token files under `<home>/run/` at each request.
@@ -108,7 +107,13 @@ impl PauseControl for HttpControl {
     }
 
     fn watch(&self) -> Option<Watching> {
-        crate::watch::start(self.clone())
+        let control = self.clone();
+        crate::watch::start(move || {
+            control
+                .endpoint_now()
+                .ok()
+                .map(|endpoint| (endpoint.port, endpoint.token))
+        })
     }
 
     fn list_pauses<'a>(

@@ -57,9 +57,8 @@ pub use error::{McpError, ReadFailure, ToolError};
 pub use http::{
     HttpLimits, McpHttpService, http_service, http_service_with, http_service_with_limits,
 };
-pub use memory::VALIDATE_TOOLS;
 pub use output::{Links, ToolOutput};
-pub use server::{CONTROL_TOOLS, INSTRUCTIONS, McpConfig, MindgateMcp};
+pub use server::{CONTROL_TOOLS, INSTRUCTIONS, McpConfig, MindgateMcp, VALIDATE_TOOLS};
 
 /// Serves the tools over standard input/output until the client disconnects
 /// (through [`stdio::LineTransport`], which answers unparsable lines with a

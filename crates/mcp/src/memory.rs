@@ -31,9 +31,6 @@ use crate::output::{Links, ToolOutput};
 use crate::params::ProcedureOutcomeArgs;
 use crate::server::{MindgateMcp, Shared};
 
-/// Names of the tools offered only with validation allowed.
-pub const VALIDATE_TOOLS: [&str; 2] = ["fact_validate", "fact_reject"];
-
 impl From<MemoryError> for ToolError {
     fn from(e: MemoryError) -> Self {
         ToolError::Memory {

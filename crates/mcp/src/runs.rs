@@ -24,14 +24,9 @@ use crate::views::to_structured;
 pub const LIST_RUNS_DEFAULT: u32 = 20;
 /// Largest `list_runs` page.
 pub const LIST_RUNS_MAX: u32 = 100;
-/// Nodes listed by `get_run` (the rest are counted).
-pub const GET_RUN_MAX_NODES: usize = 150;
-/// Edges listed by `get_run`.
-pub const GET_RUN_MAX_EDGES: usize = 300;
-/// Errors listed by `get_run`.
-pub const GET_RUN_MAX_ERRORS: usize = 20;
-/// Nodes listed under "tokens by node" in `get_run`.
-pub const GET_RUN_TOKEN_NODES: usize = 10;
+pub use crate::views::run::{
+    GET_RUN_MAX_EDGES, GET_RUN_MAX_ERRORS, GET_RUN_MAX_NODES, GET_RUN_TOKEN_NODES,
+};
 /// Lines of the node tree in `get_run`'s text.
 pub const GET_RUN_TREE_LINES: usize = 80;
 /// Default instances shown by `get_node`.

@@ -18,7 +18,6 @@ use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::control::{self, HttpControl, PauseControl, ServerEndpoint};
 use crate::error::ToolError;
-use crate::memory::VALIDATE_TOOLS;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
     DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, GetThreadArgs,
@@ -26,6 +25,9 @@ use crate::params::{
 };
 use crate::{runs, tasks};
 use mindgate_memory::agent::LazyMemory;
+
+/// Names of the tools offered only with validation allowed.
+pub const VALIDATE_TOOLS: [&str; 2] = ["fact_validate", "fact_reject"];
 
 /// Names of the tools offered only with control allowed.
 pub const CONTROL_TOOLS: [&str; 2] = ["list_pauses", "resume"];

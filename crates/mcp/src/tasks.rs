@@ -37,10 +37,7 @@ use crate::views::to_structured;
 pub const LIST_TASKS_DEFAULT: u32 = 20;
 /// Largest `list_tasks` page.
 pub const LIST_TASKS_MAX: u32 = 200;
-/// Nodes listed by `get_task_graph` with `detail: full`.
-pub const FULL_MAX_NODES: usize = 300;
-/// Files listed by `get_task_graph`.
-pub const MAX_FILES: usize = 200;
+pub use crate::views::task::{FULL_MAX_NODES, MAX_FILES};
 
 fn task_value(t: &TaskSummary) -> Value {
     json!({

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use crate::control::{HttpControl, Watching};
+/// What `PauseControl::watch` gives: dropping it stops the watch.
+pub type Watching = Box<dyn std::any::Any + Send + Sync>;
 
 /// How long the watch waits before it looks for the server again.
 pub const WATCH_RETRY: Duration = Duration::from_secs(2);
@@ -22,19 +23,19 @@ impl Drop for WatchTask {
     }
 }
 
-/// Starts watching through `control`'s server; `None` outside a Tokio runtime.
-pub(crate) fn start(control: HttpControl) -> Option<Watching> {
+/// Starts watching the server `find_server` names (its port and agent token, looked up again
+/// before each connection); `None` outside a Tokio runtime.
+pub(crate) fn start(
+    find_server: impl Fn() -> Option<(u16, String)> + Send + 'static,
+) -> Option<Watching> {
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let task = runtime.spawn(async move {
         loop {
-            if let Ok(endpoint) = control.endpoint_now() {
-                let url = format!(
-                    "ws://127.0.0.1:{}/ws/ui?token={}",
-                    endpoint.port, endpoint.token
-                );
+            if let Some((port, token)) = find_server() {
+                let url = format!("ws://127.0.0.1:{port}/ws/ui?token={token}");
                 match tokio_tungstenite::connect_async(url.as_str()).await {
                     Ok((mut socket, _)) => {
-                        tracing::debug!(port = endpoint.port, "watching the server's gates");
+                        tracing::debug!(port, "watching the server's gates");
                         // Read (and drop) the feed until the server closes it.
                         while let Some(Ok(_)) = socket.next().await {}
                     }

@@ -9,13 +9,21 @@ use serde_json::Value;
 
 use crate::output::Links;
 use crate::output_limits::cut_str;
-use crate::runs::{GET_RUN_MAX_EDGES, GET_RUN_MAX_ERRORS, GET_RUN_MAX_NODES, GET_RUN_TOKEN_NODES};
+
+/// Nodes listed by `get_run` (the rest are counted).
+pub const GET_RUN_MAX_NODES: usize = 150;
+/// Edges listed by `get_run`.
+pub const GET_RUN_MAX_EDGES: usize = 300;
+/// Errors listed by `get_run`.
+pub const GET_RUN_MAX_ERRORS: usize = 20;
+/// Nodes listed under "tokens by node" in `get_run`.
+pub const GET_RUN_TOKEN_NODES: usize = 10;
 
 /// `get_run`'s structured content.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunView<'a> {
-    /// The run summary (see [`crate::runs::run_value`]).
+    /// The run summary (see `runs::run_value`).
     pub run: Value,
     /// The `error` of its `run.finished` event, previewed.
     pub run_error: Option<Value>,

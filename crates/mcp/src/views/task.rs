@@ -11,7 +11,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::output_limits::{cut_str, preview};
-use crate::tasks::{FULL_MAX_NODES, MAX_FILES};
+
+/// Nodes listed by `get_task_graph` with `detail: full`.
+pub const FULL_MAX_NODES: usize = 300;
+/// Files listed by `get_task_graph`.
+pub const MAX_FILES: usize = 200;
 
 /// `get_task_graph`'s structured content.
 #[derive(Debug, Serialize)]

@@ -588,7 +588,7 @@ pub struct Summary {
     /// rejected and never-run calls (see `graph::waiting`).
     pub waiting_ms: i64,
     /// The headline counts every view shows ([`super::headline()`]).
-    pub headline: super::headline::Headline,
+    pub headline: Headline,
 }
 
 /// `critical_path`.
@@ -606,7 +606,7 @@ pub struct CriticalPath {
     /// The task's duration.
     pub total_ms: i64,
     /// Waiting for the person along the path (its own kind of segment, never weight).
-    pub waiting: Vec<super::waiting::WaitSegment>,
+    pub waiting: Vec<WaitSegment>,
     /// Sum of `waiting`.
     pub waiting_ms: i64,
 }
@@ -649,4 +649,55 @@ pub struct GraphMeta {
     pub tool_name_counts: BTreeMap<String, u64>,
     /// How the last closed turn ended (`{}` when none did).
     pub final_turn_reason: FinalTurnReason,
+}
+
+/// The headline counts of a task (`summary.headline`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Headline {
+    /// Turns (phases).
+    pub turns: u64,
+    /// LLM steps.
+    pub steps: u64,
+    /// Every call the agent made: plain tools, skills, subagents, plans, code changes and
+    /// tests (a call retried in place counts once).
+    pub tool_calls: u64,
+    /// Code changes among them.
+    pub code_changes: u64,
+    /// Tests among them.
+    pub tests: u64,
+    /// Subagents among them.
+    pub subagents: u64,
+    /// Work nodes whose final status is `FAILED`.
+    pub errors: u64,
+    /// Extra attempts (tool re-attempts plus LLM retries).
+    pub retries: u64,
+    /// Tokens, all kinds (`summary.tokens.total`).
+    pub tokens: u64,
+    /// Time the agent waited for the person (`summary.waiting_ms`).
+    pub waiting_ms: i64,
+}
+
+/// Why the agent was waiting for the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitKind {
+    /// A tool call the person rejected at the permission prompt.
+    Permission,
+    /// A tool call that never ran: the turn was interrupted or the session ended on it.
+    Interrupted,
+    /// Between two turns: the person reading and replying.
+    UserReply,
+}
+
+/// One stretch of waiting for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaitSegment {
+    /// What the wait was.
+    pub kind: WaitKind,
+    /// The node that waited (the tool), or for a reply the turn that followed it.
+    pub node_id: SharedStr,
+    /// Start, Unix ms.
+    pub start_time: Option<i64>,
+    /// Length.
+    pub duration_ms: i64,
 }

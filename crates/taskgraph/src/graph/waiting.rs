@@ -12,34 +12,8 @@
 //! Waiting nodes weigh 0 on the critical path, so neither the path nor its hot nodes are
 //! waiting; the waiting is reported beside it as segments ([`WaitSegment`]).
 
-use serde::Serialize;
-
-use super::model::{Node, NodeMeta, NodeType, SharedStr, Status};
-
-/// Why the agent was waiting for the person.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitKind {
-    /// A tool call the person rejected at the permission prompt.
-    Permission,
-    /// A tool call that never ran: the turn was interrupted or the session ended on it.
-    Interrupted,
-    /// Between two turns: the person reading and replying.
-    UserReply,
-}
-
-/// One stretch of waiting for the person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WaitSegment {
-    /// What the wait was.
-    pub kind: WaitKind,
-    /// The node that waited (the tool), or for a reply the turn that followed it.
-    pub node_id: SharedStr,
-    /// Start, Unix ms.
-    pub start_time: Option<i64>,
-    /// Length.
-    pub duration_ms: i64,
-}
+use super::model::{Node, NodeMeta, NodeType, Status};
+pub use super::model::{WaitKind, WaitSegment};
 
 /// Phrases with which agents record that the person refused a tool call.
 const REJECTION_MARKERS: [&str; 4] = [
