@@ -3,14 +3,16 @@
 // retries and cost, and above the rows the critical path as one band on that axis — the
 // agent's work in amber, waiting for the person as its own hatched segments. A turn's
 // subagents expand in place under its row. Click a row (or Enter on it) to zoom into the turn.
-// Live updates re-render only the rows of the turns that changed.
+// Live updates re-render only the rows of the turns that changed. The path's segments (the
+// band and each row's marks) are drawn on canvases (segstrip.js): a long session's path has
+// tens of thousands of them.
 
 import { el } from './dom.js';
 import { timeAxis } from './timeaxis.js';
 import { fmtMs } from './taskgraph.js';
 import { fmtCostShort, costDetail } from './format.js';
+import { SegmentStrip } from './segstrip.js';
 
-const WAIT_LABEL = { permission: 'waited at a permission prompt', interrupted: 'a call that never ran', user_reply: 'waited for your reply' };
 /** Row height bounds (px): rows shrink to fit the page, never under MIN_ROW. */
 const MIN_ROW = 16;
 const MAX_ROW = 30;
@@ -29,7 +31,13 @@ export class TaskOverviewView {
     this.root = el('div', { class: 'tov', role: 'grid', 'aria-label': 'Turns of the task' });
     host.append(this.root);
     this.rowEls = [];
+    /** Each row's path marks (turn index → strip), drawn once the rows are laid out. */
+    this.rowStrips = new Map();
     this.renders = 0;
+    this.ro = new ResizeObserver(() => this.drawStrips());
+    this.ro.observe(this.root);
+    this.onTheme = () => this.drawStrips();
+    window.addEventListener('mindgate:theme', this.onTheme);
   }
 
   /** A left/width style for drawn times [a, b] (ms on the axis), relative to `--span`. */
@@ -44,9 +52,27 @@ export class TaskOverviewView {
     this.root.style.setProperty('--span', String(this.axis.span || 1));
     this.groupSegments();
     this.renders++;
+    this.rowStrips.clear();
     this.rowEls = (ov.turns || []).map((t, i) => this.row(t, i));
     this.root.replaceChildren(this.axisRow(), this.pathRow(), ...this.rowEls.flat());
     this.fitRows();
+    this.drawStrips();
+  }
+
+  /** The path's strips placed on the axis and drawn: the band, and the rows' marks of `only` (turn indices; all when absent). */
+  drawStrips(only) {
+    if (!this.band || !this.root.isConnected || this.host.hidden) return;
+    const w = this.bandTrack.clientWidth;
+    if (!w) return;
+    const span = this.axis.span || 1;
+    this.band.draw(w, this.bandTrack.clientHeight, span);
+    const rows = only ? only.map((i) => [i, this.rowStrips.get(i)]) : [...this.rowStrips];
+    for (const [, strip] of rows) if (strip) strip.draw(w, 3, span);
+  }
+
+  /** Segments `segs` with their drawn spans on the current axis. */
+  placed(segs) {
+    return segs.map((seg) => ({ seg, a: this.axis.d(seg.start_time), b: this.axis.d(seg.end_time) }));
   }
 
   /**
@@ -88,6 +114,7 @@ export class TaskOverviewView {
     this.root.style.setProperty('--span', String(axis.span || 1));
     this.root.children[0].replaceWith(this.axisRow());
     for (const c of changed) {
+      this.rowStrips.delete(c.index);
       const fresh = this.row(turns[c.index], c.index);
       const old = this.rowEls[c.index];
       old[0].replaceWith(...fresh);
@@ -95,8 +122,10 @@ export class TaskOverviewView {
       this.rowEls[c.index] = fresh;
     }
     if (keep === null || !this.band) this.root.children[1].replaceWith(this.pathRow());
-    else this.spliceBand(keep);
+    else this.spliceBand();
     this.fitRows();
+    // The other rows' marks keep their places (the axis before them held still).
+    this.drawStrips(changed.map((c) => c.index));
     return changed.length;
   }
 
@@ -157,14 +186,6 @@ export class TaskOverviewView {
     return lo;
   }
 
-  segment(s) {
-    const label = s.kind === 'work' ? `agent work ${fmtMs(s.end_time - s.start_time)}` : `${WAIT_LABEL[s.kind] || s.kind} ${fmtMs(s.end_time - s.start_time)}`;
-    return el('span', {
-      class: `tov-seg seg-${s.kind}`, 'data-kind': s.kind, 'data-node': s.node_id, 'data-turn': s.turn_id, title: label,
-      style: TaskOverviewView.place(this.axis.d(s.start_time), this.axis.d(s.end_time), 2),
-    });
-  }
-
   pathTotals() {
     const cp = this.ov.critical_path || {};
     return `${fmtMs(cp.duration_ms || 0)} work · ${fmtMs(cp.waiting_ms || 0)} waiting`;
@@ -172,23 +193,28 @@ export class TaskOverviewView {
 
   pathRow() {
     const cp = this.ov.critical_path || {};
-    this.band = el('div', { class: 'tov-track tov-band', 'data-testid': 'path-band' });
-    this.band.append(...(cp.segments || []).map((s) => this.segment(s)));
+    this.band = new SegmentStrip('tov-band-canvas', { label: 'the critical path: agent work and waiting on the time axis' });
+    this.band.set(this.placed(cp.segments || []));
+    const track = el('div', { class: 'tov-track tov-band', 'data-testid': 'path-band' }, this.band.canvas);
+    this.bandTrack = track;
     this.pathCounts = el('span', { class: 'tov-counts', title: 'agent work on the critical path, and its waiting for you' }, this.pathTotals());
     return el('div', { class: 'tov-row tov-path', role: 'row' },
       el('span', { class: 'tov-num' }, ''),
       el('span', { class: 'tov-msg tov-path-label' }, 'Critical path'),
-      this.band,
+      track,
       this.pathCounts,
       el('span', { class: 'tov-cost' }, ''));
   }
 
-  /** The band after a splice: segments from `keep` on are replaced by the new ones. */
-  spliceBand(keep) {
-    const segs = this.ov.critical_path?.segments || [];
-    while (this.band.children.length > keep) this.band.lastChild.remove();
-    this.band.append(...segs.slice(keep).map((s) => this.segment(s)));
+  /** The band after a splice (its segments are the overview's, already spliced): redrawn in place. */
+  spliceBand() {
+    this.band.set(this.placed(this.ov.critical_path?.segments || []));
     this.pathCounts.textContent = this.pathTotals();
+  }
+
+  /** The band's drawn runs in page coordinates (test hook). */
+  bandRuns() {
+    return this.band ? this.band.drawnRuns() : [];
   }
 
   /** The elements of turn `t`: its row, then its subagents when expanded. */
@@ -198,8 +224,12 @@ export class TaskOverviewView {
     const b = this.axis.d(t.end_time ?? (t.start_time + t.duration_ms));
     const track = el('div', { class: 'tov-track' },
       el('span', { class: `tov-bar st-${String(t.status).toLowerCase()}`, style: TaskOverviewView.place(a, b, 3) }));
-    for (const s of this.segsByTurn?.get(t.id) || []) {
-      track.append(el('span', { class: `tov-mark seg-${s.kind}`, style: TaskOverviewView.place(this.axis.d(s.start_time), this.axis.d(s.end_time), 2) }));
+    const marks = this.segsByTurn?.get(t.id);
+    if (marks?.length) {
+      const strip = new SegmentStrip('tov-marks', { label: `the critical path in turn ${t.turn}` });
+      strip.set(this.placed(marks));
+      track.append(strip.canvas);
+      this.rowStrips.set(i, strip);
     }
     const counts = [plural(c.steps, 'step'), plural(c.tool_calls, 'call')];
     const flags = [];
@@ -254,6 +284,7 @@ export class TaskOverviewView {
     for (const extra of old.slice(1)) extra.remove();
     this.rowEls[i] = fresh;
     this.fitRows();
+    this.drawStrips([i]);
     fresh[0].querySelector('.tov-sub-toggle')?.focus();
   }
 
@@ -273,6 +304,8 @@ export class TaskOverviewView {
   }
 
   destroy() {
+    this.ro.disconnect();
+    window.removeEventListener('mindgate:theme', this.onTheme);
     this.root.remove();
   }
 }

@@ -584,6 +584,8 @@ if (root && main) {
     graph: () => page.graph || null,
     /** The overview shown (the JSON of /task-graph/api/task/overview, live deltas applied). */
     overview: () => page.overview || null,
+    /** The critical path band's drawn runs (page coordinates): kind, first node, left, right. */
+    pathBand: () => (page.overviewView ? page.overviewView.bandRuns() : []),
     /** Timeline rows in view (page coordinates). */
     timelineRows: () => (page.timelineView ? page.timelineView.rows() : []),
     /** Figures of the page's own work, in ms (reported by the browser benchmark). */

@@ -1,0 +1,124 @@
+// The critical path's segments (work, and the kinds of waiting for the person) drawn on one
+// <canvas> per track instead of one element each: a 100,000-event session's path has ~20,000
+// segments, and as elements they made every render and live append re-lay out the page.
+// Segments closer than a pixel merge into one drawn run (per kind, in order), so drawing costs
+// the track's width, not the path's length; hovering a run names it (the canvas's tooltip).
+
+import { fmtMs } from './taskgraph.js';
+
+const WAIT_LABEL = { permission: 'waited at a permission prompt', interrupted: 'a call that never ran', user_reply: 'waited for your reply' };
+/** The colour variable of each waiting kind (drawn hatched); work is solid amber. */
+const WAIT_COLOR = { user_reply: '--st-hinted', permission: '--st-running', interrupted: '--st-aborted' };
+const WORK = '#f29d0c';
+
+/** What a segment is, in words (its tooltip). */
+export function segmentLabel(s) {
+  const ms = fmtMs(s.end_time - s.start_time);
+  return s.kind === 'work' ? `agent work ${ms}` : `${WAIT_LABEL[s.kind] || s.kind} ${ms}`;
+}
+
+function cssVar(name, fallback) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
+/** Diagonal stripes of `color` (the hatching of waiting), as a fill for `ctx`. */
+function hatch(ctx, color, dpr) {
+  const n = Math.round(6 * dpr);
+  const tile = document.createElement('canvas');
+  tile.width = n;
+  tile.height = n;
+  const t = tile.getContext('2d');
+  t.strokeStyle = color;
+  t.lineWidth = 3 * dpr * Math.SQRT1_2;
+  t.beginPath();
+  for (let k = -1; k <= 1; k++) {
+    t.moveTo(k * n, n);
+    t.lineTo(k * n + n, 0);
+  }
+  t.stroke();
+  return ctx.createPattern(tile, 'repeat');
+}
+
+export class SegmentStrip {
+  /** A canvas with class `className`; `minPx` is the narrowest a drawn run gets. */
+  constructor(className, { minPx = 2, label = 'critical path' } = {}) {
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = className;
+    this.canvas.setAttribute('role', 'img');
+    this.canvas.setAttribute('aria-label', label);
+    this.minPx = minPx;
+    this.segs = [];
+    this.runs = [];
+    this.canvas.addEventListener('mousemove', (e) => {
+      const run = this.runAt(e.offsetX);
+      const title = run ? run.title : '';
+      if (this.canvas.title !== title) this.canvas.title = title;
+    });
+  }
+
+  /** The segments to draw, each with its drawn span `[a, b]` in axis ms. */
+  set(segs) {
+    this.segs = segs;
+  }
+
+  /** Draws at `w`×`h` CSS pixels with `span` axis ms across the width. */
+  draw(w, h, span) {
+    const dpr = window.devicePixelRatio || 1;
+    const c = this.canvas;
+    const pw = Math.max(1, Math.round(w * dpr));
+    const ph = Math.max(1, Math.round(h * dpr));
+    if (c.width !== pw) c.width = pw;
+    if (c.height !== ph) c.height = ph;
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, h);
+    this.runs = this.merge(w, span || 1);
+    const fills = new Map();
+    const fill = (kind) => {
+      if (kind === 'work') return WORK;
+      if (!fills.has(kind)) fills.set(kind, hatch(ctx, cssVar(WAIT_COLOR[kind] || '--st-aborted', '#8a6d3b'), dpr));
+      return fills.get(kind);
+    };
+    for (const r of this.runs) {
+      ctx.fillStyle = fill(r.kind);
+      ctx.fillRect(r.x0, 0, r.x1 - r.x0, h);
+    }
+  }
+
+  /** The drawn runs: segments of one kind closer than a pixel as one. */
+  merge(w, span) {
+    const runs = [];
+    let last = null;
+    for (const s of this.segs) {
+      const x0 = (s.a / span) * w;
+      const x1 = Math.max(x0 + this.minPx, (s.b / span) * w);
+      if (last && last.kind === s.seg.kind && x0 <= last.x1 + 1) {
+        last.x1 = Math.max(last.x1, x1);
+        last.ms += s.seg.end_time - s.seg.start_time;
+        last.count++;
+        continue;
+      }
+      last = { kind: s.seg.kind, x0, x1, first: s.seg, ms: s.seg.end_time - s.seg.start_time, count: 1 };
+      runs.push(last);
+    }
+    for (const r of runs) {
+      r.title = r.count === 1 ? segmentLabel(r.first) : `${r.count} path segments: ${r.kind === 'work' ? 'agent work' : WAIT_LABEL[r.kind] || r.kind} ${fmtMs(r.ms)}`;
+    }
+    return runs;
+  }
+
+  /** The run drawn at `x` CSS pixels (the last drawn wins, as on screen). */
+  runAt(x) {
+    for (let i = this.runs.length - 1; i >= 0; i--) {
+      const r = this.runs[i];
+      if (x >= r.x0 - 0.5 && x <= r.x1 + 0.5) return r;
+    }
+    return null;
+  }
+
+  /** The drawn runs in page coordinates (test hook): kind, first node, left, right. */
+  drawnRuns() {
+    const box = this.canvas.getBoundingClientRect();
+    return this.runs.map((r) => ({ kind: r.kind, node: r.first.node_id, turn: r.first.turn_id, count: r.count, left: box.left + r.x0, right: box.left + r.x1, top: box.top, bottom: box.bottom }));
+  }
+}
