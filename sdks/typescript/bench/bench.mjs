@@ -29,12 +29,23 @@ async function gateCost(session, n) {
   return ((performance.now() - t0) * 1e6) / n; // ns per awaited gate
 }
 
-function emitCost(session, n) {
-  const payload = { nodeId: 'tool:search', instanceId: 'call_1', deltas: [{ t: 'text', v: 'hello world' }] };
-  for (let i = 0; i < 10_000; i++) session.emitTo('run_bench', 'node.token', payload);
+/** µs per emit of a `node.token` as the SDK sends one (a payload of its own: serialised when sent or replayed). */
+function tokenEmitCost(session, n) {
+  const emit = () => session.emitOwned('run_bench', 'node.token', { nodeId: 'llm:step', instanceId: 'run_bench:s1', deltas: [{ t: 'text', v: 'hello world' }] });
+  for (let i = 0; i < 10_000; i++) emit();
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) session.emitTo('run_bench', 'node.token', payload);
-  return ((performance.now() - t0) * 1e3) / n; // µs per emit
+  for (let i = 0; i < n; i++) emit();
+  return ((performance.now() - t0) * 1e3) / n;
+}
+
+/** µs per emit of a `node.finished` carrying the host's output (serialised at once: the host may change it later). */
+function finishedEmitCost(session, n) {
+  const output = { hits: ['a result of the search tool'], total: 1 };
+  const emit = () => session.emitTo('run_bench', 'node.finished', { nodeId: 'tool:search', instanceId: 'call_1', durationMs: 0.42, status: 'ok', output });
+  for (let i = 0; i < 10_000; i++) emit();
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) emit();
+  return ((performance.now() - t0) * 1e3) / n;
 }
 
 /** A viewer of our own that arms `{}` (hold before everything) and drops the socket at each hold. */
@@ -76,6 +87,24 @@ function loopModel(steps) {
       return { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: `{"q":"${n}"}` }], finishReason: { unified: 'tool-calls' }, usage, warnings: [] };
     },
   });
+}
+
+/** µs per `node.token` emit attached, the sending (next turn of the event loop) included. */
+async function attachedEmitCost(session, n) {
+  const sent = () => until(() => session.stats().socketBuffered === 0 && session.stats().attached, { what: 'the socket drained', interval: 1 });
+  const burst = async (count) => {
+    for (let i = 0; i < count; i += 1000) {
+      for (let j = i; j < Math.min(count, i + 1000); j++) session.emitOwned('run_bench', 'node.token', { nodeId: 'llm:step', instanceId: 'run_bench:s1', deltas: [{ t: 'text', v: 'hello world' }] });
+      await new Promise((r) => setImmediate(r)); // the batch is written on this turn
+    }
+  };
+  await burst(10_000);
+  await sent();
+  const c0 = process.cpuUsage();
+  await burst(n);
+  const c = process.cpuUsage(c0);
+  await sent();
+  return ((c.user + c.system) / n).toFixed(2);
 }
 
 const searchTool = () => ({ search: tool({ inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => ({ hits: [q] }) }) });
@@ -120,7 +149,8 @@ function reportLoops(variants, medians) {
 const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
 detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
 record('detached gate (awaited, shared resolved promise)', (await gateCost(detached, 1_000_000)).toFixed(0), 'ns/call');
-record('emit (node.token, detached: serialise + ring buffer)', emitCost(detached, 200_000).toFixed(2), 'µs/call');
+record('emit node.token, detached (ring slot; serialised if sent)', tokenEmitCost(detached, 200_000).toFixed(2), 'µs/call');
+record('emit node.finished with an output, detached (serialise + ring)', finishedEmitCost(detached, 200_000).toFixed(2), 'µs/call');
 const rel = await releaseLatency(20);
 record('release of a held gate after the socket drops (p50)', median(rel).toFixed(3), 'ms', `max ${Math.max(...rel).toFixed(3)} ms, 20 drops`);
 
@@ -144,7 +174,7 @@ if (skip) {
     const attached = new Session({ url: srv.ingest, env: {}, app: 'bench' });
     await attached.ready(5000);
     record('attached gate, no matching breakpoint', (await gateCost(attached, 1_000_000)).toFixed(0), 'ns/call');
-    record('emit (node.token, attached: + socket write)', emitCost(attached, 100_000).toFixed(2), 'µs/call');
+    record('emit node.token, attached (+ serialise + frame + write)', await attachedEmitCost(attached, 100_000), 'µs/call');
     variants.push({ name: 'with Mindgate, attached to mindgate serve', session: attached });
     reportLoops(variants, await loops(variants, REPS));
     await until(() => attached.stats().attached, { what: 'still attached' });

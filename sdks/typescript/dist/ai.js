@@ -83,7 +83,7 @@ function announce(s, run, parentId, tools) {
         nodes.push({ nodeId, kind: 'tool', name, ...parent });
     }
     if (nodes.length > 0)
-        s.emitTo(run.runId, 'graph.hint', { nodes });
+        s.emitOwned(run.runId, 'graph.hint', { nodes });
 }
 function count(value) {
     if (typeof value === 'number')

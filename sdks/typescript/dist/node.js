@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { scopes } from './context.js';
 import { isAbortError, toErrorInfo } from './errors.js';
+import { CONTINUE } from './gates.js';
 import { nextId } from './ids.js';
 function guarded(fn, a, fallback) {
     if (!fn)
@@ -61,7 +62,8 @@ export async function executeNode(session, spec, body, adapter = {}) {
         ...(spec.input !== undefined ? { input: spec.input } : {}),
     });
     let input = spec.input;
-    const gate = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
+    // Only a gate that holds builds its options and is awaited: the common pass costs one check.
+    const hold = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
     const finish = (status, output, extra) => {
         session.flushTokens();
         const payload = {
@@ -88,7 +90,7 @@ export async function executeNode(session, spec, body, adapter = {}) {
         return adapter.fromInjected ? adapter.fromInjected(decision.output) : decision.output;
     };
     for (;;) {
-        const before = await gate('before');
+        const before = session.holds('before', node) ? await hold('before') : CONTINUE;
         if (before.action === 'abort')
             throw aborted();
         if (before.action === 'inject')
@@ -104,8 +106,8 @@ export async function executeNode(session, spec, body, adapter = {}) {
                 finish('aborted', undefined);
                 throw error;
             }
-            session.emitTo(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
-            const decision = await gate('error');
+            session.emitOwned(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
+            const decision = session.holds('error', node) ? await hold('error') : CONTINUE;
             if (decision.action === 'retry')
                 continue;
             if (decision.action === 'inject')
@@ -116,7 +118,7 @@ export async function executeNode(session, spec, body, adapter = {}) {
             throw error;
         }
         if (adapter.afterGate !== false) {
-            const after = await gate('after');
+            const after = session.holds('after', node) ? await hold('after') : CONTINUE;
             if (after.action === 'retry')
                 continue;
             if (after.action === 'inject')
@@ -131,7 +133,7 @@ export async function executeNode(session, spec, body, adapter = {}) {
                     return;
                 ended = true;
                 if (status === 'error') {
-                    session.emitTo(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
+                    session.emitOwned(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
                 }
                 finish(status, output, extra);
             };

@@ -20,7 +20,12 @@ export interface Envelope<T extends string = string, P = unknown> {
 export type MessageType = keyof PayloadByType;
 /** The payload of a known message type. */
 export type PayloadOf<T extends MessageType> = PayloadByType[T];
-/** One frame as text (the order of keys follows the seed's envelope). */
+/** One frame as text, stamped now (the order of keys follows the seed's envelope). */
 export declare function serializeEnvelope(seq: number, runId: string, type: string, payload: unknown): string;
+/**
+ * One frame as text: the same string as `JSON.stringify({gm, seq, ts, runId, type, payload})`,
+ * written without building the envelope object (only the payload goes through `JSON.stringify`).
+ */
+export declare function envelopeText(seq: number, ts: number, runId: string, type: string, payload: unknown): string;
 /** A parsed incoming frame, or `null` when it is not a v1 envelope (never throws). */
 export declare function parseEnvelope(text: string): Envelope | null;

@@ -6,9 +6,20 @@ export const PROTOCOL_VERSION = 1;
 export const WILDCARD_RUN_ID = '*';
 /** What this SDK can do at a gate, announced in `hello`. */
 export const CAPABILITIES = ['pause', 'step', 'inject', 'retry', 'abort', 'run-claim', 'edit-input'];
-/** One frame as text (the order of keys follows the seed's envelope). */
+/** One frame as text, stamped now (the order of keys follows the seed's envelope). */
 export function serializeEnvelope(seq, runId, type, payload) {
-    return JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts: Date.now(), runId, type, payload });
+    return envelopeText(seq, Date.now(), runId, type, payload);
+}
+/**
+ * One frame as text: the same string as `JSON.stringify({gm, seq, ts, runId, type, payload})`,
+ * written without building the envelope object (only the payload goes through `JSON.stringify`).
+ */
+export function envelopeText(seq, ts, runId, type, payload) {
+    const body = JSON.stringify(payload);
+    if (body === undefined || !Number.isFinite(seq) || !Number.isFinite(ts)) {
+        return JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts, runId, type, payload });
+    }
+    return `{"gm":${PROTOCOL_VERSION},"seq":${seq},"ts":${ts},"runId":${JSON.stringify(runId)},"type":${JSON.stringify(type)},"payload":${body}}`;
 }
 /** A parsed incoming frame, or `null` when it is not a v1 envelope (never throws). */
 export function parseEnvelope(text) {

@@ -1,14 +1,19 @@
-/** A drop-oldest ring of serialised frames. */
+import type { EventFrame } from './frame.js';
+/** A drop-oldest ring of events, addressed by absolute index (the count of pushes before). */
 export declare class RingBuffer {
     #private;
     readonly capacity: number;
-    /** Frames dropped to make room since the start. */
+    /** Events dropped to make room since the start. */
     dropped: number;
     constructor(capacity: number);
-    /** Frames held now. */
+    /** Events held now. */
     get size(): number;
-    /** Adds a frame, dropping the oldest when full. */
-    push(frame: string): void;
-    /** The frames, oldest first. */
-    toArray(): string[];
+    /** The absolute index of the oldest event held. */
+    get start(): number;
+    /** The absolute index the next event will get. */
+    get end(): number;
+    /** Adds an event, dropping the oldest when full. */
+    push(frame: EventFrame): void;
+    /** The event at absolute `index`, or `undefined` when it is not held (dropped or not yet pushed). */
+    at(index: number): EventFrame | undefined;
 }

@@ -1,38 +1,41 @@
-// The replay ring buffer: the newest frames, replayed oldest-first on every attach.
-/** A drop-oldest ring of serialised frames. */
+/** A drop-oldest ring of events, addressed by absolute index (the count of pushes before). */
 export class RingBuffer {
     capacity;
     #items;
-    #start = 0;
+    #end = 0;
     #size = 0;
-    /** Frames dropped to make room since the start. */
+    /** Events dropped to make room since the start. */
     dropped = 0;
     constructor(capacity) {
         this.capacity = capacity;
         this.#items = new Array(Math.max(1, capacity));
     }
-    /** Frames held now. */
+    /** Events held now. */
     get size() {
         return this.#size;
     }
-    /** Adds a frame, dropping the oldest when full. */
+    /** The absolute index of the oldest event held. */
+    get start() {
+        return this.#end - this.#size;
+    }
+    /** The absolute index the next event will get. */
+    get end() {
+        return this.#end;
+    }
+    /** Adds an event, dropping the oldest when full. */
     push(frame) {
         const cap = this.#items.length;
-        if (this.#size < cap) {
-            this.#items[(this.#start + this.#size) % cap] = frame;
+        this.#items[this.#end % cap] = frame;
+        this.#end += 1;
+        if (this.#size < cap)
             this.#size += 1;
-            return;
-        }
-        this.#items[this.#start] = frame;
-        this.#start = (this.#start + 1) % cap;
-        this.dropped += 1;
+        else
+            this.dropped += 1;
     }
-    /** The frames, oldest first. */
-    toArray() {
-        const out = [];
-        const cap = this.#items.length;
-        for (let i = 0; i < this.#size; i++)
-            out.push(this.#items[(this.#start + i) % cap]);
-        return out;
+    /** The event at absolute `index`, or `undefined` when it is not held (dropped or not yet pushed). */
+    at(index) {
+        if (index < this.start || index >= this.#end)
+            return undefined;
+        return this.#items[index % this.#items.length];
     }
 }

@@ -16,8 +16,13 @@ export interface SessionOptions {
     enabled?: boolean;
     /** The environment to read (default `process.env`). */
     env?: Env;
-    /** Frames kept for replay on attach (default 2,000, drop-oldest). */
+    /** Frames kept for replay on attach (default 2,000, drop-oldest); also the send queue while attached. */
     bufferSize?: number;
+    /**
+     * Bytes the socket may hold that the kernel has not taken yet (default 1 MiB, at least
+     * 64 KiB): against a slow viewer the rest waits in the ring buffer, dropped oldest first.
+     */
+    sendBufferBytes?: number;
     /** Transport timing (ms): connect 300, handshake 1,000, reconnect 100 doubling to 5,000. */
     timing?: Partial<TransportTiming>;
     /** How often streamed tokens are sent per node instance (default 34 ms). */
@@ -46,6 +51,10 @@ export interface SessionStats {
     attached: boolean;
     buffered: number;
     dropped: number;
+    /** Events the ring dropped while attached before they were sent (a viewer slower than the app). */
+    unsentDropped: number;
+    /** Bytes written to the socket and not yet taken by the kernel. */
+    socketBuffered: number;
     heldGates: number;
     seq: number;
     connectAttempts: number;
@@ -75,8 +84,17 @@ export declare class Session {
     ready(timeoutMs?: number): Promise<boolean>;
     /** Emits one event into the current run (or the implicit run of stray events). */
     emit(type: string, payload: Record<string, unknown>): void;
-    /** Emits one event into run `runId`. Never throws. */
+    /**
+     * Emits one event into run `runId`, serialised now: its payload may hold the host's values,
+     * which may change after the emit. Never throws.
+     */
     emitTo(runId: string, type: string, payload: unknown): void;
+    /**
+     * Emits one event whose payload the SDK built from strings and numbers and never changes
+     * afterwards (token deltas, hints, gate and error events): it is serialised only when it is
+     * sent or replayed, so detached it costs a ring slot. Never throws.
+     */
+    emitOwned(runId: string, type: string, payload: object): void;
     /** The current run's id, or the implicit run's (started on first use). */
     runIdForEvent(): string;
     /** The run that collects events emitted outside any `run()`. */
@@ -91,6 +109,12 @@ export declare class Session {
      * or the socket goes (then `continue`).
      */
     gate(point: PausePoint, node: GateNode, hold: HoldOptions): Promise<Decision>;
+    /**
+     * Whether a gate at `point` of `node` would hold now (a breakpoint matches or step mode):
+     * `false` detached and attached with nothing matching, without allocating, so callers skip
+     * building the gate's options and awaiting it. Never throws.
+     */
+    holds(point: PausePoint, node: GateNode): boolean;
     /** Queues streamed text of a node instance (sent batched as `node.token`). */
     token(runId: string, nodeId: string, instanceId: string, channel: TokenChannel, text: string): void;
     /** Sends every queued token batch now. */

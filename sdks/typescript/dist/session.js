@@ -6,14 +6,15 @@ import { toErrorInfo } from './errors.js';
 import { CONTINUE, GateEngine, shapeMismatch } from './gates.js';
 import { newId, nextId } from './ids.js';
 import { CAPABILITIES, PROTOCOL_VERSION, serializeEnvelope, WILDCARD_RUN_ID, } from './protocol.js';
+import { EventFrame } from './frame.js';
 import { RingBuffer } from './ring.js';
-import { serializeWithinBudget } from './shrink.js';
-import { Transport } from './transport.js';
+import { DEFAULT_SEND_BUFFER_BYTES, Transport } from './transport.js';
 import { SDK_NAME, VERSION } from './version.js';
 import { Warner } from './warn.js';
 const CONTINUE_PROMISE = Promise.resolve(CONTINUE);
 const ACTIONS = new Set(['continue', 'retry', 'inject', 'abort']);
 const FAIL_OPEN = { principal: { kind: 'fail-open' } };
+const MIN_SEND_BUFFER_BYTES = 64 * 1024;
 /** The Mindgate client session. Never throws into the host. */
 export class Session {
     /** Events flow and gates can hold. */
@@ -23,6 +24,7 @@ export class Session {
     /** The ingest URL. */
     url;
     #warner;
+    #warnFrame;
     #ring;
     #engine = new GateEngine();
     #transport;
@@ -45,7 +47,9 @@ export class Session {
         this.#meta = options.meta;
         this.#tokenIntervalMs = options.tokenIntervalMs ?? 34;
         this.#warner = new Warner(60_000, options.logger ?? ((m) => console.warn(m)));
+        this.#warnFrame = (kind, message, error) => this.#warner.warn(kind, message, error);
         this.#ring = new RingBuffer(this.enabled ? (options.bufferSize ?? 2000) : 1);
+        const sendBufferBytes = Math.max(MIN_SEND_BUFFER_BYTES, options.sendBufferBytes ?? DEFAULT_SEND_BUFFER_BYTES);
         const timing = {
             connectTimeoutMs: 300,
             handshakeTimeoutMs: 1000,
@@ -59,7 +63,7 @@ export class Session {
                 onAttached: (ack) => this.#attached(ack),
                 onDetached: () => this.#detached(),
                 onControl: (envelope) => this.#control(envelope),
-            }, this.#warner)
+            }, this.#warner, this.#ring, sendBufferBytes)
             : null;
     }
     /** Enabled and not disposed: events are recorded and gates may hold. */
@@ -77,6 +81,8 @@ export class Session {
             attached: this.attached,
             buffered: this.#ring.size,
             dropped: this.#ring.dropped,
+            unsentDropped: this.#transport?.unsentDropped ?? 0,
+            socketBuffered: this.#transport?.socketBufferedBytes ?? 0,
             heldGates: this.#engine.held.size,
             seq: this.#seq,
             connectAttempts: this.#transport?.attempts ?? 0,
@@ -121,20 +127,41 @@ export class Session {
             this.#warner.warn('emit', 'internal error in emit(); Mindgate degrading', error);
         }
     }
-    /** Emits one event into run `runId`. Never throws. */
+    /**
+     * Emits one event into run `runId`, serialised now: its payload may hold the host's values,
+     * which may change after the emit. Never throws.
+     */
     emitTo(runId, type, payload) {
         if (!this.live)
             return;
         try {
             this.#start();
-            const frame = serializeWithinBudget(this.#seq, runId, type, payload, (m) => this.#warner.warn(`shrink:${type}`, m));
-            this.#seq += 1;
-            this.#ring.push(frame);
-            this.#transport?.send(frame);
+            this.#push(EventFrame.eager(this.#seq, runId, type, payload, this.#warnFrame));
         }
         catch (error) {
             this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
         }
+    }
+    /**
+     * Emits one event whose payload the SDK built from strings and numbers and never changes
+     * afterwards (token deltas, hints, gate and error events): it is serialised only when it is
+     * sent or replayed, so detached it costs a ring slot. Never throws.
+     */
+    emitOwned(runId, type, payload) {
+        if (!this.live)
+            return;
+        try {
+            this.#start();
+            this.#push(EventFrame.owned(this.#seq, runId, type, payload, this.#warnFrame));
+        }
+        catch (error) {
+            this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
+        }
+    }
+    #push(frame) {
+        this.#seq += 1;
+        this.#ring.push(frame);
+        this.#transport?.notify();
     }
     /** The current run's id, or the implicit run's (started on first use). */
     runIdForEvent() {
@@ -169,7 +196,7 @@ export class Session {
         this.flushTokens();
         const nodeId = `agent:${run.name}`;
         if (status === 'error')
-            this.emitTo(run.runId, 'node.error', { nodeId, instanceId: run.runId, error: toErrorInfo(error) });
+            this.emitOwned(run.runId, 'node.error', { nodeId, instanceId: run.runId, error: toErrorInfo(error) });
         const finished = { nodeId, instanceId: run.runId, durationMs, status };
         if (output !== undefined && status === 'ok')
             finished.output = output;
@@ -177,7 +204,7 @@ export class Session {
         const payload = { status };
         if (status === 'error')
             payload.error = toErrorInfo(error);
-        this.emitTo(run.runId, 'run.finished', payload);
+        this.emitOwned(run.runId, 'run.finished', payload);
     }
     /**
      * A gate at `point` of `node`. Detached, or attached with nothing matching, it returns one
@@ -185,7 +212,7 @@ export class Session {
      * or the socket goes (then `continue`).
      */
     gate(point, node, hold) {
-        if (!this.#started || this.#disposed || this.#transport === null || !this.#transport.attached)
+        if (!this.#armed())
             return CONTINUE_PROMISE;
         try {
             const reason = this.#engine.reason(point, node);
@@ -197,6 +224,24 @@ export class Session {
             this.#warner.warn('gate', 'internal gate error; continuing', error);
             return CONTINUE_PROMISE;
         }
+    }
+    /**
+     * Whether a gate at `point` of `node` would hold now (a breakpoint matches or step mode):
+     * `false` detached and attached with nothing matching, without allocating, so callers skip
+     * building the gate's options and awaiting it. Never throws.
+     */
+    holds(point, node) {
+        if (!this.#armed())
+            return false;
+        try {
+            return this.#engine.reason(point, node) !== null;
+        }
+        catch {
+            return true; // `gate` reports the error and continues
+        }
+    }
+    #armed() {
+        return this.#started && !this.#disposed && this.#transport !== null && this.#transport.attached;
     }
     /** Queues streamed text of a node instance (sent batched as `node.token`). */
     token(runId, nodeId, instanceId, channel, text) {
@@ -231,7 +276,7 @@ export class Session {
         const batches = [...this.#tokens.values()];
         this.#tokens.clear();
         for (const b of batches)
-            this.emitTo(b.runId, 'node.token', { nodeId: b.nodeId, instanceId: b.instanceId, deltas: b.deltas });
+            this.emitOwned(b.runId, 'node.token', { nodeId: b.nodeId, instanceId: b.instanceId, deltas: b.deltas });
     }
     /**
      * Releases every held gate (`continue`), finishes the implicit run, waits up to `timeoutMs`
@@ -300,7 +345,7 @@ export class Session {
             const paused = { pauseId, nodeId: node.nodeId, point, reason };
             if (editable)
                 paused.editable = true;
-            this.emitTo(hold.runId, 'exec.paused', paused);
+            this.emitOwned(hold.runId, 'exec.paused', paused);
             if (signal?.aborted)
                 onAbort();
             else
@@ -330,9 +375,6 @@ export class Session {
                 this.#sessionToken = ack.sessionToken;
             this.#hubCapabilities = new Set(Array.isArray(ack.hubCapabilities) ? ack.hubCapabilities.filter((c) => typeof c === 'string') : []);
             this.#engine.arm(ack.breakpoints, ack.mode);
-            // Replay on attach, oldest first, with the original seq: the hub deduplicates.
-            for (const frame of this.#ring.toArray())
-                this.#transport?.send(frame);
         }
         catch (error) {
             this.#warner.warn('attach', 'internal error while attaching', error);

@@ -1,11 +1,11 @@
 // The payload budget: a frame over 512 KB has its biggest fields replaced by a preview.
-import { serializeEnvelope } from './protocol.js';
+import { envelopeText } from './protocol.js';
 /** The protocol's payload budget (UTF-16 code units here, a cheap upper bound on bytes/3). */
 export const MAX_PAYLOAD_CHARS = 512 * 1024;
 const PREVIEW_CHARS = 2000;
-function safeSerialize(seq, runId, type, payload) {
+function safeSerialize(seq, ts, runId, type, payload) {
     try {
-        return serializeEnvelope(seq, runId, type, payload);
+        return envelopeText(seq, ts, runId, type, payload);
     }
     catch {
         // Cycles, BigInt, throwing getters: write what can be written.
@@ -20,12 +20,12 @@ function safeSerialize(seq, runId, type, payload) {
             }
             return value;
         });
-        return serializeEnvelope(seq, runId, type, JSON.parse(text ?? 'null'));
+        return envelopeText(seq, ts, runId, type, JSON.parse(text ?? 'null'));
     }
 }
 /** The frame of one event, its payload held to the budget. Never throws for a JSON-able payload. */
-export function serializeWithinBudget(seq, runId, type, payload, warn) {
-    const frame = safeSerialize(seq, runId, type, payload);
+export function serializeWithinBudget(seq, ts, runId, type, payload, warn) {
+    const frame = safeSerialize(seq, ts, runId, type, payload);
     if (frame.length <= MAX_PAYLOAD_CHARS || typeof payload !== 'object' || payload === null)
         return frame;
     const shrunk = { ...payload };
@@ -38,5 +38,5 @@ export function serializeWithinBudget(seq, runId, type, payload, warn) {
         }
     }
     warn(`a ${type} payload of ${frame.length} characters was over the 512 KB budget; its large fields were cut to a preview`);
-    return safeSerialize(seq, runId, type, shrunk);
+    return safeSerialize(seq, ts, runId, type, shrunk);
 }

@@ -1,4 +1,5 @@
 import { type Envelope } from './protocol.js';
+import type { RingBuffer } from './ring.js';
 import type { Warner } from './warn.js';
 /** Timing of the transport (milliseconds). */
 export interface TransportTiming {
@@ -11,6 +12,10 @@ export interface TransportTiming {
     /** Longest reconnect delay. */
     retryMaxMs: number;
 }
+/** Default bound of the bytes written to the socket and not yet taken by the kernel (1 MiB). */
+export declare const DEFAULT_SEND_BUFFER_BYTES: number;
+/** Whether `url` dials the loopback interface. */
+export declare function isLoopback(url: string): boolean;
 /** What the session does when the transport changes state or a control arrives. */
 export interface TransportHooks {
     /** The `hello` frame to send (called on every attempt). */
@@ -30,21 +35,26 @@ export declare class Transport {
     private readonly timing;
     private readonly hooks;
     private readonly warner;
+    private readonly ring;
+    private readonly sendBufferBytes;
     /** Sockets opened since the start (a test of the disabled mode counts them on the server). */
     attempts: number;
-    constructor(url: string, token: string | undefined, timing: TransportTiming, hooks: TransportHooks, warner: Warner);
+    constructor(url: string, token: string | undefined, timing: TransportTiming, hooks: TransportHooks, warner: Warner, ring: RingBuffer, sendBufferBytes?: number);
     /** Handshake complete. */
     get attached(): boolean;
     /** Starts connecting unless already connecting or attached; a waiting retry is brought forward. */
     kick(): void;
     /**
-     * Queues one frame when attached (callers keep it in the ring buffer either way); the queue
-     * is written on the next turn of the event loop with the socket corked, so a burst of events
-     * costs one write, not one per frame.
+     * New events are in the ring: when attached they are written on the next turn of the event
+     * loop with the socket corked, so a burst of events costs one write, not one per frame.
      */
-    send(frame: string): void;
-    /** Frames queued or bytes written to the socket but not yet sent. */
+    notify(): void;
+    /** Events the ring dropped while attached before they could be sent (a viewer slower than the app). */
+    get unsentDropped(): number;
+    /** Events not yet sent plus bytes written to the socket but not yet taken by the kernel. */
     get pendingBytes(): number;
+    /** Bytes written to the socket and not yet taken by the kernel (bounded by `sendBufferBytes` plus one frame). */
+    get socketBufferedBytes(): number;
     /**
      * While a gate is held the socket keeps the process alive (the release comes through it);
      * otherwise it does not, so an instrumented script exits when its work is done.

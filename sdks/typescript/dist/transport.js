@@ -1,5 +1,22 @@
 import WebSocket from 'ws';
 import { parseEnvelope } from './protocol.js';
+/** Default bound of the bytes written to the socket and not yet taken by the kernel (1 MiB). */
+export const DEFAULT_SEND_BUFFER_BYTES = 1024 * 1024;
+/** Hosts whose traffic never crosses an intermediary: frames to them are sent unmasked. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/** A zero masking key: `ws` then writes the frame as is (RFC 6455 masking guards against proxies a loopback socket never meets). */
+function zeroMask(mask) {
+    mask.fill(0);
+}
+/** Whether `url` dials the loopback interface. */
+export function isLoopback(url) {
+    try {
+        return LOOPBACK_HOSTS.has(new URL(url).hostname);
+    }
+    catch {
+        return false;
+    }
+}
 /** The connection to `/ingest`. Never throws into callers. */
 export class Transport {
     url;
@@ -7,22 +24,29 @@ export class Transport {
     timing;
     hooks;
     warner;
+    ring;
+    sendBufferBytes;
     #state = 'idle';
     #ws = null;
     #socket = null;
     #retryDelay;
     #retryTimer = null;
     #holdsOpen = false;
-    #outbox = [];
+    /** The absolute ring index of the next event to send while attached. */
+    #cursor = 0;
     #flushScheduled = false;
+    #awaitingDrain = false;
+    #unsentDropped = 0;
     /** Sockets opened since the start (a test of the disabled mode counts them on the server). */
     attempts = 0;
-    constructor(url, token, timing, hooks, warner) {
+    constructor(url, token, timing, hooks, warner, ring, sendBufferBytes = DEFAULT_SEND_BUFFER_BYTES) {
         this.url = url;
         this.token = token;
         this.timing = timing;
         this.hooks = hooks;
         this.warner = warner;
+        this.ring = ring;
+        this.sendBufferBytes = sendBufferBytes;
         this.#retryDelay = timing.retryMinMs;
     }
     /** Handshake complete. */
@@ -41,42 +65,78 @@ export class Transport {
             this.#connect();
     }
     /**
-     * Queues one frame when attached (callers keep it in the ring buffer either way); the queue
-     * is written on the next turn of the event loop with the socket corked, so a burst of events
-     * costs one write, not one per frame.
+     * New events are in the ring: when attached they are written on the next turn of the event
+     * loop with the socket corked, so a burst of events costs one write, not one per frame.
      */
-    send(frame) {
-        if (this.#state !== 'attached' || this.#ws === null)
+    notify() {
+        if (this.#state !== 'attached' || this.#flushScheduled || this.#awaitingDrain)
             return;
-        this.#outbox.push(frame);
-        if (!this.#flushScheduled) {
-            this.#flushScheduled = true;
-            setImmediate(() => this.#flush());
-        }
+        this.#flushScheduled = true;
+        setImmediate(() => this.#flush());
     }
+    /**
+     * Sends the ring from the cursor until the socket holds `sendBufferBytes` not yet taken by
+     * the kernel; the rest waits in the ring for the socket's `drain`. Memory stays bounded by
+     * the ring: against a slow viewer the oldest unsent events are dropped and counted.
+     */
     #flush() {
         this.#flushScheduled = false;
         const ws = this.#ws;
-        const frames = this.#outbox;
-        this.#outbox = [];
         if (this.#state !== 'attached' || ws === null)
             return;
+        const ring = this.ring;
+        if (this.#cursor < ring.start) {
+            this.#unsentDropped += ring.start - this.#cursor;
+            this.#cursor = ring.start;
+        }
         const socket = this.#socket;
         try {
-            socket?.cork();
-            for (const frame of frames)
-                ws.send(frame);
+            // Rounds of corked writes: each uncork hands the round to the kernel at once, so the
+            // bound stops the sending only when the kernel stops taking (a viewer not reading).
+            while (this.#cursor < ring.end && ws.bufferedAmount < this.sendBufferBytes)
+                this.#writeRound(ws, socket);
         }
         catch (error) {
             this.warner.warn('send', 'sending frames failed; they stay in the replay buffer', error);
+        }
+        if (this.#cursor < ring.end && socket !== null && !this.#awaitingDrain) {
+            this.#awaitingDrain = true;
+            socket.once('drain', () => {
+                this.#awaitingDrain = false;
+                this.notify();
+            });
+        }
+    }
+    /** Writes frames from the cursor, corked, until the socket holds `sendBufferBytes`. */
+    #writeRound(ws, socket) {
+        const ring = this.ring;
+        socket?.cork();
+        try {
+            while (this.#cursor < ring.end && ws.bufferedAmount < this.sendBufferBytes) {
+                const text = ring.at(this.#cursor)?.text();
+                this.#cursor += 1;
+                if (text)
+                    ws.send(text);
+            }
         }
         finally {
             socket?.uncork();
         }
     }
-    /** Frames queued or bytes written to the socket but not yet sent. */
+    /** Events the ring dropped while attached before they could be sent (a viewer slower than the app). */
+    get unsentDropped() {
+        const behind = this.#state === 'attached' ? Math.max(0, this.ring.start - this.#cursor) : 0;
+        return this.#unsentDropped + behind;
+    }
+    /** Events not yet sent plus bytes written to the socket but not yet taken by the kernel. */
     get pendingBytes() {
-        return this.#outbox.length + (this.#ws?.bufferedAmount ?? 0);
+        if (this.#state !== 'attached')
+            return 0;
+        return this.ring.end - Math.max(this.ring.start, this.#cursor) + (this.#ws?.bufferedAmount ?? 0);
+    }
+    /** Bytes written to the socket and not yet taken by the kernel (bounded by `sendBufferBytes` plus one frame). */
+    get socketBufferedBytes() {
+        return this.#ws?.bufferedAmount ?? 0;
     }
     /**
      * While a gate is held the socket keeps the process alive (the release comes through it);
@@ -126,7 +186,8 @@ export class Transport {
         let ws;
         try {
             const headers = this.token ? { Authorization: `Bearer ${this.token}` } : undefined;
-            ws = new WebSocket(this.url, { headers, handshakeTimeout: this.timing.connectTimeoutMs, perMessageDeflate: false });
+            const generateMask = isLoopback(this.url) ? zeroMask : undefined;
+            ws = new WebSocket(this.url, { headers, handshakeTimeout: this.timing.connectTimeoutMs, perMessageDeflate: false, generateMask });
         }
         catch (error) {
             this.warner.warn('connect', `cannot connect to ${this.url}; running detached`, error);
@@ -166,6 +227,9 @@ export class Transport {
                 this.#state = 'attached';
                 this.#retryDelay = this.timing.retryMinMs;
                 this.hooks.onAttached(envelope.payload);
+                // Replay on attach, oldest first, with the original seq: the hub deduplicates.
+                this.#cursor = this.ring.start;
+                this.notify();
                 return;
             }
             if (this.#state === 'attached' && this.#ws === ws)
@@ -180,8 +244,11 @@ export class Transport {
                 return;
             this.#ws = null;
             this.#socket = null;
-            this.#outbox = [];
+            this.#awaitingDrain = false;
             const wasAttached = this.#state === 'attached';
+            // Unsent events the ring dropped while attached stay counted; the rest is replayed on the next attach.
+            if (wasAttached && this.#cursor < this.ring.start)
+                this.#unsentDropped += this.ring.start - this.#cursor;
             if (this.#state === 'disposed')
                 return;
             this.#scheduleRetry();

@@ -112,7 +112,7 @@ function announce(s: Session, run: RunContext, parentId: string | undefined, too
     run.hinted.add(nodeId);
     nodes.push({ nodeId, kind: 'tool', name, ...parent });
   }
-  if (nodes.length > 0) s.emitTo(run.runId, 'graph.hint', { nodes });
+  if (nodes.length > 0) s.emitOwned(run.runId, 'graph.hint', { nodes });
 }
 
 function count(value: unknown): number | undefined {

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { type RunContext, scopes } from './context.js';
 import { isAbortError, toErrorInfo } from './errors.js';
-import type { Decision, GateNode } from './gates.js';
+import { CONTINUE, type Decision, type GateNode } from './gates.js';
 import { nextId } from './ids.js';
 import type { NodeKind, PausePoint, TokenChannel } from './protocol.js';
 import type { Session } from './session.js';
@@ -128,7 +128,8 @@ export async function executeNode<T>(
     ...(spec.input !== undefined ? { input: spec.input } : {}),
   });
   let input = spec.input;
-  const gate = (point: PausePoint): Promise<Decision> =>
+  // Only a gate that holds builds its options and is awaited: the common pass costs one check.
+  const hold = (point: PausePoint): Promise<Decision> =>
     session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
   const finish = (status: 'ok' | 'error' | 'aborted', output: unknown, extra?: Record<string, unknown>) => {
     session.flushTokens();
@@ -154,7 +155,7 @@ export async function executeNode<T>(
     return adapter.fromInjected ? adapter.fromInjected(decision.output) : (decision.output as T);
   };
   for (;;) {
-    const before = await gate('before');
+    const before = session.holds('before', node) ? await hold('before') : CONTINUE;
     if (before.action === 'abort') throw aborted();
     if (before.action === 'inject') return injected(before, {});
     if (before.edited) input = before.input;
@@ -166,8 +167,8 @@ export async function executeNode<T>(
         finish('aborted', undefined);
         throw error;
       }
-      session.emitTo(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
-      const decision = await gate('error');
+      session.emitOwned(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
+      const decision = session.holds('error', node) ? await hold('error') : CONTINUE;
       if (decision.action === 'retry') continue;
       if (decision.action === 'inject') return injected(decision, { recoveredFromError: true });
       if (decision.action === 'abort') throw aborted();
@@ -175,7 +176,7 @@ export async function executeNode<T>(
       throw error;
     }
     if (adapter.afterGate !== false) {
-      const after = await gate('after');
+      const after = session.holds('after', node) ? await hold('after') : CONTINUE;
       if (after.action === 'retry') continue;
       if (after.action === 'inject') return injected(after, {});
       if (after.action === 'abort') throw aborted();
@@ -186,7 +187,7 @@ export async function executeNode<T>(
         if (ended) return;
         ended = true;
         if (status === 'error') {
-          session.emitTo(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
+          session.emitOwned(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
         }
         finish(status, output, extra);
       };

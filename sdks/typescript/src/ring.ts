@@ -1,40 +1,46 @@
-// The replay ring buffer: the newest frames, replayed oldest-first on every attach.
+// The replay ring buffer: the newest events, replayed oldest-first on every attach; while
+// attached, the transport sends from it (a cursor), so it is also the bounded send queue.
+import type { EventFrame } from './frame.js';
 
-/** A drop-oldest ring of serialised frames. */
+/** A drop-oldest ring of events, addressed by absolute index (the count of pushes before). */
 export class RingBuffer {
-  readonly #items: (string | undefined)[];
-  #start = 0;
+  readonly #items: (EventFrame | undefined)[];
+  #end = 0;
   #size = 0;
-  /** Frames dropped to make room since the start. */
+  /** Events dropped to make room since the start. */
   dropped = 0;
 
   constructor(readonly capacity: number) {
-    this.#items = new Array<string | undefined>(Math.max(1, capacity));
+    this.#items = new Array<EventFrame | undefined>(Math.max(1, capacity));
   }
 
-  /** Frames held now. */
+  /** Events held now. */
   get size(): number {
     return this.#size;
   }
 
-  /** Adds a frame, dropping the oldest when full. */
-  push(frame: string): void {
-    const cap = this.#items.length;
-    if (this.#size < cap) {
-      this.#items[(this.#start + this.#size) % cap] = frame;
-      this.#size += 1;
-      return;
-    }
-    this.#items[this.#start] = frame;
-    this.#start = (this.#start + 1) % cap;
-    this.dropped += 1;
+  /** The absolute index of the oldest event held. */
+  get start(): number {
+    return this.#end - this.#size;
   }
 
-  /** The frames, oldest first. */
-  toArray(): string[] {
-    const out: string[] = [];
+  /** The absolute index the next event will get. */
+  get end(): number {
+    return this.#end;
+  }
+
+  /** Adds an event, dropping the oldest when full. */
+  push(frame: EventFrame): void {
     const cap = this.#items.length;
-    for (let i = 0; i < this.#size; i++) out.push(this.#items[(this.#start + i) % cap] as string);
-    return out;
+    this.#items[this.#end % cap] = frame;
+    this.#end += 1;
+    if (this.#size < cap) this.#size += 1;
+    else this.dropped += 1;
+  }
+
+  /** The event at absolute `index`, or `undefined` when it is not held (dropped or not yet pushed). */
+  at(index: number): EventFrame | undefined {
+    if (index < this.start || index >= this.#end) return undefined;
+    return this.#items[index % this.#items.length];
   }
 }

@@ -16,9 +16,9 @@ import {
   type TokenChannel,
   WILDCARD_RUN_ID,
 } from './protocol.js';
+import { EventFrame, type FrameWarn } from './frame.js';
 import { RingBuffer } from './ring.js';
-import { serializeWithinBudget } from './shrink.js';
-import { Transport, type TransportTiming } from './transport.js';
+import { DEFAULT_SEND_BUFFER_BYTES, Transport, type TransportTiming } from './transport.js';
 import { SDK_NAME, VERSION } from './version.js';
 import { Warner, type WarnSink } from './warn.js';
 
@@ -34,8 +34,13 @@ export interface SessionOptions {
   enabled?: boolean;
   /** The environment to read (default `process.env`). */
   env?: Env;
-  /** Frames kept for replay on attach (default 2,000, drop-oldest). */
+  /** Frames kept for replay on attach (default 2,000, drop-oldest); also the send queue while attached. */
   bufferSize?: number;
+  /**
+   * Bytes the socket may hold that the kernel has not taken yet (default 1 MiB, at least
+   * 64 KiB): against a slow viewer the rest waits in the ring buffer, dropped oldest first.
+   */
+  sendBufferBytes?: number;
   /** Transport timing (ms): connect 300, handshake 1,000, reconnect 100 doubling to 5,000. */
   timing?: Partial<TransportTiming>;
   /** How often streamed tokens are sent per node instance (default 34 ms). */
@@ -66,6 +71,10 @@ export interface SessionStats {
   attached: boolean;
   buffered: number;
   dropped: number;
+  /** Events the ring dropped while attached before they were sent (a viewer slower than the app). */
+  unsentDropped: number;
+  /** Bytes written to the socket and not yet taken by the kernel. */
+  socketBuffered: number;
   heldGates: number;
   seq: number;
   connectAttempts: number;
@@ -74,6 +83,7 @@ export interface SessionStats {
 const CONTINUE_PROMISE: Promise<Decision> = Promise.resolve(CONTINUE);
 const ACTIONS = new Set(['continue', 'retry', 'inject', 'abort']);
 const FAIL_OPEN = { principal: { kind: 'fail-open' } };
+const MIN_SEND_BUFFER_BYTES = 64 * 1024;
 
 interface PendingTokens {
   runId: string;
@@ -91,6 +101,7 @@ export class Session {
   /** The ingest URL. */
   readonly url: string;
   readonly #warner: Warner;
+  readonly #warnFrame: FrameWarn;
   readonly #ring: RingBuffer;
   readonly #engine = new GateEngine();
   readonly #transport: Transport | null;
@@ -114,7 +125,9 @@ export class Session {
     this.#meta = options.meta;
     this.#tokenIntervalMs = options.tokenIntervalMs ?? 34;
     this.#warner = new Warner(60_000, options.logger ?? ((m) => console.warn(m)));
+    this.#warnFrame = (kind, message, error) => this.#warner.warn(kind, message, error);
     this.#ring = new RingBuffer(this.enabled ? (options.bufferSize ?? 2000) : 1);
+    const sendBufferBytes = Math.max(MIN_SEND_BUFFER_BYTES, options.sendBufferBytes ?? DEFAULT_SEND_BUFFER_BYTES);
     const timing: TransportTiming = {
       connectTimeoutMs: 300,
       handshakeTimeoutMs: 1000,
@@ -128,7 +141,7 @@ export class Session {
           onAttached: (ack) => this.#attached(ack),
           onDetached: () => this.#detached(),
           onControl: (envelope) => this.#control(envelope),
-        }, this.#warner)
+        }, this.#warner, this.#ring, sendBufferBytes)
       : null;
   }
 
@@ -149,6 +162,8 @@ export class Session {
       attached: this.attached,
       buffered: this.#ring.size,
       dropped: this.#ring.dropped,
+      unsentDropped: this.#transport?.unsentDropped ?? 0,
+      socketBuffered: this.#transport?.socketBufferedBytes ?? 0,
       heldGates: this.#engine.held.size,
       seq: this.#seq,
       connectAttempts: this.#transport?.attempts ?? 0,
@@ -192,18 +207,39 @@ export class Session {
     }
   }
 
-  /** Emits one event into run `runId`. Never throws. */
+  /**
+   * Emits one event into run `runId`, serialised now: its payload may hold the host's values,
+   * which may change after the emit. Never throws.
+   */
   emitTo(runId: string, type: string, payload: unknown): void {
     if (!this.live) return;
     try {
       this.#start();
-      const frame = serializeWithinBudget(this.#seq, runId, type, payload, (m) => this.#warner.warn(`shrink:${type}`, m));
-      this.#seq += 1;
-      this.#ring.push(frame);
-      this.#transport?.send(frame);
+      this.#push(EventFrame.eager(this.#seq, runId, type, payload, this.#warnFrame));
     } catch (error) {
       this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
     }
+  }
+
+  /**
+   * Emits one event whose payload the SDK built from strings and numbers and never changes
+   * afterwards (token deltas, hints, gate and error events): it is serialised only when it is
+   * sent or replayed, so detached it costs a ring slot. Never throws.
+   */
+  emitOwned(runId: string, type: string, payload: object): void {
+    if (!this.live) return;
+    try {
+      this.#start();
+      this.#push(EventFrame.owned(this.#seq, runId, type, payload, this.#warnFrame));
+    } catch (error) {
+      this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
+    }
+  }
+
+  #push(frame: EventFrame): void {
+    this.#seq += 1;
+    this.#ring.push(frame);
+    this.#transport?.notify();
   }
 
   /** The current run's id, or the implicit run's (started on first use). */
@@ -240,13 +276,13 @@ export class Session {
   finishRun(run: RunContext, status: RunStatus, durationMs: number, output: unknown, error: unknown): void {
     this.flushTokens();
     const nodeId = `agent:${run.name}`;
-    if (status === 'error') this.emitTo(run.runId, 'node.error', { nodeId, instanceId: run.runId, error: toErrorInfo(error) });
+    if (status === 'error') this.emitOwned(run.runId, 'node.error', { nodeId, instanceId: run.runId, error: toErrorInfo(error) });
     const finished: Record<string, unknown> = { nodeId, instanceId: run.runId, durationMs, status };
     if (output !== undefined && status === 'ok') finished.output = output;
     this.emitTo(run.runId, 'node.finished', finished);
     const payload: Record<string, unknown> = { status };
     if (status === 'error') payload.error = toErrorInfo(error);
-    this.emitTo(run.runId, 'run.finished', payload);
+    this.emitOwned(run.runId, 'run.finished', payload);
   }
 
   /**
@@ -255,7 +291,7 @@ export class Session {
    * or the socket goes (then `continue`).
    */
   gate(point: PausePoint, node: GateNode, hold: HoldOptions): Promise<Decision> {
-    if (!this.#started || this.#disposed || this.#transport === null || !this.#transport.attached) return CONTINUE_PROMISE;
+    if (!this.#armed()) return CONTINUE_PROMISE;
     try {
       const reason = this.#engine.reason(point, node);
       if (reason === null) return CONTINUE_PROMISE;
@@ -264,6 +300,24 @@ export class Session {
       this.#warner.warn('gate', 'internal gate error; continuing', error);
       return CONTINUE_PROMISE;
     }
+  }
+
+  /**
+   * Whether a gate at `point` of `node` would hold now (a breakpoint matches or step mode):
+   * `false` detached and attached with nothing matching, without allocating, so callers skip
+   * building the gate's options and awaiting it. Never throws.
+   */
+  holds(point: PausePoint, node: GateNode): boolean {
+    if (!this.#armed()) return false;
+    try {
+      return this.#engine.reason(point, node) !== null;
+    } catch {
+      return true; // `gate` reports the error and continues
+    }
+  }
+
+  #armed(): boolean {
+    return this.#started && !this.#disposed && this.#transport !== null && this.#transport.attached;
   }
 
   /** Queues streamed text of a node instance (sent batched as `node.token`). */
@@ -294,7 +348,7 @@ export class Session {
     this.#tokenTimer = null;
     const batches = [...this.#tokens.values()];
     this.#tokens.clear();
-    for (const b of batches) this.emitTo(b.runId, 'node.token', { nodeId: b.nodeId, instanceId: b.instanceId, deltas: b.deltas });
+    for (const b of batches) this.emitOwned(b.runId, 'node.token', { nodeId: b.nodeId, instanceId: b.instanceId, deltas: b.deltas });
   }
 
   /**
@@ -358,7 +412,7 @@ export class Session {
       this.#transport?.holdOpen(true);
       const paused: Record<string, unknown> = { pauseId, nodeId: node.nodeId, point, reason };
       if (editable) paused.editable = true;
-      this.emitTo(hold.runId, 'exec.paused', paused);
+      this.emitOwned(hold.runId, 'exec.paused', paused);
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
     });
@@ -386,8 +440,6 @@ export class Session {
       if (typeof ack.sessionToken === 'string' && ack.sessionToken) this.#sessionToken = ack.sessionToken;
       this.#hubCapabilities = new Set(Array.isArray(ack.hubCapabilities) ? ack.hubCapabilities.filter((c) => typeof c === 'string') : []);
       this.#engine.arm(ack.breakpoints, ack.mode);
-      // Replay on attach, oldest first, with the original seq: the hub deduplicates.
-      for (const frame of this.#ring.toArray()) this.#transport?.send(frame);
     } catch (error) {
       this.#warner.warn('attach', 'internal error while attaching', error);
     }

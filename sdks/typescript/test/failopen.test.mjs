@@ -126,7 +126,7 @@ test('disabled: identity wrappers, no socket opened (a counting server sees none
     assert.equal(out.steps.length, 2);
     assert.equal(await s.ready(50), false);
     s.emit('node.started', { nodeId: 'x', kind: 'custom', name: 'x', instanceId: 'x' });
-    assert.deepEqual({ ...s.stats() }, { enabled: false, attached: false, buffered: 0, dropped: 0, heldGates: 0, seq: 0, connectAttempts: 0 });
+    assert.deepEqual({ ...s.stats() }, { enabled: false, attached: false, buffered: 0, dropped: 0, unsentDropped: 0, socketBuffered: 0, heldGates: 0, seq: 0, connectAttempts: 0 });
     await s.dispose();
   }
   const off = new Session({ env: { GRAPHMIND_DISABLED: '1' }, enabled: true });

@@ -3,7 +3,8 @@
 // model step and the tool.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -25,12 +26,16 @@ export function snippet(markdown, name) {
 }
 
 function node(file, env) {
+  return exec(process.execPath, [file], { cwd: pkg, env });
+}
+
+function exec(cmd, args, { cwd, env = {}, timeoutMs = 30000 }) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [file], { cwd: pkg, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, out });
@@ -40,6 +45,32 @@ function node(file, env) {
 
 let srv;
 after(async () => srv?.stop());
+
+const NETWORK = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|ENOTCACHED/;
+
+test("this package's README install line works from a clone: both entry points import in a fresh app", async (t) => {
+  const line = snippet(readFileSync(path.join(pkg, 'README.md'), 'utf8'), 'install').trim();
+  assert.match(line, /^npm install .*\.\.\/mindgate\/sdks\/typescript/);
+  const dir = mkdtempSync(path.join(tmpdir(), 'mindgate-install-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  symlinkSync(ROOT, path.join(dir, 'mindgate')); // the clone at ../mindgate, as the README says
+  const app = path.join(dir, 'app');
+  mkdirSync(app);
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'scratch-app', private: true, type: 'module' }));
+  const install = await exec('sh', ['-c', `${line} --prefer-offline --no-audit --no-fund`], { cwd: app, timeoutMs: 120000 });
+  if (install.code !== 0 && NETWORK.test(install.out)) {
+    t.skip(`skipped: the npm registry is unreachable and its cache lacks a package (${install.out.match(NETWORK)[0]})`);
+    return;
+  }
+  assert.equal(install.code, 0, install.out);
+  const probe = "const mg = await import('mindgate'); const ai = await import('mindgate/ai'); console.log(typeof mg.run, typeof ai.mindgateMiddleware, mg.VERSION)";
+  const imported = await exec(process.execPath, ['--input-type=module', '-e', probe], { cwd: app });
+  assert.equal(imported.code, 0, imported.out);
+  const pkgVersion = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')).version;
+  assert.equal(imported.out.trim(), `function function ${pkgVersion}`);
+  const aiMajor = JSON.parse(readFileSync(path.join(app, 'node_modules/ai/package.json'), 'utf8')).version.split('.')[0];
+  assert.equal(aiMajor, '6', 'an ai major inside the peer range');
+});
 
 test("README's TypeScript block runs as printed and its run is stored", { skip }, async () => {
   srv = await startServer();
