@@ -30,6 +30,7 @@ use crate::gate::{Decision, GateNode, Gates};
 use crate::ids;
 use crate::loop_guard::LoopGuard;
 use crate::run::{Outcome, RunRef};
+use crate::run_options::RunOptions;
 pub(crate) use crate::session::{Core, Shared};
 pub use crate::session::{SDK_NAME, SDK_VERSION};
 use crate::warn::Warner;
@@ -423,6 +424,23 @@ impl Client {
         );
         s.loop_guard.forget(run.id());
         out
+    }
+
+    /// [`Client::run`] with the run's thread, user and tags ([`RunOptions`]) written
+    /// into its meta as `threadId`, `userId` and `tags` (over the same keys in `meta`).
+    pub async fn run_with<F>(
+        &self,
+        name: &str,
+        options: RunOptions,
+        meta: impl Serialize,
+        fut: F,
+    ) -> F::Output
+    where
+        F: Future,
+        F::Output: Outcome,
+    {
+        self.run(name, crate::run_options::meta_with(&options, meta), fut)
+            .await
     }
 
     /// A node builder bound to this client (outside a run: its implicit run).

@@ -66,6 +66,7 @@ mod gate;
 mod ids;
 mod loop_guard;
 mod run;
+mod run_options;
 mod session;
 mod shrink;
 mod transport;
@@ -83,6 +84,7 @@ pub use gate::{Decision, GateNode, InjectCheck};
 pub use ids::{LLM_STEP_NODE_ID, new_run_id, next_id};
 pub use mindgate_protocol::{HintNode, NodeKind, PausePoint, TokenChannel, Usage};
 pub use run::{Outcome, RunHandle, error_info};
+pub use run_options::RunOptions;
 pub use shrink::{TRUNCATED_KEY, TRUNCATION_SUFFIX};
 pub use transport::CAPABILITIES;
 
@@ -116,6 +118,24 @@ where
         .map(|s| s.client)
         .unwrap_or_else(|| global().clone());
     client.run(name, meta, fut).await
+}
+
+/// [`run`] with the run's thread, user and tags: `options` land in its meta as
+/// `threadId`, `userId` and `tags`, the keys runs are grouped into threads by.
+pub async fn run_with<F>(
+    name: &str,
+    options: RunOptions,
+    meta: impl serde::Serialize,
+    fut: F,
+) -> F::Output
+where
+    F: Future,
+    F::Output: Outcome,
+{
+    let client = client::scope::Scope::current()
+        .map(|s| s.client)
+        .unwrap_or_else(|| global().clone());
+    client.run_with(name, options, meta, fut).await
 }
 
 /// Pre-announces nodes (e.g. the tool roster) so the viewer draws them greyed.

@@ -30,7 +30,7 @@ export class RunList {
     this.grouped = false;
     this.threads = new Map();
     const text = el('input', {
-      type: 'search', class: 'runs-filter', placeholder: 'Filter runs (thread: user: tag:)', 'aria-label': 'Filter runs by name, app or id, or thread:, user:, tag:',
+      type: 'search', class: 'runs-filter', placeholder: 'Filter runs', title: 'Name, app or id; thread:ID, user:ID or tag:TAG match those keys exactly', 'aria-label': 'Filter runs by name, app or id, or thread:, user:, tag:',
       oninput: (e) => { this.filterText = e.target.value.trim(); this.update(); },
     });
     const group = el('label', { class: 'runs-group', title: 'One row per thread: the runs of one conversation (run meta threadId, conversationId or sessionId)' },
@@ -42,8 +42,8 @@ export class RunList {
     }, STATUSES.map((s) => el('option', { value: s }, s === 'all' ? 'All statuses' : s)));
     this.count = el('span', { class: 'muted small', 'aria-live': 'polite' });
     host.append(
-      el('div', { class: 'panel-head' }, el('h2', {}, 'Runs'), this.count),
-      el('div', { class: 'runs-filters' }, text, status, group),
+      el('div', { class: 'panel-head' }, el('h2', {}, 'Runs'), this.count, group),
+      el('div', { class: 'runs-filters' }, text, status),
     );
     const listHost = el('div', { class: 'runs-list-host' });
     host.append(listHost);
@@ -83,7 +83,10 @@ export class RunList {
     this.items = items;
     this.list.setItems(items);
     const total = this.store.runsOrdered.length;
-    this.count.textContent = items.length === total ? countOf(total, 'run') : `${fmtCount(items.length)} of ${countOf(total, 'run')}`;
+    const shownRuns = this.grouped ? items.reduce((n, it) => n + (it.runs ? it.runs.length : 1), 0) : items.length;
+    const threads = this.grouped ? items.filter((it) => it.runs).length : 0;
+    this.count.textContent = (shownRuns === total ? countOf(total, 'run') : `${fmtCount(shownRuns)} of ${countOf(total, 'run')}`)
+      + (this.grouped ? ` · ${countOf(threads, 'thread')}` : '');
     this.emptyMsg.hidden = total > 0;
     this.more.hidden = this.store.olderExhausted;
   }
@@ -115,22 +118,32 @@ export class RunList {
     }).catch(() => { /* rows show what the run list knows */ }).finally(() => { this.loadingThreads = false; });
   }
 
+  /**
+   * A thread's row: its runs, duration, tokens, cost and errors as GET /api/threads totals
+   * them (one fold, in the core); until that answers, what the run list knows of its runs.
+   * Each figure carries `data-figure` / `data-value` (the raw number) for tests and tools.
+   */
   threadRow(entry) {
     const t = this.threads.get(entry.thread);
-    const runs = t ? t.runCount : entry.runs.length;
-    const tokens = t ? (t.tokens.inputTokens + t.tokens.outputTokens) : 0;
-    const errors = t ? t.errors : entry.runs.reduce((n, r) => n + ((r.counts || {}).errors || 0), 0);
     const latest = entry.runs[0];
+    const runs = t ? t.runCount : entry.runs.length;
+    const tokens = t ? t.tokens.inputTokens + t.tokens.outputTokens : null;
+    const errors = t ? t.errors : entry.runs.reduce((n, r) => n + ((r.counts || {}).errors || 0), 0);
+    const fig = (name, value, ...text) => el('span', { 'data-figure': name, 'data-value': value === null || value === undefined ? '' : String(value) }, ...text);
+    const cost = t && (t.costUsd !== null || (t.unpricedModels || []).length) ? { usd: t.costUsd ?? 0, unpricedModels: t.unpricedModels || [] } : null;
     const row = el('div', { role: 'listitem', class: 'run-row thread-row', 'data-thread': entry.thread },
-      el('a', { class: 'run-button', href: threadHref(entry.thread), 'aria-label': `Thread ${entry.thread}, ${countOf(runs, 'run')}` },
+      el('a', { class: 'run-button', href: threadHref(entry.thread), title: `Thread ${entry.thread}: its runs as one conversation`, 'aria-label': `Thread ${entry.thread}, ${countOf(runs, 'run')}` },
         el('span', { class: 'run-line1' },
-          el('span', { class: 'sr-kind' }, 'THREAD'),
+          el('span', { class: 'thread-kind', title: 'A thread: the runs of one conversation' }, 'Thread'),
           el('span', { class: 'run-name' }, entry.thread),
-          el('span', { class: `pill st-${latest.status}` }, countOf(runs, 'run'))),
-        el('span', { class: 'run-line2 muted small' }, `${t ? fmtDuration(t.durationMs) : '…'} · ${fmtTime(latest.startedAt)} · ${latest.app || '—'}${t && t.userId ? ` · ${t.userId}` : ''}`),
+          t ? fig('cost', t.costUsd, costPart(cost)) : ''),
+        el('span', { class: 'run-line2 muted small' },
+          fig('runs', runs, countOf(runs, 'run')), ' · ',
+          t ? fig('duration', t.durationMs, fmtDuration(t.durationMs)) : '…',
+          ` · ${fmtTime(latest.startedAt)}${t && t.userId ? ` · ${t.userId}` : ''} · ${latest.app || '—'}`),
         el('span', { class: 'run-line3 muted small' },
-          countOf(runs, 'run'), errors ? el('span', { class: 'err-count' }, ` · ${countOf(errors, 'error')}`) : '',
-          tokens ? ` · ${countOf(tokens, 'token')}` : '')));
+          errors ? el('span', { class: 'err-count' }, fig('errors', errors, countOf(errors, 'error'))) : fig('errors', errors, 'no errors'),
+          tokens !== null ? [' · ', fig('tokens', tokens, countOf(tokens, 'token'))] : '')));
     row.run = null;
     return row;
   }
@@ -160,7 +173,7 @@ export class RunList {
     const tokens = (u.inputTokens || 0) + (u.outputTokens || 0);
     const line3 = [countOf(c.events, 'event'), countOf(c.nodes, 'node'), c.errors ? countOf(c.errors, 'error') : '', tokens ? countOf(tokens, 'token') : ''].filter(Boolean).join(' · ');
     const row = el('div', {
-      role: 'listitem', class: `run-row${selected ? ' selected' : ''}`,
+      role: 'listitem', class: `run-row${selected ? ' selected' : ''}${r.threadId ? ' has-thread' : ''}`,
     },
       el('button', {
         type: 'button', class: 'run-button', 'aria-current': selected ? 'true' : null,

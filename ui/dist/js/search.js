@@ -103,7 +103,7 @@ export class Search {
       return;
     }
     this.results.replaceChildren(...this.items.map((it, i) => el('li', {
-      id: `sr-${i}`, role: 'option', class: `sr-item${i === this.active ? ' active' : ''}`, 'aria-selected': String(i === this.active),
+      id: `sr-${i}`, role: 'option', class: `sr-item ${it.kind}${i === this.active ? ' active' : ''}`, 'aria-selected': String(i === this.active),
       onmousedown: (e) => { e.preventDefault(); this.choose(i); },
     }, el('span', { class: `sr-kind ${it.kind}` }, it.kind === 'run' ? 'RUN' : it.kind === 'text' ? 'TEXT' : 'NODE'), el('span', { class: 'sr-label' }, it.label),
     it.kind === 'text' ? snippetEl(it) : '', el('span', { class: 'muted small' }, it.detail))));
