@@ -445,6 +445,13 @@ export class TaskGraphView {
     }));
   }
 
+  /** The lines last drawn (edges and the critical path) as polylines in page coordinates (test hook). */
+  edgeLines() {
+    const r = this.canvas.getBoundingClientRect();
+    const at = ([x, y]) => [r.left + this.tx + x * this.scale, r.top + this.ty + y * this.scale];
+    return (this.drawnEdges || []).map((e) => ({ ...e, pts: e.pts.map(at) }));
+  }
+
   draw() {
     if (this.pending) return;
     this.pending = requestAnimationFrame(() => { this.pending = 0; this.paint(); });
@@ -471,6 +478,8 @@ export class TaskGraphView {
   paintEdges(ctx, visible) {
     const L = this.layout;
     const c = this.colors;
+    /** The lines drawn, as polylines in layout coordinates (`edgeLines()`, a test hook). */
+    const drawn = (this.drawnEdges = []);
     ctx.lineWidth = 1.2;
     ctx.strokeStyle = c.edge;
     // contains: a spine from each parent down its children's left edges.
@@ -483,6 +492,7 @@ export class TaskGraphView {
       ctx.lineTo(p.x + 8, b.y + b.h / 2);
       ctx.lineTo(b.x, b.y + b.h / 2);
       ctx.stroke();
+      drawn.push({ kind: 'contains', from: p.id, to: b.id, pts: [[p.x + 8, p.y + p.h], [p.x + 8, b.y + b.h / 2], [b.x, b.y + b.h / 2]] });
     }
     // depends_on between phases: arrows header to header.
     for (const e of this.graph.edges || []) {
@@ -490,7 +500,7 @@ export class TaskGraphView {
       const a = L.byId.get(e.source);
       const t = L.byId.get(e.target);
       if (!a || !t || a.node.type !== 'phase' || t.node.type !== 'phase') continue;
-      this.arrow(ctx, a.x + a.w, a.y + a.h / 2, t.x, t.y + t.h / 2);
+      drawn.push({ kind: 'depends_on', from: a.id, to: t.id, pts: this.arrow(ctx, a.x + a.w, a.y + a.h / 2, t.x, t.y + t.h / 2) });
     }
     // The critical path, routed around the boxes: a line in the gutter right of each lane,
     // a short tick into each path box, and between lanes a hop through the free band above
@@ -512,27 +522,43 @@ export class TaskGraphView {
       ctx.lineWidth = 3;
       ctx.lineJoin = 'round';
       ctx.beginPath();
+      const line = [];
+      const to = (x, y) => { ctx.lineTo(x, y); line.push([x, y]); };
       pts.forEach((p, k) => {
         const prev = pts[k - 1];
-        if (!prev) ctx.moveTo(p.gx, p.y);
-        else if (Math.abs(prev.gx - p.gx) < 1) ctx.lineTo(p.gx, p.y);
-        else { ctx.lineTo(prev.gx, band); ctx.lineTo(p.gx, band); ctx.lineTo(p.gx, p.y); }
+        if (!prev) { ctx.moveTo(p.gx, p.y); line.push([p.gx, p.y]); }
+        else if (Math.abs(prev.gx - p.gx) < 1) to(p.gx, p.y);
+        else { to(prev.gx, band); to(p.gx, band); to(p.gx, p.y); }
       });
       ctx.stroke();
+      drawn.push({ kind: 'critical_path', pts: line });
       ctx.lineWidth = 2;
       ctx.beginPath();
-      for (const p of pts) { ctx.moveTo(p.b.x + p.b.w + 2, p.y); ctx.lineTo(p.gx, p.y); }
+      for (const p of pts) {
+        ctx.moveTo(p.b.x + p.b.w + 2, p.y);
+        ctx.lineTo(p.gx, p.y);
+        drawn.push({ kind: 'critical_tick', to: p.b.id, pts: [[p.b.x + p.b.w + 2, p.y], [p.gx, p.y]] });
+      }
       ctx.stroke();
       ctx.restore();
     }
   }
 
+  /** Draws an arrow from (x0, y0) to (x1, y1); returns the curve as points. */
   arrow(ctx, x0, y0, x1, y1) {
     ctx.beginPath();
     ctx.moveTo(x0, y0);
     const mx = (x0 + x1) / 2;
     ctx.bezierCurveTo(mx, y0, mx, y1, x1, y1);
     ctx.stroke();
+    const pts = [];
+    for (let k = 0; k <= 8; k++) {
+      const t = k / 8;
+      const u = 1 - t;
+      const bx = u * u * u * x0 + 3 * u * u * t * mx + 3 * u * t * t * mx + t * t * t * x1;
+      const by = u * u * u * y0 + 3 * u * u * t * y0 + 3 * u * t * t * y1 + t * t * t * y1;
+      pts.push([bx, by]);
+    }
     ctx.beginPath();
     ctx.moveTo(x1, y1);
     ctx.lineTo(x1 - 6, y1 - 4);
@@ -540,6 +566,7 @@ export class TaskGraphView {
     ctx.closePath();
     ctx.fillStyle = ctx.strokeStyle;
     ctx.fill();
+    return pts;
   }
 
   paintBox(ctx, b) {

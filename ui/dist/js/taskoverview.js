@@ -34,8 +34,14 @@ export class TaskOverviewView {
     /** Each row's path marks (turn index → strip), drawn once the rows are laid out. */
     this.rowStrips = new Map();
     this.renders = 0;
-    this.ro = new ResizeObserver(() => this.drawStrips());
+    // The page's height sets the rows' (fitRows), its width the strips' drawing.
+    this.ro = new ResizeObserver(() => {
+      if (!this.ov) return;
+      this.fitRows();
+      this.drawStrips();
+    });
     this.ro.observe(this.root);
+    this.ro.observe(host);
     this.onTheme = () => this.drawStrips();
     window.addEventListener('mindgate:theme', this.onTheme);
   }
@@ -156,7 +162,8 @@ export class TaskOverviewView {
 
   axisRow() {
     const ticks = el('div', { class: 'tov-track tov-axis-track' });
-    const start = this.ov.start_time;
+    // Ticks count from the axis's origin, the first turn's start (a session may open a while before its first message).
+    const start = this.axisStart();
     const n = 6;
     for (let k = 0; k <= n; k++) {
       const f = k / n;
@@ -175,9 +182,14 @@ export class TaskOverviewView {
       el('span', { class: 'tov-cost muted' }, 'Cost'));
   }
 
+  /** Wall time at the axis's origin: the first turn's start. */
+  axisStart() {
+    return this.ov.turns?.find((t) => Number.isFinite(t.start_time))?.start_time ?? this.ov.start_time;
+  }
+
   /** Wall time at axis fraction f (inverse of the axis, by bisection). */
   axisTime(f) {
-    let lo = this.ov.start_time;
+    let lo = this.axisStart();
     let hi = this.ov.end_time ?? (lo + this.ov.duration_ms);
     for (let k = 0; k < 40; k++) {
       const mid = (lo + hi) / 2;
