@@ -276,7 +276,7 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     const report = {
       events: BIG_EVENTS, turns, openMs, overviewRenderMs: after.timings.overviewRenderMs,
       appendToPageMs: after.live.appliedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,
-      zoomMs, zoomRenderMs: timings.zoomMs, binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
+      zoomMs, pageOpenMs: after.timings.overviewOpenMs, zoomClickToPaintMs: timings.zoomMs, zoomFetchMs: timings.zoomFetchMs, binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
     };
     console.log(`task overview figures: ${JSON.stringify(report)}`);
     writeFileSync(path.join(SHOTS, 'overview-figures.json'), JSON.stringify(report, null, 2));

@@ -30,14 +30,20 @@ function token() {
 }
 
 async function getJson(url) {
+  return (await getJsonText(url)).body;
+}
+
+/** GETs JSON: resolves to {body, text} (the text lets a caller see an unchanged answer). */
+async function getJsonText(url) {
   const headers = { accept: 'application/json' };
   const t = token();
   if (t) headers.Authorization = `Bearer ${t}`;
   const res = await fetch(url, { headers });
+  const text = await res.text();
   let body = null;
-  try { body = await res.json(); } catch { /* not JSON */ }
+  try { body = JSON.parse(text); } catch { /* not JSON */ }
   if (!res.ok) throw new Error(body?.error || `${res.status} ${res.statusText}`);
-  return body;
+  return { body, text };
 }
 
 /** POSTs JSON with the control token; resolves to {status, body}, throws on a network failure. */
@@ -167,6 +173,10 @@ export class TasksPage {
   /** The task page's frame: header, view tabs, the view host and the side panel. */
   openShell(id) {
     this.taskId = id;
+    /** When the task was opened and when its overview first showed (ms on the page's clock). */
+    this.openedAt = performance.now();
+    this.overviewShownAt = null;
+    this.overviewText = null;
     this.eventCache = new Map();
     this.selected = null;
     this.updates = 0;
@@ -201,18 +211,18 @@ export class TasksPage {
     this.overviewHost = el('div', { class: 'tov-host' });
     this.viewHost.append(this.overviewHost);
     this.overviewView = new TaskOverviewView(this.overviewHost, {
-      onZoom: (turn) => { location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(turn)}`; },
+      onZoom: (turn) => { this.zoomClickAt = performance.now(); location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(turn)}`; },
     });
   }
 
   async loadOverview(id) {
     this.overviewReady = (async () => {
       try {
-        const ov = await getJson(`${API}/task/overview?id=${encodeURIComponent(id)}`);
+        const { body: ov, text } = await getJsonText(`${API}/task/overview?id=${encodeURIComponent(id)}`);
         if (this.taskId !== id) return;
-        const t0 = performance.now();
-        this.setOverview(ov);
-        this.overviewRenderMs = Math.round((performance.now() - t0) * 10) / 10;
+        // The live feed's first message may have drawn this very overview already.
+        if (text === this.overviewText) return;
+        this.setOverview(ov, text);
       } catch (err) {
         this.header.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load task ${id}: ${err.message}`));
       }
@@ -220,10 +230,17 @@ export class TasksPage {
     return this.overviewReady;
   }
 
-  setOverview(ov) {
+  /** Draws a whole overview; `text` is its JSON as received (an identical one is not redrawn). */
+  setOverview(ov, text = null) {
+    const t0 = performance.now();
     this.overview = ov;
-    this.overviewView.set(ov);
+    this.overviewText = text;
+    // The header first: the rows fit the height it leaves.
     this.renderHeader();
+    this.overviewView.set(ov);
+    this.overviewRenderMs = Math.round((performance.now() - t0) * 10) / 10;
+    // When the page first showed this task's overview (ms on the page's clock).
+    this.overviewShownAt ??= performance.now();
   }
 
   /** Header: the title (whole on hover), the status, and one line of the server's figures. */
@@ -298,8 +315,10 @@ export class TasksPage {
     this.view = mine;
     const t0 = performance.now();
     let detail;
+    let fetched = t0;
     try {
       detail = await getJson(`${API}/task/turn?id=${encodeURIComponent(id)}&turn=${encodeURIComponent(turn)}`);
+      fetched = performance.now();
     } catch (err) {
       info.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load ${turn}: ${err.message}`));
       return;
@@ -310,7 +329,12 @@ export class TasksPage {
     info.title = info.textContent;
     this.graph = { session_id: `${detail.session_id}/${detail.turn_id}`, nodes: detail.nodes, edges: detail.edges, critical_path: detail.critical_path, summary: {} };
     this.view.setGraph(this.graph);
-    this.zoomMs = Math.round((performance.now() - t0) * 10) / 10;
+    // Zoom time: from the click (or this view's start) to the turn's graph painted.
+    const from = this.zoomClickAt ?? t0;
+    this.zoomClickAt = null;
+    await new Promise((r) => requestAnimationFrame(() => r()));
+    this.zoomMs = Math.round((performance.now() - from) * 10) / 10;
+    this.zoomFetchMs = Math.round((fetched - t0) * 10) / 10;
     this.root.dataset.zoomed = turn;
     if (node && this.graph.nodes.some((n) => n.id === node)) {
       this.view.select(node);
@@ -433,7 +457,8 @@ export class TasksPage {
       if (this.source !== src) return;
       let ov;
       try { ov = JSON.parse(e.data); } catch { return; }
-      if (!this.overview || e.lastEventId !== this.lastVersion) this.setOverview(ov);
+      // The same overview the page fetched (a session at rest) is not drawn twice.
+      if (e.data !== this.overviewText && (!this.overview || e.lastEventId !== this.lastVersion)) this.setOverview(ov, e.data);
       this.lastVersion = e.lastEventId;
     });
     src.addEventListener('overview_delta', (e) => {
@@ -581,6 +606,8 @@ if (root && main) {
   window.mindgateTasks = {
     page,
     boxes: () => (page.view ? page.view.boxes() : []),
+    /** The graph's drawn edges and critical path, polylines in page coordinates. */
+    edgeLines: () => (page.view ? page.view.edgeLines() : []),
     graph: () => page.graph || null,
     /** The overview shown (the JSON of /task-graph/api/task/overview, live deltas applied). */
     overview: () => page.overview || null,
@@ -589,7 +616,10 @@ if (root && main) {
     /** Timeline rows in view (page coordinates). */
     timelineRows: () => (page.timelineView ? page.timelineView.rows() : []),
     /** Figures of the page's own work, in ms (reported by the browser benchmark). */
-    timings: () => ({ overviewRenderMs: page.overviewRenderMs ?? null, zoomMs: page.zoomMs ?? null, applyMs: page.applyMs ?? null, rowsRendered: page.rowsRendered ?? null }),
+    timings: () => ({
+      overviewRenderMs: page.overviewRenderMs ?? null, overviewOpenMs: page.overviewShownAt != null ? Math.round(page.overviewShownAt - page.openedAt) : null, zoomMs: page.zoomMs ?? null,
+      zoomFetchMs: page.zoomFetchMs ?? null, applyMs: page.applyMs ?? null, rowsRendered: page.rowsRendered ?? null,
+    }),
     /** Live-feed state: graph version shown, when the last update was applied (ms epoch). */
     live: () => ({
       version: page.lastVersion ?? null, appliedAt: page.appliedAt ?? null, updates: page.updates ?? 0,

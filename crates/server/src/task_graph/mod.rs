@@ -22,7 +22,7 @@ mod views;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::SystemTime;
 
 use axum::Router;
@@ -57,6 +57,9 @@ const SESSION_CACHE: usize = 8;
 pub(crate) struct TaskGraphs {
     catalog: Mutex<Catalog>,
     cache: Mutex<Vec<Cached>>,
+    /// Held while a session is read into the cache, so requests that arrive together (the
+    /// page's overview and its live feed) read a big session once, not each.
+    loading: Mutex<()>,
     live: Mutex<HashMap<PathBuf, Weak<Live>>>,
     shutdown: CancellationToken,
     /// Prices of the overview's cost figures.
@@ -69,7 +72,9 @@ struct Cached {
     path: PathBuf,
     stamp: (Option<SystemTime>, u64),
     session: Arc<Session>,
-    graph: Arc<str>,
+    /// The graph's JSON, serialised when first asked for (the overview, a turn and the
+    /// timeline never need the whole graph as text; at 100,000 events it is tens of MB).
+    graph: Arc<OnceLock<Arc<str>>>,
     /// The typed graph with its children's (the overview, a turn, the timeline).
     tree: Arc<GraphTree>,
 }
@@ -109,6 +114,7 @@ impl TaskGraphs {
         Self {
             catalog: Mutex::new(Catalog::new(config)),
             cache: Mutex::new(Vec::new()),
+            loading: Mutex::new(()),
             live: Mutex::new(HashMap::new()),
             shutdown,
             prices,
@@ -140,7 +146,19 @@ impl TaskGraphs {
 
     /// The session and its graph JSON, from the cache when the file did not change.
     fn load(&self, t: &TaskSummary) -> Result<(Arc<Session>, Arc<str>), ApiError> {
-        self.load_cached(t).map(|c| (c.session, c.graph))
+        let c = self.load_cached(t)?;
+        if let Some(g) = c.graph.get() {
+            return Ok((c.session, g.clone()));
+        }
+        let text: Arc<str> = serde_json::to_string(&c.tree.graph)
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .into();
+        Ok((c.session, c.graph.get_or_init(|| text).clone()))
+    }
+
+    /// The session read from disk (its events), from the cache when the file did not change.
+    fn load_session(&self, t: &TaskSummary) -> Result<Arc<Session>, ApiError> {
+        self.load_cached(t).map(|c| c.session)
     }
 
     /// The typed graph tree of a task read from disk, from the cache when the file did not
@@ -151,18 +169,23 @@ impl TaskGraphs {
 
     fn load_cached(&self, t: &TaskSummary) -> Result<Cached, ApiError> {
         let stamp = mindgate_taskgraph::follow::stamp(&t.path, t.agent);
-        if let Some(c) = lock(&self.cache)
-            .iter()
-            .find(|c| c.path == t.path && c.stamp == stamp)
-        {
-            return Ok(c.clone());
+        let cached = || {
+            lock(&self.cache)
+                .iter()
+                .find(|c| c.path == t.path && c.stamp == stamp)
+                .cloned()
+        };
+        if let Some(c) = cached() {
+            return Ok(c);
+        }
+        let _loading = lock(&self.loading);
+        if let Some(c) = cached() {
+            return Ok(c);
         }
         let loc = t.location();
         let config = self.config();
         let (session, tree) = load_tree(&loc, &config).map_err(tg_error)?;
-        let graph: Arc<str> = serde_json::to_string(&tree.graph)
-            .map_err(|e| ApiError::internal(e.to_string()))?
-            .into();
+        let graph = Arc::new(OnceLock::new());
         let session = Arc::new(session);
         let tree = Arc::new(tree);
         let mut cache = lock(&self.cache);
@@ -357,7 +380,7 @@ async fn events(
     });
     let body = blocking(move || {
         let t = tg.find(&id)?;
-        let (session, _) = tg.load(&t)?;
+        let session = tg.load_session(&t)?;
         Ok(events_page(&t.id, &session.events, after, limit))
     })
     .await?;
@@ -398,7 +421,7 @@ async fn event(
     };
     let body = blocking(move || {
         let t = tg.find(&id)?;
-        let (session, _) = tg.load(&t)?;
+        let session = tg.load_session(&t)?;
         let all = &session.events;
         let start = all.partition_point(|e| e.seq < seq);
         let end = all.partition_point(|e| e.seq <= seq);
