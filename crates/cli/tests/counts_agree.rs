@@ -3,7 +3,8 @@
 //! computed once by `mindgate_taskgraph::headline`) are the same field by field in
 //! `mindgate taskgraph --json`, the `mindgate taskgraph` summary, `GET /task-graph/api/task`
 //! (whose summary the page's header reads) and MCP `get_task_graph`'s structured content;
-//! and (item 5) the default summary fits in 40 lines and shows the recorded `cwd`.
+//! and (item 5) the default summary fits in 40 lines and shows the recorded `cwd`. Subagent
+//! sessions are listed on their own (item 3), so they are checked too.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic, missing_docs)]
 
 use std::path::{Path, PathBuf};
@@ -82,6 +83,7 @@ async fn every_surface_shows_the_same_counts() {
     let catalog = TaskCatalog::new(config.clone());
     let prices = mindgate_pricing::PriceTable::builtin();
     let mut checked = 0;
+    let mut children: Vec<&str> = Vec::new();
     for t in &tasks {
         if tasks.iter().filter(|o| o.id == t.id).count() > 1 {
             println!("skipped: {} (id shared by several files)", t.id);
@@ -162,7 +164,17 @@ async fn every_surface_shows_the_same_counts() {
         assert_eq!(h["tool_calls"].as_u64(), Some(sum), "{path}");
         assert_eq!(h["tokens"], json["summary"]["tokens"]["total"], "{path}");
         checked += 1;
+        if t.parent_session.is_some() {
+            children.push(t.id.as_str());
+        }
     }
-    println!("{checked} sessions agree on every surface");
+    println!(
+        "{checked} sessions agree on every surface, {} of them subagent sessions",
+        children.len()
+    );
     assert!(checked >= 10);
+    // Subagent sessions are listed on their own and checked like any other: every fixture's.
+    for id in ["agent-a1", "agent-sc1", "dsh-child", "fx-child"] {
+        assert!(children.contains(&id), "subagent session {id} not checked");
+    }
 }

@@ -78,7 +78,8 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
 
-const IDS: [&str; 10] = [
+const IDS: [&str; 11] = [
+    "agent-a1",
     "c-main",
     "c-side",
     "cx-live",
@@ -161,6 +162,32 @@ fn tasks_table_has_a_row_per_session() {
         "{main}"
     );
     assert!(row("c-main").contains("claude_code"));
+    // A subagent session is a row of its own, right under its parent, marked as its child;
+    // its tokens are in parentheses: the parent's TOKENS already hold them (36,450 = dsh-main's
+    // own 33,400 + dsh-child's 3,050, counted once).
+    assert!(lines[0].contains("TOKENS"), "{}", lines[0]);
+    for (child, parent) in [("dsh-child", "dsh-main"), ("agent-a1", "c-main")] {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("↳ {child} ")))
+            .unwrap_or_else(|| panic!("{child} not marked in {text}"));
+        assert_eq!(
+            lines[at - 1].split_whitespace().next(),
+            Some(parent),
+            "{text}"
+        );
+        assert!(
+            lines[at].contains(&format!("[subagent of {parent}] ")),
+            "{}",
+            lines[at]
+        );
+    }
+    assert!(main.contains(" 36,450 "), "{main}");
+    let child = lines
+        .iter()
+        .find(|l| l.starts_with("↳ dsh-child "))
+        .unwrap();
+    assert!(child.contains(" (3,050) "), "{child}");
     // Nothing found: a clear sentence, exit 0.
     let empty = run(&args(&["tasks", "--no-default-homes"]));
     assert!(empty.status.success());

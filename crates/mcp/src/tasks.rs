@@ -53,6 +53,7 @@ fn task_value(t: &TaskSummary) -> Value {
         "path": t.path,
         "parentSession": t.parent_session,
         "counts": t.counts,
+        "totals": t.totals,
         "warnings": t.warnings,
     })
 }

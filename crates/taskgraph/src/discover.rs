@@ -18,7 +18,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::graph::{BuildOptions, Counts, GraphTree, Status, TaskGraph, build_session_tree};
+use crate::graph::overview::subagent_totals;
+use crate::graph::{
+    BuildOptions, Counts, GraphTree, Status, TaskGraph, TokenTotals, build_session_tree,
+};
 use crate::read::{detect_agent, dsh_session_file, read_session_as};
 use crate::session::{Agent, Session};
 use crate::text::workspace_slug;
@@ -162,12 +165,47 @@ pub struct TaskSummary {
     pub path: PathBuf,
     /// Last modification, Unix ms.
     pub modified_ms: i64,
-    /// Parent session (for subagent and forked sessions).
+    /// Parent session (for subagent and forked sessions): a subagent session is listed on its
+    /// own, marked as its parent's child.
     pub parent_session: Option<String>,
     /// Summary counts.
     pub counts: Counts,
+    /// The session with its subagent sessions, each counted once.
+    pub totals: WithSubagents,
     /// Number of read warnings.
     pub warnings: usize,
+}
+
+/// A session's totals with its subagent sessions (recursively, each session once). Their wall
+/// time ran inside the parent's subagent calls, so the task's `duration_ms` already holds it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WithSubagents {
+    /// Subagent sessions, each once.
+    pub subagent_sessions: u64,
+    /// The session's own tokens plus each subagent session's once.
+    pub tokens: TokenTotals,
+}
+
+impl WithSubagents {
+    /// The totals of the session whose graphs are `tree` (the same sum the task page's
+    /// overview shows as `totals`: [`subagent_totals`]).
+    pub fn of(tree: &GraphTree) -> Self {
+        let children = subagent_totals(
+            &tree.graph,
+            &tree.children,
+            &mindgate_pricing::PriceTable::default(),
+        );
+        let mut tokens = tree.graph.summary.tokens;
+        tokens.add(
+            children.tokens.input,
+            children.tokens.output,
+            children.tokens.cache_read,
+        );
+        Self {
+            subagent_sessions: children.sessions,
+            tokens,
+        }
+    }
 }
 
 impl TaskSummary {
@@ -272,8 +310,15 @@ pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
             let slug = name_of(&ws).to_owned();
             for f in list_dir(&ws) {
                 if f.is_file() && name_of(&f).ends_with(".jsonl") {
-                    if agent == Agent::ClaudeCode && is_folded_sidechain(&f) {
-                        continue;
+                    if agent == Agent::ClaudeCode {
+                        // Its subagent sessions are listed too, each marked as its child.
+                        for child in claude_subagent_files(&f) {
+                            out.push(SessionLocation {
+                                agent,
+                                path: child,
+                                workspace: Some(slug.clone()),
+                            });
+                        }
                     }
                     out.push(SessionLocation {
                         agent,
@@ -318,10 +363,10 @@ pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
                     });
                     return false;
                 }
-                // Claude Code subagent folders belong to their parent session.
-                return name_of(p) != "subagents";
+                // Claude Code `subagents` folders hold child sessions: listed too, as children.
+                return true;
             }
-            if name_of(p).ends_with(".jsonl") && !is_folded_sidechain(p) {
+            if name_of(p).ends_with(".jsonl") {
                 match detect_agent(p) {
                     Ok(agent) => found.push(SessionLocation {
                         agent,
@@ -345,12 +390,19 @@ pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
     }
 }
 
-/// A Claude Code ≤ 2.0 sidechain transcript whose parent transcript sits beside it: it is read
-/// as a child of that session, not listed as a task of its own.
-fn is_folded_sidechain(f: &Path) -> bool {
-    name_of(f).contains("agent-")
-        && crate::read::claude_sidechain_parent(f)
-            .is_some_and(|parent| f.with_file_name(format!("{parent}.jsonl")).is_file())
+/// A Claude Code transcript's subagent sessions, `<session>/subagents/agent-*.jsonl` (a
+/// subagent transcript read on its own is a session whose `parent_session` is the transcript's).
+fn claude_subagent_files(transcript: &Path) -> Vec<PathBuf> {
+    let Some(stem) = transcript.file_stem() else {
+        return Vec::new();
+    };
+    list_dir(&transcript.with_file_name(stem).join("subagents"))
+        .into_iter()
+        .filter(|f| {
+            let n = name_of(f);
+            n.starts_with("agent-") && n.ends_with(".jsonl") && f.is_file()
+        })
+        .collect()
 }
 
 fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
@@ -435,9 +487,10 @@ pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Ses
 fn summary_of(
     loc: &SessionLocation,
     session: &Session,
-    g: &TaskGraph,
+    tree: &GraphTree,
     modified_ms: i64,
 ) -> TaskSummary {
+    let g: &TaskGraph = &tree.graph;
     TaskSummary {
         id: session.id.clone(),
         agent: loc.agent,
@@ -452,6 +505,7 @@ fn summary_of(
         modified_ms,
         parent_session: session.header.parent_session.clone(),
         counts: g.summary.counts,
+        totals: WithSubagents::of(tree),
         warnings: session.warnings.len(),
     }
 }
@@ -459,7 +513,7 @@ fn summary_of(
 /// Reads and summarises one located session.
 pub fn summarize(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<TaskSummary> {
     let (session, tree) = load_tree(loc, config)?;
-    Ok(summary_of(loc, &session, &tree.graph, modified(loc).0))
+    Ok(summary_of(loc, &session, &tree, modified(loc).0))
 }
 
 /// Finds and summarises every session, newest start first. Unreadable sessions are skipped
@@ -568,7 +622,7 @@ impl Catalog {
                 Some(e) => e,
                 None => match load_tree(&loc, &self.config) {
                     Ok((session, tree)) => Entry {
-                        summary: summary_of(&loc, &session, &tree.graph, modified_ms),
+                        summary: summary_of(&loc, &session, &tree, modified_ms),
                         loc: loc.clone(),
                         modified_ms,
                         len,

@@ -26,6 +26,13 @@ fn fixture_now() -> SystemTime {
 }
 
 /// Fixture homes copied into a temp folder laid out like the agents' own homes.
+/// The session's own tokens (its graph's `summary.tokens.total`, children not included).
+fn own_tokens(cfg: &DiscoveryConfig, id: &str) -> u64 {
+    let mut c = Catalog::new(cfg.clone());
+    c.refresh();
+    c.tree(id).unwrap().1.graph.summary.tokens.total
+}
+
 fn homes() -> (tempfile::TempDir, DiscoveryConfig) {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
@@ -88,6 +95,7 @@ fn discovers_every_format_with_live_flags() {
     assert_eq!(
         ids,
         [
+            "agent-a1",
             "c-main",
             "c-side",
             "cx-live",
@@ -105,12 +113,37 @@ fn discovers_every_format_with_live_flags() {
         assert_eq!(t.live, t.id.ends_with("-live"), "{}", t.id);
         assert!(t.modified_ms > 0);
     }
-    // Claude Code subagent files are children, not tasks.
+    // Subagent sessions (Claude Code `<session>/subagents/agent-*.jsonl`, a DSH child folder)
+    // are listed on their own, marked as their parent's child; the parent's totals count each
+    // child's tokens once, beside its own.
+    let by_id = |id: &str| tasks.iter().find(|t| t.id == id).unwrap();
+    for (child, parent) in [("agent-a1", "c-main"), ("dsh-child", "dsh-main")] {
+        let (c, p) = (by_id(child), by_id(parent));
+        assert_eq!(c.parent_session.as_deref(), Some(parent));
+        assert_eq!(c.totals.subagent_sessions, 0);
+        assert_eq!(p.totals.subagent_sessions, 1, "{parent}");
+        assert_eq!(c.totals.tokens.total, own_tokens(&cfg, child));
+        assert_eq!(
+            p.totals.tokens.total,
+            own_tokens(&cfg, parent) + c.totals.tokens.total,
+            "{parent}"
+        );
+    }
     assert!(
-        tasks
-            .iter()
-            .all(|t| !t.path.to_string_lossy().contains("subagents"))
+        by_id("agent-a1")
+            .path
+            .ends_with("c-main/subagents/agent-a1.jsonl")
     );
+    // Sidechain records inside a transcript are a child session counted in its totals, but
+    // have no file of their own to list.
+    let inline = by_id("c-side");
+    assert_eq!(inline.totals.subagent_sessions, 1);
+    assert!(inline.totals.tokens.total > own_tokens(&cfg, "c-side"));
+    assert!(tasks.iter().all(|t| !t.id.contains("sidechain")));
+    let plain = by_id("cx-main");
+    assert_eq!(plain.totals.subagent_sessions, 0);
+    assert_eq!(plain.totals.tokens.total, own_tokens(&cfg, "cx-main"));
+    assert_eq!(plain.parent_session, None);
 }
 
 #[test]
@@ -142,11 +175,11 @@ fn load_by_id_prefix_and_path() {
     assert_eq!(s.children.len(), 1);
 
     let mut cat = Catalog::new(cfg);
-    assert_eq!(cat.refresh().len(), 10);
+    assert_eq!(cat.refresh().len(), 11);
     let g = cat.graph("cx-main").unwrap();
     assert_eq!(g.status, Status::Success);
     // A second refresh reuses the cached summaries.
-    assert_eq!(cat.refresh().len(), 10);
+    assert_eq!(cat.refresh().len(), 11);
 }
 
 #[test]
@@ -161,6 +194,7 @@ fn extra_paths_are_searched() {
     assert_eq!(
         ids,
         [
+            "agent-a1",
             "c-main",
             "c-side",
             "dsh-child",

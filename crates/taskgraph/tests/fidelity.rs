@@ -255,7 +255,8 @@ fn titles_skip_command_envelopes_and_preambles() {
 }
 
 /// Item 6: a sidechain transcript opened directly is a session with a parent (not an empty
-/// PENDING graph of 1970); beside its parent it is folded into it and not listed as a task.
+/// PENDING graph of 1970); beside its parent it is also read as the parent's child, and listed as
+/// a task marked as that child.
 #[test]
 fn claude_sidechain_transcripts_render_and_fold_into_their_parent() {
     let (s, t) = tree("claude/-work-fx/agent-sc1.jsonl");
@@ -271,14 +272,24 @@ fn claude_sidechain_transcripts_render_and_fold_into_their_parent() {
     let ids: Vec<&str> = parent.children.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["agent-sc1"]);
     assert_eq!(pt.children[0].graph.summary.tokens.total, 13);
-    // Discovery lists the parent only.
+    // Discovery lists both (issue 26: a subagent session is listed on its own, marked as its
+    // parent's child), and the parent's totals count the child's tokens once.
     let cfg = mindgate_taskgraph::DiscoveryConfig {
         claude_projects: Some(Path::new(FX).join("claude")),
         ..mindgate_taskgraph::DiscoveryConfig::empty()
     };
     let tasks = mindgate_taskgraph::discover(&cfg);
-    let listed: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(listed, ["cl-par"]);
+    let listed: Vec<(&str, Option<&str>)> = tasks
+        .iter()
+        .map(|t| (t.id.as_str(), t.parent_session.as_deref()))
+        .collect();
+    assert_eq!(listed, [("cl-par", None), ("agent-sc1", Some("cl-par"))]);
+    assert_eq!(tasks[0].totals.subagent_sessions, 1);
+    assert_eq!(
+        tasks[0].totals.tokens.total,
+        pt.graph.summary.tokens.total + 13
+    );
+    assert_eq!(tasks[1].totals.tokens.total, 13);
 }
 
 /// Item 11: liveness needs recent events as well as a recent file: a fresh copy of an old

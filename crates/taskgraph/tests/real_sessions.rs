@@ -237,3 +237,55 @@ fn real_sessions_shapes() {
     assert!(s.warnings.iter().any(|w| w.message.contains("re-attached")));
     assert!(t.graph.summary.counts.phases >= 1);
 }
+
+/// Issue 26: the subagent sessions among the genuine transcripts (the Claude Code ≤ 2.0
+/// `agent-*.jsonl` sidechain files, the two Codex child rollouts) are listed on their own,
+/// each marked with its listed parent's id; the parent's totals hold its own tokens plus each
+/// child's once.
+#[test]
+fn real_subagent_sessions_are_listed_as_children() {
+    let Some(dir) = folder() else {
+        println!("skipped: ../shared/data/real-sessions not present");
+        return;
+    };
+    let cfg = mindgate_taskgraph::DiscoveryConfig {
+        extra_paths: vec![dir.join("claude"), dir.join("codex")],
+        ..mindgate_taskgraph::DiscoveryConfig::empty()
+    };
+    let tasks = mindgate_taskgraph::discover(&cfg);
+    let children: Vec<_> = tasks
+        .iter()
+        .filter(|t| t.parent_session.is_some())
+        .collect();
+    let names: Vec<String> = children
+        .iter()
+        .map(|t| t.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(children.len(), 4, "{names:?}");
+    for t in &children {
+        let parent_id = t.parent_session.as_deref().unwrap();
+        let parent = tasks
+            .iter()
+            .find(|p| p.id == parent_id)
+            .unwrap_or_else(|| panic!("{}: parent {parent_id} not listed", t.id));
+        let s = read_session(&parent.path).unwrap();
+        let tree = build_session_tree(&s, &BuildOptions::default());
+        assert!(
+            s.children.iter().any(|c| c.path == t.path),
+            "{} is not a child of {parent_id}",
+            t.id
+        );
+        let own = tree.graph.summary.tokens.total;
+        let kids: u64 = tree
+            .children
+            .iter()
+            .map(|c| c.graph.summary.tokens.total)
+            .sum();
+        assert!(kids > 0);
+        assert_eq!(parent.totals.tokens.total, own + kids, "{parent_id}");
+        assert_eq!(parent.totals.subagent_sessions, s.children.len() as u64);
+    }
+    // The sidechain files and the Codex children, by shape.
+    assert_eq!(names.iter().filter(|n| n.contains("__agent-")).count(), 2);
+    assert_eq!(names.iter().filter(|n| n.contains("rollout-")).count(), 2);
+}

@@ -140,7 +140,8 @@ fn looks_like_path(arg: &str) -> bool {
     arg.contains(['/', '\\']) || arg.starts_with('~') || Path::new(arg).extension().is_some()
 }
 
-fn thousands(x: u64) -> String {
+/// `1,234,567`.
+pub(crate) fn thousands(x: u64) -> String {
     let digits = x.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -3,6 +3,7 @@
 //! Also the discovery helpers `serve` and `taskgraph` share: flags → [`DiscoveryConfig`],
 //! and a scan that shows a progress bar on a terminal.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -120,8 +121,45 @@ pub fn run(args: &TasksArgs) -> anyhow::Result<ExitCode> {
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    super::write_stdout(&table(&tasks))?;
+    super::write_stdout(&table(&children_under_parents(tasks)))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The list in its order (newest start first), each subagent session moved right under its
+/// parent when the parent is listed (recursively, children by start); the others stay put.
+pub fn children_under_parents(tasks: Vec<TaskSummary>) -> Vec<TaskSummary> {
+    let ids: HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let listed_parent = t
+            .parent_session
+            .as_deref()
+            .filter(|p| *p != t.id && ids.contains(p));
+        match listed_parent {
+            Some(p) => children.entry(p).or_default().push(i),
+            None => roots.push(i),
+        }
+    }
+    for v in children.values_mut() {
+        v.sort_by_key(|&i| (tasks[i].start_time, i));
+    }
+    let mut order = Vec::with_capacity(tasks.len());
+    let mut placed = vec![false; tasks.len()];
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut placed[i], true) {
+            continue;
+        }
+        order.push(i);
+        if let Some(kids) = children.get(tasks[i].id.as_str()) {
+            stack.extend(kids.iter().rev());
+        }
+    }
+    // Children whose parents form a cycle (never written by an agent) keep their place.
+    order.extend((0..tasks.len()).filter(|&i| !placed[i]));
+    let mut slots: Vec<Option<TaskSummary>> = tasks.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 fn table(tasks: &[TaskSummary]) -> String {
@@ -131,22 +169,39 @@ fn table(tasks: &[TaskSummary]) -> String {
         "STATUS",
         "START (UTC)",
         "DURATION",
+        "TOKENS",
         "LIVE",
         "WORKSPACE",
         "TITLE",
     ];
-    let rows: Vec<[String; 8]> = tasks
+    let ids: HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    let rows: Vec<[String; 9]> = tasks
         .iter()
         .map(|t| {
+            let parent = t.parent_session.as_deref();
+            let (id, title) = match parent {
+                // A subagent session: marked, with its parent's id (the row under it when listed).
+                Some(p) => (
+                    format!("↳ {}", clip(&t.id, 38)),
+                    format!(
+                        "[subagent of {}{}] {}",
+                        clip(p, 12),
+                        if ids.contains(p) { "" } else { ", not listed" },
+                        one_line(&t.title)
+                    ),
+                ),
+                None => (clip(&t.id, 40), one_line(&t.title)),
+            };
             [
-                clip(&t.id, 40),
+                id,
                 t.agent.as_str().to_owned(),
                 t.status.as_str().to_owned(),
                 t.start_time.map_or_else(|| "-".to_owned(), datetime),
                 duration(t.duration_ms),
+                tokens_cell(t, parent.is_some_and(|p| ids.contains(p))),
                 if t.live { "live" } else { "" }.to_owned(),
                 clip(&t.workspace, 40),
-                clip(&one_line(&t.title), 70),
+                clip(&title, 70),
             ]
         })
         .collect();
@@ -174,6 +229,17 @@ fn table(tasks: &[TaskSummary]) -> String {
         line(r);
     }
     out
+}
+
+/// The task's tokens with its subagents' (each once); a subagent session's in parentheses when
+/// its parent is listed, whose row already counts them.
+fn tokens_cell(t: &TaskSummary, parent_listed: bool) -> String {
+    let total = super::taskgraph::thousands(t.totals.tokens.total);
+    if parent_listed {
+        format!("({total})")
+    } else {
+        total
+    }
 }
 
 /// First line of `s`, whitespace collapsed.
