@@ -21,8 +21,17 @@ function cssVar(name, fallback) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 }
 
+/** Hatch fills made so far, by colour and pixel ratio (a page draws hundreds of strips). */
+const HATCHES = new Map();
+
 /** Diagonal stripes of `color` (the hatching of waiting), as a fill for `ctx`. */
 function hatch(ctx, color, dpr) {
+  const key = `${color}|${dpr}`;
+  if (!HATCHES.has(key)) HATCHES.set(key, makeHatch(ctx, color, dpr));
+  return HATCHES.get(key);
+}
+
+function makeHatch(ctx, color, dpr) {
   const n = Math.round(6 * dpr);
   const tile = document.createElement('canvas');
   tile.width = n;

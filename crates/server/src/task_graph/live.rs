@@ -313,6 +313,12 @@ pub(super) struct Live {
     deltas: Mutex<VecDeque<(u64, Option<Arc<str>>)>>,
     /// The whole graph, serialised at the version it names (made on demand).
     full: Mutex<Option<FullGraph>>,
+    /// An archived session's finished graph at the version it names (made on demand, so a
+    /// turn or the timeline does not copy and finish the whole graph per request).
+    finished: Mutex<Option<(u64, Arc<TaskGraph>)>>,
+    /// The overview at the version it names (the page's fetch and its feed's first message
+    /// share it).
+    overview: Mutex<Option<(u64, Arc<serde_json::Value>)>>,
     stopped: AtomicBool,
 }
 
@@ -339,6 +345,8 @@ impl Live {
             tx: watch::Sender::new(Arc::new(snap)),
             deltas: Mutex::new(VecDeque::new()),
             full: Mutex::new(None),
+            finished: Mutex::new(None),
+            overview: Mutex::new(None),
             stopped: AtomicBool::new(false),
         })
     }
@@ -376,10 +384,37 @@ impl Live {
         let st = lock(&self.state);
         let g = st.follower.graph();
         if g.options().live {
-            f(g.graph())
-        } else {
-            f(&g.clone().finish())
+            return f(g.graph());
         }
+        let mut finished = lock(&self.finished);
+        let graph = match finished.as_ref().filter(|(v, _)| *v == st.version) {
+            Some((_, graph)) => graph.clone(),
+            None => {
+                let graph = Arc::new(g.clone().finish());
+                *finished = Some((st.version, graph.clone()));
+                graph
+            }
+        };
+        drop(finished);
+        f(&graph)
+    }
+
+    /// The overview of the graph as served now, with `children` (computed once per version).
+    pub(super) fn overview(
+        &self,
+        children: &[mindgate_taskgraph::GraphTree],
+        prices: &mindgate_pricing::PriceTable,
+    ) -> Result<Arc<serde_json::Value>, ApiError> {
+        let version = lock(&self.state).version;
+        if let Some((_, v)) = lock(&self.overview).as_ref().filter(|(v, _)| *v == version) {
+            return Ok(v.clone());
+        }
+        let value = self.with_graph(|g| {
+            serde_json::to_value(mindgate_taskgraph::overview(g, children, prices))
+        });
+        let value = Arc::new(value.map_err(|e| ApiError::internal(e.to_string()))?);
+        *lock(&self.overview) = Some((version, value.clone()));
+        Ok(value)
     }
 
     /// The latest graph JSON.
@@ -500,8 +535,8 @@ impl OverviewFeed {
         let prices = self.prices.clone();
         let tree = self.tree.clone();
         let value = blocking(move || {
-            let o = l.with_graph(|g| mindgate_taskgraph::overview(g, &tree.children, &prices));
-            serde_json::to_value(o).map_err(|e| ApiError::internal(e.to_string()))
+            l.overview(&tree.children, &prices)
+                .map(|v| serde_json::Value::clone(&v))
         })
         .await;
         let mut value = match value {

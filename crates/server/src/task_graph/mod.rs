@@ -75,6 +75,8 @@ struct Cached {
     /// The graph's JSON, serialised when first asked for (the overview, a turn and the
     /// timeline never need the whole graph as text; at 100,000 events it is tens of MB).
     graph: Arc<OnceLock<Arc<str>>>,
+    /// The overview's JSON, made when first asked for.
+    overview: Arc<OnceLock<Arc<str>>>,
     /// The typed graph with its children's (the overview, a turn, the timeline).
     tree: Arc<GraphTree>,
 }
@@ -198,6 +200,7 @@ impl TaskGraphs {
             stamp,
             session,
             graph,
+            overview: Arc::new(OnceLock::new()),
             tree,
         };
         cache.push(c.clone());

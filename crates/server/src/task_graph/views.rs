@@ -33,25 +33,27 @@ impl TaskGraphs {
         Ok(f(&tree.graph, &tree.children))
     }
 
-    /// The overview of task `t` as JSON (a followed session's graph as it is now, with the
-    /// children of its last read from disk).
-    pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<serde_json::Value, ApiError> {
-        let tree = self.load_tree(t)?;
-        let overview = match self.live_of(&t.path) {
-            Some(l) => l.with_graph(|g| {
-                serde_json::to_value(mindgate_taskgraph::overview(
-                    g,
-                    &tree.children,
-                    &self.prices,
-                ))
-            }),
-            None => serde_json::to_value(mindgate_taskgraph::overview(
-                &tree.graph,
-                &tree.children,
-                &self.prices,
-            )),
-        };
-        overview.map_err(|e| ApiError::internal(e.to_string()))
+    /// The overview of task `t` as JSON text (a followed session's graph as it is now, with
+    /// the children of its last read from disk; computed once per version, or per read of an
+    /// unchanged file).
+    pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<Arc<str>, ApiError> {
+        let cached = self.load_cached(t)?;
+        let text = |v: &serde_json::Value| -> Arc<str> { v.to_string().into() };
+        if let Some(l) = self.live_of(&t.path) {
+            return l
+                .overview(&cached.tree.children, &self.prices)
+                .map(|v| text(&v));
+        }
+        if let Some(o) = cached.overview.get() {
+            return Ok(o.clone());
+        }
+        let value = serde_json::to_value(mindgate_taskgraph::overview(
+            &cached.tree.graph,
+            &cached.tree.children,
+            &self.prices,
+        ))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(cached.overview.get_or_init(|| text(&value)).clone())
     }
 
     /// The subagent sessions of task `t` as read from disk (the live overview's children).
@@ -69,7 +71,7 @@ pub(super) async fn overview(State(tg): Tg, q: Q) -> Result<Response, ApiError> 
         tg.overview_json(&t)
     })
     .await?;
-    Ok(axum::Json(body).into_response())
+    Ok(super::json_text(body))
 }
 
 pub(super) async fn turn(State(tg): Tg, q: Q) -> Result<Response, ApiError> {
