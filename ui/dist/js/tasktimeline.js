@@ -231,7 +231,8 @@ export class TaskTimelineView {
       const tag = `${this.turnNo.get(b.turn_id) ?? ''}·${TYPE_LABEL[b.type] || b.type}`;
       ctx.fillText(tag, PAD + indent, y + ROW / 2);
       ctx.fillStyle = col.text;
-      const lx = PAD + indent + 70;
+      // The name after the tag (a long tag such as "12·subagent" pushes it right).
+      const lx = Math.max(PAD + indent + 70, PAD + indent + ctx.measureText(tag).width + 8);
       ctx.fillText(clip(ctx, b.name, LABEL_W - lx), lx, y + ROW / 2);
       const a = Math.max(x0 - 2, this.xOf(b.start_time, x0, span));
       const e = Math.min(w - PAD, this.xOf(b.end_time, x0, span));
@@ -271,7 +272,8 @@ export class TaskTimelineView {
     for (let k = 0; k <= 4; k++) {
       const f = this.win[0] + (k / 4) * (this.win[1] - this.win[0]);
       ctx.textAlign = k === 0 ? 'left' : k === 4 ? 'right' : 'center';
-      ctx.fillText(fmtMs(this.wallAt(f)), x0 + (k / 4) * span, PAD + 8);
+      const at = this.wallAt(f);
+      ctx.fillText(at < 1 ? '0' : fmtMs(at), x0 + (k / 4) * span, PAD + 8);
       ctx.fillRect(x0 + (k / 4) * span - (k === 4 ? 1 : 0), PAD + 16, 1, 6);
     }
     ctx.textAlign = 'left';
