@@ -155,20 +155,16 @@ fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
     };
     let label = file.display().to_string();
     let raw = read_file(&file)?;
-    let mut warnings = Vec::new();
-    let bytes = if label.ends_with(".zstd") || raw.starts_with(&dsh::ZSTD_MAGIC) {
-        dsh::decode_zstd_frames_limited(&raw, &label, &mut warnings, MAX_DECODED_BYTES).map_err(
-            |_| Error::TooLarge {
-                path: file.clone(),
-                limit: MAX_DECODED_BYTES as u64,
-            },
-        )?
+    let mut s = if label.ends_with(".zstd") || raw.starts_with(&dsh::ZSTD_MAGIC) {
+        // Frame by frame: the decoded text is never held whole.
+        dsh::parse_zstd_limited(&raw, &label, MAX_DECODED_BYTES).map_err(|_| Error::TooLarge {
+            path: file.clone(),
+            limit: MAX_DECODED_BYTES as u64,
+        })?
     } else {
-        raw
+        dsh::parse(&raw, &label)
     };
-    let mut s = dsh::parse(&bytes, &label);
-    warnings.append(&mut s.warnings);
-    s.warnings = warnings;
+    drop(raw);
     s.path = dir.clone();
     if s.id.is_empty() {
         s.id = dir

@@ -43,6 +43,22 @@ pub fn decode_zstd_frames_limited(
     warnings: &mut Vec<ReadWarning>,
     limit: usize,
 ) -> Result<Vec<u8>, DecodedTooLarge> {
+    let mut out = Vec::new();
+    for_each_zstd_frame(bytes, file, warnings, limit, &mut |piece| {
+        out.extend_from_slice(piece)
+    })?;
+    Ok(out)
+}
+
+/// The frame walk of [`decode_zstd_frames_limited`], handing each decoded frame (or the complete
+/// lines of a torn one) to `sink` in file order instead of keeping them all.
+fn for_each_zstd_frame(
+    bytes: &[u8],
+    file: &str,
+    warnings: &mut Vec<ReadWarning>,
+    limit: usize,
+    sink: &mut dyn FnMut(&[u8]),
+) -> Result<(), DecodedTooLarge> {
     let starts: Vec<usize> = bytes
         .windows(4)
         .enumerate()
@@ -53,7 +69,7 @@ pub fn decode_zstd_frames_limited(
         if !bytes.is_empty() {
             warnings.push(ReadWarning::new(file, 0, "no zstd frame found"));
         }
-        return Ok(Vec::new());
+        return Ok(());
     };
     if first > 0 {
         warnings.push(ReadWarning::new(
@@ -62,7 +78,7 @@ pub fn decode_zstd_frames_limited(
             format!("{first} bytes before the first zstd frame skipped"),
         ));
     }
-    let mut out = Vec::new();
+    let mut decoded_len = 0usize;
     let mut i = 0;
     while i < starts.len() {
         let start = starts[i];
@@ -72,7 +88,7 @@ pub fn decode_zstd_frames_limited(
         let mut first_partial = Vec::new();
         for j in (i + 1)..=(i + 4).min(starts.len()) {
             let end = starts.get(j).copied().unwrap_or(bytes.len());
-            match decode_one(&bytes[start..end], limit - out.len())? {
+            match decode_one(&bytes[start..end], limit - decoded_len)? {
                 Ok(buf) => {
                     decoded = Some((buf, j));
                     break;
@@ -89,7 +105,8 @@ pub fn decode_zstd_frames_limited(
         }
         match decoded {
             Some((buf, next)) => {
-                out.extend_from_slice(&buf);
+                decoded_len += buf.len();
+                sink(&buf);
                 i = next;
             }
             None => {
@@ -98,7 +115,8 @@ pub fn decode_zstd_frames_limited(
                     .iter()
                     .rposition(|b| *b == b'\n')
                     .map_or(0, |p| p + 1);
-                out.extend_from_slice(&first_partial[..keep]);
+                decoded_len += keep;
+                sink(&first_partial[..keep]);
                 warnings.push(ReadWarning::new(
                     file,
                     0,
@@ -110,7 +128,7 @@ pub fn decode_zstd_frames_limited(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Decodes one (or several) complete frames; on error returns what was decoded before it.
@@ -143,14 +161,87 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
 /// [`parse`] with the typed fast path on or off (off: every line through the lenient reader,
 /// the reference the fast path is tested against).
 fn parse_with(bytes: &[u8], file: &str, fast: bool) -> Session {
+    let mut reader = LineReader::new(file, fast, bytes.len() / 160);
+    reader.lines(bytes, true);
+    reader.finish()
+}
+
+/// Parses a v0 `session.jsonl.zstd` (concatenated zstd frames) frame by frame, as
+/// [`decode_zstd_frames_limited`] + [`parse`] would, without ever holding the whole decoded
+/// text (35.6 MB for the 100,000-event reference session): each frame's complete lines are
+/// parsed as it comes out. Stops with [`DecodedTooLarge`] past `limit` decoded bytes.
+pub fn parse_zstd_limited(
+    bytes: &[u8],
+    file: &str,
+    limit: usize,
+) -> Result<Session, DecodedTooLarge> {
     let mut warnings = Vec::new();
-    let mut session = Session::new("", Agent::Dsh);
-    let mut events: Vec<Event> = Vec::with_capacity(bytes.len() / 160);
-    let mut header_seen = false;
-    let mut seed_end: Option<u64> = None;
-    let mut last_time = 0i64;
-    super::for_each_line(bytes, |line, raw, truncated_ok| {
-        if fast
+    // Decoded DSH lines run ~8× their zstd size and ~360 bytes an event: a capacity hint
+    // with some room (a short one would double the vector at the end).
+    let mut reader = LineReader::new(file, true, bytes.len().saturating_mul(8) / 300);
+    let mut carry: Vec<u8> = Vec::new();
+    for_each_zstd_frame(bytes, file, &mut warnings, limit, &mut |piece| {
+        let Some(last_newline) = piece.iter().rposition(|b| *b == b'\n') else {
+            carry.extend_from_slice(piece);
+            return;
+        };
+        if carry.is_empty() {
+            reader.lines(&piece[..=last_newline], false);
+        } else {
+            carry.extend_from_slice(&piece[..=last_newline]);
+            reader.lines(&carry, false);
+            carry.clear();
+        }
+        carry.extend_from_slice(&piece[last_newline + 1..]);
+    })?;
+    reader.lines(&carry, true);
+    let mut s = reader.finish();
+    warnings.append(&mut s.warnings);
+    s.warnings = warnings;
+    Ok(s)
+}
+
+/// The DSH line reader: fed whole lines in pieces, in file order.
+struct LineReader<'f> {
+    file: &'f str,
+    fast: bool,
+    warnings: Vec<ReadWarning>,
+    session: Session,
+    events: Vec<Event>,
+    header_seen: bool,
+    seed_end: Option<u64>,
+    last_time: i64,
+    /// Lines read before the current piece.
+    lines_before: u64,
+}
+
+impl<'f> LineReader<'f> {
+    fn new(file: &'f str, fast: bool, events_hint: usize) -> Self {
+        Self {
+            file,
+            fast,
+            warnings: Vec::new(),
+            session: Session::new("", Agent::Dsh),
+            events: Vec::with_capacity(events_hint),
+            header_seen: false,
+            seed_end: None,
+            last_time: 0,
+            lines_before: 0,
+        }
+    }
+
+    /// Reads `bytes`, whole lines (each ending in a newline) unless `last` (the file's end,
+    /// where a last line without a newline may be torn).
+    fn lines(&mut self, bytes: &[u8], last: bool) {
+        let before = self.lines_before;
+        super::for_each_line(bytes, |line, raw, truncated_ok| {
+            self.line(before + line, raw, last && truncated_ok);
+        });
+        self.lines_before += bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    }
+
+    fn line(&mut self, line: u64, raw: &[u8], truncated_ok: bool) {
+        if self.fast
             && let Some(env) = dsh_fast::envelope(raw)
             && let Some(seq) = env.seq
             && let Some(data) = env.data
@@ -160,58 +251,86 @@ fn parse_with(bytes: &[u8], file: &str, fast: bool) -> Session {
                 && ty != "session/end-seed"
                 && let Fast::Events(kinds) = dsh_fast::convert(ty, data)
             {
-                let time = env.time_ms().unwrap_or(last_time);
-                last_time = time;
-                events.extend(kinds.into_iter().map(|k| Event::new(seq, time, k)));
+                let time = env.time_ms().unwrap_or(self.last_time);
+                self.last_time = time;
+                self.events
+                    .extend(kinds.into_iter().map(|k| Event::new(seq, time, k)));
                 return;
             }
         }
-        let Some(v) = super::object_line(raw, line, truncated_ok, file, &mut warnings) else {
+        let file = self.file;
+        let Some(v) = super::object_line(raw, line, truncated_ok, file, &mut self.warnings) else {
             return;
         };
         let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
-        if ty == "session" && !header_seen {
-            header_seen = true;
+        if ty == "session" && !self.header_seen {
+            self.header_seen = true;
             let header = header_from(&v);
-            last_time = header.created_ms.unwrap_or(0);
-            session.id = header.id.clone();
-            session.header = header.clone();
-            events.push(Event::new(0, last_time, EventKind::Session(header)));
+            self.last_time = header.created_ms.unwrap_or(0);
+            self.session.id = header.id.clone();
+            self.session.header = header.clone();
+            self.events
+                .push(Event::new(0, self.last_time, EventKind::Session(header)));
             return;
         }
         let Some(seq) = u64_field(&v, &["seq"]) else {
-            warnings.push(ReadWarning::new(
+            self.warnings.push(ReadWarning::new(
                 file,
                 line,
                 format!("event `{ty}` without seq"),
             ));
             return;
         };
-        let time = v.get("time").and_then(time_value_ms).unwrap_or(last_time);
-        last_time = time;
+        let time = v
+            .get("time")
+            .and_then(time_value_ms)
+            .unwrap_or(self.last_time);
+        self.last_time = time;
         let data = v.get("data").unwrap_or(&Value::Null);
         if ty == "session/end-seed" {
-            seed_end = Some(seq);
+            self.seed_end = Some(seq);
             return;
         }
-        convert(ty, seq, time, data, &mut events, file, line, &mut warnings);
-    });
-    if !header_seen {
-        warnings.push(ReadWarning::new(file, 1, "no session header line"));
-    }
-    if let Some(seed) = seed_end {
-        // A fork replays its parent's events up to the marker: those belong to the parent.
-        let before = events.len();
-        events.retain(|e| e.seq == 0 && matches!(e.kind, EventKind::Session(_)) || e.seq > seed);
-        session.meta.insert(
-            "seed_events".into(),
-            Value::from((before - events.len()) as u64),
+        convert(
+            ty,
+            seq,
+            time,
+            data,
+            &mut self.events,
+            file,
+            line,
+            &mut self.warnings,
         );
     }
-    session.events = events;
-    session.normalize_events();
-    session.warnings = warnings;
-    session
+
+    fn finish(self) -> Session {
+        let Self {
+            file,
+            mut warnings,
+            mut session,
+            mut events,
+            header_seen,
+            seed_end,
+            ..
+        } = self;
+        if !header_seen {
+            warnings.push(ReadWarning::new(file, 1, "no session header line"));
+        }
+        if let Some(seed) = seed_end {
+            // A fork replays its parent's events up to the marker: those belong to the parent.
+            let before = events.len();
+            events
+                .retain(|e| e.seq == 0 && matches!(e.kind, EventKind::Session(_)) || e.seq > seed);
+            session.meta.insert(
+                "seed_events".into(),
+                Value::from((before - events.len()) as u64),
+            );
+        }
+        session.events = events;
+        session.normalize_events();
+        session.warnings = warnings;
+        session
+    }
 }
 
 /// Reads a DSH header object.
@@ -533,6 +652,42 @@ fn subagent_descriptor(data: &Value) -> EventKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Frame-by-frame parsing gives what decoding the whole text and parsing it gives: whole
+    /// frames, a line cut across two frames, a torn last frame; and it stops at the limit.
+    #[test]
+    fn zstd_is_parsed_frame_by_frame_like_the_decoded_text() {
+        let jsonl = crate::synth::dsh_jsonl(&crate::synth::session_events(2_000));
+        let whole = crate::synth::zstd_frames(&jsonl, 64).unwrap_or_default();
+        let mid = jsonl.len() / 2;
+        assert_ne!(jsonl[mid - 1], b'\n');
+        let mut split = zstd::encode_all(&jsonl[..mid], 3).unwrap_or_default();
+        split.extend(zstd::encode_all(&jsonl[mid..], 3).unwrap_or_default());
+        let torn = whole[..whole.len() - 100].to_vec();
+        for z in [&whole, &split, &torn] {
+            let mut expected_warnings = Vec::new();
+            let text = decode_zstd_frames(z, "f", &mut expected_warnings);
+            let expected = parse(&text, "f");
+            expected_warnings.extend(expected.warnings.iter().cloned());
+            let got = parse_zstd_limited(z, "f", usize::MAX);
+            let Ok(got) = got else {
+                panic!("no limit, yet {got:?}");
+            };
+            assert!(got.events.len() > 1_000);
+            assert_eq!(got.events, expected.events);
+            assert_eq!(got.warnings, expected_warnings);
+            assert_eq!(got.header, expected.header);
+            assert_eq!(got.meta, expected.meta);
+        }
+        assert!(
+            decode_zstd_frames(&torn, "f", &mut Vec::new()).len() < jsonl.len(),
+            "the torn input lost its last frame's tail"
+        );
+        assert_eq!(
+            parse_zstd_limited(&whole, "f", jsonl.len() - 1).err(),
+            Some(DecodedTooLarge)
+        );
+    }
 
     /// The fast path and the lenient reader agree on `bytes` (events, warnings, header, meta).
     fn assert_same(bytes: &[u8]) {
