@@ -9,7 +9,8 @@
 //! overlapping spans merged) and the path's waiting for the person ([`super::WaitSegment`]),
 //! each its own kind.
 
-use std::collections::{HashMap, HashSet};
+// The fast unkeyed hasher: these maps are keyed by a graph's node ids (100,000s at size).
+use crate::fast_hash::{FastMap as HashMap, FastSet as HashSet};
 
 use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 use serde::Serialize;
@@ -343,7 +344,7 @@ fn add_to_turn(row: &mut TurnOverview, n: &Node, prices: &PriceTable) {
 /// The turns of `g` with their counts, tokens, cost and waiting.
 fn turns(g: &TaskGraph, turn_of: &[Option<usize>], prices: &PriceTable) -> Vec<TurnOverview> {
     let mut rows: Vec<TurnOverview> = Vec::new();
-    let mut row_of: HashMap<usize, usize> = HashMap::new();
+    let mut row_of: HashMap<usize, usize> = HashMap::default();
     for (i, n) in g.nodes.iter().enumerate() {
         if n.node_type == NodeType::Phase {
             row_of.insert(i, rows.len());
@@ -433,24 +434,48 @@ fn path_segments(
 }
 
 /// `work` with the `waits` spans cut out: a step that spans a call the person rejected worked
-/// before and after the prompt, not during it.
+/// before and after the prompt, not during it. Each segment meets only the waits that overlap
+/// it (found by binary search over the waits by start), so a path of 10,000 segments and 250
+/// replies costs the segments, not their product.
 fn cut_out(work: Vec<PathSegment>, waits: &[PathSegment]) -> Vec<PathSegment> {
+    let mut spans: Vec<(i64, i64)> = waits
+        .iter()
+        .filter(|w| w.end_time > w.start_time)
+        .map(|w| (w.start_time, w.end_time))
+        .collect();
+    spans.sort_unstable();
+    // The latest end among the first k spans: non-decreasing, so the first span that can reach
+    // a segment is found by binary search.
+    let reach: Vec<i64> = spans
+        .iter()
+        .scan(i64::MIN, |m, &(_, e)| {
+            *m = (*m).max(e);
+            Some(*m)
+        })
+        .collect();
     let mut out = Vec::with_capacity(work.len());
     for seg in work {
+        let first = reach.partition_point(|&e| e <= seg.start_time);
         let mut pieces = vec![seg];
-        for w in waits.iter().filter(|w| w.end_time > w.start_time) {
+        for &(ws, we) in &spans[first..] {
+            let Some(last_end) = pieces.iter().map(|p| p.end_time).max() else {
+                break;
+            };
+            if ws >= last_end {
+                break;
+            }
             pieces = pieces
                 .into_iter()
                 .flat_map(|p| {
-                    if w.end_time <= p.start_time || w.start_time >= p.end_time {
+                    if we <= p.start_time || ws >= p.end_time {
                         return vec![p];
                     }
                     let before = PathSegment {
-                        end_time: w.start_time,
+                        end_time: ws,
                         ..p.clone()
                     };
                     let after = PathSegment {
-                        start_time: w.end_time,
+                        start_time: we,
                         ..p
                     };
                     [before, after]
@@ -480,7 +505,7 @@ pub fn subagent_totals(
     children: &[GraphTree],
     prices: &PriceTable,
 ) -> SubagentTotals {
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::default();
     seen.insert(g.session_id.as_str());
     let mut out = SubagentTotals {
         sessions: 0,
@@ -595,7 +620,7 @@ pub fn turn_detail<'g>(g: &'g TaskGraph, turn: &str) -> Option<TurnDetail<'g>> {
                 || matches!(&n.meta, NodeMeta::Phase(m) if m.turn.to_string() == turn))
     })?;
     let turn_of = turn_of_nodes(g);
-    let mut ids: HashSet<&str> = HashSet::new();
+    let mut ids: HashSet<&str> = HashSet::default();
     let mut nodes: Vec<&Node> = Vec::new();
     for (i, n) in g.nodes.iter().enumerate() {
         if n.node_type == NodeType::Task || turn_of[i] == Some(phase) {
@@ -695,4 +720,52 @@ pub fn timeline(g: &TaskGraph) -> Vec<TimelineBar<'_>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(kind: SegmentKind, start_time: i64, end_time: i64) -> PathSegment {
+        PathSegment {
+            kind,
+            turn_id: SharedStr::from("phase-1"),
+            node_id: SharedStr::from("n"),
+            start_time,
+            end_time,
+        }
+    }
+
+    fn spans(segs: &[PathSegment]) -> Vec<(i64, i64)> {
+        segs.iter().map(|s| (s.start_time, s.end_time)).collect()
+    }
+
+    #[test]
+    fn waits_are_cut_out_of_work_even_when_they_overlap_each_other() {
+        let work = vec![
+            seg(SegmentKind::Work, 0, 10),
+            seg(SegmentKind::Work, 20, 30),
+            seg(SegmentKind::Work, 40, 50),
+            seg(SegmentKind::Work, 60, 70),
+        ];
+        // A long wait reaching into the second segment, one inside it, one splitting the
+        // third, and an empty one (ignored); given out of order.
+        let waits = vec![
+            seg(SegmentKind::Permission, 45, 46),
+            seg(SegmentKind::UserReply, 5, 25),
+            seg(SegmentKind::Permission, 22, 24),
+            seg(SegmentKind::Interrupted, 65, 65),
+        ];
+        assert_eq!(
+            spans(&cut_out(work, &waits)),
+            vec![(0, 5), (25, 30), (40, 45), (46, 50), (60, 70)]
+        );
+    }
+
+    #[test]
+    fn a_wait_covering_a_segment_removes_it() {
+        let work = vec![seg(SegmentKind::Work, 10, 20)];
+        let waits = vec![seg(SegmentKind::UserReply, 0, 100)];
+        assert!(cut_out(work, &waits).is_empty());
+    }
 }
