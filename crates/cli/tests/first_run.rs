@@ -41,7 +41,7 @@ fn serve_says_what_to_do_next_without_colour_codes() {
     );
     assert!(text.contains("Next:"), "{text}");
     assert!(text.contains("1. Open the viewer URL above"), "{text}");
-    // Not on the default port: the demo and the Python client are told where to go.
+    // Not on the default port: the demo and the Python and TypeScript clients are told where to go.
     assert!(
         text.contains(&format!(
             "2. Watch a demo agent run:  mindgate demo --url {ingest}"
@@ -51,6 +51,12 @@ fn serve_says_what_to_do_next_without_colour_codes() {
     assert!(
         text.contains(&format!(
             "Python: pip install graphmind-ai==0.5.1 with GRAPHMIND_URL={ingest}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "TypeScript: npm install --install-links <mindgate checkout>/sdks/typescript with GRAPHMIND_URL={ingest}"
         )),
         "{text}"
     );

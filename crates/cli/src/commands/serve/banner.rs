@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-/// The ingest URL apps dial when they are given none (graphmind-ai, the SDK, `mindgate demo`).
+/// The ingest URL apps dial when they are given none (graphmind-ai, the SDKs, `mindgate demo`).
 const DEFAULT_INGEST_URL: &str = "ws://127.0.0.1:4747/ingest";
 
 /// Where the running server can be reached, as the banner names it.
@@ -29,7 +29,8 @@ pub(super) fn startup(at: &Endpoints<'_>) -> String {
     let _ = writeln!(text, "OpenTelemetry:    {}", at.otlp_traces);
     let _ = writeln!(text, "Database:         {}", at.database);
     let default_ingest = at.ingest == DEFAULT_INGEST_URL;
-    let (demo, python_url) = if default_ingest {
+    // Both SDKs read GRAPHMIND_URL (the TypeScript one MINDGATE_URL first).
+    let (demo, app_url) = if default_ingest {
         ("mindgate demo".to_owned(), String::new())
     } else {
         (
@@ -46,7 +47,11 @@ pub(super) fn startup(at: &Endpoints<'_>) -> String {
     let _ = writeln!(text, "  2. Watch a demo agent run:  {demo}");
     let _ = writeln!(
         text,
-        "  3. Connect your agent:      Python: pip install graphmind-ai==0.5.1{python_url}"
+        "  3. Connect your agent:      Python: pip install graphmind-ai==0.5.1{app_url}"
+    );
+    let _ = writeln!(
+        text,
+        "                              TypeScript: npm install --install-links <mindgate checkout>/sdks/typescript{app_url}"
     );
     let _ = writeln!(
         text,
@@ -86,6 +91,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("pip install graphmind-ai==0.5.1\n"), "{text}");
+        assert!(
+            text.contains(
+                "TypeScript: npm install --install-links <mindgate checkout>/sdks/typescript\n"
+            ),
+            "{text}"
+        );
         assert!(text.contains("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318\n"));
         assert!(!text.contains('\u{1b}'));
     }
@@ -99,7 +110,13 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(&format!("GRAPHMIND_URL={ingest}\n")),
+            text.contains(&format!(
+                "graphmind-ai==0.5.1 with GRAPHMIND_URL={ingest}\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("/sdks/typescript with GRAPHMIND_URL={ingest}\n")),
             "{text}"
         );
     }
