@@ -1,8 +1,8 @@
 // Figures of the TypeScript SDK (printed as a table; the SDK README quotes them):
-//   detached gate, emit, attached gate with no matching breakpoint (ns/µs per call),
+//   detached gate, emit, attached gate with no matching breakpoint (CPU ns/µs per call),
 //   release of a held gate when the viewer's socket goes (ms),
 //   overhead on a 100-step mock generateText loop (CPU ms, %), detached and attached.
-// `node bench/bench.mjs` (after `npm ci`); the attached figures need the mindgate binary
+// `npm run bench` (`node --expose-gc bench/bench.mjs`, after `npm ci`); the attached figures need the mindgate binary
 // (MINDGATE_BIN, default ../../target/debug/mindgate) and are skipped without it.
 import { performance } from 'node:perf_hooks';
 import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
@@ -20,22 +20,24 @@ const record = (what, value, unit, note = '') => {
   rows.push({ what, value, unit, note });
   console.log(`${what.padEnd(58)} ${String(value).padStart(10)} ${unit} ${note}`);
 };
+/** CPU µs since `c0` (user + system): steadier than wall time on a shared machine. */
+const cpuMicros = (c0) => ((c) => c.user + c.system)(process.cpuUsage(c0));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function gateCost(session, n) {
   for (let i = 0; i < 10_000; i++) await session.gate('before', NODE, HOLD); // warm-up
-  const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < n; i++) await session.gate('before', NODE, HOLD);
-  return ((performance.now() - t0) * 1e6) / n; // ns per awaited gate
+  return cpuMicros(c0) * 1e3 / n; // CPU ns per awaited gate
 }
 
 /** µs per emit of a `node.token` as the SDK sends one (a payload of its own: serialised when sent or replayed). */
 function tokenEmitCost(session, n) {
   const emit = () => session.emitOwned('run_bench', 'node.token', { nodeId: 'llm:step', instanceId: 'run_bench:s1', deltas: [{ t: 'text', v: 'hello world' }] });
   for (let i = 0; i < 10_000; i++) emit();
-  const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < n; i++) emit();
-  return ((performance.now() - t0) * 1e3) / n;
+  return cpuMicros(c0) / n;
 }
 
 /** µs per emit of a `node.finished` carrying the host's output (serialised at once: the host may change it later). */
@@ -43,9 +45,9 @@ function finishedEmitCost(session, n) {
   const output = { hits: ['a result of the search tool'], total: 1 };
   const emit = () => session.emitTo('run_bench', 'node.finished', { nodeId: 'tool:search', instanceId: 'call_1', durationMs: 0.42, status: 'ok', output });
   for (let i = 0; i < 10_000; i++) emit();
-  const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < n; i++) emit();
-  return ((performance.now() - t0) * 1e3) / n;
+  return cpuMicros(c0) / n;
 }
 
 /** A viewer of our own that arms `{}` (hold before everything) and drops the socket at each hold. */
@@ -127,12 +129,20 @@ async function loopOnce(session) {
   return (c.user + c.system) / 1000; // CPU ms: steadier than wall time on a shared machine
 }
 
-/** Median CPU ms of a 100-step loop per variant, the variants interleaved (ABCABC…) after a warm-up. */
+/**
+ * Median CPU ms of a 100-step loop per variant after a warm-up. Each repetition runs every
+ * variant once, starting from a different one each time (order effects cancel), and each
+ * run starts on a collected heap (with --expose-gc), so no run pays for another's garbage.
+ */
 async function loops(variants, reps) {
   for (const v of variants) await loopOnce(v.session);
   const times = variants.map(() => []);
   for (let r = 0; r < reps; r++) {
-    for (const [i, v] of variants.entries()) times[i].push(await loopOnce(v.session));
+    for (let k = 0; k < variants.length; k++) {
+      const i = (r + k) % variants.length;
+      globalThis.gc?.();
+      times[i].push(await loopOnce(variants[i].session));
+    }
   }
   return times.map(median);
 }
@@ -148,9 +158,9 @@ function reportLoops(variants, medians) {
 
 const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
 detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
-record('detached gate (awaited, shared resolved promise)', (await gateCost(detached, 1_000_000)).toFixed(0), 'ns/call');
-record('emit node.token, detached (ring slot; serialised if sent)', tokenEmitCost(detached, 200_000).toFixed(2), 'µs/call');
-record('emit node.finished with an output, detached (serialise + ring)', finishedEmitCost(detached, 200_000).toFixed(2), 'µs/call');
+record('detached gate (awaited, shared resolved promise), CPU', (await gateCost(detached, 1_000_000)).toFixed(0), 'ns/call');
+record('emit node.token, detached (ring slot), CPU', tokenEmitCost(detached, 200_000).toFixed(2), 'µs/call');
+record('emit node.finished + output, detached (serialised), CPU', finishedEmitCost(detached, 200_000).toFixed(2), 'µs/call');
 const rel = await releaseLatency(20);
 record('release of a held gate after the socket drops (p50)', median(rel).toFixed(3), 'ms', `max ${Math.max(...rel).toFixed(3)} ms, 20 drops`);
 
@@ -173,8 +183,8 @@ if (skip) {
     await srv.api('/api/breakpoints', { method: 'POST', body: { kind: 'tool', name: 'never-called' } });
     const attached = new Session({ url: srv.ingest, env: {}, app: 'bench' });
     await attached.ready(5000);
-    record('attached gate, no matching breakpoint', (await gateCost(attached, 1_000_000)).toFixed(0), 'ns/call');
-    record('emit node.token, attached (+ serialise + frame + write)', await attachedEmitCost(attached, 100_000), 'µs/call');
+    record('attached gate, no matching breakpoint, CPU', (await gateCost(attached, 1_000_000)).toFixed(0), 'ns/call');
+    record('emit node.token, attached (sending included), CPU', await attachedEmitCost(attached, 100_000), 'µs/call');
     variants.push({ name: 'with Mindgate, attached to mindgate serve', session: attached });
     reportLoops(variants, await loops(variants, REPS));
     await until(() => attached.stats().attached, { what: 'still attached' });
