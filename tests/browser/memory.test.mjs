@@ -91,8 +91,10 @@ test('search as you type draws each hit with its provenance, status and signals'
   await hit.waitFor();
   const api = (await memApi(`/search?userId=${USER}&query=green%20tea&includeQuarantined=true`)).hits.find((h) => h.id === ids.tea);
   const drawn = await hit.locator('.mem-signal').evaluateAll((els) => els.map((e) => e.dataset.signal));
-  assert.deepEqual(drawn.sort(), Object.keys(api.signals).filter((k) => ['bm25', 'vector', 'fused', 'rrf', 'trust', 'decay', 'hop'].includes(k)).sort());
-  assert.ok(drawn.includes('bm25') && drawn.includes('trust'), drawn.join(','));
+  assert.deepEqual(drawn.sort(), Object.keys(api.signals).filter((k) => ['bm25Norm', 'vector', 'fused', 'trust', 'decay', 'hop'].includes(k)).sort());
+  assert.ok(drawn.includes('bm25Norm') && drawn.includes('fused') && drawn.includes('trust'), drawn.join(','));
+  assert.ok(api.signals.fused <= 1 && api.score <= 1, JSON.stringify(api));
+  assert.match(await hit.locator('[data-signal="bm25Norm"]').getAttribute('title'), /\(bm25 [0-9.e-]+\)$/);
   assert.match(await hit.locator('[data-signal="trust"]').getAttribute('aria-label'), /^trust 1\.000$/);
   assert.match(await hit.textContent(), /user/);
   assert.match(await hit.textContent(), /active/);

@@ -450,7 +450,8 @@ pub struct LocomoArgs {
         long,
         value_name = "N,N",
         value_delimiter = ',',
-        default_value = "10000,100000"
+        default_value = "10000,100000",
+        value_parser = parse_size
     )]
     pub sizes: Vec<usize>,
     /// Searches timed at each size.
@@ -465,6 +466,11 @@ pub struct LocomoArgs {
     /// (comma-separated) compare hybrid runs [default: the store's for the embedder].
     #[arg(long, value_name = "W,W", value_delimiter = ',')]
     pub vector_weight: Vec<f64>,
+    /// Least cosine similarity a vector candidate needs to count as evidence; several
+    /// (comma-separated) compare runs [default: the store's for the embedder: builtin 0.1,
+    /// MiniLM 0.2].
+    #[arg(long, value_name = "F,F", value_delimiter = ',')]
+    pub vector_floor: Vec<f64>,
     /// Hybrid fusion: `rrf` (reciprocal rank) or `score` (min-max normalised scores); both
     /// (`rrf,score`) compare [default: the store's for the embedder].
     #[arg(long, value_name = "METHOD,METHOD", value_delimiter = ',')]
@@ -475,6 +481,17 @@ pub struct LocomoArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// One store size of `--sizes`: a count, or nothing (`--sizes ''` skips the size runs;
+/// 0 stands for "none").
+fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(0);
+    }
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a store size (a whole number of facts)"))
 }
 
 /// A hybrid fusion method on the command line.

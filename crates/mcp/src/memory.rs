@@ -258,7 +258,7 @@ impl MindgateMcp {
     /// `fact_search`.
     #[tool(
         name = "fact_search",
-        description = "Search remembered facts (hybrid keyword + vector search). Each hit says why it was recalled (signals: bm25, vector, fused (score fusion) or rrf, trust), its provenance and status, and links to the viewer. asOf = what was true at an instant; knownAt = what the memory held at an instant. Quarantined facts never come back.",
+        description = "Search remembered facts (hybrid keyword + vector search). Each hit says why it was recalled (signals: bm25 and bm25Norm, vector (cosine, only above the embedder's floor) and vectorNorm, fused (0-1), trust), its provenance and status, and links to the viewer. asOf = what was true at an instant; knownAt = what the memory held at an instant. Quarantined facts never come back.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     pub async fn fact_search(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {

@@ -44,6 +44,16 @@ impl Default for MemoryConfig {
     }
 }
 
+/// The vector floor of the builtin hashed n-gram embedder: unrelated texts share few
+/// n-grams, so their cosines sit near 0; on the LoCoMo dev half a floor of 0.1 costs no
+/// recall (crates/memory/README.md).
+pub const BUILTIN_VECTOR_FLOOR: f64 = 0.1;
+
+/// The vector floor of a trained embedder (MiniLM, OpenAI-compatible): their cosines between
+/// unrelated English sentences sit around 0.0–0.2; measured on the LoCoMo dev half with
+/// MiniLM (crates/memory/README.md).
+pub const TRAINED_VECTOR_FLOOR: f64 = 0.2;
+
 /// The fusion a search uses when its options do not say.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionDefaults {
@@ -51,6 +61,9 @@ pub struct FusionDefaults {
     pub method: FusionMethod,
     /// Weight of the vector list (the lexical list weighs 1).
     pub vector_weight: f64,
+    /// Least cosine a vector candidate needs to count as evidence (below it, a record
+    /// without a lexical match is never a hit).
+    pub vector_floor: f64,
 }
 
 impl FusionDefaults {
@@ -58,15 +71,17 @@ impl FusionDefaults {
     /// no embedder is active), chosen from LoCoMo runs on the dev half only (the crate
     /// README's table): score fusion beat rank fusion with MiniLM at every weight tried;
     /// MiniLM vectors help most at a quarter of the lexical weight, while the builtin
-    /// hashed n-grams only break ties (0.05).
+    /// hashed n-grams only break ties (0.05). The vector floor is calibrated the same way
+    /// ([`BUILTIN_VECTOR_FLOOR`], [`TRAINED_VECTOR_FLOOR`]).
     pub fn for_embedder(provider: Option<&str>) -> Self {
-        let vector_weight = match provider {
-            Some(mindgate_embed::BUILTIN_PROVIDER) | None => 0.05,
-            Some(_) => 0.25,
+        let (vector_weight, vector_floor) = match provider {
+            Some(mindgate_embed::BUILTIN_PROVIDER) | None => (0.05, BUILTIN_VECTOR_FLOOR),
+            Some(_) => (0.25, TRAINED_VECTOR_FLOOR),
         };
         Self {
             method: FusionMethod::Score,
             vector_weight,
+            vector_floor,
         }
     }
 }

@@ -53,11 +53,31 @@ pub fn weighted_score_fusion<T: Copy + Eq + std::hash::Hash>(
     let mut order: Vec<(T, f64)> = Vec::new();
     let mut index: HashMap<T, usize> = HashMap::new();
     for (list, weight) in lists {
-        let finite = || list.iter().map(|x| x.1).filter(|s| s.is_finite());
-        let min = finite().fold(f64::INFINITY, f64::min);
-        let max = finite().fold(f64::NEG_INFINITY, f64::max);
-        let span = max - min;
-        for (id, score) in list.iter() {
+        for (id, norm) in min_max_normalised(list) {
+            let add = weight * norm;
+            match index.get(&id) {
+                Some(&i) => order[i].1 += add,
+                None => {
+                    index.insert(id, order.len());
+                    order.push((id, add));
+                }
+            }
+        }
+    }
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    order
+}
+
+/// A list's scores min-max normalised over the list, in its order: `(s − min) / (max −
+/// min)`, 1 for every id when all scores are equal, 0 for a non-finite score (it counts
+/// as the minimum).
+pub fn min_max_normalised<T: Copy>(list: &[(T, f64)]) -> Vec<(T, f64)> {
+    let finite = || list.iter().map(|x| x.1).filter(|s| s.is_finite());
+    let min = finite().fold(f64::INFINITY, f64::min);
+    let max = finite().fold(f64::NEG_INFINITY, f64::max);
+    let span = max - min;
+    list.iter()
+        .map(|&(id, score)| {
             let norm = if !score.is_finite() {
                 0.0
             } else if span > 0.0 {
@@ -65,18 +85,9 @@ pub fn weighted_score_fusion<T: Copy + Eq + std::hash::Hash>(
             } else {
                 1.0
             };
-            let add = weight * norm;
-            match index.get(id) {
-                Some(&i) => order[i].1 += add,
-                None => {
-                    index.insert(*id, order.len());
-                    order.push((*id, add));
-                }
-            }
-        }
-    }
-    order.sort_by(|a, b| b.1.total_cmp(&a.1));
-    order
+            (id, norm)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::config::{FusionDefaults, MemoryConfig};
 use crate::error::{MemoryError, Result};
-use crate::fusion::{RRF_K, weighted_reciprocal_rank_fusion, weighted_score_fusion};
+use crate::fusion::{
+    RRF_K, min_max_normalised, weighted_reciprocal_rank_fusion, weighted_score_fusion,
+};
 use crate::maintenance::retention;
 use crate::rules::filter::Filter;
 use crate::rules::row::{ItemRow, MAX_TEXT_CHARS};
@@ -43,6 +45,8 @@ pub struct SearchPlan {
     pub fusion: FusionMethod,
     /// Weight of the vector list.
     pub vector_weight: f64,
+    /// Least cosine a vector candidate needs to enter the vector list.
+    pub vector_floor: f64,
     /// The filter every candidate passes.
     pub filter: Filter,
 }
@@ -98,12 +102,21 @@ impl SearchPlan {
                 "must be a number in [0, 10]",
             ));
         }
+        let vector_floor = o.vector_floor.unwrap_or(defaults.vector_floor);
+        // Below 0 a vector pointing away from the query would count as evidence.
+        if !vector_floor.is_finite() || !(0.0..=1.0).contains(&vector_floor) {
+            return Err(MemoryError::invalid(
+                "vectorFloor",
+                "must be a number in [0, 1]",
+            ));
+        }
         Ok(Self {
             top_k,
             pool,
             mode,
             fusion,
             vector_weight,
+            vector_floor,
             filter,
         })
     }
@@ -119,16 +132,19 @@ impl SearchPlan {
     }
 }
 
-/// The vector list: `(rowid, cosine)`, best first, only rows `admit` lets through. Walks
-/// the exact ranking of the mirror in growing slices until `pool` rows pass or none are
-/// left, so the filter is applied before the cut, never after.
+/// The vector list: `(rowid, cosine)`, best first, only rows `admit` lets through and
+/// whose cosine is above `floor` (at or below it a vector is no evidence). Walks the exact
+/// ranking of the mirror in growing slices until `pool` rows pass or none are left, so
+/// the filter is applied before the cut, never after.
 pub fn vector_list(
     cache: &VectorCache,
     query_vec: &[f32],
     pool: usize,
+    floor: f64,
     mut admit: impl FnMut(&[i64]) -> Result<HashSet<i64>>,
 ) -> Result<Vec<(i64, f64)>> {
     let mut scores = cache.scores(query_vec);
+    scores.retain(|&(score, _)| score.is_finite() && f64::from(score) > floor);
     let total = scores.len();
     let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     let mut out = Vec::new();
@@ -161,32 +177,63 @@ pub fn vector_list(
 
 /// The lists of one search, fused.
 pub struct Fused {
-    /// `(rowid, fused score)`, best first.
+    /// `(rowid, fused score in 0–1)`, best first.
     pub order: Vec<(i64, f64)>,
     lexical: HashMap<i64, f64>,
     vector: HashMap<i64, f64>,
-    fusion: FusionMethod,
+    lexical_norm: HashMap<i64, f64>,
+    vector_norm: HashMap<i64, f64>,
+    rrf: Option<HashMap<i64, f64>>,
 }
 
 impl Fused {
-    /// Fuses the lexical and vector lists as `plan` says.
+    /// Fuses the lexical and vector lists as `plan` says. The fused score is on a 0–1
+    /// scale: score fusion divides the weighted sum of the normalised scores by the
+    /// weights of the lists that returned candidates; rank fusion divides by the best
+    /// score those lists allow (first in each).
     pub fn new(plan: &SearchPlan, lex: Vec<(i64, f64)>, vec: Vec<(i64, f64)>) -> Self {
-        let lex_ids: Vec<i64> = lex.iter().map(|x| x.0).collect();
-        let vec_ids: Vec<i64> = vec.iter().map(|x| x.0).collect();
-        let order = match plan.fusion {
-            FusionMethod::Rrf => weighted_reciprocal_rank_fusion(
-                &[(&lex_ids, 1.0), (&vec_ids, plan.vector_weight)],
-                RRF_K,
-            ),
+        let weights = [(&lex, 1.0), (&vec, plan.vector_weight)];
+        let total: f64 = weights
+            .iter()
+            .filter(|(list, _)| !list.is_empty())
+            .map(|(_, w)| w)
+            .sum();
+        // Clamped: a sum of fractions can round a hair above its best.
+        let scale = |raw: f64, best: f64| {
+            if best > 0.0 {
+                (raw / best).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        };
+        let (order, rrf) = match plan.fusion {
+            FusionMethod::Rrf => {
+                let lex_ids: Vec<i64> = lex.iter().map(|x| x.0).collect();
+                let vec_ids: Vec<i64> = vec.iter().map(|x| x.0).collect();
+                let raw = weighted_reciprocal_rank_fusion(
+                    &[(&lex_ids, 1.0), (&vec_ids, plan.vector_weight)],
+                    RRF_K,
+                );
+                let best = total / (RRF_K + 1.0);
+                let order = raw.iter().map(|&(id, r)| (id, scale(r, best))).collect();
+                (order, Some(raw.into_iter().collect()))
+            }
             FusionMethod::Score => {
-                weighted_score_fusion(&[(&lex, 1.0), (&vec, plan.vector_weight)])
+                let raw = weighted_score_fusion(&[(&lex, 1.0), (&vec, plan.vector_weight)]);
+                let order = raw
+                    .into_iter()
+                    .map(|(id, f)| (id, scale(f, total)))
+                    .collect();
+                (order, None)
             }
         };
         Self {
             order,
+            lexical_norm: min_max_normalised(&lex).into_iter().collect(),
+            vector_norm: min_max_normalised(&vec).into_iter().collect(),
             lexical: lex.into_iter().collect(),
             vector: vec.into_iter().collect(),
-            fusion: plan.fusion,
+            rrf,
         }
     }
 
@@ -195,9 +242,32 @@ impl Fused {
         self.order.iter().map(|x| x.0).collect()
     }
 
+    /// The signals of one candidate before trust and decay: raw and normalised list
+    /// scores, the fused score, and the raw rank fusion score when it ran.
+    fn signals(&self, rowid: i64, fused: f64) -> BTreeMap<String, f64> {
+        let mut signals = BTreeMap::new();
+        let lists = [
+            ("bm25", &self.lexical),
+            ("bm25Norm", &self.lexical_norm),
+            ("vector", &self.vector),
+            ("vectorNorm", &self.vector_norm),
+        ];
+        for (name, list) in lists {
+            if let Some(v) = list.get(&rowid) {
+                signals.insert(name.to_owned(), *v);
+            }
+        }
+        if let Some(r) = self.rrf.as_ref().and_then(|m| m.get(&rowid)) {
+            signals.insert("rrf".to_owned(), *r);
+        }
+        signals.insert("fused".to_owned(), fused);
+        signals
+    }
+
     /// The hits: each candidate's signals, the trust (and, when asked, decay) multipliers,
-    /// insights capped below what they cite, the best `top_k`. Also returns the rowids of
-    /// the facts among them (whose recall a backend records).
+    /// insights capped below what they cite, trusted records before quarantined ones, the
+    /// best `top_k`. Also returns the rowids of the facts among them (whose recall a
+    /// backend records).
     pub fn rank(
         &self,
         plan: &SearchPlan,
@@ -206,22 +276,11 @@ impl Fused {
         now: i64,
         config: &MemoryConfig,
     ) -> Result<(Vec<MemoryHit>, Vec<i64>)> {
-        let fusion_signal = match self.fusion {
-            FusionMethod::Rrf => "rrf",
-            FusionMethod::Score => "fused",
-        };
         let decay = o.decay.unwrap_or(false);
         let mut scored: Vec<(f64, BTreeMap<String, f64>, &ItemRow)> = Vec::new();
         for (rowid, fused) in &self.order {
             let Some(row) = rows.get(rowid) else { continue };
-            let mut signals = BTreeMap::new();
-            if let Some(b) = self.lexical.get(rowid) {
-                signals.insert("bm25".to_owned(), *b);
-            }
-            if let Some(c) = self.vector.get(rowid) {
-                signals.insert("vector".to_owned(), *c);
-            }
-            signals.insert(fusion_signal.to_owned(), *fused);
+            let mut signals = self.signals(*rowid, *fused);
             let trust = trust_multiplier(row.status(), row.provenance());
             signals.insert("trust".to_owned(), trust);
             let mut score = fused * trust;
@@ -233,7 +292,13 @@ impl Fused {
             scored.push((score, signals, row));
         }
         cap_insights(&mut scored);
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // A quarantined record is never ranked above a trusted one, whatever its score.
+        let quarantined = |row: &ItemRow| row.status() == MemoryStatus::Quarantined;
+        scored.sort_by(|a, b| {
+            quarantined(a.2)
+                .cmp(&quarantined(b.2))
+                .then(b.0.total_cmp(&a.0))
+        });
         scored.truncate(plan.top_k);
         let mut hits = Vec::with_capacity(scored.len());
         for (score, signals, row) in &scored {

@@ -40,7 +40,9 @@ pub(crate) mod working;
 
 pub use self::postgres::PgMemory;
 pub use backend::{Memory, MemoryDb};
-pub use config::{FusionDefaults, MemoryConfig, OpenOptions};
+pub use config::{
+    BUILTIN_VECTOR_FLOOR, FusionDefaults, MemoryConfig, OpenOptions, TRAINED_VECTOR_FLOOR,
+};
 pub use error::{MemoryError, Result};
 pub use rules::belief::FactAt;
 pub use rules::listing::{ItemFilter, MAX_LIST};

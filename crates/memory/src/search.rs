@@ -82,7 +82,9 @@ pub(crate) fn search<R: SearchReads>(
         (Some(q), Some(key), Some(embedder)) => {
             let mut cache = store.vectors.lock().unwrap_or_else(|p| p.into_inner());
             reads.refresh_vectors(&mut cache, key, embedder.id().dimension)?;
-            vector_list(&cache, q, plan.pool, |ids| reads.admit(&plan.filter, ids))?
+            vector_list(&cache, q, plan.pool, plan.vector_floor, |ids| {
+                reads.admit(&plan.filter, ids)
+            })?
         }
         _ => Vec::new(),
     };

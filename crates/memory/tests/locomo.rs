@@ -82,6 +82,7 @@ fn scores_evidence_recall_within_each_conversation() {
         let tuning = Tuning {
             candidate_pool: Some(20),
             vector_weight: Some(0.5),
+            vector_floor: None,
             fusion: Some(fusion),
         };
         let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, &tuning).unwrap();

@@ -1,20 +1,23 @@
-// A search hit's signals drawn as bars, so a person sees why it was recalled: `bm25`
-// (lexical, −bm25), `vector` (cosine), `fused` / `rrf` (the fusion score), `trust` (the
-// provenance discount), `decay`, `hop` (found through an entity). Unbounded signals are
-// drawn against the largest value among the hits shown; bounded ones against 1.
+// A search hit's signals drawn as bars, so a person sees why it was recalled: `bm25Norm`
+// (lexical, 0–1 among the hits' lexical candidates), `vector` (cosine), `fused` (the 0–1
+// fusion score), `trust` (the provenance discount), `decay`, `hop` (found through an
+// entity). The raw `bm25` and `rrf` and the `vectorNorm` stay in the bar's title, not drawn:
+// every key is defined in docs/memory-search.md#signals. Bars are drawn against 1.
 
 import { el } from './dom.js';
 
 /** Signal name → what a person reads, and whether it lives in [0, 1]. */
 export const SIGNALS = [
-  ['bm25', 'lexical', false],
+  ['bm25Norm', 'lexical', true],
   ['vector', 'vector', true],
-  ['fused', 'fusion', false],
-  ['rrf', 'fusion (rrf)', false],
+  ['fused', 'fusion', true],
   ['trust', 'trust', true],
   ['decay', 'decay', true],
   ['hop', 'entity hop', true],
 ];
+
+/** A drawn signal → the raw signal named in its title beside it. */
+const RAW = { bm25Norm: 'bm25', vector: 'vectorNorm', fused: 'rrf' };
 
 /** Bars for `signals`, scaled among `hits` (the hits shown together). */
 export function signalBars(signals = {}, hits = []) {
@@ -31,13 +34,19 @@ export function signalBars(signals = {}, hits = []) {
     const pct = Math.max(0, Math.min(100, (Math.max(0, v) / max) * 100));
     bars.push(el('div', {
       class: `mem-signal sig-${name}`, role: 'meter', 'aria-label': `${label} ${fmtSignal(v)}`,
-      'aria-valuemin': '0', 'aria-valuemax': String(max), 'aria-valuenow': String(v), 'data-signal': name, title: `${label}: ${v}`,
+      'aria-valuemin': '0', 'aria-valuemax': String(max), 'aria-valuenow': String(v), 'data-signal': name, title: titleOf(name, label, v, signals),
     },
     el('span', { class: 'mem-signal-name' }, label),
     el('span', { class: 'mem-signal-track' }, el('span', { class: 'mem-signal-fill', style: { width: `${pct}%` } })),
     el('span', { class: 'mem-signal-value mono' }, fmtSignal(v))));
   }
   return el('div', { class: 'mem-signals', 'aria-label': 'Signals' }, ...bars);
+}
+
+function titleOf(name, label, v, signals) {
+  const raw = RAW[name];
+  const extra = raw && Number.isFinite(signals[raw]) ? ` (${raw} ${signals[raw]})` : '';
+  return `${label} (${name}): ${v}${extra}`;
 }
 
 function fmtSignal(v) {

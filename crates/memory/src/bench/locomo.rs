@@ -279,6 +279,8 @@ pub struct Tuning {
     pub vector_weight: Option<f64>,
     /// Rank or score fusion.
     pub fusion: Option<FusionMethod>,
+    /// Least cosine a vector candidate needs.
+    pub vector_floor: Option<f64>,
 }
 
 /// Evaluates one mode over every question of categories 1–4 with evidence.
@@ -301,6 +303,7 @@ pub fn evaluate<S: MemoryStore>(
             o.candidate_pool = tuning.candidate_pool;
             o.vector_weight = tuning.vector_weight;
             o.fusion = tuning.fusion;
+            o.vector_floor = tuning.vector_floor;
             let hits = store.search(&o)?;
             let want: HashSet<String> = q
                 .evidence

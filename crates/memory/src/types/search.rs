@@ -36,10 +36,12 @@ pub enum SearchMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum FusionMethod {
-    /// Reciprocal rank fusion: each list adds `weight / (60 + rank)` (signal `rrf`).
+    /// Reciprocal rank fusion: each list adds `weight / (60 + rank)` (signal `rrf`; `fused`
+    /// is it divided by the best score possible, 0–1).
     Rrf,
-    /// Score fusion: each list adds `weight · (s − min) / (max − min)`, its scores (−bm25,
-    /// cosine) min-max normalised over the candidates it returned (signal `fused`).
+    /// Score fusion: each list's scores (−bm25, cosine) min-max normalised over the
+    /// candidates it returned (signals `bm25Norm`, `vectorNorm`), then weighted and divided
+    /// by the weights of the lists that returned candidates (signal `fused`, 0–1).
     Score,
 }
 
@@ -98,6 +100,11 @@ pub struct MemorySearchOptions {
     /// How the two lists are fused (default: the store's, chosen for its embedder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<FusionMethod>,
+    /// Least cosine similarity a vector candidate needs to count as evidence, in [0, 1]
+    /// (default: the store's, calibrated for its embedder: builtin 0.1, MiniLM 0.2). A
+    /// record with no lexical match and a cosine below it is never a hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_floor: Option<f64>,
     /// Multiply scores by the decay retention (signal `decay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decay: Option<bool>,
@@ -132,8 +139,10 @@ pub struct MemoryHit {
     pub record: MemoryItem,
     /// Final score (higher first).
     pub score: f64,
-    /// The signals behind `score`: `bm25` (−bm25), `vector` (cosine), `rrf` or `fused`
-    /// (the fusion score), `trust` (the multiplier), `decay` (when on), `hop` (entity expansion).
+    /// The signals behind `score`, a flat map of numbers (every key is documented in
+    /// `docs/memory-search.md`): `bm25` (raw lexical score) and `bm25Norm`, `vector`
+    /// (cosine) and `vectorNorm`, `fused` (0–1), `rrf` (rank fusion), `trust` (the
+    /// multiplier), `decay` (when on), `hop` (entity expansion), `citedBelow`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub signals: BTreeMap<String, f64>,
 }

@@ -44,15 +44,20 @@ impl Embedder for TestEmbedder {
             .map(|t| {
                 let mut v = vec![0f32; self.dim];
                 let lower = t.to_lowercase();
-                for word in lower
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                {
-                    v[(fnv(word.as_bytes()) % self.dim as u64) as usize] += 1.0;
-                    let chars: Vec<char> = format!(" {word} ").chars().collect();
-                    for w in chars.windows(3) {
-                        let s: String = w.iter().collect();
-                        v[(fnv(s.as_bytes()) % self.dim as u64) as usize] += 0.3;
+                // A token written `-word` points the other way (a negative cosine with
+                // `word`, as trained embedders give opposite sentences).
+                for token in lower.split_whitespace() {
+                    let sign = if token.starts_with('-') { -1.0 } else { 1.0 };
+                    for word in token
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| !w.is_empty())
+                    {
+                        v[(fnv(word.as_bytes()) % self.dim as u64) as usize] += sign;
+                        let chars: Vec<char> = format!(" {word} ").chars().collect();
+                        for w in chars.windows(3) {
+                            let s: String = w.iter().collect();
+                            v[(fnv(s.as_bytes()) % self.dim as u64) as usize] += 0.3 * sign;
+                        }
                     }
                 }
                 let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();

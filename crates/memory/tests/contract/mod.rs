@@ -14,8 +14,10 @@ use mindgate_memory::*;
 
 use crate::common::{HOUR, T0};
 
+mod evidence;
 mod isolation;
 mod temporal;
+pub use evidence::*;
 pub use isolation::*;
 pub use temporal::*;
 
@@ -35,7 +37,9 @@ macro_rules! contract_suite {
             filters_hold_beyond_the_best_matches, signals_on_hits,
             bad_input_gets_typed_errors, metadata_counts, ledger_records_every_change,
             supersede_keeps_quarantine, flagged_block_text_is_refused, sessions_are_per_user,
-            recall_strengthens_once_per_principal_per_hour, rules_flagged_in_steps_are_quarantined);
+            recall_strengthens_once_per_principal_per_hour, rules_flagged_in_steps_are_quarantined,
+            an_unrelated_query_finds_nothing, an_exact_phrase_scores_within_the_scale,
+            a_negative_cosine_never_surfaces, trusted_records_rank_above_quarantined);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
@@ -1037,13 +1041,10 @@ pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
     s.semantic()
         .remember(fact("Ana's violin lesson is on Tuesday"))
         .unwrap();
-    // The store's default fusion names its score `fused` (score fusion) or `rrf`.
+    // Every fusion names its 0–1 score `fused`; the raw list scores sit beside their
+    // normalised values.
     let h = &s.search(&opts("violin lesson")).unwrap()[0];
-    let fusion = ["fused", "rrf"]
-        .into_iter()
-        .find(|k| h.signals.contains_key(*k))
-        .expect("a fusion signal");
-    assert!((h.score - h.signals[fusion] * h.signals["trust"]).abs() < 1e-12);
+    assert!((h.score - h.signals["fused"] * h.signals["trust"]).abs() < 1e-12);
     let rrf = |o: &mut MemorySearchOptions| {
         o.fusion = Some(FusionMethod::Rrf);
         o.vector_weight = Some(1.0);
@@ -1051,7 +1052,15 @@ pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
     let mut o = opts("violin lesson");
     rrf(&mut o);
     let h = &s.search(&o).unwrap()[0];
-    for key in ["bm25", "vector", "rrf", "trust"] {
+    for key in [
+        "bm25",
+        "bm25Norm",
+        "vector",
+        "vectorNorm",
+        "rrf",
+        "fused",
+        "trust",
+    ] {
         assert!(
             h.signals.contains_key(key),
             "{key} missing: {:?}",
@@ -1064,7 +1073,11 @@ pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
         (h.signals["rrf"] - 2.0 / 61.0).abs() < 1e-9,
         "first in both lists"
     );
-    assert!((h.score - h.signals["rrf"] * h.signals["trust"]).abs() < 1e-12);
+    assert!(
+        (h.signals["fused"] - 1.0).abs() < 1e-9,
+        "first in both: the best rank fusion allows"
+    );
+    assert!((h.score - h.signals["fused"] * h.signals["trust"]).abs() < 1e-12);
     assert!(!h.signals.contains_key("decay"));
     clock.advance(7 * 24 * HOUR);
     let mut o = opts("violin lesson");
@@ -1076,14 +1089,16 @@ pub fn signals_on_hits<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
         "{:?}",
         h.signals
     );
-    assert!((h.score - h.signals["rrf"] * h.signals["trust"] * h.signals["decay"]).abs() < 1e-12);
-    // Score fusion: first in both lists, each normalised to 1: 1 + weight.
+    assert!((h.score - h.signals["fused"] * h.signals["trust"] * h.signals["decay"]).abs() < 1e-12);
+    // Score fusion: first in both lists, each normalised to 1: (1 + weight) / (1 + weight).
     o.fusion = Some(FusionMethod::Score);
     o.vector_weight = Some(0.5);
     o.decay = None;
     let h = &s.search(&o).unwrap()[0];
     assert!(!h.signals.contains_key("rrf"), "{:?}", h.signals);
-    assert!((h.signals["fused"] - 1.5).abs() < 1e-9, "{:?}", h.signals);
+    assert!((h.signals["fused"] - 1.0).abs() < 1e-9, "{:?}", h.signals);
+    assert_eq!(h.signals["bm25Norm"], 1.0);
+    assert_eq!(h.signals["vectorNorm"], 1.0);
     assert!((h.score - h.signals["fused"] * h.signals["trust"]).abs() < 1e-12);
 }
 

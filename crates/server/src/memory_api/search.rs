@@ -34,6 +34,7 @@ pub struct SearchQuery {
     mode: Option<String>,
     candidate_pool: Option<usize>,
     vector_weight: Option<f64>,
+    vector_floor: Option<f64>,
     decay: Option<bool>,
     expand_entities: Option<bool>,
 }
@@ -91,6 +92,7 @@ impl SearchQuery {
             candidate_pool: self.candidate_pool,
             vector_weight: self.vector_weight,
             fusion: None,
+            vector_floor: self.vector_floor,
             decay: self.decay,
             expand_entities: self.expand_entities,
             recall_by: caller.recall_by(),

@@ -40,6 +40,7 @@ struct HybridRecall {
     fusion: FusionMethod,
     candidate_pool: usize,
     vector_weight: f64,
+    vector_floor: f64,
     recall: ModeRecall,
 }
 
@@ -57,14 +58,17 @@ fn tunings(args: &LocomoArgs) -> Vec<Tuning> {
     for fusion in or_default(&args.fusion) {
         for candidate_pool in or_default(&args.pool) {
             for vector_weight in or_default(&args.vector_weight) {
-                out.push(Tuning {
-                    candidate_pool,
-                    vector_weight,
-                    fusion: fusion.map(|f| match f {
-                        FusionArg::Rrf => FusionMethod::Rrf,
-                        FusionArg::Score => FusionMethod::Score,
-                    }),
-                });
+                for vector_floor in or_default(&args.vector_floor) {
+                    out.push(Tuning {
+                        candidate_pool,
+                        vector_weight,
+                        fusion: fusion.map(|f| match f {
+                            FusionArg::Rrf => FusionMethod::Rrf,
+                            FusionArg::Score => FusionMethod::Score,
+                        }),
+                        vector_floor,
+                    });
+                }
             }
         }
     }
@@ -112,6 +116,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .count();
     let single = Tuning {
         candidate_pool: args.pool.first().copied(),
+        vector_floor: args.vector_floor.first().copied(),
         ..Tuning::default()
     };
     let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, &single)?;
@@ -132,6 +137,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
                     .candidate_pool
                     .unwrap_or(store.config().default_candidate_pool),
                 vector_weight: tuning.vector_weight.unwrap_or(defaults.vector_weight),
+                vector_floor: tuning.vector_floor.unwrap_or(defaults.vector_floor),
                 recall: locomo::evaluate(&store, &conversations, SearchMode::Hybrid, &tuning)?,
             });
         }
@@ -179,7 +185,7 @@ fn print_report(r: &Report) {
         r.embedder.as_deref().unwrap_or("none"),
     );
     println!(
-        "{:<24} {:>9} {:>6} {:>7} {:>7} {:>7}",
+        "{:<32} {:>9} {:>6} {:>7} {:>7} {:>7}",
         "mode", "category", "n", "R@5", "R@10", "hit@10"
     );
     let mut modes: Vec<(String, &ModeRecall)> = vec![("lexical".to_owned(), &r.lexical)];
@@ -192,14 +198,17 @@ fn print_report(r: &Report) {
             FusionMethod::Score => "score",
         };
         modes.push((
-            format!("hybrid {method} p{} w{}", h.candidate_pool, h.vector_weight),
+            format!(
+                "hybrid {method} p{} w{} f{}",
+                h.candidate_pool, h.vector_weight, h.vector_floor
+            ),
             &h.recall,
         ));
     }
     for (name, m) in modes {
         let row = |cat: &str, x: &locomo::Recall| {
             println!(
-                "{name:<24} {cat:>9} {:>6} {:>7.3} {:>7.3} {:>7.3}",
+                "{name:<32} {cat:>9} {:>6} {:>7.3} {:>7.3} {:>7.3}",
                 x.questions, x.recall_at_5, x.recall_at_10, x.hit_at_10
             );
         };

@@ -1,0 +1,105 @@
+//! Scores with a meaning through the MCP tools (issue 28, item 2), on both memory
+//! backends with the builtin embedder: `fact_search` for a word no fact shares finds
+//! nothing, an exact phrase scores within 0–1 with `bm25Norm`, and a fact whose cosine
+//! with the query is negative never comes back.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use mindgate_mcp::{McpConfig, MindgateMcp};
+use mindgate_memory::agent::{LazyMemory, RecallArgs};
+use mindgate_memory::{Memory, MemoryDb, MemoryStore, NewFact, OpenOptions, Scope, SemanticMemory};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+
+fn ok(r: &CallToolResult) -> (&Value, String) {
+    assert_eq!(r.is_error, Some(false), "unexpected tool error: {r:?}");
+    let text = r.content[0].as_text().expect("text").text.clone();
+    (
+        r.structured_content.as_ref().expect("structured content"),
+        text,
+    )
+}
+
+fn options() -> OpenOptions {
+    OpenOptions::default().embedder(Arc::new(mindgate_embed::BuiltinEmbedder::new()))
+}
+
+/// An MCP server bound to ada over `store`.
+fn server(dir: &tempfile::TempDir, store: Arc<Memory>) -> MindgateMcp {
+    let mut config = McpConfig::new(dir.path());
+    config.memory = Some(Arc::new(LazyMemory::ready(store)));
+    config.memory_user = Some("ada".into());
+    MindgateMcp::new(config)
+}
+
+fn recall(query: &str) -> Parameters<RecallArgs> {
+    Parameters(RecallArgs {
+        query: query.into(),
+        ..RecallArgs::default()
+    })
+}
+
+async fn checks(store: Arc<Memory>) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir, store.clone());
+    let seeded = store.clone();
+    tokio::task::spawn_blocking(move || {
+        for text in ["Ada lives in Bergen", "Ada likes green tea"] {
+            seeded
+                .semantic()
+                .remember(NewFact::new(Scope::user("ada"), text))
+                .unwrap();
+        }
+    })
+    .await
+    .unwrap();
+    // No shared word; builtin cosines: 0 with both facts ("peanuts"), −0.07 with the tea
+    // fact and 0.02 with the Bergen one ("latte").
+    for query in ["peanuts", "latte"] {
+        let r = server.fact_search(recall(query)).await;
+        let (v, _) = ok(&r);
+        assert_eq!(v["hits"].as_array().unwrap().len(), 0, "{query}: {v}");
+    }
+    let r = server.fact_search(recall("Ada lives in Bergen")).await;
+    let (v, text) = ok(&r);
+    let hit = &v["hits"][0];
+    assert_eq!(hit["text"], "Ada lives in Bergen", "{v}");
+    assert_eq!(hit["signals"]["bm25Norm"], 1.0, "{v}");
+    let fused = hit["signals"]["fused"].as_f64().unwrap();
+    assert!(fused > 0.0 && fused <= 1.0, "{v}");
+    for h in v["hits"].as_array().unwrap() {
+        assert!(h["score"].as_f64().unwrap() <= 1.0, "{h}");
+        if let Some(cos) = h["signals"]["vector"].as_f64() {
+            assert!(cos > 0.0, "{h}");
+        }
+    }
+    assert!(text.contains("bm25Norm 1.000"), "{text}");
+    drop(server);
+    // The store's connection closes off the runtime (PostgreSQL's client is blocking).
+    tokio::task::spawn_blocking(move || drop(store))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn fact_search_hits_need_evidence_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
+    checks(Arc::new(Memory::open(&db, options()).unwrap())).await;
+}
+
+#[tokio::test]
+async fn fact_search_hits_need_evidence_on_postgres() {
+    let Some(schema) = mindgate_testkit::PgSchema::create("mg_mcp_scores") else {
+        return;
+    };
+    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
+    let store = tokio::task::spawn_blocking(move || {
+        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
+    })
+    .await
+    .unwrap();
+    checks(Arc::new(store)).await;
+}
