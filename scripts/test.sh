@@ -120,8 +120,9 @@ if compgen -G "tests/otel/test_*.py" >/dev/null; then
   done
 fi
 
-# The TypeScript SDK (sdks/typescript): `npm ci` installs the pinned `ai` package and builds
-# the SDK with tsc (its `prepare` script); its tests run against the binary built above.
+# The TypeScript SDK (sdks/typescript): `npm ci` installs the pinned `ai` package and the
+# compiler; its tests check the committed dist/ against the TypeScript source and run against
+# the binary built above.
 if [ -z "${MINDGATE_SKIP_TYPESCRIPT:-}" ] && [ -f sdks/typescript/package.json ]; then
   step "TypeScript SDK: build and tests"
   if ! (cd sdks/typescript && npm ci --no-audit --no-fund --silent && npm test --silent); then
