@@ -268,6 +268,10 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     assert.equal(after.timings.rowsRendered, 1, 'only the grown turn re-rendered');
     const ov = await overviewOf(page);
     assert.equal(ov.turns[ov.turns.length - 1].counts.tool_calls, 41, 'the new call counted in its turn');
+    // The band after the splice is the band a whole render draws.
+    const spliced = await page.evaluate(() => window.mindgateTasks.pathBand());
+    await page.evaluate(() => window.mindgateTasks.page.overviewView.set(window.mindgateTasks.overview()));
+    assert.deepEqual(spliced, await page.evaluate(() => window.mindgateTasks.pathBand()), 'the spliced band = a whole render');
     const z0 = Date.now();
     await page.locator('.tov-turn').last().click();
     await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).length > 40, { what: 'the last turn drawn', timeout: 30000 });

@@ -128,7 +128,7 @@ export class TaskOverviewView {
       this.rowEls[c.index] = fresh;
     }
     if (keep === null || !this.band) this.root.children[1].replaceWith(this.pathRow());
-    else this.spliceBand();
+    else this.spliceBand(keep);
     this.fitRows();
     // The other rows' marks keep their places (the axis before them held still).
     this.drawStrips(changed.map((c) => c.index));
@@ -219,8 +219,12 @@ export class TaskOverviewView {
   }
 
   /** The band after a splice (its segments are the overview's, already spliced): redrawn in place. */
-  spliceBand() {
-    this.band.set(this.placed(this.ov.critical_path?.segments || []));
+  spliceBand(keep) {
+    // The first `keep` segments lie before the changed turns, whose axis held still: their
+    // places stay, only the new ones are placed.
+    const segs = this.ov.critical_path?.segments || [];
+    const kept = this.band.segs.slice(0, keep);
+    this.band.set(kept.concat(this.placed(segs.slice(kept.length))));
     this.pathCounts.textContent = this.pathTotals();
   }
 
