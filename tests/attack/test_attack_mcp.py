@@ -83,7 +83,14 @@ def isolated_env(base: pathlib.Path, home: pathlib.Path) -> dict[str, str]:
     env = dict(os.environ)
     env["MINDGATE_HOME"] = str(home)
     env["HOME"] = str(base / "user")
-    for var in ("DSH_HOME", "PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+    for var in (
+        "DSH_HOME",
+        "PI_CODING_AGENT_DIR",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+        "XDG_DATA_HOME",
+    ):
         env[var] = str(base / "user" / var.lower())
     env.setdefault("MINDGATE_LOG", "warn")
     return env

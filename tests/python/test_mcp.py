@@ -65,7 +65,14 @@ def mcp_env(home: pathlib.Path, scratch: pathlib.Path) -> dict[str, str]:
     env = dict(os.environ)
     env["MINDGATE_HOME"] = str(home)
     env["HOME"] = str(scratch)
-    for var in ("DSH_HOME", "PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+    for var in (
+        "DSH_HOME",
+        "PI_CODING_AGENT_DIR",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+        "XDG_DATA_HOME",
+    ):
         env[var] = str(scratch / var.lower())
     env.setdefault("MINDGATE_LOG", "warn")
     return env

@@ -809,6 +809,14 @@ pub struct DiscoveryArgs {
     /// Codex sessions folder [default: $CODEX_HOME/sessions, else ~/.codex/sessions].
     #[arg(long, value_name = "DIR")]
     pub codex_sessions: Option<PathBuf>,
+    /// Gemini CLI sessions folder (`<project>/chats/session-*.json[l]` inside)
+    /// [default: $GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp].
+    #[arg(long, value_name = "DIR")]
+    pub gemini_sessions: Option<PathBuf>,
+    /// OpenCode data folder (`opencode.db` or `storage/` inside; the database is only read)
+    /// [default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode].
+    #[arg(long, value_name = "DIR")]
+    pub opencode_data: Option<PathBuf>,
     /// Skip the agents' default homes: only --sessions and the folders given explicitly.
     #[arg(long)]
     pub no_default_homes: bool,

@@ -17,11 +17,13 @@ use serde_json::{Value, json};
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The agents' home variables: cleared, or set to the test's own homes.
-const AGENT_HOMES: [&str; 4] = [
+const AGENT_HOMES: [&str; 6] = [
     "DSH_HOME",
     "PI_CODING_AGENT_DIR",
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "XDG_DATA_HOME",
 ];
 
 fn copy_dir(from: &Path, to: &Path) {

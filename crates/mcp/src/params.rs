@@ -162,6 +162,11 @@ pub enum AgentArg {
     ClaudeCode,
     /// OpenAI Codex CLI.
     Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// OpenCode.
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl From<AgentArg> for mindgate_taskgraph::Agent {
@@ -172,6 +177,8 @@ impl From<AgentArg> for mindgate_taskgraph::Agent {
             AgentArg::Pi => Agent::Pi,
             AgentArg::ClaudeCode => Agent::ClaudeCode,
             AgentArg::Codex => Agent::Codex,
+            AgentArg::Gemini => Agent::Gemini,
+            AgentArg::OpenCode => Agent::OpenCode,
         }
     }
 }

@@ -112,6 +112,8 @@ impl TaskCatalog {
             &c.pi_sessions,
             &c.claude_projects,
             &c.codex_sessions,
+            &c.gemini_sessions,
+            &c.opencode_data,
         ]
         .into_iter()
         .flatten()

@@ -9,6 +9,8 @@
 //! | pi | `$PI_CODING_AGENT_DIR/sessions` (`~/.pi/agent/sessions`) |
 //! | Claude Code | `$CLAUDE_CONFIG_DIR/projects` (`~/.claude/projects`) |
 //! | Codex | `$CODEX_HOME/sessions` (`~/.codex/sessions`) |
+//! | Gemini CLI | `$GEMINI_CLI_HOME/.gemini/tmp` (`~/.gemini/tmp`) |
+//! | OpenCode | `$XDG_DATA_HOME/opencode` (`~/.local/share/opencode`) |
 
 use std::collections::HashMap;
 use std::fs;
@@ -36,6 +38,11 @@ pub mod env {
     pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
     /// Codex home (sessions under `$CODEX_HOME/sessions`).
     pub const CODEX_HOME: &str = "CODEX_HOME";
+    /// Replaces the home folder for Gemini CLI (sessions under
+    /// `$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats`).
+    pub const GEMINI_CLI_HOME: &str = "GEMINI_CLI_HOME";
+    /// XDG data folder (OpenCode's data under `$XDG_DATA_HOME/opencode`).
+    pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
     /// Pins "now" for the live test (Unix milliseconds or RFC 3339): reproducible output, and
     /// tests over fixtures written at a fixed time.
     pub const MINDGATE_NOW: &str = "MINDGATE_NOW";
@@ -52,6 +59,10 @@ pub struct DiscoveryConfig {
     pub claude_projects: Option<PathBuf>,
     /// Codex sessions folder (`YYYY/MM/DD/rollout-*.jsonl`).
     pub codex_sessions: Option<PathBuf>,
+    /// Gemini CLI `tmp` folder (`<project>/chats/session-*.json[l]`).
+    pub gemini_sessions: Option<PathBuf>,
+    /// OpenCode data folder (`opencode.db`, or `storage/session|message|part/…`).
+    pub opencode_data: Option<PathBuf>,
     /// Extra session files or folders (searched recursively, up to 16 folders deep; symbolic
     /// links to folders are not followed).
     pub extra_paths: Vec<PathBuf>,
@@ -76,6 +87,8 @@ impl DiscoveryConfig {
             pi_sessions: None,
             claude_projects: None,
             codex_sessions: None,
+            gemini_sessions: None,
+            opencode_data: None,
             extra_paths: Vec::new(),
             live_window: Duration::from_secs(180),
             now: None,
@@ -103,6 +116,11 @@ impl DiscoveryConfig {
             pi_sessions: pick(env::PI_CODING_AGENT_DIR, &[".pi", "agent"], "sessions"),
             claude_projects: pick(env::CLAUDE_CONFIG_DIR, &[".claude"], "projects"),
             codex_sessions: pick(env::CODEX_HOME, &[".codex"], "sessions"),
+            gemini_sessions: get(env::GEMINI_CLI_HOME)
+                .filter(|p| !p.as_os_str().is_empty())
+                .or_else(|| home.clone())
+                .map(|p| p.join(".gemini").join("tmp")),
+            opencode_data: pick(env::XDG_DATA_HOME, &[".local", "share"], "opencode"),
             now: get(env::MINDGATE_NOW).and_then(|v| parse_now(v.to_str()?)),
             ..Self::empty()
         }
@@ -340,6 +358,7 @@ pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
             }
         });
     }
+    gemini_and_opencode(config, &mut out, &mut skipped);
     for extra in &config.extra_paths {
         if extra.is_file() || dsh_session_file(extra).is_some() {
             match detect_agent(extra) {
@@ -355,6 +374,10 @@ pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
         let mut found = Vec::new();
         walk_dirs(extra, MAX_DEPTH, &mut |p| {
             if p.is_dir() {
+                if is_opencode_data(p) {
+                    opencode_sessions(p, &mut found, &mut skipped);
+                    return false;
+                }
                 if dsh_session_file(p).is_some() {
                     found.push(SessionLocation {
                         agent: Agent::Dsh,
@@ -366,7 +389,9 @@ pub fn scan_sessions(config: &DiscoveryConfig) -> Found {
                 // Claude Code `subagents` folders hold child sessions: listed too, as children.
                 return true;
             }
-            if name_of(p).ends_with(".jsonl") {
+            let gemini_json =
+                name_of(p).ends_with(".json") && crate::gemini::is_session_name(name_of(p));
+            if gemini_json || name_of(p).ends_with(".jsonl") {
                 match detect_agent(p) {
                     Ok(agent) => found.push(SessionLocation {
                         agent,
@@ -405,6 +430,47 @@ fn claude_subagent_files(transcript: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The sessions under the Gemini CLI and OpenCode homes.
+fn gemini_and_opencode(
+    config: &DiscoveryConfig,
+    out: &mut Vec<SessionLocation>,
+    skipped: &mut Vec<Skipped>,
+) {
+    if let Some(root) = &config.gemini_sessions {
+        for (path, project) in crate::gemini::list_sessions(root) {
+            out.push(SessionLocation {
+                agent: Agent::Gemini,
+                path,
+                workspace: Some(project),
+            });
+        }
+    }
+    if let Some(root) = &config.opencode_data {
+        opencode_sessions(root, out, skipped);
+    }
+}
+
+/// An OpenCode data folder: it holds `opencode.db` or a `storage/session` tree.
+fn is_opencode_data(dir: &Path) -> bool {
+    dir.join(crate::opencode::DB_FILE).is_file() || dir.join("storage").join("session").is_dir()
+}
+
+/// The top-level OpenCode sessions of a data folder; a database that cannot be read is
+/// reported as skipped with the reason.
+fn opencode_sessions(root: &Path, out: &mut Vec<SessionLocation>, skipped: &mut Vec<Skipped>) {
+    let (paths, failed) = crate::opencode::list_sessions(root);
+    out.extend(paths.into_iter().map(|path| SessionLocation {
+        agent: Agent::OpenCode,
+        path,
+        workspace: None,
+    }));
+    skipped.extend(
+        failed
+            .into_iter()
+            .map(|(path, reason)| Skipped { path, reason }),
+    );
+}
+
 fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
     for p in list_dir(dir) {
         if p.is_dir() {
@@ -434,6 +500,13 @@ fn walk_dirs(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path) -> bool) {
 }
 
 fn modified(loc: &SessionLocation) -> (i64, u64) {
+    if loc.agent == Agent::OpenCode {
+        let (t, len) = crate::opencode::stamp(&loc.path);
+        let t = t
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as i64);
+        return (t, len);
+    }
     let file = if loc.path.is_dir() {
         dsh_session_file(&loc.path).unwrap_or_else(|| loc.path.clone())
     } else {

@@ -18,7 +18,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The path exists but holds no session file this crate knows.
-    #[error("{} is not a DSH, pi, Claude Code or Codex session", path.display())]
+    #[error("{} is not a DSH, pi, Claude Code, Codex, Gemini CLI or OpenCode session", path.display())]
     NotASession {
         /// The path.
         path: PathBuf,
@@ -36,6 +36,14 @@ pub enum Error {
         path: PathBuf,
         /// The cap, in bytes.
         limit: u64,
+    },
+    /// A session database (OpenCode's `opencode.db`) is locked, corrupt or unreadable.
+    #[error("{}: {message}", path.display())]
+    Database {
+        /// The database file.
+        path: PathBuf,
+        /// What went wrong, in words.
+        message: String,
     },
     /// No discovered session has this id (or path).
     #[error("no session with id or path `{id}`")]
@@ -65,7 +73,7 @@ impl Error {
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 ErrorCode::NotFound
             }
-            Error::Io { .. } => ErrorCode::Internal,
+            Error::Io { .. } | Error::Database { .. } => ErrorCode::Internal,
             Error::NotFound { .. } => ErrorCode::NotFound,
             Error::NotASession { .. } | Error::NotAFile { .. } | Error::Ambiguous { .. } => {
                 ErrorCode::BadRequest

@@ -34,6 +34,9 @@ use crate::session::{Agent, Session};
 
 /// Size and modification time of the file behind a session path.
 pub fn stamp(path: &Path, agent: Agent) -> (Option<SystemTime>, u64) {
+    if agent == Agent::OpenCode {
+        return crate::opencode::stamp(path);
+    }
     let file = session_file(path, agent);
     match fs::metadata(&file) {
         Ok(m) => (m.modified().ok(), m.len()),

@@ -1,7 +1,7 @@
 //! Task graphs from coding-agent session logs.
 //!
-//! `mindgate-taskgraph` reads the session files of four coding agents — DeepSeek Harness
-//! (DSH), pi, Claude Code and Codex CLI — into one format-neutral [`Event`] model, and turns
+//! `mindgate-taskgraph` reads the sessions of six coding agents — DeepSeek Harness (DSH), pi,
+//! Claude Code, Codex CLI, Gemini CLI and OpenCode — into one format-neutral [`Event`] model, and turns
 //! those events into a typed [`TaskGraph`]: task → phases (turns) → LLM steps → tool calls,
 //! with execution edges, recovery-aware statuses, a summary and a critical path.
 //!
@@ -10,7 +10,9 @@
 //! - [`event`]: the event vocabulary (DSH names) every reader emits;
 //! - [`parse`]: pure parsers, bytes in, [`Session`] out (never panic, report [`ReadWarning`]s);
 //! - [`read`]: file I/O for one session (file or folder, children included), through
-//!   [`bounded`] (regular files only, size caps);
+//!   [`bounded`] (regular files only, size caps); [`gemini`](mod@gemini) and
+//!   [`opencode`](mod@opencode) find and read those agents' sessions (OpenCode's SQLite
+//!   database read-only, WAL included);
 //! - [`discover`](mod@discover): finding sessions under the agents' homes, the task list, loading by id;
 //! - [`graph`]: [`build_graph`] (pure) and [`IncrementalGraph`] (live append).
 //! - [`induce`](mod@induce): a succeeded task as a value-abstracted procedure (steps, variables,
@@ -54,10 +56,12 @@ pub mod event;
 pub mod fast_hash;
 pub mod follow;
 pub mod format;
+pub mod gemini;
 pub mod graph;
 pub mod induce;
 pub mod json_fields;
 pub mod live;
+pub mod opencode;
 pub mod parse;
 pub mod read;
 pub mod report;

@@ -82,10 +82,11 @@ pub struct LiveReader {
 
 impl LiveReader {
     /// A reader at the start of an (empty) file; `None` for DSH, whose plain files need no
-    /// cross-line state (see `parse::dsh`). `file` labels warnings.
+    /// cross-line state (see `parse::dsh`), and for Gemini CLI and OpenCode, whose sessions
+    /// are re-read whole on a change (a rewritten JSON file, a database). `file` labels warnings.
     pub fn new(agent: Agent, file: &str) -> Option<Self> {
         let inner = match agent {
-            Agent::Dsh => return None,
+            Agent::Dsh | Agent::Gemini | Agent::OpenCode => return None,
             Agent::Pi => Inner::Pi(Box::default()),
             Agent::ClaudeCode => Inner::Claude(Box::new(claude::Stream::new(file))),
             Agent::Codex => Inner::Codex(Box::new(codex::Stream::new())),

@@ -29,6 +29,8 @@ pub fn read_session_as(path: &Path, agent: Agent) -> Result<Session> {
 
 fn read_with_depth(path: &Path, agent: Agent, depth: usize) -> Result<Session> {
     match agent {
+        Agent::Gemini => crate::gemini::read(path),
+        Agent::OpenCode => crate::opencode::read(path),
         Agent::Dsh => read_dsh(path, depth),
         Agent::ClaudeCode => {
             let bytes = read_file(path)?;
@@ -286,8 +288,13 @@ pub(crate) fn read_first_json_line(path: &Path) -> Option<Value> {
 /// Guesses the format of a session path.
 ///
 /// A folder holding `session*.jsonl[.zstd]` (or such a file) is DSH; `rollout-*.jsonl` is
-/// Codex; other `.jsonl` files are sniffed from their first lines.
+/// Codex; a `session-*.json[l]` with Gemini CLI's metadata is Gemini; an OpenCode storage
+/// session file or `opencode.db/<id>` path is OpenCode; other `.jsonl` files are sniffed from
+/// their first lines.
 pub fn detect_agent(path: &Path) -> Result<Agent> {
+    if crate::opencode::is_session_path(path) {
+        return Ok(Agent::OpenCode);
+    }
     let meta = fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if meta.is_dir() {
         return if dsh_session_file(path).is_some() {
@@ -309,6 +316,11 @@ pub fn detect_agent(path: &Path) -> Result<Agent> {
         return Ok(Agent::Codex);
     }
     let head = bounded::read_head(path, 256 * 1024)?;
+    if (crate::gemini::is_session_name(name) || name.ends_with(".json"))
+        && parse::gemini::sniff(&head)
+    {
+        return Ok(Agent::Gemini);
+    }
     if head.starts_with(&dsh::ZSTD_MAGIC) {
         return Ok(Agent::Dsh);
     }

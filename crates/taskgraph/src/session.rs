@@ -20,16 +20,23 @@ pub enum Agent {
     ClaudeCode,
     /// OpenAI Codex CLI (`~/.codex/sessions`).
     Codex,
+    /// Gemini CLI (`~/.gemini/tmp/<project>/chats`).
+    Gemini,
+    /// OpenCode (`~/.local/share/opencode`: `opencode.db` or the `storage` tree).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
-    /// The snake-case name (`dsh`, `pi`, `claude_code`, `codex`).
+    /// The snake-case name (`dsh`, `pi`, `claude_code`, `codex`, `gemini`, `opencode`).
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Dsh => "dsh",
             Agent::Pi => "pi",
             Agent::ClaudeCode => "claude_code",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
         }
     }
 }

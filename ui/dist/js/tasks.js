@@ -1,4 +1,4 @@
-// The Tasks page: coding-agent sessions (DSH, pi, Claude Code, Codex) found by
+// The Tasks page: coding-agent sessions (DSH, pi, Claude Code, Codex, Gemini CLI, OpenCode) found by
 // `mindgate serve` (#/tasks) and one session's task graph (#/task/<id>), fed by
 // /task-graph/api/*. A task view follows its session live over /task-graph/api/live
 // (Server-Sent Events: the whole graph once, then `delta`s with just the changed nodes and
@@ -149,7 +149,7 @@ export class TasksPage {
         el('td', { class: 'mono small muted' }, t.id))));
       if (!tasks.length) {
         body.replaceChildren(el('tr', {}, el('td', { colspan: 8 }, emptyState('tasks-empty',
-          'No coding-agent sessions found: Claude Code, Codex, pi and DSH sessions show up here by themselves. To read another folder:',
+          'No coding-agent sessions found: Claude Code, Codex, Gemini CLI, OpenCode, pi and DSH sessions show up here by themselves. To read another folder:',
           el('code', { class: 'empty-command' }, 'mindgate serve --sessions PATH')))));
       }
     };

@@ -35,6 +35,8 @@ pub fn discovery_config(args: &DiscoveryArgs) -> DiscoveryConfig {
     set(&mut c.pi_sessions, &args.pi_sessions);
     set(&mut c.claude_projects, &args.claude_projects);
     set(&mut c.codex_sessions, &args.codex_sessions);
+    set(&mut c.gemini_sessions, &args.gemini_sessions);
+    set(&mut c.opencode_data, &args.opencode_data);
     c.extra_paths.extend(args.sessions.iter().cloned());
     if c.now.is_none() {
         c.now = mindgate_taskgraph::discover::now_from_env();

@@ -343,6 +343,8 @@ async fn status(State(tg): Tg) -> Result<Response, ApiError> {
             "pi": path(&config.pi_sessions),
             "claude_code": path(&config.claude_projects),
             "codex": path(&config.codex_sessions),
+            "gemini": path(&config.gemini_sessions),
+            "opencode": path(&config.opencode_data),
         },
         "extra_paths": config.extra_paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "live_window_ms": config.live_window.as_millis() as u64,

@@ -24,9 +24,11 @@ fn norm(name: &str, buf: &mut [u8; NORM_MAX]) -> Option<usize> {
 
 /// Classifies a call by tool name and arguments.
 ///
-/// `skill` → skill; `subagent|agent|spawn_agent` (and Claude Code's `Task`) → subagent;
-/// `todo_write` (and Codex's `update_plan`) → plan; `edit|write|str_replace_editor|apply_patch`
-/// and close relatives → code; a `bash|shell|pwsh` command that looks like a test run → test;
+/// `skill` → skill; `subagent|agent|spawn_agent` (and Claude Code's `Task`, Gemini CLI's
+/// `codebase_investigator` / `cli_help` / `delegate_to_agent`) → subagent; `todo_write` (and
+/// Codex's `update_plan`, Gemini CLI's `write_todos`) → plan;
+/// `edit|write|str_replace_editor|apply_patch` and close relatives (Gemini CLI's `replace`) →
+/// code; a `bash|shell|pwsh|run_shell_command` command that looks like a test run → test;
 /// everything else → tool.
 pub fn classify(name: &str, arguments: &Value) -> NodeType {
     let mut buf = [0u8; NORM_MAX];
@@ -37,8 +39,15 @@ pub fn classify(name: &str, arguments: &Value) -> NodeType {
     let n = std::str::from_utf8(&buf[..len]).unwrap_or_default();
     match n {
         "skill" => NodeType::Skill,
-        "subagent" | "agent" | "spawnagent" | "task" => NodeType::Subagent,
-        "todowrite" | "updateplan" => NodeType::Plan,
+        // Gemini CLI's subagents are tools named after the agent.
+        "subagent"
+        | "agent"
+        | "spawnagent"
+        | "task"
+        | "codebaseinvestigator"
+        | "clihelp"
+        | "delegatetoagent" => NodeType::Subagent,
+        "todowrite" | "updateplan" | "writetodos" => NodeType::Plan,
         "edit"
         | "write"
         | "multiedit"
@@ -48,9 +57,10 @@ pub fn classify(name: &str, arguments: &Value) -> NodeType {
         | "notebookedit"
         | "writefile"
         | "editfile"
-        | "createfile" => NodeType::Code,
-        "bash" | "shell" | "pwsh" | "powershell" | "localshell" | "execcommand"
-        | "shellcommand" | "containerexec" => {
+        | "createfile"
+        | "replace" => NodeType::Code,
+        "bash" | "shell" | "runshellcommand" | "pwsh" | "powershell" | "localshell"
+        | "execcommand" | "shellcommand" | "containerexec" => {
             let cmd = command_str(arguments).unwrap_or_default();
             if cmd.trim_start().starts_with("apply_patch") || cmd.contains(" apply_patch") {
                 NodeType::Code

@@ -9,7 +9,10 @@ pub mod codex;
 mod codex_items;
 pub mod dsh;
 mod dsh_fast;
+pub mod gemini;
+pub mod opencode;
 pub mod pi;
+mod turns;
 
 use serde_json::Value;
 
@@ -18,13 +21,18 @@ use crate::session::{Agent, ReadWarning, Session};
 /// Parses one session file's (decompressed) bytes as `agent`'s format.
 ///
 /// `file` labels warnings. Claude Code subagent files and DSH zstd files need the dedicated
-/// entry points ([`claude::parse_subagent`], [`dsh::decode_zstd_frames`]).
+/// entry points ([`claude::parse_subagent`], [`dsh::decode_zstd_frames`]). OpenCode keeps a
+/// session in many records (a database or a folder tree), not one file: its bytes here are
+/// one `{"session": {…}, "messages": [{"message": {…}, "parts": [{…}]}]}` object (see
+/// [`opencode::parse_export`]).
 pub fn parse_bytes(agent: Agent, bytes: &[u8], file: &str) -> Session {
     match agent {
         Agent::Dsh => dsh::parse(bytes, file),
         Agent::Pi => pi::parse(bytes, file),
         Agent::ClaudeCode => claude::parse(bytes, file),
         Agent::Codex => codex::parse(bytes, file),
+        Agent::Gemini => gemini::parse(bytes, file),
+        Agent::OpenCode => opencode::parse_export(bytes, file),
     }
 }
 
@@ -35,6 +43,9 @@ pub fn sniff_agent(bytes: &[u8]) -> Option<Agent> {
             continue;
         };
         let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
+        if v.get("projectHash").is_some() || v.get("$set").is_some() {
+            return Some(Agent::Gemini);
+        }
         if v.get("payload").is_some() || ty == "session_meta" || ty == "turn_context" {
             return Some(Agent::Codex);
         }
