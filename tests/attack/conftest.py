@@ -27,3 +27,5 @@ REPO = harness.REPO
 MindgateServer = harness.MindgateServer
 free_port = harness.free_port
 mindgate = harness.mindgate  # the fixture: a fresh server per test
+postgres_required = harness.postgres_required  # the fixture: PostgreSQL, else skip or fail
+skip_or_fail = harness.skip_or_fail

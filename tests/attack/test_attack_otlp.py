@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -106,15 +105,11 @@ SPLIT_SPANS = [0x201, 0x202, 0x203, 0x204, 0x301, 0x302, 0x303, ROOT]
 
 
 @pytest.fixture
-def pg_schema_url():
-    if not PG_URL:
-        pytest.skip("skipped: MINDGATE_TEST_POSTGRES_URL not set")
-    if shutil.which("psql") is None:
-        pytest.skip("skipped: psql not found")
+def pg_schema_url(postgres_required: str):
     schema = f"mg_otlp_{uuid.uuid4().hex[:12]}"
 
     def psql(sql: str) -> None:
-        subprocess.run(["psql", PG_URL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql],
+        subprocess.run([postgres_required, PG_URL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql],
                        check=True, capture_output=True, timeout=30)
 
     psql(f"CREATE SCHEMA {schema}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +25,44 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("MINDGATE_BIN", str(REPO / "target" / "debug" / "mindgate"))
+
+#: Set to `1` by scripts/test.sh once it has provisioned PostgreSQL (and MiniLM): a test
+#: that would be skipped for a missing service fails instead (the Rust side's
+#: `mindgate_testkit::services` does the same), so CI cannot pass a suite by skipping it.
+REQUIRE_SERVICES_VAR = "MINDGATE_TEST_REQUIRE_SERVICES"
+#: The throwaway PostgreSQL the tests make their own schemas in.
+POSTGRES_URL = os.environ.get("MINDGATE_TEST_POSTGRES_URL", "").strip()
+
+
+def skip_or_fail(why: str) -> None:
+    """Skips the test saying why (`skipped: <why>`); fails it instead when
+    `MINDGATE_TEST_REQUIRE_SERVICES=1`."""
+    if os.environ.get(REQUIRE_SERVICES_VAR, "").strip() == "1":
+        pytest.fail(f"{REQUIRE_SERVICES_VAR}=1 but this test would be skipped: {why}",
+                    pytrace=False)
+    pytest.skip(f"skipped: {why}")
+
+
+def psql_path() -> str | None:
+    """`psql` on PATH, else the newest one of the Debian packages."""
+    found = shutil.which("psql")
+    if found:
+        return found
+    for candidate in sorted(pathlib.Path("/usr/lib/postgresql").glob("*/bin/psql"), reverse=True):
+        return str(candidate)
+    return None
+
+
+@pytest.fixture
+def postgres_required() -> str:
+    """The PostgreSQL URL and a `psql` to make schemas with, else skip (or fail, see
+    [`skip_or_fail`]). Answers the path of `psql`."""
+    if not POSTGRES_URL:
+        skip_or_fail("MINDGATE_TEST_POSTGRES_URL not set")
+    psql = psql_path()
+    if psql is None:
+        skip_or_fail("psql not found")
+    return psql
 
 
 def free_port() -> int:

@@ -14,32 +14,25 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import urllib.parse
 import uuid
 
 import pytest
 
-from conftest import BIN, MindgateServer, free_port
+from conftest import BIN, MindgateServer, free_port, psql_path
 from test_mcp_memory import ok, run, stdio_session
 
 URL = os.environ.get("MINDGATE_TEST_POSTGRES_URL", "").strip()
 
 
-def psql() -> str | None:
-    found = shutil.which("psql")
-    if found:
-        return found
-    for candidate in sorted(pathlib.Path("/usr/lib/postgresql").glob("*/bin/psql")):
-        return str(candidate)
-    return None
+# Skipped without PostgreSQL or psql, saying why; failed instead under
+# MINDGATE_TEST_REQUIRE_SERVICES=1 (conftest.skip_or_fail).
+pytestmark = pytest.mark.usefixtures("postgres_required")
 
 
-pytestmark = pytest.mark.skipif(
-    not URL or psql() is None,
-    reason="skipped: MINDGATE_TEST_POSTGRES_URL not set (or no psql)",
-)
+def psql() -> str:
+    return psql_path() or "psql"
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ and say why.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 import uuid
@@ -17,21 +16,18 @@ from typing import Any
 import graphmind
 import pytest
 
-from conftest import MindgateServer, free_port
+from conftest import MindgateServer, free_port, psql_path
 
 PG_URL = os.environ.get("MINDGATE_TEST_POSTGRES_URL", "").strip()
 
-pytestmark = pytest.mark.skipif(
-    not PG_URL or shutil.which("psql") is None,
-    reason="skipped: MINDGATE_TEST_POSTGRES_URL not set"
-    if not PG_URL
-    else "skipped: psql not found",
-)
+# Skipped without PostgreSQL or psql, saying why; failed instead under
+# MINDGATE_TEST_REQUIRE_SERVICES=1 (conftest.skip_or_fail).
+pytestmark = pytest.mark.usefixtures("postgres_required")
 
 
 def psql(url: str, sql: str) -> str:
     out = subprocess.run(
-        ["psql", url, "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql],
+        [psql_path() or "psql", url, "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql],
         check=True,
         capture_output=True,
         text=True,
