@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Worst-case OTLP requests against a fresh `mindgate serve`: time to answer and the
-server's peak RSS (VmHWM) for each, reported, never asserted (docs/otlp.md, Figures).
+server's peak RSS (VmHWM) for each, reported, never asserted (docs/otlp.md, Figures). The multiple is the peak RSS over the
+idle server's, divided by the request's decompressed size.
 
     python3 scripts/bench-otlp-worst.py --bin target/release/mindgate
 
@@ -117,9 +118,13 @@ def row(binary: str, kind: str, probe: bool) -> None:
         if helper:
             helper.join(600)
         rejected, _ = wire.pb_partial(answer) if status == 200 else (-1, "")
+        peak = vm_kib(pid, "VmHWM")
+        # What the request cost over the idle server, as a multiple of its decompressed body.
+        multiple = (peak - rss0) * 1024 / len(body)
         print(
             f"{kind:7} {len(body) / 2**20:5.1f} MiB  status {status}  rejected {rejected}  "
-            f"{took:6.2f} s (server CPU {cpu_s(pid) - cpu0:6.2f} s)  RSS {rss0 / 1024:5.0f} -> peak {vm_kib(pid, 'VmHWM') / 1024:5.0f} MiB"
+            f"{took:6.2f} s (server CPU {cpu_s(pid) - cpu0:6.2f} s)  RSS {rss0 / 1024:5.0f} -> peak {peak / 1024:5.0f} MiB "
+            f"({multiple:4.1f}x the body)"
             + (f"  other client waited {other.get('wait', float('nan')):.2f} s" if probe else ""),
             flush=True,
         )

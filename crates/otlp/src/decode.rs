@@ -350,7 +350,7 @@ fn drop_invalid_ids(decoded: &mut Decoded) {
     }
 }
 
-fn id_problem(span: &Span) -> Option<&'static str> {
+pub(crate) fn id_problem(span: &Span) -> Option<&'static str> {
     if span.trace_id.len() != 16 || span.trace_id.iter().all(|b| *b == 0) {
         return Some("traceId must be 16 non-zero bytes");
     }

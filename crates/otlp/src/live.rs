@@ -31,13 +31,13 @@ use serde_json::{Map, Value, json};
 
 use crate::attrs::{Attrs, str_of, to_json};
 use crate::decode::hex;
+use crate::export::{Incoming, Origin, TraceSpans};
 use crate::mapping::{is_content_key, map_span};
+pub use crate::naming::{RUN_PREFIX, SDK_NAME, THREAD_ATTRIBUTES, USER_ATTRIBUTES, run_id_of};
+use crate::naming::{RunKeys, clip, placeholder_id, span_key};
 
 /// The `source` of runs made of spans.
 pub const SOURCE: &str = "otlp";
-
-/// The `sdk.name` of their `run.started`.
-pub const SDK_NAME: &str = "opentelemetry";
 
 /// Default of [`TrackerConfig::quiet_ms`].
 pub const DEFAULT_QUIET_MS: i64 = 60_000;
@@ -97,11 +97,48 @@ impl Batch {
     }
 }
 
-#[derive(Debug)]
+/// What a trace knows of one span: its node (interned, see [`NodeIds`]), whether it
+/// started and ended. Eight bytes, so a trace of 250,000 spans keeps about 4 MB of them.
+#[derive(Debug, Clone, Copy)]
 struct SpanEntry {
-    node_id: String,
+    node: u32,
     started: bool,
     ended: bool,
+}
+
+/// [`SpanEntry::node`] of a span known only as a parent: its placeholder node
+/// (`custom:span-<id>`, made from the span id when asked).
+const PLACEHOLDER: u32 = u32::MAX;
+
+/// The node ids of a trace's spans, each held once (many spans share one: every
+/// `chat gpt-4o` span is node `llm:gpt-4o`).
+#[derive(Debug, Default)]
+struct NodeIds {
+    ids: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, u32>,
+}
+
+impl NodeIds {
+    fn intern(&mut self, id: &str) -> u32 {
+        if let Some(&at) = self.index.get(id) {
+            return at;
+        }
+        let Ok(at) = u32::try_from(self.ids.len()).map(|at| at.min(PLACEHOLDER - 1)) else {
+            return PLACEHOLDER;
+        };
+        let id: Arc<str> = Arc::from(id);
+        self.ids.push(Arc::clone(&id));
+        self.index.insert(id, at);
+        at
+    }
+
+    /// The node id of span `span` whose entry names `node`.
+    fn name(&self, node: u32, span: u64) -> String {
+        match self.ids.get(node as usize) {
+            Some(id) if node != PLACEHOLDER => id.to_string(),
+            _ => placeholder_id(span),
+        }
+    }
 }
 
 /// What one trace's run is known to hold: its next `seq`, its spans and their nodes,
@@ -112,6 +149,7 @@ pub struct TraceState {
     trace: [u8; 16],
     next_seq: u64,
     spans: HashMap<u64, SpanEntry>,
+    node_ids: NodeIds,
     finished: bool,
     any_error: bool,
     last_activity: i64,
@@ -121,30 +159,6 @@ pub struct TraceState {
     thread: Option<String>,
     /// The user it ran for (run meta `userId`), once a span named one.
     user: Option<String>,
-}
-
-/// Span (then resource) attributes naming the conversation a trace belongs to, first
-/// present wins: the run's meta `threadId` (`docs/otlp.md`).
-pub const THREAD_ATTRIBUTES: &[&str] = &["gen_ai.conversation.id", "session.id"];
-/// Attributes naming the user a trace ran for: the run's meta `userId`.
-pub const USER_ATTRIBUTES: &[&str] = &["user.id", "enduser.id"];
-
-/// What [`THREAD_ATTRIBUTES`] / [`USER_ATTRIBUTES`] say on a span or its resource.
-#[derive(Debug, Default, Clone)]
-struct RunKeys {
-    thread: Option<String>,
-    user: Option<String>,
-}
-
-impl RunKeys {
-    fn of(attrs: &Attrs) -> RunKeys {
-        let pick =
-            |keys: &[&str]| crate::attrs::first_str(attrs, keys).map(|v| clip(v, MAX_NAME_BYTES));
-        RunKeys {
-            thread: pick(THREAD_ATTRIBUTES),
-            user: pick(USER_ATTRIBUTES),
-        }
-    }
 }
 
 /// What the store already holds of a trace's run (a restarted server, a second import,
@@ -211,152 +225,8 @@ impl StoredTrace {
     }
 }
 
-/// How the id of every run made of spans begins: such runs belong to the OTLP receiver
-/// (an `/ingest` app cannot write them).
-pub const RUN_PREFIX: &str = "otlp-";
-
-/// The run id of a trace.
-pub fn run_id_of(trace_id: &[u8]) -> String {
-    format!("{RUN_PREFIX}{}", hex(trace_id))
-}
-
-fn span_key(id: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = id.len().min(8);
-    b[..n].copy_from_slice(&id[..n]);
-    u64::from_be_bytes(b)
-}
-
-fn placeholder_id(span_id: u64) -> String {
-    format!("custom:span-{span_id:016x}")
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
-}
-
 fn nanos_to_ms(n: u64) -> i64 {
     i64::try_from(n / 1_000_000).unwrap_or(i64::MAX)
-}
-
-/// One span with what the mapping needs from its resource and scope.
-struct Incoming {
-    span: Span,
-    attrs: Attrs,
-    /// The thread and user its resource names.
-    resource_keys: Arc<RunKeys>,
-    app: Arc<str>,
-    sdk: Arc<(String, String)>,
-    scope: Arc<str>,
-}
-
-/// One request's spans of one trace, in the order sent.
-pub struct TraceSpans {
-    trace: [u8; 16],
-    spans: Vec<Incoming>,
-}
-
-impl TraceSpans {
-    /// The trace id.
-    pub fn trace(&self) -> [u8; 16] {
-        self.trace
-    }
-
-    /// The run id of the trace.
-    pub fn run_id(&self) -> String {
-        run_id_of(&self.trace)
-    }
-
-    /// How many spans.
-    pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    /// The app name of the run (`service.name` of the first span's resource).
-    pub fn app(&self) -> Arc<str> {
-        self.spans
-            .first()
-            .map_or_else(|| Arc::from(SDK_NAME), |s| Arc::clone(&s.app))
-    }
-}
-
-/// Groups a decoded export's spans by trace (in the order the traces first appear, the
-/// spans as sent), with their resource's app and SDK and their scope. Linear in spans.
-pub fn split_by_trace(request: ExportTraceServiceRequest) -> Vec<TraceSpans> {
-    // Each group's size first, so that no group's list is grown by doubling (a request
-    // of 250,000 spans would otherwise hold up to twice their size while it grows).
-    let mut sizes: HashMap<[u8; 16], usize> = HashMap::new();
-    for span in request
-        .resource_spans
-        .iter()
-        .flat_map(|rs| &rs.scope_spans)
-        .flat_map(|ss| &ss.spans)
-    {
-        if let Ok(trace) = <[u8; 16]>::try_from(span.trace_id.as_slice()) {
-            *sizes.entry(trace).or_default() += 1;
-        }
-    }
-    let mut groups: Vec<TraceSpans> = Vec::with_capacity(sizes.len());
-    let mut index: HashMap<[u8; 16], usize> = HashMap::with_capacity(sizes.len());
-    for rs in request.resource_spans {
-        let resource = rs
-            .resource
-            .as_ref()
-            .map(|r| to_json(&r.attributes))
-            .unwrap_or_default();
-        let app: Arc<str> = Arc::from(
-            clip(
-                str_of(&resource, "service.name").unwrap_or("opentelemetry"),
-                MAX_NAME_BYTES,
-            )
-            .as_str(),
-        );
-        let resource_keys = Arc::new(RunKeys::of(&resource));
-        let sdk = Arc::new((
-            str_of(&resource, "telemetry.sdk.language")
-                .map_or_else(|| SDK_NAME.to_owned(), |l| format!("{SDK_NAME}-{l}")),
-            str_of(&resource, "telemetry.sdk.version")
-                .unwrap_or("")
-                .to_owned(),
-        ));
-        for ss in rs.scope_spans {
-            let scope: Arc<str> = Arc::from(ss.scope.map(|s| s.name).unwrap_or_default());
-            for span in ss.spans {
-                let Ok(trace) = <[u8; 16]>::try_from(span.trace_id.as_slice()) else {
-                    continue;
-                };
-                let incoming = Incoming {
-                    attrs: to_json(&span.attributes),
-                    resource_keys: Arc::clone(&resource_keys),
-                    span,
-                    app: Arc::clone(&app),
-                    sdk: Arc::clone(&sdk),
-                    scope: Arc::clone(&scope),
-                };
-                let at = *index.entry(trace).or_insert_with(|| {
-                    groups.push(TraceSpans {
-                        trace,
-                        spans: Vec::with_capacity(sizes.get(&trace).copied().unwrap_or(1)),
-                    });
-                    groups.len() - 1
-                });
-                groups[at].spans.push(incoming);
-            }
-        }
-    }
-    groups
 }
 
 /// Where emitted events go: the batch's list, or a caller's sink (the server's writer).
@@ -371,6 +241,7 @@ impl TraceState {
             trace,
             next_seq: 1,
             spans: HashMap::new(),
+            node_ids: NodeIds::default(),
             finished: false,
             any_error: false,
             last_activity: now,
@@ -382,19 +253,26 @@ impl TraceState {
     }
 
     /// Notes the thread and user the spans (else their resources) name, first found wins.
-    fn note_keys(&mut self, spans: &[Incoming]) {
-        for incoming in spans {
+    /// Only the spans whose attributes name one are decoded (the walk marked them).
+    fn note_keys(&mut self, group: &TraceSpans) {
+        for span in &group.spans {
             if self.thread.is_some() && self.user.is_some() {
                 return;
             }
-            let keys = RunKeys::of(&incoming.attrs);
+            let keys = if span.names_keys {
+                group
+                    .decode(span)
+                    .map(|incoming| RunKeys::of(&incoming.attrs))
+                    .unwrap_or_default()
+            } else {
+                RunKeys::default()
+            };
+            let resource_keys = group.origin(span).resource_keys;
             if self.thread.is_none() {
-                self.thread = keys
-                    .thread
-                    .or_else(|| incoming.resource_keys.thread.clone());
+                self.thread = keys.thread.or_else(|| resource_keys.thread.clone());
             }
             if self.user.is_none() {
-                self.user = keys.user.or_else(|| incoming.resource_keys.user.clone());
+                self.user = keys.user.or_else(|| resource_keys.user.clone());
             }
         }
     }
@@ -447,13 +325,14 @@ impl TraceState {
             self.last_activity = self.last_activity.max(now);
         }
         for (id, node, ended) in stored.spans {
+            let node = self.node_ids.intern(&node);
             let entry = self.spans.entry(id).or_insert(SpanEntry {
-                node_id: String::new(),
+                node,
                 started: false,
                 ended: false,
             });
             if !entry.started {
-                entry.node_id = node;
+                entry.node = node;
                 entry.started = true;
             }
             entry.ended |= ended;
@@ -463,21 +342,16 @@ impl TraceState {
     }
 
     /// Maps one request's spans of this trace to events (`seq`s allocated from
-    /// [`TraceState::next_seq`]), into `sink` or else `batch.events`.
+    /// [`TraceState::next_seq`]), into `sink` or else `batch.events`. Each span is decoded
+    /// when its events are built and dropped after (twice: for its start, for its end).
     pub fn ingest(&mut self, group: TraceSpans, now: i64, batch: &mut Batch, sink: EventSink<'_>) {
-        let TraceSpans { trace: _, spans } = group;
-        let Some(first) = spans.first() else {
+        if group.is_empty() {
             return;
-        };
-        let app = Arc::clone(&first.app);
-        let sdk = Arc::clone(&first.sdk);
-        let earliest = spans
-            .iter()
-            .map(|s| nanos_to_ms(s.span.start_time_unix_nano))
-            .min()
-            .unwrap_or(now);
+        }
+        let Origin { app, sdk, .. } = group.first_origin();
         self.last_activity = now;
-        self.note_keys(&spans);
+        self.note_keys(&group);
+        self.spans.reserve(group.len());
         let mut out = Emitter {
             run: self,
             batch,
@@ -488,30 +362,49 @@ impl TraceState {
         if out.run.next_seq == 1 {
             let meta = out.run.run_meta(&app);
             out.emit(
-                earliest,
+                nanos_to_ms(group.earliest_ns()),
                 "run.started",
                 json!({"app": &*app, "sdk": {"name": sdk.0, "version": sdk.1}, "meta": meta}),
             );
         }
         // Starts, parents first; then ends, children first (by index: nothing is moved).
-        let order = parents_first(&spans);
-        let mut ends: Vec<usize> = Vec::with_capacity(spans.len());
+        let order = {
+            let ids: Vec<u64> = group.spans.iter().map(|s| s.id).collect();
+            let parents: Vec<u64> = group.spans.iter().map(|s| s.parent).collect();
+            crate::order::parents_first(&ids, &parents)
+        };
+        let mut ends: Vec<u32> = Vec::with_capacity(group.len());
         for index in order {
-            let incoming = &spans[index];
+            let Some(span) = group.spans.get(index as usize) else {
+                continue;
+            };
             out.rejected_before = out.batch.rejected_spans;
-            out.span = span_key(&incoming.span.span_id);
+            out.span = span.id;
+            let incoming = match group.decode(span) {
+                Ok(incoming) => incoming,
+                Err(reason) => {
+                    out.refuse(reason);
+                    continue;
+                }
+            };
             if str_of(&incoming.attrs, "logfire.span_type") == Some("pending_span") {
-                out.pending(incoming);
+                out.pending(&incoming);
                 continue;
             }
-            if out.start(incoming) {
+            if out.start(&incoming) {
                 ends.push(index);
             }
         }
         for index in ends.into_iter().rev() {
+            let Some(span) = group.spans.get(index as usize) else {
+                continue;
+            };
             out.rejected_before = out.batch.rejected_spans;
-            out.span = span_key(&spans[index].span.span_id);
-            out.end(&spans[index]);
+            out.span = span.id;
+            match group.decode(span) {
+                Ok(incoming) => out.end(&incoming),
+                Err(reason) => out.refuse(reason),
+            }
         }
     }
 
@@ -579,7 +472,24 @@ impl Tracker {
     ) -> Batch {
         let mut batch = Batch::default();
         let source = self.config.source;
-        for group in split_by_trace(request.clone()) {
+        let export = match crate::export::read_request(request) {
+            Ok(export) => export,
+            Err(e) => {
+                let spans = request
+                    .resource_spans
+                    .iter()
+                    .flat_map(|rs| &rs.scope_spans)
+                    .map(|ss| ss.spans.len() as u64)
+                    .sum();
+                batch.reject(spans, e.to_string());
+                return batch;
+            }
+        };
+        for reason in export.reasons {
+            batch.reject(0, reason);
+        }
+        batch.rejected_spans += export.rejected_spans;
+        for group in export.traces {
             let state = self.traces.entry(group.trace()).or_insert_with(|| {
                 let mut state = TraceState::new(group.trace(), group.app(), source, now);
                 if let Some(s) = stored(&group.run_id()) {
@@ -619,18 +529,6 @@ impl Tracker {
             self.traces.remove(&key);
         }
     }
-}
-
-/// The indexes of `spans` in start order: a parent present in the same list comes
-/// before its children (by depth within the list, then as sent; cycles broken:
-/// [`crate::order`]).
-fn parents_first(spans: &[Incoming]) -> Vec<usize> {
-    let ids: Vec<u64> = spans.iter().map(|s| span_key(&s.span.span_id)).collect();
-    let parents: Vec<Option<u64>> = spans
-        .iter()
-        .map(|s| (!s.span.parent_span_id.is_empty()).then(|| span_key(&s.span.parent_span_id)))
-        .collect();
-    crate::order::parents_first(&ids, &parents)
 }
 
 /// Appends one run's events, allocating `seq`s.
@@ -697,12 +595,12 @@ impl Emitter<'_, '_> {
             return None;
         }
         let key = span_key(parent);
-        let entry = self.run.spans.entry(key).or_insert_with(|| SpanEntry {
-            node_id: placeholder_id(key),
+        let entry = self.run.spans.entry(key).or_insert(SpanEntry {
+            node: PLACEHOLDER,
             started: false,
             ended: false,
         });
-        Some(entry.node_id.clone())
+        Some(self.run.node_ids.name(entry.node, key))
     }
 
     fn started_payload(
@@ -729,7 +627,7 @@ impl Emitter<'_, '_> {
                 "traceId": hex(&incoming.span.trace_id),
                 "spanId": hex(span_id),
                 "spanName": incoming.span.name,
-                "scope": &*incoming.scope,
+                "scope": &*incoming.origin.scope,
                 "attributes": attributes,
             },
         });
@@ -780,7 +678,7 @@ impl Emitter<'_, '_> {
     /// the mapping's.
     fn node_id_for(&self, key: u64, incoming: &Incoming) -> String {
         match self.run.spans.get(&key) {
-            Some(e) => e.node_id.clone(),
+            Some(e) => self.run.node_ids.name(e.node, key),
             None => clip(
                 &map_span(&incoming.span.name, &incoming.attrs).node_id,
                 MAX_ID_BYTES,
@@ -789,8 +687,9 @@ impl Emitter<'_, '_> {
     }
 
     fn entry(&mut self, key: u64, node_id: String) -> &mut SpanEntry {
+        let node = self.run.node_ids.intern(&node_id);
         self.run.spans.entry(key).or_insert(SpanEntry {
-            node_id,
+            node,
             started: false,
             ended: false,
         })
@@ -828,7 +727,12 @@ impl Emitter<'_, '_> {
     fn end(&mut self, incoming: &Incoming) {
         let span = &incoming.span;
         let key = span_key(&span.span_id);
-        let Some(node_id) = self.run.spans.get(&key).map(|e| e.node_id.clone()) else {
+        let Some(node_id) = self
+            .run
+            .spans
+            .get(&key)
+            .map(|e| self.run.node_ids.name(e.node, key))
+        else {
             return;
         };
         let node = map_span(&span.name, &incoming.attrs);
@@ -884,7 +788,7 @@ impl Emitter<'_, '_> {
             self.emit(
                 end_ms,
                 "run.started",
-                json!({"app": &*app, "sdk": {"name": incoming.sdk.0, "version": incoming.sdk.1},
+                json!({"app": &*app, "sdk": {"name": incoming.origin.sdk.0, "version": incoming.origin.sdk.1},
                        "meta": meta}),
             );
             let mut finished = json!({"status": if failed { "error" } else { "ok" }});

@@ -11,13 +11,15 @@
 use std::collections::HashMap;
 
 /// Depth not computed yet.
-const UNSEEN: usize = usize::MAX;
+const UNSEEN: u32 = u32::MAX;
 /// On the walk being made (seeing it again closes a cycle).
-const ON_WALK: usize = usize::MAX - 1;
+const ON_WALK: u32 = u32::MAX - 1;
+/// No parent in the list.
+const NONE: u32 = u32::MAX;
 
 /// How a walk up the parents ended.
 enum WalkEnd {
-    /// At a span without a parent in the request.
+    /// At a span without a parent in the list.
     Root,
     /// At an ancestor whose depth is known.
     Known,
@@ -26,15 +28,23 @@ enum WalkEnd {
 }
 
 /// The depth of each span: 0 for a span whose parent is not in the list, else one more
-/// than its parent's. `ids[i]` is span `i`'s id, `parents[i]` its parent's (`None` for
-/// none); a span that is its own parent has none.
-pub fn depths(ids: &[u64], parents: &[Option<u64>]) -> Vec<usize> {
-    let index: HashMap<u64, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    let parent_index: Vec<Option<usize>> = parents
+/// than its parent's. `ids[i]` is span `i`'s id, `parents[i]` its parent's (`0` for
+/// none); a span that is its own parent has none. Indexes are `u32` (a request holds far
+/// fewer spans), so the working set is about 20 bytes a span.
+pub fn depths(ids: &[u64], parents: &[u64]) -> Vec<u32> {
+    let mut index: HashMap<u64, u32> = HashMap::with_capacity(ids.len());
+    for (i, id) in ids.iter().enumerate() {
+        index.insert(*id, u32::try_from(i).unwrap_or(NONE));
+    }
+    let parent_index: Vec<u32> = parents
         .iter()
         .enumerate()
-        .map(|(i, p)| p.and_then(|p| index.get(&p).copied()).filter(|&p| p != i))
+        .map(|(i, p)| match index.get(p) {
+            Some(&at) if *p != 0 && at as usize != i => at,
+            _ => NONE,
+        })
         .collect();
+    drop(index);
     let mut depth = vec![UNSEEN; ids.len()];
     let mut walk: Vec<usize> = Vec::new();
     for start in 0..ids.len() {
@@ -52,8 +62,8 @@ pub fn depths(ids: &[u64], parents: &[Option<u64>]) -> Vec<usize> {
             depth[at] = ON_WALK;
             walk.push(at);
             match parent_index[at] {
-                Some(p) => at = p,
-                None => break WalkEnd::Root,
+                NONE => break WalkEnd::Root,
+                p => at = p as usize,
             }
         };
         let broken = match end {
@@ -69,7 +79,8 @@ pub fn depths(ids: &[u64], parents: &[Option<u64>]) -> Vec<usize> {
                 continue;
             }
             depth[span] = match parent_index[span] {
-                Some(p) if depth[p] < ON_WALK => depth[p] + 1,
+                NONE => 0,
+                p if depth[p as usize] < ON_WALK => depth[p as usize] + 1,
                 _ => 0,
             };
         }
@@ -77,21 +88,26 @@ pub fn depths(ids: &[u64], parents: &[Option<u64>]) -> Vec<usize> {
     depth
 }
 
-/// The indexes of the spans in start order: by depth, then as sent.
-pub fn parents_first(ids: &[u64], parents: &[Option<u64>]) -> Vec<usize> {
-    let depth = depths(ids, parents);
-    let deepest = depth.iter().copied().max().unwrap_or(0);
+/// The indexes of spans in start order (by depth, then as sent); `ids` and `parents` as
+/// for [`depths`].
+pub(crate) fn parents_first(ids: &[u64], parents: &[u64]) -> Vec<u32> {
+    order_by_depth(&depths(ids, parents))
+}
+
+/// Indexes bucketed by depth, keeping their order within a depth (a counting sort).
+fn order_by_depth(depth: &[u32]) -> Vec<u32> {
+    let deepest = depth.iter().copied().max().unwrap_or(0) as usize;
     let mut count = vec![0usize; deepest + 2];
-    for &d in &depth {
-        count[d + 1] += 1;
+    for &d in depth {
+        count[d as usize + 1] += 1;
     }
     for d in 1..count.len() {
         count[d] += count[d - 1];
     }
-    let mut order = vec![0usize; depth.len()];
+    let mut order = vec![0u32; depth.len()];
     for (i, &d) in depth.iter().enumerate() {
-        order[count[d]] = i;
-        count[d] += 1;
+        order[count[d as usize]] = u32::try_from(i).unwrap_or(u32::MAX);
+        count[d as usize] += 1;
     }
     order
 }
@@ -100,39 +116,43 @@ pub fn parents_first(ids: &[u64], parents: &[Option<u64>]) -> Vec<usize> {
 mod tests {
     use super::*;
 
+    fn order(ids: &[u64], parents: &[u64]) -> Vec<u32> {
+        order_by_depth(&depths(ids, parents))
+    }
+
     #[test]
     fn parents_come_first_and_ties_keep_the_order_sent() {
         // 3 -> 2 -> 1 (root), 4 -> 1, 5's parent is elsewhere.
         let ids = [3, 2, 5, 1, 4];
-        let parents = [Some(2), Some(1), Some(99), None, Some(1)];
+        let parents = [2, 1, 99, 0, 1];
         assert_eq!(depths(&ids, &parents), vec![2, 1, 0, 0, 1]);
-        assert_eq!(parents_first(&ids, &parents), vec![2, 3, 1, 4, 0]);
+        assert_eq!(order(&ids, &parents), vec![2, 3, 1, 4, 0]);
     }
 
     #[test]
     fn a_cycle_is_broken_at_the_first_span_reached() {
         // 1 -> 2 -> 3 -> 1, and 4 -> 3.
         let ids = [1, 2, 3, 4];
-        let parents = [Some(2), Some(3), Some(1), Some(3)];
+        let parents = [2, 3, 1, 3];
         let d = depths(&ids, &parents);
         assert_eq!(d, vec![0, 2, 1, 2]);
-        assert_eq!(parents_first(&ids, &parents), vec![0, 2, 1, 3]);
+        assert_eq!(order(&ids, &parents), vec![0, 2, 1, 3]);
     }
 
     #[test]
     fn a_self_parent_is_a_depth_zero_span() {
-        assert_eq!(depths(&[7, 8], &[Some(7), Some(7)]), vec![0, 1]);
+        assert_eq!(depths(&[7, 8], &[7, 7]), vec![0, 1]);
     }
 
     #[test]
     fn a_long_cycle_takes_linear_time() {
         let n = 250_000u64;
         let ids: Vec<u64> = (1..=n).collect();
-        let parents: Vec<Option<u64>> = (1..=n).map(|i| Some(i % n + 1)).collect();
-        let order = parents_first(&ids, &parents);
-        assert_eq!(order.len(), n as usize);
+        let parents: Vec<u64> = (1..=n).map(|i| i % n + 1).collect();
+        let sorted = order(&ids, &parents);
+        assert_eq!(sorted.len(), n as usize);
         // Span 1 is where the cycle is broken; its parent chain follows in reverse.
-        assert_eq!(order[0], 0);
-        assert_eq!(order[1], n as usize - 1);
+        assert_eq!(sorted[0], 0);
+        assert_eq!(sorted[1], n as u32 - 1);
     }
 }

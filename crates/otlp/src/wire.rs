@@ -110,78 +110,101 @@ fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, DecodeError> {
     M::decode(bytes).map_err(DecodeError::Protobuf)
 }
 
+/// What a walk over an `ExportTraceServiceRequest` meets, in the order sent.
+pub(crate) enum Item<'a> {
+    /// A `ResourceSpans` begins: its resource (within budget), if it has one.
+    Resource(Option<Resource>),
+    /// A `ScopeSpans` of it begins: its scope (within budget), if it has one.
+    Scope(Option<InstrumentationScope>),
+    /// A span within budget: its encoded form (decoded by the caller, when it needs it).
+    Span(&'a [u8]),
+    /// A span over the budget, and why.
+    Rejected(String),
+}
+
+/// Walks a request in its wire form under the decode budget, handing `visit` each
+/// resource, scope and span in order: only resources and scopes are decoded here, and
+/// a span's attributes are counted before anything of it is.
+pub(crate) fn walk<'a>(
+    body: &'a [u8],
+    mut visit: impl FnMut(Item<'a>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let mut budget = Budget::default();
+    Fields::each(body, 1, |rs| {
+        let resource = last_field(rs, 1)?
+            .map(|bytes| {
+                within_budget("the resource", bytes, 1)?;
+                decode::<Resource>(bytes)
+            })
+            .transpose()?;
+        visit(Item::Resource(resource))?;
+        Fields::each(rs, 2, |ss| {
+            let scope = last_field(ss, 1)?
+                .map(|bytes| {
+                    within_budget("the scope", bytes, 3)?;
+                    decode::<InstrumentationScope>(bytes)
+                })
+                .transpose()?;
+            visit(Item::Scope(scope))?;
+            Fields::each(ss, 2, |span| match span_within_budget(span, &mut budget)? {
+                Ok(()) => visit(Item::Span(span)),
+                Err(reason) => visit(Item::Rejected(reason)),
+            })
+        })
+    })
+}
+
+/// The last length-delimited field numbered `number` (protobuf: the last one wins).
+fn last_field(buf: &[u8], number: u64) -> Result<Option<&[u8]>, DecodeError> {
+    let mut last = None;
+    Fields::each(buf, number, |bytes| {
+        last = Some(bytes);
+        Ok(())
+    })?;
+    Ok(last)
+}
+
 /// What reading under the budget gave: the spans kept, the rejected ones' reasons.
 pub(crate) struct Read {
     pub(crate) request: ExportTraceServiceRequest,
     pub(crate) rejected: Vec<String>,
 }
 
-/// Reads an `ExportTraceServiceRequest`, rejecting the spans over budget one by one.
+/// Reads an `ExportTraceServiceRequest` in full (prost types), rejecting the spans over
+/// budget one by one.
 pub(crate) fn read_request(body: &[u8]) -> Result<Read, DecodeError> {
     let mut read = Read {
         request: ExportTraceServiceRequest::default(),
         rejected: Vec::new(),
     };
-    let mut budget = Budget::default();
-    Fields::each(body, 1, |rs| {
-        let resource_spans = read_resource_spans(rs, &mut budget, &mut read.rejected)?;
-        read.request.resource_spans.push(resource_spans);
+    walk(body, |item| {
+        let resource_spans = &mut read.request.resource_spans;
+        match item {
+            Item::Resource(resource) => resource_spans.push(ResourceSpans {
+                resource,
+                ..ResourceSpans::default()
+            }),
+            Item::Scope(scope) => {
+                if let Some(rs) = resource_spans.last_mut() {
+                    rs.scope_spans.push(ScopeSpans {
+                        scope,
+                        ..ScopeSpans::default()
+                    });
+                }
+            }
+            Item::Span(bytes) => {
+                if let Some(ss) = resource_spans
+                    .last_mut()
+                    .and_then(|rs| rs.scope_spans.last_mut())
+                {
+                    ss.spans.push(decode::<Span>(bytes)?);
+                }
+            }
+            Item::Rejected(reason) => read.rejected.push(reason),
+        }
         Ok(())
     })?;
     Ok(read)
-}
-
-fn read_resource_spans(
-    buf: &[u8],
-    budget: &mut Budget,
-    rejected: &mut Vec<String>,
-) -> Result<ResourceSpans, DecodeError> {
-    let mut out = ResourceSpans::default();
-    let mut fields = Fields::of(buf);
-    while let Some((n, field)) = fields.next_field()? {
-        let Field::Bytes(bytes) = field else {
-            continue;
-        };
-        match n {
-            1 => {
-                within_budget("the resource", bytes, 1)?;
-                out.resource = Some(decode::<Resource>(bytes)?);
-            }
-            2 => out
-                .scope_spans
-                .push(read_scope_spans(bytes, budget, rejected)?),
-            3 => out.schema_url = String::from_utf8_lossy(bytes).into_owned(),
-            _ => {}
-        }
-    }
-    Ok(out)
-}
-
-fn read_scope_spans(
-    buf: &[u8],
-    budget: &mut Budget,
-    rejected: &mut Vec<String>,
-) -> Result<ScopeSpans, DecodeError> {
-    let mut out = ScopeSpans::default();
-    let mut fields = Fields::of(buf);
-    while let Some((n, field)) = fields.next_field()? {
-        let Field::Bytes(bytes) = field else {
-            continue;
-        };
-        match n {
-            1 => {
-                within_budget("the scope", bytes, 3)?;
-                out.scope = Some(decode::<InstrumentationScope>(bytes)?);
-            }
-            2 => match span_within_budget(bytes, budget)? {
-                Ok(()) => out.spans.push(decode::<Span>(bytes)?),
-                Err(reason) => rejected.push(reason),
-            },
-            3 => out.schema_url = String::from_utf8_lossy(bytes).into_owned(),
-            _ => {}
-        }
-    }
-    Ok(out)
 }
 
 /// A resource or scope whose attributes (field `attributes`) are over the budget makes

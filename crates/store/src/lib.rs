@@ -101,8 +101,8 @@ pub use threads::{
 };
 pub use transfer::{ImportReport, RunImport, TransferError};
 pub use writer::{
-    CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, Retention, TryAppendError,
-    Writer, WriterConfig, WriterStats,
+    CommitHook, Committed, EventsWanted, MAX_EVENT_TYPES, OpenReport, PendingFlush, Retention,
+    TryAppendError, Writer, WriterConfig, WriterStats,
 };
 
 /// The current wall clock in epoch milliseconds.

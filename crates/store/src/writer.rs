@@ -42,6 +42,17 @@ use thread::State;
 /// Asked after each commit: does anybody want [`Committed::events`]?
 pub type EventsWanted = Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// A flush asked for by [`Writer::flush_later`], not yet waited on.
+#[derive(Debug)]
+pub struct PendingFlush(mpsc::Receiver<()>);
+
+impl PendingFlush {
+    /// Blocks until everything queued before the flush was asked is committed.
+    pub fn wait(self) -> Result<()> {
+        self.0.recv().map_err(|_| StoreError::WriterGone)
+    }
+}
+
 /// Tuning of the writer.
 #[derive(Clone)]
 pub struct WriterConfig {
@@ -385,6 +396,18 @@ impl Writer {
         self.tx
             .send(Op::Event(Box::new(event)))
             .map_err(|_| StoreError::WriterGone)
+    }
+
+    /// Asks for a flush without waiting: [`PendingFlush::wait`] then blocks until
+    /// everything queued before this call is committed. A producer that waits on the
+    /// flush it asked a few thousand events ago keeps at most that many events queued
+    /// (the OTLP receiver does, so one large request never fills the whole queue).
+    pub fn flush_later(&self) -> Result<PendingFlush> {
+        let (reply, wait) = mpsc::sync_channel(1);
+        self.tx
+            .send(Op::Flush(reply))
+            .map_err(|_| StoreError::WriterGone)?;
+        Ok(PendingFlush(wait))
     }
 
     /// Blocks until everything queued before this call is committed.

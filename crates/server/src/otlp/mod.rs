@@ -25,7 +25,7 @@ use axum::{BoxError, Router};
 use mindgate_errors::ErrorCode;
 use mindgate_otlp::budget::MAX_REQUEST_TRACES;
 use mindgate_otlp::{
-    Batch, Decoded, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage,
+    Batch, Export, ExportTracePartialSuccess, ExportTraceServiceResponse, ProstMessage,
 };
 use tower_http::decompression::RequestDecompressionLayer;
 
@@ -175,9 +175,11 @@ async fn export(
             .into_response();
         }
     };
+    // Protobuf is read in place: the body is kept and each span decoded only when its
+    // events are built (memory: the body plus a few tens of bytes a span).
     let decoded = tokio::task::spawn_blocking(move || match encoding {
-        Encoding::Protobuf => mindgate_otlp::decode_protobuf(&body),
-        Encoding::Json => mindgate_otlp::decode_json(&body),
+        Encoding::Protobuf => mindgate_otlp::read_protobuf(body),
+        Encoding::Json => mindgate_otlp::decode_json(&body).and_then(|d| d.into_export()),
     })
     .await;
     let decoded = match decoded {
@@ -199,28 +201,21 @@ async fn export(
     respond(encoding, rejected, message)
 }
 
-/// Maps and stores a decoded export; returns the partial-success counts. The request
+/// Maps and stores a read export; returns the partial-success counts. The request
 /// holds the slots of its own traces only (in trace-id order), never one lock of every
 /// client; the mapping and the writes run off the async runtime.
-async fn ingest(state: &AppState, decoded: Decoded) -> Result<(i64, String), Response> {
+async fn ingest(state: &AppState, export: Export) -> Result<(i64, String), Response> {
     let failed = |what: &str| ApiError::new(ErrorCode::Internal, what.to_owned()).into_response();
-    let Decoded {
-        request,
+    let Export {
+        traces: mut groups,
         rejected_spans,
         reasons,
-    } = decoded;
-    let (groups, past_budget) = tokio::task::spawn_blocking(move || {
-        let mut groups = mindgate_otlp::split_by_trace(request);
-        groups.sort_unstable_by_key(mindgate_otlp::TraceSpans::trace);
-        let past: usize = groups
-            .split_off(groups.len().min(MAX_REQUEST_TRACES))
-            .iter()
-            .map(mindgate_otlp::TraceSpans::len)
-            .sum();
-        (groups, past)
-    })
-    .await
-    .map_err(|_| failed("grouping the spans failed"))?;
+    } = export;
+    let past_budget: usize = groups
+        .split_off(groups.len().min(MAX_REQUEST_TRACES))
+        .iter()
+        .map(mindgate_otlp::TraceSpans::len)
+        .sum();
     let mut held = Vec::with_capacity(groups.len());
     for group in groups {
         let slot: Slot = state.otlp.slot(group.trace());

@@ -16,7 +16,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use mindgate_otlp::{Batch, StoredTrace, TraceSpans, TraceState, TrackerConfig};
-use mindgate_store::{MAX_EVENT_PAGE, NewEvent, RunClaim, RunStore, StoreError, Writer};
+use mindgate_store::{
+    MAX_EVENT_PAGE, NewEvent, PendingFlush, RunClaim, RunStore, StoreError, Writer,
+};
 use tokio::sync::Mutex as AsyncMutex;
 
 /// One trace's state: `None` until read from the store under the claim.
@@ -175,9 +177,13 @@ impl Storage<'_> {
         let mark = batch.event_spans.len();
         let mut append_error = None;
         {
+            let mut in_flight = InFlight::default();
             let mut sink = |event: NewEvent| {
                 if append_error.is_none()
-                    && let Err(e) = self.writer.append(event)
+                    && let Err(e) = self
+                        .writer
+                        .append(event)
+                        .and_then(|()| in_flight.appended(self.writer))
                 {
                     append_error = Some(e);
                 }
@@ -241,6 +247,35 @@ impl Storage<'_> {
         );
         *slot = None;
         Ok(())
+    }
+}
+
+/// Events one request may have queued for the writer and not yet committed: past it the
+/// request waits for the flush it asked [`IN_FLIGHT`] events ago, so a request of
+/// 250,000 spans holds a few thousand events in memory, not the writer's whole queue.
+const IN_FLIGHT: usize = 4_096;
+
+/// The flushes a request's events wait on ([`IN_FLIGHT`]).
+#[derive(Default)]
+struct InFlight {
+    since_flush: usize,
+    pending: Option<PendingFlush>,
+}
+
+impl InFlight {
+    /// Counts one appended event; every [`IN_FLIGHT`] asks a flush and waits on the one
+    /// before (the writer keeps committing meanwhile).
+    fn appended(&mut self, writer: &Writer) -> Result<(), StoreError> {
+        self.since_flush += 1;
+        if self.since_flush < IN_FLIGHT {
+            return Ok(());
+        }
+        self.since_flush = 0;
+        let next = writer.flush_later()?;
+        match self.pending.replace(next) {
+            Some(before) => before.wait(),
+            None => Ok(()),
+        }
     }
 }
 
