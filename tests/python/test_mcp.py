@@ -351,6 +351,30 @@ def test_task_tools_read_a_coding_sessions_critical_path(world):
     drive(world["home"], world["scratch"], body)
 
 
+def test_task_tools_read_gemini_cli_and_opencode_sessions(tmp_path):
+    """The fixtures folder holds a Gemini CLI tmp folder and an OpenCode storage tree of our
+    own: `list_tasks` filters them by agent, `get_task_graph` names their failed calls."""
+
+    async def body(session: ClientSession) -> None:
+        _, gemini = await ok(session, "list_tasks", {"agent": "gemini", "limit": 50})
+        ids = {t["id"]: t for t in gemini["tasks"]}
+        assert {t["agent"] for t in gemini["tasks"]} == {"gemini"}
+        main = "11111111-1111-4111-8111-111111111111"
+        assert main in ids and ids[main]["status"] == "FAILED"
+        sub = ids["22222222-2222-4222-8222-222222222222"]
+        assert sub["parentSession"] == main
+        text, graph = await ok(session, "get_task_graph", {"id": main})
+        assert any("Path not in workspace" in f["error"] for f in graph["failures"]), graph["failures"]
+        assert "Path not in workspace" in text
+
+        _, opencode = await ok(session, "list_tasks", {"agent": "opencode", "limit": 50})
+        assert {t["id"] for t in opencode["tasks"]} == {"ses_fixtureparent0001", "ses_fixturechild00002"}
+        _, graph = await ok(session, "get_task_graph", {"id": "ses_fixtureparent0001"})
+        assert any("No changes to apply" in f["error"] for f in graph["failures"]), graph["failures"]
+
+    drive(tmp_path / "home", tmp_path, body)
+
+
 def test_unknown_ids_and_bad_arguments_are_tool_errors(world):
     async def body(session: ClientSession) -> None:
         msg = await tool_error(session, "get_run", {"runId": "no-such-run"})
