@@ -44,6 +44,22 @@ class Execution {
         this.session.token(this.run.runId, this.nodeId, this.instanceId, channel, text);
     }
 }
+/** The `node.started` payload: the spec's extra fields first, then the node's (the wire order of the first version). */
+function startedPayload(spec, nodeId, instanceId, parentId) {
+    const payload = {};
+    if (spec.started !== undefined)
+        for (const key in spec.started)
+            payload[key] = spec.started[key];
+    payload.nodeId = nodeId;
+    payload.kind = spec.kind;
+    payload.name = spec.name;
+    payload.instanceId = instanceId;
+    if (parentId !== undefined && parentId !== nodeId)
+        payload.parentId = parentId;
+    if (spec.input !== undefined)
+        payload.input = spec.input;
+    return payload;
+}
 /** Runs `body` as one execution of a node, with its gates and lifecycle events. */
 export async function executeNode(session, spec, body, adapter = {}) {
     const scope = scopes.getStore();
@@ -52,28 +68,23 @@ export async function executeNode(session, spec, body, adapter = {}) {
     const exec = new Execution(session, run, node.nodeId, spec.instanceId ?? nextId('call'));
     const started = performance.now();
     const parentId = scope?.parentId;
-    session.emitTo(run.runId, 'node.started', {
-        ...spec.started,
-        nodeId: node.nodeId,
-        kind: spec.kind,
-        name: spec.name,
-        instanceId: exec.instanceId,
-        ...(parentId !== undefined && parentId !== node.nodeId ? { parentId } : {}),
-        ...(spec.input !== undefined ? { input: spec.input } : {}),
-    });
+    session.emitTo(run.runId, 'node.started', startedPayload(spec, node.nodeId, exec.instanceId, parentId));
     let input = spec.input;
     // Only a gate that holds builds its options and is awaited: the common pass costs one check.
     const hold = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
     const finish = (status, output, extra) => {
         session.flushTokens();
-        const payload = {
-            ...exec.recorded,
-            ...extra,
-            nodeId: node.nodeId,
-            instanceId: exec.instanceId,
-            durationMs: performance.now() - started,
-            status,
-        };
+        // Assignments, not object spreads: this runs twice per loop step (see bench/step.mjs).
+        const payload = {};
+        for (const key in exec.recorded)
+            payload[key] = exec.recorded[key];
+        if (extra !== undefined)
+            for (const key in extra)
+                payload[key] = extra[key];
+        payload.nodeId = node.nodeId;
+        payload.instanceId = exec.instanceId;
+        payload.durationMs = performance.now() - started;
+        payload.status = status;
         if (output !== undefined)
             payload.output = output;
         if (exec.heldMs > 0)
