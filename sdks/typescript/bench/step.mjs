@@ -64,7 +64,7 @@ async function perStep(fn, runs) {
 const runs = Number(process.argv[2] || 101);
 const bare = await perStep(bareRun, runs);
 const sdk = await perStep(oneRun, runs);
-const fmt = (s) => `${s.median.toFixed(1)} µs CPU (IQR ${s.q1.toFixed(1)} … ${s.q3.toFixed(1)}`;
+const fmt = (s) => `${s.median.toFixed(1)} µs CPU (IQR ${s.q1.toFixed(1)} … ${s.q3.toFixed(1)})`;
 console.log(`per step without the SDK: ${fmt(bare)}`);
 console.log(`per step with the SDK, detached: ${fmt(sdk)}  → the SDK's own cost ${(sdk.median - bare.median).toFixed(1)} µs/step`);
 await session.dispose(0);
