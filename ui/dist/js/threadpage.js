@@ -8,6 +8,9 @@ import { api } from './conn.js';
 import { fmtDuration, fmtTime, countOf, fmtUsd } from './format.js';
 import { TranscriptView } from './transcript.js';
 
+/** How many runs' graphs and model calls the page reads ahead of the one it draws. */
+const READ_AHEAD = 4;
+
 export function parseThreadRoute(hash) {
   const m = /^#\/threads\/(.+)$/.exec(hash || '');
   return m ? decodeURIComponent(m[1]) : null;
@@ -105,11 +108,18 @@ export class ThreadPage {
    * a model call shows its agent's input and output.
    */
   async fillAll(runs, bodies, load) {
-    const reads = runs.map((run) => this.readRun(run.id).catch((e) => ({ error: e })));
+    // At most READ_AHEAD runs are read at once, in order (a thread holds up to 1,000).
+    const reads = [];
+    const readAt = (i) => {
+      if (i < runs.length && !reads[i]) reads[i] = this.readRun(runs[i].id).catch((e) => ({ error: e }));
+      return reads[i];
+    };
+    for (let i = 0; i < READ_AHEAD; i++) readAt(i);
     const shown = [];
     for (let i = 0; i < runs.length; i++) {
-      const read = await reads[i];
+      const read = await readAt(i);
       if (load !== this.loading) return;
+      readAt(i + READ_AHEAD);
       const body = bodies[i];
       if (read.error) { body.replaceChildren(el('span', { class: 'muted small' }, `Cannot read the run: ${read.error.message}`)); continue; }
       const calls = read.calls;
