@@ -118,3 +118,42 @@ fn a_failed_task_is_refused_and_nothing_is_stored() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session with id `no-such-task`"));
 }
+
+/// An OpenCode session (the explore sub-session of the storage-tree fixture, found through
+/// `--opencode-data`) induces a procedure tagged with its agent.
+#[test]
+fn an_opencode_session_is_induced() {
+    let home = tempfile::tempdir().unwrap();
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../taskgraph/tests/fixtures/opencode"
+    );
+    let out = memory(
+        home.path(),
+        &[
+            "induce",
+            "ses_fixturechild",
+            "--user",
+            "ana",
+            "--opencode-data",
+            data,
+            "--no-default-homes",
+            "--json",
+        ],
+    );
+    let v = json_of(&out);
+    let p = &v["procedure"];
+    assert_eq!(p["steps"], serde_json::json!(["search {pattern}"]));
+    assert_eq!(
+        p["variableValues"]["pattern"],
+        serde_json::json!(["onSubmit"])
+    );
+    let tags: Vec<&str> = p["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(tags.contains(&"agent:opencode"), "{tags:?}");
+    assert!(tags.contains(&"task:ses_fixturechild00002"), "{tags:?}");
+}

@@ -307,6 +307,9 @@ fn check_parent(s: &Session) {
     assert_eq!(child_of(g, "tool-call_task1").as_deref(), Some(CHILD));
     let child = &t.children[0].graph;
     assert_eq!(tokens(child), (1430, 100, 0));
+    // Its reply said `stop` with a call in the message: the turn is complete.
+    assert_eq!(phases(child), vec![Status::Success]);
+    assert_eq!(child.status, Status::Success);
     assert_eq!(child.title, "Find the form handler (@explore subagent)");
     let cost = s.meta["recorded_cost_usd"].as_f64().unwrap();
     assert!((cost - 0.0155).abs() < 1e-9, "{cost}");

@@ -181,7 +181,13 @@ impl Turns {
         });
         self.push(seq, r.end_ms, EventKind::Finish { reason: finish });
         self.push(seq, r.end_ms, EventKind::StepEnd { turn, step });
-        let asked_tools = !r.calls.is_empty();
+        // The agent goes on after this step when it asked for tools — or, where the format
+        // writes a finish reason (OpenCode), when that reason says so (`stop` with calls in
+        // the message means it is done).
+        let asked_tools = match r.finish.as_deref() {
+            Some(f) => matches!(f, "tool-calls" | "tool_calls" | "tool_use" | "tool-use"),
+            None => !r.calls.is_empty(),
+        };
         let mut last = r.end_ms;
         for c in r.calls {
             let end = c.end_ms.unwrap_or(r.end_ms).max(r.end_ms);
