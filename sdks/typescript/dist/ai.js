@@ -154,6 +154,7 @@ function stopReason(v3) {
 }
 function generateAdapter(v3) {
     return {
+        ownsOutput: true,
         outputOf: (result) => {
             const content = Array.isArray(result?.content) ? result.content : [];
             const text = content.filter((p) => p?.type === 'text').map((p) => p.text).join('');
@@ -171,6 +172,7 @@ function generateAdapter(v3) {
 }
 function streamAdapter(s, run, instanceId, v3) {
     return {
+        ownsOutput: true,
         afterGate: false,
         fromInjected: (value) => {
             const parts = [

@@ -47,6 +47,12 @@ export interface NodeAdapter<T> {
     outputOf?: (result: T) => unknown;
     /** Extra `node.finished` fields for a result (usage, finishReason, model). */
     finishedOf?: (result: T) => Record<string, unknown> | undefined;
+    /**
+     * `outputOf`, `finishedOf`, `streaming` and `fromInjected` build the output and extra fields
+     * afresh (never hand on the host's objects): `node.finished` is then serialised when first
+     * sent, not at emit (default false).
+     */
+    ownsOutput?: boolean;
     /** Hold at `after` (default true; a stream has no single value to hold). */
     afterGate?: boolean;
     /**

@@ -72,7 +72,8 @@ export async function executeNode(session, spec, body, adapter = {}) {
     let input = spec.input;
     // Only a gate that holds builds its options and is awaited: the common pass costs one check.
     const hold = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
-    const finish = (status, output, extra) => {
+    // `shared`: the output is also handed to the host (an injected value), which may change it.
+    const finish = (status, output, extra, shared = false) => {
         session.flushTokens();
         // Assignments, not object spreads: this runs twice per loop step (see bench/step.mjs).
         const payload = {};
@@ -89,7 +90,10 @@ export async function executeNode(session, spec, body, adapter = {}) {
             payload.output = output;
         if (exec.heldMs > 0)
             payload.heldMs = exec.heldMs;
-        session.emitTo(run.runId, 'node.finished', payload);
+        if (adapter.ownsOutput === true && !shared)
+            session.emitOwned(run.runId, 'node.finished', payload);
+        else
+            session.emitTo(run.runId, 'node.finished', payload);
     };
     const aborted = () => {
         run.abort();
@@ -97,7 +101,7 @@ export async function executeNode(session, spec, body, adapter = {}) {
         return run.abortReason();
     };
     const injected = (decision, extra) => {
-        finish('ok', decision.output, { injected: true, ...extra });
+        finish('ok', decision.output, { injected: true, ...extra }, true);
         return adapter.fromInjected ? adapter.fromInjected(decision.output) : decision.output;
     };
     for (;;) {

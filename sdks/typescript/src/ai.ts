@@ -178,6 +178,7 @@ function stopReason(v3: boolean): unknown {
 
 function generateAdapter(v3: boolean): NodeAdapter<any> {
   return {
+    ownsOutput: true,
     outputOf: (result) => {
       const content: any[] = Array.isArray(result?.content) ? result.content : [];
       const text = content.filter((p) => p?.type === 'text').map((p) => p.text).join('');
@@ -197,6 +198,7 @@ function generateAdapter(v3: boolean): NodeAdapter<any> {
 
 function streamAdapter(s: Session, run: RunContext, instanceId: string, v3: boolean): NodeAdapter<any> {
   return {
+    ownsOutput: true,
     afterGate: false,
     fromInjected: (value) => {
       const parts = [

@@ -58,6 +58,12 @@ export interface NodeAdapter<T> {
   outputOf?: (result: T) => unknown;
   /** Extra `node.finished` fields for a result (usage, finishReason, model). */
   finishedOf?: (result: T) => Record<string, unknown> | undefined;
+  /**
+   * `outputOf`, `finishedOf`, `streaming` and `fromInjected` build the output and extra fields
+   * afresh (never hand on the host's objects): `node.finished` is then serialised when first
+   * sent, not at emit (default false).
+   */
+  ownsOutput?: boolean;
   /** Hold at `after` (default true; a stream has no single value to hold). */
   afterGate?: boolean;
   /**
@@ -136,7 +142,8 @@ export async function executeNode<T>(
   // Only a gate that holds builds its options and is awaited: the common pass costs one check.
   const hold = (point: PausePoint): Promise<Decision> =>
     session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
-  const finish = (status: 'ok' | 'error' | 'aborted', output: unknown, extra?: Record<string, unknown>) => {
+  // `shared`: the output is also handed to the host (an injected value), which may change it.
+  const finish = (status: 'ok' | 'error' | 'aborted', output: unknown, extra?: Record<string, unknown>, shared = false) => {
     session.flushTokens();
     // Assignments, not object spreads: this runs twice per loop step (see bench/step.mjs).
     const payload: Record<string, unknown> = {};
@@ -148,7 +155,8 @@ export async function executeNode<T>(
     payload.status = status;
     if (output !== undefined) payload.output = output;
     if (exec.heldMs > 0) payload.heldMs = exec.heldMs;
-    session.emitTo(run.runId, 'node.finished', payload);
+    if (adapter.ownsOutput === true && !shared) session.emitOwned(run.runId, 'node.finished', payload);
+    else session.emitTo(run.runId, 'node.finished', payload);
   };
   const aborted = (): unknown => {
     run.abort();
@@ -156,7 +164,7 @@ export async function executeNode<T>(
     return run.abortReason();
   };
   const injected = (decision: Decision, extra: Record<string, unknown>): T => {
-    finish('ok', decision.output, { injected: true, ...extra });
+    finish('ok', decision.output, { injected: true, ...extra }, true);
     return adapter.fromInjected ? adapter.fromInjected(decision.output) : (decision.output as T);
   };
   for (;;) {
