@@ -63,6 +63,19 @@ pub enum Command {
     /// Exit status: 0 when the runs did the same (no divergence), 1 when they diverge, 2 on
     /// an error (a run not found, an ambiguous id prefix, an unreadable database).
     Diff(DiffArgs),
+    /// Annotate a run or one node instance: thumbs up or down, a score, labels, a comment.
+    /// Written through the running `mindgate serve` that holds the database (its control
+    /// token from its token file in the Mindgate home), directly into it otherwise.
+    Annotate(AnnotateArgs),
+    /// Check a run against a baseline (a stored run, or a run exported with `export --jsonl`)
+    /// by the rules of a TOML file (without one: the same tool-call sequence, no new errors,
+    /// the same final output). Prints each rule with its outcome and, for a failed one, the
+    /// viewer link of its node; stores the result with the run (an annotation of kind
+    /// `check`). See docs/evaluate.md.
+    ///
+    /// Exit status: 0 when every rule holds, 1 when one fails, 2 on a usage error (a bad
+    /// rules file, a baseline that is not a run export, a run not found or still running).
+    Check(CheckArgs),
     /// Write one run to a file: JSON Lines (`--jsonl`: its summary then every stored
     /// event, lossless; `mindgate import` reads it back) or one self-contained HTML page
     /// (`--html`: the viewer's graph, timeline and inspector on the run, no server needed).
@@ -615,6 +628,9 @@ pub struct RunsArgs {
     /// Only runs carrying this tag (run meta `tags`).
     #[arg(long, value_name = "TAG")]
     pub tag: Option<String>,
+    /// Only runs with an annotation carrying this label (`mindgate annotate --label`).
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
     /// Show at most this many runs (newest first).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: u32,
@@ -680,6 +696,81 @@ pub struct DiffArgs {
     #[arg(long)]
     pub json: bool,
     /// Run database, read-only: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
+}
+
+/// Arguments of `mindgate annotate`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("verdict").args(["up", "down"])))]
+pub struct AnnotateArgs {
+    /// The run's id.
+    #[arg(value_name = "RUN_ID")]
+    pub run_id: String,
+    /// Annotate this node of the run rather than the whole run.
+    #[arg(long, value_name = "NODE_ID")]
+    pub node: Option<String>,
+    /// Annotate this instance of the node (with --node).
+    #[arg(long, value_name = "INSTANCE_ID", requires = "node")]
+    pub instance: Option<String>,
+    /// Thumbs up.
+    #[arg(long)]
+    pub up: bool,
+    /// Thumbs down.
+    #[arg(long)]
+    pub down: bool,
+    /// A score from 0 to 1 (any number with --score-name).
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    pub score: Option<f64>,
+    /// The name of a named numeric score.
+    #[arg(long, value_name = "NAME", requires = "score")]
+    pub score_name: Option<String>,
+    /// A label (repeat for several).
+    #[arg(long, value_name = "LABEL")]
+    pub label: Vec<String>,
+    /// A comment.
+    #[arg(long, value_name = "TEXT")]
+    pub comment: Option<String>,
+    /// Print the stored annotation as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Run database: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
+}
+
+/// Arguments of `mindgate check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The run to check (its id or a unique prefix); or --app NAME --latest.
+    #[arg(value_name = "RUN_ID")]
+    pub run_id: Option<String>,
+    /// The baseline: a stored run's id, or a file written by `mindgate export --jsonl`.
+    #[arg(long, value_name = "RUN|FILE.jsonl")]
+    pub baseline: String,
+    /// The rules (TOML); without it the default set applies (docs/evaluate.md).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Check the newest run of this app (with --latest).
+    #[arg(long, value_name = "NAME", requires = "latest")]
+    pub app: Option<String>,
+    /// With --app: the newest run of the app.
+    #[arg(long, requires = "app")]
+    pub latest: bool,
+    /// Wait at most this many seconds for a running run to finish (default: refuse it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub wait: u64,
+    /// Also write the outcomes as JUnit XML to this file.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Print the result as JSON (what is stored with the run).
+    #[arg(long)]
+    pub json: bool,
+    /// Run database: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
     /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
     #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
           value_parser = crate::db_arg::parse_run_db)]

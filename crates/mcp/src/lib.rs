@@ -31,6 +31,7 @@
 //! assert!(!server.tool_names().contains(&"resume".to_owned())); // read-only by default
 //! ```
 
+pub mod annotations;
 pub mod control;
 mod conversation;
 pub mod diff;

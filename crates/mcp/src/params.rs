@@ -55,6 +55,10 @@ pub struct ListRunsArgs {
     pub user: Option<String>,
     /// Only runs carrying this tag (run meta `tags`).
     pub tag: Option<String>,
+    /// Only runs with an annotation carrying this label.
+    pub label: Option<String>,
+    /// Only runs with an annotation of this verdict.
+    pub verdict: Option<VerdictArg>,
 }
 
 /// `list_threads` arguments.
@@ -249,4 +253,57 @@ pub struct ProcedureOutcomeArgs {
     pub id: String,
     /// Whether the reuse met the procedure's success criteria.
     pub success: bool,
+}
+
+/// A verdict, as an argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VerdictArg {
+    /// Thumbs up: good.
+    Up,
+    /// Thumbs down: bad.
+    Down,
+}
+
+impl From<VerdictArg> for mindgate_store::Verdict {
+    fn from(v: VerdictArg) -> Self {
+        match v {
+            VerdictArg::Up => mindgate_store::Verdict::Up,
+            VerdictArg::Down => mindgate_store::Verdict::Down,
+        }
+    }
+}
+
+/// `annotate` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AnnotateArgs {
+    /// The run (from list_runs).
+    pub run_id: String,
+    /// The node, to annotate one node rather than the run.
+    pub node_id: Option<String>,
+    /// The node instance (needs nodeId).
+    pub instance_id: Option<String>,
+    /// Thumbs up or down.
+    pub verdict: Option<VerdictArg>,
+    /// A score from 0 to 1 (any number when scoreName is given).
+    pub score: Option<f64>,
+    /// The name of a named numeric score.
+    pub score_name: Option<String>,
+    /// Free labels (each 1 to 64 bytes, at most 32).
+    pub labels: Option<Vec<String>>,
+    /// A comment.
+    pub comment: Option<String>,
+}
+
+/// `list_annotations` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListAnnotationsArgs {
+    /// Of this run.
+    pub run_id: Option<String>,
+    /// Of this node (with runId).
+    pub node_id: Option<String>,
+    /// Carrying this label.
+    pub label: Option<String>,
 }

@@ -140,6 +140,9 @@ pub fn list_runs(
         thread: args.thread.clone().filter(|t| !t.is_empty()),
         user: args.user.clone().filter(|u| !u.is_empty()),
         tag: args.tag.clone().filter(|t| !t.is_empty()),
+        label: args.label.clone().filter(|t| !t.is_empty()),
+        verdict: args.verdict.map(Into::into),
+        ..RunFilter::default()
     };
     let list = store.list_runs(&filter)?;
     let mut text = if list.runs.is_empty() {

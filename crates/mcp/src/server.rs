@@ -20,8 +20,9 @@ use crate::control::{self, HttpControl, PauseControl, ServerEndpoint};
 use crate::error::ToolError;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
-    DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs, GetThreadArgs,
-    ListPausesArgs, ListRunsArgs, ListTasksArgs, ListThreadsArgs, ResumeArgs, SearchEventsArgs,
+    AnnotateArgs, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
+    GetThreadArgs, ListAnnotationsArgs, ListPausesArgs, ListRunsArgs, ListTasksArgs,
+    ListThreadsArgs, ResumeArgs, SearchEventsArgs,
 };
 use crate::{runs, tasks};
 use mindgate_memory::agent::LazyMemory;
@@ -369,6 +370,35 @@ impl MindgateMcp {
         Parameters(args): Parameters<ListThreadsArgs>,
     ) -> CallToolResult {
         self.run_tool(move |s, l| crate::threads::list_threads(s, &args, l))
+            .await
+    }
+
+    /// An agent's annotation of a run or a node instance.
+    #[tool(
+        name = "annotate",
+        description = "Annotate a run or one node instance: thumbs up/down (verdict), a score (0-1, or any number with scoreName), labels and a comment. Stored with the run and marked as an agent's annotation (a person sees who wrote it). Needs runId; nodeId (and instanceId) to annotate one node.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn annotate(&self, Parameters(args): Parameters<AnnotateArgs>) -> CallToolResult {
+        self.run_tool(move |s, l| crate::annotations::annotate(s, &args, l))
+            .await
+    }
+
+    /// Annotations of a run, a node or a label.
+    #[tool(
+        name = "list_annotations",
+        description = "List the annotations of a run (optionally one node) or carrying a label, oldest first: verdict, score, labels, comment, check results, and whether a person or an agent wrote each.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn list_annotations(
+        &self,
+        Parameters(args): Parameters<ListAnnotationsArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| crate::annotations::list_annotations(s, &args, l))
             .await
     }
 

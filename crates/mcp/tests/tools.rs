@@ -808,6 +808,7 @@ fn control_tools_are_listed_only_when_allowed() {
     assert_eq!(
         read_only.tool_names(),
         [
+            "annotate",
             "block_append",
             "block_replace",
             "block_rethink",
@@ -823,6 +824,7 @@ fn control_tools_are_listed_only_when_allowed() {
             "get_run",
             "get_task_graph",
             "get_thread",
+            "list_annotations",
             "list_runs",
             "list_tasks",
             "list_threads",
@@ -1213,4 +1215,74 @@ async fn thread_tools_group_total_and_filter() {
     let runs = ok(&r).1["runs"].as_array().unwrap().clone();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["threadId"], "chat-7");
+}
+
+/// `annotate` stores an agent's annotation (marked so) through the read-only tool store;
+/// `list_annotations` lists it; `list_runs` filters by its label; a bad one is refused.
+#[tokio::test]
+async fn annotate_marks_an_agents_annotation_and_list_runs_filters_by_label() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().to_path_buf();
+    {
+        let (w, _) =
+            Writer::open(&home.join("mindgate.db"), WriterConfig::default(), None).expect("writer");
+        for id in ["a1", "a2"] {
+            w.append(ev(
+                id,
+                0,
+                T0,
+                "run.started",
+                json!({"app": "chat", "sdk": {"name": "t", "version": "1"}}),
+            ))
+            .expect("append");
+            w.append(ev(
+                id,
+                1,
+                T0 + 1_000,
+                "run.finished",
+                json!({"status": "ok"}),
+            ))
+            .expect("append");
+        }
+        w.close().expect("close");
+    }
+    let server = MindgateMcp::new(config(&home));
+    let r = server
+        .annotate(Parameters(mindgate_mcp::params::AnnotateArgs {
+            run_id: "a2".into(),
+            verdict: Some(mindgate_mcp::params::VerdictArg::Down),
+            labels: Some(vec!["loops".into()]),
+            comment: Some("called search three times".into()),
+            ..Default::default()
+        }))
+        .await;
+    let (text, v) = ok(&r);
+    assert!(text.contains("by an agent"), "{text}");
+    assert_eq!(v["annotation"]["author"]["kind"], "agent");
+    let r = server
+        .list_annotations(Parameters(mindgate_mcp::params::ListAnnotationsArgs {
+            run_id: Some("a2".into()),
+            ..Default::default()
+        }))
+        .await;
+    assert_eq!(ok(&r).1["annotations"][0]["labels"], json!(["loops"]));
+    let r = server
+        .list_runs(Parameters(ListRunsArgs {
+            label: Some("loops".into()),
+            ..Default::default()
+        }))
+        .await;
+    let runs = ok(&r).1["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["id"], "a2");
+    let r = server
+        .annotate(Parameters(mindgate_mcp::params::AnnotateArgs {
+            run_id: "a1".into(),
+            score: Some(4.0),
+            ..Default::default()
+        }))
+        .await;
+    let (code, message) = err(&r);
+    assert_eq!(code, "bad_request");
+    assert!(message.contains("from 0 to 1"), "{message}");
 }

@@ -63,6 +63,24 @@ pub enum StoreError {
         /// The run involved.
         run_id: String,
     },
+    /// An annotation breaks a rule (the message says which); nothing was stored.
+    #[error("{message}")]
+    BadAnnotation {
+        /// What is wrong.
+        message: String,
+    },
+    /// No live annotation has this id.
+    #[error("no annotation {id}")]
+    NoAnnotation {
+        /// The id asked for.
+        id: String,
+    },
+    /// No run has this id.
+    #[error("no run {run_id}")]
+    NoRun {
+        /// The id asked for.
+        run_id: String,
+    },
     /// A stored value could not be decoded.
     #[error("corrupt stored value in run {run_id}: {message}")]
     Corrupt {
@@ -82,6 +100,8 @@ impl StoreError {
             | StoreError::Unreachable { .. }
             | StoreError::Pool(_)
             | StoreError::RunBusy { .. } => ErrorCode::Unavailable,
+            StoreError::BadAnnotation { .. } => ErrorCode::BadRequest,
+            StoreError::NoAnnotation { .. } | StoreError::NoRun { .. } => ErrorCode::NotFound,
             _ => ErrorCode::Internal,
         }
     }

@@ -48,6 +48,7 @@
 //! writer.close().unwrap();
 //! ```
 
+pub mod annotations;
 pub mod cost;
 mod database;
 pub mod diff;
@@ -67,6 +68,10 @@ pub mod threads;
 pub mod transfer;
 mod writer;
 
+pub use annotations::{
+    Annotation, AnnotationFilter, AnnotationKind, AnnotationPatch, AnnotationVersion, Author,
+    AuthorKind, NewAnnotation, Verdict,
+};
 pub use cost::{AppCost, AppCosts, run_cost, usage_counts};
 pub use database::{MigrateReport, migrate};
 pub use diff::{DiffError, RunDiff};

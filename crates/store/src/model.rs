@@ -154,7 +154,7 @@ pub struct RunSummary {
 }
 
 /// Which runs [`crate::RunStore::list_runs`] returns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunFilter {
     /// At most this many (default 50, capped at 1,000).
@@ -173,6 +173,14 @@ pub struct RunFilter {
     pub user: Option<String>,
     /// Only runs carrying this tag.
     pub tag: Option<String>,
+    /// Only runs with a live annotation carrying this label.
+    pub label: Option<String>,
+    /// Only runs with a live annotation of this verdict.
+    pub verdict: Option<crate::annotations::Verdict>,
+    /// Only runs with a live annotation scored at least this.
+    pub min_score: Option<f64>,
+    /// Only runs with a live annotation scored at most this.
+    pub max_score: Option<f64>,
 }
 
 impl RunFilter {

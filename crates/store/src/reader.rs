@@ -298,6 +298,7 @@ impl RunStore {
                 sql.push_str(" AND EXISTS (SELECT 1 FROM json_each(runs.tags_json) WHERE value = ?)");
                 args.push(tag.clone().into());
             }
+            crate::annotations::sqlite_run_filter(filter, &mut sql, &mut args);
             if let Some(q) = filter.q.as_deref().filter(|q| !q.is_empty()) {
                 sql.push_str(
                     " AND (id LIKE ?1q ESCAPE '\\' OR name LIKE ?1q ESCAPE '\\' OR app LIKE ?1q ESCAPE '\\')",

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Result, StoreError};
 
 /// Version of the schema this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS runs (
@@ -136,6 +136,8 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
         "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs(thread_id, started_at) \
          WHERE thread_id IS NOT NULL;",
     )?;
+    // Version 5: annotations and their history (new tables, nothing to fill).
+    conn.execute_batch(crate::annotations::SQLITE_TABLES)?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok(conn)
 }

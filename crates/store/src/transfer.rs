@@ -20,6 +20,10 @@
 //! trusted: they are counted again from the events by the writer's own rule
 //! ([`crate::tally`]) and the run row takes those.
 //!
+//! After the events come the run's live annotations, one `{"annotation": {…}}` line each
+//! ([`crate::annotations`]); an import stores them in the same transaction (under their
+//! own ids, or fresh ones when the run takes another id).
+//!
 //! The format is described for people in `docs/share.md`.
 
 mod sqlite_target;
@@ -92,6 +96,13 @@ struct HeaderOut<'a> {
     run: &'a RunSummary,
 }
 
+/// An annotation line of an export.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnnotationLine<T> {
+    annotation: T,
+}
+
 /// The run of a header line, as read (the fields the run row keeps).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -133,6 +144,8 @@ pub(crate) trait ImportTarget {
     /// Writes what is held and commits run `run_id`, whose stored `seqs` are given (a
     /// backend whose servers follow each other's commits announces them).
     fn commit(&mut self, run_id: &str, seqs: &HashSet<u64>) -> Result<(), StoreError>;
+    /// Stores one checked annotation of the run.
+    fn insert_annotation(&mut self, annotation: &crate::Annotation) -> Result<(), StoreError>;
     /// Undoes the transaction (errors are logged: the transaction ends either way).
     fn rollback(&mut self);
 }
@@ -208,6 +221,15 @@ impl RunStore {
                 break;
             }
             after = page.next_after_seq;
+        }
+        let annotations = self.list_annotations(&crate::AnnotationFilter {
+            run_id: Some(run_id.to_owned()),
+            ..Default::default()
+        })?;
+        for annotation in &annotations {
+            serde_json::to_writer(&mut *out, &AnnotationLine { annotation })
+                .map_err(std::io::Error::from)?;
+            out.write_all(b"\n")?;
         }
         out.flush()?;
         Ok(Some(written))
@@ -355,6 +377,40 @@ impl RunImport {
     /// Events added so far.
     pub fn events_read(&self) -> u64 {
         self.read
+    }
+
+    /// Checks and stores one line after the header: an event, or an annotation
+    /// (`{"annotation": …}`).
+    pub fn add_line(&mut self, line: u64, text: &str) -> Result<(), TransferError> {
+        if text.trim_start().starts_with("{\"annotation\"") {
+            self.add_annotation(line, text)
+        } else {
+            self.add_event(line, text)
+        }
+    }
+
+    /// Checks and stores one annotation line (its run is the imported one).
+    pub fn add_annotation(&mut self, line: u64, text: &str) -> Result<(), TransferError> {
+        let bad = |message: String| TransferError::Line { line, message };
+        let parsed: AnnotationLine<crate::Annotation> =
+            serde_json::from_str(text).map_err(|e| bad(format!("invalid annotation: {e}")))?;
+        let mut annotation = parsed.annotation;
+        if annotation.run_id != self.exported_id {
+            return Err(bad(format!(
+                "annotation of run {}, but the header is of run {}",
+                annotation.run_id, self.exported_id
+            )));
+        }
+        if self.run_id != self.exported_id {
+            annotation.id = crate::annotations::new_id();
+        }
+        annotation.run_id.clone_from(&self.run_id);
+        annotation.deleted_at = None;
+        annotation
+            .check_fields()
+            .map_err(|e| bad(format!("invalid annotation: {e}")))?;
+        self.target.insert_annotation(&annotation)?;
+        Ok(())
     }
 
     /// Checks and stores one event line (`line` is its 1-based number in the file, for

@@ -219,6 +219,7 @@ fn drop_held_column(db: &TestDb) {
                     "ALTER TABLE runs DROP COLUMN held_ms, DROP COLUMN thread_id, \
                      DROP COLUMN user_id, DROP COLUMN tags_json; \
                      DROP INDEX events_search; DROP INDEX events_payload_text; \
+                     DROP TABLE annotations; DROP TABLE annotation_history; \
                      DELETE FROM mindgate_run_migrations WHERE version >= 3;",
                 )
                 .expect("downgrade");

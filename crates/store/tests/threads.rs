@@ -257,6 +257,7 @@ fn drop_thread_columns(db: &TestDb) {
                     "ALTER TABLE runs DROP COLUMN thread_id, DROP COLUMN user_id, \
                      DROP COLUMN tags_json; \
                      DROP INDEX events_search; DROP INDEX events_payload_text; \
+                     DROP TABLE annotations; DROP TABLE annotation_history; \
                      DELETE FROM mindgate_run_migrations WHERE version >= 4;",
                 )
                 .expect("downgrade");

@@ -37,6 +37,11 @@ export async function embeddedApi(path, method = 'GET') {
   if (p === '/api/runs') return { runs: [e.run], nextBefore: null };
   if (p === `/api/runs/${id}`) return { ...e.run, pauses: [] };
   if (p === `/api/runs/${id}/report` && e.report) return e.report;
+  if (p === '/api/annotations') {
+    const nodeId = url.searchParams.get('nodeId');
+    const all = e.annotations || [];
+    return { annotations: nodeId ? all.filter((a) => a.nodeId === nodeId) : all };
+  }
   if (p === `/api/runs/${id}/graph`) return { runId: e.run.id, nodes: e.snapshot.nodes, edges: e.snapshot.edges || [], ...(e.snapshot.times || {}) };
   const node = p.startsWith(`/api/runs/${id}/nodes/`) ? decodeURIComponent(p.slice(`/api/runs/${id}/nodes/`.length)) : null;
   if (node !== null && e.nodes && e.nodes[node]) return e.nodes[node];

@@ -15,6 +15,7 @@ import { retrieverSection } from './memorylinks.js';
 import { applyNodeDetail } from './graphdelta.js';
 import { EMBEDDED } from './embedded.js';
 import { TranscriptView } from './transcript.js';
+import { AnnotationBox } from './annotations.js';
 
 /** Waits this long after one detail read before the next one of a node that keeps changing. */
 const DETAIL_REFRESH_MS = 200;
@@ -110,8 +111,9 @@ export class Inspector {
       toolTarget: (name, callId) => this.toolTarget(name, callId),
       onOpen: (target) => this.store.selectNode(target.nodeId, { reveal: true, instanceId: target.instanceId || null }),
     });
+    this.annot = new AnnotationBox(store, { label: 'Annotations of this node', onOpenNode: (id) => store.selectNode(id, { reveal: true }) });
     this.body = el('div', { class: 'insp-body', hidden: true },
-      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.costBox, this.errorBox, this.convoBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
+      this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.annot.element, this.costBox, this.errorBox, this.convoBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
     host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
     this.node = null;
     this.rev = -1;
@@ -152,6 +154,7 @@ export class Inspector {
     let inst = this.store.instanceId ? m.instances.get(this.store.instanceId) : null;
     if (!inst || inst.node !== node) inst = insts[insts.length - 1] || null;
     if (nodeChanged && inst) this.instList.scrollToIndex(insts.indexOf(inst));
+    if (m.runId !== this.store.local) this.annot.setTarget(m.runId, node.id, inst && inst.id);
     this.renderInstance(inst);
   }
 

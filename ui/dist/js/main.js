@@ -39,8 +39,8 @@ const router = new Router(store);
 new RunList($('runs'), store, router);
 // An exported page has no held-gates panel (`mindgate export --html` leaves it out).
 if ($('pauses')) new PausePanel($('pauses'), store);
-new Inspector($('inspector'), store);
-new RunBar($('runbar'), store, graph);
+const inspector = new Inspector($('inspector'), store);
+const runBar = new RunBar($('runbar'), store, graph);
 new Timeline($('timeline'), store);
 new Search($('search'), store, router);
 if ($('thread-page') && !store.exported) new ThreadPage($('thread-page'), document.querySelector('main.layout'), store);
@@ -84,6 +84,12 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'g') { e.preventDefault(); graph.canvas.focus(); }
   else if (e.key === '?') { e.preventDefault(); $('help').showModal(); }
   else if (e.key === 'Escape') { if (store.nodeId) store.selectNode(null); }
+  else if (e.key === 'u' || e.key === 'U') { if (runBar.annotateKey('up')) e.preventDefault(); }
+  else if (e.key === 'b' || e.key === 'B') { if (runBar.annotateKey('down')) e.preventDefault(); }
+  else if (e.key === 'l' || e.key === 'L') {
+    const box = store.nodeId ? inspector.annot : null;
+    if (box && box.writable) { e.preventDefault(); box.labels.focus(); }
+  }
 });
 
 // ---- go -----------------------------------------------------------------------
@@ -94,6 +100,7 @@ router.apply();
 window.mindgate = {
   store,
   graph,
+  inspector,
   boxes: () => graph.boxes(),
   prepareSynthetic: (nodes, events) => prepareSynthetic(nodes, events),
   openSynthetic: (nodes, events) => openSynthetic(store, nodes, events),

@@ -4,6 +4,7 @@ import { el } from './dom.js';
 import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced, runDuration, runWork } from './format.js';
 import { describeMatcher } from './store.js';
 import { EMBEDDED } from './embedded.js';
+import { AnnotationBox } from './annotations.js';
 
 const KINDS = ['agent', 'llm', 'tool', 'chain', 'retriever', 'server', 'resource', 'prompt', 'custom'];
 
@@ -24,7 +25,22 @@ export class RunBar {
       onchange: (e) => { if (e.target.value) store.addBreakpoint({ kind: e.target.value, point: 'before' }); e.target.value = ''; },
     }, el('option', { value: '' }, '+ Break by kind…'), KINDS.map((k) => el('option', { value: k }, `before every ${k}`)));
     this.chips = el('div', { class: 'chips', role: 'list', 'aria-label': 'Breakpoints' });
-    this.info = el('div', { class: 'run-info small', 'aria-live': 'off' });
+    this.infoText = el('span', { class: 'run-info-text' });
+    this.info = el('div', { class: 'run-info small', 'aria-live': 'off' }, this.infoText);
+    // The run's annotations: thumbs up / down at once, the rest in a dialog (docs/evaluate.md).
+    this.runAnnot = new AnnotationBox(store, { label: 'Annotations of this run', onOpenNode: (id) => { this.annotDialog.close(); store.selectNode(id, { reveal: true }); } });
+    this.annotDialog = el('dialog', { class: 'annot-dialog', 'aria-label': 'Annotations of this run' },
+      el('div', { class: 'annot-dialog-body' }, this.runAnnot.element,
+        el('div', { class: 'dialog-actions' }, el('button', { type: 'button', class: 'btn', onclick: () => this.annotDialog.close() }, 'Close'))));
+    document.body.append(this.annotDialog);
+    this.annotSummary = el('span', { class: 'annot-summary small', 'data-testid': 'run-annotations' });
+    const quick = (v, glyph, name) => el('button', { type: 'button', class: 'icon-btn annot-quick', 'aria-label': `${name} for this run`, title: `${name} for this run (${v === 'up' ? 'U' : 'B'})`, onclick: () => this.runAnnot.save(v) }, glyph);
+    this.annotGroup = el('div', { class: 'annot-bar', role: 'group', 'aria-label': 'Annotate this run' },
+      EMBEDDED ? '' : quick('up', '▲', 'Thumbs up'), EMBEDDED ? '' : quick('down', '▼', 'Thumbs down'),
+      el('button', { type: 'button', class: 'small-btn annot-open', onclick: () => { this.runAnnot.reload(); this.annotDialog.showModal(); } }, this.annotSummary));
+    store.on('annotations', (t) => { if (t && !t.nodeId) this.renderAnnotSummary(); });
+    store.on('run', () => this.syncAnnotTarget());
+    store.on('model', () => this.syncAnnotTarget());
     document.getElementById('graph-region').append(this.info);
     // An exported page is read-only: it has no mode, pause-on-error or breakpoint controls.
     const controls = EMBEDDED ? [] : [
@@ -34,6 +50,7 @@ export class RunBar {
       this.kindSel,
       this.chips,
     ];
+    this.info.append(this.annotGroup);
     host.append(
       ...controls,
       el('div', { class: 'spacer' }),
@@ -48,6 +65,38 @@ export class RunBar {
     store.on('runs', () => this.renderInfo());
     setInterval(() => { if (store.model && store.model.info.status === 'running') this.renderInfo(); }, 1000);
     this.render();
+  }
+
+  /** The run bar's annotations follow the open run. */
+  syncAnnotTarget() {
+    const m = this.store.model;
+    const runId = m && m.runId !== this.store.local ? m.runId : null;
+    this.annotGroup.hidden = !runId;
+    if (runId && (!this.runAnnot.target || this.runAnnot.target.runId !== runId)) this.runAnnot.setTarget(runId, null, null);
+  }
+
+  /** ▲ n · ▼ n · notes, and a check's verdict. */
+  renderAnnotSummary() {
+    const items = this.runAnnot.items || [];
+    const up = items.filter((a) => a.verdict === 'up').length;
+    const down = items.filter((a) => a.verdict === 'down').length;
+    const check = [...items].reverse().find((a) => a.kind === 'check' && a.check);
+    const parts = [];
+    if (up) parts.push(`▲ ${up}`);
+    if (down) parts.push(`▼ ${down}`);
+    const notes = items.length - up - down - (check ? 1 : 0);
+    if (notes > 0) parts.push(`${notes} note${notes === 1 ? '' : 's'}`);
+    this.annotSummary.replaceChildren(
+      parts.length ? parts.join(' · ') : 'Annotate…',
+      check ? el('span', { class: `pill ${check.check.passed ? 'st-ok' : 'st-error'}`, 'data-testid': 'run-check' }, check.check.passed ? 'check passed' : 'check failed') : '');
+  }
+
+  /** U / B: thumbs up / down for the selected node, else for the run. */
+  annotateKey(verdict) {
+    if (EMBEDDED || this.store.readOnly || !this.runAnnot.target) return false;
+    const insp = window.mindgate && window.mindgate.inspector;
+    if (this.store.nodeId && insp) insp.annot.save(verdict); else this.runAnnot.save(verdict);
+    return true;
   }
 
   zoom(f) {
@@ -78,7 +127,7 @@ export class RunBar {
 
   renderInfo() {
     const m = this.store.model;
-    if (!m) { this.info.textContent = ''; return; }
+    if (!m) { this.infoText.replaceChildren(); return; }
     // Every figure is the run summary's (the run list's, docs/glossary.md); instances are
     // the graph's (the server projection). Name, status and times: store.syncRunInfo.
     const { status } = m.info;
@@ -88,7 +137,7 @@ export class RunBar {
     const tokens = (u.inputTokens || 0) + (u.outputTokens || 0);
     const dur = runDuration(r ? { ...r, status } : { ...m.info, status });
     const cost = r && r.cost;
-    this.info.replaceChildren(
+    this.infoText.replaceChildren(
       el('strong', {}, m.info.name || m.runId), ' ',
       el('span', { class: `pill st-${status}` }, status), ' ',
       this.store.loading ? el('span', { class: 'pill st-running' }, 'loading the graph…') : '', ' ',

@@ -8,15 +8,25 @@ import { VirtualList } from './vlist.js';
 import { api } from './conn.js';
 import { threadHref } from './threadpage.js';
 
-/** `thread:ID`, `user:ID` and `tag:TAG` in the filter box match a run's meta keys exactly. */
+/**
+ * `thread:ID`, `user:ID` and `tag:TAG` in the filter box match a run's meta keys exactly;
+ * `label:L`, `verdict:up|down`, `score>=X` and `score<=X` match its annotations (the server
+ * answers which runs: `GET /api/runs?label&verdict&minScore&maxScore`).
+ */
 function parseFilter(text) {
   const keys = {};
+  const annot = {};
   const words = [];
   for (const w of text.split(/\s+/).filter(Boolean)) {
     const m = /^(thread|user|tag):(.+)$/i.exec(w);
-    if (m) keys[m[1].toLowerCase()] = m[2]; else words.push(w.toLowerCase());
+    const a = /^(label|verdict):(.+)$/i.exec(w);
+    const s = /^score(>=|<=)([0-9.]+)$/i.exec(w);
+    if (m) keys[m[1].toLowerCase()] = m[2];
+    else if (a) annot[a[1].toLowerCase()] = a[2];
+    else if (s) annot[s[1] === '>=' ? 'minScore' : 'maxScore'] = s[2];
+    else words.push(w.toLowerCase());
   }
-  return { keys, q: words.join(' ') };
+  return { keys, annot, q: words.join(' ') };
 }
 
 const STATUSES = ['all', 'running', 'ok', 'error', 'aborted', 'abandoned'];
@@ -30,7 +40,7 @@ export class RunList {
     this.grouped = false;
     this.threads = new Map();
     const text = el('input', {
-      type: 'search', class: 'runs-filter', placeholder: 'Filter runs', title: 'Name, app or id; thread:ID, user:ID or tag:TAG match those keys exactly', 'aria-label': 'Filter runs by name, app or id, or thread:, user:, tag:',
+      type: 'search', class: 'runs-filter', placeholder: 'Filter runs', title: 'Name, app or id; thread:ID, user:ID or tag:TAG match those keys exactly; label:L, verdict:up|down, score>=X, score<=X match the runs\' annotations', 'aria-label': 'Filter runs by name, app or id, or thread:, user:, tag:, label:, verdict:up|down, score>=X, score<=X',
       oninput: (e) => { this.filterText = e.target.value.trim(); this.update(); },
     });
     const group = el('label', { class: 'runs-group', title: 'One row per thread: the runs of one conversation (run meta threadId, conversationId or sessionId)' },
@@ -56,6 +66,7 @@ export class RunList {
     host.append(el('div', { class: 'runs-foot' }, this.emptyMsg, this.more));
     store.on('runs', () => { this.update(); if (this.grouped) { clearTimeout(this.threadTimer); this.threadTimer = setTimeout(() => this.loadThreads(), 500); } });
     store.on('run', () => this.list.refresh());
+    store.on('annotations', () => { if (this.annotKey) { this.annotKey = null; this.update(); } });
     // Durations of running runs tick (held ones too: a run's duration runs until it ends).
     setInterval(() => {
       for (const row of this.list.rows.values()) {
@@ -69,10 +80,12 @@ export class RunList {
     // A cost read with the run list is current at the run's lastSeq of that moment; live
     // summaries carry none, so a run that ends later has its cost read again (costFor).
     for (const r of this.store.runs.values()) if (r.cost && r.costLastSeq === undefined) r.costLastSeq = r.lastSeq;
-    const { keys, q } = parseFilter(this.filterText);
+    const { keys, annot, q } = parseFilter(this.filterText);
+    const annotated = this.annotatedRuns(annot);
     const st = this.filterStatus;
     let items = this.store.runsOrdered.filter((r) => {
       if (st !== 'all' && r.status !== st) return false;
+      if (annotated && !annotated.has(r.id)) return false;
       if (keys.thread && r.threadId !== keys.thread) return false;
       if (keys.user && r.userId !== keys.user) return false;
       if (keys.tag && !(r.tags || []).includes(keys.tag)) return false;
@@ -89,6 +102,26 @@ export class RunList {
       + (this.grouped ? ` · ${countOf(threads, 'thread')}` : '');
     this.emptyMsg.hidden = total > 0;
     this.more.hidden = this.store.olderExhausted;
+  }
+
+  /**
+   * The ids of the runs whose annotations match (`null`: no annotation filter). Read from
+   * the server once per filter; the list updates when the answer comes.
+   */
+  annotatedRuns(annot) {
+    const q = new URLSearchParams(annot);
+    if (![...q.keys()].length) return null;
+    q.set('limit', '1000');
+    const key = q.toString();
+    if (this.annotKey === key) return this.annotIds || new Set();
+    this.annotKey = key;
+    this.annotIds = null;
+    api(this.store.token, `/api/runs?${key}`).then((data) => {
+      if (this.annotKey !== key) return;
+      this.annotIds = new Set((data.runs || []).map((r) => r.id));
+      this.update();
+    }).catch(() => { if (this.annotKey === key) { this.annotIds = new Set(); this.update(); } });
+    return new Set();
   }
 
   /** One entry per thread (where its latest shown run stands), runs without one as they are. */

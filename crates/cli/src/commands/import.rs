@@ -132,7 +132,7 @@ pub fn import_run_export(
             continue;
         }
         import
-            .add_event(number, &line)
+            .add_line(number, &line)
             .with_context(|| format!("{} was not imported", file.display()))?;
     }
     let report = import

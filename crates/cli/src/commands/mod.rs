@@ -1,5 +1,7 @@
 //! One function per subcommand.
 
+mod annotate;
+mod check;
 mod check_frames;
 mod demo;
 mod diff;
@@ -15,6 +17,7 @@ mod search;
 mod serve;
 mod taskgraph;
 mod tasks;
+mod write_route;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -37,6 +40,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(args) => runs::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Annotate(args) => annotate::run(&args),
+        Command::Check(args) => check::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Tasks(args) => tasks::run(&args),

@@ -71,6 +71,7 @@ fn list(store: &RunStore, args: &RunsArgs, since: Option<i64>) -> anyhow::Result
         thread: args.thread.clone(),
         user: args.user.clone(),
         tag: args.tag.clone(),
+        label: args.label.clone(),
         ..RunFilter::default()
     };
     let mut runs = Vec::new();

@@ -6,7 +6,7 @@
 //! The agent token (`<home>/run/agent-<port>.json`, written beside the control token's
 //! file) is what agents get: the SDK's memory client and `mindgate mcp` use it. It reaches
 //! the memory API (recorded as `agent`), the reads, `/mcp`, and the resume of held gates
-//! (`mindgate mcp --allow-control`); a person's acts answer 403 to it: validating or
+//! (`mindgate mcp --allow-control`) and the annotations (recorded as an agent's); a person's acts answer 403 to it: validating or
 //! rejecting a quarantined memory (forced or not), and every other state change
 //! (breakpoints, the mode, replays, runs, …).
 
@@ -69,7 +69,8 @@ pub fn agent_refusal(method: &Method, path: &str) -> Option<&'static str> {
     let mcp = path == "/mcp" || path.starts_with("/mcp/");
     let resume =
         path.starts_with("/api/runs/") && path.ends_with("/resume") && path.contains("/pauses/");
-    if mcp || resume {
+    let annotation = path == "/api/annotations" || path.starts_with("/api/annotations/");
+    if mcp || resume || annotation {
         return None;
     }
     Some(

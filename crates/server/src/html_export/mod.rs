@@ -65,6 +65,35 @@ struct Export {
     snapshot: Snapshot,
     nodes: BTreeMap<String, page_data::PageNodeDetail>,
     report: Option<page_data::PageReport>,
+    /// The run's live annotations (a check's rule messages left out when anything is
+    /// hidden: they may quote an output).
+    annotations: Vec<mindgate_store::Annotation>,
+}
+
+/// The run's annotations for the page.
+fn page_annotations(
+    store: &RunStore,
+    run_id: &str,
+    hide: Redaction,
+) -> Result<Vec<mindgate_store::Annotation>, StoreError> {
+    let mut annotations = store.list_annotations(&mindgate_store::AnnotationFilter {
+        run_id: Some(run_id.to_owned()),
+        ..Default::default()
+    })?;
+    if hide != Redaction::default() {
+        for a in &mut annotations {
+            let rules = a.check.as_mut().and_then(|c| c.get_mut("rules"));
+            if let Some(serde_json::Value::Array(rules)) = rules {
+                for rule in rules
+                    .iter_mut()
+                    .filter_map(serde_json::Value::as_object_mut)
+                {
+                    rule.remove("message");
+                }
+            }
+        }
+    }
+    Ok(annotations)
 }
 
 #[derive(Serialize)]
@@ -213,6 +242,7 @@ pub fn export_html(
         },
         nodes,
         report,
+        annotations: page_annotations(store, run_id, hide)?,
     };
     let index = asset("index.html")
         .ok_or_else(|| HtmlExportError::MissingAsset("index.html".to_owned()))?;

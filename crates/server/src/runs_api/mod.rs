@@ -14,6 +14,7 @@ use mindgate_store::{RunFilter, RunState, RunStore};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub(crate) mod annotations;
 pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod graph;
@@ -122,6 +123,12 @@ pub struct RunsQuery {
     thread: Option<String>,
     user: Option<String>,
     tag: Option<String>,
+    label: Option<String>,
+    verdict: Option<String>,
+    #[serde(rename = "minScore")]
+    min_score: Option<f64>,
+    #[serde(rename = "maxScore")]
+    max_score: Option<f64>,
 }
 
 /// `GET /api/runs`
@@ -138,6 +145,13 @@ pub async fn list_runs(
         })?),
         None => None,
     };
+    let verdict =
+        match q.verdict.as_deref().filter(|s| !s.is_empty()) {
+            Some(v) => Some(mindgate_store::Verdict::parse(v).ok_or_else(|| {
+                ApiError::bad_request(format!("unknown verdict '{v}' (up, down)"))
+            })?),
+            None => None,
+        };
     let filter = RunFilter {
         limit: q.limit,
         before: q.before,
@@ -147,6 +161,10 @@ pub async fn list_runs(
         thread: q.thread.filter(|t| !t.is_empty()),
         user: q.user.filter(|u| !u.is_empty()),
         tag: q.tag.filter(|t| !t.is_empty()),
+        label: q.label.filter(|t| !t.is_empty()),
+        verdict,
+        min_score: q.min_score,
+        max_score: q.max_score,
     };
     let list = blocking(&state, move |s| s.list_runs(&filter)).await?;
     Ok(Json(list).into_response())

@@ -92,6 +92,16 @@ pub fn router(state: AppState) -> Router {
             get(runs_api::threads::get_thread),
         )
         .route("/api/errors", get(runs_api::errors))
+        .route(
+            "/api/annotations",
+            get(runs_api::annotations::list).post(runs_api::annotations::create),
+        )
+        .route(
+            "/api/annotations/{id}",
+            get(runs_api::annotations::get)
+                .patch(runs_api::annotations::update)
+                .delete(runs_api::annotations::delete),
+        )
         .route("/api/diff", get(crate::runs_api::diff::diff))
         .route("/api/demo", post(crate::runs_api::demo::start_demo))
         .merge(crate::otlp::routes())

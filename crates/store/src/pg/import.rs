@@ -184,6 +184,11 @@ impl ImportTarget for PgTarget {
         Ok(self.client.batch_execute("COMMIT")?)
     }
 
+    fn insert_annotation(&mut self, annotation: &crate::Annotation) -> Result<(), StoreError> {
+        use crate::annotations::AnnotationDb;
+        crate::annotations::PgAnnotations(&mut self.client).insert(annotation)
+    }
+
     fn rollback(&mut self) {
         self.held.clear();
         if let Err(e) = self.client.batch_execute("ROLLBACK") {

@@ -148,7 +148,7 @@ impl PgReader {
         &self.url
     }
 
-    fn conn(&self) -> Result<PooledClient> {
+    pub(crate) fn conn(&self) -> Result<PooledClient> {
         match &self.pool {
             Some(pool) => Ok(pool.get()?),
             None => Err(StoreError::WriterGone),
@@ -233,6 +233,7 @@ impl PgReader {
                 Box::new(tag.clone()),
             );
         }
+        crate::annotations::pg_run_filter(filter, &mut sql, &mut args);
         if let Some(q) = filter.q.as_deref().filter(|q| !q.is_empty()) {
             push_arg(
                 &mut sql,
@@ -611,7 +612,7 @@ pub(crate) fn summaries(client: &mut postgres::Client, ids: &[String]) -> Result
 }
 
 /// Appends `clause` with each `?` standing for the new parameter `v`.
-fn push_arg(
+pub(crate) fn push_arg(
     sql: &mut String,
     args: &mut Vec<Box<dyn ToSql + Sync>>,
     clause: &str,

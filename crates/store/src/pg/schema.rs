@@ -136,6 +136,7 @@ pub(crate) const MIGRATIONS: Migrations<'static> = Migrations {
         V3_HELD_MS,
         V4_THREAD_KEYS,
         V5_SEARCH,
+        crate::annotations::PG_TABLES,
     ],
 };
 

@@ -137,6 +137,11 @@ impl ImportTarget for SqliteTarget {
         Ok(self.conn.execute_batch("COMMIT")?)
     }
 
+    fn insert_annotation(&mut self, annotation: &crate::Annotation) -> Result<(), StoreError> {
+        use crate::annotations::AnnotationDb;
+        crate::annotations::SqliteAnnotations(&self.conn).insert(annotation)
+    }
+
     fn rollback(&mut self) {
         if let Err(e) = self.conn.execute_batch("ROLLBACK") {
             tracing::warn!(error = %e, "rolling back an unfinished import failed");

@@ -1,0 +1,121 @@
+// End-to-end: annotations in the viewer, on two runs recorded by the real GraphMind client
+// (graphmind-ai, tests/browser/agents/diff_agent.py): a person annotates a node in the
+// inspector (thumbs down, labels, a comment), thumbs a node up with the U key, thumbs the
+// run up from the run bar, an agent's annotation (the agent token) is marked as an
+// agent's, and the run list filters by label and verdict. Screenshots light and dark in
+// test-artifacts/evaluate/.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startServer, launchBrowser, openPage, runAgent, until, ROOT } from './lib/harness.mjs';
+
+let srv;
+let browser;
+const ids = {};
+
+function shot(name) {
+  const dir = path.join(ROOT, 'test-artifacts', 'evaluate');
+  mkdirSync(dir, { recursive: true });
+  return path.join(dir, name);
+}
+
+async function record(name, variant) {
+  const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_VARIANT: variant }, 'diff_agent.py');
+  const out = await agent.waitFor('RUN-END ok');
+  await agent.exited;
+  const id = /RUN-ID (\S+)/.exec(out)[1];
+  await until(async () => {
+    const res = await fetch(`${srv.base}/api/runs/${encodeURIComponent(id)}`);
+    return res.ok && (await res.json()).status === 'ok';
+  }, { what: `run ${name} finished` });
+  return id;
+}
+
+async function annotations(query) {
+  const res = await fetch(`${srv.base}/api/annotations?${query}`);
+  return (await res.json()).annotations;
+}
+
+before(async () => {
+  srv = await startServer();
+  ids.a = await record('trip', 'a');
+  ids.b = await record('trip', 'b');
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+});
+
+test('annotate a node and the run, then filter the run list by label', async () => {
+  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(ids.a)}/node/${encodeURIComponent('tool:search')}`));
+  const box = page.locator('#inspector .annot');
+  await box.locator('.annot-form').waitFor();
+  await box.getByRole('button', { name: 'Thumbs down' }).click();
+  await box.getByLabel('Score from 0 to 1').fill('0.2');
+  await box.getByLabel('Labels, comma separated').fill('wrong-price, stale-cache');
+  await box.getByLabel('Comment').fill('The search returned last week\'s price.');
+  await box.getByRole('button', { name: 'Save annotation' }).click();
+  await until(async () => (await box.locator('.annot-row').count()) === 1, { what: 'the saved annotation listed' });
+  const stored = await annotations(`runId=${encodeURIComponent(ids.a)}&nodeId=tool:search`);
+  assert.equal(stored.length, 1);
+  assert.deepEqual([stored[0].verdict, stored[0].score, stored[0].labels, stored[0].author.kind, stored[0].instanceId !== undefined],
+    ['down', 0.2, ['wrong-price', 'stale-cache'], 'person', true]);
+  assert.match(await box.locator('.annot-row').textContent(), /person.*▼.*score 0\.2.*wrong-price.*stale-cache.*last week/s);
+
+  // U: thumbs up for the selected node (outside a text field).
+  await page.locator('#graph').click({ position: { x: 5, y: 5 } }).catch(() => {});
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  await page.evaluate((id) => window.mindgate.store.selectNode('llm:answer'), ids.a);
+  await until(async () => (await page.locator('#inspector .insp-name').textContent()) === 'answer', { what: 'llm:answer inspected' });
+  await page.keyboard.press('u');
+  await until(async () => (await annotations(`runId=${encodeURIComponent(ids.a)}&nodeId=llm:answer`)).some((a) => a.verdict === 'up'), { what: 'U stored a thumbs up' });
+  await until(async () => (await page.locator('#inspector .annot-row').count()) === 1, { what: 'the U annotation listed' });
+
+  // An agent's annotation (the agent token) is marked as an agent's.
+  const agentToken = JSON.parse(readFileSync(path.join(srv.home, 'run', `agent-${srv.port}.json`), 'utf8')).token;
+  const res = await fetch(`${srv.base}/api/annotations`, {
+    method: 'POST', headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ runId: ids.a, nodeId: 'llm:answer', score: 0.9, labels: ['fluent'], comment: 'reads well (judge model)' }),
+  });
+  assert.equal(res.status, 201);
+
+  // The run bar: thumbs up for the run.
+  await page.getByRole('button', { name: 'Thumbs up for this run' }).click();
+  await until(async () => /▲ 1/.test(await page.locator('[data-testid="run-annotations"]').textContent()), { what: 'the run bar counting the thumbs up' });
+  await page.evaluate(() => window.mindgate.store.selectNode('llm:answer'));
+  await page.evaluate(() => window.mindgate.inspector.annot.reload());
+  await until(async () => (await page.locator('#inspector .annot-row').count()) === 2, { what: 'both llm annotations listed' });
+  assert.equal(await page.locator('#inspector .annot-who.agent').count(), 1, 'the agent annotation is marked');
+  await page.screenshot({ path: shot('annotations-inspector-light.png') });
+
+  // The run list: label:, verdict: and score>= keep only the matching run.
+  const filter = page.getByLabel(/Filter runs by name/);
+  const shown = async () => page.locator('#runs .run-row').count();
+  assert.equal(await shown(), 2);
+  await filter.fill('label:wrong-price');
+  await until(async () => (await shown()) === 1, { what: 'label filter' });
+  assert.match(await page.locator('#runs .run-row').textContent(), /trip/);
+  await filter.fill('label:nothing-like-this');
+  await until(async () => (await shown()) === 0, { what: 'no run for an unknown label' });
+  await filter.fill('verdict:up');
+  await until(async () => (await shown()) === 1, { what: 'verdict filter' });
+  await filter.fill('label:wrong-price');
+  await until(async () => (await shown()) === 1, { what: 'label filter again' });
+  await page.screenshot({ path: shot('annotations-runlist-filter-light.png') });
+  assert.deepEqual(errors, []);
+});
+
+test('the run dialog and the inspector read well in the dark theme', async () => {
+  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(ids.a)}/node/${encodeURIComponent('llm:answer')}`), { colorScheme: 'dark' });
+  await until(async () => (await page.locator('#inspector .annot-row').count()) === 2, { what: 'annotations in the inspector' })
+    .catch(async (e) => { await page.screenshot({ path: shot('debug-dark.png') }); throw e; });
+  await page.screenshot({ path: shot('annotations-inspector-dark.png') });
+  await page.locator('.annot-open').click();
+  await until(async () => (await page.locator('.annot-dialog .annot-row').count()) >= 1, { what: 'the run dialog listing the run annotation' });
+  await page.screenshot({ path: shot('annotations-run-dialog-dark.png') });
+  assert.deepEqual(errors, []);
+});
