@@ -2,12 +2,14 @@
 // (graphmind-ai, tests/browser/agents/diff_agent.py): a person annotates a node in the
 // inspector (thumbs down, labels, a comment), thumbs a node up with the U key, thumbs the
 // run up from the run bar, an agent's annotation (the agent token) is marked as an
-// agent's, and the run list filters by label and verdict. Screenshots light and dark in
+// agent's, and the run list filters by label and verdict; a failed `mindgate check` shows on
+// the run, its failed rule linked to its node. Screenshots light and dark in
 // test-artifacts/evaluate/.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { startServer, launchBrowser, openPage, runAgent, until, ROOT } from './lib/harness.mjs';
 
@@ -117,5 +119,24 @@ test('the run dialog and the inspector read well in the dark theme', async () =>
   await page.locator('.annot-open').click();
   await until(async () => (await page.locator('.annot-dialog .annot-row').count()) >= 1, { what: 'the run dialog listing the run annotation' });
   await page.screenshot({ path: shot('annotations-run-dialog-dark.png') });
+  assert.deepEqual(errors, []);
+});
+
+test('a failed check shows on the run, its failed rule linked to its node', async () => {
+  const bin = process.env.MINDGATE_BIN || path.join(ROOT, 'target/debug/mindgate');
+  const rules = path.join(srv.home, 'rules.toml');
+  writeFileSync(rules, '[tools]\nsame = "sequence"\n\n[[output]]\nnode = "tool:search"\nsame_as_baseline = true\n');
+  const out = spawnSync(bin, ['check', ids.b, '--baseline', ids.a, '--rules', rules], { env: { ...process.env, MINDGATE_HOME: srv.home }, encoding: 'utf8' });
+  assert.equal(out.status, 1, out.stdout + out.stderr);
+  assert.match(out.stdout, /FAIL {2}output\.same_as_baseline\(tool:search\)/);
+  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(ids.b)}`));
+  const pill = page.locator('[data-testid="run-check"]');
+  await until(async () => (await pill.count()) === 1 && /check failed/.test(await pill.textContent()), { what: 'the run bar showing the failed check' });
+  await page.locator('.annot-open').click();
+  const rule = page.locator('.annot-dialog .annot-rule button', { hasText: 'output.same_as_baseline(tool:search)' });
+  await rule.waitFor();
+  await page.screenshot({ path: shot('check-failed-run-light.png') });
+  await rule.click();
+  await until(async () => (await page.locator('#inspector .insp-name').textContent()) === 'search', { what: 'the failed rule opening its node' });
   assert.deepEqual(errors, []);
 });
