@@ -20,7 +20,7 @@ use mindgate_taskgraph::{
     detect_agent, graph::NodeRef, match_task_id,
 };
 
-use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan};
+use super::tasks::{clip, datetime, discovery_config, duration, one_line, scan, thousands};
 use crate::args::TaskgraphArgs;
 
 /// Prints the task graph of one session.
@@ -138,19 +138,6 @@ fn locate(
 /// extension (`nope.jsonl`, `./s`, `~/x`); session ids have neither.
 fn looks_like_path(arg: &str) -> bool {
     arg.contains(['/', '\\']) || arg.starts_with('~') || Path::new(arg).extension().is_some()
-}
-
-/// `1,234,567`.
-pub(crate) fn thousands(x: u64) -> String {
-    let digits = x.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The headline counts (`summary.headline`, the same fields the page, HTTP and MCP show) as

@@ -236,7 +236,7 @@ fn table(tasks: &[TaskSummary]) -> String {
 /// The task's tokens with its subagents' (each once); a subagent session's in parentheses when
 /// its parent is listed, whose row already counts them.
 fn tokens_cell(t: &TaskSummary, parent_listed: bool) -> String {
-    let total = super::taskgraph::thousands(t.totals.tokens.total);
+    let total = thousands(t.totals.tokens.total);
     if parent_listed {
         format!("({total})")
     } else {
@@ -247,6 +247,19 @@ fn tokens_cell(t: &TaskSummary, parent_listed: bool) -> String {
 /// First line of `s`, whitespace collapsed.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `1,234,567`.
+pub(crate) fn thousands(x: u64) -> String {
+    let digits = x.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `s` cut to `max` characters (with an ellipsis).
