@@ -97,6 +97,12 @@ fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
             "\nIt is quarantined ({reason}): it will not come back from fact_search until a person validates it."
         ));
     }
+    if !fact.conflicts_with.is_empty() {
+        text.push_str(&format!(
+            "\nIt conflicts with active fact(s) {} (same subject, a single-valued predicate, another object): supersede the old one with fact_supersede if it is no longer true.",
+            fact.conflicts_with.join(", ")
+        ));
+    }
     let link = url(
         links,
         &agent::viewer_route(MemoryKind::Semantic, &fact.record.id),

@@ -1,13 +1,14 @@
 //! Scores with a meaning through the MCP tools (issue 28, item 2), on both memory
 //! backends with the builtin embedder: `fact_search` for a word no fact shares finds
 //! nothing, an exact phrase scores within 0–1 with `bm25Norm`, and a fact whose cosine
-//! with the query is negative never comes back.
+//! with the query is negative never comes back; `fact_remember` says when a fact conflicts
+//! with an active one (item 3).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::Arc;
 
 use mindgate_mcp::{McpConfig, MindgateMcp};
-use mindgate_memory::agent::{LazyMemory, RecallArgs};
+use mindgate_memory::agent::{LazyMemory, RecallArgs, RememberArgs};
 use mindgate_memory::{Memory, MemoryDb, MemoryStore, NewFact, OpenOptions, Scope, SemanticMemory};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -81,6 +82,43 @@ async fn checks(store: Arc<Memory>) {
     tokio::task::spawn_blocking(move || drop(store))
         .await
         .unwrap();
+}
+
+/// `fact_remember` of a fact whose single-valued predicate contradicts an active fact
+/// says so, in its text and its `conflictsWith`.
+#[tokio::test]
+async fn fact_remember_says_when_it_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
+    let store = Arc::new(Memory::open(&db, options()).unwrap());
+    let server = server(&dir, store);
+    let seat = |text: &str, object: &str| {
+        Parameters(
+            serde_json::from_value::<RememberArgs>(serde_json::json!({
+                "text": text, "subject": "Ada", "predicate": "seat_preference", "object": object
+            }))
+            .unwrap(),
+        )
+    };
+    let r = server
+        .fact_remember(seat("Ada prefers window seats", "window"))
+        .await;
+    let (v, text) = ok(&r);
+    assert!(!text.contains("conflicts"), "{text}");
+    let window = v["fact"]["id"].as_str().unwrap().to_owned();
+    let r = server
+        .fact_remember(seat("Ada prefers aisle seats", "aisle"))
+        .await;
+    let (v, text) = ok(&r);
+    assert_eq!(
+        v["fact"]["conflictsWith"],
+        serde_json::json!([window]),
+        "{v}"
+    );
+    assert!(
+        text.contains(&format!("conflicts with active fact(s) {window}")),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -371,7 +371,27 @@ pub fn remember(
     by: Actor,
 ) -> Result<Fact> {
     let scope = args.scope.resolve(default_user)?;
-    store.semantic().remember(args.into_new_fact(scope, by)?)
+    let mut fact = store.semantic().remember(args.into_new_fact(scope, by)?)?;
+    fact.conflicts_with = crate::rules::conflicts::conflicts_with(
+        store,
+        &fact,
+        &store.config().single_valued_predicates,
+    )?;
+    Ok(fact)
+}
+
+/// A person's validation of a quarantined record; a validated fact says which active
+/// facts it conflicts with (`conflictsWith`, [`crate::rules::conflicts`]).
+pub fn validate(store: &Memory, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+    let mut item = store.validate(id, force, by)?;
+    if let MemoryItem::Fact(fact) = &mut item {
+        fact.conflicts_with = crate::rules::conflicts::conflicts_with(
+            store,
+            fact,
+            &store.config().single_valued_predicates,
+        )?;
+    }
+    Ok(item)
 }
 
 /// `fact_supersede`: the new version inherits the old fact's owner unless told otherwise.
@@ -565,7 +585,21 @@ pub fn is_caller_error(e: &MemoryError) -> bool {
 pub fn open_with_selected_embedder(home: &Path, db: &MemoryDb) -> Result<Memory> {
     let config = mindgate_embed::EmbedderConfig::from_env(home)?;
     let embedder = mindgate_embed::select(&config)?;
-    Memory::open(db, OpenOptions::default().embedder(Arc::from(embedder)))
+    let mut options = OpenOptions::default().embedder(Arc::from(embedder));
+    options.config.single_valued_predicates = single_valued_from_env();
+    Memory::open(db, options)
+}
+
+/// The single-valued predicates `MINDGATE_MEMORY_SINGLE_VALUED` adds to the defaults
+/// (comma-separated; empty items dropped).
+pub fn single_valued_from_env() -> Vec<String> {
+    std::env::var("MINDGATE_MEMORY_SINGLE_VALUED")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A memory store opened on first use and then shared (the server's HTTP routes and its

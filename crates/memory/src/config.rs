@@ -28,6 +28,10 @@ pub struct MemoryConfig {
     pub record_access: bool,
     /// Decay and eviction.
     pub maintenance: MaintenanceConfig,
+    /// Predicates single-valued besides [`crate::rules::conflicts::DEFAULT_SINGLE_VALUED`]
+    /// (`MINDGATE_MEMORY_SINGLE_VALUED`, comma-separated, where the store is opened for the
+    /// server, MCP and CLI).
+    pub single_valued_predicates: Vec<String>,
 }
 
 impl Default for MemoryConfig {
@@ -40,6 +44,7 @@ impl Default for MemoryConfig {
             default_fusion: None,
             record_access: true,
             maintenance: MaintenanceConfig::default(),
+            single_valued_predicates: Vec::new(),
         }
     }
 }

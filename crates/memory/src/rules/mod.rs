@@ -10,6 +10,7 @@
 
 pub mod belief;
 pub(crate) mod clause;
+pub mod conflicts;
 pub(crate) mod consolidation;
 pub(crate) mod entities;
 pub(crate) mod episodic;

@@ -147,6 +147,7 @@ impl ItemRow {
                     .get("context")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                conflicts_with: Vec::new(),
                 trust: self.trust(),
             }),
             MemoryKind::Episodic => MemoryItem::Episode(Episode {

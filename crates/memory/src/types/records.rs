@@ -300,6 +300,11 @@ pub struct Fact {
     /// Retrieval context indexed with the fact but not part of the statement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// Active facts this one contradicts (same subject, a single-valued predicate, another
+    /// object: `rules::conflicts`), as the answer of a remember or a validation says;
+    /// empty on other reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts_with: Vec<String>,
     /// Trust state.
     #[serde(flatten)]
     pub trust: TrustState,

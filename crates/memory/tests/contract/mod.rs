@@ -14,9 +14,11 @@ use mindgate_memory::*;
 
 use crate::common::{HOUR, T0};
 
+mod conflicts;
 mod evidence;
 mod isolation;
 mod temporal;
+pub use conflicts::*;
 pub use evidence::*;
 pub use isolation::*;
 pub use temporal::*;
@@ -39,7 +41,8 @@ macro_rules! contract_suite {
             supersede_keeps_quarantine, flagged_block_text_is_refused, sessions_are_per_user,
             recall_strengthens_once_per_principal_per_hour, rules_flagged_in_steps_are_quarantined,
             an_unrelated_query_finds_nothing, an_exact_phrase_scores_within_the_scale,
-            a_negative_cosine_never_surfaces, trusted_records_rank_above_quarantined);
+            a_negative_cosine_never_surfaces, trusted_records_rank_above_quarantined,
+            single_valued_facts_conflict, supersession_and_aliases_are_not_conflicts);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]

@@ -133,6 +133,6 @@ pub(super) async fn validate(
         Err(JsonRejection::MissingJsonContentType(_)) => false,
         other => body(other)?.force,
     };
-    let item = mem(&state, move |m| m.validate(&id, force, Actor::User)).await?;
+    let item = mem(&state, move |m| agent::validate(m, &id, force, Actor::User)).await?;
     Ok(json_ok(&item))
 }
