@@ -29,3 +29,6 @@ free_port = harness.free_port
 mindgate = harness.mindgate  # the fixture: a fresh server per test
 postgres_required = harness.postgres_required  # the fixture: PostgreSQL, else skip or fail
 skip_or_fail = harness.skip_or_fail
+psql_path = harness.psql_path
+REQUIRE_SERVICES_VAR = harness.REQUIRE_SERVICES_VAR
+POSTGRES_URL = harness.POSTGRES_URL

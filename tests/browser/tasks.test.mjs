@@ -56,7 +56,10 @@ async function openTask(title, id) {
 test('the Tasks link opens the list of every discovered session', async () => {
   await page.locator('#nav-tasks').click();
   assert.equal(new URL(page.url()).hash, '#/tasks');
-  await until(async () => (await page.locator('.tg-row').count()) === 10, { what: 'ten task rows' });
+  // One row per discovered session, subagent sessions included (listed under their parent).
+  const listed = await page.evaluate(async () => (await (await fetch('/task-graph/api/tasks')).json()).tasks.length);
+  assert.ok(listed >= 10, `sessions listed by the server: ${listed}`);
+  await until(async () => (await page.locator('.tg-row').count()) === listed, { what: `${listed} task rows` });
   assert.equal(await page.locator('main.layout').isHidden(), true, 'the run viewer is hidden');
   const row = page.locator('.tg-row[data-id="dsh-main"]');
   assert.match(await row.textContent(), /NIS-11688/);

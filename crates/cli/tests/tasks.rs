@@ -403,7 +403,7 @@ fn skipped_files_are_reported_the_same_by_tasks_and_taskgraph() {
     let log = dir.join("logs/server-log.jsonl");
     std::fs::copy(fixtures().join("fidelity/unknown/server-log.jsonl"), &log).unwrap();
     let mut expected = vec![format!(
-        "mindgate: skipping {p}: {p} is not a DSH, pi, Claude Code or Codex session",
+        "mindgate: skipping {p}: {p} is not a DSH, pi, Claude Code, Codex, Gemini CLI or OpenCode session",
         p = log.display()
     )];
     // Unreadable: a pipe named like a Codex rollout (found by its name, refused when read).

@@ -56,7 +56,8 @@ pub(crate) fn load_target(
     let path = Path::new(target);
     let loc = if path.is_dir() && dsh_session_file(path).is_none() {
         in_folder(path, config)?
-    } else if path.exists() {
+    } else if path.exists() || mindgate_taskgraph::opencode::is_session_path(path) {
+        // An OpenCode session in its database is named `<data>/opencode.db/<session id>`.
         let agent = detect_agent(path)
             .with_context(|| format!("cannot read {} as a session", path.display()))?;
         SessionLocation {
