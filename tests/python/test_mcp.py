@@ -37,7 +37,10 @@ READ_TOOLS = {
     "diff_runs",
     "list_threads",
     "get_thread",
+    "list_annotations",
 }
+# Offered by default, not read-only: an agent's annotation (marked as an agent's).
+ANNOTATE_TOOLS = {"annotate"}
 CONTROL_TOOLS = {"list_pauses", "resume"}
 # The memory tools (tests/python/test_mcp_memory.py drives them).
 MEMORY_TOOLS = {
@@ -213,7 +216,7 @@ def world(tmp_path_factory: pytest.TempPathFactory):
 def test_initialize_lists_read_only_tools_with_schemas(world):
     async def body(session: ClientSession) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == READ_TOOLS | MEMORY_TOOLS
+        assert set(tools) == READ_TOOLS | MEMORY_TOOLS | ANNOTATE_TOOLS
         tools = {name: t for name, t in tools.items() if name in READ_TOOLS}
         for tool in tools.values():
             assert tool.description
@@ -228,7 +231,7 @@ def test_initialize_lists_read_only_tools_with_schemas(world):
 
     async def control(session: ClientSession) -> None:
         names = {t.name for t in (await session.list_tools()).tools}
-        assert names == READ_TOOLS | CONTROL_TOOLS | MEMORY_TOOLS
+        assert names == READ_TOOLS | CONTROL_TOOLS | MEMORY_TOOLS | ANNOTATE_TOOLS
 
     drive(world["home"], world["scratch"], control, "--allow-control")
 

@@ -394,7 +394,7 @@ fn files_in_no_agents_format_are_reported_as_skipped() {
     assert!(
         found.skipped[0]
             .reason
-            .contains("is not a DSH, pi, Claude Code or Codex session"),
+            .contains("is not a DSH, pi, Claude Code, Codex, Gemini CLI or OpenCode session"),
         "{:?}",
         found.skipped[0]
     );
