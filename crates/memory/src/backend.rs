@@ -193,14 +193,14 @@ impl Memory {
         user_id: &str,
         session_id: &str,
     ) -> Result<Option<u64>> {
-        either!(self, s => s.consolidation_mark(user_id, session_id))
+        either!(self, s => crate::tiers::consolidation_mark(s, user_id, session_id))
     }
 
     pub(crate) fn write_consolidation(
         &self,
         batch: ConsolidationBatch,
     ) -> Result<ConsolidationWritten> {
-        either!(self, s => s.write_consolidation(batch))
+        either!(self, s => crate::tiers::write_consolidation(s, batch))
     }
 }
 

@@ -31,6 +31,7 @@ pub mod schema;
 pub(crate) mod search;
 pub mod sqlite;
 pub mod store;
+pub(crate) mod tiers;
 pub mod time;
 pub mod transfer;
 pub mod trust;

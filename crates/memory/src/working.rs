@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::error::{MemoryError, Result};
+use crate::rules::columns::Columns;
 use crate::rules::row::{check_id, check_scope, mint_id};
 use crate::store::WorkingMemory;
 use crate::time::format_ms;
@@ -262,4 +263,40 @@ impl<S: BlockStore> WorkingMemory for Working<'_, S> {
         self.0
             .write_blocks(|db, now| delete(db, now, user_id, label, by))
     }
+}
+
+/// The working-block columns [`block_from`] reads, in order.
+pub(crate) const BLOCK_COLUMNS: &str = "rowid, id, user_id, agent_id, session_id, label, \
+    description, value, char_limit, read_only, created_at, updated_at, deleted_at";
+
+/// A working block selected with [`BLOCK_COLUMNS`].
+pub(crate) fn block_from<R: Columns>(r: &R) -> std::result::Result<BlockRow, R::Error> {
+    let created: i64 = r.get(10)?;
+    let updated: Option<i64> = r.get(11)?;
+    let deleted: Option<i64> = r.get(12)?;
+    let read_only: bool = r.get(9)?;
+    let limit: i64 = r.get(8)?;
+    Ok(BlockRow {
+        rowid: r.get(0)?,
+        block: Block {
+            record: MemoryRecord {
+                id: r.get(1)?,
+                kind: MemoryKind::Working,
+                user_id: r.get(2)?,
+                agent_id: r.get(3)?,
+                session_id: r.get(4)?,
+                sensitivity: Sensitivity::Internal,
+                created_at: format_ms(created),
+                updated_at: updated.map(format_ms),
+                deleted_at: deleted.map(format_ms),
+                tags: None,
+                state: RecordState::of(deleted.is_some(), false, MemoryStatus::Active),
+            },
+            label: r.get(5)?,
+            description: r.get(6)?,
+            value: r.get(7)?,
+            char_limit: u32::try_from(limit).unwrap_or(MAX_CHAR_LIMIT),
+            read_only: read_only.then_some(true),
+        },
+    })
 }

@@ -2,41 +2,29 @@
 //! with a real embedder), single-level merges with a ledger, exact unmerge, fact links and
 //! one-hop expansion. Name folding and the resolver's rule are SQLite's.
 
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 use serde_json::Value;
 
 use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
+use crate::rules::columns::{ENTITY_COLUMNS, entity_from};
 use crate::rules::entities::Resolver;
 use crate::rules::row::ItemRow;
 use crate::store::EntityGraph;
-use crate::time::format_ms;
 use crate::types::*;
 use crate::vectors::{from_blob, to_blob};
 
 pub(crate) struct Entities<'a>(pub &'a PgMemory);
 
-const COLUMNS: &str = "id, user_id, name, normalized_name, merged_into, created_at, updated_at";
-
 fn from_row(r: &Row) -> Result<GraphEntity> {
-    let created: i64 = r.try_get(5)?;
-    let updated: Option<i64> = r.try_get(6)?;
-    Ok(GraphEntity {
-        id: r.try_get(0)?,
-        user_id: r.try_get(1)?,
-        name: r.try_get(2)?,
-        normalized_name: r.try_get(3)?,
-        merged_into: r.try_get(4)?,
-        created_at: format_ms(created),
-        updated_at: updated.map(format_ms),
-    })
+    Ok(entity_from(r)?)
 }
 
 fn load(c: &mut impl GenericClient, id: &str) -> Result<GraphEntity> {
     c.query_opt(
-        &format!("SELECT {COLUMNS} FROM entities WHERE id = $1"),
+        &format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE id = $1"),
         &[&id],
     )?
     .as_ref()
@@ -65,7 +53,7 @@ impl PgMemory {
 
 /// Links a new fact's subject and object to their root entities ([`entity_writes::link_fact`]).
 pub(crate) fn link_fact(
-    tx: &mut Transaction<'_>,
+    tx: &mut impl GenericClient,
     now: i64,
     row: &ItemRow,
     resolver: Resolver<'_>,
@@ -101,9 +89,9 @@ pub(crate) fn facts_of_group(c: &mut impl GenericClient, root: &str) -> Result<V
 }
 
 /// The entity and merge-ledger tables of one PostgreSQL transaction.
-struct EntityRows<'a, 'c>(&'a mut Transaction<'c>);
+struct EntityRows<'a, C: GenericClient>(&'a mut C);
 
-impl EntityTable for EntityRows<'_, '_> {
+impl<C: GenericClient> EntityTable for EntityRows<'_, C> {
     fn load(&mut self, id: &str) -> Result<GraphEntity> {
         load(self.0, id)
     }
@@ -196,7 +184,7 @@ impl EntityTable for EntityRows<'_, '_> {
         self.0
             .query_opt(
                 &format!(
-                    "SELECT {COLUMNS} FROM entities WHERE user_id = $1 AND normalized_name = $2 \
+                    "SELECT {ENTITY_COLUMNS} FROM entities WHERE user_id = $1 AND normalized_name = $2 \
                      ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
                 ),
                 &[&user_id, &normalized],
@@ -272,7 +260,7 @@ impl EntityGraph for Entities<'_> {
         self.0
             .lock()
             .query(
-                &format!("SELECT {COLUMNS} FROM entities WHERE user_id = $1 ORDER BY rowid"),
+                &format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE user_id = $1 ORDER BY rowid"),
                 &[&user_id],
             )?
             .iter()

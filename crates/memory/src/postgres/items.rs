@@ -6,10 +6,10 @@ use postgres::types::ToSql;
 use postgres::{GenericClient, Row};
 use serde_json::Value;
 
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
+use crate::rules::columns::{Column, Columns, HISTORY_COLUMNS, history_from, item_from};
 use crate::rules::row::{Insert, ItemRow, Prepared, prepare_insert};
 use crate::rules::writes::ItemWrites;
-use crate::time::format_ms;
 use crate::types::*;
 
 /// The text search configuration of the index and of queries.
@@ -24,47 +24,16 @@ pub const ITEM_COLUMNS: &str = "i.rowid, i.id, i.kind, i.user_id, i.agent_id, i.
     i.started_at, i.ended_at, i.priority, i.success_count, i.salience, i.sequence, \
     i.body_json::text";
 
-/// Reads a row selected with [`ITEM_COLUMNS`].
+impl Columns for Row {
+    type Error = postgres::Error;
+    fn get<T: Column>(&self, i: usize) -> std::result::Result<T, Self::Error> {
+        self.try_get(i)
+    }
+}
+
+/// Reads a row selected with [`ITEM_COLUMNS`] ([`item_from`]).
 pub fn item_from_row(r: &Row) -> Result<ItemRow> {
-    Ok(ItemRow {
-        rowid: r.try_get(0)?,
-        id: r.try_get(1)?,
-        kind: r.try_get(2)?,
-        user_id: r.try_get(3)?,
-        agent_id: r.try_get(4)?,
-        session_id: r.try_get(5)?,
-        sensitivity: r.try_get(6)?,
-        text: r.try_get(7)?,
-        tags_json: r.try_get(8)?,
-        provenance: r.try_get(9)?,
-        status: r.try_get(10)?,
-        quarantine_reason: r.try_get(11)?,
-        active_since: r.try_get(12)?,
-        created_at: r.try_get(13)?,
-        updated_at: r.try_get(14)?,
-        deleted_at: r.try_get(15)?,
-        delete_reason: r.try_get(16)?,
-        archived_at: r.try_get(17)?,
-        importance: r.try_get(18)?,
-        confidence: r.try_get(19)?,
-        strength: r.try_get(20)?,
-        last_accessed_at: r.try_get(21)?,
-        valid_from: r.try_get(22)?,
-        valid_to: r.try_get(23)?,
-        supersedes: r.try_get(24)?,
-        superseded_by: r.try_get(25)?,
-        superseded_at: r.try_get(26)?,
-        subject: r.try_get(27)?,
-        predicate: r.try_get(28)?,
-        object: r.try_get(29)?,
-        started_at: r.try_get(30)?,
-        ended_at: r.try_get(31)?,
-        priority: r.try_get(32)?,
-        success_count: r.try_get(33)?,
-        salience: r.try_get(34)?,
-        sequence: r.try_get(35)?,
-        body_json: r.try_get(36)?,
-    })
+    Ok(item_from(r)?)
 }
 
 /// Rows of a query selecting [`ITEM_COLUMNS`].
@@ -83,19 +52,6 @@ pub fn load(c: &mut impl GenericClient, id: &str) -> Result<Option<ItemRow>> {
         .as_ref()
         .map(item_from_row)
         .transpose()
-}
-
-/// Loads one row by id and kind, or a `NotFound` error naming `what`.
-pub fn load_kind(
-    c: &mut impl GenericClient,
-    id: &str,
-    kind: MemoryKind,
-    what: &'static str,
-) -> Result<ItemRow> {
-    match load(c, id)? {
-        Some(row) if row.kind() == Some(kind) => Ok(row),
-        _ => Err(MemoryError::not_found(what, id)),
-    }
 }
 
 /// Inserts what [`prepare_insert`] accepts, with its tags, full-text vector and ledger
@@ -225,8 +181,10 @@ pub fn ledger_append(
 pub fn ledger_for(c: &mut impl GenericClient, subject_id: &str) -> Result<Vec<HistoryEntry>> {
     ledger_rows(
         c,
-        "SELECT seq, at, subject_id, action, actor, reason, detail_json::text FROM memory_history \
-         WHERE subject_id = $1 ORDER BY seq",
+        &format!(
+            "SELECT {HISTORY_COLUMNS}, detail_json::text FROM memory_history \
+             WHERE subject_id = $1 ORDER BY seq"
+        ),
         &[&subject_id],
     )
 }
@@ -239,20 +197,7 @@ pub fn ledger_rows(
 ) -> Result<Vec<HistoryEntry>> {
     c.query(sql, params)?
         .iter()
-        .map(|r| {
-            let actor: String = r.try_get(4)?;
-            let detail: Option<String> = r.try_get(6)?;
-            let at: i64 = r.try_get(1)?;
-            Ok(HistoryEntry {
-                seq: r.try_get(0)?,
-                at: format_ms(at),
-                subject_id: r.try_get(2)?,
-                action: r.try_get(3)?,
-                actor: Actor::parse(&actor).unwrap_or_default(),
-                reason: r.try_get(5)?,
-                detail: detail.and_then(|d| serde_json::from_str(&d).ok()),
-            })
-        })
+        .map(|r| Ok(history_from(r)?))
         .collect()
 }
 

@@ -11,7 +11,6 @@
 //! instances are serialised exactly as SQLite's single writer serialises them (sequence
 //! numbers, duplicate ids, one root per entity name, vector ids in commit order).
 
-mod consolidation;
 mod entities;
 mod items;
 mod maintenance;
@@ -242,19 +241,19 @@ impl PgMemory {
     /// Stores a vector for an item under the active embedder and records the embedder.
     pub(crate) fn store_vector(
         &self,
-        tx: &mut Transaction<'_>,
+        c: &mut impl GenericClient,
         rowid: i64,
         vec: Option<&[f32]>,
     ) -> Result<()> {
         let (Some(key), Some(vec)) = (&self.embedder_key, vec) else {
             return Ok(());
         };
-        tx.execute(
+        c.execute(
             "INSERT INTO memory_vectors (item_rowid, embedder, vec) VALUES ($1, $2, $3) \
              ON CONFLICT (embedder, item_rowid) DO UPDATE SET vec = EXCLUDED.vec",
             &[&rowid, key, &crate::vectors::to_blob(vec)],
         )?;
-        tx.execute(
+        c.execute(
             "INSERT INTO memory_meta (key, value) VALUES ('embedder', $1) ON CONFLICT (key) DO NOTHING",
             &[key],
         )?;
@@ -301,19 +300,19 @@ impl MemoryStore for PgMemory {
         tiers::Session(self)
     }
     fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
-        tiers::Episodic(self)
+        crate::tiers::Episodic(self)
     }
     fn semantic(&self) -> impl crate::store::SemanticMemory + '_ {
-        tiers::Semantic(self)
+        crate::tiers::Semantic(self)
     }
     fn procedural(&self) -> impl crate::store::ProceduralMemory + '_ {
-        tiers::Procedural(self)
+        crate::tiers::Procedural(self)
     }
     fn shared(&self) -> impl crate::store::SharedMemory + '_ {
         tiers::Shared(self)
     }
     fn insights(&self) -> impl crate::store::InsightMemory + '_ {
-        tiers::Insights(self)
+        crate::tiers::Insights(self)
     }
     fn entities(&self) -> impl crate::store::EntityGraph + '_ {
         entities::Entities(self)

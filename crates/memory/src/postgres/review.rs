@@ -10,6 +10,7 @@ use crate::postgres::items::{ITEM_COLUMNS, query_rows};
 use crate::postgres::search::{admit, numbered, value_params};
 use crate::rules::belief::FactAt;
 use crate::rules::belief::{ChainReads, fact_at_rule};
+use crate::rules::columns::HISTORY_COLUMNS;
 use crate::rules::filter::Filter;
 use crate::rules::listing::{ItemFilter, MAX_LIST};
 use crate::rules::row::ItemRow;
@@ -63,8 +64,10 @@ impl PgMemory {
         let limit = i64::try_from(limit.clamp(1, MAX_LIST)).unwrap_or(1);
         crate::postgres::items::ledger_rows(
             &mut *self.lock(),
-            "SELECT seq, at, subject_id, action, actor, reason, detail_json::text FROM memory_history \
-             WHERE seq > $1 ORDER BY seq LIMIT $2",
+            &format!(
+                "SELECT {HISTORY_COLUMNS}, detail_json::text FROM memory_history \
+                 WHERE seq > $1 ORDER BY seq LIMIT $2"
+            ),
             &[&after_seq, &limit],
         )
     }

@@ -1,32 +1,21 @@
-//! The record tiers in PostgreSQL: session log, episodes, facts (supersession, history),
-//! rules (outcomes, promotion), sharing, insights, and quarantine review. Validation and
-//! row building are the SQLite tiers' own functions; only the statements are here.
+//! The record tiers in PostgreSQL: the session log and sharing (their own statements),
+//! the `memory_items` statements ([`ItemTable`]) and transaction ([`ItemStore`]) the
+//! shared tiers of [`crate::tiers`] run over, and quarantine review.
 
-use postgres::{GenericClient, Transaction};
+use postgres::GenericClient;
 use serde_json::json;
 
 use crate::error::{MemoryError, Result};
-use crate::postgres::PgMemory;
-use crate::postgres::entities::link_fact;
 use crate::postgres::items::ItemRows;
 use crate::postgres::items::{
-    ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, load_kind, query_rows, tombstone,
+    ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, query_rows,
 };
-use crate::rules::episodic::episode_row;
-use crate::rules::insights::{insight_insert, prepare as prepare_insight};
-use crate::rules::procedural::rule_row;
-use crate::rules::row::{
-    Insert, ItemRow, check_id, episode_of, fact_of, index_text, insight_of, rule_of,
-};
-use crate::rules::semantic::{check_supersedable, fact_row, next_version};
+use crate::postgres::{PgMemory, entities, meta, set_meta};
+use crate::rules::row::{Insert, ItemRow, check_id};
 use crate::rules::session::PushedMessage;
-use crate::rules::writes::{
-    check_vote, fact_chain, link_supersession, quarantine_if_flagged, record_outcome, validate,
-    vote,
-};
-use crate::store::{
-    EpisodicMemory, InsightMemory, ProceduralMemory, SemanticMemory, SessionMemory, SharedMemory,
-};
+use crate::rules::writes::{ItemWrites, validate};
+use crate::store::{SessionMemory, SharedMemory};
+use crate::tiers::{ItemStore, ItemTable};
 use crate::time::format_ms;
 use crate::types::*;
 
@@ -34,58 +23,21 @@ use crate::types::*;
 const MAX_LIST: usize = 10_000;
 
 pub(crate) struct Session<'a>(pub &'a PgMemory);
-pub(crate) struct Episodic<'a>(pub &'a PgMemory);
-pub(crate) struct Semantic<'a>(pub &'a PgMemory);
-pub(crate) struct Procedural<'a>(pub &'a PgMemory);
 pub(crate) struct Shared<'a>(pub &'a PgMemory);
-pub(crate) struct Insights<'a>(pub &'a PgMemory);
 
 impl PgMemory {
     /// Inserts a row with its vector.
     pub(super) fn insert_with_vector(
         &self,
-        tx: &mut Transaction<'_>,
+        c: &mut impl GenericClient,
         now: i64,
         prefix: &str,
         ins: Insert,
         vector: Option<&[f32]>,
     ) -> Result<ItemRow> {
-        let stored = crate::postgres::items::insert(tx, now, prefix, ins)?;
-        self.store_vector(tx, stored.rowid, vector)?;
+        let stored = crate::postgres::items::insert(c, now, prefix, ins)?;
+        self.store_vector(c, stored.rowid, vector)?;
         Ok(stored)
-    }
-
-    /// Inserts a validated fact row with its vector and entity links.
-    pub(super) fn insert_fact(
-        &self,
-        tx: &mut Transaction<'_>,
-        now: i64,
-        fact: &NewFact,
-        row: ItemRow,
-        vector: Option<&[f32]>,
-    ) -> Result<ItemRow> {
-        let ins = Insert {
-            row,
-            meta: fact.meta.clone(),
-            detail: None,
-        };
-        let stored = self.insert_with_vector(tx, now, "fact", ins, vector)?;
-        link_fact(tx, now, &stored, self.resolver())?;
-        Ok(stored)
-    }
-
-    /// Inserts a prepared insight once each citation names a live record of its user.
-    pub(super) fn insert_insight(
-        &self,
-        tx: &mut Transaction<'_>,
-        now: i64,
-        text: &str,
-        cites: &[String],
-        meta: &WriteMeta,
-        vector: Option<&[f32]>,
-    ) -> Result<ItemRow> {
-        let ins = insight_insert(text, cites, meta, |c| load(tx, c))?;
-        self.insert_with_vector(tx, now, "insight", ins, vector)
     }
 
     /// Re-checks a quarantined record and promotes it.
@@ -159,182 +111,103 @@ impl SessionMemory for Session<'_> {
     }
 }
 
-impl EpisodicMemory for Episodic<'_> {
-    fn put(&self, episode: NewEpisode) -> Result<Episode> {
-        let row = episode_row(&episode)?;
-        let s = self.0;
-        let vector = s.embed_one(&episode.summary)?;
-        let stored = s.write(|tx, now| {
-            let ins = Insert {
-                row,
-                meta: episode.meta.clone(),
-                detail: None,
-            };
-            s.insert_with_vector(tx, now, "episode", ins, vector.as_deref())
-        })?;
-        episode_of(stored.to_item()?)
+/// The item table of one PostgreSQL client (a write transaction when writing).
+struct Items<'a, C: GenericClient> {
+    store: &'a PgMemory,
+    rows: ItemRows<'a, C>,
+}
+
+impl<C: GenericClient> ItemTable for Items<'_, C> {
+    fn load(&mut self, id: &str) -> Result<Option<ItemRow>> {
+        load(self.rows.0, id)
     }
 
-    fn get(&self, id: &str) -> Result<Episode> {
-        episode_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Episodic, "episode")?.to_item()?)
+    fn list_live(
+        &mut self,
+        kind: MemoryKind,
+        user_id: &str,
+        include_quarantined: bool,
+        order: &str,
+    ) -> Result<Vec<ItemRow>> {
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = $1 AND i.user_id = $2 \
+             AND i.deleted_at IS NULL AND ($3 OR i.status = 'active') \
+             ORDER BY {order} DESC NULLS LAST, i.rowid"
+        );
+        query_rows(
+            self.rows.0,
+            &sql,
+            &[&kind.as_str(), &user_id, &include_quarantined],
+        )
     }
 
-    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
-        self.0.search_kinds(options, Some(MemoryKind::Episodic))
+    fn ledger_for(&mut self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+        ledger_for(self.rows.0, subject_id)
+    }
+
+    fn insert(
+        &mut self,
+        now: i64,
+        prefix: &str,
+        ins: Insert,
+        vector: Option<&[f32]>,
+    ) -> Result<ItemRow> {
+        self.store
+            .insert_with_vector(self.rows.0, now, prefix, ins, vector)
+    }
+
+    fn link_fact(&mut self, now: i64, row: &ItemRow) -> Result<()> {
+        entities::link_fact(self.rows.0, now, row, self.store.resolver())
+    }
+
+    fn meta(&mut self, key: &str) -> Result<Option<String>> {
+        meta(self.rows.0, key)
+    }
+
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        set_meta(self.rows.0, key, value)
+    }
+
+    fn writes(&mut self) -> &mut dyn ItemWrites {
+        &mut self.rows
     }
 }
 
-impl SemanticMemory for Semantic<'_> {
-    fn remember(&self, fact: NewFact) -> Result<Fact> {
-        let mut facts = self.remember_many(vec![fact])?;
-        facts
-            .pop()
-            .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
+impl ItemStore for PgMemory {
+    fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        PgMemory::embed_all(self, texts)
     }
 
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
-        let s = self.0;
-        let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
-        let indexed: Vec<String> = rows.iter().map(index_text).collect();
-        let texts: Vec<&str> = indexed.iter().map(String::as_str).collect();
-        let vectors = s.embed_all(&texts)?;
-        let stored = s.write(|tx, now| {
-            let mut out = Vec::with_capacity(rows.len());
-            for ((fact, row), vector) in facts.iter().zip(rows).zip(&vectors) {
-                out.push(s.insert_fact(tx, now, fact, row, vector.as_deref())?);
-            }
-            Ok(out)
-        })?;
-        stored
-            .iter()
-            .map(|r| r.to_item().and_then(fact_of))
-            .collect()
+    fn search_kinds(
+        &self,
+        options: &MemorySearchOptions,
+        fixed: Option<MemoryKind>,
+    ) -> Result<Vec<MemoryHit>> {
+        PgMemory::search_kinds(self, options, fixed)
     }
 
-    fn get(&self, id: &str) -> Result<Fact> {
-        fact_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Semantic, "fact")?.to_item()?)
+    fn promote_after_successes(&self) -> u32 {
+        self.config.promote_after_successes
     }
 
-    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
-        self.0.search_kinds(options, Some(MemoryKind::Semantic))
+    fn read_items<T>(&self, f: impl FnOnce(&mut dyn ItemTable) -> Result<T>) -> Result<T> {
+        let mut client = self.lock();
+        f(&mut Items {
+            store: self,
+            rows: ItemRows(&mut *client),
+        })
     }
 
-    fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact> {
-        let s = self.0;
-        let row = fact_row(&new)?;
-        let vector = s.embed_one(&index_text(&row))?;
-        let stored = s.write(|tx, now| {
-            let old = load_kind(tx, old_id, MemoryKind::Semantic, "fact")?;
-            check_supersedable(&old, &new)?;
-            let row = next_version(&old, row);
-            let stored = s.insert_fact(tx, now, &new, row, vector.as_deref())?;
-            link_supersession(
-                &mut ItemRows(tx),
+    fn write_items<T>(&self, f: impl FnOnce(&mut dyn ItemTable, i64) -> Result<T>) -> Result<T> {
+        self.write(|tx, now| {
+            f(
+                &mut Items {
+                    store: self,
+                    rows: ItemRows(tx),
+                },
                 now,
-                &old,
-                &stored.id,
-                reason,
-                new.meta.by,
-            )?;
-            Ok(stored.id)
-        })?;
-        self.get(&stored)
-    }
-
-    fn forget(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
-        self.0.write(|tx, now| {
-            let row = load_kind(tx, id, MemoryKind::Semantic, "fact")?;
-            tombstone(tx, now, &row, "forget", reason, by)
+            )
         })
-    }
-
-    fn history(&self, id: &str) -> Result<FactHistory> {
-        let mut client = self.0.lock();
-        let c = &mut *client;
-        let start = load_kind(c, id, MemoryKind::Semantic, "fact")?;
-        let chain = fact_chain(start, |id| load(c, id))?;
-        let mut events = Vec::new();
-        for row in &chain {
-            events.extend(ledger_for(c, &row.id)?);
-        }
-        events.sort_by_key(|e| e.seq);
-        let chain = chain
-            .iter()
-            .map(|r| r.to_item().and_then(fact_of))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(FactHistory { chain, events })
-    }
-}
-
-/// Live records of a user of one kind, quarantined ones when asked, in `order`.
-fn list_kind(
-    c: &mut impl GenericClient,
-    kind: MemoryKind,
-    user_id: &str,
-    include_quarantined: bool,
-    order: &str,
-) -> Result<Vec<MemoryItem>> {
-    check_id("userId", user_id)?;
-    let sql = format!(
-        "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = $1 AND i.user_id = $2 \
-         AND i.deleted_at IS NULL AND ($3 OR i.status = 'active') ORDER BY {order} NULLS LAST, i.rowid"
-    );
-    query_rows(c, &sql, &[&kind.as_str(), &user_id, &include_quarantined])?
-        .iter()
-        .map(ItemRow::to_item)
-        .collect()
-}
-
-impl ProceduralMemory for Procedural<'_> {
-    fn add(&self, rule: NewRule) -> Result<Rule> {
-        let (row, scanned) = rule_row(&rule)?;
-        let s = self.0;
-        let vector = s.embed_one(&rule.text)?;
-        let stored = s.write(|tx, now| {
-            let ins = Insert {
-                row,
-                meta: rule.meta.clone(),
-                detail: None,
-            };
-            let stored = s.insert_with_vector(tx, now, "rule", ins, vector.as_deref())?;
-            // Steps and conditions are scanned too: flagged ones quarantine the rule.
-            quarantine_if_flagged(&mut ItemRows(tx), now, &stored, &scanned, rule.meta.by)?;
-            Ok(stored.id)
-        })?;
-        self.get(&stored)
-    }
-
-    fn get(&self, id: &str) -> Result<Rule> {
-        rule_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Procedural, "rule")?.to_item()?)
-    }
-
-    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Rule>> {
-        list_kind(
-            &mut *self.0.lock(),
-            MemoryKind::Procedural,
-            user_id,
-            include_quarantined,
-            "i.priority DESC",
-        )?
-        .into_iter()
-        .map(rule_of)
-        .collect()
-    }
-
-    fn remove(&self, id: &str, by: Actor) -> Result<()> {
-        self.0.write(|tx, now| {
-            let row = load_kind(tx, id, MemoryKind::Procedural, "rule")?;
-            tombstone(tx, now, &row, "forget", "removed", by)
-        })
-    }
-
-    fn record_outcome(&self, id: &str, success: bool, by: Actor) -> Result<Rule> {
-        let threshold = i64::from(self.0.config.promote_after_successes);
-        self.0.write(|tx, now| {
-            let row = load_kind(tx, id, MemoryKind::Procedural, "rule")?;
-            record_outcome(&mut ItemRows(tx), now, &row, success, by, threshold)
-        })?;
-        self.get(id)
     }
 }
 
@@ -396,46 +269,5 @@ impl SharedMemory for Shared<'_> {
             .iter()
             .map(|r| item_from_row(r)?.to_item())
             .collect()
-    }
-}
-
-impl InsightMemory for Insights<'_> {
-    fn add(&self, insight: NewInsight) -> Result<Insight> {
-        let (cites, meta) = prepare_insight(&insight)?;
-        let s = self.0;
-        let vector = s.embed_one(&insight.text)?;
-        let id = s.write(|tx, now| {
-            Ok(
-                s.insert_insight(tx, now, &insight.text, &cites, &meta, vector.as_deref())?
-                    .id,
-            )
-        })?;
-        self.get(&id)
-    }
-
-    fn get(&self, id: &str) -> Result<Insight> {
-        insight_of(load_kind(&mut *self.0.lock(), id, MemoryKind::Insight, "insight")?.to_item()?)
-    }
-
-    fn vote(&self, id: &str, delta: i64, by: Actor) -> Result<Insight> {
-        check_vote(delta)?;
-        self.0.write(|tx, now| {
-            let row = load_kind(tx, id, MemoryKind::Insight, "insight")?;
-            vote(&mut ItemRows(tx), now, &row, delta, by)
-        })?;
-        self.get(id)
-    }
-
-    fn list(&self, user_id: &str, include_quarantined: bool) -> Result<Vec<Insight>> {
-        list_kind(
-            &mut *self.0.lock(),
-            MemoryKind::Insight,
-            user_id,
-            include_quarantined,
-            "i.salience DESC",
-        )?
-        .into_iter()
-        .map(insight_of)
-        .collect()
     }
 }

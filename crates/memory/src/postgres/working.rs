@@ -7,48 +7,17 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
-use crate::time::format_ms;
 use crate::types::*;
-use crate::working::{BlockRow, BlockStore, BlockTable, MAX_CHAR_LIMIT};
-
-const COLUMNS: &str = "rowid, id, user_id, agent_id, session_id, label, description, value, \
-    char_limit, read_only, created_at, updated_at, deleted_at";
+use crate::working::{BLOCK_COLUMNS, BlockRow, BlockStore, BlockTable, block_from};
 
 fn from_row(r: &Row) -> Result<BlockRow> {
-    let created: i64 = r.try_get(10)?;
-    let updated: Option<i64> = r.try_get(11)?;
-    let deleted: Option<i64> = r.try_get(12)?;
-    let read_only: bool = r.try_get(9)?;
-    let limit: i64 = r.try_get(8)?;
-    Ok(BlockRow {
-        rowid: r.try_get(0)?,
-        block: Block {
-            record: MemoryRecord {
-                id: r.try_get(1)?,
-                kind: MemoryKind::Working,
-                user_id: r.try_get(2)?,
-                agent_id: r.try_get(3)?,
-                session_id: r.try_get(4)?,
-                sensitivity: Sensitivity::Internal,
-                created_at: format_ms(created),
-                updated_at: updated.map(format_ms),
-                deleted_at: deleted.map(format_ms),
-                tags: None,
-                state: RecordState::of(deleted.is_some(), false, MemoryStatus::Active),
-            },
-            label: r.try_get(5)?,
-            description: r.try_get(6)?,
-            value: r.try_get(7)?,
-            char_limit: u32::try_from(limit).unwrap_or(MAX_CHAR_LIMIT),
-            read_only: read_only.then_some(true),
-        },
-    })
+    Ok(block_from(r)?)
 }
 
 fn live(c: &mut impl GenericClient, user_id: &str, label: &str) -> Result<Option<BlockRow>> {
     c.query_opt(
         &format!(
-            "SELECT {COLUMNS} FROM working_blocks WHERE user_id = $1 AND label = $2 AND deleted_at IS NULL"
+            "SELECT {BLOCK_COLUMNS} FROM working_blocks WHERE user_id = $1 AND label = $2 AND deleted_at IS NULL"
         ),
         &[&user_id, &label],
     )?
@@ -139,7 +108,7 @@ impl BlockStore for PgMemory {
         self.lock()
             .query(
                 &format!(
-                    "SELECT {COLUMNS} FROM working_blocks WHERE user_id = $1 AND deleted_at IS NULL ORDER BY label COLLATE \"C\""
+                    "SELECT {BLOCK_COLUMNS} FROM working_blocks WHERE user_id = $1 AND deleted_at IS NULL ORDER BY label COLLATE \"C\""
                 ),
                 &[&user_id],
             )?

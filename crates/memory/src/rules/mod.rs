@@ -5,11 +5,12 @@
 //! Nothing here runs SQL against a connection: the backends ([`crate::sqlite`],
 //! [`crate::postgres`]) read and write through narrow statement traits
 //! ([`consolidation::ConsolidationWrites`], [`belief::ChainReads`], and beside this module
-//! [`crate::entity_writes`], [`crate::working`], [`crate::transfer`]) and never import each
+//! [`crate::tiers`], [`crate::entity_writes`], [`crate::working`], [`crate::transfer`]) and never import each
 //! other.
 
 pub mod belief;
 pub(crate) mod clause;
+pub(crate) mod columns;
 pub mod conflicts;
 pub(crate) mod consolidation;
 pub(crate) mod entities;

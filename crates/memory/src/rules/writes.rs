@@ -39,7 +39,7 @@ pub(crate) trait ItemWrites {
 
 /// Writes a tombstone on a live row, with the ledger row.
 pub(crate) fn tombstone(
-    w: &mut impl ItemWrites,
+    w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     row: &ItemRow,
     action: &str,
@@ -61,7 +61,7 @@ pub(crate) fn tombstone(
 
 /// Links `old` to its new version `new_id` and records both sides in the ledger.
 pub(crate) fn link_supersession(
-    w: &mut impl ItemWrites,
+    w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     old: &ItemRow,
     new_id: &str,
@@ -90,7 +90,7 @@ pub(crate) fn link_supersession(
 /// Quarantines a rule just stored active when the text the gate scans (its text, steps
 /// and condition: everything that would drive an action) is flagged.
 pub(crate) fn quarantine_if_flagged(
-    w: &mut impl ItemWrites,
+    w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     stored: &ItemRow,
     scanned: &str,
@@ -117,7 +117,7 @@ pub(crate) fn quarantine_if_flagged(
 /// outcome: an agent's outcomes count, but only a person moves a quarantined rule to
 /// active (an agent that reports its own reuses could otherwise promote what it induced).
 pub(crate) fn record_outcome(
-    w: &mut impl ItemWrites,
+    w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     row: &ItemRow,
     success: bool,
@@ -163,7 +163,7 @@ pub(crate) fn record_outcome(
 /// already active, and when its text is flagged unless `force` (who forced it and the flags
 /// go in the ledger).
 pub(crate) fn validate(
-    w: &mut impl ItemWrites,
+    w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     row: &ItemRow,
     force: bool,
@@ -220,7 +220,7 @@ pub(crate) fn check_vote(delta: i64) -> Result<()> {
 /// Moves insight `row`'s salience by `delta`; at zero or below the insight is pruned
 /// (tombstoned).
 pub(crate) fn vote(
-    w: &mut impl ItemWrites,
+    w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     row: &ItemRow,
     delta: i64,

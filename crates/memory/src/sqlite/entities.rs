@@ -1,39 +1,27 @@
 //! The entity graph: resolver (NFKC + case/space folding, lexical match first), single-level
 //! merges with a ledger, exact unmerge, fact links and one-hop expansion.
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
+use crate::rules::columns::{ENTITY_COLUMNS, entity_from};
 use crate::rules::entities::Resolver;
 use crate::sqlite::items::ItemRow;
 use crate::sqlite::{SqliteMemory, ledger};
 use crate::store::EntityGraph;
-use crate::time::format_ms;
 use crate::types::*;
 
 pub(crate) struct Entities<'a>(pub &'a SqliteMemory);
 
-const COLUMNS: &str = "id, user_id, name, normalized_name, merged_into, created_at, updated_at";
-
 fn from_row(r: &Row<'_>) -> rusqlite::Result<GraphEntity> {
-    let created: i64 = r.get(5)?;
-    let updated: Option<i64> = r.get(6)?;
-    Ok(GraphEntity {
-        id: r.get(0)?,
-        user_id: r.get(1)?,
-        name: r.get(2)?,
-        normalized_name: r.get(3)?,
-        merged_into: r.get(4)?,
-        created_at: format_ms(created),
-        updated_at: updated.map(format_ms),
-    })
+    entity_from(r)
 }
 
 fn load(conn: &Connection, id: &str) -> Result<GraphEntity> {
     conn.query_row(
-        &format!("SELECT {COLUMNS} FROM entities WHERE id = ?1"),
+        &format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE id = ?1"),
         params![id],
         from_row,
     )
@@ -72,7 +60,7 @@ pub(crate) fn resolve_in(
 
 /// Links a new fact's subject and object to their root entities ([`entity_writes::link_fact`]).
 pub(crate) fn link_fact(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     now: i64,
     row: &ItemRow,
     resolver: Resolver<'_>,
@@ -184,7 +172,7 @@ impl EntityTable for EntityRows<'_> {
             .0
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM entities WHERE user_id = ?1 AND normalized_name = ?2 \
+                    "SELECT {ENTITY_COLUMNS} FROM entities WHERE user_id = ?1 AND normalized_name = ?2 \
                      ORDER BY merged_into IS NOT NULL, rowid LIMIT 1"
                 ),
                 params![user_id, normalized],
@@ -246,7 +234,7 @@ impl EntityGraph for Entities<'_> {
     fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>> {
         let conn = self.0.lock();
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM entities WHERE user_id = ?1 ORDER BY rowid"
+            "SELECT {ENTITY_COLUMNS} FROM entities WHERE user_id = ?1 ORDER BY rowid"
         ))?;
         let rows = stmt.query_map(params![user_id], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

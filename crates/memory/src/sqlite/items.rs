@@ -1,11 +1,12 @@
 //! The `memory_items` row in SQLite: reading it, loading by id, and insertion (tags,
 //! full-text, ledger) of what [`crate::rules::row::prepare_insert`] accepted.
 
-use rusqlite::{OptionalExtension, Row, Transaction, params};
+use rusqlite::{OptionalExtension, Row, params};
 
 pub use crate::rules::row::*;
 
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
+use crate::rules::columns::{Column, Columns, item_from};
 use crate::rules::writes::ItemWrites;
 use crate::sqlite::ledger;
 use crate::types::*;
@@ -18,47 +19,16 @@ pub const ITEM_COLUMNS: &str = "i.rowid, i.id, i.kind, i.user_id, i.agent_id, i.
     i.supersedes, i.superseded_by, i.superseded_at, i.subject, i.predicate, i.object, \
     i.started_at, i.ended_at, i.priority, i.success_count, i.salience, i.sequence, i.body_json";
 
-/// Reads a row selected with [`ITEM_COLUMNS`].
+impl Columns for Row<'_> {
+    type Error = rusqlite::Error;
+    fn get<T: Column>(&self, i: usize) -> std::result::Result<T, Self::Error> {
+        Row::get(self, i)
+    }
+}
+
+/// Reads a row selected with [`ITEM_COLUMNS`] ([`item_from`]).
 pub fn item_from_row(r: &Row<'_>) -> rusqlite::Result<ItemRow> {
-    Ok(ItemRow {
-        rowid: r.get(0)?,
-        id: r.get(1)?,
-        kind: r.get(2)?,
-        user_id: r.get(3)?,
-        agent_id: r.get(4)?,
-        session_id: r.get(5)?,
-        sensitivity: r.get(6)?,
-        text: r.get(7)?,
-        tags_json: r.get(8)?,
-        provenance: r.get(9)?,
-        status: r.get(10)?,
-        quarantine_reason: r.get(11)?,
-        active_since: r.get(12)?,
-        created_at: r.get(13)?,
-        updated_at: r.get(14)?,
-        deleted_at: r.get(15)?,
-        delete_reason: r.get(16)?,
-        archived_at: r.get(17)?,
-        importance: r.get(18)?,
-        confidence: r.get(19)?,
-        strength: r.get(20)?,
-        last_accessed_at: r.get(21)?,
-        valid_from: r.get(22)?,
-        valid_to: r.get(23)?,
-        supersedes: r.get(24)?,
-        superseded_by: r.get(25)?,
-        superseded_at: r.get(26)?,
-        subject: r.get(27)?,
-        predicate: r.get(28)?,
-        object: r.get(29)?,
-        started_at: r.get(30)?,
-        ended_at: r.get(31)?,
-        priority: r.get(32)?,
-        success_count: r.get(33)?,
-        salience: r.get(34)?,
-        sequence: r.get(35)?,
-        body_json: r.get(36)?,
-    })
+    item_from(r)
 }
 
 /// Loads one row by id (any state).
@@ -67,22 +37,9 @@ pub fn load(tx: &rusqlite::Connection, id: &str) -> Result<Option<ItemRow>> {
     Ok(tx.query_row(&sql, params![id], item_from_row).optional()?)
 }
 
-/// Loads one row by id and kind, or a `NotFound` error naming `what`.
-pub fn load_kind(
-    conn: &rusqlite::Connection,
-    id: &str,
-    kind: MemoryKind,
-    what: &'static str,
-) -> Result<ItemRow> {
-    match load(conn, id)? {
-        Some(row) if row.kind() == Some(kind) => Ok(row),
-        _ => Err(MemoryError::not_found(what, id)),
-    }
-}
-
 /// Inserts what [`prepare_insert`] accepts, with its tags, full-text entry and ledger
 /// rows. Returns the stored row.
-pub fn insert(tx: &Transaction<'_>, now: i64, prefix: &str, ins: Insert) -> Result<ItemRow> {
+pub fn insert(tx: &rusqlite::Connection, now: i64, prefix: &str, ins: Insert) -> Result<ItemRow> {
     let Prepared {
         mut row,
         tags,
@@ -219,4 +176,16 @@ impl ItemWrites for ItemRows<'_> {
         )?;
         Ok(())
     }
+}
+
+/// Writes a tombstone on a live row, with the ledger row.
+pub(crate) fn tombstone(
+    tx: &rusqlite::Connection,
+    now: i64,
+    row: &ItemRow,
+    action: &str,
+    reason: &str,
+    by: Actor,
+) -> Result<()> {
+    crate::rules::writes::tombstone(&mut ItemRows(tx), now, row, action, reason, by)
 }

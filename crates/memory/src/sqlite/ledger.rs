@@ -4,7 +4,7 @@ use rusqlite::{Connection, params};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::time::format_ms;
+use crate::rules::columns::{HISTORY_COLUMNS, history_from};
 use crate::types::{Actor, HistoryEntry};
 
 /// Appends one ledger row.
@@ -34,37 +34,27 @@ pub fn append(
 
 /// Every ledger row about `subject_id`, in order.
 pub fn for_subject(conn: &Connection, subject_id: &str) -> Result<Vec<HistoryEntry>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, at, subject_id, action, actor, reason, detail_json FROM memory_history \
-         WHERE subject_id = ?1 ORDER BY seq",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {HISTORY_COLUMNS}, detail_json FROM memory_history \
+             WHERE subject_id = ?1 ORDER BY seq"
+    ))?;
     let rows = stmt.query_map(params![subject_id], entry_from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Ledger rows after `after_seq` (every subject), at most `limit`, in order.
 pub fn since(conn: &Connection, after_seq: i64, limit: usize) -> Result<Vec<HistoryEntry>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, at, subject_id, action, actor, reason, detail_json FROM memory_history \
-         WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {HISTORY_COLUMNS}, detail_json FROM memory_history \
+             WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+    ))?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = stmt.query_map(params![after_seq, limit], entry_from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 fn entry_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
-    let actor: String = r.get(4)?;
-    let detail: Option<String> = r.get(6)?;
-    Ok(HistoryEntry {
-        seq: r.get(0)?,
-        at: format_ms(r.get(1)?),
-        subject_id: r.get(2)?,
-        action: r.get(3)?,
-        actor: Actor::parse(&actor).unwrap_or_default(),
-        reason: r.get(5)?,
-        detail: detail.and_then(|d| serde_json::from_str(&d).ok()),
-    })
+    history_from(r)
 }
 
 /// Number of ledger rows (tests check that no operation loses history).

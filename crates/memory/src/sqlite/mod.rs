@@ -2,19 +2,15 @@
 //! 0600, numbered migrations, append-only rows with tombstones and a history ledger.
 
 pub(crate) mod belief;
-mod consolidation;
 pub(crate) mod entities;
-pub(crate) mod episodic;
-pub(crate) mod insights;
+pub(crate) mod item_table;
 pub(crate) mod items;
 pub(crate) mod ledger;
 mod maintenance;
 pub mod migrations;
-pub(crate) mod procedural;
 mod reembed;
 mod review;
 mod search;
-pub(crate) mod semantic;
 pub(crate) mod session;
 pub(crate) mod shared;
 mod transfer;
@@ -169,13 +165,13 @@ impl SqliteMemory {
         crate::vectors::embed(self.embedder.as_deref(), texts)
     }
 
+    /// Embeds `texts` in batches (none when no embedder is active).
+    pub(crate) fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        crate::vectors::embed_all(self.embedder.as_deref(), texts)
+    }
+
     /// Stores a vector for an item under the active embedder and records the embedder.
-    pub(crate) fn store_vector(
-        tx: &Transaction<'_>,
-        key: &str,
-        rowid: i64,
-        vec: &[f32],
-    ) -> Result<()> {
+    pub(crate) fn store_vector(tx: &Connection, key: &str, rowid: i64, vec: &[f32]) -> Result<()> {
         tx.execute(
             "INSERT OR REPLACE INTO memory_vectors (item_rowid, embedder, vec) VALUES (?1, ?2, ?3)",
             params![rowid, key, vectors::to_blob(vec)],
@@ -232,19 +228,19 @@ impl MemoryStore for SqliteMemory {
         session::Session(self)
     }
     fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
-        episodic::Episodic(self)
+        crate::tiers::Episodic(self)
     }
     fn semantic(&self) -> impl crate::store::SemanticMemory + '_ {
-        semantic::Semantic(self)
+        crate::tiers::Semantic(self)
     }
     fn procedural(&self) -> impl crate::store::ProceduralMemory + '_ {
-        procedural::Procedural(self)
+        crate::tiers::Procedural(self)
     }
     fn shared(&self) -> impl crate::store::SharedMemory + '_ {
         shared::Shared(self)
     }
     fn insights(&self) -> impl crate::store::InsightMemory + '_ {
-        insights::Insights(self)
+        crate::tiers::Insights(self)
     }
     fn entities(&self) -> impl crate::store::EntityGraph + '_ {
         entities::Entities(self)

@@ -4,7 +4,7 @@ use crate::error::{MemoryError, Result};
 use crate::rules::writes::{check_reject_reason, validate};
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::items;
-use crate::sqlite::semantic::tombstone;
+use crate::sqlite::items::tombstone;
 use crate::types::*;
 
 impl SqliteMemory {

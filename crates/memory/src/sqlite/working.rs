@@ -6,47 +6,17 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::sqlite::{SqliteMemory, ledger};
-use crate::time::format_ms;
 use crate::types::*;
-use crate::working::{BlockRow, BlockStore, BlockTable};
-
-const COLUMNS: &str = "rowid, id, user_id, agent_id, session_id, label, description, value, \
-    char_limit, read_only, created_at, updated_at, deleted_at";
+use crate::working::{BLOCK_COLUMNS, BlockRow, BlockStore, BlockTable, block_from};
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<BlockRow> {
-    let created: i64 = r.get(10)?;
-    let updated: Option<i64> = r.get(11)?;
-    let deleted: Option<i64> = r.get(12)?;
-    let read_only: bool = r.get(9)?;
-    Ok(BlockRow {
-        rowid: r.get(0)?,
-        block: Block {
-            record: MemoryRecord {
-                id: r.get(1)?,
-                kind: MemoryKind::Working,
-                user_id: r.get(2)?,
-                agent_id: r.get(3)?,
-                session_id: r.get(4)?,
-                sensitivity: Sensitivity::Internal,
-                created_at: format_ms(created),
-                updated_at: updated.map(format_ms),
-                deleted_at: deleted.map(format_ms),
-                tags: None,
-                state: RecordState::of(deleted.is_some(), false, MemoryStatus::Active),
-            },
-            label: r.get(5)?,
-            description: r.get(6)?,
-            value: r.get(7)?,
-            char_limit: r.get(8)?,
-            read_only: read_only.then_some(true),
-        },
-    })
+    block_from(r)
 }
 
 fn live(conn: &Connection, user_id: &str, label: &str) -> Result<Option<BlockRow>> {
     Ok(conn
         .query_row(
-            &format!("SELECT {COLUMNS} FROM working_blocks WHERE user_id = ?1 AND label = ?2 AND deleted_at IS NULL"),
+            &format!("SELECT {BLOCK_COLUMNS} FROM working_blocks WHERE user_id = ?1 AND label = ?2 AND deleted_at IS NULL"),
             params![user_id, label],
             from_row,
         )
@@ -125,7 +95,7 @@ impl BlockStore for SqliteMemory {
     fn list_blocks(&self, user_id: &str) -> Result<Vec<Block>> {
         let conn = self.lock();
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM working_blocks WHERE user_id = ?1 AND deleted_at IS NULL ORDER BY label"
+            "SELECT {BLOCK_COLUMNS} FROM working_blocks WHERE user_id = ?1 AND deleted_at IS NULL ORDER BY label"
         ))?;
         let rows = stmt.query_map(params![user_id], from_row)?;
         Ok(rows
