@@ -844,3 +844,47 @@ async fn live_overview_sends_only_the_turns_that_changed() {
     assert_eq!(Value::Array(spliced), now["critical_path"]["segments"]);
     f.server.stop().await.unwrap();
 }
+
+/// Issue 26: opening the task page (its overview, then its live feed) reads the session
+/// file once: the live feed follows the session the overview's cache read, and the lines
+/// appended after it are tailed, not re-read whole.
+#[tokio::test]
+async fn the_page_reads_a_live_session_once() {
+    let f = start().await;
+    let reads = |s: &Value| s["session_reads"].as_u64().unwrap();
+    let (_, before) = f.get("/task-graph/api/status").await;
+    let (code, overview) = f.get("/task-graph/api/task/overview?id=dsh-live").await;
+    assert_eq!(code, 200, "{overview}");
+    let mut sse = Sse::open_query(&f, "id=dsh-live&view=overview").await;
+    let first = sse.next().await;
+    assert_eq!(first.event, "overview");
+    assert_eq!(first.data["turns"], overview["turns"]);
+    let (_, opened) = f.get("/task-graph/api/status").await;
+    assert_eq!(reads(&opened) - reads(&before), 1, "{opened}");
+    append(
+        &f.dsh_live_file(),
+        concat!(
+            r#"{"type":"tool/result","seq":7,"time":1787600009000,"data":{"message":{"source":{"callId":"l_tail"},"content":[{"type":"tool-result","toolCallId":"l_tail","content":"ok","isError":false}]}}}"#,
+            "\n"
+        ),
+    );
+    let upd = sse.until(|m| m.event == "overview_delta").await;
+    assert_eq!(
+        upd.data["turn_count"],
+        overview["turns"].as_array().unwrap().len()
+    );
+    // The grown session as a fresh read builds it: the tail applied the new line once.
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    let t = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "dsh-live")
+        .unwrap()
+        .clone();
+    let (_, graph) = f.get("/task-graph/api/task?id=dsh-live").await;
+    assert_eq!(graph, f.expected_graph(&t));
+    let (_, after) = f.get("/task-graph/api/status").await;
+    assert_eq!(reads(&after) - reads(&before), 1, "{after}");
+    f.server.stop().await.unwrap();
+}

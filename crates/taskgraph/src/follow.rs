@@ -199,6 +199,30 @@ fn complete_lines(bytes: &[u8]) -> usize {
     bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
 }
 
+/// Offset just past the last `\n` among the first `len` bytes of `file` (0 when none),
+/// read backwards in 64 KiB blocks, so a file already parsed is not read whole again.
+fn last_line_end(file: &Path, len: u64) -> Result<u64> {
+    const BLOCK: u64 = 64 << 10;
+    let (mut f, _) = open_regular(file)?;
+    let mut end = len;
+    let mut buf = Vec::with_capacity(BLOCK as usize);
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        f.seek(SeekFrom::Start(start))
+            .map_err(|e| io_error(file, e))?;
+        buf.clear();
+        (&mut f)
+            .take(end - start)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error(file, e))?;
+        if let Some(i) = buf.iter().rposition(|b| *b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 /// A session file followed as it grows: its events and incrementally kept graph.
 pub struct Follower {
     path: PathBuf,
@@ -220,18 +244,33 @@ impl Follower {
     /// Reads the session at `path` (a file, or a DSH folder) and builds its graph, live when
     /// the file was modified within `live_window`.
     pub fn open(path: &Path, agent: Agent, workspace: &str, live_window: Duration) -> Result<Self> {
-        let session = read_session_as(path, agent)?;
-        let file = session_file(path, agent);
         let stamp = stamp(path, agent);
+        let session = read_session_as(path, agent)?;
+        Self::from_session(&session, stamp, path, agent, workspace, live_window)
+    }
+
+    /// Follows `session`, already read from `path` when the file's [`stamp`] was `stamp`
+    /// (taken *before* the read), without reading it again where the format allows: a plain
+    /// DSH file is tailed from its last complete line at `stamp`'s length (lines read twice
+    /// because the file grew meanwhile are recognised and skipped), a zstd DSH file is
+    /// re-parsed only once it changes after `stamp`. A pi / Claude Code / Codex file is read
+    /// once more by its resumable reader, which must agree with `session`.
+    pub fn from_session(
+        session: &Session,
+        stamp: (Option<SystemTime>, u64),
+        path: &Path,
+        agent: Agent,
+        workspace: &str,
+        live_window: Duration,
+    ) -> Result<Self> {
+        let file = session_file(path, agent);
         let label = file.display().to_string();
         let plain_dsh = agent == Agent::Dsh && !label.ends_with(".zstd");
         let live = is_recent(stamp.0, live_window);
-        let opts = options(&session, workspace, live);
+        let opts = options(session, workspace, live);
         let (events, mode) = if plain_dsh {
-            let bytes = read_regular(&file, MAX_SESSION_BYTES)?;
-            let end = complete_lines(&bytes);
-            let s = parse::dsh::parse(&bytes[..end], &label);
-            (s.events, Mode::Tail { offset: end as u64 })
+            let offset = last_line_end(&file, stamp.1)?;
+            (session.events.clone(), Mode::Tail { offset })
         } else if let Some(s) = Streamer::open(agent, &file, opts.clone(), &session.events) {
             (Vec::new(), Mode::Stream(s))
         } else {
@@ -254,6 +293,12 @@ impl Follower {
         // Changes count from the graph as opened.
         follower.take_changes();
         Ok(follower)
+    }
+
+    /// Whether a resumable reader follows the file (pi, Claude Code, Codex): it read the
+    /// file itself when it opened.
+    pub fn streaming(&self) -> bool {
+        matches!(self.mode, Mode::Stream(_))
     }
 
     /// The file followed (a DSH folder's newest `session*.jsonl*`).

@@ -49,6 +49,45 @@ fn a_growing_dsh_file_is_tailed_into_the_same_graph_as_a_fresh_read() {
     assert_eq!(f.graph().graph(), fresh.graph().graph());
 }
 
+/// A follower opened over a session already read (the server's cache) tails from the file's
+/// length when it was read: lines the file gained between that stamp and the read, and a
+/// last line that was still being written, are applied once, not twice or never.
+#[test]
+fn a_follower_over_a_session_read_earlier_applies_each_line_once() {
+    let from = std::fs::read_dir(SESSION)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a plain session file");
+    let text = std::fs::read_to_string(&from).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s-live");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(from.file_name().unwrap());
+    let third = lines.len() / 3;
+    // The stamp sees a third of the lines and half of the next one.
+    let (cut_a, cut_b) = lines[third].split_at(lines[third].len() / 2);
+    std::fs::write(&file, lines[..third].join("\n") + "\n" + cut_a).unwrap();
+    let stamp = mindgate_taskgraph::follow::stamp(&dir, Agent::Dsh);
+    // The read happens after two more lines arrived.
+    append(&file, &(cut_b.to_owned() + "\n" + lines[third + 1] + "\n"));
+    let session = mindgate_taskgraph::read_session_as(&dir, Agent::Dsh).unwrap();
+    let window = Duration::from_secs(3600);
+    let mut f = Follower::from_session(&session, stamp, &dir, Agent::Dsh, "--w--", window).unwrap();
+    assert!(!f.streaming());
+    assert_eq!(f.events(), session.events.as_slice());
+    // The lines the read had already seen come round again in the tail: skipped.
+    f.update().unwrap();
+    assert_eq!(f.events(), session.events.as_slice());
+    append(&file, &(lines[third + 2..].join("\n") + "\n"));
+    assert!(f.update().unwrap());
+    assert_eq!(f.generation(), 0, "appended, never rebuilt");
+    let fresh = Follower::open(&dir, Agent::Dsh, "--w--", window).unwrap();
+    assert_eq!(f.events(), fresh.events());
+    assert_eq!(f.graph().graph(), fresh.graph().graph());
+}
+
 fn append(file: &Path, text: &str) {
     let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
     f.write_all(text.as_bytes()).unwrap();

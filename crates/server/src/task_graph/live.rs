@@ -320,14 +320,29 @@ pub(super) struct Live {
     /// share it).
     overview: Mutex<Option<(u64, Arc<serde_json::Value>)>>,
     stopped: AtomicBool,
+    /// The follower read the file again when it opened (a resumable reader catching up).
+    read_at_open: bool,
 }
 
 impl Live {
-    /// Reads the session and builds its graph (live mode when recently modified).
-    fn open(t: &TaskSummary, config: &DiscoveryConfig) -> Result<Live, ApiError> {
-        let follower = Follower::open(&t.path, t.agent, &t.workspace, config.live_window)
-            .map_err(super::tg_error)?;
+    /// Follows the session `cached` holds (read once, by the cache) and builds its graph
+    /// (live mode when recently modified).
+    fn open(
+        t: &TaskSummary,
+        config: &DiscoveryConfig,
+        cached: &super::Cached,
+    ) -> Result<Live, ApiError> {
+        let follower = Follower::from_session(
+            &cached.session,
+            cached.stamp,
+            &t.path,
+            t.agent,
+            &t.workspace,
+            config.live_window,
+        )
+        .map_err(super::tg_error)?;
         let file = follower.file().to_path_buf();
+        let st_read = follower.streaming();
         let state = State {
             published: Fields::of(follower.graph().graph()),
             follower,
@@ -348,6 +363,7 @@ impl Live {
             finished: Mutex::new(None),
             overview: Mutex::new(None),
             stopped: AtomicBool::new(false),
+            read_at_open: st_read,
         })
     }
 
@@ -719,8 +735,20 @@ pub(super) async fn subscribe(
         return Ok(sub);
     }
     let config = tg.config();
-    let t2 = t.clone();
-    let live = Arc::new(blocking(move || Live::open(&t2, &config)).await?);
+    let (tg2, t2) = (tg.clone(), t.clone());
+    let live = Arc::new(
+        blocking(move || {
+            // The session as the cache holds it (the page's overview read it a moment ago):
+            // read once, not once for the overview and again for the feed.
+            let cached = tg2.load_cached(&t2)?;
+            let live = Live::open(&t2, &config, &cached)?;
+            if live.read_at_open {
+                tg2.count_read();
+            }
+            Ok(live)
+        })
+        .await?,
+    );
     let (ntx, nrx) = mpsc::channel::<()>(1);
     let watcher = start_watcher(&live, ntx)?;
     let sub = {

@@ -2,7 +2,7 @@
 //!
 //! | route | answer |
 //! | --- | --- |
-//! | `GET /task-graph/api/status` | homes searched, session and live counts |
+//! | `GET /task-graph/api/status` | homes searched, session and live counts, `session_reads` (whole reads of session files so far) |
 //! | `GET /task-graph/api/tasks` | `{tasks: [TaskSummary…]}`, newest first |
 //! | `GET /task-graph/api/task?id=…` | the task graph (the seed's JSON, exactly `build_graph`'s output) |
 //! | `GET /task-graph/api/events?id=…&afterSeq=…&limit=…` | `{events, last_seq, more}`: trajectory events after `afterSeq` |
@@ -22,6 +22,7 @@ mod views;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::SystemTime;
 
@@ -64,6 +65,9 @@ pub(crate) struct TaskGraphs {
     shutdown: CancellationToken,
     /// Prices of the overview's cost figures.
     prices: mindgate_pricing::PriceTable,
+    /// Times a session file was read and parsed whole for these routes (the cache's misses,
+    /// a live feed's reader catching up): `/status` reports it as `session_reads`.
+    reads: AtomicU64,
 }
 
 /// A session read from disk and its graph, valid while the file's size and mtime hold.
@@ -120,6 +124,7 @@ impl TaskGraphs {
             live: Mutex::new(HashMap::new()),
             shutdown,
             prices,
+            reads: AtomicU64::new(0),
         }
     }
 
@@ -186,6 +191,7 @@ impl TaskGraphs {
         }
         let loc = t.location();
         let config = self.config();
+        self.count_read();
         let (session, tree) = load_tree(&loc, &config).map_err(tg_error)?;
         let graph = Arc::new(OnceLock::new());
         let session = Arc::new(session);
@@ -212,8 +218,14 @@ impl TaskGraphs {
     /// builds it: archived mode, children linked. Blocking: call it off the async runtime.
     pub(crate) fn typed_graph(&self, id: &str) -> Result<TaskGraph, ApiError> {
         let t = self.find(id)?;
+        self.count_read();
         let (_, tree) = load_tree(&t.location(), &self.config()).map_err(tg_error)?;
         Ok(tree.graph)
+    }
+
+    /// Counts one whole read of a session file.
+    fn count_read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The running live view of a session, if one is being watched.
@@ -337,6 +349,7 @@ async fn status(State(tg): Tg) -> Result<Response, ApiError> {
         "sessions": tasks.len(),
         "live": tasks.iter().filter(|t| t.live).count(),
         "watching": tg.live_count(),
+        "session_reads": tg.reads.load(Ordering::Relaxed),
         "agents": agents,
         "homes": {
             "dsh": path(&config.dsh_sessions),
