@@ -83,6 +83,17 @@ fn main() -> ExitCode {
     let (turn_time, turn_json) = fastest(runs, || {
         turn_detail(&g, &last).map(|d| serde_json::to_string(&d).unwrap_or_default())
     });
+    let (index_time, index) = fastest(runs, || mindgate_taskgraph::TurnIndex::new(&g));
+    let (indexed_time, _) = fastest(runs, || {
+        index
+            .detail(&g, &last)
+            .map(|d| serde_json::to_string(&d).unwrap_or_default())
+    });
+    eprintln!(
+        "turn index built in {:.1} ms; a turn from it (with its JSON) {:.2} ms",
+        ms(index_time),
+        ms(indexed_time)
+    );
     let (tl_time, bars) = fastest(runs, || timeline(&g).len());
     println!(
         "events={} nodes={} turns={} segments={} read={:.0} ms build={:.0} ms overview={:.1} ms overview_json={:.1} ms ({} bytes) turn={:.1} ms ({} bytes) timeline={:.1} ms ({bars} bars)",

@@ -82,7 +82,7 @@ pub use event::{
 pub use graph::{
     AppendStats, BuildOptions, ChildSummary, Counts, CriticalPath, Edge, EdgeType, GraphChanges,
     GraphTree, Headline, IncrementalGraph, Node, NodeMeta, NodeType, Status, Summary, TaskGraph,
-    TaskOverview, TurnOverview, WaitKind, WaitSegment, build_graph, build_session_graph,
+    TaskOverview, TurnIndex, TurnOverview, WaitKind, WaitSegment, build_graph, build_session_graph,
     build_session_tree, overview, timeline, turn_detail,
 };
 pub use read::{detect_agent, read_session, read_session_as};

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use mindgate_pricing::PriceTable;
 use mindgate_taskgraph::graph::overview::{SegmentKind, TaskOverview, TurnCounts};
 use mindgate_taskgraph::{
-    BuildOptions, GraphTree, NodeType, build_session_tree, overview, read_session, timeline,
-    turn_detail,
+    BuildOptions, GraphTree, NodeType, TaskGraph, build_session_tree, overview, read_session,
+    timeline, turn_detail,
 };
 
 const FIXTURES: [&str; 12] = [
@@ -108,8 +108,22 @@ fn check(path: &Path) {
     assert!(segs.windows(2).all(|p| p[0].start_time <= p[1].start_time));
     // Each turn's detail holds the task and exactly that turn's nodes; together they hold all.
     let mut seen: HashSet<&str> = HashSet::new();
+    let index = mindgate_taskgraph::TurnIndex::new(g);
     for t in &o.turns {
         let d = turn_detail(g, &t.id).unwrap();
+        // The index answers what a scan of the whole graph finds, turn by id and by number.
+        let scanned = scan_turn(g, &t.id);
+        assert_eq!(
+            index.detail(g, &t.id).as_ref(),
+            Some(&scanned),
+            "{name}: {}",
+            t.id
+        );
+        assert_eq!(
+            index.detail(g, &t.turn.to_string()).as_ref(),
+            Some(&scanned)
+        );
+        assert_eq!(d, scanned, "{name}: {}", t.id);
         assert_eq!(d.nodes[0].node_type, NodeType::Task);
         assert_eq!(
             d.nodes.len() as u64,
@@ -239,4 +253,54 @@ fn a_subagent_child_counts_once_in_the_parent_totals() {
         .filter_map(|s| s.child_session.as_ref())
         .collect();
     assert!(!linked.is_empty(), "the Task call opens its child");
+}
+
+/// A turn's detail found the plain way (every node's turn, every edge, every path entry
+/// scanned): what `TurnIndex` must answer.
+fn scan_turn<'g>(
+    g: &'g TaskGraph,
+    turn: &str,
+) -> mindgate_taskgraph::graph::overview::TurnDetail<'g> {
+    use mindgate_taskgraph::graph::overview::{TurnPath, turn_of_nodes};
+    let phase = g.nodes.iter().position(|n| n.id == *turn).unwrap();
+    let turn_of = turn_of_nodes(g);
+    let mut ids: HashSet<&str> = HashSet::new();
+    let mut nodes = Vec::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        if n.node_type == NodeType::Task || turn_of[i] == Some(phase) {
+            ids.insert(n.id.as_str());
+            nodes.push(n);
+        }
+    }
+    let edges: Vec<_> = g
+        .edges
+        .iter()
+        .filter(|e| ids.contains(e.source.as_str()) && ids.contains(e.target.as_str()))
+        .collect();
+    let edge_ids: HashSet<&str> = edges.iter().map(|e| e.id.as_str()).collect();
+    let cp = &g.critical_path;
+    mindgate_taskgraph::graph::overview::TurnDetail {
+        task_id: &g.task_id,
+        session_id: &g.session_id,
+        turn_id: g.nodes[phase].id.as_str(),
+        nodes,
+        edges,
+        critical_path: TurnPath {
+            node_ids: cp
+                .node_ids
+                .iter()
+                .filter(|i| ids.contains(i.as_str()))
+                .collect(),
+            hot_node_ids: cp
+                .hot_node_ids
+                .iter()
+                .filter(|i| ids.contains(i.as_str()))
+                .collect(),
+            edge_ids: cp
+                .edge_ids
+                .iter()
+                .filter(|i| edge_ids.contains(i.as_str()))
+                .collect(),
+        },
+    }
 }

@@ -319,6 +319,8 @@ pub(super) struct Live {
     /// The overview at the version it names (the page's fetch and its feed's first message
     /// share it).
     overview: Mutex<Option<(u64, Arc<serde_json::Value>)>>,
+    /// The turn index at the version it names (made when a turn is opened).
+    turns: Mutex<Option<(u64, Arc<mindgate_taskgraph::TurnIndex>)>>,
     stopped: AtomicBool,
     /// The follower read the file again when it opened (a resumable reader catching up).
     read_at_open: bool,
@@ -362,6 +364,7 @@ impl Live {
             full: Mutex::new(None),
             finished: Mutex::new(None),
             overview: Mutex::new(None),
+            turns: Mutex::new(None),
             stopped: AtomicBool::new(false),
             read_at_open: st_read,
         })
@@ -397,10 +400,15 @@ impl Live {
 
     /// `f` over the graph as served now (live graphs as they are, archived ones finished).
     pub(super) fn with_graph<R>(&self, f: impl FnOnce(&TaskGraph) -> R) -> R {
+        self.with_versioned_graph(|g, _| f(g))
+    }
+
+    /// `f` over the graph as served now and its version (read under the same lock).
+    fn with_versioned_graph<R>(&self, f: impl FnOnce(&TaskGraph, u64) -> R) -> R {
         let st = lock(&self.state);
         let g = st.follower.graph();
         if g.options().live {
-            return f(g.graph());
+            return f(g.graph(), st.version);
         }
         let mut finished = lock(&self.finished);
         let graph = match finished.as_ref().filter(|(v, _)| *v == st.version) {
@@ -412,7 +420,29 @@ impl Live {
             }
         };
         drop(finished);
-        f(&graph)
+        f(&graph, st.version)
+    }
+
+    /// `f` over turn `turn` of the graph as served now, through its turn index (built once
+    /// per version).
+    pub(super) fn with_turn<R>(
+        &self,
+        turn: &str,
+        f: impl FnOnce(Option<mindgate_taskgraph::graph::overview::TurnDetail<'_>>) -> R,
+    ) -> R {
+        self.with_versioned_graph(|g, version| {
+            let mut turns = lock(&self.turns);
+            let index = match turns.as_ref().filter(|(v, _)| *v == version) {
+                Some((_, ix)) => ix.clone(),
+                None => {
+                    let ix = Arc::new(mindgate_taskgraph::TurnIndex::new(g));
+                    *turns = Some((version, ix.clone()));
+                    ix
+                }
+            };
+            drop(turns);
+            f(index.detail(g, turn))
+        })
     }
 
     /// The overview of the graph as served now, with `children` (computed once per version).

@@ -36,7 +36,7 @@ use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::{
     Catalog, DiscoveryConfig, Error as TgError, Event, GraphTree, IdMatch, Session, TaskGraph,
-    TaskSummary, match_task_id,
+    TaskSummary, TurnIndex, match_task_id,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -83,6 +83,8 @@ struct Cached {
     overview: Arc<OnceLock<Arc<str>>>,
     /// The typed graph with its children's (the overview, a turn, the timeline).
     tree: Arc<GraphTree>,
+    /// The graph's turns indexed, made when a turn is first opened.
+    turns: Arc<OnceLock<Arc<TurnIndex>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -208,6 +210,7 @@ impl TaskGraphs {
             graph,
             overview: Arc::new(OnceLock::new()),
             tree,
+            turns: Arc::new(OnceLock::new()),
         };
         cache.push(c.clone());
         Ok(c)

@@ -56,6 +56,25 @@ impl TaskGraphs {
         Ok(cached.overview.get_or_init(|| text(&value)).clone())
     }
 
+    /// `f` over turn `turn` of task `t` (`None`: no such turn), through the graph's turn
+    /// index (built once per read of an unchanged file, or per live version), so opening a
+    /// turn costs that turn, not a scan of the whole graph. Blocking.
+    pub(super) fn with_turn<R>(
+        &self,
+        t: &TaskSummary,
+        turn: &str,
+        f: impl FnOnce(Option<mindgate_taskgraph::graph::overview::TurnDetail<'_>>) -> R,
+    ) -> Result<R, ApiError> {
+        if let Some(l) = self.live_of(&t.path) {
+            return Ok(l.with_turn(turn, f));
+        }
+        let c = self.load_cached(t)?;
+        let index = c
+            .turns
+            .get_or_init(|| Arc::new(mindgate_taskgraph::TurnIndex::new(&c.tree.graph)));
+        Ok(f(index.detail(&c.tree.graph, turn)))
+    }
+
     /// The subagent sessions of task `t` as read from disk (the live overview's children).
     pub(super) fn children_of(&self, t: &TaskSummary) -> Result<Arc<GraphTree>, ApiError> {
         self.load_tree(t)
@@ -82,7 +101,7 @@ pub(super) async fn turn(State(tg): Tg, q: Q) -> Result<Response, ApiError> {
     };
     let body = blocking(move || {
         let t = tg.find(&id)?;
-        tg.with_tree(&t, |g, _| match mindgate_taskgraph::turn_detail(g, &turn) {
+        tg.with_turn(&t, &turn, |d| match d {
             Some(d) => serde_json::to_value(d).map_err(|e| ApiError::internal(e.to_string())),
             None => Err(ApiError::not_found(format!(
                 "session `{}` has no turn `{}`",

@@ -10,6 +10,7 @@ mod critical;
 pub mod headline;
 mod model;
 pub mod overview;
+mod turn_index;
 pub mod waiting;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ pub use builder::{AppendStats, GraphChanges, IncrementalGraph};
 pub use headline::{Headline, headline};
 pub use model::*;
 pub use overview::{TaskOverview, TurnOverview, overview, timeline, turn_detail};
+pub use turn_index::TurnIndex;
 pub use waiting::{WaitKind, WaitSegment};
 
 use crate::event::Event;

@@ -612,48 +612,11 @@ pub struct TurnPath<'g> {
 
 /// The detail of turn `turn` (a phase id such as `phase-3`, or its number), `None` when the
 /// graph has no such turn.
+///
+/// Indexes the whole graph to answer once; a caller asking for several turns of one graph keeps
+/// a [`TurnIndex`](super::TurnIndex) instead.
 pub fn turn_detail<'g>(g: &'g TaskGraph, turn: &str) -> Option<TurnDetail<'g>> {
-    let turn = turn.trim();
-    let phase = g.nodes.iter().position(|n| {
-        n.node_type == NodeType::Phase
-            && (n.id == *turn
-                || matches!(&n.meta, NodeMeta::Phase(m) if m.turn.to_string() == turn))
-    })?;
-    let turn_of = turn_of_nodes(g);
-    let mut ids: HashSet<&str> = HashSet::default();
-    let mut nodes: Vec<&Node> = Vec::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        if n.node_type == NodeType::Task || turn_of[i] == Some(phase) {
-            ids.insert(n.id.as_str());
-            nodes.push(n);
-        }
-    }
-    let edges: Vec<&Edge> = g
-        .edges
-        .iter()
-        .filter(|e| ids.contains(e.source.as_str()) && ids.contains(e.target.as_str()))
-        .collect();
-    let keep = |list: &'g [SharedStr]| -> Vec<&'g SharedStr> {
-        list.iter().filter(|id| ids.contains(id.as_str())).collect()
-    };
-    let edge_ids: HashSet<&str> = edges.iter().map(|e| e.id.as_str()).collect();
-    Some(TurnDetail {
-        task_id: &g.task_id,
-        session_id: &g.session_id,
-        turn_id: g.nodes[phase].id.as_str(),
-        nodes,
-        edges,
-        critical_path: TurnPath {
-            node_ids: keep(&g.critical_path.node_ids),
-            hot_node_ids: keep(&g.critical_path.hot_node_ids),
-            edge_ids: g
-                .critical_path
-                .edge_ids
-                .iter()
-                .filter(|id| edge_ids.contains(id.as_str()))
-                .collect(),
-        },
-    })
+    super::TurnIndex::new(g).detail(g, turn)
 }
 
 /// One bar of the session's waterfall: an LLM step or a call.
