@@ -233,11 +233,6 @@ impl PgMemory {
         crate::vectors::embed_all(self.embedder.as_deref(), texts)
     }
 
-    /// Embeds one text (`None` without an embedder).
-    pub(crate) fn embed_one(&self, text: &str) -> Result<Option<Vec<f32>>> {
-        Ok(self.embed_all(&[text])?.pop().flatten())
-    }
-
     /// Stores a vector for an item under the active embedder and records the embedder.
     pub(crate) fn store_vector(
         &self,
@@ -297,7 +292,7 @@ impl MemoryStore for PgMemory {
         crate::working::Working(self)
     }
     fn session(&self) -> impl crate::store::SessionMemory + '_ {
-        tiers::Session(self)
+        crate::tiers::Session(self)
     }
     fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
         crate::tiers::Episodic(self)
@@ -309,7 +304,7 @@ impl MemoryStore for PgMemory {
         crate::tiers::Procedural(self)
     }
     fn shared(&self) -> impl crate::store::SharedMemory + '_ {
-        tiers::Shared(self)
+        crate::tiers::Shared(self)
     }
     fn insights(&self) -> impl crate::store::InsightMemory + '_ {
         crate::tiers::Insights(self)

@@ -1,29 +1,16 @@
-//! The record tiers in PostgreSQL: the session log and sharing (their own statements),
-//! the `memory_items` statements ([`ItemTable`]) and transaction ([`ItemStore`]) the
+//! The record tiers in PostgreSQL: the `memory_items` statements ([`ItemTable`]) and transaction ([`ItemStore`]) the
 //! shared tiers of [`crate::tiers`] run over, and quarantine review.
 
 use postgres::GenericClient;
-use serde_json::json;
 
 use crate::error::{MemoryError, Result};
 use crate::postgres::items::ItemRows;
-use crate::postgres::items::{
-    ITEM_COLUMNS, item_from_row, ledger_append, ledger_for, load, query_rows,
-};
+use crate::postgres::items::{ITEM_COLUMNS, ledger_for, load, query_rows};
 use crate::postgres::{PgMemory, entities, meta, set_meta};
-use crate::rules::row::{Insert, ItemRow, check_id};
-use crate::rules::session::PushedMessage;
+use crate::rules::row::{Insert, ItemRow};
 use crate::rules::writes::{ItemWrites, validate};
-use crate::store::{SessionMemory, SharedMemory};
 use crate::tiers::{ItemStore, ItemTable};
-use crate::time::format_ms;
 use crate::types::*;
-
-/// Most messages one `list` returns.
-const MAX_LIST: usize = 10_000;
-
-pub(crate) struct Session<'a>(pub &'a PgMemory);
-pub(crate) struct Shared<'a>(pub &'a PgMemory);
 
 impl PgMemory {
     /// Inserts a row with its vector.
@@ -49,65 +36,6 @@ impl PgMemory {
                 .ok_or_else(|| MemoryError::not_found("record", id))?
                 .to_item()
         })
-    }
-}
-
-impl SessionMemory for Session<'_> {
-    fn push(&self, scope: &Scope, message: &Message, by: Actor) -> Result<PushReceipt> {
-        let pushed = PushedMessage::new(scope, message)?;
-        let s = self.0;
-        let vector = match pushed.embeddable() {
-            Some(text) => s.embed_one(text)?,
-            None => None,
-        };
-        s.write(|tx, now| {
-            let last: Option<i64> = tx
-                .query_one(
-                    "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = $1 AND user_id = $2",
-                    &[&pushed.session_id, &scope.user_id],
-                )?
-                .try_get(0)?;
-            let sequence = last.unwrap_or(0) + 1;
-            let ins = pushed.insert(scope, by, sequence);
-            let stored = s.insert_with_vector(tx, now, "msg", ins, vector.as_deref())?;
-            Ok(PushReceipt {
-                message_id: stored.id,
-                sequence: u64::try_from(sequence).unwrap_or(0),
-                persisted_at: format_ms(now),
-            })
-        })
-    }
-
-    fn list(
-        &self,
-        user_id: &str,
-        session_id: &str,
-        after_sequence: Option<u64>,
-        limit: Option<usize>,
-    ) -> Result<Vec<SessionMessage>> {
-        check_id("userId", user_id)?;
-        check_id("sessionId", session_id)?;
-        let limit = i64::try_from(limit.unwrap_or(MAX_LIST).min(MAX_LIST)).unwrap_or(0);
-        let after = i64::try_from(after_sequence.unwrap_or(0)).unwrap_or(i64::MAX);
-        let rows = query_rows(
-            &mut *self.0.lock(),
-            &format!(
-                "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' AND i.session_id = $1 \
-                 AND i.user_id = $4 AND i.sequence > $2 AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT $3"
-            ),
-            &[&session_id, &after, &limit, &user_id],
-        )?;
-        let mut out = Vec::new();
-        for row in rows {
-            if let MemoryItem::Message(m) = row.to_item()? {
-                out.push(m);
-            }
-        }
-        Ok(out)
-    }
-
-    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
-        self.0.search_kinds(options, Some(MemoryKind::Session))
     }
 }
 
@@ -168,6 +96,60 @@ impl<C: GenericClient> ItemTable for Items<'_, C> {
         set_meta(self.rows.0, key, value)
     }
 
+    fn last_sequence(&mut self, user_id: &str, session_id: &str) -> Result<Option<i64>> {
+        Ok(self
+            .rows
+            .0
+            .query_one(
+                "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' \
+                 AND session_id = $1 AND user_id = $2",
+                &[&session_id, &user_id],
+            )?
+            .try_get(0)?)
+    }
+
+    fn session_messages(
+        &mut self,
+        user_id: &str,
+        session_id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<ItemRow>> {
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' \
+             AND i.session_id = $1 AND i.user_id = $4 AND i.sequence > $2 \
+             AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT $3"
+        );
+        query_rows(self.rows.0, &sql, &[&session_id, &after, &limit, &user_id])
+    }
+
+    fn attach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool> {
+        let added = self.rows.0.execute(
+            "INSERT INTO shared_attachments (item_id, agent_id, attached_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (item_id, agent_id) WHERE detached_at IS NULL DO NOTHING",
+            &[&record_id, &agent_id, &now],
+        )?;
+        Ok(added > 0)
+    }
+
+    fn detach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool> {
+        let ended = self.rows.0.execute(
+            "UPDATE shared_attachments SET detached_at = $1 WHERE item_id = $2 AND agent_id = $3 \
+             AND detached_at IS NULL",
+            &[&now, &record_id, &agent_id],
+        )?;
+        Ok(ended > 0)
+    }
+
+    fn shared_with(&mut self, agent_id: &str) -> Result<Vec<ItemRow>> {
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM shared_attachments s JOIN memory_items i ON i.id = s.item_id \
+             WHERE s.agent_id = $1 AND s.detached_at IS NULL AND i.deleted_at IS NULL \
+             AND i.superseded_by IS NULL AND i.status = 'active' ORDER BY s.rowid"
+        );
+        query_rows(self.rows.0, &sql, &[&agent_id])
+    }
+
     fn writes(&mut self) -> &mut dyn ItemWrites {
         &mut self.rows
     }
@@ -208,66 +190,5 @@ impl ItemStore for PgMemory {
                 now,
             )
         })
-    }
-}
-
-fn share_subject(record_id: &str, agent_id: &str) -> String {
-    format!("share:{record_id}:{agent_id}")
-}
-
-impl SharedMemory for Shared<'_> {
-    fn attach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()> {
-        check_id("agentId", agent_id)?;
-        self.0.write(|tx, now| {
-            let row = load(tx, record_id)?
-                .ok_or_else(|| MemoryError::not_found("record", record_id))?;
-            if row.deleted_at.is_some() || row.superseded_by.is_some() {
-                return Err(MemoryError::Conflict(format!("record {record_id} is not live")));
-            }
-            let added = tx.execute(
-                "INSERT INTO shared_attachments (item_id, agent_id, attached_at) VALUES ($1, $2, $3) \
-                 ON CONFLICT (item_id, agent_id) WHERE detached_at IS NULL DO NOTHING",
-                &[&record_id, &agent_id, &now],
-            )?;
-            if added == 0 {
-                return Err(MemoryError::Conflict(format!(
-                    "record {record_id} is already shared with {agent_id}"
-                )));
-            }
-            ledger_append(tx, now, &share_subject(record_id, agent_id), "attach", by, None, None)?;
-            ledger_append(tx, now, record_id, "attach", by, None, Some(json!({ "agentId": agent_id })))
-        })
-    }
-
-    fn detach(&self, record_id: &str, agent_id: &str, by: Actor) -> Result<()> {
-        self.0.write(|tx, now| {
-            let n = tx.execute(
-                "UPDATE shared_attachments SET detached_at = $1 WHERE item_id = $2 AND agent_id = $3 AND detached_at IS NULL",
-                &[&now, &record_id, &agent_id],
-            )?;
-            if n == 0 {
-                return Err(MemoryError::not_found(
-                    "attachment",
-                    share_subject(record_id, agent_id),
-                ));
-            }
-            ledger_append(tx, now, &share_subject(record_id, agent_id), "detach", by, None, None)?;
-            ledger_append(tx, now, record_id, "detach", by, None, Some(json!({ "agentId": agent_id })))
-        })
-    }
-
-    fn list_for(&self, agent_id: &str) -> Result<Vec<MemoryItem>> {
-        check_id("agentId", agent_id)?;
-        let sql = format!(
-            "SELECT {ITEM_COLUMNS} FROM shared_attachments s JOIN memory_items i ON i.id = s.item_id \
-             WHERE s.agent_id = $1 AND s.detached_at IS NULL AND i.deleted_at IS NULL \
-             AND i.superseded_by IS NULL AND i.status = 'active' ORDER BY s.rowid"
-        );
-        self.0
-            .lock()
-            .query(&sql, &[&agent_id])?
-            .iter()
-            .map(|r| item_from_row(r)?.to_item())
-            .collect()
     }
 }

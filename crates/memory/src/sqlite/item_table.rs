@@ -94,6 +94,62 @@ impl ItemTable for Items<'_> {
         Ok(())
     }
 
+    fn last_sequence(&mut self, user_id: &str, session_id: &str) -> Result<Option<i64>> {
+        Ok(self.rows.0.query_row(
+            "SELECT MAX(sequence) FROM memory_items WHERE kind = 'session' AND session_id = ?1 \
+             AND user_id = ?2",
+            params![session_id, user_id],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn session_messages(
+        &mut self,
+        user_id: &str,
+        session_id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<ItemRow>> {
+        let mut stmt = self.rows.0.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.kind = 'session' \
+             AND i.session_id = ?1 AND i.user_id = ?4 AND i.sequence > ?2 \
+             AND i.deleted_at IS NULL ORDER BY i.sequence LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(
+            params![session_id, after, limit, user_id],
+            items::item_from_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn attach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool> {
+        let added = self.rows.0.execute(
+            "INSERT OR IGNORE INTO shared_attachments (item_id, agent_id, attached_at) \
+             VALUES (?1, ?2, ?3)",
+            params![record_id, agent_id, now],
+        )?;
+        Ok(added > 0)
+    }
+
+    fn detach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool> {
+        let ended = self.rows.0.execute(
+            "UPDATE shared_attachments SET detached_at = ?1 WHERE item_id = ?2 AND agent_id = ?3 \
+             AND detached_at IS NULL",
+            params![now, record_id, agent_id],
+        )?;
+        Ok(ended > 0)
+    }
+
+    fn shared_with(&mut self, agent_id: &str) -> Result<Vec<ItemRow>> {
+        let mut stmt = self.rows.0.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM shared_attachments s JOIN memory_items i ON i.id = s.item_id \
+             WHERE s.agent_id = ?1 AND s.detached_at IS NULL AND i.deleted_at IS NULL \
+             AND i.superseded_by IS NULL AND i.status = 'active' ORDER BY s.rowid"
+        ))?;
+        let rows = stmt.query_map(params![agent_id], items::item_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     fn writes(&mut self) -> &mut dyn ItemWrites {
         &mut self.rows
     }

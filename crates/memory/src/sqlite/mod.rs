@@ -11,8 +11,6 @@ pub mod migrations;
 mod reembed;
 mod review;
 mod search;
-pub(crate) mod session;
-pub(crate) mod shared;
 mod transfer;
 mod trust_ops;
 mod vectors;
@@ -165,11 +163,6 @@ impl SqliteMemory {
         crate::vectors::embed(self.embedder.as_deref(), texts)
     }
 
-    /// Embeds `texts` in batches (none when no embedder is active).
-    pub(crate) fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        crate::vectors::embed_all(self.embedder.as_deref(), texts)
-    }
-
     /// Stores a vector for an item under the active embedder and records the embedder.
     pub(crate) fn store_vector(tx: &Connection, key: &str, rowid: i64, vec: &[f32]) -> Result<()> {
         tx.execute(
@@ -225,7 +218,7 @@ impl MemoryStore for SqliteMemory {
         crate::working::Working(self)
     }
     fn session(&self) -> impl crate::store::SessionMemory + '_ {
-        session::Session(self)
+        crate::tiers::Session(self)
     }
     fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
         crate::tiers::Episodic(self)
@@ -237,7 +230,7 @@ impl MemoryStore for SqliteMemory {
         crate::tiers::Procedural(self)
     }
     fn shared(&self) -> impl crate::store::SharedMemory + '_ {
-        shared::Shared(self)
+        crate::tiers::Shared(self)
     }
     fn insights(&self) -> impl crate::store::InsightMemory + '_ {
         crate::tiers::Insights(self)

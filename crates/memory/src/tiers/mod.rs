@@ -1,4 +1,4 @@
-//! The item tiers (episodic, semantic, procedural, insights) and the write of a
+//! The item tiers (session, episodic, semantic, procedural, shared, insights) and the write of a
 //! consolidation, once for both backends: each rule runs over a backend's
 //! `memory_items` statements ([`ItemTable`]) inside its write transaction, and a backend
 //! ([`crate::sqlite`], [`crate::postgres`]) provides only those statements and its
@@ -10,12 +10,16 @@ mod episodic;
 mod insights;
 mod procedural;
 mod semantic;
+mod session;
+mod shared;
 
 pub(crate) use consolidation::{consolidation_mark, write_consolidation};
 pub(crate) use episodic::Episodic;
 pub(crate) use insights::Insights;
 pub(crate) use procedural::Procedural;
 pub(crate) use semantic::Semantic;
+pub(crate) use session::Session;
+pub(crate) use shared::Shared;
 
 use crate::error::Result;
 use crate::rules::insights::insight_insert;
@@ -56,6 +60,22 @@ pub(crate) trait ItemTable {
     fn meta(&mut self, key: &str) -> Result<Option<String>>;
     /// Sets the `memory_meta` value of `key`.
     fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
+    /// The last sequence of `user_id`'s session, if it has a message.
+    fn last_sequence(&mut self, user_id: &str, session_id: &str) -> Result<Option<i64>>;
+    /// Live messages of `user_id`'s session after sequence `after`, in order, at most `limit`.
+    fn session_messages(
+        &mut self,
+        user_id: &str,
+        session_id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<ItemRow>>;
+    /// Shares a record with an agent from `now`; false when it is shared already.
+    fn attach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool>;
+    /// Ends a live share at `now`; false when there is none.
+    fn detach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool>;
+    /// Live, active records shared with `agent_id`, in the order they were shared.
+    fn shared_with(&mut self, agent_id: &str) -> Result<Vec<ItemRow>>;
     /// The updates of [`crate::rules::writes`] on this connection.
     fn writes(&mut self) -> &mut dyn ItemWrites;
 }
