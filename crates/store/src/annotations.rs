@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
-use crate::reader::RunStore;
+pub use crate::model::Verdict;
 
 pub(crate) use backend::{
     AnnotationDb, PG_TABLES, PgAnnotations, SQLITE_TABLES, SqliteAnnotations, pg_run_filter,
@@ -33,35 +33,6 @@ pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
 pub const MAX_CHECK_BYTES: usize = 512 * 1024;
 /// Most annotations one list answers.
 pub const MAX_LIST: u32 = 1_000;
-
-/// A verdict: thumbs up or down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Good.
-    Up,
-    /// Bad.
-    Down,
-}
-
-impl Verdict {
-    /// The stored spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Up => "up",
-            Verdict::Down => "down",
-        }
-    }
-
-    /// Parses `up` / `down`.
-    pub fn parse(text: &str) -> Option<Verdict> {
-        match text {
-            "up" => Some(Verdict::Up),
-            "down" => Some(Verdict::Down),
-            _ => None,
-        }
-    }
-}
 
 /// What an annotation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -346,7 +317,7 @@ impl Annotation {
         Ok(())
     }
 
-    fn apply(&mut self, patch: AnnotationPatch) {
+    pub(crate) fn apply(&mut self, patch: AnnotationPatch) {
         if let Some(v) = patch.verdict {
             self.verdict = v;
         }
@@ -368,133 +339,4 @@ impl Annotation {
 /// A fresh annotation id.
 pub(crate) fn new_id() -> String {
     format!("ann_{:016x}", rand::random::<u64>())
-}
-
-impl RunStore {
-    /// Stores a new annotation by `author`; refused when the run does not exist
-    /// ([`StoreError::NoRun`]) or what it says breaks a rule
-    /// ([`StoreError::BadAnnotation`]).
-    pub fn create_annotation(&self, new: NewAnnotation, author: Author) -> Result<Annotation> {
-        if self.get_run(&new.run_id)?.is_none() {
-            return Err(StoreError::NoRun { run_id: new.run_id });
-        }
-        let now = crate::now_ms();
-        let mut annotation = Annotation {
-            id: new_id(),
-            run_id: new.run_id,
-            node_id: new.node_id.filter(|n| !n.is_empty()),
-            instance_id: new.instance_id.filter(|n| !n.is_empty()),
-            kind: new.kind,
-            verdict: new.verdict,
-            score: new.score,
-            score_name: new.score_name.filter(|n| !n.is_empty()),
-            labels: new.labels,
-            comment: new.comment,
-            check: new.check,
-            author,
-            created_at: now,
-            updated_at: now,
-            version: 1,
-            deleted_at: None,
-        };
-        annotation.check_fields()?;
-        self.annotation_db(|db| db.insert(&annotation))?;
-        Ok(annotation)
-    }
-
-    /// Stores an annotation as it is (an import), under its own id; refused when the id
-    /// is taken or it breaks a rule.
-    pub fn put_annotation(&self, mut annotation: Annotation) -> Result<Annotation> {
-        annotation.check_fields()?;
-        self.annotation_db(|db| db.insert(&annotation))?;
-        Ok(annotation)
-    }
-
-    /// One annotation (deleted ones too).
-    pub fn get_annotation(&self, id: &str) -> Result<Option<Annotation>> {
-        self.annotation_db(|db| db.get(id))
-    }
-
-    /// Edits annotation `id` by `by`: the version before goes to its history.
-    pub fn update_annotation(
-        &self,
-        id: &str,
-        patch: AnnotationPatch,
-        by: Author,
-    ) -> Result<Annotation> {
-        self.annotation_db(|db| {
-            let before = live(db.get(id)?, id)?;
-            let mut after = before.clone();
-            after.apply(patch);
-            after.check_fields()?;
-            after.updated_at = crate::now_ms().max(before.updated_at);
-            after.version = before.version + 1;
-            db.replace(&after, &record("edit", &after, by, before))?;
-            Ok(after)
-        })
-    }
-
-    /// Deletes annotation `id` by `by`: it is kept, marked deleted, with the version
-    /// before in its history.
-    pub fn delete_annotation(&self, id: &str, by: Author) -> Result<Annotation> {
-        self.annotation_db(|db| {
-            let before = live(db.get(id)?, id)?;
-            let mut after = before.clone();
-            after.updated_at = crate::now_ms().max(before.updated_at);
-            after.deleted_at = Some(after.updated_at);
-            after.version = before.version + 1;
-            db.replace(&after, &record("delete", &after, by, before))?;
-            Ok(after)
-        })
-    }
-
-    /// The earlier versions of annotation `id`, oldest first.
-    pub fn annotation_history(&self, id: &str) -> Result<Vec<AnnotationVersion>> {
-        self.annotation_db(|db| db.history(id))
-    }
-
-    /// Annotations, oldest first.
-    pub fn list_annotations(&self, filter: &AnnotationFilter) -> Result<Vec<Annotation>> {
-        self.annotation_db(|db| db.list(filter))
-    }
-
-    fn annotation_db<T>(
-        &self,
-        f: impl FnOnce(&mut dyn backend::AnnotationDb) -> Result<T>,
-    ) -> Result<T> {
-        match self.postgres() {
-            Some(pg) => {
-                let mut conn = pg.conn()?;
-                let mut tx = conn.transaction()?;
-                let out = f(&mut backend::PgAnnotations(&mut tx))?;
-                tx.commit()?;
-                Ok(out)
-            }
-            None => self.with_conn(|conn| {
-                let tx = rusqlite::Transaction::new_unchecked(
-                    conn,
-                    rusqlite::TransactionBehavior::Immediate,
-                )?;
-                let out = f(&mut backend::SqliteAnnotations(&tx))?;
-                tx.commit()?;
-                Ok(out)
-            }),
-        }
-    }
-}
-
-fn live(found: Option<Annotation>, id: &str) -> Result<Annotation> {
-    match found {
-        Some(a) if a.deleted_at.is_none() => Ok(a),
-        _ => Err(StoreError::NoAnnotation { id: id.to_owned() }),
-    }
-}
-
-fn record(action: &str, after: &Annotation, by: Author, before: Annotation) -> AnnotationVersion {
-    AnnotationVersion {
-        action: action.to_owned(),
-        at: after.updated_at,
-        by,
-        before,
-    }
 }

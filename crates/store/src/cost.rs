@@ -10,8 +10,7 @@
 //! state, so a finished run is read once per process (and a new `prices.toml` re-prices
 //! every run).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::collections::BTreeMap;
 
 use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 use serde::Serialize;
@@ -20,20 +19,7 @@ use serde_json::Value;
 use crate::error::{Result, StoreError};
 use crate::model::{RunFilter, RunSummary};
 use crate::projection::{GraphInstance, RunGraph, RunProjection};
-use crate::reader::RunStore;
-
-/// Most run costs a [`RunStore`] keeps (it forgets them all when full).
-const COST_CACHE_RUNS: usize = 2_048;
-
-/// A run's tokens and cost, kept by run id with the run state they were read at
-/// (event count, last `seq`): a finished run is read once, a growing one again when it grew.
-#[derive(Debug, Default)]
-pub(crate) struct CostCache {
-    runs: Mutex<HashMap<String, CachedCost>>,
-}
-
-/// The run state (event count, last `seq`) a cost was read at, the tokens and the cost.
-type CachedCost = ((u64, Option<u64>), TokenCounts, Cost);
+use crate::reader::{COST_CACHE_RUNS, RunStore};
 
 /// Most runs [`RunStore::app_costs`] adds up (the newest).
 pub const MAX_APP_COST_RUNS: u32 = RunFilter::MAX_LIMIT;

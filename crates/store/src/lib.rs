@@ -49,6 +49,7 @@
 //! ```
 
 pub mod annotations;
+mod backend;
 pub mod cost;
 mod database;
 pub mod diff;

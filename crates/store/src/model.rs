@@ -176,7 +176,7 @@ pub struct RunFilter {
     /// Only runs with a live annotation carrying this label.
     pub label: Option<String>,
     /// Only runs with a live annotation of this verdict.
-    pub verdict: Option<crate::annotations::Verdict>,
+    pub verdict: Option<Verdict>,
     /// Only runs with a live annotation scored at least this.
     pub min_score: Option<f64>,
     /// Only runs with a live annotation scored at most this.
@@ -334,5 +334,34 @@ mod tests {
         assert_eq!(run_duration_ms(1_000, Some(2_040), 61_000), 1_040);
         // A clock behind the run's start never gives a negative duration.
         assert_eq!(run_duration_ms(5_000, None, 4_000), 0);
+    }
+}
+
+/// A verdict: thumbs up or down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Good.
+    Up,
+    /// Bad.
+    Down,
+}
+
+impl Verdict {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Up => "up",
+            Verdict::Down => "down",
+        }
+    }
+
+    /// Parses `up` / `down`.
+    pub fn parse(text: &str) -> Option<Verdict> {
+        match text {
+            "up" => Some(Verdict::Up),
+            "down" => Some(Verdict::Down),
+            _ => None,
+        }
     }
 }

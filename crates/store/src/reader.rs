@@ -1,13 +1,17 @@
 //! The synchronous read API, shared by the HTTP server and the MCP server.
 
+mod annotate;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mindgate_pricing::PriceTable;
+use mindgate_pricing::{Cost, PriceTable, TokenCounts};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+pub use crate::backend::read::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE};
+use crate::backend::read::{escape_like, raw};
 use crate::error::{Result, StoreError};
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
@@ -16,13 +20,20 @@ use crate::model::{
 use crate::pg::reader::PgReader;
 use crate::projection::{NodeDetail, RunGraph, RunProjection, project};
 use crate::schema;
-use crate::writer::raw;
 use mindgate_pg::{Database, PostgresUrl};
 
-/// Largest page of events [`RunStore::events`] returns.
-pub const MAX_EVENT_PAGE: u32 = 5_000;
-/// Default page of events.
-pub const DEFAULT_EVENT_PAGE: u32 = 1_000;
+/// Most run costs a [`RunStore`] keeps (it forgets them all when full).
+pub(crate) const COST_CACHE_RUNS: usize = 2_048;
+
+/// A run's tokens and cost, kept by run id with the run state they were read at
+/// (event count, last `seq`): a finished run is read once, a growing one again when it grew.
+#[derive(Debug, Default)]
+pub(crate) struct CostCache {
+    pub(crate) runs: Mutex<HashMap<String, CachedCost>>,
+}
+
+/// The run state (event count, last `seq`) a cost was read at, the tokens and the cost.
+type CachedCost = ((u64, Option<u64>), TokenCounts, Cost);
 
 /// Read access to a Mindgate database. Thread-safe; blocking (call it from a
 /// blocking context in async code).
@@ -32,7 +43,7 @@ pub struct RunStore {
     /// [`RunStore::with_prices`] set another).
     pub(crate) prices: Arc<PriceTable>,
     /// Run costs already read, by run state (see `crate::cost`).
-    pub(crate) costs: crate::cost::CostCache,
+    pub(crate) costs: CostCache,
 }
 
 /// Where a [`RunStore`] reads.
@@ -125,19 +136,6 @@ fn type_names(conn: &Connection) -> Result<HashMap<i64, String>> {
     Ok(map)
 }
 
-pub(crate) fn escape_like(q: &str) -> String {
-    let mut out = String::with_capacity(q.len() + 2);
-    out.push('%');
-    for c in q.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
-
 impl RunStore {
     /// Opens read access to the database another part of this process writes.
     /// The file must exist (the [`crate::Writer`] creates it).
@@ -162,7 +160,7 @@ impl RunStore {
                 next: AtomicUsize::new(0),
             },
             prices: Arc::new(PriceTable::builtin()),
-            costs: crate::cost::CostCache::default(),
+            costs: CostCache::default(),
         })
     }
 
@@ -182,7 +180,7 @@ impl RunStore {
         Ok(RunStore {
             backend: ReadBackend::Postgres(Box::new(PgReader::open(url)?)),
             prices: Arc::new(PriceTable::builtin()),
-            costs: crate::cost::CostCache::default(),
+            costs: CostCache::default(),
         })
     }
 
@@ -217,7 +215,7 @@ impl RunStore {
     /// `prices.toml` over it, see `mindgate_pricing::PriceTable::load`).
     pub fn with_prices(mut self, prices: PriceTable) -> RunStore {
         self.prices = Arc::new(prices);
-        self.costs = crate::cost::CostCache::default();
+        self.costs = CostCache::default();
         self
     }
 

@@ -6,6 +6,7 @@
 //! PostgreSQL, where several instances write one database, it is a per-run advisory
 //! lock across the cluster (`pg::run_lock`), waited for at most [`RUN_CLAIM_WAIT`].
 
+use crate::backend::read::absent;
 use crate::error::Result;
 pub use crate::pg::run_lock::RUN_CLAIM_WAIT;
 use crate::reader::RunStore;
@@ -96,24 +97,5 @@ impl RunStore {
                 .collect::<rusqlite::Result<Vec<u64>>>()?;
             Ok(absent(first, last, held))
         })
-    }
-}
-
-/// The numbers of `first..=last` not in `held`.
-pub(crate) fn absent(first: u64, last: u64, mut held: Vec<u64>) -> Vec<u64> {
-    held.sort_unstable();
-    (first..=last)
-        .filter(|s| held.binary_search(s).is_err())
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn absent_lists_the_gaps() {
-        assert_eq!(absent(3, 8, vec![8, 3, 5]), vec![4, 6, 7]);
-        assert_eq!(absent(1, 2, vec![1, 2]), Vec::<u64>::new());
     }
 }

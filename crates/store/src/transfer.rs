@@ -26,6 +26,7 @@
 //!
 //! The format is described for people in `docs/share.md`.
 
+mod pg_target;
 mod sqlite_target;
 
 use std::collections::{HashMap, HashSet};
@@ -336,7 +337,7 @@ impl RunImport {
         }
         let target: Box<dyn ImportTarget> = match database {
             Database::Sqlite(path) => Box::new(sqlite_target::SqliteTarget::begin(path)?),
-            Database::Postgres(url) => Box::new(crate::pg::import::PgTarget::begin(url)?),
+            Database::Postgres(url) => Box::new(pg_target::PgTarget::begin(url)?),
         };
         let mut import = RunImport {
             target,

@@ -25,22 +25,16 @@ use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use serde_json::value::RawValue;
-
 use crate::error::{Result, StoreError};
 use crate::ingest::NewEvent;
-use crate::model::{RunSummary, StoredEvent};
 use mindgate_pg::Database;
 
-pub(crate) mod db;
 mod sqlite_db;
 mod thread;
 
-use db::WriteDb;
+pub use crate::backend::write_db::{Committed, EventsWanted, Retention};
+use crate::backend::write_db::{WriteDb, random_id};
 use thread::State;
-
-/// Asked after each commit: does anybody want [`Committed::events`]?
-pub type EventsWanted = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// A flush asked for by [`Writer::flush_later`], not yet waited on.
 #[derive(Debug)]
@@ -102,33 +96,6 @@ impl Default for WriterConfig {
     }
 }
 
-/// What [`Writer::prune`] keeps. `0` in a field means no limit of that kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Retention {
-    /// Keep the newest this many runs (by start); older finished runs go.
-    pub keep_runs: u32,
-    /// Finished runs whose last activity is older than this many days go.
-    pub keep_days: u32,
-}
-
-impl Retention {
-    /// Keeps everything.
-    pub const KEEP_ALL: Retention = Retention {
-        keep_runs: 0,
-        keep_days: 0,
-    };
-}
-
-impl Default for Retention {
-    /// 200 runs, 30 days (the reference viewer's defaults).
-    fn default() -> Self {
-        Retention {
-            keep_runs: 200,
-            keep_days: 30,
-        }
-    }
-}
-
 /// Runs deleted per pruning transaction (keeps each one short for ingest).
 const PRUNE_CHUNK: u32 = 50;
 
@@ -138,35 +105,6 @@ pub const MAX_EVENT_TYPES: usize = 4_096;
 
 /// Rows per multi-row `INSERT` of events known to be new.
 const INSERT_CHUNK: usize = 32;
-
-/// What one commit changed, handed to the commit hook.
-#[derive(Debug, Clone, Default)]
-pub struct Committed {
-    /// Newly stored events, in the order they were written.
-    pub events: Vec<StoredEvent>,
-    /// Runs created or changed by this commit (latest state).
-    pub runs: Vec<RunSummary>,
-    /// Runs deleted by this commit.
-    pub deleted: Vec<String>,
-    /// A marker, not a commit: the feed may have missed commits (a follower of other
-    /// instances' commits was disconnected), so subscribers should re-read what they
-    /// show from the store. Never set by the writer.
-    pub resync: bool,
-}
-
-impl Committed {
-    /// The marker asking feed subscribers to re-read from the store ([`Committed::resync`]).
-    pub fn resync_marker() -> Committed {
-        Committed {
-            resync: true,
-            ..Committed::default()
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.runs.is_empty() && self.deleted.is_empty() && !self.resync
-    }
-}
 
 /// Called on the writer thread after every commit that changed something.
 pub type CommitHook = Box<dyn Fn(Committed) + Send + 'static>;
@@ -512,16 +450,4 @@ impl Writer {
         }
         Ok(())
     }
-}
-
-/// 16 random bytes as hex: a writer's id when it has no instance id.
-pub(crate) fn random_id() -> String {
-    use rand::Rng;
-    let bytes: [u8; 16] = rand::rng().random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Raw JSON text → boxed raw value, for rows read back from SQLite.
-pub(crate) fn raw(text: String) -> Option<Box<RawValue>> {
-    RawValue::from_string(text).ok()
 }

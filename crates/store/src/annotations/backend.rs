@@ -264,7 +264,7 @@ impl<C: postgres::GenericClient> AnnotationDb for PgAnnotations<'_, C> {
     fn list(&mut self, filter: &AnnotationFilter) -> Result<Vec<Annotation>> {
         let mut sql = "SELECT doc FROM annotations WHERE true".to_owned();
         let mut args: Vec<Box<dyn ToSql + Sync>> = Vec::new();
-        let push = crate::pg::reader::push_arg;
+        let push = crate::backend::read::push_arg;
         if let Some(run) = &filter.run_id {
             push(
                 &mut sql,
@@ -361,7 +361,7 @@ pub(crate) fn pg_run_filter(
     if !wanted {
         return;
     }
-    let push = crate::pg::reader::push_arg;
+    let push = crate::backend::read::push_arg;
     sql.push_str(
         " AND EXISTS (SELECT 1 FROM annotations a WHERE a.run_id = runs.id \
          AND a.deleted_at IS NULL",

@@ -20,8 +20,8 @@ use postgres::fallible_iterator::FallibleIterator;
 
 use super::announce::{Announcement, CHANNEL};
 use super::reader::{events_in_ranges, summaries};
+use crate::backend::write_db::{Committed, EventsWanted};
 use crate::error::{Result, StoreError};
-use crate::writer::{Committed, EventsWanted};
 use mindgate_pg::PostgresUrl;
 
 /// Longest wait for a notification before the thread looks at its stop flag.

@@ -1,6 +1,6 @@
 //! The PostgreSQL backend of the run store: numbered migrations, the writer's
-//! connection ([`writer::PgWriteDb`]), the readers' bounded pool ([`reader::PgReader`])
-//! and a run import's transaction ([`import::PgTarget`]).
+//! connection ([`writer::PgWriteDb`]) and the readers' bounded pool ([`reader::PgReader`]).
+//! A run import's transaction is `transfer/pg_target.rs`, beside the SQLite one.
 //!
 //! Layout (migration 1): `runs` (one row per run with its counters, `bigserial` key),
 //! `event_types` (interned type names) and `events` keyed `(run_key, seq)` with `jsonb`
@@ -11,7 +11,6 @@
 
 pub(crate) mod announce;
 pub(crate) mod follow;
-pub(crate) mod import;
 pub(crate) mod reader;
 pub(crate) mod run_lock;
 pub(crate) mod schema;

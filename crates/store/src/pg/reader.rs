@@ -8,15 +8,16 @@ use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
+use crate::backend::read::{
+    DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, absent, escape_like, push_arg, raw,
+};
 use crate::error::{Result, StoreError};
 use crate::json_scan::minify;
 use crate::model::{
     Counts, ErrorHit, EventHit, EventPage, RunFilter, RunList, RunState, RunSummary, StoredEvent,
     UsageTotals, run_duration_ms, run_work_ms,
 };
-use crate::reader::{DEFAULT_EVENT_PAGE, MAX_EVENT_PAGE, escape_like};
 use crate::threads::ThreadFilter;
-use crate::writer::raw;
 
 /// Connections the readers of one process may hold.
 pub const POOL_SIZE: u32 = 8;
@@ -182,7 +183,7 @@ impl PgReader {
             &[&key, &first, &last],
         )?;
         let held: Vec<u64> = rows.iter().map(|r| count(r.get(0))).collect();
-        Ok(crate::seq_claim::absent(count(first), count(last), held))
+        Ok(absent(count(first), count(last), held))
     }
 
     /// Whether the database answers now.
@@ -609,17 +610,6 @@ pub(crate) fn summaries(client: &mut postgres::Client, ids: &[String]) -> Result
         .iter()
         .map(|r| summary_from_row(r, 0))
         .collect()
-}
-
-/// Appends `clause` with each `?` standing for the new parameter `v`.
-pub(crate) fn push_arg(
-    sql: &mut String,
-    args: &mut Vec<Box<dyn ToSql + Sync>>,
-    clause: &str,
-    v: Box<dyn ToSql + Sync>,
-) {
-    args.push(v);
-    sql.push_str(&clause.replace('?', &format!("${}", args.len())));
 }
 
 fn stored_event(run_id: &str, r: &Row) -> Result<StoredEvent> {

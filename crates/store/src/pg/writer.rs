@@ -7,10 +7,9 @@ use postgres::{Client, Statement};
 
 use super::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
 use super::reader::{SUMMARY_COLUMNS, summary_from_row};
+use crate::backend::write_db::{EventRow, FoundRun, Retention, WriteDb};
 use crate::error::Result;
 use crate::model::RunSummary;
-use crate::writer::Retention;
-use crate::writer::db::{EventRow, FoundRun, WriteDb};
 use mindgate_pg::PostgresUrl;
 
 /// Rows per multi-row insert (one `unnest` statement; parameters are 7 arrays, so

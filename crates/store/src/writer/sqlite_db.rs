@@ -7,8 +7,8 @@ use std::sync::mpsc::{self, SyncSender};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::db::{EventRow, FoundRun, WriteDb};
-use super::{INSERT_CHUNK, Retention};
+use super::INSERT_CHUNK;
+use crate::backend::write_db::{EventRow, FoundRun, Retention, WriteDb};
 use crate::error::{Result, StoreError};
 use crate::model::RunSummary;
 use crate::schema;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender};
 
-use super::db::WriteDb;
 use super::{CommitHook, Committed, Counters, EventsWanted, Op, PRUNE_CHUNK};
+use crate::backend::write_db::WriteDb;
 use crate::error::Result;
 use crate::ingest::MAX_STORED_SEQ;
 use crate::model::{RunState, RunSummary};

@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 
 use serde_json::value::RawValue;
 
-use super::super::db::EventRow;
 use super::super::{MAX_EVENT_TYPES, Op};
 use super::{RunAcc, State};
+use crate::backend::write_db::EventRow;
 use crate::error::{Result, StoreError};
 use crate::ingest::{EventFacts, MAX_STORED_SEQ, NewEvent};
 use crate::model::{Counts, RunState, RunSummary, StoredEvent, UsageTotals};

@@ -1,6 +1,6 @@
 //! The PostgreSQL side of a run import ([`crate::transfer::RunImport`]): one
 //! transaction on a connection of its own; the events go in the writer's multi-row
-//! statement ([`super::writer::insert_rows`]), [`PG_INSERT_CHUNK`] rows at a time.
+//! statement ([`crate::pg::writer`]), [`PG_INSERT_CHUNK`] rows at a time.
 //!
 //! No file lock here: live instances keep writing the database during an import. The
 //! run row's unique id referees them (`ON CONFLICT (id) DO NOTHING`: the id another
@@ -9,7 +9,7 @@
 //! name never waits for the import to end (an interned name left by a rolled-back import
 //! is harmless: it names no event).
 //!
-//! The commit is announced as the writer's are ([`super::announce`]: `pg_notify` in the
+//! The commit is announced as the writer's are ([`crate::pg::announce`]: `pg_notify` in the
 //! transaction, under a writer id of the import's own), so the servers following the
 //! database show the imported run live.
 
@@ -17,13 +17,12 @@ use std::collections::{HashMap, HashSet};
 
 use postgres::{Client, Statement};
 
-use super::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
-use super::writer::{INSERT_ROWS, NOTIFY, PG_INSERT_CHUNK, insert_rows};
+use super::{Counted, IMPORT_SOURCE, ImportTarget, ImportedRun};
+use crate::backend::write_db::{EventRow, random_id};
 use crate::error::StoreError;
 use crate::ingest::NewEvent;
-use crate::transfer::{Counted, IMPORT_SOURCE, ImportTarget, ImportedRun};
-use crate::writer::db::EventRow;
-use crate::writer::random_id;
+use crate::pg::announce::{AnnouncedRun, CHANNEL, payloads, ranges};
+use crate::pg::writer::{INSERT_ROWS, NOTIFY, PG_INSERT_CHUNK, insert_rows};
 use mindgate_pg::PostgresUrl;
 
 /// An import's transaction on a PostgreSQL database.
@@ -44,8 +43,8 @@ fn to_i64(v: u64) -> i64 {
 impl PgTarget {
     /// Connects, migrates the schema if needed and opens the transaction.
     pub(crate) fn begin(url: &PostgresUrl) -> Result<PgTarget, StoreError> {
-        let mut client = super::connect(url)?;
-        super::schema::migrate(&mut client)?;
+        let mut client = crate::pg::connect(url)?;
+        crate::pg::schema::migrate(&mut client)?;
         let insert_rows = client.prepare(INSERT_ROWS)?;
         client.batch_execute("BEGIN")?;
         Ok(PgTarget {
@@ -151,7 +150,7 @@ impl ImportTarget for PgTarget {
     fn intern_type(&mut self, name: &str) -> Result<i64, StoreError> {
         let client = match &mut self.types_client {
             Some(client) => client,
-            None => self.types_client.insert(super::connect(&self.url)?),
+            None => self.types_client.insert(crate::pg::connect(&self.url)?),
         };
         client.execute(
             "INSERT INTO event_types(name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
@@ -176,7 +175,7 @@ impl ImportTarget for PgTarget {
             id: run_id.to_owned(),
             seqs: ranges(seqs.iter().copied().collect()),
         };
-        let schema = super::current_schema(&mut self.client)?;
+        let schema = crate::pg::current_schema(&mut self.client)?;
         let texts = payloads(&random_id(), &schema, vec![run], Vec::new());
         if !texts.is_empty() {
             self.client.execute(NOTIFY, &[&CHANNEL, &texts])?;

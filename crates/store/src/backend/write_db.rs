@@ -3,14 +3,15 @@
 //! The writer thread (`thread.rs`) holds the logic every backend shares — batching,
 //! the freshness shortcut, run counters, isolation of a failed batch, the commit hook —
 //! and touches the database only through [`WriteDb`]. One implementation per backend:
-//! SQLite (`writer/sqlite_db.rs`) and PostgreSQL (`pg/writer.rs`).
+//! SQLite (`writer/sqlite_db.rs`) and PostgreSQL (`pg/writer.rs`). Beside it the
+//! types both hand back: [`Committed`], [`Retention`], [`EventsWanted`].
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::ingest::NewEvent;
-use crate::model::RunSummary;
-use crate::writer::Retention;
+use crate::model::{RunSummary, StoredEvent};
 
 /// A stored run as the writer loads it to go on counting.
 pub(crate) struct FoundRun {
@@ -110,4 +111,70 @@ pub(crate) trait WriteDb: Send {
     }
     /// Called once when the thread stops (SQLite truncates its WAL).
     fn finish(&mut self) {}
+}
+
+/// Asked after each commit: does anybody want [`Committed::events`]?
+pub type EventsWanted = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// What [`crate::Writer::prune`] keeps. `0` in a field means no limit of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Keep the newest this many runs (by start); older finished runs go.
+    pub keep_runs: u32,
+    /// Finished runs whose last activity is older than this many days go.
+    pub keep_days: u32,
+}
+
+impl Retention {
+    /// Keeps everything.
+    pub const KEEP_ALL: Retention = Retention {
+        keep_runs: 0,
+        keep_days: 0,
+    };
+}
+
+impl Default for Retention {
+    /// 200 runs, 30 days (the reference viewer's defaults).
+    fn default() -> Self {
+        Retention {
+            keep_runs: 200,
+            keep_days: 30,
+        }
+    }
+}
+
+/// What one commit changed, handed to the commit hook.
+#[derive(Debug, Clone, Default)]
+pub struct Committed {
+    /// Newly stored events, in the order they were written.
+    pub events: Vec<StoredEvent>,
+    /// Runs created or changed by this commit (latest state).
+    pub runs: Vec<RunSummary>,
+    /// Runs deleted by this commit.
+    pub deleted: Vec<String>,
+    /// A marker, not a commit: the feed may have missed commits (a follower of other
+    /// instances' commits was disconnected), so subscribers should re-read what they
+    /// show from the store. Never set by the writer.
+    pub resync: bool,
+}
+
+impl Committed {
+    /// The marker asking feed subscribers to re-read from the store ([`Committed::resync`]).
+    pub fn resync_marker() -> Committed {
+        Committed {
+            resync: true,
+            ..Committed::default()
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.runs.is_empty() && self.deleted.is_empty() && !self.resync
+    }
+}
+
+/// 16 random bytes as hex: a writer's id when it has no instance id.
+pub(crate) fn random_id() -> String {
+    use rand::Rng;
+    let bytes: [u8; 16] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
