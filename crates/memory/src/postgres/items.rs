@@ -140,18 +140,6 @@ pub fn insert(c: &mut impl GenericClient, now: i64, prefix: &str, ins: Insert) -
     Ok(row)
 }
 
-/// Writes a tombstone on a live row, with the ledger row.
-pub fn tombstone(
-    c: &mut impl GenericClient,
-    now: i64,
-    row: &ItemRow,
-    action: &str,
-    reason: &str,
-    by: Actor,
-) -> Result<()> {
-    crate::rules::writes::tombstone(&mut ItemRows(c), now, row, action, reason, by)
-}
-
 /// Appends one ledger row.
 pub fn ledger_append(
     c: &mut impl GenericClient,

@@ -281,12 +281,6 @@ pub(crate) fn meta(client: &mut impl GenericClient, key: &str) -> Result<Option<
         .transpose()?)
 }
 
-/// A count as `u64`.
-fn count(client: &mut impl GenericClient, sql: &str, user_id: &str) -> Result<u64> {
-    let n: i64 = client.query_one(sql, &[&user_id])?.try_get(0)?;
-    Ok(u64::try_from(n).unwrap_or(0))
-}
-
 impl MemoryStore for PgMemory {
     fn working(&self) -> impl crate::store::WorkingMemory + '_ {
         crate::working::Working(self)
@@ -318,58 +312,22 @@ impl MemoryStore for PgMemory {
     }
 
     fn get_item(&self, id: &str) -> Result<MemoryItem> {
-        items::load(&mut *self.lock(), id)?
-            .ok_or_else(|| MemoryError::not_found("record", id))?
-            .to_item()
+        crate::tiers::get_item(self, id)
     }
 
     fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
-        self.validate_item(id, force, by)
+        crate::tiers::validate_item(self, id, force, by)
     }
 
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
-        crate::rules::writes::check_reject_reason(reason)?;
-        self.write(|tx, now| {
-            let row = items::load(tx, id)?.ok_or_else(|| MemoryError::not_found("record", id))?;
-            items::tombstone(tx, now, &row, "reject", reason, by)
-        })
+        crate::tiers::reject_item(self, id, reason, by)
     }
 
     fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
-        items::ledger_for(&mut *self.lock(), subject_id)
+        crate::tiers::ledger(self, subject_id)
     }
 
     fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
-        let mut client = self.lock();
-        let c = &mut *client;
-        let live = "SELECT COUNT(*) FROM memory_items WHERE user_id = $1 AND kind = '{kind}' \
-             AND deleted_at IS NULL AND superseded_by IS NULL AND status = 'active' \
-             AND archived_at IS NULL";
-        let of = |kind: &str| live.replace("{kind}", kind);
-        let last: Option<String> = c
-            .query_opt(
-                "SELECT value FROM memory_meta WHERE key = 'lastConsolidatedAt'",
-                &[],
-            )?
-            .map(|r| r.try_get(0))
-            .transpose()?;
-        Ok(MemoryMetadata {
-            fact_count: count(c, &of("semantic"), user_id)?,
-            episode_count: count(c, &of("episodic"), user_id)?,
-            message_count: count(
-                c,
-                "SELECT COUNT(*) FROM memory_items WHERE user_id = $1 AND kind = 'session' \
-                 AND deleted_at IS NULL",
-                user_id,
-            )?,
-            active_rule_count: count(c, &of("procedural"), user_id)?,
-            working_block_count: count(
-                c,
-                "SELECT COUNT(*) FROM working_blocks WHERE user_id = $1 AND deleted_at IS NULL",
-                user_id,
-            )?,
-            last_consolidated_at: last,
-            tags: None,
-        })
+        crate::tiers::metadata(self, user_id)
     }
 }

@@ -3,12 +3,12 @@
 
 use postgres::GenericClient;
 
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
 use crate::postgres::items::ItemRows;
 use crate::postgres::items::{ITEM_COLUMNS, ledger_for, load, query_rows};
 use crate::postgres::{PgMemory, entities, meta, set_meta};
 use crate::rules::row::{Insert, ItemRow};
-use crate::rules::writes::{ItemWrites, validate};
+use crate::rules::writes::ItemWrites;
 use crate::tiers::{ItemStore, ItemTable};
 use crate::types::*;
 
@@ -26,17 +26,15 @@ impl PgMemory {
         self.store_vector(c, stored.rowid, vector)?;
         Ok(stored)
     }
+}
 
-    /// Re-checks a quarantined record and promotes it.
-    pub(crate) fn validate_item(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
-        self.write(|tx, now| {
-            let row = load(tx, id)?.ok_or_else(|| MemoryError::not_found("record", id))?;
-            validate(&mut ItemRows(tx), now, &row, force, by)?;
-            load(tx, id)?
-                .ok_or_else(|| MemoryError::not_found("record", id))?
-                .to_item()
-        })
-    }
+/// The count a `SELECT COUNT(*)` answers.
+fn count(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<i64> {
+    Ok(c.query_one(sql, params)?.try_get(0)?)
 }
 
 /// The item table of one PostgreSQL client (a write transaction when writing).
@@ -148,6 +146,33 @@ impl<C: GenericClient> ItemTable for Items<'_, C> {
              AND i.superseded_by IS NULL AND i.status = 'active' ORDER BY s.rowid"
         );
         query_rows(self.rows.0, &sql, &[&agent_id])
+    }
+
+    fn count_live(&mut self, user_id: &str, kind: MemoryKind) -> Result<i64> {
+        count(
+            self.rows.0,
+            "SELECT COUNT(*) FROM memory_items WHERE user_id = $1 AND kind = $2 \
+             AND deleted_at IS NULL AND superseded_by IS NULL AND status = 'active' \
+             AND archived_at IS NULL",
+            &[&user_id, &kind.as_str()],
+        )
+    }
+
+    fn count_messages(&mut self, user_id: &str) -> Result<i64> {
+        count(
+            self.rows.0,
+            "SELECT COUNT(*) FROM memory_items WHERE user_id = $1 AND kind = 'session' \
+             AND deleted_at IS NULL",
+            &[&user_id],
+        )
+    }
+
+    fn count_blocks(&mut self, user_id: &str) -> Result<i64> {
+        count(
+            self.rows.0,
+            "SELECT COUNT(*) FROM working_blocks WHERE user_id = $1 AND deleted_at IS NULL",
+            &[&user_id],
+        )
     }
 
     fn writes(&mut self) -> &mut dyn ItemWrites {

@@ -150,6 +150,33 @@ impl ItemTable for Items<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    fn count_live(&mut self, user_id: &str, kind: MemoryKind) -> Result<i64> {
+        Ok(self.rows.0.query_row(
+            "SELECT COUNT(*) FROM memory_items WHERE user_id = ?1 AND kind = ?2 \
+             AND deleted_at IS NULL AND superseded_by IS NULL AND status = 'active' \
+             AND archived_at IS NULL",
+            params![user_id, kind.as_str()],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn count_messages(&mut self, user_id: &str) -> Result<i64> {
+        Ok(self.rows.0.query_row(
+            "SELECT COUNT(*) FROM memory_items WHERE user_id = ?1 AND kind = 'session' \
+             AND deleted_at IS NULL",
+            params![user_id],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn count_blocks(&mut self, user_id: &str) -> Result<i64> {
+        Ok(self.rows.0.query_row(
+            "SELECT COUNT(*) FROM working_blocks WHERE user_id = ?1 AND deleted_at IS NULL",
+            params![user_id],
+            |r| r.get(0),
+        )?)
+    }
+
     fn writes(&mut self) -> &mut dyn ItemWrites {
         &mut self.rows
     }

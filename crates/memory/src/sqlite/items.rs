@@ -177,15 +177,3 @@ impl ItemWrites for ItemRows<'_> {
         Ok(())
     }
 }
-
-/// Writes a tombstone on a live row, with the ledger row.
-pub(crate) fn tombstone(
-    tx: &rusqlite::Connection,
-    now: i64,
-    row: &ItemRow,
-    action: &str,
-    reason: &str,
-    by: Actor,
-) -> Result<()> {
-    crate::rules::writes::tombstone(&mut ItemRows(tx), now, row, action, reason, by)
-}

@@ -12,7 +12,6 @@ mod reembed;
 mod review;
 mod search;
 mod transfer;
-mod trust_ops;
 mod vectors;
 pub(crate) mod working;
 
@@ -244,61 +243,22 @@ impl MemoryStore for SqliteMemory {
     }
 
     fn get_item(&self, id: &str) -> Result<MemoryItem> {
-        items::load(&self.lock(), id)?
-            .ok_or_else(|| MemoryError::not_found("record", id))?
-            .to_item()
+        crate::tiers::get_item(self, id)
     }
 
     fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
-        self.validate_item(id, force, by)
+        crate::tiers::validate_item(self, id, force, by)
     }
 
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
-        self.reject_item(id, reason, by)
+        crate::tiers::reject_item(self, id, reason, by)
     }
 
     fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
-        ledger::for_subject(&self.lock(), subject_id)
+        crate::tiers::ledger(self, subject_id)
     }
 
     fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
-        let conn = self.lock();
-        let count = |kind: &str| -> Result<u64> {
-            let n: i64 = conn.query_row(
-                "SELECT COUNT(*) FROM memory_items WHERE user_id = ?1 AND kind = ?2 \
-                 AND deleted_at IS NULL AND superseded_by IS NULL AND status = 'active' \
-                 AND archived_at IS NULL",
-                params![user_id, kind],
-                |r| r.get(0),
-            )?;
-            Ok(u64::try_from(n).unwrap_or(0))
-        };
-        let messages: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM memory_items WHERE user_id = ?1 AND kind = 'session' \
-             AND deleted_at IS NULL",
-            params![user_id],
-            |r| r.get(0),
-        )?;
-        let blocks: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM working_blocks WHERE user_id = ?1 AND deleted_at IS NULL",
-            params![user_id],
-            |r| r.get(0),
-        )?;
-        let last: Option<String> = conn
-            .query_row(
-                "SELECT value FROM memory_meta WHERE key = 'lastConsolidatedAt'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(MemoryMetadata {
-            fact_count: count("semantic")?,
-            episode_count: count("episodic")?,
-            message_count: u64::try_from(messages).unwrap_or(0),
-            active_rule_count: count("procedural")?,
-            working_block_count: u64::try_from(blocks).unwrap_or(0),
-            last_consolidated_at: last,
-            tags: None,
-        })
+        crate::tiers::metadata(self, user_id)
     }
 }

@@ -9,6 +9,7 @@ mod consolidation;
 mod episodic;
 mod insights;
 mod procedural;
+mod review;
 mod semantic;
 mod session;
 mod shared;
@@ -17,6 +18,7 @@ pub(crate) use consolidation::{consolidation_mark, write_consolidation};
 pub(crate) use episodic::Episodic;
 pub(crate) use insights::Insights;
 pub(crate) use procedural::Procedural;
+pub(crate) use review::{get_item, ledger, metadata, reject_item, validate_item};
 pub(crate) use semantic::Semantic;
 pub(crate) use session::Session;
 pub(crate) use shared::Shared;
@@ -76,6 +78,12 @@ pub(crate) trait ItemTable {
     fn detach(&mut self, record_id: &str, agent_id: &str, now: i64) -> Result<bool>;
     /// Live, active records shared with `agent_id`, in the order they were shared.
     fn shared_with(&mut self, agent_id: &str) -> Result<Vec<ItemRow>>;
+    /// Live, active, current, unarchived records of `user_id` of one kind.
+    fn count_live(&mut self, user_id: &str, kind: MemoryKind) -> Result<i64>;
+    /// Live session messages of `user_id`.
+    fn count_messages(&mut self, user_id: &str) -> Result<i64>;
+    /// Live working blocks of `user_id`.
+    fn count_blocks(&mut self, user_id: &str) -> Result<i64>;
     /// The updates of [`crate::rules::writes`] on this connection.
     fn writes(&mut self) -> &mut dyn ItemWrites;
 }
