@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::error::{MemoryError, Result};
 use crate::rules::entities::{Resolver, normalize_name};
 use crate::rules::row::{ItemRow, check_id, mint_id};
+use crate::store::EntityGraph;
 use crate::types::{Actor, EntityRole, GraphEntity};
 use crate::vectors::dot;
 
@@ -72,6 +73,59 @@ pub(crate) trait EntityTable {
     fn store_entity_vector(&mut self, id: &str, key: &str, vector: &[f32]) -> Result<()>;
     /// Links a fact to an entity in a role (replacing the role's previous link).
     fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()>;
+    /// Every entity of the user, oldest first.
+    fn list(&mut self, user_id: &str) -> Result<Vec<GraphEntity>>;
+    /// Ids of the live, current facts linked to any entity of the root's group, oldest first.
+    fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>>;
+}
+
+/// A backend's entity graph: its resolver and its connection.
+pub(crate) trait EntityStore {
+    /// The resolver of this store ([`Resolver::of`]).
+    fn resolver(&self) -> Resolver<'_>;
+    /// Runs `f` over the store's connection (no transaction: reads).
+    fn read_entities<T>(&self, f: impl FnOnce(&mut dyn EntityTable) -> Result<T>) -> Result<T>;
+    /// Runs `f` in one write transaction at the instant `now` it is given.
+    fn write_entities<T>(
+        &self,
+        f: impl FnOnce(&mut dyn EntityTable, i64) -> Result<T>,
+    ) -> Result<T>;
+}
+
+/// The entity graph of a store.
+pub(crate) struct Entities<'a, S>(pub &'a S);
+
+impl<S: EntityStore> EntityGraph for Entities<'_, S> {
+    fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
+        let resolver = self.0.resolver();
+        self.0
+            .write_entities(|db, now| resolve(db, now, user_id, name, resolver))
+    }
+
+    fn get(&self, id: &str) -> Result<GraphEntity> {
+        self.0.read_entities(|db| db.load(id))
+    }
+
+    fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>> {
+        self.0.read_entities(|db| db.list(user_id))
+    }
+
+    fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
+        self.0
+            .write_entities(|db, now| merge(db, now, from, into, by))
+    }
+
+    fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
+        self.0.write_entities(|db, now| unmerge(db, now, id, by))
+    }
+
+    fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {
+        self.0.read_entities(|db| {
+            let entity = db.load(entity_id)?;
+            let root = root_of(db, entity)?;
+            db.facts_of_group(&root.id)
+        })
+    }
 }
 
 /// An entity row to insert.

@@ -5,18 +5,15 @@
 use postgres::{GenericClient, Row};
 use serde_json::Value;
 
-use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
+use crate::entity_writes::{self, EntityStore, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
 use crate::postgres::PgMemory;
 use crate::postgres::items::ledger_append;
 use crate::rules::columns::{ENTITY_COLUMNS, entity_from};
 use crate::rules::entities::Resolver;
 use crate::rules::row::ItemRow;
-use crate::store::EntityGraph;
 use crate::types::*;
 use crate::vectors::{from_blob, to_blob};
-
-pub(crate) struct Entities<'a>(pub &'a PgMemory);
 
 fn from_row(r: &Row) -> Result<GraphEntity> {
     Ok(entity_from(r)?)
@@ -33,21 +30,24 @@ fn load(c: &mut impl GenericClient, id: &str) -> Result<GraphEntity> {
     .ok_or_else(|| MemoryError::not_found("entity", id))
 }
 
-fn root_of(c: &mut impl GenericClient, entity: GraphEntity) -> Result<GraphEntity> {
-    match &entity.merged_into {
-        Some(root) => load(c, root),
-        None => Ok(entity),
-    }
-}
-
-impl PgMemory {
-    /// The resolver of this store ([`Resolver::of`]).
-    pub(crate) fn resolver(&self) -> Resolver<'_> {
+impl EntityStore for PgMemory {
+    fn resolver(&self) -> Resolver<'_> {
         Resolver::of(
             self.embedder.as_ref(),
             self.embedder_key.as_ref(),
             self.config.entity_merge_cosine,
         )
+    }
+
+    fn read_entities<T>(&self, f: impl FnOnce(&mut dyn EntityTable) -> Result<T>) -> Result<T> {
+        f(&mut EntityRows(&mut *self.lock()))
+    }
+
+    fn write_entities<T>(
+        &self,
+        f: impl FnOnce(&mut dyn EntityTable, i64) -> Result<T>,
+    ) -> Result<T> {
+        self.write(|tx, now| f(&mut EntityRows(tx), now))
     }
 }
 
@@ -234,31 +234,8 @@ impl<C: GenericClient> EntityTable for EntityRows<'_, C> {
         Ok(())
     }
 
-    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()> {
-        self.0.execute(
-            "INSERT INTO fact_entities (fact_id, entity_id, role) VALUES ($1, $2, $3) \
-             ON CONFLICT (fact_id, role) DO UPDATE SET entity_id = EXCLUDED.entity_id",
-            &[&fact_id, &entity_id, &role.as_str()],
-        )?;
-        Ok(())
-    }
-}
-
-impl EntityGraph for Entities<'_> {
-    fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
-        let resolver = self.0.resolver();
-        self.0.write(|tx, now| {
-            entity_writes::resolve(&mut EntityRows(tx), now, user_id, name, resolver)
-        })
-    }
-
-    fn get(&self, id: &str) -> Result<GraphEntity> {
-        load(&mut *self.0.lock(), id)
-    }
-
-    fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>> {
+    fn list(&mut self, user_id: &str) -> Result<Vec<GraphEntity>> {
         self.0
-            .lock()
             .query(
                 &format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE user_id = $1 ORDER BY rowid"),
                 &[&user_id],
@@ -268,21 +245,16 @@ impl EntityGraph for Entities<'_> {
             .collect()
     }
 
-    fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
-        self.0
-            .write(|tx, now| entity_writes::merge(&mut EntityRows(tx), now, from, into, by))
+    fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>> {
+        facts_of_group(self.0, root)
     }
 
-    fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
-        self.0
-            .write(|tx, now| entity_writes::unmerge(&mut EntityRows(tx), now, id, by))
-    }
-
-    fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {
-        let mut client = self.0.lock();
-        let c = &mut *client;
-        let entity = load(c, entity_id)?;
-        let root = root_of(c, entity)?;
-        facts_of_group(c, &root.id)
+    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO fact_entities (fact_id, entity_id, role) VALUES ($1, $2, $3) \
+             ON CONFLICT (fact_id, role) DO UPDATE SET entity_id = EXCLUDED.entity_id",
+            &[&fact_id, &entity_id, &role.as_str()],
+        )?;
+        Ok(())
     }
 }

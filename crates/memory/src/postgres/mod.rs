@@ -304,7 +304,7 @@ impl MemoryStore for PgMemory {
         crate::tiers::Insights(self)
     }
     fn entities(&self) -> impl crate::store::EntityGraph + '_ {
-        entities::Entities(self)
+        crate::entity_writes::Entities(self)
     }
 
     fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {

@@ -3,6 +3,7 @@
 
 use postgres::GenericClient;
 
+use crate::entity_writes::EntityStore;
 use crate::error::Result;
 use crate::postgres::items::ItemRows;
 use crate::postgres::items::{ITEM_COLUMNS, ledger_for, load, query_rows};

@@ -4,16 +4,13 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
-use crate::entity_writes::{self, EntityTable, MergeRow, NewEntityRow};
+use crate::entity_writes::{self, EntityStore, EntityTable, MergeRow, NewEntityRow};
 use crate::error::{MemoryError, Result};
 use crate::rules::columns::{ENTITY_COLUMNS, entity_from};
 use crate::rules::entities::Resolver;
 use crate::sqlite::items::ItemRow;
 use crate::sqlite::{SqliteMemory, ledger};
-use crate::store::EntityGraph;
 use crate::types::*;
-
-pub(crate) struct Entities<'a>(pub &'a SqliteMemory);
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<GraphEntity> {
     entity_from(r)
@@ -29,33 +26,25 @@ fn load(conn: &Connection, id: &str) -> Result<GraphEntity> {
     .ok_or_else(|| MemoryError::not_found("entity", id))
 }
 
-fn root_of(conn: &Connection, entity: GraphEntity) -> Result<GraphEntity> {
-    match &entity.merged_into {
-        Some(root) => load(conn, root),
-        None => Ok(entity),
-    }
-}
-
-impl SqliteMemory {
-    /// The resolver of this store ([`Resolver::of`]).
-    pub(crate) fn resolver(&self) -> Resolver<'_> {
+impl EntityStore for SqliteMemory {
+    fn resolver(&self) -> Resolver<'_> {
         Resolver::of(
             self.embedder.as_ref(),
             self.embedder_key.as_ref(),
             self.config.entity_merge_cosine,
         )
     }
-}
 
-/// The root entity for `name` ([`entity_writes::resolve`]).
-pub(crate) fn resolve_in(
-    tx: &Connection,
-    now: i64,
-    user_id: &str,
-    name: &str,
-    resolver: Resolver<'_>,
-) -> Result<GraphEntity> {
-    entity_writes::resolve(&mut EntityRows(tx), now, user_id, name, resolver)
+    fn read_entities<T>(&self, f: impl FnOnce(&mut dyn EntityTable) -> Result<T>) -> Result<T> {
+        f(&mut EntityRows(&self.lock()))
+    }
+
+    fn write_entities<T>(
+        &self,
+        f: impl FnOnce(&mut dyn EntityTable, i64) -> Result<T>,
+    ) -> Result<T> {
+        self.write(|tx, now| f(&mut EntityRows(tx), now))
+    }
 }
 
 /// Links a new fact's subject and object to their root entities ([`entity_writes::link_fact`]).
@@ -211,48 +200,23 @@ impl EntityTable for EntityRows<'_> {
         Ok(())
     }
 
-    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()> {
-        self.0.execute(
-            "INSERT OR REPLACE INTO fact_entities (fact_id, entity_id, role) VALUES (?1, ?2, ?3)",
-            params![fact_id, entity_id, role.as_str()],
-        )?;
-        Ok(())
-    }
-}
-
-impl EntityGraph for Entities<'_> {
-    fn resolve(&self, user_id: &str, name: &str) -> Result<GraphEntity> {
-        let resolver = self.0.resolver();
-        self.0
-            .write(|tx, now| resolve_in(tx, now, user_id, name, resolver))
-    }
-
-    fn get(&self, id: &str) -> Result<GraphEntity> {
-        load(&self.0.lock(), id)
-    }
-
-    fn list(&self, user_id: &str) -> Result<Vec<GraphEntity>> {
-        let conn = self.0.lock();
-        let mut stmt = conn.prepare_cached(&format!(
+    fn list(&mut self, user_id: &str) -> Result<Vec<GraphEntity>> {
+        let mut stmt = self.0.prepare_cached(&format!(
             "SELECT {ENTITY_COLUMNS} FROM entities WHERE user_id = ?1 ORDER BY rowid"
         ))?;
         let rows = stmt.query_map(params![user_id], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn merge(&self, from: &str, into: &str, by: Actor) -> Result<GraphEntity> {
-        self.0
-            .write(|tx, now| entity_writes::merge(&mut EntityRows(tx), now, from, into, by))
+    fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>> {
+        facts_of_group(self.0, root)
     }
 
-    fn unmerge(&self, id: &str, by: Actor) -> Result<GraphEntity> {
-        self.0
-            .write(|tx, now| entity_writes::unmerge(&mut EntityRows(tx), now, id, by))
-    }
-
-    fn facts_for(&self, entity_id: &str) -> Result<Vec<String>> {
-        let conn = self.0.lock();
-        let root = root_of(&conn, load(&conn, entity_id)?)?;
-        facts_of_group(&conn, &root.id)
+    fn link(&mut self, fact_id: &str, entity_id: &str, role: EntityRole) -> Result<()> {
+        self.0.execute(
+            "INSERT OR REPLACE INTO fact_entities (fact_id, entity_id, role) VALUES (?1, ?2, ?3)",
+            params![fact_id, entity_id, role.as_str()],
+        )?;
+        Ok(())
     }
 }

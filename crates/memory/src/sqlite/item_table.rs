@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::entity_writes::EntityStore;
 use crate::error::Result;
 use crate::rules::row::{Insert, ItemRow};
 use crate::rules::writes::ItemWrites;

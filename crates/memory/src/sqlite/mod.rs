@@ -235,7 +235,7 @@ impl MemoryStore for SqliteMemory {
         crate::tiers::Insights(self)
     }
     fn entities(&self) -> impl crate::store::EntityGraph + '_ {
-        entities::Entities(self)
+        crate::entity_writes::Entities(self)
     }
 
     fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
