@@ -22,6 +22,7 @@ pub(crate) mod hybrid;
 pub mod induction;
 pub mod lexical;
 pub mod maintenance;
+pub(crate) mod parts;
 pub mod postgres;
 pub mod recall;
 pub mod reembed;

@@ -32,11 +32,7 @@ fn load(c: &mut impl GenericClient, id: &str) -> Result<GraphEntity> {
 
 impl EntityStore for PgMemory {
     fn resolver(&self) -> Resolver<'_> {
-        Resolver::of(
-            self.embedder.as_ref(),
-            self.embedder_key.as_ref(),
-            self.config.entity_merge_cosine,
-        )
+        self.parts.resolver()
     }
 
     fn read_entities<T>(&self, f: impl FnOnce(&mut dyn EntityTable) -> Result<T>) -> Result<T> {

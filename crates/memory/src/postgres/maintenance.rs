@@ -52,7 +52,7 @@ impl PgMemory {
     /// row.
     pub fn maintain(&self, user_id: &str) -> Result<MaintenanceReport> {
         maintenance::check_user(user_id)?;
-        let config = self.config.maintenance.clone();
+        let config = self.parts.config.maintenance.clone();
         self.write(|tx, now| maintenance::maintain(&mut Writes(tx), now, user_id, &config))
     }
 }

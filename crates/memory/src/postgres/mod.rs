@@ -22,29 +22,23 @@ mod tiers;
 mod transfer;
 mod working;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
-use mindgate_embed::Embedder;
 use mindgate_pg::PostgresUrl;
 use postgres::{Client, GenericClient, Transaction};
 
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 use crate::error::{MemoryError, Result};
+use crate::parts::StoreParts;
 use crate::store::MemoryStore;
-use crate::time::Clock;
 use crate::types::*;
-use crate::vectors::VectorCache;
 
 pub use migrations::{MIGRATIONS, SCHEMA_VERSION};
 
 /// The memory store on PostgreSQL.
 pub struct PgMemory {
     client: Mutex<Client>,
-    clock: Arc<dyn Clock>,
-    embedder: Option<Arc<dyn Embedder>>,
-    embedder_key: Option<String>,
-    vectors: Mutex<VectorCache>,
-    config: MemoryConfig,
+    parts: StoreParts,
     target: String,
     /// How to reconnect when the server closed the connection (a restart, a failover).
     url: PostgresUrl,
@@ -73,7 +67,7 @@ impl std::fmt::Debug for PgMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgMemory")
             .field("target", &self.target)
-            .field("embedder", &self.embedder_key)
+            .field("embedder", &self.parts.embedder_key)
             .finish_non_exhaustive()
     }
 }
@@ -112,7 +106,6 @@ impl PgMemory {
         let target = url.target();
         let mut client = open_client(&url)?;
         migrations::migrate(&mut client)?;
-        let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
         if check_embedder
             && let (Some(stored), Some(active)) = (stored_embedder(&mut client)?, &options.embedder)
         {
@@ -127,11 +120,7 @@ impl PgMemory {
         }
         Ok(Self {
             client: Mutex::new(client),
-            clock: options.clock,
-            embedder: options.embedder,
-            embedder_key,
-            vectors: Mutex::new(VectorCache::default()),
-            config: options.config,
+            parts: StoreParts::new(options),
             target,
             url,
             scratch,
@@ -150,20 +139,18 @@ impl PgMemory {
 
     /// The store's tunables.
     pub fn config(&self) -> &MemoryConfig {
-        &self.config
+        &self.parts.config
     }
 
     /// The active embedder's id (`<provider>:<model>@<dim>`).
     pub fn embedder_id(&self) -> Option<&str> {
-        self.embedder_key.as_deref()
+        self.parts.embedder_key.as_deref()
     }
 
     /// The fusion of a search whose options do not say: the configured one, else the
     /// active embedder's default.
     pub fn fusion_defaults(&self) -> FusionDefaults {
-        self.config.default_fusion.unwrap_or_else(|| {
-            FusionDefaults::for_embedder(self.embedder.as_ref().map(|e| e.id().provider).as_deref())
-        })
+        self.parts.fusion_defaults()
     }
 
     /// Number of ledger rows (the whole store).
@@ -185,14 +172,15 @@ impl PgMemory {
     /// Drops the in-memory vector mirror (it is rebuilt from the database on the next
     /// search).
     pub(crate) fn clear_vector_cache(&self) {
-        self.vectors
+        self.parts
+            .vectors
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
     }
 
     pub(crate) fn now(&self) -> i64 {
-        self.clock.now_ms()
+        self.parts.now()
     }
 
     /// The connection, reconnected first when the server closed it (the attempt failing
@@ -230,7 +218,7 @@ impl PgMemory {
 
     /// Embeds `texts` in batches (each `None` when no embedder is active).
     pub(crate) fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        crate::vectors::embed_all(self.embedder.as_deref(), texts)
+        self.parts.embed_all(texts)
     }
 
     /// Stores a vector for an item under the active embedder and records the embedder.
@@ -240,7 +228,7 @@ impl PgMemory {
         rowid: i64,
         vec: Option<&[f32]>,
     ) -> Result<()> {
-        let (Some(key), Some(vec)) = (&self.embedder_key, vec) else {
+        let (Some(key), Some(vec)) = (&self.parts.embedder_key, vec) else {
             return Ok(());
         };
         c.execute(

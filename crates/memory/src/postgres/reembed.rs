@@ -82,7 +82,7 @@ impl ReembedStore for PgMemory {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>> {
-        crate::vectors::embed(self.embedder.as_deref(), texts)
+        crate::vectors::embed(self.parts.embedder.as_deref(), texts)
     }
 
     fn clear_vector_cache(&self) {
@@ -96,7 +96,7 @@ impl PgMemory {
     /// ([`crate::reembed`]). Open the store with [`PgMemory::connect_for_reembed`].
     /// Interrupted runs leave the old embedder in charge; running again resumes.
     pub fn reembed(&self, mut progress: impl FnMut(ReembedProgress)) -> Result<usize> {
-        let key = self.embedder_key.clone();
+        let key = self.parts.embedder_key.clone();
         reembed::reembed(self, key.as_deref(), &mut progress)
     }
 }

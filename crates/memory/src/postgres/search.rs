@@ -16,7 +16,7 @@ use crate::postgres::items::{ITEM_COLUMNS, TS_CONFIG, query_rows};
 use crate::recall::RecallWrites;
 use crate::rules::filter::{Filter, FilterValue};
 use crate::rules::row::ItemRow;
-use crate::search::{SearchReads, SearchStore, search};
+use crate::search::{SearchReads, search};
 use crate::types::*;
 use crate::vectors::VectorCache;
 
@@ -147,15 +147,9 @@ impl PgMemory {
         o: &MemorySearchOptions,
         fixed: Option<MemoryKind>,
     ) -> Result<Vec<MemoryHit>> {
-        let store = SearchStore {
-            config: &self.config,
-            fusion: self.fusion_defaults(),
-            clock: self.clock.as_ref(),
-            embedder: self.embedder.as_deref(),
-            embedder_key: self.embedder_key.as_deref(),
-            vectors: &self.vectors,
-        };
-        search(store, o, fixed, || PgSearch(self.lock()))
+        search(self.parts.search_store(), o, fixed, || {
+            PgSearch(self.lock())
+        })
     }
 }
 

@@ -195,7 +195,7 @@ impl ItemStore for PgMemory {
     }
 
     fn promote_after_successes(&self) -> u32 {
-        self.config.promote_after_successes
+        self.parts.config.promote_after_successes
     }
 
     fn read_items<T>(&self, f: impl FnOnce(&mut dyn ItemTable) -> Result<T>) -> Result<T> {

@@ -28,11 +28,7 @@ fn load(conn: &Connection, id: &str) -> Result<GraphEntity> {
 
 impl EntityStore for SqliteMemory {
     fn resolver(&self) -> Resolver<'_> {
-        Resolver::of(
-            self.embedder.as_ref(),
-            self.embedder_key.as_ref(),
-            self.config.entity_merge_cosine,
-        )
+        self.parts.resolver()
     }
 
     fn read_entities<T>(&self, f: impl FnOnce(&mut dyn EntityTable) -> Result<T>) -> Result<T> {

@@ -73,7 +73,7 @@ impl ItemTable for Items<'_> {
         vector: Option<&[f32]>,
     ) -> Result<ItemRow> {
         let stored = items::insert(self.rows.0, now, prefix, ins)?;
-        if let (Some(key), Some(v)) = (&self.store.embedder_key, vector) {
+        if let (Some(key), Some(v)) = (&self.store.parts.embedder_key, vector) {
             SqliteMemory::store_vector(self.rows.0, key, stored.rowid, v)?;
         }
         Ok(stored)
@@ -185,7 +185,7 @@ impl ItemTable for Items<'_> {
 
 impl ItemStore for SqliteMemory {
     fn embed_all(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        crate::vectors::embed_all(self.embedder.as_deref(), texts)
+        self.parts.embed_all(texts)
     }
 
     fn search_kinds(
@@ -197,7 +197,7 @@ impl ItemStore for SqliteMemory {
     }
 
     fn promote_after_successes(&self) -> u32 {
-        self.config.promote_after_successes
+        self.parts.config.promote_after_successes
     }
 
     fn read_items<T>(&self, f: impl FnOnce(&mut dyn ItemTable) -> Result<T>) -> Result<T> {

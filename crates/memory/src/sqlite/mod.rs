@@ -16,15 +16,15 @@ mod vectors;
 pub(crate) mod working;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use mindgate_embed::Embedder;
 use mindgate_home::private_fs;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::error::{MemoryError, Result};
+use crate::parts::StoreParts;
 use crate::store::MemoryStore;
-use crate::time::Clock;
 use crate::types::*;
 
 pub use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
@@ -37,17 +37,13 @@ pub use crate::transfer::{EXPORT_FORMAT, EXPORT_VERSION, MAX_IMPORT_LINE, Transf
 /// The SQLite memory store.
 pub struct SqliteMemory {
     conn: Mutex<Connection>,
-    clock: Arc<dyn Clock>,
-    embedder: Option<Arc<dyn Embedder>>,
-    embedder_key: Option<String>,
-    vectors: Mutex<vectors::VectorCache>,
-    config: MemoryConfig,
+    parts: StoreParts,
 }
 
 impl std::fmt::Debug for SqliteMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteMemory")
-            .field("embedder", &self.embedder_key)
+            .field("embedder", &self.parts.embedder_key)
             .finish_non_exhaustive()
     }
 }
@@ -82,36 +78,29 @@ impl SqliteMemory {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "OFF")?;
         migrations::migrate(&mut conn)?;
-        let embedder_key = options.embedder.as_ref().map(|e| e.id().to_string());
         if check {
             check_embedder(&conn, options.embedder.as_deref())?;
         }
         Ok(Self {
             conn: Mutex::new(conn),
-            clock: options.clock,
-            embedder: options.embedder,
-            embedder_key,
-            vectors: Mutex::new(vectors::VectorCache::default()),
-            config: options.config,
+            parts: StoreParts::new(options),
         })
     }
 
     /// The store's tunables.
     pub fn config(&self) -> &MemoryConfig {
-        &self.config
+        &self.parts.config
     }
 
     /// The fusion of a search whose options do not say: the configured one, else the
     /// active embedder's default.
     pub fn fusion_defaults(&self) -> FusionDefaults {
-        self.config.default_fusion.unwrap_or_else(|| {
-            FusionDefaults::for_embedder(self.embedder.as_ref().map(|e| e.id().provider).as_deref())
-        })
+        self.parts.fusion_defaults()
     }
 
     /// The active embedder's id (`<provider>:<model>@<dim>`).
     pub fn embedder_id(&self) -> Option<&str> {
-        self.embedder_key.as_deref()
+        self.parts.embedder_key.as_deref()
     }
 
     /// The embedder the file's vectors belong to, if any.
@@ -133,14 +122,15 @@ impl SqliteMemory {
 
     /// Drops the in-memory vector cache (it is rebuilt from the file on the next search).
     pub(crate) fn clear_vector_cache(&self) {
-        self.vectors
+        self.parts
+            .vectors
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
     }
 
     pub(crate) fn now(&self) -> i64 {
-        self.clock.now_ms()
+        self.parts.now()
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -159,7 +149,7 @@ impl SqliteMemory {
 
     /// Embeds texts with the active embedder (none: `None`).
     pub(crate) fn embed(&self, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>> {
-        crate::vectors::embed(self.embedder.as_deref(), texts)
+        crate::vectors::embed(self.parts.embedder.as_deref(), texts)
     }
 
     /// Stores a vector for an item under the active embedder and records the embedder.

@@ -100,7 +100,7 @@ impl SqliteMemory {
     /// vectors ([`crate::reembed`]). Interrupted runs leave the old embedder in charge;
     /// running again resumes.
     pub fn reembed(&self, mut progress: impl FnMut(ReembedProgress)) -> Result<usize> {
-        let key = self.embedder_key.clone();
+        let key = self.parts.embedder_key.clone();
         reembed::reembed(self, key.as_deref(), &mut progress)
     }
 }

@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::lexical::fts_query;
 use crate::recall::RecallWrites;
 use crate::rules::filter::{Filter, FilterValue};
-use crate::search::{SearchReads, SearchStore, search};
+use crate::search::{SearchReads, search};
 use crate::sqlite::SqliteMemory;
 use crate::sqlite::entities::facts_of_group;
 use crate::sqlite::items::{ITEM_COLUMNS, ItemRow};
@@ -136,15 +136,9 @@ impl SqliteMemory {
         o: &MemorySearchOptions,
         fixed: Option<MemoryKind>,
     ) -> Result<Vec<MemoryHit>> {
-        let store = SearchStore {
-            config: &self.config,
-            fusion: self.fusion_defaults(),
-            clock: self.clock.as_ref(),
-            embedder: self.embedder.as_deref(),
-            embedder_key: self.embedder_key.as_deref(),
-            vectors: &self.vectors,
-        };
-        search(store, o, fixed, || SqliteSearch(self.lock()))
+        search(self.parts.search_store(), o, fixed, || {
+            SqliteSearch(self.lock())
+        })
     }
 }
 

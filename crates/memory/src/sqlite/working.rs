@@ -89,7 +89,7 @@ impl BlockTable for Blocks<'_> {
 
 impl BlockStore for SqliteMemory {
     fn default_char_limit(&self) -> u32 {
-        self.config.default_char_limit
+        self.parts.config.default_char_limit
     }
 
     fn list_blocks(&self, user_id: &str) -> Result<Vec<Block>> {
