@@ -245,7 +245,8 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: appended events r
     await p2.locator('.tg-link', { hasText: 'Big live session' }).click({ timeout: 60000 });
     await p2.locator('.tg-tab[data-view="graph"]').click({ timeout: 60000 });
     await until(() => p2.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed to open', timeout: 60000 });
-    await until(async () => (await live()).version !== null, { what: 'the first graph over the feed', timeout: 60000 });
+    // The whole graph's own feed (not the overview's, which opened first) has sent its graph.
+    await until(async () => { const l = await live(); return l.feed === 'graph' && l.version !== null; }, { what: 'the first graph over the feed', timeout: 60000 });
     const openMs = Date.now() - t0;
     const nodes = await p2.evaluate(() => window.mindgateTasks.graph().nodes.length);
     const samples = [];

@@ -388,6 +388,10 @@ export class TasksPage {
     this.viewHost.append(host);
     const mine = new TaskGraphView(host, { onSelect: (nid) => this.selectNode(nid) });
     this.view = mine;
+    // The overview's feed and version say nothing about this graph: until its own feed
+    // answers, the page follows no version (a growth meanwhile arrives in the fetch).
+    this.closeFeed();
+    this.lastVersion = undefined;
     let graph;
     try {
       graph = await getJson(`${API}/task?id=${encodeURIComponent(id)}`);
@@ -620,9 +624,9 @@ if (root && main) {
       overviewRenderMs: page.overviewRenderMs ?? null, overviewOpenMs: page.overviewShownAt != null ? Math.round(page.overviewShownAt - page.openedAt) : null, zoomMs: page.zoomMs ?? null,
       zoomFetchMs: page.zoomFetchMs ?? null, applyMs: page.applyMs ?? null, rowsRendered: page.rowsRendered ?? null,
     }),
-    /** Live-feed state: graph version shown, when the last update was applied (ms epoch). */
+    /** Live-feed state: which feed (`graph` or `overview`), the version shown, when the last update was applied (ms epoch). */
     live: () => ({
-      version: page.lastVersion ?? null, appliedAt: page.appliedAt ?? null, updates: page.updates ?? 0,
+      feed: page.feed ?? null, version: page.lastVersion ?? null, appliedAt: page.appliedAt ?? null, updates: page.updates ?? 0,
       lastEvent: page.lastEvent ?? null, deltaBytes: page.deltaBytes ?? null, applyMs: page.applyMs ?? null,
     }),
   };
