@@ -4,6 +4,16 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mindgate_errors::{ErrorCode, error_chain};
+use serde::{Deserialize, Serialize};
+
+/// Who holds a database lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockHolder {
+    /// Server process id.
+    pub pid: u32,
+    /// Port it listens on.
+    pub port: u16,
+}
 
 /// Failures starting or running the server.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +51,7 @@ pub enum ServerError {
         /// The database.
         db: std::path::PathBuf,
         /// The holder named in the lock file, if it could be read.
-        holder: Option<crate::serve::db_lock::LockHolder>,
+        holder: Option<LockHolder>,
     },
     /// Creating or locking the database lock file failed.
     #[error("cannot lock {}", .path.display())]
@@ -79,7 +89,7 @@ fn describe_port_holder(holder: Option<&mindgate_home::TokenFile>) -> String {
     }
 }
 
-fn describe_db_holder(holder: Option<&crate::serve::db_lock::LockHolder>) -> String {
+fn describe_db_holder(holder: Option<&LockHolder>) -> String {
     match holder {
         Some(h) => format!(" (pid {}, port {})", h.pid, h.port),
         None => String::new(),

@@ -27,14 +27,22 @@
 //! # Ok(()) }
 //! ```
 
-// Shared by every service: configuration, errors, the state handlers share, request
-// extractors, the embedded viewer's files, WebSocket close codes.
+// Shared by every service: configuration, errors, request extractors, the panic guard,
+// the embedded viewer's files, WebSocket close codes, what the binary plugs in.
 mod assets;
 mod config;
 mod error;
+mod extensions;
+mod panic_guard;
 mod request;
-mod state;
 mod ws_close;
+
+// What the services keep between requests; the state every handler shares holds one of
+// each (and the hub, below). None of them names the state or a service.
+mod graph_reads;
+mod live_graphs;
+mod otlp_traces;
+mod state;
 
 // Wiring: start-up, the router, the accept loop, the database lock, shutdown.
 mod serve;
@@ -64,18 +72,17 @@ pub use config::{
     DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig,
 };
 pub use error::{ApiError, ServerError};
-pub use feed::live_graph::LiveGraphBounds;
+pub use live_graphs::LiveGraphBounds;
 pub use guard::principal;
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
 pub use ingest::{MAX_PENDING_HELLOS, NOTICE_TYPE, close_code};
 pub use otlp::MAX_OTLP_BODY_BYTES;
-pub use runs_api::demo::DemoLauncher;
 pub use serve::db_lock;
-pub use serve::listener::{
+pub use config::http::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
     HttpLimits,
 };
-pub use serve::mount::Mount;
+pub use extensions::{DemoLauncher, Mount, MountContext};
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;
 

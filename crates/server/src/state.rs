@@ -178,14 +178,14 @@ pub struct AppState {
     /// Counters.
     pub stats: Arc<Stats>,
     /// The shared live projections of the runs `/ws/ui` viewers follow as graphs.
-    pub live_graphs: Arc<crate::feed::live_graph::LiveGraphs>,
+    pub live_graphs: Arc<crate::live_graphs::LiveGraphs>,
     /// Shared, bounded graph builds for `GET /api/runs/{id}/graph`.
-    pub graph_reads: Arc<crate::runs_api::graph::GraphReads>,
+    pub graph_reads: Arc<crate::graph_reads::GraphReads>,
     /// The agent-memory store (`/api/memory/…` and the `/mcp` memory tools), opened on
     /// first use.
     pub memory: Arc<mindgate_memory::agent::LazyMemory>,
     /// The live state of OTLP traces (`POST /v1/traces`).
-    pub otlp: Arc<crate::otlp::OtlpIngest>,
+    pub otlp: Arc<crate::otlp_traces::OtlpTraces>,
     /// Woken after a memory mutation through this server (the memory feed).
     pub memory_changed: Arc<tokio::sync::Notify>,
     /// The coding-agent sessions (`/task-graph/api/…`, and the task a procedure is induced

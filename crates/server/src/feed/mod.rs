@@ -1,6 +1,6 @@
 //! `/ws/ui`: the live viewer feed (message set in `docs/ui-feed.md`).
 //!
-//! A run subscribe follows the run's graph (`crate::feed::live_graph`: a snapshot,
+//! A run subscribe follows the run's graph (`crate::live_graphs`: a snapshot,
 //! then deltas); one with `events: true` replays and tails its events.
 //!
 //! Race-free replay: the connection subscribes to committed batches *before*
@@ -26,10 +26,9 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
-pub(crate) mod live_graph;
 
 use crate::state::AppState;
-use live_graph::{GraphSubscription, SubscribeRefusal};
+use crate::live_graphs::{GraphSubscription, SubscribeRefusal};
 
 /// How often coalesced `run.update`s are flushed.
 const RUN_UPDATE_EVERY: Duration = Duration::from_millis(250);
@@ -469,7 +468,11 @@ impl Feed {
                 let state = self.state.clone();
                 // A small file write: off the feed loop.
                 let _ = tokio::task::spawn_blocking(move || {
-                    crate::hub::viewer_settings::set_hold_unwatched(&state, hold)
+                    crate::hub::viewer_settings::set_hold_unwatched(
+                        &state.hub,
+                        &state.config.home,
+                        hold,
+                    );
                 })
                 .await;
                 Ok(())

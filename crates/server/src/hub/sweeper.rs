@@ -2,25 +2,33 @@
 //! nobody who can act has watched them for the grace (`crate::hub::UNWATCHED_GRACE`),
 //! and prints one line for each (the run, the node, why).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::hub::{UNWATCHED_WHY, UnwatchedRelease};
-use crate::state::AppState;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::hub::{Hub, UNWATCHED_WHY, UnwatchedRelease};
 
 /// The longest the sweeper sleeps without a hub change (a safety net; it wakes on every
 /// change of gates and watchers, and at the next gate's deadline).
 const SWEEP_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
-/// Runs the sweeper until the server stops.
-pub(crate) fn spawn(state: &AppState) {
-    let state = state.clone();
-    let grace = state.config.unwatched_grace;
-    state.tasks.clone().spawn(async move {
-        let mut changes = state.hub.watch();
+/// Runs the sweeper of `hub` (gates unwatched for `grace` are released) on `tasks`
+/// until `shutdown`.
+pub(crate) fn spawn(
+    hub: Arc<Hub>,
+    grace: Duration,
+    shutdown: &CancellationToken,
+    tasks: &TaskTracker,
+) {
+    let shutdown = shutdown.clone();
+    tasks.spawn(async move {
+        let mut changes = hub.watch();
         loop {
-            let (due, next) = state.hub.due_unwatched(Instant::now(), grace);
-            if !due.is_empty() && !watched_elsewhere(&state, grace).await {
-                for gate in state.hub.release_unwatched(&due) {
+            let (due, next) = hub.due_unwatched(Instant::now(), grace);
+            if !due.is_empty() && !watched_elsewhere(&hub, grace).await {
+                for gate in hub.release_unwatched(&due) {
                     log_release(&gate);
                 }
             }
@@ -28,7 +36,7 @@ pub(crate) fn spawn(state: &AppState) {
                 .unwrap_or_else(|| Instant::now() + SWEEP_AT_MOST_EVERY)
                 .min(Instant::now() + SWEEP_AT_MOST_EVERY);
             tokio::select! {
-                _ = state.shutdown.cancelled() => return,
+                _ = shutdown.cancelled() => return,
                 changed = changes.changed() => if changed.is_err() { return },
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
@@ -39,8 +47,8 @@ pub(crate) fn spawn(state: &AppState) {
 /// Whether somebody with control watches on another instance of the cluster (never
 /// without one). An unreachable database counts as watched: a gate is kept rather
 /// than released on a guess.
-async fn watched_elsewhere(state: &AppState, grace: Duration) -> bool {
-    let Some(cluster) = state.hub.cluster().cloned() else {
+async fn watched_elsewhere(hub: &Hub, grace: Duration) -> bool {
+    let Some(cluster) = hub.cluster().cloned() else {
         return false;
     };
     match tokio::task::spawn_blocking(move || cluster.others_watching(grace)).await {

@@ -51,11 +51,10 @@ pub(crate) fn save(home: &Path, settings: ViewerSettings) -> std::io::Result<()>
 
 /// Sets the viewer's toggle: the hub keeps (or stops keeping) default gates held with
 /// nobody watching, and the choice is saved for the next start.
-pub(crate) fn set_hold_unwatched(state: &crate::AppState, hold: bool) {
-    state.hub.set_hold_unwatched(hold);
-    let home = state.config.home.clone();
+pub(crate) fn set_hold_unwatched(hub: &super::Hub, home: &Path, hold: bool) {
+    hub.set_hold_unwatched(hold);
     let saved = save(
-        &home,
+        home,
         ViewerSettings {
             hold_unwatched: hold,
         },

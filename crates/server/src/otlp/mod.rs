@@ -30,13 +30,11 @@ use mindgate_otlp::{
 use tower_http::decompression::RequestDecompressionLayer;
 
 use crate::error::ApiError;
-mod traces;
 
 use crate::state::AppState;
 use crate::state::Stats;
-use traces::{Slot, Storage, Work};
+use crate::otlp_traces::{Slot, Storage, Work};
 
-pub use traces::OtlpTraces as OtlpIngest;
 
 /// Most bytes of a trace export body once decompressed.
 pub const MAX_OTLP_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -86,7 +84,7 @@ pub fn port_router(state: AppState, port: u16) -> Router {
             (state.clone(), port),
             port_guard,
         ))
-        .layer(crate::serve::panic_guard::layer())
+        .layer(crate::panic_guard::layer())
         .with_state(state)
 }
 

@@ -17,7 +17,6 @@ use serde_json::{Value, json};
 pub(crate) mod annotations;
 pub(crate) mod demo;
 pub(crate) mod diff;
-pub(crate) mod graph;
 pub(crate) mod replay;
 pub(crate) mod threads;
 
@@ -239,7 +238,7 @@ pub async fn graph(
     Path(run_id): Path<String>,
     q: Result<Query<GraphQuery>, QueryRejection>,
 ) -> ApiResult<Response> {
-    use crate::runs_api::graph::GraphReadError;
+    use crate::graph_reads::GraphReadError;
     let q = query(q)?;
     let built = match state.graph_reads.read(&state.store, &run_id).await {
         Ok(built) => built,
@@ -262,14 +261,14 @@ pub async fn graph(
     if q.limit.is_none() && q.after.is_none() {
         return Ok((
             [(axum::http::header::CONTENT_TYPE, "application/json")],
-            axum::body::Body::from_stream(crate::runs_api::graph::json_chunks(built)),
+            axum::body::Body::from_stream(crate::graph_reads::json_chunks(built)),
         )
             .into_response());
     }
-    let page = crate::runs_api::graph::page(
+    let page = crate::graph_reads::page(
         &built.graph,
         q.after.unwrap_or(0),
-        q.limit.unwrap_or(crate::runs_api::graph::MAX_GRAPH_PAGE),
+        q.limit.unwrap_or(crate::graph_reads::MAX_GRAPH_PAGE),
     );
     Ok(Json(page).into_response())
 }
@@ -447,7 +446,9 @@ pub async fn put_hold_unwatched(
 ) -> ApiResult<Response> {
     let hold = body(b)?.hold;
     let s = state.clone();
-    tokio::task::spawn_blocking(move || crate::hub::viewer_settings::set_hold_unwatched(&s, hold))
+    tokio::task::spawn_blocking(move || {
+        crate::hub::viewer_settings::set_hold_unwatched(&s.hub, &s.config.home, hold);
+    })
         .await
         .map_err(|_| ApiError::internal("saving the viewer settings stopped"))?;
     Ok(Json(json!({"holdUnwatched": state.hub.hold_unwatched()})).into_response())

@@ -12,18 +12,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use mindgate_home::private_fs;
-use serde::{Deserialize, Serialize};
 
+pub use crate::error::LockHolder;
 use crate::error::ServerError;
-
-/// Who holds a database lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockHolder {
-    /// Server process id.
-    pub pid: u32,
-    /// Port it listens on.
-    pub port: u16,
-}
 
 /// A held database lock; released when dropped.
 #[derive(Debug)]

@@ -13,8 +13,6 @@ use crate::error::ServerError;
 
 pub mod db_lock;
 pub(crate) mod listener;
-pub(crate) mod mount;
-pub(crate) mod panic_guard;
 mod routes;
 mod shutdown;
 mod startup;

@@ -105,7 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/diff", get(crate::runs_api::diff::diff))
         .route("/api/demo", post(crate::runs_api::demo::start_demo))
         .merge(crate::otlp::routes())
-        .merge(crate::task_graph::router(&state))
+        .merge(crate::task_graph::router(state.task_graphs.clone()))
         .merge(
             crate::memory_api::router(&state).layer(middleware::from_fn_with_state(
                 state.clone(),
@@ -113,12 +113,25 @@ pub fn router(state: AppState) -> Router {
             )),
         );
     if let Some(mcp) = &state.config.mcp {
-        routes = routes.nest_service("/mcp", mcp.router(&state));
+        let database = state.config.database();
+        let parts = crate::extensions::MountContext {
+            home: &state.config.home,
+            database: &database,
+            task_graph: &state.config.task_graph,
+            memory_user: state.config.memory_user.as_deref(),
+            resume_wait: state.config.resume_wait,
+            port: state.port,
+            hub: &state.hub,
+            store: &state.store,
+            memory: &state.memory,
+            shutdown: &state.shutdown,
+        };
+        routes = routes.nest_service("/mcp", mcp.router(&parts));
     }
     routes
         .method_not_allowed_fallback(runs_api::method_not_allowed)
         .fallback(assets::fallback)
         .layer(middleware::from_fn_with_state(state.clone(), guard::guard))
-        .layer(crate::serve::panic_guard::layer())
+        .layer(crate::panic_guard::layer())
         .with_state(state)
 }

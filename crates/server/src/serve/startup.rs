@@ -235,12 +235,12 @@ pub(super) fn build_state(
         shutdown.clone(),
         store.prices().clone(),
     ));
-    let live_graphs = Arc::new(crate::feed::live_graph::LiveGraphs::new(config.live_graphs));
+    let live_graphs = Arc::new(crate::live_graphs::LiveGraphs::new(config.live_graphs));
     let memory = Arc::new(mindgate_memory::agent::LazyMemory::new(
         &config.home,
         config.memory_db.clone(),
     ));
-    let otlp = Arc::new(crate::otlp::OtlpIngest::new(config.otlp));
+    let otlp = Arc::new(crate::otlp_traces::OtlpTraces::new(config.otlp));
     AppState {
         hub: Arc::new(Hub::new()),
         store: Arc::new(store),
@@ -270,7 +270,12 @@ pub(super) fn spawn_background(state: &AppState, otlp: Option<(TcpListener, Sock
     state
         .hub
         .set_hold_unwatched(state.config.hold_unwatched || saved.hold_unwatched);
-    crate::hub::sweeper::spawn(state);
+    crate::hub::sweeper::spawn(
+        state.hub.clone(),
+        state.config.unwatched_grace,
+        &state.shutdown,
+        &state.tasks,
+    );
     spawn_pruner(state);
     crate::otlp::spawn_expirer(state);
     if let Some((listener, addr)) = otlp {

@@ -43,7 +43,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ApiError;
-use crate::state::AppState;
 
 use live::Live;
 
@@ -91,12 +90,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The task-graph routes over `state`'s discovery settings.
-pub(crate) fn router<S>(state: &AppState) -> Router<S>
+/// The task-graph routes over the server's sessions.
+pub(crate) fn router<S>(tg: Arc<TaskGraphs>) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    let tg = state.task_graphs.clone();
     Router::new()
         .route("/task-graph/api/status", get(status))
         .route("/task-graph/api/tasks", get(tasks))

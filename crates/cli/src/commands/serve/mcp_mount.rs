@@ -12,7 +12,7 @@ use std::time::Duration;
 use mindgate_mcp::{PauseControl, ToolError};
 use mindgate_protocol::ResumeAction;
 use mindgate_server::hub::{Hub, Principal, ResumeRequest, resume_answer};
-use mindgate_server::{AppState, Mount};
+use mindgate_server::{Mount, MountContext};
 use serde_json::Value;
 
 /// The future type of [`PauseControl`]'s methods.
@@ -23,23 +23,23 @@ type ControlFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + 
 /// (Host/Origin, and the token on every `/mcp` request), so rmcp's own loopback
 /// `Host` check is left to the guard; its streams end when the server stops.
 pub fn mount() -> Mount {
-    Mount::service(|state: &AppState| {
-        let mut mcp = mindgate_mcp::McpConfig::new(&state.config.home);
-        mcp.database = state.config.database();
-        mcp.discovery = state.config.task_graph.clone();
-        mcp.port = Some(state.port);
+    Mount::service(|parts: &MountContext<'_>| {
+        let mut mcp = mindgate_mcp::McpConfig::new(parts.home);
+        mcp.database = parts.database.clone();
+        mcp.discovery = parts.task_graph.clone();
+        mcp.port = Some(parts.port);
         mcp.allow_control = true;
-        mcp.memory = Some(state.memory.clone());
-        mcp.memory_user = state.config.memory_user.clone();
+        mcp.memory = Some(parts.memory.clone());
+        mcp.memory_user = parts.memory_user.map(str::to_owned);
         mcp.control = Some(Arc::new(HubControl::new(
-            state.hub.clone(),
-            state.port,
-            state.config.resume_wait,
+            parts.hub.clone(),
+            parts.port,
+            parts.resume_wait,
         )));
         let http = mindgate_mcp::StreamableHttpServerConfig::default()
             .disable_allowed_hosts()
-            .with_cancellation_token(state.shutdown.child_token());
-        mindgate_mcp::http_service_with(mcp, Some(state.store.clone()), http)
+            .with_cancellation_token(parts.shutdown.child_token());
+        mindgate_mcp::http_service_with(mcp, Some(parts.store.clone()), http)
     })
 }
 

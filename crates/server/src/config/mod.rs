@@ -7,6 +7,8 @@ use std::time::Duration;
 use mindgate_home::{DEFAULT_HOST, DEFAULT_PORT, Home};
 use mindgate_store::{Retention, WriterConfig};
 
+pub mod http;
+
 /// How long a run whose app disconnected stays `running` before it is `abandoned`.
 pub const DEFAULT_ABANDON_GRACE: Duration = Duration::from_secs(15);
 /// How long a new ingest connection may take to say `hello`.
@@ -66,7 +68,7 @@ pub struct ServeConfig {
     /// Where `/task-graph/api/*` looks for coding-agent sessions.
     pub task_graph: mindgate_taskgraph::DiscoveryConfig,
     /// Connection caps and the header-read / idle timeout.
-    pub http: crate::serve::listener::HttpLimits,
+    pub http: http::HttpLimits,
     /// The agent-memory database (`<home>/memory.db`, or a PostgreSQL database; never
     /// pruned with runs).
     pub memory_db: mindgate_memory::MemoryDb,
@@ -85,13 +87,13 @@ pub struct ServeConfig {
     pub otlp: mindgate_otlp::TrackerConfig,
     /// The service served at `/mcp` (behind the guard, with the token on every
     /// request); `None` leaves `/mcp` unserved. The binary mounts the MCP tools here.
-    pub mcp: Option<crate::Mount>,
+    pub mcp: Option<crate::extensions::Mount>,
     /// How `POST /api/demo` starts the scripted demo agent against this server (the
     /// binary supplies it); `None`: the route answers `503 unavailable`.
-    pub demo: Option<crate::DemoLauncher>,
+    pub demo: Option<crate::extensions::DemoLauncher>,
     /// How many runs, and how many of their nodes and instances, the `/ws/ui`
     /// run graphs hold at once (`docs/http-api.md#limits`).
-    pub live_graphs: crate::feed::live_graph::LiveGraphBounds,
+    pub live_graphs: crate::live_graphs::LiveGraphBounds,
     /// Heartbeat and failure detection of the instances sharing a PostgreSQL database
     /// (unused on SQLite).
     pub cluster: mindgate_cluster::ClusterConfig,
@@ -130,7 +132,7 @@ impl ServeConfig {
             writer: WriterConfig::default(),
             retention: Retention::default(),
             task_graph: mindgate_taskgraph::DiscoveryConfig::from_env(),
-            http: crate::serve::listener::HttpLimits::from_env(),
+            http: http::HttpLimits::from_env(),
             memory_db: mindgate_memory::MemoryDb::Sqlite(Home::at(home).memory_db()),
             memory_user: None,
             memory_chat: None,
@@ -138,7 +140,7 @@ impl ServeConfig {
             otlp: mindgate_otlp::TrackerConfig::default(),
             mcp: None,
             demo: None,
-            live_graphs: crate::feed::live_graph::LiveGraphBounds::default(),
+            live_graphs: crate::live_graphs::LiveGraphBounds::default(),
             cluster: mindgate_cluster::ClusterConfig::default(),
             hold_unwatched: false,
             unwatched_grace: crate::hub::UNWATCHED_GRACE,
@@ -152,7 +154,7 @@ impl ServeConfig {
             abandon_grace: Duration::from_millis(300),
             hello_timeout: Duration::from_millis(500),
             task_graph: mindgate_taskgraph::DiscoveryConfig::empty(),
-            http: crate::serve::listener::HttpLimits::default(),
+            http: http::HttpLimits::default(),
             otlp_port: None,
             cluster: mindgate_cluster::ClusterConfig {
                 heartbeat: Duration::from_millis(200),
