@@ -67,22 +67,22 @@ mod feed;
 mod cluster;
 
 pub use assets::asset_paths;
+pub use config::http::{
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
+    HttpLimits,
+};
 pub use config::{
     DEFAULT_ABANDON_GRACE, DEFAULT_HELLO_TIMEOUT, DEFAULT_OTLP_PORT, DEFAULT_RESUME_WAIT,
     DEFAULT_SHUTDOWN_DEADLINE, PRUNE_EVERY, ServeConfig,
 };
 pub use error::{ApiError, ServerError};
-pub use live_graphs::LiveGraphBounds;
+pub use extensions::{DemoLauncher, Mount, MountContext};
 pub use guard::principal;
 pub use guard::{check_host_origin, is_allowed_authority, is_loopback_authority};
 pub use ingest::{MAX_PENDING_HELLOS, NOTICE_TYPE, close_code};
+pub use live_graphs::LiveGraphBounds;
 pub use otlp::MAX_OTLP_BODY_BYTES;
 pub use serve::db_lock;
-pub use config::http::{
-    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
-    HttpLimits,
-};
-pub use extensions::{DemoLauncher, Mount, MountContext};
 pub use serve::{RunningServer, router, serve, start};
 pub use state::AppState;
 

@@ -27,8 +27,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::hub::{ResumeRequest, VIEWER_VERSION, resume_answer};
 
-use crate::state::AppState;
 use crate::live_graphs::{GraphSubscription, SubscribeRefusal};
+use crate::state::AppState;
 
 /// How often coalesced `run.update`s are flushed.
 const RUN_UPDATE_EVERY: Duration = Duration::from_millis(250);

@@ -31,10 +31,9 @@ use tower_http::decompression::RequestDecompressionLayer;
 
 use crate::error::ApiError;
 
+use crate::otlp_traces::{Slot, Storage, Work};
 use crate::state::AppState;
 use crate::state::Stats;
-use crate::otlp_traces::{Slot, Storage, Work};
-
 
 /// Most bytes of a trace export body once decompressed.
 pub const MAX_OTLP_BODY_BYTES: usize = 16 * 1024 * 1024;

@@ -449,8 +449,8 @@ pub async fn put_hold_unwatched(
     tokio::task::spawn_blocking(move || {
         crate::hub::viewer_settings::set_hold_unwatched(&s.hub, &s.config.home, hold);
     })
-        .await
-        .map_err(|_| ApiError::internal("saving the viewer settings stopped"))?;
+    .await
+    .map_err(|_| ApiError::internal("saving the viewer settings stopped"))?;
     Ok(Json(json!({"holdUnwatched": state.hub.hold_unwatched()})).into_response())
 }
 
