@@ -2,35 +2,35 @@
 //! from these types, so the schema and the parser never disagree.
 
 use mindgate_protocol::ResumeAction;
+use mindgate_store::RunState;
+use mindgate_taskgraph::Agent;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// A run's lifecycle state, as a filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatusArg {
-    /// Events are (or may still be) arriving.
-    Running,
-    /// Finished with status `ok`.
-    Ok,
-    /// Finished with status `error`.
-    Error,
-    /// Aborted.
-    Aborted,
-    /// The app went away without finishing the run.
-    Abandoned,
+/// A run's lifecycle state, as a filter, by its stored name ([`RunState::as_str`]:
+/// `running`, `ok`, `error`, `aborted`, `abandoned`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct RunStatusArg(pub RunState);
+
+impl JsonSchema for RunStatusArg {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunStatusArg".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = RunState::ALL.iter().map(|s| s.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "A run's lifecycle state: running (events may still arrive), ok, error, aborted, or abandoned (the app went away without finishing it).",
+        })
+    }
 }
 
-impl From<RunStatusArg> for mindgate_store::RunState {
+impl From<RunStatusArg> for RunState {
     fn from(s: RunStatusArg) -> Self {
-        use mindgate_store::RunState;
-        match s {
-            RunStatusArg::Running => RunState::Running,
-            RunStatusArg::Ok => RunState::Ok,
-            RunStatusArg::Error => RunState::Error,
-            RunStatusArg::Aborted => RunState::Aborted,
-            RunStatusArg::Abandoned => RunState::Abandoned,
-        }
+        s.0
     }
 }
 
@@ -154,36 +154,30 @@ pub struct SearchEventsArgs {
     pub limit: Option<u32>,
 }
 
-/// A coding agent whose sessions Mindgate reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentArg {
-    /// DeepSeek Harness.
-    Dsh,
-    /// pi coding agent.
-    Pi,
-    /// Claude Code.
-    ClaudeCode,
-    /// OpenAI Codex CLI.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// OpenCode.
-    #[serde(rename = "opencode")]
-    OpenCode,
+/// A coding agent whose sessions Mindgate reads, by its name ([`Agent::as_str`]: `dsh`,
+/// `pi`, `claude_code`, `codex`, `gemini`, `opencode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct AgentArg(pub Agent);
+
+impl JsonSchema for AgentArg {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentArg".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "A coding agent whose sessions Mindgate reads.",
+        })
+    }
 }
 
-impl From<AgentArg> for mindgate_taskgraph::Agent {
+impl From<AgentArg> for Agent {
     fn from(a: AgentArg) -> Self {
-        use mindgate_taskgraph::Agent;
-        match a {
-            AgentArg::Dsh => Agent::Dsh,
-            AgentArg::Pi => Agent::Pi,
-            AgentArg::ClaudeCode => Agent::ClaudeCode,
-            AgentArg::Codex => Agent::Codex,
-            AgentArg::Gemini => Agent::Gemini,
-            AgentArg::OpenCode => Agent::OpenCode,
-        }
+        a.0
     }
 }
 

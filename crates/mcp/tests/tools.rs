@@ -300,7 +300,7 @@ async fn list_runs_filters_and_links() {
     let r = e
         .server
         .list_runs(Parameters(ListRunsArgs {
-            status: Some(RunStatusArg::Ok),
+            status: Some(RunStatusArg(mindgate_store::RunState::Ok)),
             ..Default::default()
         }))
         .await;
@@ -657,7 +657,7 @@ async fn list_tasks_and_get_task_graph_read_sessions() {
         .server
         .list_tasks(Parameters(ListTasksArgs {
             limit: Some(50),
-            agent: Some(AgentArg::Codex),
+            agent: Some(AgentArg(mindgate_taskgraph::Agent::Codex)),
         }))
         .await;
     let v = ok(&r).1;

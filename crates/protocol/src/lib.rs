@@ -75,6 +75,15 @@ pub mod capability {
     pub const RUN_CLAIM: &str = "run-claim";
     /// The client accepts an edited input on resume.
     pub const EDIT_INPUT: &str = "edit-input";
+
+    /// Every gate control: what an SDK that implements them all announces in `hello`.
+    pub const GATE_CONTROLS: [&str; 6] = [PAUSE, STEP, INJECT, RETRY, ABORT, RUN_CLAIM];
+
+    /// What the viewer announces in `hello.ack`: every gate control, and edited inputs.
+    pub const VIEWER: [&str; 7] = {
+        let [pause, step, inject, retry, abort, run_claim] = GATE_CONTROLS;
+        [pause, step, inject, retry, abort, run_claim, EDIT_INPUT]
+    };
 }
 
 /// What a hub announces in `hello.ack.hubCapabilities`: what it does itself,

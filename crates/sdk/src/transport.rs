@@ -22,15 +22,8 @@ use crate::session::{SDK_NAME, SDK_VERSION, Shared};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-/// Capabilities announced in `hello`.
-pub const CAPABILITIES: &[&str] = &[
-    capability::PAUSE,
-    capability::STEP,
-    capability::INJECT,
-    capability::RETRY,
-    capability::ABORT,
-    capability::RUN_CLAIM,
-];
+/// Capabilities announced in `hello`: every gate control.
+pub const CAPABILITIES: &[&str] = &capability::GATE_CONTROLS;
 
 /// Starts the transport thread. Failures degrade to "detached" with a warning.
 pub(crate) fn spawn(shared: Arc<Shared>) {

@@ -227,15 +227,7 @@ pub fn new_token() -> String {
 }
 
 /// Capabilities the viewer announces in `hello.ack`.
-pub const VIEWER_CAPABILITIES: &[&str] = &[
-    capability::PAUSE,
-    capability::STEP,
-    capability::INJECT,
-    capability::RETRY,
-    capability::ABORT,
-    capability::RUN_CLAIM,
-    capability::EDIT_INPUT,
-];
+pub const VIEWER_CAPABILITIES: &[&str] = &capability::VIEWER;
 
 /// What the hub itself does, announced in `hello.ack.hubCapabilities`.
 pub const HUB_CAPABILITIES: &[&str] = &[

@@ -28,6 +28,16 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// Every agent, in the order of the enum.
+    pub const ALL: [Agent; 6] = [
+        Agent::Dsh,
+        Agent::Pi,
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::OpenCode,
+    ];
+
     /// The snake-case name (`dsh`, `pi`, `claude_code`, `codex`, `gemini`, `opencode`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -16,20 +16,6 @@ use mindgate_embed::openai::{Endpoint, EndpointError, EndpointVars};
 
 use super::error::ConsolidateError;
 
-/// Names of the environment variables that configure the chat model (from
-/// [`mindgate_home::env`]).
-pub mod env {
-    /// Base URL of the API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`;
-    /// `/chat/completions` is appended (unless the URL already ends with it).
-    pub const URL: &str = mindgate_home::env::MINDGATE_CHAT_URL;
-    /// Model name sent with each request.
-    pub const MODEL: &str = mindgate_home::env::MINDGATE_CHAT_MODEL;
-    /// Bearer token (optional: local servers usually need none).
-    pub const API_KEY: &str = mindgate_home::env::MINDGATE_CHAT_API_KEY;
-    /// Seconds one completion may take.
-    pub const TIMEOUT_SECS: &str = mindgate_home::env::MINDGATE_CHAT_TIMEOUT_SECS;
-}
-
 /// Default time one completion may take (connect, send, answer): local models are slow.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest time a configuration may ask for.
@@ -41,13 +27,13 @@ pub const MAX_COMPLETION_CHARS: usize = 64 * 1024;
 /// `max_tokens` asked of the model per completion.
 pub const MAX_COMPLETION_TOKENS: u32 = 4096;
 
-/// The environment variables of the chat endpoint ([`env`]).
+/// The environment variables of the chat endpoint (names from [`mindgate_home::env`]).
 pub const VARS: EndpointVars = EndpointVars {
     what: "chat model",
-    url: env::URL,
-    model: env::MODEL,
-    api_key: env::API_KEY,
-    timeout_secs: Some(env::TIMEOUT_SECS),
+    url: mindgate_home::env::MINDGATE_CHAT_URL,
+    model: mindgate_home::env::MINDGATE_CHAT_MODEL,
+    api_key: mindgate_home::env::MINDGATE_CHAT_API_KEY,
+    timeout_secs: Some(mindgate_home::env::MINDGATE_CHAT_TIMEOUT_SECS),
 };
 
 /// How to reach an OpenAI-compatible chat completions endpoint: the embedder's
@@ -55,7 +41,7 @@ pub const VARS: EndpointVars = EndpointVars {
 /// [`DEFAULT_TIMEOUT`].
 pub type ChatConfig = Endpoint;
 
-/// The configuration the environment gives ([`env`]): `None` when `MINDGATE_CHAT_URL` is
+/// The configuration the environment gives ([`VARS`]): `None` when `MINDGATE_CHAT_URL` is
 /// unset or empty (consolidation is off), an error when it is set but incomplete or
 /// malformed.
 pub fn config_from_env() -> Option<Result<ChatConfig, ConsolidateError>> {
@@ -233,11 +219,15 @@ mod tests {
             .map_err(ConsolidateError::from)
         };
         let err = values("http://h/v1", None, None, None).unwrap_err();
-        assert!(err.to_string().contains(env::MODEL), "{err}");
+        assert!(err.to_string().contains(VARS.model), "{err}");
         let err = values("ftp://h", Some("m"), None, None).unwrap_err();
-        assert!(err.to_string().contains(env::URL), "{err}");
+        assert!(err.to_string().contains(VARS.url), "{err}");
         let err = values("http://h/v1", Some("m"), None, Some("0")).unwrap_err();
-        assert!(err.to_string().contains(env::TIMEOUT_SECS), "{err}");
+        assert!(
+            err.to_string()
+                .contains(mindgate_home::env::MINDGATE_CHAT_TIMEOUT_SECS),
+            "{err}"
+        );
         let ok = values("http://h/v1", Some("m"), Some("secret-key"), Some("30")).unwrap();
         assert_eq!(ok.timeout, Some(Duration::from_secs(30)));
         assert!(
