@@ -7,6 +7,16 @@ use mindgate_taskgraph::Agent;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// The schema of a string that is one of `names` (a core enum's spellings).
+fn one_of_names<'a>(names: impl Iterator<Item = &'a str>, description: &str) -> schemars::Schema {
+    let names: Vec<&str> = names.collect();
+    schemars::json_schema!({
+        "type": "string",
+        "enum": names,
+        "description": description,
+    })
+}
+
 /// A run's lifecycle state, as a filter, by its stored name ([`RunState::as_str`]:
 /// `running`, `ok`, `error`, `aborted`, `abandoned`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -19,12 +29,10 @@ impl JsonSchema for RunStatusArg {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let names: Vec<&str> = RunState::ALL.iter().map(|s| s.as_str()).collect();
-        schemars::json_schema!({
-            "type": "string",
-            "enum": names,
-            "description": "A run's lifecycle state: running (events may still arrive), ok, error, aborted, or abandoned (the app went away without finishing it).",
-        })
+        one_of_names(
+            RunState::ALL.iter().map(|s| s.as_str()),
+            "A run's lifecycle state: running (events may still arrive), ok, error, aborted, or abandoned (the app went away without finishing it).",
+        )
     }
 }
 
@@ -166,12 +174,10 @@ impl JsonSchema for AgentArg {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
-        schemars::json_schema!({
-            "type": "string",
-            "enum": names,
-            "description": "A coding agent whose sessions Mindgate reads.",
-        })
+        one_of_names(
+            Agent::ALL.iter().map(|a| a.as_str()),
+            "A coding agent whose sessions Mindgate reads.",
+        )
     }
 }
 
