@@ -12,8 +12,7 @@ use clap::{Arg, Command};
 const HELP_WIDTH: usize = 100;
 
 /// How to regenerate the checked-in documents (named in their headers and in test failures).
-pub const REGENERATE: &str =
-    "MINDGATE_UPDATE_REFERENCE=1 cargo test -p mindgate-cli --test reference";
+pub const REGENERATE: &str = "UPDATE_GOLDEN=1 cargo test -p mindgate-cli --test reference";
 
 /// The visible commands of `root`, depth first, each with its full path (`mindgate serve`).
 fn visible_commands(root: Command) -> Vec<(String, Command)> {

@@ -66,7 +66,7 @@ impl PgSchema {
 
     /// `(runs, events)` stored in the schema (0, 0 before the store is migrated).
     fn rows(&self) -> (i64, i64) {
-        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).expect("connect");
+        let mut client = mindgate_testkit::pg_client(&self.url);
         let exists: bool = client
             .query_one("SELECT to_regclass('runs') IS NOT NULL", &[])
             .unwrap()

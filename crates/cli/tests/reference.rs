@@ -2,8 +2,8 @@
 //! `docs/configuration.md` must equal what the binary generates from its clap definitions,
 //! and `docs/configuration.md` must list exactly the environment variables the code reads.
 //!
-//! `MINDGATE_UPDATE_REFERENCE=1 cargo test -p mindgate-cli --test reference` rewrites the
-//! generated parts.
+//! `UPDATE_GOLDEN=1 cargo test -p mindgate-cli --test reference` rewrites the generated
+//! parts (the test kit's one golden-file rule).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -11,18 +11,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mindgate_testkit::golden::assert_golden;
 use regex::Regex;
 
-const REGENERATE: &str = "MINDGATE_UPDATE_REFERENCE=1 cargo test -p mindgate-cli --test reference";
+/// The command that regenerates the documents (after `UPDATE_GOLDEN=1`).
+const REGENERATE_COMMAND: &str = "cargo test -p mindgate-cli --test reference";
 const FLAGS_BEGIN: &str = "<!-- BEGIN generated flag index -->";
 const FLAGS_END: &str = "<!-- END generated flag index -->";
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn updating() -> bool {
-    std::env::var_os("MINDGATE_UPDATE_REFERENCE").is_some_and(|v| v == "1")
 }
 
 fn generated(doc: &str) -> String {
@@ -38,37 +36,18 @@ fn generated(doc: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The first line where `checked_in` and `expected` differ, for the failure message.
-fn first_difference(checked_in: &str, expected: &str) -> String {
-    let mut expected_lines = expected.lines();
-    for (n, line) in checked_in.lines().enumerate() {
-        match expected_lines.next() {
-            Some(want) if want == line => {}
-            Some(want) => {
-                return format!(
-                    "line {}:\n  checked in: {line}\n  generated:  {want}",
-                    n + 1
-                );
-            }
-            None => return format!("line {}: the checked-in file is longer", n + 1),
-        }
-    }
-    "the generated text is longer".to_owned()
-}
-
+/// Fails unless the checked-in `path` is `expected` (`UPDATE_GOLDEN=1` rewrites it).
 fn check_or_update(path: &Path, expected: &str) {
-    let checked_in = std::fs::read_to_string(path).unwrap_or_default();
-    if checked_in == expected {
-        return;
-    }
-    if updating() {
-        std::fs::write(path, expected).unwrap();
-        return;
-    }
-    panic!(
-        "{} is out of date with the clap definitions ({}).\nRegenerate it with `{REGENERATE}`.",
-        path.strip_prefix(repo_root()).unwrap_or(path).display(),
-        first_difference(&checked_in, expected)
+    let shown = path
+        .strip_prefix(repo_root())
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    assert_golden(
+        path,
+        expected,
+        &format!("{shown} (generated from the clap definitions)"),
+        REGENERATE_COMMAND,
     );
 }
 

@@ -41,14 +41,9 @@ pub trait PauseControl: std::fmt::Debug + Send + Sync {
         &'a self,
         run_id: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<Value>, ToolError>>;
-    /// Releases a held gate with `action` and, for `inject`, `output`.
-    fn resume<'a>(
-        &'a self,
-        run_id: &'a str,
-        pause_id: &'a str,
-        action: ResumeAction,
-        output: Option<Value>,
-    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    /// Releases the held gate `release` names with its action and, for `inject`, its
+    /// output (already checked by the `resume` tool).
+    fn resume<'a>(&'a self, release: &'a ResumeArgs) -> BoxFuture<'a, Result<Value, ToolError>>;
     /// Counts one MCP client with control as somebody watching (so gates held only by
     /// pause on error keep holding) while the returned value lives; `None` when this
     /// control cannot tell the server.
@@ -138,24 +133,18 @@ impl PauseControl for HttpControl {
         })
     }
 
-    fn resume<'a>(
-        &'a self,
-        run_id: &'a str,
-        pause_id: &'a str,
-        action: ResumeAction,
-        output: Option<Value>,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn resume<'a>(&'a self, release: &'a ResumeArgs) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let ep = self.endpoint()?;
-            let mut body = json!({ "action": action.as_str() });
-            if let (Some(out), Some(obj)) = (output, body.as_object_mut()) {
-                obj.insert("output".to_owned(), out);
+            let mut body = json!({ "action": release.action.as_str() });
+            if let (Some(out), Some(obj)) = (&release.output, body.as_object_mut()) {
+                obj.insert("output".to_owned(), out.clone());
             }
             let url = format!(
                 "{}/api/runs/{}/pauses/{}/resume",
                 ep.base(),
-                encode_component(run_id),
-                encode_component(pause_id)
+                encode_component(&release.run_id),
+                encode_component(&release.pause_id)
             );
             send(&ep, client()?.post(url).json(&body)).await
         })
@@ -299,14 +288,7 @@ pub async fn resume(
         }
         _ => {}
     }
-    let answer = control
-        .resume(
-            &args.run_id,
-            &args.pause_id,
-            args.action,
-            args.output.clone(),
-        )
-        .await?;
+    let answer = control.resume(args).await?;
     let result = answer
         .get("result")
         .and_then(Value::as_str)

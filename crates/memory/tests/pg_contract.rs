@@ -204,7 +204,7 @@ mod postgres_only {
             .semantic()
             .remember(NewFact::new(Scope::user("u1"), "scratch"))
             .unwrap();
-        let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+        let mut admin = mindgate_testkit::pg_client(&url);
         let exists = |admin: &mut ::postgres::Client| {
             admin
                 .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
@@ -233,8 +233,7 @@ mod postgres_only {
                 "Ana's violin lesson is on Tuesday",
             ))
             .unwrap();
-        let mut admin =
-            ::postgres::Client::connect(a.schema.admin_url(), ::postgres::NoTls).unwrap();
+        let mut admin = mindgate_testkit::pg_client(a.schema.admin_url());
         let killed: i64 = admin
             .query_one(
                 "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \

@@ -172,7 +172,7 @@ fn with_pg<T: Send + 'static>(
 ) -> T {
     let url = url.to_owned();
     std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("admin");
+        let mut c = mindgate_testkit::pg_client(&url);
         f(&mut c)
     })
     .join()

@@ -180,7 +180,7 @@ async fn viewers_re_read_the_run_list_after_the_relay_was_cut() {
     // writer's id): once it listens again, B's viewers get the run list afresh.
     let (b_addr, schema_name) = (b.server.addr.to_string(), schema.name.clone());
     let cut: i64 = tokio::task::spawn_blocking(move || {
-        let mut c = postgres::Client::connect(&admin_url, postgres::NoTls).expect("admin");
+        let mut c = mindgate_testkit::pg_client(&admin_url);
         let b_id: String = c
             .query_one(
                 &format!("SELECT id FROM {schema_name}.mindgate_instances WHERE addr = $1"),

@@ -65,7 +65,7 @@ fn url(db: &TestDb) -> &mindgate_store::PostgresUrl {
 
 /// The schema of the test store (announcements name it).
 fn schema_of(db: &TestDb) -> String {
-    let mut client = postgres::Client::connect(&db.postgres_url(), postgres::NoTls).unwrap();
+    let mut client = mindgate_testkit::pg_client(&db.postgres_url());
     client
         .query_one("SELECT current_schema()", &[])
         .unwrap()
@@ -74,7 +74,7 @@ fn schema_of(db: &TestDb) -> String {
 
 /// A raw listener on the announcement channel.
 fn listener(db: &TestDb) -> postgres::Client {
-    let mut client = postgres::Client::connect(&db.postgres_url(), postgres::NoTls).unwrap();
+    let mut client = mindgate_testkit::pg_client(&db.postgres_url());
     client
         .batch_execute(&format!("LISTEN {COMMIT_CHANNEL}"))
         .unwrap();
@@ -256,7 +256,7 @@ fn the_follower_reads_other_writers_commits_skips_its_own_and_resyncs_after_a_lo
     );
 
     // Cut the follower's connection: it reconnects, says Resync, and follows again.
-    let mut admin = postgres::Client::connect(&db.postgres_url(), postgres::NoTls).unwrap();
+    let mut admin = mindgate_testkit::pg_client(&db.postgres_url());
     let cut: i64 = admin
         .query_one(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \

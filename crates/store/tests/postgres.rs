@@ -32,7 +32,7 @@ fn a_newer_schema_is_refused_unchanged() {
         return;
     };
     migrate(&db.database).expect("migrate");
-    let mut client = postgres::Client::connect(&db.postgres_url(), postgres::NoTls).expect("c");
+    let mut client = mindgate_testkit::pg_client(&db.postgres_url());
     client
         .batch_execute("INSERT INTO mindgate_run_migrations(version) VALUES (99)")
         .expect("bump");

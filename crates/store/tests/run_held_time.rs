@@ -212,8 +212,7 @@ fn drop_held_column(db: &TestDb) {
                 .expect("downgrade");
         }
         mindgate_store::Database::Postgres(_) => {
-            let mut client =
-                postgres::Client::connect(&db.postgres_url(), postgres::NoTls).expect("connect");
+            let mut client = mindgate_testkit::pg_client(&db.postgres_url());
             client
                 .batch_execute(
                     "ALTER TABLE runs DROP COLUMN held_ms, DROP COLUMN thread_id, \

@@ -141,8 +141,7 @@ fn drop_index(db: &TestDb) {
             .expect("downgrade");
         }
         mindgate_store::Database::Postgres(_) => {
-            let mut client =
-                postgres::Client::connect(&db.postgres_url(), postgres::NoTls).expect("connect");
+            let mut client = mindgate_testkit::pg_client(&db.postgres_url());
             client
                 .batch_execute(
                     "DROP INDEX events_search; DROP INDEX events_payload_text; \

@@ -250,8 +250,7 @@ fn drop_thread_columns(db: &TestDb) {
             .expect("downgrade");
         }
         mindgate_store::Database::Postgres(_) => {
-            let mut client =
-                postgres::Client::connect(&db.postgres_url(), postgres::NoTls).expect("connect");
+            let mut client = mindgate_testkit::pg_client(&db.postgres_url());
             client
                 .batch_execute(
                     "ALTER TABLE runs DROP COLUMN thread_id, DROP COLUMN user_id, \

@@ -26,4 +26,4 @@ pub mod wait;
 
 pub use home::FixtureHome;
 pub use serve::ServeProcess;
-pub use services::PgSchema;
+pub use services::{PgSchema, pg_client};

@@ -65,6 +65,8 @@ pub struct PgSchema {
     admin: String,
     name: String,
     url: String,
+    /// The login role that owns the schema, when made with [`PgSchema::create_with_role`].
+    role: Option<String>,
 }
 
 impl PgSchema {
@@ -73,20 +75,77 @@ impl PgSchema {
     /// service is a failure, not a skip).
     #[track_caller]
     pub fn create(prefix: &str) -> Option<PgSchema> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
         let admin = postgres_url()?;
-        let name = format!(
-            "{prefix}_{}_{}_{:08x}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed),
-            rand_suffix()
-        );
+        let name = fresh_name(prefix);
         if let Err(e) = admin_sql(&admin, &format!("CREATE SCHEMA {name}")) {
             panic!("{POSTGRES_URL_VAR}: cannot create schema {name}: {e}");
         }
-        let separator = if admin.contains('?') { '&' } else { '?' };
-        let url = format!("{admin}{separator}options=-csearch_path%3D{name}");
-        Some(PgSchema { admin, name, url })
+        let url = with_search_path(&admin, &name);
+        Some(PgSchema {
+            admin,
+            name,
+            url,
+            role: None,
+        })
+    }
+
+    /// Like [`PgSchema::create`], but the schema is owned by a login role of the same
+    /// name, and [`PgSchema::url`] connects as that role, so a test can shut it out
+    /// ([`PgSchema::shut_out`]) and let it in again. Role and schema go with the value.
+    #[track_caller]
+    pub fn create_with_role(prefix: &str) -> Option<PgSchema> {
+        let admin = postgres_url()?;
+        let name = fresh_name(prefix);
+        let sql = format!("CREATE ROLE {name} LOGIN; CREATE SCHEMA {name} AUTHORIZATION {name};");
+        if let Err(e) = admin_sql(&admin, &sql) {
+            panic!("{POSTGRES_URL_VAR}: cannot create role and schema {name}: {e}");
+        }
+        let url = with_search_path(&with_user(&admin, &name), &name);
+        Some(PgSchema {
+            admin,
+            name: name.clone(),
+            url,
+            role: Some(name),
+        })
+    }
+
+    /// Refuses new connections of the schema's role and ends the open ones (a database
+    /// that went away, as far as the code under test can tell).
+    ///
+    /// # Panics
+    ///
+    /// When the schema has no role of its own, or the test PostgreSQL refuses.
+    #[track_caller]
+    pub fn shut_out(&self) {
+        let role = self.owned_role();
+        let sql = format!(
+            "ALTER ROLE {role} NOLOGIN; SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE usename = '{role}'"
+        );
+        if let Err(e) = admin_sql(&self.admin, &sql) {
+            panic!("cannot shut out {role}: {e}");
+        }
+    }
+
+    /// Lets the schema's role log in again after [`PgSchema::shut_out`].
+    ///
+    /// # Panics
+    ///
+    /// When the schema has no role of its own, or the test PostgreSQL refuses.
+    #[track_caller]
+    pub fn let_in(&self) {
+        let role = self.owned_role();
+        if let Err(e) = admin_sql(&self.admin, &format!("ALTER ROLE {role} LOGIN")) {
+            panic!("cannot let {role} in: {e}");
+        }
+    }
+
+    #[track_caller]
+    fn owned_role(&self) -> &str {
+        match &self.role {
+            Some(role) => role,
+            None => panic!("schema {} was made without a role of its own", self.name),
+        }
     }
 
     /// The URL whose connections work in this schema (it is first on the search path).
@@ -112,11 +171,38 @@ impl PgSchema {
 
 impl Drop for PgSchema {
     fn drop(&mut self) {
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
+        let mut sql = format!("DROP SCHEMA IF EXISTS {} CASCADE;", self.name);
+        if let Some(role) = &self.role {
+            sql = format!(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = \
+                 '{role}'; {sql} DROP ROLE IF EXISTS {role};"
+            );
+        }
         if let Err(e) = admin_sql(&self.admin, &sql) {
             eprintln!("could not drop test schema {}: {e}", self.name);
         }
     }
+}
+
+/// A connection to `url` made the way Mindgate makes them ([`mindgate_pg::connect`]: the
+/// URL's TLS settings and connect timeout), for a test's own statements.
+///
+/// # Panics
+///
+/// When the URL is not a PostgreSQL URL or the database refuses (the driver's explanation
+/// in the message). Like any blocking client it must not be made on an async runtime's
+/// worker thread.
+#[track_caller]
+pub fn pg_client(url: &str) -> postgres::Client {
+    match try_pg_client(url) {
+        Ok(client) => client,
+        Err(e) => panic!("cannot connect to the test PostgreSQL: {e}"),
+    }
+}
+
+fn try_pg_client(url: &str) -> Result<postgres::Client, String> {
+    let url = mindgate_pg::PostgresUrl::parse(url).map_err(|e| e.to_string())?;
+    mindgate_pg::connect(&url).map_err(|e| e.to_string())
 }
 
 /// Runs `sql` on a connection of its own, on a thread of its own (a blocking client
@@ -124,12 +210,36 @@ impl Drop for PgSchema {
 fn admin_sql(url: &str, sql: &str) -> Result<(), String> {
     let (url, sql) = (url.to_owned(), sql.to_owned());
     std::thread::spawn(move || {
-        let mut client =
-            postgres::Client::connect(&url, postgres::NoTls).map_err(|e| e.to_string())?;
-        client.batch_execute(&sql).map_err(|e| e.to_string())
+        try_pg_client(&url)?
+            .batch_execute(&sql)
+            .map_err(|e| e.to_string())
     })
     .join()
     .map_err(|_| "the admin thread panicked".to_owned())?
+}
+
+/// `<prefix>_<pid>_<n>_<random>`: a schema (or role) name no other test run uses.
+fn fresh_name(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}_{}_{}_{:08x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        rand_suffix()
+    )
+}
+
+/// `url` with `schema` first on the search path of its connections.
+fn with_search_path(url: &str, schema: &str) -> String {
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}options=-csearch_path%3D{schema}")
+}
+
+/// `url` with `user` (and no password) instead of its own user.
+fn with_user(url: &str, user: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let host_and_rest = rest.split_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://{user}@{host_and_rest}")
 }
 
 /// 32 bits that differ between processes and calls (schema names of parallel runs).

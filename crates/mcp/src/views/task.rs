@@ -110,25 +110,30 @@ pub struct CriticalStepView<'a> {
     pub hot: bool,
 }
 
-/// A step of the summary lists (failed, retried, slowest).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A step of the summary lists (failed, retried, slowest): the core's [`NodeRef`] with
+/// its name cut at 200 characters and its error at 500, keyed in camelCase like every
+/// MCP answer (the core's own serialization is the snake_case of the task-graph format).
+#[derive(Debug)]
 pub struct NodeRefView<'a> {
-    /// The node id.
-    pub id: &'a str,
-    /// Its name, cut at 200 characters.
-    pub name: String,
-    /// Its type.
-    #[serde(rename = "type")]
-    pub node_type: NodeType,
-    /// Its status.
-    pub status: Status,
-    /// Its duration.
-    pub duration_ms: i64,
-    /// Its attempts.
-    pub attempts: u32,
-    /// Its error, cut at 500 characters.
-    pub error: Option<String>,
+    node: &'a NodeRef,
+    name: String,
+    error: Option<String>,
+}
+
+impl Serialize for NodeRefView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let node = self.node;
+        let mut out = serializer.serialize_struct("NodeRefView", 7)?;
+        out.serialize_field("id", &*node.id)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("type", &node.node_type)?;
+        out.serialize_field("status", &node.status)?;
+        out.serialize_field("durationMs", &node.duration_ms)?;
+        out.serialize_field("attempts", &node.attempts)?;
+        out.serialize_field("error", &self.error)?;
+        out.end()
+    }
 }
 
 /// One node of the graph (`detail: full`).
@@ -165,14 +170,10 @@ impl<'a> NodeRefView<'a> {
         Self::with_error(r, r.error.as_deref().map(|e| cut_str(e, 500)))
     }
 
-    fn with_error(r: &'a NodeRef, error: Option<String>) -> Self {
+    fn with_error(node: &'a NodeRef, error: Option<String>) -> Self {
         NodeRefView {
-            id: &r.id,
-            name: cut_str(&r.name, 200),
-            node_type: r.node_type,
-            status: r.status,
-            duration_ms: r.duration_ms,
-            attempts: r.attempts,
+            node,
+            name: cut_str(&node.name, 200),
             error,
         }
     }

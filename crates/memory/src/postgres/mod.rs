@@ -30,8 +30,6 @@ use postgres::{Client, GenericClient, Transaction};
 use crate::config::{FusionDefaults, MemoryConfig, OpenOptions};
 use crate::error::{MemoryError, Result};
 use crate::parts::StoreParts;
-use crate::store::MemoryStore;
-use crate::types::*;
 
 pub use migrations::{MIGRATIONS, SCHEMA_VERSION};
 
@@ -267,55 +265,4 @@ pub(crate) fn meta(client: &mut impl GenericClient, key: &str) -> Result<Option<
         .query_opt("SELECT value FROM memory_meta WHERE key = $1", &[&key])?
         .map(|r| r.try_get(0))
         .transpose()?)
-}
-
-impl MemoryStore for PgMemory {
-    fn working(&self) -> impl crate::store::WorkingMemory + '_ {
-        crate::working::Working(self)
-    }
-    fn session(&self) -> impl crate::store::SessionMemory + '_ {
-        crate::tiers::Session(self)
-    }
-    fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
-        crate::tiers::Episodic(self)
-    }
-    fn semantic(&self) -> impl crate::store::SemanticMemory + '_ {
-        crate::tiers::Semantic(self)
-    }
-    fn procedural(&self) -> impl crate::store::ProceduralMemory + '_ {
-        crate::tiers::Procedural(self)
-    }
-    fn shared(&self) -> impl crate::store::SharedMemory + '_ {
-        crate::tiers::Shared(self)
-    }
-    fn insights(&self) -> impl crate::store::InsightMemory + '_ {
-        crate::tiers::Insights(self)
-    }
-    fn entities(&self) -> impl crate::store::EntityGraph + '_ {
-        crate::entity_writes::Entities(self)
-    }
-
-    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
-        self.search_kinds(options, None)
-    }
-
-    fn get_item(&self, id: &str) -> Result<MemoryItem> {
-        crate::tiers::get_item(self, id)
-    }
-
-    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
-        crate::tiers::validate_item(self, id, force, by)
-    }
-
-    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
-        crate::tiers::reject_item(self, id, reason, by)
-    }
-
-    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
-        crate::tiers::ledger(self, subject_id)
-    }
-
-    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
-        crate::tiers::metadata(self, user_id)
-    }
 }

@@ -23,11 +23,14 @@ pub(crate) use semantic::Semantic;
 pub(crate) use session::Session;
 pub(crate) use shared::Shared;
 
+use crate::entity_writes::EntityStore;
 use crate::error::Result;
 use crate::rules::insights::insight_insert;
 use crate::rules::row::{Insert, ItemRow};
 use crate::rules::writes::ItemWrites;
+use crate::store::MemoryStore;
 use crate::types::*;
+use crate::working::BlockStore;
 
 /// The statements on `memory_items` (and its tags, text index, vectors, entity links,
 /// ledger and `memory_meta`) the tiers' rules run, on one backend connection: inside the
@@ -104,6 +107,59 @@ pub(crate) trait ItemStore {
     fn read_items<T>(&self, f: impl FnOnce(&mut dyn ItemTable) -> Result<T>) -> Result<T>;
     /// Runs `f` in one write transaction at the instant `now` it is given.
     fn write_items<T>(&self, f: impl FnOnce(&mut dyn ItemTable, i64) -> Result<T>) -> Result<T>;
+}
+
+/// A backend with the item, block and entity statements is a whole [`MemoryStore`]: the
+/// tiers, working memory, the entity graph, search and review are the rules above, once.
+impl<S: ItemStore + BlockStore + EntityStore> MemoryStore for S {
+    fn working(&self) -> impl crate::store::WorkingMemory + '_ {
+        crate::working::Working(self)
+    }
+    fn session(&self) -> impl crate::store::SessionMemory + '_ {
+        Session(self)
+    }
+    fn episodic(&self) -> impl crate::store::EpisodicMemory + '_ {
+        Episodic(self)
+    }
+    fn semantic(&self) -> impl crate::store::SemanticMemory + '_ {
+        Semantic(self)
+    }
+    fn procedural(&self) -> impl crate::store::ProceduralMemory + '_ {
+        Procedural(self)
+    }
+    fn shared(&self) -> impl crate::store::SharedMemory + '_ {
+        Shared(self)
+    }
+    fn insights(&self) -> impl crate::store::InsightMemory + '_ {
+        Insights(self)
+    }
+    fn entities(&self) -> impl crate::store::EntityGraph + '_ {
+        crate::entity_writes::Entities(self)
+    }
+
+    fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>> {
+        self.search_kinds(options, None)
+    }
+
+    fn get_item(&self, id: &str) -> Result<MemoryItem> {
+        get_item(self, id)
+    }
+
+    fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
+        validate_item(self, id, force, by)
+    }
+
+    fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
+        reject_item(self, id, reason, by)
+    }
+
+    fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
+        ledger(self, subject_id)
+    }
+
+    fn metadata(&self, user_id: &str) -> Result<MemoryMetadata> {
+        metadata(self, user_id)
+    }
 }
 
 /// The vector of one text (none when no embedder is active).

@@ -225,12 +225,6 @@ pub fn resume_in_background(
     })
 }
 
-/// The test PostgreSQL (`MINDGATE_TEST_POSTGRES_URL`, which `scripts/test.sh` sets), or
-/// `None` after printing the usual "skipped" line.
-pub fn postgres_admin_url() -> Option<String> {
-    mindgate_testkit::services::postgres_url()
-}
-
 /// A schema of the test's own in the test PostgreSQL, dropped at the end.
 pub struct PgSchema {
     schema: mindgate_testkit::PgSchema,

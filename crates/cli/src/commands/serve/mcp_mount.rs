@@ -9,8 +9,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mindgate_mcp::params::ResumeArgs;
 use mindgate_mcp::{PauseControl, ToolError};
-use mindgate_protocol::ResumeAction;
 use mindgate_server::hub::{Hub, Principal, ResumeRequest, resume_answer};
 use mindgate_server::{Mount, MountContext};
 use serde_json::Value;
@@ -83,24 +83,23 @@ impl PauseControl for HubControl {
         Box::pin(std::future::ready(Ok(pauses)))
     }
 
-    fn resume<'a>(
-        &'a self,
-        run_id: &'a str,
-        pause_id: &'a str,
-        action: ResumeAction,
-        output: Option<Value>,
-    ) -> ControlFuture<'a, Value> {
+    fn resume<'a>(&'a self, release: &'a ResumeArgs) -> ControlFuture<'a, Value> {
         Box::pin(async move {
             let request = ResumeRequest {
-                action,
-                output,
+                action: release.action,
+                output: release.output.clone(),
                 input: None,
                 request_id: None,
                 principal: Principal::Mcp,
             };
             let reply = self
                 .hub
-                .resume_and_wait(run_id, pause_id, request, self.resume_wait)
+                .resume_and_wait(
+                    &release.run_id,
+                    &release.pause_id,
+                    request,
+                    self.resume_wait,
+                )
                 .await;
             Ok(resume_answer(reply))
         })
