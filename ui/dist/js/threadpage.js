@@ -133,8 +133,8 @@ export class ThreadPage {
         shown.splice(same, shown.length - same, ...keys.slice(same));
       }
       const last = calls[calls.length - 1];
-      const usage = { inputTokens: 0, outputTokens: 0 };
-      for (const t of calls) { usage.inputTokens += t.usage?.inputTokens || 0; usage.outputTokens += t.usage?.outputTokens || 0; }
+      // The run's own token total (the core's run usage), not a sum made here.
+      const usage = runs[i].usage || { inputTokens: 0, outputTokens: 0 };
       const models = [...new Set(calls.map((t) => t.model).filter(Boolean))];
       body.replaceChildren();
       const view = new TranscriptView(body, {
