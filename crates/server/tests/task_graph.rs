@@ -888,3 +888,57 @@ async fn the_page_reads_a_live_session_once() {
     assert_eq!(reads(&after) - reads(&before), 1, "{after}");
     f.server.stop().await.unwrap();
 }
+
+/// One more answer of the subagent `a1` of `c-main` (its file only; the parent's is not
+/// touched), with `output` output tokens.
+fn subagent_answers(f: &Fixture, uuid: &str, output: u64) {
+    let line = format!(
+        r#"{{"parentUuid":"u104","isSidechain":true,"cwd":"/work/napkin","sessionId":"c-main","type":"assistant","uuid":"{uuid}","timestamp":"2026-08-24T19:34:30.000Z","requestId":"req_{uuid}","message":{{"id":"msg_{uuid}","type":"message","role":"assistant","model":"claude-opus-4-1","content":[{{"type":"text","text":"checked"}}],"stop_reason":"end_turn","usage":{{"input_tokens":1,"output_tokens":{output}}}}},"agentId":"a1"}}"#
+    );
+    let file = f
+        .root
+        .join("claude/-work-napkin/c-main/subagents/agent-a1.jsonl");
+    append(&file, &(line + "\n"));
+}
+
+/// Issue 26: a subagent counts in its parent's totals while it runs — the overview read
+/// from the cache and the live overview both change when only the child's file grows.
+#[tokio::test]
+async fn a_growing_subagent_changes_its_parents_overview() {
+    let f = start().await;
+    let output = |o: &Value| o["subagents"]["tokens"]["output"].as_u64().unwrap();
+    let (code, before) = f.get("/task-graph/api/task/overview?id=c-main").await;
+    assert_eq!(code, 200, "{before}");
+    assert_eq!(before["subagents"]["sessions"], 1, "{before}");
+
+    // Not followed: the cached read is stale once the child's file changed.
+    subagent_answers(&f, "u105", 40);
+    let (_, read) = f.get("/task-graph/api/task/overview?id=c-main").await;
+    assert_eq!(output(&read), output(&before) + 40);
+    let total = |o: &Value| o["totals"]["tokens"]["output"].as_u64().unwrap();
+    assert_eq!(
+        total(&read) - total(&before),
+        40,
+        "counted once in the totals"
+    );
+
+    // Followed: the live overview sees the child grow (its folder is not watched: checked
+    // every second), and the overview fetched meanwhile is the live one.
+    let mut sse = Sse::open_query(&f, "id=c-main&view=overview").await;
+    let first = sse.next().await;
+    assert_eq!(first.event, "overview");
+    assert_eq!(output(&first.data), output(&read));
+    subagent_answers(&f, "u106", 7);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let upd = tokio::time::timeout_at(
+        deadline,
+        // A whole `overview` (the parent is followed afresh: a new generation) or a delta.
+        sse.until(|m| m.event.starts_with("overview") && output(&m.data) == output(&read) + 7),
+    )
+    .await
+    .expect("an overview with the child's new tokens within 30 s");
+    let (_, now) = f.get("/task-graph/api/task/overview?id=c-main").await;
+    assert_eq!(now["subagents"], upd.data["subagents"]);
+    assert_eq!(now["totals"], upd.data["totals"]);
+    f.server.stop().await.unwrap();
+}

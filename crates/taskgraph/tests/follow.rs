@@ -92,3 +92,51 @@ fn append(file: &Path, text: &str) {
     let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
     f.write_all(text.as_bytes()).unwrap();
 }
+
+/// A subagent's file that grows while its parent's file stands still changes what the
+/// follower shows: the child's graph, the parent's subagent summary, a new generation — the
+/// same as a fresh open of the grown files.
+#[test]
+fn a_growing_subagent_file_refreshes_the_children_and_the_parent_summary() {
+    let fixtures = Path::new("tests/fixtures/claude/-work-napkin");
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("-work-napkin");
+    let subagents = ws.join("c-main/subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    let main = ws.join("c-main.jsonl");
+    std::fs::copy(fixtures.join("c-main.jsonl"), &main).unwrap();
+    let child = subagents.join("agent-a1.jsonl");
+    std::fs::copy(fixtures.join("c-main/subagents/agent-a1.jsonl"), &child).unwrap();
+
+    let window = Duration::from_secs(3600);
+    let mut f = Follower::open(&main, Agent::ClaudeCode, "-work-napkin", window).unwrap();
+    assert_eq!(f.children().len(), 1, "the subagent is a child");
+    let output_before = f.children()[0].graph.summary.tokens.output;
+    assert!(!f.update().unwrap(), "nothing changed yet");
+
+    // The subagent answers once more; the parent's file is not touched.
+    let parent_len = std::fs::metadata(&main).unwrap().len();
+    append(
+        &child,
+        &(r#"{"parentUuid":"u104","isSidechain":true,"cwd":"/work/napkin","sessionId":"c-main","type":"assistant","uuid":"u105","timestamp":"2026-08-24T19:34:30.000Z","requestId":"req_msg_s3","message":{"id":"msg_s3","type":"message","role":"assistant","model":"claude-opus-4-1","content":[{"type":"text","text":"One more check"}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":40}},"agentId":"a1"}"#.to_owned() + "\n"),
+    );
+    assert_eq!(std::fs::metadata(&main).unwrap().len(), parent_len);
+    assert!(f.update().unwrap(), "the child's growth is a change");
+    assert_eq!(f.generation(), 1, "the parent is followed afresh");
+    assert_eq!(
+        f.children()[0].graph.summary.tokens.output,
+        output_before + 40,
+        "the child's tokens count the new answer"
+    );
+    let fresh = Follower::open(&main, Agent::ClaudeCode, "-work-napkin", window).unwrap();
+    assert_eq!(
+        f.graph().graph(),
+        fresh.graph().graph(),
+        "the parent's summary of the child too"
+    );
+    assert_eq!(f.children(), fresh.children());
+    assert!(
+        !f.update().unwrap(),
+        "and then nothing until the next change"
+    );
+}

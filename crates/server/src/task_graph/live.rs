@@ -38,6 +38,9 @@ use crate::error::ApiError;
 
 /// Changes arriving within this window after the first are applied together.
 const COALESCE: Duration = Duration::from_millis(15);
+/// How often the files of a followed session's children are checked (the watcher sees only
+/// the session's own folder).
+const CHILD_CHECK: Duration = Duration::from_secs(1);
 /// Most deltas kept for subscribers that are behind.
 const DELTA_RING: usize = 64;
 /// Most bytes of deltas kept (older ones are dropped first; a client behind them gets the
@@ -398,17 +401,26 @@ impl Live {
         f
     }
 
-    /// `f` over the graph as served now (live graphs as they are, archived ones finished).
-    pub(super) fn with_graph<R>(&self, f: impl FnOnce(&TaskGraph) -> R) -> R {
-        self.with_versioned_graph(|g, _| f(g))
+    /// `f` over the graph as served now (live graphs as they are, archived ones finished)
+    /// and its children's graphs as last read.
+    pub(super) fn with_graph_and_children<R>(
+        &self,
+        f: impl FnOnce(&TaskGraph, &[mindgate_taskgraph::GraphTree]) -> R,
+    ) -> R {
+        self.with_versioned_graph(|g, children, _| f(g, children))
     }
 
-    /// `f` over the graph as served now and its version (read under the same lock).
-    fn with_versioned_graph<R>(&self, f: impl FnOnce(&TaskGraph, u64) -> R) -> R {
+    /// `f` over the graph as served now, its children's graphs and its version (read under
+    /// the same lock).
+    fn with_versioned_graph<R>(
+        &self,
+        f: impl FnOnce(&TaskGraph, &[mindgate_taskgraph::GraphTree], u64) -> R,
+    ) -> R {
         let st = lock(&self.state);
         let g = st.follower.graph();
+        let children = st.follower.children();
         if g.options().live {
-            return f(g.graph(), st.version);
+            return f(g.graph(), children, st.version);
         }
         let mut finished = lock(&self.finished);
         let graph = match finished.as_ref().filter(|(v, _)| *v == st.version) {
@@ -420,7 +432,7 @@ impl Live {
             }
         };
         drop(finished);
-        f(&graph, st.version)
+        f(&graph, children, st.version)
     }
 
     /// `f` over turn `turn` of the graph as served now, through its turn index (built once
@@ -430,7 +442,7 @@ impl Live {
         turn: &str,
         f: impl FnOnce(Option<mindgate_taskgraph::graph::overview::TurnDetail<'_>>) -> R,
     ) -> R {
-        self.with_versioned_graph(|g, version| {
+        self.with_versioned_graph(|g, _, version| {
             let mut turns = lock(&self.turns);
             let index = match turns.as_ref().filter(|(v, _)| *v == version) {
                 Some((_, ix)) => ix.clone(),
@@ -445,17 +457,16 @@ impl Live {
         })
     }
 
-    /// The overview of the graph as served now, with `children` (computed once per version).
+    /// The overview of the graph and its children as served now (computed once per version).
     pub(super) fn overview(
         &self,
-        children: &[mindgate_taskgraph::GraphTree],
         prices: &mindgate_pricing::PriceTable,
     ) -> Result<Arc<serde_json::Value>, ApiError> {
         let version = lock(&self.state).version;
         if let Some((_, v)) = lock(&self.overview).as_ref().filter(|(v, _)| *v == version) {
             return Ok(v.clone());
         }
-        let value = self.with_graph(|g| {
+        let value = self.with_graph_and_children(|g, children| {
             serde_json::to_value(mindgate_taskgraph::overview(g, children, prices))
         });
         let value = Arc::new(value.map_err(|e| ApiError::internal(e.to_string()))?);
@@ -550,9 +561,6 @@ impl Live {
 /// that changed).
 pub(super) struct OverviewFeed {
     prices: mindgate_pricing::PriceTable,
-    /// The session read from disk when the client joined: its children's graphs count in the
-    /// totals (the live graph itself comes from the follower).
-    tree: Arc<mindgate_taskgraph::GraphTree>,
     turns: Vec<serde_json::Value>,
     /// The critical path's segments last sent (a delta sends them as a splice).
     segments: Vec<serde_json::Value>,
@@ -560,13 +568,9 @@ pub(super) struct OverviewFeed {
 
 impl OverviewFeed {
     /// A feed that has sent nothing yet.
-    pub(super) fn new(
-        prices: mindgate_pricing::PriceTable,
-        tree: Arc<mindgate_taskgraph::GraphTree>,
-    ) -> Self {
+    pub(super) fn new(prices: mindgate_pricing::PriceTable) -> Self {
         Self {
             prices,
-            tree,
             turns: Vec::new(),
             segments: Vec::new(),
         }
@@ -579,12 +583,8 @@ impl OverviewFeed {
     async fn message(&mut self, live: &Arc<Live>, version: u64, first: bool) -> SseEvent {
         let l = live.clone();
         let prices = self.prices.clone();
-        let tree = self.tree.clone();
-        let value = blocking(move || {
-            l.overview(&tree.children, &prices)
-                .map(|v| serde_json::Value::clone(&v))
-        })
-        .await;
+        let value =
+            blocking(move || l.overview(&prices).map(|v| serde_json::Value::clone(&v))).await;
         let mut value = match value {
             Ok(v) => v,
             Err(e) => {
@@ -844,6 +844,9 @@ async fn watch_loop(
     mut nrx: mpsc::Receiver<()>,
     watcher: notify::RecommendedWatcher,
 ) {
+    let mut check = tokio::time::interval(CHILD_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    check.tick().await;
     loop {
         tokio::select! {
             _ = tg.shutdown.cancelled() => break,
@@ -863,6 +866,12 @@ async fn watch_loop(
                 }
                 tokio::time::sleep(COALESCE).await;
                 while nrx.try_recv().is_ok() {}
+                let l = live.clone();
+                let _ = tokio::task::spawn_blocking(move || l.update()).await;
+            }
+            // Files the watcher does not see (a subagent's, in a folder of its own) are
+            // checked now and then: a child that grows changes its parent's totals.
+            _ = check.tick() => {
                 let l = live.clone();
                 let _ = tokio::task::spawn_blocking(move || l.update()).await;
             }

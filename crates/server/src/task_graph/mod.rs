@@ -34,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
+use mindgate_taskgraph::follow::children_stamp;
 use mindgate_taskgraph::{
     Catalog, DiscoveryConfig, Error as TgError, Event, GraphTree, IdMatch, Session, TaskGraph,
     TaskSummary, TurnIndex, match_task_id,
@@ -74,6 +75,9 @@ pub(crate) struct TaskGraphs {
 struct Cached {
     path: PathBuf,
     stamp: (Option<SystemTime>, u64),
+    /// The stamps of the session's child files when read: a child that grew makes the
+    /// entry stale though the session's own file did not change.
+    children_stamp: Vec<(Option<SystemTime>, u64)>,
     session: Arc<Session>,
     /// The graph's JSON, serialised when first asked for (the overview, a turn and the
     /// timeline never need the whole graph as text; at 100,000 events it is tens of MB).
@@ -177,10 +181,12 @@ impl TaskGraphs {
     fn load_cached(&self, t: &TaskSummary) -> Result<Cached, ApiError> {
         let stamp = mindgate_taskgraph::follow::stamp(&t.path, t.agent);
         let cached = || {
-            lock(&self.cache)
+            let hit = lock(&self.cache)
                 .iter()
                 .find(|c| c.path == t.path && c.stamp == stamp)
-                .cloned()
+                .cloned();
+            // The children's files are checked outside the cache's lock.
+            hit.filter(|c| children_stamp(&c.session) == c.children_stamp)
         };
         if let Some(c) = cached() {
             return Ok(c);
@@ -204,6 +210,7 @@ impl TaskGraphs {
         let c = Cached {
             path: t.path.clone(),
             stamp,
+            children_stamp: children_stamp(&session),
             session,
             graph,
             overview: Arc::new(OnceLock::new()),
@@ -480,9 +487,7 @@ async fn live_feed(
     let t = blocking(move || tg2.find(&id)).await?;
     let mut sub = live::subscribe(&tg, &t).await?;
     if overview {
-        let (tg2, t2) = (tg.clone(), t.clone());
-        let tree = blocking(move || tg2.children_of(&t2)).await?;
-        sub.overview = Some(live::OverviewFeed::new(tg.prices.clone(), tree));
+        sub.overview = Some(live::OverviewFeed::new(tg.prices.clone()));
     }
     Ok(Sse::new(sub.into_stream(tg.shutdown.clone())).keep_alive(KeepAlive::default()))
 }

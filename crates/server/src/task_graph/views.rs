@@ -20,30 +20,27 @@ use crate::error::ApiError;
 
 impl TaskGraphs {
     /// `f` over a task's typed graph and its children's graphs: the live view's when the
-    /// session is followed (children unknown there), else the cached build. Blocking.
+    /// session is followed, else the cached build. Blocking.
     fn with_tree<R>(
         &self,
         t: &TaskSummary,
         f: impl FnOnce(&TaskGraph, &[GraphTree]) -> R,
     ) -> Result<R, ApiError> {
         if let Some(l) = self.live_of(&t.path) {
-            return Ok(l.with_graph(|g| f(g, &[])));
+            return Ok(l.with_graph_and_children(f));
         }
         let tree: Arc<GraphTree> = self.load_tree(t)?;
         Ok(f(&tree.graph, &tree.children))
     }
 
-    /// The overview of task `t` as JSON text (a followed session's graph as it is now, with
-    /// the children of its last read from disk; computed once per version, or per read of an
-    /// unchanged file).
+    /// The overview of task `t` as JSON text (a followed session's graph and children as
+    /// they are now; computed once per version, or per read of an unchanged session).
     pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<Arc<str>, ApiError> {
-        let cached = self.load_cached(t)?;
         let text = |v: &serde_json::Value| -> Arc<str> { v.to_string().into() };
         if let Some(l) = self.live_of(&t.path) {
-            return l
-                .overview(&cached.tree.children, &self.prices)
-                .map(|v| text(&v));
+            return l.overview(&self.prices).map(|v| text(&v));
         }
+        let cached = self.load_cached(t)?;
         if let Some(o) = cached.overview.get() {
             return Ok(o.clone());
         }
@@ -73,11 +70,6 @@ impl TaskGraphs {
             .turns
             .get_or_init(|| Arc::new(mindgate_taskgraph::TurnIndex::new(&c.tree.graph)));
         Ok(f(index.detail(&c.tree.graph, turn)))
-    }
-
-    /// The subagent sessions of task `t` as read from disk (the live overview's children).
-    pub(super) fn children_of(&self, t: &TaskSummary) -> Result<Arc<GraphTree>, ApiError> {
-        self.load_tree(t)
     }
 }
 

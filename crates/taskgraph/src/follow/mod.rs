@@ -24,16 +24,22 @@ use std::time::{Duration, SystemTime};
 use crate::bounded::{MAX_SESSION_BYTES, open_regular, read_regular};
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind};
-use crate::graph::{
-    BuildOptions, ChildSummary, GraphChanges, IncrementalGraph, build_session_tree,
-};
+use crate::graph::{BuildOptions, GraphChanges, GraphTree, IncrementalGraph};
 use crate::live::{Change, Feed, LiveGraph, LiveReader};
 use crate::parse;
 use crate::read::{dsh_session_file, read_session_as};
 use crate::session::{Agent, Session};
 
+mod children;
+
+use children::Children;
+pub use children::children_stamp;
+
+/// Modification time and size of a session's file: what tells that it changed.
+pub type Stamp = (Option<SystemTime>, u64);
+
 /// Size and modification time of the file behind a session path.
-pub fn stamp(path: &Path, agent: Agent) -> (Option<SystemTime>, u64) {
+pub fn stamp(path: &Path, agent: Agent) -> Stamp {
     if agent == Agent::OpenCode {
         return crate::opencode::stamp(path);
     }
@@ -164,32 +170,6 @@ enum Step {
     FallBack,
 }
 
-fn child_summaries(session: &Session, base: &BuildOptions) -> Vec<ChildSummary> {
-    session
-        .children
-        .iter()
-        .map(|c| {
-            let opts = BuildOptions {
-                session_id: None,
-                task_id: Some(session.id.clone()),
-                children: Vec::new(),
-                ..base.clone()
-            };
-            let tree = build_session_tree(c, &opts);
-            let reference = if c.path.as_os_str().is_empty() {
-                c.id.clone()
-            } else {
-                c.path.display().to_string()
-            };
-            let mut s = ChildSummary::from_graph(&tree.graph, reference);
-            s.id.clone_from(&c.id);
-            s.parent_session = c.header.parent_session.clone();
-            s.created_ms = c.header.created_ms.or(s.created_ms);
-            s
-        })
-        .collect()
-}
-
 fn io_error(file: &Path, e: std::io::Error) -> Error {
     Error::io(file, e)
 }
@@ -233,7 +213,10 @@ pub struct Follower {
     graph: IncrementalGraph,
     events: Vec<Event>,
     mode: Mode,
-    children: usize,
+    /// The child sessions as last read (their files are checked on every update).
+    children: Children,
+    /// How recently a file must have changed for its session to count as live.
+    live_window: Duration,
     generation: u64,
     /// The graph object was swapped (stream mode left or re-entered): its changes do not
     /// describe the difference.
@@ -267,7 +250,7 @@ impl Follower {
         let label = file.display().to_string();
         let plain_dsh = agent == Agent::Dsh && !label.ends_with(".zstd");
         let live = is_recent(stamp.0, live_window);
-        let opts = options(session, workspace, live);
+        let (opts, children) = options(session, workspace, live);
         let (events, mode) = if plain_dsh {
             let offset = last_line_end(&file, stamp.1)?;
             (session.events.clone(), Mode::Tail { offset })
@@ -286,7 +269,8 @@ impl Follower {
             graph,
             events,
             mode,
-            children: session.children.len(),
+            children,
+            live_window,
             generation: 0,
             swapped: false,
         };
@@ -342,8 +326,18 @@ impl Follower {
         std::mem::take(&mut self.swapped)
     }
 
-    /// Applies whatever the file gained since the last update; whether anything changed.
+    /// The child (subagent) sessions' graphs as of the last update, in the session's child
+    /// order.
+    pub fn children(&self) -> &[GraphTree] {
+        &self.children.trees
+    }
+
+    /// Applies whatever the file gained since the last update, and re-reads the session when
+    /// one of its children's files changed; whether anything changed.
     pub fn update(&mut self) -> Result<bool> {
+        if self.children.changed() {
+            return self.reload();
+        }
         match self.mode {
             Mode::Tail { offset } => self.tail(offset),
             Mode::Reparse { stamp } => self.reparse(stamp),
@@ -518,7 +512,7 @@ impl Follower {
         } else {
             self.mode = Mode::Reparse { stamp: now };
         }
-        if prefix_ok && session.children.len() == self.children && self.graph.options().live {
+        if prefix_ok && session.children.len() == self.children.count && self.graph.options().live {
             if session.events.len() == old {
                 return Ok(false);
             }
@@ -527,14 +521,34 @@ impl Follower {
             return Ok(true);
         }
         self.generation += 1;
-        self.children = session.children.len();
         self.events = session.events.clone();
-        self.graph = build(&session, &self.workspace, true, &self.events);
+        (self.graph, self.children) = build(&session, &self.workspace, true, &self.events);
+        Ok(true)
+    }
+
+    /// Reads the session and its children again and follows it afresh (a new generation):
+    /// a child's growth changes the parent's totals and its subagent node's summary.
+    fn reload(&mut self) -> Result<bool> {
+        let before = stamp(&self.path, self.agent);
+        let session = read_session_as(&self.path, self.agent)?;
+        let mut fresh = Follower::from_session(
+            &session,
+            before,
+            &self.path,
+            self.agent,
+            &self.workspace,
+            self.live_window,
+        )?;
+        fresh.generation = self.generation + 1;
+        fresh.swapped = true;
+        *self = fresh;
         Ok(true)
     }
 }
 
-fn options(session: &Session, workspace: &str, live: bool) -> BuildOptions {
+/// The build options of `session`'s graph (its children's summaries included) and its
+/// children as built.
+fn options(session: &Session, workspace: &str, live: bool) -> (BuildOptions, Children) {
     let mut opts = BuildOptions {
         live,
         workspace: Some(workspace.to_owned()),
@@ -544,12 +558,19 @@ fn options(session: &Session, workspace: &str, live: bool) -> BuildOptions {
     if !session.id.is_empty() {
         opts.session_id = Some(session.id.clone());
     }
-    opts.children = child_summaries(session, &opts);
-    opts
+    let (children, summaries) = Children::of(session, &opts);
+    opts.children = summaries;
+    (opts, children)
 }
 
-fn build(session: &Session, workspace: &str, live: bool, events: &[Event]) -> IncrementalGraph {
-    let mut g = IncrementalGraph::new(options(session, workspace, live));
+fn build(
+    session: &Session,
+    workspace: &str,
+    live: bool,
+    events: &[Event],
+) -> (IncrementalGraph, Children) {
+    let (opts, children) = options(session, workspace, live);
+    let mut g = IncrementalGraph::new(opts);
     g.append(events);
-    g
+    (g, children)
 }
