@@ -24,6 +24,7 @@ use std::time::Duration;
 use axum::response::sse::Event as SseEvent;
 use futures_util::{Stream, StreamExt, stream};
 use mindgate_taskgraph::follow::Follower;
+use mindgate_taskgraph::graph::overview::{PathSegment, TaskOverview, TurnOverview};
 use mindgate_taskgraph::{
     Agent, DiscoveryConfig, Event, GraphChanges, IncrementalGraph, TaskGraph, TaskSummary,
 };
@@ -37,7 +38,7 @@ use super::{TaskGraphs, blocking, lock};
 use crate::error::ApiError;
 
 /// Changes arriving within this window after the first are applied together.
-const COALESCE: Duration = Duration::from_millis(15);
+const COALESCE: Duration = Duration::from_millis(5);
 /// How often the files of a followed session's children are checked (the watcher sees only
 /// the session's own folder).
 const CHILD_CHECK: Duration = Duration::from_secs(1);
@@ -321,7 +322,7 @@ pub(super) struct Live {
     finished: Mutex<Option<(u64, Arc<TaskGraph>)>>,
     /// The overview at the version it names (the page's fetch and its feed's first message
     /// share it).
-    overview: Mutex<Option<(u64, Arc<serde_json::Value>)>>,
+    overview: Mutex<Option<(u64, Arc<TaskOverview>)>>,
     /// The turn index at the version it names (made when a turn is opened).
     turns: Mutex<Option<(u64, Arc<mindgate_taskgraph::TurnIndex>)>>,
     stopped: AtomicBool,
@@ -458,20 +459,16 @@ impl Live {
     }
 
     /// The overview of the graph and its children as served now (computed once per version).
-    pub(super) fn overview(
-        &self,
-        prices: &mindgate_pricing::PriceTable,
-    ) -> Result<Arc<serde_json::Value>, ApiError> {
+    pub(super) fn overview(&self, prices: &mindgate_pricing::PriceTable) -> Arc<TaskOverview> {
         let version = lock(&self.state).version;
         if let Some((_, v)) = lock(&self.overview).as_ref().filter(|(v, _)| *v == version) {
-            return Ok(v.clone());
+            return v.clone();
         }
-        let value = self.with_graph_and_children(|g, children| {
-            serde_json::to_value(mindgate_taskgraph::overview(g, children, prices))
-        });
-        let value = Arc::new(value.map_err(|e| ApiError::internal(e.to_string()))?);
+        let value = Arc::new(self.with_graph_and_children(|g, children| {
+            mindgate_taskgraph::overview(g, children, prices)
+        }));
         *lock(&self.overview) = Some((version, value.clone()));
-        Ok(value)
+        value
     }
 
     /// The latest graph JSON.
@@ -557,13 +554,12 @@ impl Live {
     }
 }
 
-/// What an overview client was last sent: the overview's turns (a delta carries the ones
-/// that changed).
+/// What an overview client was last sent: the overview's turns and the critical path's
+/// segments (a delta carries the turns that changed and the segments as a splice).
 pub(super) struct OverviewFeed {
     prices: mindgate_pricing::PriceTable,
-    turns: Vec<serde_json::Value>,
-    /// The critical path's segments last sent (a delta sends them as a splice).
-    segments: Vec<serde_json::Value>,
+    turns: Vec<TurnOverview>,
+    segments: Vec<PathSegment>,
 }
 
 impl OverviewFeed {
@@ -580,64 +576,55 @@ impl OverviewFeed {
     /// `overview_delta` holding every top-level field, the critical path's segments as a splice
     /// (`critical_path.keep`, then the new ones) and only the turns that changed
     /// (`turns: [{index, turn}]`, `turn_count`), so the page re-lays out just those turns.
+    /// The turns and segments are compared typed; only what is sent is serialised.
     async fn message(&mut self, live: &Arc<Live>, version: u64, first: bool) -> SseEvent {
         let l = live.clone();
         let prices = self.prices.clone();
-        let value =
-            blocking(move || l.overview(&prices).map(|v| serde_json::Value::clone(&v))).await;
-        let mut value = match value {
-            Ok(v) => v,
-            Err(e) => {
-                return SseEvent::default()
-                    .event("error")
-                    .data(json!({ "error": e.message }).to_string());
-            }
-        };
-        let turns = match value.get_mut("turns").map(serde_json::Value::take) {
-            Some(serde_json::Value::Array(t)) => t,
-            _ => Vec::new(),
-        };
-        let segments = match value
-            .pointer_mut("/critical_path/segments")
-            .map(serde_json::Value::take)
-        {
-            Some(serde_json::Value::Array(s)) => s,
-            _ => Vec::new(),
-        };
-        let id = version.to_string();
-        if first {
-            value["critical_path"]["segments"] = serde_json::Value::Array(segments.clone());
-            self.segments = segments;
-            value["turns"] = serde_json::Value::Array(turns.clone());
-            self.turns = turns;
-            return SseEvent::default()
-                .event("overview")
-                .id(id)
-                .data(value.to_string());
+        let overview = blocking(move || Ok(l.overview(&prices))).await;
+        let text = overview.and_then(|ov| {
+            let text = if first {
+                serde_json::to_string(&*ov)
+            } else {
+                self.delta_text(&ov)
+            };
+            self.turns.clone_from(&ov.turns);
+            self.segments.clone_from(&ov.critical_path.segments);
+            text.map_err(|e| ApiError::internal(e.to_string()))
+        });
+        match text {
+            Ok(text) => SseEvent::default()
+                .event(if first { "overview" } else { "overview_delta" })
+                .id(version.to_string())
+                .data(text),
+            Err(e) => SseEvent::default()
+                .event("error")
+                .data(json!({ "error": e.message }).to_string()),
         }
-        let changed: Vec<serde_json::Value> = turns
+    }
+
+    /// The `overview_delta` from what this client has to `ov`.
+    fn delta_text(&self, ov: &TaskOverview) -> serde_json::Result<String> {
+        let mut head = ov.clone_without_rows();
+        let changed: Vec<serde_json::Value> = ov
+            .turns
             .iter()
             .enumerate()
             .filter(|(i, t)| self.turns.get(*i) != Some(*t))
-            .map(|(i, t)| json!({ "index": i, "turn": t }))
-            .collect();
-        // The segments as a splice: the client keeps its first `keep`, appends these.
+            .map(|(i, t)| Ok(json!({ "index": i, "turn": serde_json::to_value(t)? })))
+            .collect::<serde_json::Result<_>>()?;
+        let segments = &ov.critical_path.segments;
         let keep = self
             .segments
             .iter()
-            .zip(&segments)
+            .zip(segments)
             .take_while(|(a, b)| a == b)
             .count();
+        head.critical_path.segments = segments[keep..].to_vec();
+        let mut value = serde_json::to_value(&head)?;
         value["critical_path"]["keep"] = json!(keep);
-        value["critical_path"]["segments"] = serde_json::Value::Array(segments[keep..].to_vec());
-        self.segments = segments;
-        value["turn_count"] = json!(turns.len());
+        value["turn_count"] = json!(ov.turns.len());
         value["turns"] = serde_json::Value::Array(changed);
-        self.turns = turns;
-        SseEvent::default()
-            .event("overview_delta")
-            .id(id)
-            .data(value.to_string())
+        serde_json::to_string(&value)
     }
 }
 

@@ -38,7 +38,10 @@ impl TaskGraphs {
     pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<Arc<str>, ApiError> {
         let text = |v: &serde_json::Value| -> Arc<str> { v.to_string().into() };
         if let Some(l) = self.live_of(&t.path) {
-            return l.overview(&self.prices).map(|v| text(&v));
+            let ov = l.overview(&self.prices);
+            return serde_json::to_string(&*ov)
+                .map(Arc::from)
+                .map_err(|e| ApiError::internal(e.to_string()));
         }
         let cached = self.load_cached(t)?;
         if let Some(o) = cached.overview.get() {

@@ -203,12 +203,24 @@ pub fn build_session_graph(session: &Session, options: &BuildOptions) -> TaskGra
 /// step its duration minus its child tools' durations (floored at 0); a call that waited for
 /// the person ([`waiting::node_wait_kind`]) 0; any other node its duration.
 pub fn node_weights(g: &TaskGraph) -> Vec<i64> {
-    let index: std::collections::HashMap<&str, usize> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id.as_str(), i))
-        .collect();
+    node_weights_with(g, &node_index(g))
+}
+
+/// Each node's index by id (ids are unique; were one repeated, its last node).
+pub(crate) fn node_index(g: &TaskGraph) -> crate::fast_hash::FastMap<&str, usize> {
+    let mut index = crate::fast_hash::FastMap::default();
+    index.reserve(g.nodes.len());
+    for (i, n) in g.nodes.iter().enumerate() {
+        index.insert(n.id.as_str(), i);
+    }
+    index
+}
+
+/// [`node_weights`] over an [`node_index`] already built.
+pub(crate) fn node_weights_with(
+    g: &TaskGraph,
+    index: &crate::fast_hash::FastMap<&str, usize>,
+) -> Vec<i64> {
     let mut child = vec![0i64; g.nodes.len()];
     for n in &g.nodes {
         if n.node_type.is_tool_like()

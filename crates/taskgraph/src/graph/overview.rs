@@ -19,7 +19,7 @@ use super::model::{
     ChildSessionRef, Edge, Node, NodeMeta, NodeType, SharedStr, Status, TaskGraph, TokenTotals,
 };
 use super::waiting::{WaitKind, node_wait_kind};
-use super::{GraphTree, Headline, node_weights};
+use super::{GraphTree, Headline, node_index, node_weights_with};
 
 /// What one turn holds, counted by the headline's rules.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -207,15 +207,69 @@ pub struct TaskOverview {
     pub turns: Vec<TurnOverview>,
 }
 
+impl TaskOverview {
+    /// A copy of everything but the turns and the critical path's segments (which a live
+    /// feed sends as changes), without copying those.
+    pub fn clone_without_rows(&self) -> TaskOverview {
+        let TaskOverview {
+            task_id,
+            session_id,
+            title,
+            agent,
+            cwd,
+            workspace,
+            status,
+            start_time,
+            end_time,
+            duration_ms,
+            node_count,
+            headline,
+            tokens,
+            cost,
+            subagents,
+            totals,
+            critical_path,
+            turns: _,
+        } = self;
+        TaskOverview {
+            task_id: task_id.clone(),
+            session_id: session_id.clone(),
+            title: title.clone(),
+            agent: agent.clone(),
+            cwd: cwd.clone(),
+            workspace: workspace.clone(),
+            status: *status,
+            start_time: *start_time,
+            end_time: *end_time,
+            duration_ms: *duration_ms,
+            node_count: *node_count,
+            headline: *headline,
+            tokens: *tokens,
+            cost: cost.clone(),
+            subagents: subagents.clone(),
+            totals: totals.clone(),
+            critical_path: PathOverview {
+                duration_ms: critical_path.duration_ms,
+                total_ms: critical_path.total_ms,
+                waiting_ms: critical_path.waiting_ms,
+                segments: Vec::new(),
+            },
+            turns: Vec::new(),
+        }
+    }
+}
+
 /// For each node (by index), the index of the phase that contains it (`None` for the task and
 /// for nodes outside every turn).
 pub fn turn_of_nodes(g: &TaskGraph) -> Vec<Option<usize>> {
-    let index: HashMap<&str, usize> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id.as_str(), i))
-        .collect();
+    turn_of_nodes_with(g, &node_index(g))
+}
+
+/// [`turn_of_nodes`] over a [`node_index`] already built.
+pub(crate) fn turn_of_nodes_with(
+    g: &TaskGraph,
+    index: &HashMap<&str, usize>,
+) -> Vec<Option<usize>> {
     let parent: Vec<Option<usize>> = g
         .nodes
         .iter()
@@ -371,21 +425,16 @@ fn turns(g: &TaskGraph, turn_of: &[Option<usize>], prices: &PriceTable) -> Vec<T
 /// The critical path as time segments, and each turn's agent work on it.
 fn path_segments(
     g: &TaskGraph,
+    index: &HashMap<&str, usize>,
     turn_of: &[Option<usize>],
     rows: &mut [TurnOverview],
 ) -> Vec<PathSegment> {
-    let index: HashMap<&str, usize> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id.as_str(), i))
-        .collect();
     let row_of: HashMap<SharedStr, usize> = rows
         .iter()
         .enumerate()
         .map(|(k, r)| (r.id.clone(), k))
         .collect();
-    let weights = node_weights(g);
+    let weights = node_weights_with(g, index);
     let mut work: Vec<PathSegment> = Vec::new();
     for id in &g.critical_path.node_ids {
         let Some(&i) = index.get(id.as_str()) else {
@@ -531,9 +580,10 @@ pub fn subagent_totals(
 /// The overview of task graph `g` and its subagent sessions' graphs `children` (empty when
 /// they are not known, e.g. a live session).
 pub fn overview(g: &TaskGraph, children: &[GraphTree], prices: &PriceTable) -> TaskOverview {
-    let turn_of = turn_of_nodes(g);
+    let index = node_index(g);
+    let turn_of = turn_of_nodes_with(g, &index);
     let mut rows = turns(g, &turn_of, prices);
-    let segments = path_segments(g, &turn_of, &mut rows);
+    let segments = path_segments(g, &index, &turn_of, &mut rows);
     let cost = graph_cost(g, prices);
     let subagents = subagent_totals(g, children, prices);
     let mut tokens = g.summary.tokens;

@@ -5,7 +5,8 @@
 use crate::fast_hash::FastMap as HashMap;
 
 use super::model::{NodeMeta, NodeType, SharedStr, TaskGraph};
-use super::overview::{TurnDetail, TurnPath, turn_of_nodes};
+use super::node_index;
+use super::overview::{TurnDetail, TurnPath, turn_of_nodes_with};
 
 /// What one turn holds, as indices into its graph's lists, each in list order.
 #[derive(Debug, Clone, Default)]
@@ -40,12 +41,11 @@ enum Owner {
 impl TurnIndex {
     /// Indexes `g`'s turns (one pass over its nodes, edges and critical path).
     pub fn new(g: &TaskGraph) -> Self {
-        let turn_of = turn_of_nodes(g);
+        let node_at = node_index(g);
+        let turn_of = turn_of_nodes_with(g, &node_at);
         let mut ix = TurnIndex::default();
-        let mut node_at: HashMap<&str, usize> = HashMap::default();
         let mut owner: Vec<Option<Owner>> = Vec::with_capacity(g.nodes.len());
         for (i, n) in g.nodes.iter().enumerate() {
-            node_at.insert(n.id.as_str(), i);
             if n.node_type == NodeType::Phase {
                 ix.by_name.entry(n.id.to_string()).or_insert(i);
                 if let NodeMeta::Phase(m) = &n.meta {
@@ -61,19 +61,24 @@ impl TurnIndex {
             ix.push(o, i, |m| &mut m.nodes);
         }
         let owner_of = |id: &SharedStr| node_at.get(id.as_str()).and_then(|&i| owner[i]);
-        let mut edge_at: HashMap<&str, usize> = HashMap::default();
-        let mut edge_owner: Vec<Option<Owner>> = Vec::with_capacity(g.edges.len());
+        let cp = &g.critical_path;
+        // The owners of the edges the path names only (the path holds a fraction of them).
+        let mut path_edge_owner: HashMap<&str, Option<Owner>> = HashMap::default();
+        path_edge_owner.reserve(cp.edge_ids.len());
+        for id in &cp.edge_ids {
+            path_edge_owner.insert(id.as_str(), None);
+        }
         for (i, e) in g.edges.iter().enumerate() {
-            edge_at.insert(e.id.as_str(), i);
             let o = match (owner_of(&e.source), owner_of(&e.target)) {
                 (Some(Owner::All), o) | (o, Some(Owner::All)) => o,
                 (Some(a), Some(b)) if a == b => Some(a),
                 _ => None,
             };
-            edge_owner.push(o);
+            if let Some(slot) = path_edge_owner.get_mut(e.id.as_str()) {
+                *slot = o;
+            }
             ix.push(o, i, |m| &mut m.edges);
         }
-        let cp = &g.critical_path;
         for (k, id) in cp.node_ids.iter().enumerate() {
             ix.push(owner_of(id), k, |m| &mut m.path_nodes);
         }
@@ -81,7 +86,7 @@ impl TurnIndex {
             ix.push(owner_of(id), k, |m| &mut m.hot_nodes);
         }
         for (k, id) in cp.edge_ids.iter().enumerate() {
-            let o = edge_at.get(id.as_str()).and_then(|&i| edge_owner[i]);
+            let o = path_edge_owner.get(id.as_str()).copied().flatten();
             ix.push(o, k, |m| &mut m.path_edges);
         }
         ix
