@@ -9,6 +9,7 @@ pub mod classify;
 mod critical;
 pub mod headline;
 mod model;
+mod node_index;
 pub mod overview;
 mod turn_index;
 pub mod waiting;
@@ -24,6 +25,7 @@ pub use waiting::{WaitKind, WaitSegment};
 
 use crate::event::Event;
 use crate::session::{Agent, Session};
+use node_index::NodeIndex;
 
 /// Options of a graph build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,31 +205,18 @@ pub fn build_session_graph(session: &Session, options: &BuildOptions) -> TaskGra
 /// step its duration minus its child tools' durations (floored at 0); a call that waited for
 /// the person ([`waiting::node_wait_kind`]) 0; any other node its duration.
 pub fn node_weights(g: &TaskGraph) -> Vec<i64> {
-    node_weights_with(g, &node_index(g))
+    node_weights_with(g, &NodeIndex::new(g))
 }
 
-/// Each node's index by id (ids are unique; were one repeated, its last node).
-pub(crate) fn node_index(g: &TaskGraph) -> crate::fast_hash::FastMap<&str, usize> {
-    let mut index = crate::fast_hash::FastMap::default();
-    index.reserve(g.nodes.len());
-    for (i, n) in g.nodes.iter().enumerate() {
-        index.insert(n.id.as_str(), i);
-    }
-    index
-}
-
-/// [`node_weights`] over an [`node_index`] already built.
-pub(crate) fn node_weights_with(
-    g: &TaskGraph,
-    index: &crate::fast_hash::FastMap<&str, usize>,
-) -> Vec<i64> {
+/// [`node_weights`] over a [`NodeIndex`] already built.
+pub(crate) fn node_weights_with(g: &TaskGraph, index: &NodeIndex<'_>) -> Vec<i64> {
     let mut child = vec![0i64; g.nodes.len()];
     for n in &g.nodes {
         if n.node_type.is_tool_like()
-            && let Some(p) = n.parent_id.as_deref().and_then(|p| index.get(p))
-            && g.nodes[*p].node_type == NodeType::Agent
+            && let Some(p) = n.parent_id.as_ref().and_then(|p| index.get(p))
+            && g.nodes[p].node_type == NodeType::Agent
         {
-            child[*p] += n.duration_ms;
+            child[p] += n.duration_ms;
         }
     }
     g.nodes

@@ -20,6 +20,13 @@ impl SharedStr {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The address of the shared text: equal for clones of one `SharedStr` (a node's id and
+    /// the parent ids, edge ends and path entries copied from it), a cheap key for finding
+    /// the node again.
+    pub(crate) fn address(&self) -> usize {
+        Arc::as_ptr(&self.0).cast::<u8>() as usize
+    }
 }
 
 impl Deref for SharedStr {

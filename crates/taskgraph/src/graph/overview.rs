@@ -18,8 +18,9 @@ use serde::Serialize;
 use super::model::{
     ChildSessionRef, Edge, Node, NodeMeta, NodeType, SharedStr, Status, TaskGraph, TokenTotals,
 };
+use super::node_index::NodeIndex;
 use super::waiting::{WaitKind, node_wait_kind};
-use super::{GraphTree, Headline, node_index, node_weights_with};
+use super::{GraphTree, Headline, node_weights_with};
 
 /// What one turn holds, counted by the headline's rules.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -262,18 +263,15 @@ impl TaskOverview {
 /// For each node (by index), the index of the phase that contains it (`None` for the task and
 /// for nodes outside every turn).
 pub fn turn_of_nodes(g: &TaskGraph) -> Vec<Option<usize>> {
-    turn_of_nodes_with(g, &node_index(g))
+    turn_of_nodes_with(g, &NodeIndex::new(g))
 }
 
 /// [`turn_of_nodes`] over a [`node_index`] already built.
-pub(crate) fn turn_of_nodes_with(
-    g: &TaskGraph,
-    index: &HashMap<&str, usize>,
-) -> Vec<Option<usize>> {
+pub(crate) fn turn_of_nodes_with(g: &TaskGraph, index: &NodeIndex<'_>) -> Vec<Option<usize>> {
     let parent: Vec<Option<usize>> = g
         .nodes
         .iter()
-        .map(|n| n.parent_id.as_deref().and_then(|p| index.get(p).copied()))
+        .map(|n| n.parent_id.as_ref().and_then(|p| index.get(p)))
         .collect();
     let mut turn: Vec<Option<Option<usize>>> = vec![None; g.nodes.len()];
     for i in 0..g.nodes.len() {
@@ -425,7 +423,7 @@ fn turns(g: &TaskGraph, turn_of: &[Option<usize>], prices: &PriceTable) -> Vec<T
 /// The critical path as time segments, and each turn's agent work on it.
 fn path_segments(
     g: &TaskGraph,
-    index: &HashMap<&str, usize>,
+    index: &NodeIndex<'_>,
     turn_of: &[Option<usize>],
     rows: &mut [TurnOverview],
 ) -> Vec<PathSegment> {
@@ -437,7 +435,7 @@ fn path_segments(
     let weights = node_weights_with(g, index);
     let mut work: Vec<PathSegment> = Vec::new();
     for id in &g.critical_path.node_ids {
-        let Some(&i) = index.get(id.as_str()) else {
+        let Some(i) = index.get(id) else {
             continue;
         };
         let n = &g.nodes[i];
@@ -465,7 +463,7 @@ fn path_segments(
     }
     let waits = g.critical_path.waiting.iter().filter_map(|w| {
         let start = w.start_time?;
-        let i = *index.get(w.node_id.as_str())?;
+        let i = index.get(&w.node_id)?;
         let p = turn_of[i]?;
         Some(PathSegment {
             kind: w.kind.into(),
@@ -580,7 +578,7 @@ pub fn subagent_totals(
 /// The overview of task graph `g` and its subagent sessions' graphs `children` (empty when
 /// they are not known, e.g. a live session).
 pub fn overview(g: &TaskGraph, children: &[GraphTree], prices: &PriceTable) -> TaskOverview {
-    let index = node_index(g);
+    let index = NodeIndex::new(g);
     let turn_of = turn_of_nodes_with(g, &index);
     let mut rows = turns(g, &turn_of, prices);
     let segments = path_segments(g, &index, &turn_of, &mut rows);

@@ -5,7 +5,7 @@
 use crate::fast_hash::FastMap as HashMap;
 
 use super::model::{NodeMeta, NodeType, SharedStr, TaskGraph};
-use super::node_index;
+use super::node_index::{NodeIndex, edge_position};
 use super::overview::{TurnDetail, TurnPath, turn_of_nodes_with};
 
 /// What one turn holds, as indices into its graph's lists, each in list order.
@@ -41,7 +41,7 @@ enum Owner {
 impl TurnIndex {
     /// Indexes `g`'s turns (one pass over its nodes, edges and critical path).
     pub fn new(g: &TaskGraph) -> Self {
-        let node_at = node_index(g);
+        let node_at = NodeIndex::new(g);
         let turn_of = turn_of_nodes_with(g, &node_at);
         let mut ix = TurnIndex::default();
         let mut owner: Vec<Option<Owner>> = Vec::with_capacity(g.nodes.len());
@@ -60,25 +60,32 @@ impl TurnIndex {
             owner.push(o);
             ix.push(o, i, |m| &mut m.nodes);
         }
-        let owner_of = |id: &SharedStr| node_at.get(id.as_str()).and_then(|&i| owner[i]);
+        let owner_of = |id: &SharedStr| node_at.get(id).and_then(|i| owner[i]);
         let cp = &g.critical_path;
-        // The owners of the edges the path names only (the path holds a fraction of them).
-        let mut path_edge_owner: HashMap<&str, Option<Owner>> = HashMap::default();
-        path_edge_owner.reserve(cp.edge_ids.len());
-        for id in &cp.edge_ids {
-            path_edge_owner.insert(id.as_str(), None);
-        }
+        let mut edge_owner: Vec<Option<Owner>> = Vec::with_capacity(g.edges.len());
         for (i, e) in g.edges.iter().enumerate() {
             let o = match (owner_of(&e.source), owner_of(&e.target)) {
                 (Some(Owner::All), o) | (o, Some(Owner::All)) => o,
                 (Some(a), Some(b)) if a == b => Some(a),
                 _ => None,
             };
-            if let Some(slot) = path_edge_owner.get_mut(e.id.as_str()) {
-                *slot = o;
-            }
+            edge_owner.push(o);
             ix.push(o, i, |m| &mut m.edges);
         }
+        // The builder's edge ids name their position; others are looked up by text.
+        let by_text: std::cell::OnceCell<HashMap<&str, usize>> = std::cell::OnceCell::new();
+        let edge_at = |id: &str| {
+            edge_position(g, id).or_else(|| {
+                let map = by_text.get_or_init(|| {
+                    g.edges
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| (e.id.as_str(), i))
+                        .collect()
+                });
+                map.get(id).copied()
+            })
+        };
         for (k, id) in cp.node_ids.iter().enumerate() {
             ix.push(owner_of(id), k, |m| &mut m.path_nodes);
         }
@@ -86,7 +93,7 @@ impl TurnIndex {
             ix.push(owner_of(id), k, |m| &mut m.hot_nodes);
         }
         for (k, id) in cp.edge_ids.iter().enumerate() {
-            let o = path_edge_owner.get(id.as_str()).copied().flatten();
+            let o = edge_at(id.as_str()).and_then(|i| edge_owner[i]);
             ix.push(o, k, |m| &mut m.path_edges);
         }
         ix
