@@ -44,7 +44,7 @@ impl Children {
                     ..base.clone()
                 };
                 let tree = build_session_tree(c, &opts);
-                let summary = summary_of(c, &tree);
+                let summary = ChildSummary::of_session(c, &tree.graph);
                 (tree, summary)
             })
             .unzip();
@@ -95,18 +95,4 @@ fn child_files(session: &Session) -> Vec<ChildFile> {
         stack.extend(child.children.iter().rev().map(|c| (child, c)));
     }
     out
-}
-
-/// What the parent graph records of child `c` (its subagent node's `child_session`).
-fn summary_of(c: &Session, tree: &GraphTree) -> ChildSummary {
-    let reference = if c.path.as_os_str().is_empty() {
-        c.id.clone()
-    } else {
-        c.path.display().to_string()
-    };
-    let mut s = ChildSummary::from_graph(&tree.graph, reference);
-    s.id.clone_from(&c.id);
-    s.parent_session = c.header.parent_session.clone();
-    s.created_ms = c.header.created_ms.or(s.created_ms);
-    s
 }

@@ -88,6 +88,21 @@ pub struct ChildSummary {
 }
 
 impl ChildSummary {
+    /// What a parent graph records of child session `c` whose graph is `graph` (its
+    /// subagent node's `child_session`): referenced by its path, else its id.
+    pub fn of_session(c: &Session, graph: &TaskGraph) -> ChildSummary {
+        let reference = if c.path.as_os_str().is_empty() {
+            c.id.clone()
+        } else {
+            c.path.display().to_string()
+        };
+        let mut s = ChildSummary::from_graph(graph, reference);
+        s.id.clone_from(&c.id);
+        s.parent_session = c.header.parent_session.clone();
+        s.created_ms = c.header.created_ms.or(s.created_ms);
+        s
+    }
+
     /// Summarises a child graph.
     pub fn from_graph(g: &TaskGraph, reference: impl Into<String>) -> Self {
         Self {
@@ -181,16 +196,7 @@ fn build_tree(session: &Session, options: &BuildOptions, task_id: Option<&str>) 
     }
     opts.agent = opts.agent.or(Some(session.agent));
     for (c, tree) in session.children.iter().zip(&children) {
-        let reference = if c.path.as_os_str().is_empty() {
-            c.id.clone()
-        } else {
-            c.path.display().to_string()
-        };
-        let mut s = ChildSummary::from_graph(&tree.graph, reference);
-        s.id.clone_from(&c.id);
-        s.parent_session = c.header.parent_session.clone();
-        s.created_ms = c.header.created_ms.or(s.created_ms);
-        opts.children.push(s);
+        opts.children.push(ChildSummary::of_session(c, &tree.graph));
     }
     let graph = build_graph(&session.events, &opts);
     GraphTree { graph, children }
