@@ -60,6 +60,15 @@ async fn memory_calls_of_a_run_are_retriever_and_custom_nodes_of_its_graph() {
             let hits = memory
                 .search(&SearchOptions::new("window seats").top_k(5))
                 .await?;
+            // The vector floor travels: no cosine reaches 1.0, so vector search finds
+            // nothing with it and the fact without it.
+            let mut vector = SearchOptions::new("window seats");
+            vector.mode = Some("vector".into());
+            let unfloored = memory.search(&vector).await?;
+            vector.vector_floor = Some(1.0);
+            let floored = memory.search(&vector).await?;
+            assert_eq!(unfloored.len(), 1, "{unfloored:?}");
+            assert!(floored.is_empty(), "{floored:?}");
             Ok::<_, MemoryError>((run_id, fact, hits))
         })
         .await

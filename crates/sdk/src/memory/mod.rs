@@ -491,6 +491,7 @@ mod tests {
         let mut options = SearchOptions::new("seat").top_k(3).user("alice");
         options.kinds = Some(vec!["semantic".into(), "episodic".into()]);
         options.include_quarantined = Some(true);
+        options.vector_floor = Some(0.25);
         let pairs = options.query_pairs();
         let get = |k: &str| {
             pairs
@@ -503,6 +504,7 @@ mod tests {
         assert_eq!(get("userId"), Some("alice"));
         assert_eq!(get("kinds"), Some("semantic,episodic"));
         assert_eq!(get("includeQuarantined"), Some("true"));
+        assert_eq!(get("vectorFloor"), Some("0.25"));
         assert_eq!(get("mode"), None);
     }
 }

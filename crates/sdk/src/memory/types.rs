@@ -64,6 +64,10 @@ pub struct SearchOptions {
     /// Weight of the vector signal (finite, ≥ 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector_weight: Option<f64>,
+    /// Least cosine similarity a vector candidate needs to count as evidence, in [0, 1]
+    /// (default: the server's, calibrated for its embedder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_floor: Option<f64>,
     /// Apply time decay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decay: Option<bool>,
@@ -116,6 +120,7 @@ impl SearchOptions {
             ("topK", self.top_k.map(|n| n.to_string())),
             ("candidatePool", self.candidate_pool.map(|n| n.to_string())),
             ("vectorWeight", self.vector_weight.map(|w| w.to_string())),
+            ("vectorFloor", self.vector_floor.map(|f| f.to_string())),
         ];
         let flags = [
             ("includeArchived", self.include_archived),
