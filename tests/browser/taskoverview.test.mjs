@@ -263,6 +263,7 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
       '',
     ].join('\n'));
     await until(async () => (await page.evaluate(() => window.mindgateTasks.live())).updates > before.updates, { what: 'the append applied', timeout: 30000, interval: 20 });
+    await until(async () => (await page.evaluate(() => window.mindgateTasks.live())).paintedAt, { what: 'the update painted', timeout: 30000, interval: 20 });
     const after = await page.evaluate(() => ({ live: window.mindgateTasks.live(), timings: window.mindgateTasks.timings() }));
     assert.equal(after.live.lastEvent, 'overview_delta');
     assert.equal(after.timings.rowsRendered, 1, 'only the grown turn re-rendered');
@@ -279,7 +280,7 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     const timings = await page.evaluate(() => window.mindgateTasks.timings());
     const report = {
       events: BIG_EVENTS, turns, openMs, overviewRenderMs: after.timings.overviewRenderMs,
-      appendToPageMs: after.live.appliedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,
+      appendToPageMs: after.live.appliedAt - sent, appendToPaintMs: after.live.paintedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,
       zoomMs, pageOpenMs: after.timings.overviewOpenMs, zoomClickToPaintMs: timings.zoomMs, zoomFetchMs: timings.zoomFetchMs, binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
     };
     console.log(`task overview figures: ${JSON.stringify(report)}`);

@@ -34,8 +34,14 @@ export class TaskOverviewView {
     /** Each row's path marks (turn index → strip), drawn once the rows are laid out. */
     this.rowStrips = new Map();
     this.renders = 0;
-    // The page's height sets the rows' (fitRows), its width the strips' drawing.
-    this.ro = new ResizeObserver(() => {
+    // The page's height sets the rows' (fitRows), its width the strips' drawing. The host's
+    // height is kept from here, so a live update never reads it (a read forces the browser
+    // to lay out the whole page at once: 29 ms at 250 turns).
+    this.hostHeight = null;
+    this.ro = new ResizeObserver((entries) => {
+      // Layout is done when observers run: these reads cost nothing here.
+      this.hostHeight = host.clientHeight;
+      this.bandSize = null;
       if (!this.ov) return;
       this.fitRows();
       this.drawStrips();
@@ -59,6 +65,7 @@ export class TaskOverviewView {
     this.groupSegments();
     this.renders++;
     this.rowStrips.clear();
+    this.bandSize = null;
     this.rowEls = (ov.turns || []).map((t, i) => this.row(t, i));
     this.root.replaceChildren(this.axisRow(), this.pathRow(), ...this.rowEls.flat());
     this.fitRows();
@@ -68,10 +75,13 @@ export class TaskOverviewView {
   /** The path's strips placed on the axis and drawn: the band, and the rows' marks of `only` (turn indices; all when absent). */
   drawStrips(only) {
     if (!this.band || !this.root.isConnected || this.host.hidden) return;
-    const w = this.bandTrack.clientWidth;
-    if (!w) return;
+    // The band's size changes with the page's (the observer forgets it), not with a live
+    // update: read once, not per update (a read after DOM changes lays the page out at once).
+    this.bandSize ??= { w: this.bandTrack.clientWidth, h: this.bandTrack.clientHeight };
+    const { w, h } = this.bandSize;
+    if (!w) { this.bandSize = null; return; }
     const span = this.axis.span || 1;
-    this.band.draw(w, this.bandTrack.clientHeight, span);
+    this.band.draw(w, h, span);
     const rows = only ? only.map((i) => [i, this.rowStrips.get(i)]) : [...this.rowStrips];
     for (const [, strip] of rows) if (strip) strip.draw(w, 3, span);
   }
@@ -149,9 +159,13 @@ export class TaskOverviewView {
   /** Row height: the whole session on one screen when it fits at MIN_ROW px or more. */
   fitRows() {
     const n = (this.ov?.turns || []).length + this.expandedRows();
-    const avail = this.host.clientHeight - 2 * 24 - 2;
+    this.hostHeight ??= this.host.clientHeight;
+    const avail = this.hostHeight - 2 * 24 - 2;
     const h = Math.max(MIN_ROW, Math.min(MAX_ROW, Math.floor(avail / Math.max(1, n))));
-    this.root.style.setProperty('--tov-row', `${h}px`);
+    if (h !== this.rowHeight) {
+      this.rowHeight = h;
+      this.root.style.setProperty('--tov-row', `${h}px`);
+    }
   }
 
   expandedRows() {

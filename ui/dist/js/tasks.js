@@ -481,6 +481,9 @@ export class TasksPage {
       this.updates++;
       this.root.dataset.updates = String(this.updates);
       this.appliedAt = Date.now();
+      // When the browser has laid out and painted it: the frame after this one begins.
+      this.paintedAt = null;
+      requestAnimationFrame(() => setTimeout(() => { this.paintedAt = Date.now(); }, 0));
       state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
     });
   }
@@ -628,6 +631,7 @@ if (root && main) {
     live: () => ({
       feed: page.feed ?? null, version: page.lastVersion ?? null, appliedAt: page.appliedAt ?? null, updates: page.updates ?? 0,
       lastEvent: page.lastEvent ?? null, deltaBytes: page.deltaBytes ?? null, applyMs: page.applyMs ?? null,
+      paintedAt: page.paintedAt ?? null,
     }),
   };
 }
