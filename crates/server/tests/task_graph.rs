@@ -379,10 +379,20 @@ fn apply_delta(graph: &mut Value, d: &Value) {
         {
             let i = i.as_u64().unwrap() as usize;
             assert!(i <= target.len(), "{list} index {i} past the end");
+            let mut item = item.clone();
+            // A node's event ids as a splice: keep the first `event_ids_keep`, append these.
+            if let Some(keep) = item.as_object_mut().unwrap().remove("event_ids_keep") {
+                let keep = keep.as_u64().unwrap() as usize;
+                let had = target[i]["event_ids"].as_array().unwrap();
+                assert!(keep <= had.len(), "kept {keep} of {} event ids", had.len());
+                let mut ids = had[..keep].to_vec();
+                ids.extend(item["event_ids"].as_array().unwrap().iter().cloned());
+                item["event_ids"] = Value::Array(ids);
+            }
             if i == target.len() {
-                target.push(item.clone());
+                target.push(item);
             } else {
-                target[i] = item.clone();
+                target[i] = item;
             }
         }
         assert_eq!(
@@ -583,6 +593,23 @@ async fn live_pushes_graph_updates_when_a_dsh_session_grows() {
     );
     let done = sse.until(|m| m.graph["status"] == "SUCCESS").await;
     assert_eq!(node(&done.graph, "phase-1").unwrap()["status"], "SUCCESS");
+    // A node sent before travels with only its new event ids (a splice of what the client
+    // holds), not its whole list again.
+    let spliced: Vec<&Value> = done.data["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n.get("event_ids_keep").is_some())
+        .collect();
+    assert!(!spliced.is_empty(), "{}", done.data["nodes"]);
+    for n in &spliced {
+        let whole = node(&done.graph, n["id"].as_str().unwrap()).unwrap();
+        let keep = n["event_ids_keep"].as_u64().unwrap() as usize;
+        assert_eq!(
+            whole["event_ids"].as_array().unwrap().len(),
+            keep + n["event_ids"].as_array().unwrap().len()
+        );
+    }
 
     // The incrementally kept graph equals a fresh build of the grown file, and /task and
     // /events serve the grown session.

@@ -25,8 +25,9 @@ const CELL = 256;
 
 /**
  * Applies a `delta` of /task-graph/api/live to `graph` in place: nodes and edges replaced by
- * index (an index equal to the length appends), lists cut to the delta's counts, every other
- * top-level field replaced. Returns the graph.
+ * index (an index equal to the length appends; a node's event ids spliced when it says
+ * `event_ids_keep`), lists cut to the delta's counts, every other top-level field replaced.
+ * Returns the graph.
  */
 export function applyDelta(graph, d) {
   const put = (list, index, items) => {
@@ -34,7 +35,15 @@ export function applyDelta(graph, d) {
   };
   graph.nodes = graph.nodes || [];
   graph.edges = graph.edges || [];
-  put(graph.nodes, d.node_index || [], d.nodes || []);
+  // A node with `event_ids_keep: n` keeps the first n event ids it had and appends the given ones.
+  const nodes = (d.nodes || []).map((n, k) => {
+    if (!Number.isInteger(n.event_ids_keep)) return n;
+    const { event_ids_keep: keep, ...node } = n;
+    const had = graph.nodes[d.node_index[k]]?.event_ids || [];
+    node.event_ids = had.slice(0, keep).concat(n.event_ids || []);
+    return node;
+  });
+  put(graph.nodes, d.node_index || [], nodes);
   put(graph.edges, d.edge_index || [], d.edges || []);
   if (Number.isInteger(d.node_count)) graph.nodes.length = d.node_count;
   if (Number.isInteger(d.edge_count)) graph.edges.length = d.edge_count;

@@ -34,6 +34,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::event_ids::PublishedEventIds;
 use super::{TaskGraphs, blocking, lock};
 use crate::error::ApiError;
 
@@ -76,7 +77,9 @@ struct Delta<'a> {
     edge_count: usize,
     /// Indices of the nodes in `nodes` (an index equal to the old count appends).
     node_index: &'a [usize],
-    nodes: Vec<&'a mindgate_taskgraph::Node>,
+    /// The changed nodes; one with `event_ids_keep: n` keeps its first `n` event ids and
+    /// appends the ones given ([`PublishedEventIds`]).
+    nodes: Vec<serde_json::Value>,
     edge_index: &'a [usize],
     edges: Vec<&'a mindgate_taskgraph::Edge>,
     /// The top-level fields (not `nodes` / `edges` / `critical_path`) that changed;
@@ -275,18 +278,28 @@ impl Fields {
 fn delta_json(
     g: &TaskGraph,
     ch: &GraphChanges,
-    before: &Fields,
-    now: &Fields,
+    (before, now): (&Fields, &Fields),
+    event_ids: &mut PublishedEventIds,
     base: u64,
     version: u64,
 ) -> Arc<str> {
+    let nodes: serde_json::Result<Vec<serde_json::Value>> = ch
+        .nodes
+        .iter()
+        .filter_map(|&i| Some((i, g.nodes.get(i)?)))
+        .map(|(i, n)| event_ids.node_json(i, n))
+        .collect();
+    let nodes = match nodes {
+        Ok(nodes) => nodes,
+        Err(e) => return json!({ "error": e.to_string() }).to_string().into(),
+    };
     let d = Delta {
         version,
         base,
         node_count: g.nodes.len(),
         edge_count: g.edges.len(),
         node_index: &ch.nodes,
-        nodes: ch.nodes.iter().filter_map(|&i| g.nodes.get(i)).collect(),
+        nodes,
         edge_index: &ch.edges,
         edges: ch.edges.iter().filter_map(|&i| g.edges.get(i)).collect(),
         fields: now.changed_since(before),
@@ -303,6 +316,8 @@ struct State {
     version: u64,
     /// The top-level fields at the last published version (what a delta is relative to).
     published: Fields,
+    /// What the clients hold of each node's event ids (a delta sends the rest).
+    event_ids: PublishedEventIds,
 }
 
 /// A watched session.
@@ -351,6 +366,7 @@ impl Live {
         let st_read = follower.streaming();
         let state = State {
             published: Fields::of(follower.graph().graph()),
+            event_ids: PublishedEventIds::default(),
             follower,
             version: 0,
         };
@@ -507,17 +523,22 @@ impl Live {
         let swapped = st.follower.take_swapped();
         let graph = st.follower.graph();
         let fields = Fields::of(graph.graph());
-        let delta = (st.follower.generation() == generation && !swapped && graph.options().live)
-            .then(|| {
-                delta_json(
-                    graph.graph(),
-                    &changes,
-                    &st.published,
-                    &fields,
-                    st.version - 1,
-                    st.version,
-                )
-            });
+        let incremental =
+            st.follower.generation() == generation && !swapped && graph.options().live;
+        if !incremental {
+            // Clients get the whole graph: nothing they held before counts.
+            st.event_ids.clear();
+        }
+        let delta = incremental.then(|| {
+            delta_json(
+                graph.graph(),
+                &changes,
+                (&st.published, &fields),
+                &mut st.event_ids,
+                st.version - 1,
+                st.version,
+            )
+        });
         st.published = fields;
         {
             let mut ring = lock(&self.deltas);

@@ -17,6 +17,7 @@
 //! Live sessions are watched with `notify` (no timer polling); each growth is applied to an
 //! [`IncrementalGraph`](mindgate_taskgraph::IncrementalGraph), see [`live`].
 
+mod event_ids;
 mod live;
 mod views;
 
