@@ -19,7 +19,7 @@
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::bounded::{MAX_SESSION_BYTES, open_regular, read_regular};
 use crate::error::{Error, Result};
@@ -217,6 +217,8 @@ pub struct Follower {
     children: Children,
     /// How recently a file must have changed for its session to count as live.
     live_window: Duration,
+    /// When the last re-read for a child's change ended, and what it cost.
+    last_reload: Option<(Instant, Duration)>,
     generation: u64,
     /// The graph object was swapped (stream mode left or re-entered): its changes do not
     /// describe the difference.
@@ -271,6 +273,7 @@ impl Follower {
             mode,
             children,
             live_window,
+            last_reload: None,
             generation: 0,
             swapped: false,
         };
@@ -335,7 +338,7 @@ impl Follower {
     /// Applies whatever the file gained since the last update, and re-reads the session when
     /// one of its children's files changed; whether anything changed.
     pub fn update(&mut self) -> Result<bool> {
-        if self.children.changed() {
+        if self.children.changed() && reload_due(self.last_reload, Instant::now()) {
             return self.reload();
         }
         match self.mode {
@@ -529,6 +532,7 @@ impl Follower {
     /// Reads the session and its children again and follows it afresh (a new generation):
     /// a child's growth changes the parent's totals and its subagent node's summary.
     fn reload(&mut self) -> Result<bool> {
+        let started = Instant::now();
         let before = stamp(&self.path, self.agent);
         let session = read_session_as(&self.path, self.agent)?;
         let mut fresh = Follower::from_session(
@@ -541,9 +545,20 @@ impl Follower {
         )?;
         fresh.generation = self.generation + 1;
         fresh.swapped = true;
+        fresh.last_reload = Some((Instant::now(), started.elapsed()));
         *self = fresh;
         Ok(true)
     }
+}
+
+/// A re-read for a child's change may cost at most 1 / this of the time (a big parent whose
+/// subagent keeps writing is re-read every few seconds, not on every check).
+const RELOAD_PACE: u32 = 10;
+
+/// Whether a re-read for a child's change may run at `now`, after the last one (`None`:
+/// none yet) ended and cost what it did.
+fn reload_due(last: Option<(Instant, Duration)>, now: Instant) -> bool {
+    last.is_none_or(|(ended, cost)| now.saturating_duration_since(ended) >= cost * RELOAD_PACE)
 }
 
 /// The build options of `session`'s graph (its children's summaries included) and its
@@ -573,4 +588,21 @@ fn build(
     let mut g = IncrementalGraph::new(opts);
     g.append(events);
     (g, children)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_costly_reload_waits_ten_times_its_cost() {
+        let t0 = Instant::now();
+        assert!(reload_due(None, t0), "the first one runs at once");
+        let last = Some((t0, Duration::from_millis(400)));
+        assert!(!reload_due(last, t0 + Duration::from_millis(1000)));
+        assert!(!reload_due(last, t0 + Duration::from_millis(3999)));
+        assert!(reload_due(last, t0 + Duration::from_millis(4000)));
+        let cheap = Some((t0, Duration::from_millis(2)));
+        assert!(reload_due(cheap, t0 + Duration::from_millis(20)));
+    }
 }
