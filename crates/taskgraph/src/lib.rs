@@ -18,7 +18,7 @@
 //! - [`induce`](mod@induce): a succeeded task as a value-abstracted procedure (steps, variables,
 //!   success criteria), or the reason there is none;
 //! - [`report`]: what a person reads first about a graph (critical path, hot steps,
-//!   failures), and [`format`]: readable durations — one of each for every view;
+//!   failures), and [`mod@format`]: readable durations — one of each for every view;
 //! - [`follow`]: following a growing session file ([`follow::Follower`]), what the live
 //!   views apply on every change;
 //! - small pure helpers the readers and the builder share: [`timestamp`] (RFC 3339 and

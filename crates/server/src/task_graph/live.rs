@@ -91,6 +91,11 @@ struct Delta<'a> {
     critical_path: Option<PathSplice<'a>>,
 }
 
+/// How many first items `a` and `b` share (what a splice keeps).
+fn common_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// A changed critical path: keep the first `keep.<list>` items of each list, then append
 /// the ones given; `duration_ms` and `total_ms` as they are now.
 #[derive(Serialize)]
@@ -132,13 +137,10 @@ impl<'a> PathSplice<'a> {
             waiting,
             waiting_ms,
         } = now;
-        fn common<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-            a.iter().zip(b).take_while(|(x, y)| x == y).count()
-        }
         let keep = PathKeep {
-            node_ids: common(&before.node_ids, node_ids),
-            hot_node_ids: common(&before.hot_node_ids, hot_node_ids),
-            edge_ids: common(&before.edge_ids, edge_ids),
+            node_ids: common_prefix(&before.node_ids, node_ids),
+            hot_node_ids: common_prefix(&before.hot_node_ids, hot_node_ids),
+            edge_ids: common_prefix(&before.edge_ids, edge_ids),
         };
         Some(PathSplice {
             node_ids: &node_ids[keep.node_ids..],
@@ -634,12 +636,7 @@ impl OverviewFeed {
             .map(|(i, t)| Ok(json!({ "index": i, "turn": serde_json::to_value(t)? })))
             .collect::<serde_json::Result<_>>()?;
         let segments = &ov.critical_path.segments;
-        let keep = self
-            .segments
-            .iter()
-            .zip(segments)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let keep = common_prefix(&self.segments, segments);
         head.critical_path.segments = segments[keep..].to_vec();
         let mut value = serde_json::to_value(&head)?;
         value["critical_path"]["keep"] = json!(keep);

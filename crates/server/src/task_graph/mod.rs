@@ -14,7 +14,8 @@
 //! outside the discovered homes). Errors are `{"error": "…"}`: 400 for bad or ambiguous
 //! parameters, 404 for unknown ids.
 //!
-//! Live sessions are watched with `notify` (no timer polling); each growth is applied to an
+//! Live sessions are watched with `notify` (their subagents' files, in folders of their own,
+//! are checked once a second); each growth is applied to an
 //! [`IncrementalGraph`](mindgate_taskgraph::IncrementalGraph), see [`live`].
 
 mod event_ids;
@@ -25,7 +26,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
-use std::time::SystemTime;
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -35,7 +35,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::Stream;
 use mindgate_taskgraph::discover::load_tree;
-use mindgate_taskgraph::follow::children_stamp;
+use mindgate_taskgraph::follow::{Stamp, children_stamp};
 use mindgate_taskgraph::{
     Catalog, DiscoveryConfig, Error as TgError, Event, GraphTree, IdMatch, Session, TaskGraph,
     TaskSummary, TurnIndex, match_task_id,
@@ -75,10 +75,10 @@ pub(crate) struct TaskGraphs {
 #[derive(Clone)]
 struct Cached {
     path: PathBuf,
-    stamp: (Option<SystemTime>, u64),
+    stamp: Stamp,
     /// The stamps of the session's child files when read: a child that grew makes the
     /// entry stale though the session's own file did not change.
-    children_stamp: Vec<(Option<SystemTime>, u64)>,
+    children_stamp: Vec<Stamp>,
     session: Arc<Session>,
     /// The graph's JSON, serialised when first asked for (the overview, a turn and the
     /// timeline never need the whole graph as text; at 100,000 events it is tens of MB).

@@ -69,7 +69,7 @@ enum Mode {
     /// Read only bytes after `offset` (always just past a newline).
     Tail { offset: u64 },
     /// Re-parse the file; `stamp` is the file state last parsed.
-    Reparse { stamp: (Option<SystemTime>, u64) },
+    Reparse { stamp: Stamp },
     /// Feed the bytes after the reader's offset to a resumable reader (pi, Claude Code,
     /// Codex); the graph and events live in the stream, not in `State`.
     Stream(Box<Streamer>),
@@ -242,7 +242,7 @@ impl Follower {
     /// once more by its resumable reader, which must agree with `session`.
     pub fn from_session(
         session: &Session,
-        stamp: (Option<SystemTime>, u64),
+        stamp: Stamp,
         path: &Path,
         agent: Agent,
         workspace: &str,
@@ -498,7 +498,7 @@ impl Follower {
 
     /// Re-parses the whole session; appends only the new events when the old ones are an
     /// unchanged prefix.
-    fn reparse(&mut self, before: (Option<SystemTime>, u64)) -> Result<bool> {
+    fn reparse(&mut self, before: Stamp) -> Result<bool> {
         let now = stamp(&self.path, self.agent);
         if now == before && now.0.is_some() {
             return Ok(false);

@@ -54,9 +54,40 @@ impl<'g> NodeIndex<'g> {
     }
 }
 
-/// The index of the edge `id` names in `g` when it is the builder's `e<n>` (the n-th edge);
-/// `None` otherwise (then look it up by text).
-pub(crate) fn edge_position(g: &TaskGraph, id: &str) -> Option<usize> {
+/// The edges of one graph by id: the builder's `e<n>` is the n-th edge; other ids are found
+/// by their text.
+pub(crate) struct EdgeIndex<'g> {
+    g: &'g TaskGraph,
+    by_text: OnceCell<FastMap<&'g str, usize>>,
+}
+
+impl<'g> EdgeIndex<'g> {
+    /// An index over `g`'s edges (nothing is built until an id is not the builder's).
+    pub(crate) fn new(g: &'g TaskGraph) -> Self {
+        EdgeIndex {
+            g,
+            by_text: OnceCell::new(),
+        }
+    }
+
+    /// The index of the edge with id `id` (ids are unique; were one repeated, its last edge).
+    pub(crate) fn get(&self, id: &str) -> Option<usize> {
+        position(self.g, id).or_else(|| {
+            let by_text = self.by_text.get_or_init(|| {
+                let mut map = FastMap::default();
+                map.reserve(self.g.edges.len());
+                for (i, e) in self.g.edges.iter().enumerate() {
+                    map.insert(e.id.as_str(), i);
+                }
+                map
+            });
+            by_text.get(id).copied()
+        })
+    }
+}
+
+/// The index of the edge `id` names when it is the builder's `e<n>` (the n-th edge).
+fn position(g: &TaskGraph, id: &str) -> Option<usize> {
     let n: usize = id.strip_prefix('e')?.parse().ok()?;
     let i = n.checked_sub(1)?;
     (g.edges.get(i)?.id.as_str() == id).then_some(i)

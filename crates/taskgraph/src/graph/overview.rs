@@ -266,7 +266,7 @@ pub fn turn_of_nodes(g: &TaskGraph) -> Vec<Option<usize>> {
     turn_of_nodes_with(g, &NodeIndex::new(g))
 }
 
-/// [`turn_of_nodes`] over a [`node_index`] already built.
+/// [`turn_of_nodes`] over a [`NodeIndex`] already built.
 pub(crate) fn turn_of_nodes_with(g: &TaskGraph, index: &NodeIndex<'_>) -> Vec<Option<usize>> {
     let parent: Vec<Option<usize>> = g
         .nodes
@@ -576,7 +576,7 @@ pub fn subagent_totals(
 }
 
 /// The overview of task graph `g` and its subagent sessions' graphs `children` (empty when
-/// they are not known, e.g. a live session).
+/// it has none, or they are not known).
 pub fn overview(g: &TaskGraph, children: &[GraphTree], prices: &PriceTable) -> TaskOverview {
     let index = NodeIndex::new(g);
     let turn_of = turn_of_nodes_with(g, &index);

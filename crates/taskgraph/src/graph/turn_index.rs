@@ -5,7 +5,7 @@
 use crate::fast_hash::FastMap as HashMap;
 
 use super::model::{NodeMeta, NodeType, SharedStr, TaskGraph};
-use super::node_index::{NodeIndex, edge_position};
+use super::node_index::{EdgeIndex, NodeIndex};
 use super::overview::{TurnDetail, TurnPath, turn_of_nodes_with};
 
 /// What one turn holds, as indices into its graph's lists, each in list order.
@@ -72,20 +72,7 @@ impl TurnIndex {
             edge_owner.push(o);
             ix.push(o, i, |m| &mut m.edges);
         }
-        // The builder's edge ids name their position; others are looked up by text.
-        let by_text: std::cell::OnceCell<HashMap<&str, usize>> = std::cell::OnceCell::new();
-        let edge_at = |id: &str| {
-            edge_position(g, id).or_else(|| {
-                let map = by_text.get_or_init(|| {
-                    g.edges
-                        .iter()
-                        .enumerate()
-                        .map(|(i, e)| (e.id.as_str(), i))
-                        .collect()
-                });
-                map.get(id).copied()
-            })
-        };
+        let edge_at = EdgeIndex::new(g);
         for (k, id) in cp.node_ids.iter().enumerate() {
             ix.push(owner_of(id), k, |m| &mut m.path_nodes);
         }
@@ -93,7 +80,7 @@ impl TurnIndex {
             ix.push(owner_of(id), k, |m| &mut m.hot_nodes);
         }
         for (k, id) in cp.edge_ids.iter().enumerate() {
-            let o = edge_at(id.as_str()).and_then(|i| edge_owner[i]);
+            let o = edge_at.get(id.as_str()).and_then(|i| edge_owner[i]);
             ix.push(o, k, |m| &mut m.path_edges);
         }
         ix
