@@ -34,6 +34,7 @@ READ_TOOLS = {
     "search_events",
     "list_tasks",
     "get_task_graph",
+    "get_usage",
     "diff_runs",
     "list_threads",
     "get_thread",

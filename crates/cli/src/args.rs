@@ -49,6 +49,12 @@ pub enum Command {
     /// waiting for the person, slowest steps, failures; `--full` adds everything) or, with
     /// `--json`, the whole graph.
     Taskgraph(TaskgraphArgs),
+    /// Token usage and cost of every coding-agent session on this machine (and their
+    /// subagent sessions, each once), by day, week, month, session, agent, model or project:
+    /// input, cache writes, cache reads and output priced apart with the price table
+    /// (built-in, or `prices.toml` in the Mindgate home); models without a price are named,
+    /// never guessed.
+    Usage(UsageArgs),
     /// List the stored runs, newest first: id, app, name, status, start, duration, events,
     /// errors, tokens and cost (the figures of `GET /api/runs` and the viewer's run list).
     Runs(RunsArgs),
@@ -925,6 +931,48 @@ pub struct TasksArgs {
     /// Show at most this many sessions (newest first).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+}
+
+/// How `mindgate usage` groups its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UsageByArg {
+    /// Calendar day.
+    Day,
+    /// ISO week (named by its Monday).
+    Week,
+    /// Calendar month.
+    Month,
+    /// Session.
+    Session,
+    /// Coding agent.
+    Agent,
+    /// Model.
+    Model,
+    /// Project (the session's working directory).
+    Project,
+}
+
+/// Options of `mindgate usage`.
+#[derive(Debug, clap::Args)]
+pub struct UsageArgs {
+    /// Group the rows by.
+    #[arg(long, value_enum, default_value = "day")]
+    pub by: UsageByArg,
+    /// Only usage from this time on: a span back from now (`7d`, `12h`), an RFC 3339 time or
+    /// a date (counted to the quarter hour).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Time zone days, weeks and months are counted in (an IANA name such as
+    /// `Europe/Oslo`, or `UTC`) [default: the system's].
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+    /// Print the report as JSON (tokens in the project's convention: `input` includes
+    /// `cache_write`; `total = input + output + cache_read`).
+    #[arg(long)]
+    pub json: bool,
+    /// Where to look.
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
 }
 
 /// Options of `mindgate taskgraph`.

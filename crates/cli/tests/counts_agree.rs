@@ -178,3 +178,114 @@ async fn every_surface_shows_the_same_counts() {
         assert!(children.contains(&id), "subagent session {id} not checked");
     }
 }
+
+/// Issue 31 item 4: `mindgate usage --json`, `GET /task-graph/api/usage` and MCP `get_usage`
+/// give the same report for every grouping, and its totals are the sum of the task list's
+/// figures as `mindgate tasks --json` prints them: each top-level session's `totals` (its own
+/// tokens plus each subagent session's once, listed or not), a listed child being inside
+/// its parent's.
+#[tokio::test]
+async fn usage_is_the_same_everywhere_and_sums_the_task_graphs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = DiscoveryConfig {
+        extra_paths: vec![fixtures()],
+        now: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(NOW_S)),
+        ..DiscoveryConfig::empty()
+    };
+    let tasks = mindgate_taskgraph::discover(&config);
+    let serve = ServeConfig {
+        task_graph: config.clone(),
+        ..ServeConfig::for_tests(&tmp.path().join("home"))
+    };
+    let server = mindgate_server::start(serve).await.expect("server starts");
+    let http = reqwest::Client::new();
+    let catalog = TaskCatalog::new(config.clone());
+    let prices = mindgate_pricing::PriceTable::builtin();
+    let fixtures_arg = fixtures().display().to_string();
+    let mut total: Option<Value> = None;
+    for by in [
+        "day", "week", "month", "session", "agent", "model", "project",
+    ] {
+        let cli_report: Value = serde_json::from_slice(&cli(
+            &[
+                "usage",
+                "--json",
+                "--no-default-homes",
+                "--sessions",
+                &fixtures_arg,
+                "--by",
+                by,
+                "--tz",
+                "UTC",
+            ],
+            tmp.path(),
+        ))
+        .unwrap();
+        let url = format!("{}/task-graph/api/usage?by={by}&tz=UTC", server.base_url());
+        let body: Value = http.get(&url).send().await.unwrap().json().await.unwrap();
+        let args: mindgate_mcp::params::GetUsageArgs =
+            serde_json::from_value(serde_json::json!({"by": by, "tz": "UTC"})).unwrap();
+        let mcp = mindgate_mcp::tasks::get_usage(&catalog, &args, &prices).unwrap();
+        assert_eq!(body, cli_report, "HTTP = CLI, by {by}");
+        assert_eq!(mcp.value, cli_report, "MCP = CLI, by {by}");
+        assert_eq!(cli_report["by"], by);
+        assert!(
+            !cli_report["rows"].as_array().unwrap().is_empty(),
+            "by {by}"
+        );
+        match &total {
+            Some(t) => assert_eq!(&cli_report["total"]["tokens"], t, "by {by}"),
+            None => total = Some(cli_report["total"]["tokens"].clone()),
+        }
+    }
+    // The totals are the sum of the top-level tasks' totals (subagent sessions inside).
+    let listed: Vec<Value> = serde_json::from_slice(&cli(
+        &[
+            "tasks",
+            "--json",
+            "--no-default-homes",
+            "--sessions",
+            &fixtures_arg,
+        ],
+        tmp.path(),
+    ))
+    .unwrap();
+    assert_eq!(listed.len(), tasks.len());
+    let ids: std::collections::HashSet<&str> =
+        listed.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let mut sum = [0u64; 5];
+    for t in &listed {
+        if t["parent_session"]
+            .as_str()
+            .is_some_and(|p| ids.contains(p))
+        {
+            continue;
+        }
+        let tok = &t["totals"]["tokens"];
+        for (i, k) in ["input", "output", "cache_read", "cache_write", "total"]
+            .iter()
+            .enumerate()
+        {
+            sum[i] += tok[k].as_u64().unwrap();
+        }
+    }
+    let total = total.unwrap();
+    for (i, k) in ["input", "output", "cache_read", "cache_write", "total"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(total[k].as_u64(), Some(sum[i]), "usage total {k}");
+    }
+    assert!(sum[3] > 0, "the fixtures have cache writes");
+    // Bad parameters are a clear 400.
+    for bad in ["by=year", "tz=Mars/Olympus", "since=yesterday-ish"] {
+        let url = format!("{}/task-graph/api/usage?{bad}", server.base_url());
+        let res = http.get(&url).send().await.unwrap();
+        assert_eq!(res.status(), 400, "{bad}");
+        let body: Value = res.json().await.unwrap();
+        assert!(
+            body["error"].as_str().unwrap().contains("query parameter"),
+            "{bad}: {body}"
+        );
+    }
+}

@@ -197,6 +197,40 @@ pub struct ListTasksArgs {
     pub agent: Option<AgentArg>,
 }
 
+/// How `get_usage` groups its rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UsageByArg {
+    /// Calendar day (default).
+    #[default]
+    Day,
+    /// ISO week, named by its Monday.
+    Week,
+    /// Calendar month.
+    Month,
+    /// Session.
+    Session,
+    /// Coding agent.
+    Agent,
+    /// Model.
+    Model,
+    /// Project (working directory).
+    Project,
+}
+
+/// `get_usage` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetUsageArgs {
+    /// Group by `day` (default), `week`, `month`, `session`, `agent`, `model` or `project`.
+    pub by: Option<UsageByArg>,
+    /// Only usage from this time on: a span back from now (`7d`), an RFC 3339 time, a date or
+    /// Unix milliseconds.
+    pub since: Option<String>,
+    /// IANA time zone days, weeks and months are counted in (default `UTC`).
+    pub tz: Option<String>,
+}
+
 /// How much of a task graph to return.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -21,7 +21,7 @@ use crate::error::ToolError;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
     AnnotateArgs, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
-    GetThreadArgs, ListAnnotationsArgs, ListPausesArgs, ListRunsArgs, ListTasksArgs,
+    GetThreadArgs, GetUsageArgs, ListAnnotationsArgs, ListPausesArgs, ListRunsArgs, ListTasksArgs,
     ListThreadsArgs, ResumeArgs, SearchEventsArgs,
 };
 use crate::{runs, tasks};
@@ -436,6 +436,20 @@ impl MindgateMcp {
     pub async fn list_tasks(&self, Parameters(args): Parameters<ListTasksArgs>) -> CallToolResult {
         self.with_catalog(move |c| tasks::list_tasks(c, &args))
             .await
+    }
+
+    /// Token usage and cost across the coding-agent sessions.
+    #[tool(
+        name = "get_usage",
+        description = "Token usage and cost of every coding-agent session on this machine (subagent sessions counted once), grouped by day, week, month, session, agent, model or project: input, cache writes, cache reads and output tokens, the cost priced with Mindgate's price table, and the models that have no price (never guessed). since: a span such as 7d, a date or an RFC 3339 time; tz: IANA zone for days.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn get_usage(&self, Parameters(args): Parameters<GetUsageArgs>) -> CallToolResult {
+        self.blocking(move |shared| {
+            let prices = shared.prices()?;
+            tasks::get_usage(&shared.catalog, &args, &prices)
+        })
+        .await
     }
 
     /// A coding session's task graph summary.

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::output_limits::{cut_str, one_line};
-use crate::params::{DetailArg, GetTaskGraphArgs, ListTasksArgs};
+use crate::params::{DetailArg, GetTaskGraphArgs, GetUsageArgs, ListTasksArgs, UsageByArg};
 use crate::time::{duration, iso};
 use crate::views::task::TaskGraphView;
 use crate::views::to_structured;
@@ -510,4 +510,81 @@ fn task_graph_text(g: &TaskGraph, report: &TaskReport<'_>, view: &TaskGraphView<
         );
     }
     text
+}
+
+/// `get_usage`: token usage and cost across every coding-agent session found (each subagent
+/// session once), grouped as asked — the report `mindgate usage` prints and the Tasks page's
+/// Usage view shows ([`mindgate_taskgraph::discover::usage_of_tasks`]).
+pub fn get_usage(
+    catalog: &TaskCatalog,
+    args: &GetUsageArgs,
+    prices: &mindgate_pricing::PriceTable,
+) -> Result<ToolOutput, ToolError> {
+    use mindgate_taskgraph::usage::{UsageBy, UsageQuery, since_ms};
+    let tz = match args.tz.as_deref().map(str::trim) {
+        None | Some("") => jiff::tz::TimeZone::UTC,
+        Some(name) => jiff::tz::TimeZone::get(name)
+            .map_err(|_| ToolError::bad("tz", format!("`{name}` is not an IANA time zone name")))?,
+    };
+    let since_ms = match args.since.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(s) => Some(since_ms(s, &tz, jiff::Timestamp::now()).ok_or_else(|| {
+            ToolError::bad(
+                "since",
+                format!("`{s}` is not a span (7d), an RFC 3339 time, a date or Unix ms"),
+            )
+        })?),
+    };
+    let by = match args.by.unwrap_or_default() {
+        UsageByArg::Day => UsageBy::Day,
+        UsageByArg::Week => UsageBy::Week,
+        UsageByArg::Month => UsageBy::Month,
+        UsageByArg::Session => UsageBy::Session,
+        UsageByArg::Agent => UsageBy::Agent,
+        UsageByArg::Model => UsageBy::Model,
+        UsageByArg::Project => UsageBy::Project,
+    };
+    let catalog = catalog.refresh();
+    let report = catalog.usage(&UsageQuery { by, since_ms, tz }, prices);
+    let cost = |c: &mindgate_pricing::Cost| match c.usd {
+        Some(usd) => mindgate_pricing::format_usd(usd),
+        None => format!(
+            "at least {} (no price for {})",
+            mindgate_pricing::format_usd(c.priced_usd),
+            c.unpriced_models.join(", ")
+        ),
+    };
+    let t = &report.total.tokens;
+    let mut text = format!(
+        "Usage by {} ({} sessions): {} tokens (input {} of which cache writes {}, cache reads {}, output {}), cost {}.\n",
+        report.by.as_str(),
+        report.total.sessions,
+        t.total,
+        t.input,
+        t.cache_write,
+        t.cache_read,
+        t.output,
+        cost(&report.total.cost)
+    );
+    for r in report.rows.iter().take(50) {
+        let _ = writeln!(
+            text,
+            "- {}{}: {} tokens, {}",
+            r.key,
+            r.title
+                .as_deref()
+                .map(|t| format!(" \"{}\"", cut_str(t, 80)))
+                .unwrap_or_default(),
+            r.tokens.total,
+            cost(&r.cost)
+        );
+    }
+    if report.rows.len() > 50 {
+        let _ = writeln!(
+            text,
+            "… {} more rows in the structured content",
+            report.rows.len() - 50
+        );
+    }
+    Ok(ToolOutput::new(text, to_structured(&report)))
 }

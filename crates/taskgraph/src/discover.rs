@@ -15,8 +15,10 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use mindgate_pricing::PriceTable;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -27,6 +29,7 @@ use crate::graph::{
 use crate::read::{detect_agent, dsh_session_file, read_session_as};
 use crate::session::{Agent, Session};
 use crate::text::workspace_slug;
+use crate::usage::{SessionUsage, UsageQuery, UsageReport, usage_report};
 
 /// Environment variables read by [`DiscoveryConfig::from_env`].
 pub mod env {
@@ -192,6 +195,10 @@ pub struct TaskSummary {
     pub totals: WithSubagents,
     /// Number of read warnings.
     pub warnings: usize,
+    /// The token usage of the session and of each of its subagent sessions (each once), for
+    /// [`crate::usage`]; not serialised.
+    #[serde(skip)]
+    pub usage: Arc<[SessionUsage]>,
 }
 
 /// A session's totals with its subagent sessions (recursively, each session once). Their wall
@@ -214,11 +221,7 @@ impl WithSubagents {
             &mindgate_pricing::PriceTable::default(),
         );
         let mut tokens = tree.graph.summary.tokens;
-        tokens.add(
-            children.tokens.input,
-            children.tokens.output,
-            children.tokens.cache_read,
-        );
+        tokens.merge(&children.tokens);
         Self {
             subagent_sessions: children.sessions,
             tokens,
@@ -580,7 +583,22 @@ fn summary_of(
         counts: g.summary.counts,
         totals: WithSubagents::of(tree),
         warnings: session.warnings.len(),
+        usage: SessionUsage::of_tree(tree, Some(loc.agent)).into(),
     }
+}
+
+/// Token usage and cost across `tasks` and their subagent sessions (each session once),
+/// grouped as `query` asks: what `mindgate usage`, the Usage view and its HTTP route show.
+pub fn usage_of_tasks<'a>(
+    tasks: impl IntoIterator<Item = &'a TaskSummary>,
+    query: &UsageQuery,
+    prices: &PriceTable,
+) -> UsageReport {
+    usage_report(
+        tasks.into_iter().flat_map(|t| t.usage.iter()),
+        query,
+        prices,
+    )
 }
 
 /// Reads and summarises one located session.
@@ -730,6 +748,12 @@ impl Catalog {
         &self.tasks
     }
 
+    /// Token usage and cost across the listed sessions and their subagent sessions (each
+    /// session once), grouped as `query` asks.
+    pub fn usage(&self, query: &UsageQuery, prices: &PriceTable) -> UsageReport {
+        usage_of_tasks(&self.tasks, query, prices)
+    }
+
     /// The files the last refresh skipped (in no agent's format, or unreadable), by path.
     pub fn skipped(&self) -> &[Skipped] {
         &self.skipped
@@ -738,10 +762,12 @@ impl Catalog {
     /// Resolves an id (exact, else unique prefix) or a path to a location.
     pub fn locate(&self, id_or_path: &str) -> Result<SessionLocation> {
         let p = Path::new(id_or_path);
+        // A listed session by its path (an OpenCode session's path names a row of its
+        // database, not a file).
+        if let Some(e) = self.entries.get(p) {
+            return Ok(e.loc.clone());
+        }
         if p.exists() {
-            if let Some(e) = self.entries.get(p) {
-                return Ok(e.loc.clone());
-            }
             let agent = detect_agent(p)?;
             return Ok(SessionLocation {
                 agent,

@@ -258,6 +258,10 @@ pub struct Usage {
     pub output: u64,
     /// Input tokens served from the prompt cache.
     pub cache_read: u64,
+    /// Of `input`, the tokens written to the prompt cache (priced apart; 0 where the agent
+    /// reports no cache writes: DSH, Codex, Gemini CLI).
+    #[serde(default)]
+    pub cache_write: u64,
 }
 
 /// A failure reported by a provider or tool.

@@ -69,6 +69,7 @@ pub mod session;
 pub mod synth;
 pub mod text;
 pub mod timestamp;
+pub mod usage;
 
 pub use discover::{
     Catalog, DiscoveryConfig, Found, IdMatch, SessionLocation, Skipped, TaskSummary, discover,

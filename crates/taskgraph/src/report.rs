@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use mindgate_pricing::{Cost, PriceTable, TokenCounts};
+use mindgate_pricing::{Cost, PriceTable};
 use serde_json::Value;
 
 use crate::graph::{Node, NodeMeta, NodeRef, TaskGraph};
@@ -53,22 +53,11 @@ impl<'g> TaskReport<'g> {
         self.graph
     }
 
-    /// What the session's token usage cost at `prices`: each model's tokens
-    /// (`meta.tokens.by_model`) priced by that model, the `unknown` ones unpriced. The
-    /// sessions report input, output and cache-read tokens (no cache writes).
+    /// What the session's token usage cost at `prices` ([`crate::graph::graph_cost`]: each
+    /// model's tokens priced by that model, cache reads and writes apart, the `unknown` ones
+    /// unpriced).
     pub fn cost(&self, prices: &PriceTable) -> Cost {
-        let mut cost = Cost::default();
-        for (model, t) in &self.graph.meta.tokens.by_model {
-            let model = Some(model.as_str()).filter(|m| *m != "unknown");
-            let tokens = TokenCounts {
-                input: t.input,
-                output: t.output,
-                cache_read: t.cache_read,
-                cache_write: 0,
-            };
-            cost.add(prices, model, &tokens);
-        }
-        cost
+        crate::graph::graph_cost(self.graph, prices)
     }
 
     /// A node by id (a hash lookup).

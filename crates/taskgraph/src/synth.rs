@@ -102,6 +102,7 @@ impl Synth {
             input: 1000 + self.next(5000),
             output: 50 + self.next(500),
             cache_read: self.next(4000),
+            cache_write: 0,
         };
         self.push(EventKind::Usage(usage));
         let last = step == 40;

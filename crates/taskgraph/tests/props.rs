@@ -79,6 +79,7 @@ fn events_from(ops: &[Op]) -> Vec<Event> {
                 input: u64::from(a),
                 output: u64::from(b),
                 cache_read: 1,
+                cache_write: u64::from(a / 2),
             }),
             11 => EventKind::UserMessage {
                 text: format!("msg {a}"),

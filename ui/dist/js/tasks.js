@@ -10,11 +10,13 @@ import { emptyState } from './firststeps.js';
 import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
 import { TaskOverviewView } from './taskoverview.js';
 import { TaskTimelineView } from './tasktimeline.js';
+import { TaskUsageView } from './taskusage.js';
 
 const API = '/task-graph/api';
 
 export function parseTaskRoute(hash) {
   if (/^#\/tasks\/?$/.test(hash || '')) return { page: 'list' };
+  if (/^#\/tasks\/usage\/?$/.test(hash || '')) return { page: 'usage' };
   const m = /^#\/task\/([^/?&]+)(?:\/(turn|timeline|graph))?(?:\/([^/?&]+))?(?:\?([^#]*))?/.exec(hash || '');
   if (m) {
     const q = new URLSearchParams(m[4] || '');
@@ -95,7 +97,7 @@ export class TasksPage {
     }
     this.main.hidden = true;
     this.root.hidden = false;
-    if (r.page === 'list') { this.leaveTask(); this.showList(); } else this.showTask(r);
+    if (r.page === 'list') { this.leaveTask(); this.showList(); } else if (r.page === 'usage') { this.leaveTask(); this.showUsage(); } else this.showTask(r);
   }
 
   leaveTask() {
@@ -107,6 +109,27 @@ export class TasksPage {
     this.taskId = null;
   }
 
+  /** The list page's header: back to runs, the title, the Sessions / Usage tabs, then `extra`. */
+  listHead(current, ...extra) {
+    const tab = (page, label, href) => el('a', { class: 'btn tg-tab', 'data-page': page, href, ...(page === current ? { 'aria-current': 'page' } : {}) }, label);
+    const tabs = el('nav', { class: 'tg-tabs tg-list-tabs', 'aria-label': 'Tasks views' },
+      tab('list', 'Sessions', '#/tasks'), tab('usage', 'Usage', '#/tasks/usage'));
+    for (const a of tabs.children) a.classList.toggle('active', a.dataset.page === current);
+    return el('div', { class: 'tg-head' },
+      el('a', { href: '#/', class: 'btn' }, '← Runs'),
+      el('h1', { class: 'tg-title' }, 'Tasks'),
+      tabs,
+      ...extra);
+  }
+
+  // ---- usage ----------------------------------------------------------------------
+  async showUsage() {
+    const host = el('div', { class: 'tu-page' });
+    this.root.replaceChildren(this.listHead('usage'), host);
+    this.usageView = new TaskUsageView(host, getJson);
+    await this.usageView.show();
+  }
+
   // ---- list ---------------------------------------------------------------------
   async showList() {
     const filter = el('input', { type: 'search', class: 'search-input tg-filter', placeholder: 'Filter by id, agent, workspace, title…', 'aria-label': 'Filter tasks' });
@@ -116,9 +139,7 @@ export class TasksPage {
       el('thead', {}, el('tr', {}, ...['Title', 'Agent', 'Workspace', 'Status', 'Started', 'Duration', 'Live', 'Id'].map((h) => el('th', { scope: 'col' }, h)))),
       body);
     this.root.replaceChildren(
-      el('div', { class: 'tg-head' },
-        el('a', { href: '#/', class: 'btn' }, '← Runs'),
-        el('h1', { class: 'tg-title' }, 'Tasks'),
+      this.listHead('list',
         count,
         el('button', { type: 'button', class: 'btn', onclick: () => this.showList() }, 'Refresh'),
         filter),

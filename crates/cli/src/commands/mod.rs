@@ -15,8 +15,10 @@ mod run_ids;
 mod runs;
 mod search;
 mod serve;
+mod table;
 mod taskgraph;
 mod tasks;
+mod usage;
 mod write_route;
 
 use std::io::Write;
@@ -46,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(&args),
         Command::Tasks(args) => tasks::run(&args),
         Command::Taskgraph(args) => taskgraph::run(&args),
+        Command::Usage(args) => usage::run(&args),
         Command::Migrate(args) => migrate::run(&args),
         Command::Memory(args) => memory::run(args),
         Command::Reference { doc } => {

@@ -165,10 +165,10 @@ fn table(runs: &[RunSummary]) -> String {
         "TOKENS",
         "COST",
     ];
-    let rows: Vec<[String; 11]> = runs
+    let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|r| {
-            [
+            vec![
                 clip(&r.id, 40),
                 clip(&one_line(&r.app), 24),
                 clip(&one_line(&r.name), 40),
@@ -183,23 +183,7 @@ fn table(runs: &[RunSummary]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for cells in std::iter::once(header.map(str::to_owned)).chain(rows) {
-        let mut line = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            line.push_str(c);
-            line.push_str(&" ".repeat(widths[i] - c.chars().count() + 2));
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    super::table::text_table(&header, &rows)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! | `GET /task-graph/api/event?id=…&seq=…` | `{seq, events}`: the events carrying that `seq` (line formats may put several on one line) |
 //! | `GET /task-graph/api/live?id=…` | Server-Sent Events: `graph` (the whole graph) on connect and after every growth of the session file, `events` (the new trajectory events) after every growth; with `view=overview`: `overview` (the whole overview) on connect, then `overview_delta` (top-level fields and only the changed turns) |
 //! | `GET /task-graph/api/task/overview`, `/task/turn`, `/task/timeline` | the page's views: see [`views`] |
+//! | `GET /task-graph/api/usage?by=…&since=…&tz=…` | tokens and cost across every session: see [`usage`] |
 //!
 //! `id` is a session id or a unique prefix of one; never a path (the API does not read files
 //! outside the discovered homes). Errors are `{"error": "…"}`: 400 for bad or ambiguous
@@ -20,6 +21,7 @@
 
 mod event_ids;
 mod live;
+mod usage;
 mod views;
 
 use std::collections::HashMap;
@@ -107,6 +109,7 @@ where
         .route("/task-graph/api/task/overview", get(views::overview))
         .route("/task-graph/api/task/turn", get(views::turn))
         .route("/task-graph/api/task/timeline", get(views::timeline))
+        .route("/task-graph/api/usage", get(usage::usage))
         .route("/task-graph/api/events", get(events))
         .route("/task-graph/api/event", get(event))
         .route("/task-graph/api/live", get(live_feed))

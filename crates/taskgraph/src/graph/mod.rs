@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 pub use builder::{AppendStats, GraphChanges, IncrementalGraph};
 pub use headline::{Headline, headline};
 pub use model::*;
-pub use overview::{TaskOverview, TurnOverview, overview, timeline, turn_detail};
+pub use overview::{
+    TaskOverview, TurnOverview, graph_cost, overview, price, timeline, turn_detail,
+};
 pub use turn_index::TurnIndex;
 pub use waiting::{WaitKind, WaitSegment};
 

@@ -322,6 +322,18 @@ pub struct StepTokens {
     pub output: u64,
     /// Cache-read tokens.
     pub cache_read: u64,
+    /// Of `input`, the tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
+impl StepTokens {
+    /// Adds one response's usage.
+    pub(crate) fn add_usage(&mut self, u: &crate::event::Usage) {
+        self.input = self.input.saturating_add(u.input);
+        self.output = self.output.saturating_add(u.output);
+        self.cache_read = self.cache_read.saturating_add(u.cache_read);
+        self.cache_write = self.cache_write.saturating_add(u.cache_write);
+    }
 }
 
 /// One failed LLM attempt of a step.
@@ -529,19 +541,58 @@ pub struct TokenTotals {
     pub output: u64,
     /// Cache-read tokens.
     pub cache_read: u64,
+    /// Of `input`, the tokens written to the prompt cache (Claude Code's cache creation,
+    /// pi's and OpenCode's cache writes; 0 for agents that report none). Priced apart.
+    pub cache_write: u64,
     /// `input + output + cache_read`.
     pub total: u64,
 }
 
 impl TokenTotals {
-    pub(crate) fn add(&mut self, input: u64, output: u64, cache_read: u64) {
-        self.input = self.input.saturating_add(input);
-        self.output = self.output.saturating_add(output);
-        self.cache_read = self.cache_read.saturating_add(cache_read);
+    /// Adds counts given by kind.
+    pub(crate) fn add_counts(&mut self, t: StepTokens) {
+        self.input = self.input.saturating_add(t.input);
+        self.output = self.output.saturating_add(t.output);
+        self.cache_read = self.cache_read.saturating_add(t.cache_read);
+        self.cache_write = self.cache_write.saturating_add(t.cache_write);
         self.total = self
             .input
             .saturating_add(self.output)
             .saturating_add(self.cache_read);
+    }
+
+    /// Adds another total.
+    pub(crate) fn merge(&mut self, t: &TokenTotals) {
+        self.add_counts(t.counts());
+    }
+
+    /// The counts by kind (without the total).
+    pub fn counts(&self) -> StepTokens {
+        StepTokens {
+            input: self.input,
+            output: self.output,
+            cache_read: self.cache_read,
+            cache_write: self.cache_write,
+        }
+    }
+
+    /// The counts as the price table takes them: `input` without the cache writes, which
+    /// are priced apart.
+    pub fn priced_counts(&self) -> mindgate_pricing::TokenCounts {
+        self.counts().priced_counts()
+    }
+}
+
+impl StepTokens {
+    /// The counts as the price table takes them: `input` without the cache writes, which
+    /// are priced apart.
+    pub fn priced_counts(&self) -> mindgate_pricing::TokenCounts {
+        mindgate_pricing::TokenCounts {
+            input: self.input.saturating_sub(self.cache_write),
+            output: self.output,
+            cache_read: self.cache_read,
+            cache_write: self.cache_write.min(self.input),
+        }
     }
 }
 

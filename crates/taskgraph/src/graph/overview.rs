@@ -12,11 +12,12 @@
 // The fast unkeyed hasher: these maps are keyed by a graph's node ids (100,000s at size).
 use crate::fast_hash::{FastMap as HashMap, FastSet as HashSet};
 
-use mindgate_pricing::{Cost, PriceTable, TokenCounts};
+use mindgate_pricing::{Cost, PriceTable};
 use serde::Serialize;
 
 use super::model::{
-    ChildSessionRef, Edge, Node, NodeMeta, NodeType, SharedStr, Status, TaskGraph, TokenTotals,
+    ChildSessionRef, Edge, Node, NodeMeta, NodeType, SharedStr, Status, StepTokens, TaskGraph,
+    TokenTotals,
 };
 use super::node_index::NodeIndex;
 use super::waiting::{WaitKind, node_wait_kind};
@@ -302,16 +303,15 @@ pub(crate) fn turn_of_nodes_with(g: &TaskGraph, index: &NodeIndex<'_>) -> Vec<Op
     turn.into_iter().map(Option::flatten).collect()
 }
 
-/// What `tokens` of `model` cost at `prices` (unknown models stay unpriced).
-fn price(prices: &PriceTable, model: Option<&str>, t: TokenTotals) -> Cost {
+/// What `tokens` of `model` cost at `prices`: cache reads and writes priced apart, the
+/// `unknown` model (a step that named none) unpriced. The one pricing rule of a task graph.
+pub fn price(prices: &PriceTable, model: Option<&str>, t: StepTokens) -> Cost {
     let mut cost = Cost::default();
-    let tokens = TokenCounts {
-        input: t.input,
-        output: t.output,
-        cache_read: t.cache_read,
-        cache_write: 0,
-    };
-    cost.add(prices, model.filter(|m| *m != "unknown"), &tokens);
+    cost.add(
+        prices,
+        model.filter(|m| *m != "unknown"),
+        &t.priced_counts(),
+    );
     cost
 }
 
@@ -371,11 +371,8 @@ fn add_to_turn(row: &mut TurnOverview, n: &Node, prices: &PriceTable) {
     count_node(&mut row.counts, n);
     match &n.meta {
         NodeMeta::Agent(m) => {
-            let t = m.tokens;
-            let mut step = TokenTotals::default();
-            step.add(t.input, t.output, t.cache_read);
-            row.tokens.add(t.input, t.output, t.cache_read);
-            row.cost.merge(&price(prices, m.model.as_deref(), step));
+            row.tokens.add_counts(m.tokens);
+            row.cost.merge(&price(prices, m.model.as_deref(), m.tokens));
         }
         NodeMeta::Tool(m) if n.node_type == NodeType::Subagent => {
             row.subagents.push(TurnSubagent {
@@ -537,11 +534,11 @@ fn cut_out(work: Vec<PathSegment>, waits: &[PathSegment]) -> Vec<PathSegment> {
     out
 }
 
-/// The session's own cost: each model's tokens priced by that model.
-fn graph_cost(g: &TaskGraph, prices: &PriceTable) -> Cost {
+/// The session's own cost: each model's tokens (`meta.tokens.by_model`) priced by that model.
+pub fn graph_cost(g: &TaskGraph, prices: &PriceTable) -> Cost {
     let mut cost = Cost::default();
     for (model, t) in &g.meta.tokens.by_model {
-        cost.merge(&price(prices, Some(model), *t));
+        cost.merge(&price(prices, Some(model), t.counts()));
     }
     cost
 }
@@ -568,7 +565,7 @@ pub fn subagent_totals(
         }
         let s = &t.graph.summary.tokens;
         out.sessions += 1;
-        out.tokens.add(s.input, s.output, s.cache_read);
+        out.tokens.merge(s);
         out.cost.merge(&graph_cost(&t.graph, prices));
         out.duration_ms += t.graph.duration_ms.max(0);
     }
@@ -585,11 +582,7 @@ pub fn overview(g: &TaskGraph, children: &[GraphTree], prices: &PriceTable) -> T
     let cost = graph_cost(g, prices);
     let subagents = subagent_totals(g, children, prices);
     let mut tokens = g.summary.tokens;
-    tokens.add(
-        subagents.tokens.input,
-        subagents.tokens.output,
-        subagents.tokens.cache_read,
-    );
+    tokens.merge(&subagents.tokens);
     let mut total_cost = cost.clone();
     total_cost.merge(&subagents.cost);
     TaskOverview {

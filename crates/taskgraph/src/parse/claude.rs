@@ -539,6 +539,7 @@ impl ClaudeConverter {
                     + u64_field(u, &["cache_creation_input_tokens"]).unwrap_or(0),
                 output: u64_field(u, &["output_tokens"]).unwrap_or(0),
                 cache_read: u64_field(u, &["cache_read_input_tokens"]).unwrap_or(0),
+                cache_write: u64_field(u, &["cache_creation_input_tokens"]).unwrap_or(0),
             });
         }
         if let Some(r) = str_field(msg, &["stop_reason"]) {

@@ -359,6 +359,7 @@ impl CodexConverter {
                             .saturating_sub(cached),
                         output: u64_field(u, &["output_tokens"]).unwrap_or(0),
                         cache_read: cached,
+                        cache_write: 0,
                     }),
                 );
                 if self.step_open && self.step_has_output {

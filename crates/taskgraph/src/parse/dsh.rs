@@ -386,6 +386,7 @@ fn usage_from(u: &Value) -> Option<Usage> {
             ],
         )
         .unwrap_or(0),
+        cache_write: 0,
     })
 }
 

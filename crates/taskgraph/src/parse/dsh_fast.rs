@@ -194,6 +194,7 @@ impl UsageFields {
                 .or(self.cache_read)
                 .or(self.cached_input_tokens)
                 .unwrap_or(0),
+            cache_write: 0,
         }
     }
 }

@@ -231,6 +231,7 @@ pub fn usage_of(t: &Value) -> Option<Usage> {
         input: get("input").saturating_sub(cached) + get("tool"),
         output: get("output") + get("thoughts"),
         cache_read: cached,
+        cache_write: 0,
     })
 }
 

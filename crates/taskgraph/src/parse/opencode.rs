@@ -121,6 +121,7 @@ pub fn usage_of(t: &Value) -> Option<Usage> {
         input: get(t, "input") + get(cache, "write"),
         output: get(t, "output") + get(t, "reasoning"),
         cache_read: get(cache, "read"),
+        cache_write: get(cache, "write"),
     })
 }
 

@@ -374,6 +374,7 @@ impl Converter {
                         + u64_field(u, &["cacheWrite"]).unwrap_or(0),
                     output: u64_field(u, &["output"]).unwrap_or(0),
                     cache_read: u64_field(u, &["cacheRead"]).unwrap_or(0),
+                    cache_write: u64_field(u, &["cacheWrite"]).unwrap_or(0),
                 }),
             );
         }

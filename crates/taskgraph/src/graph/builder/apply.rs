@@ -93,11 +93,11 @@ impl IncrementalGraph {
         let i = self.ensure_step(t, seq);
         self.note(i, seq);
         if let Some(m) = self.agent_meta(i) {
-            m.tokens.input += u.input;
-            m.tokens.output += u.output;
-            m.tokens.cache_read += u.cache_read;
+            m.tokens.add_usage(u);
         }
-        self.g.summary.tokens.add(u.input, u.output, u.cache_read);
+        let mut counts = StepTokens::default();
+        counts.add_usage(u);
+        self.g.summary.tokens.add_counts(counts);
         self.g.meta.tokens.totals = self.g.summary.tokens;
         // Borrow the model name; allocate the key only for a model not seen before.
         let key = match &self.g.nodes[i].meta {
@@ -107,13 +107,11 @@ impl IncrementalGraph {
         .unwrap_or("unknown");
         let by_model = &mut self.g.meta.tokens.by_model;
         match by_model.get_mut(key) {
-            Some(tot) => tot.add(u.input, u.output, u.cache_read),
-            None => {
-                by_model
-                    .entry(key.to_owned())
-                    .or_default()
-                    .add(u.input, u.output, u.cache_read)
-            }
+            Some(tot) => tot.add_counts(counts),
+            None => by_model
+                .entry(key.to_owned())
+                .or_default()
+                .add_counts(counts),
         }
     }
 
