@@ -4,7 +4,7 @@
 // catalog; nothing is summed here except the bar widths).
 
 import { el } from './dom.js';
-import { countOf, fmtCostShort, costDetail } from './format.js';
+import { countOf, fmtUsd, costDetail } from './format.js';
 
 const API = '/task-graph/api';
 const GROUPS = [['day', 'Day'], ['week', 'Week'], ['month', 'Month'], ['agent', 'Agent'], ['model', 'Model'], ['project', 'Project'], ['session', 'Session']];
@@ -27,6 +27,13 @@ export function usageParts(t = {}) {
 }
 
 const num = (n) => (n || 0).toLocaleString();
+
+/** `$1.23`; `≥ $1.23` when some model had no price (the priced part); `unpriced` when none had one. */
+export function usageCost(cost) {
+  if (!cost) return '';
+  if (cost.usd != null) return fmtUsd(cost.usd);
+  return cost.pricedUsd > 0 ? `≥ ${fmtUsd(cost.pricedUsd)}` : 'unpriced';
+}
 
 export class TaskUsageView {
   /** @param {HTMLElement} root @param {(url: string) => Promise<any>} getJson */
@@ -88,7 +95,7 @@ export class TaskUsageView {
     const card = (label, value, title = '', kind = '') => el('div', { class: `tu-card${kind ? ` tu-card-${kind}` : ''}`, title },
       el('div', { class: 'tu-card-label' }, label), el('div', { class: 'tu-card-value' }, value));
     this.cards.replaceChildren(
-      card('Cost', fmtCostShort(report.total.cost) || '$0', costDetail(report.total.cost)),
+      card('Cost', usageCost(report.total.cost), costDetail(report.total.cost)),
       card('Tokens', num(t.total), 'input + cache write + cache read + output'),
       ...KINDS.map(([k, label]) => card(label, num(parts[k]), `${label} tokens (the bar colour in the table)`, k)),
       card('Sessions', num(report.total.sessions), 'sessions with token usage, subagent sessions counted once'),
@@ -114,7 +121,7 @@ export class TaskUsageView {
       el('th', { scope: 'row' }, 'Total'), el('td', { class: 'num' }, num(total.sessions)), el('td'),
       ...KINDS.map(([k]) => el('td', { class: 'num' }, num(tp[k]))),
       el('td', { class: 'num' }, num(total.tokens.total)),
-      el('td', { class: 'num', title: costDetail(total.cost) }, fmtCostShort(total.cost)),
+      el('td', { class: 'num', title: costDetail(total.cost) }, usageCost(total.cost)),
       el('td', { class: 'small muted' }, countOf(total.models.length, 'model'))));
     this.tableHost.replaceChildren(el('table', { class: 'tg-table tu-table' },
       el('thead', {}, el('tr', {}, ...head.map((h, i) => el('th', { scope: 'col', class: i >= 3 && i <= 8 ? 'num' : '' }, h)))),
@@ -136,7 +143,7 @@ export class TaskUsageView {
       el('td', { class: 'tu-bar-cell' }, bar),
       ...KINDS.map(([k]) => el('td', { class: 'num' }, num(parts[k]))),
       el('td', { class: 'num' }, num(r.tokens.total)),
-      el('td', { class: 'num', title: costDetail(r.cost) }, fmtCostShort(r.cost)),
+      el('td', { class: 'num', title: costDetail(r.cost) }, usageCost(r.cost)),
       el('td', { class: 'small muted tu-models', title: r.models.join(', ') }, r.models.join(', ')));
   }
 }
