@@ -35,6 +35,7 @@ READ_TOOLS = {
     "list_tasks",
     "get_task_graph",
     "get_usage",
+    "search_tasks",
     "diff_runs",
     "list_threads",
     "get_thread",
@@ -351,6 +352,35 @@ def test_task_tools_read_a_coding_sessions_critical_path(world):
         _, full = await ok(session, "get_task_graph", {"id": "dsh-fail", "detail": "full"})
         assert full["status"] == "FAILED"
         assert len(full["nodes"]) == full["nodeCount"]
+
+    drive(world["home"], world["scratch"], body)
+
+
+def test_search_tasks_and_get_usage_read_every_session(world):
+    """Issue 31 items 4 and 5 over MCP: a tool output of the Codex fixture is found at its
+    node with a viewer link that opens it; usage by agent sums to the total."""
+
+    async def body(session: ClientSession) -> None:
+        text, found = await ok(session, "search_tasks", {"query": "jest upload", "limit": 10})
+        hits = found["hits"]
+        assert hits, text
+        c_main = [h for h in hits if h["session_id"] == "c-main"]
+        assert c_main, hits
+        assert c_main[0]["kind"] == "tool_args" and c_main[0]["node_id"].startswith("tool-")
+        assert "#/task/c-main/turn/" in c_main[0]["link"] and "?node=" in c_main[0]["link"]
+        assert "jest upload" in c_main[0]["snippet"]
+        assert "search_tasks" not in text and "c-main" in text
+        _, none = await ok(session, "search_tasks", {"query": "zz-nowhere-zz"})
+        assert none["hits"] == []
+        assert "query" in await tool_error(session, "search_tasks", {"query": " "})
+
+        text, usage = await ok(session, "get_usage", {"by": "agent", "tz": "UTC"})
+        rows = usage["rows"]
+        assert {r["key"] for r in rows} >= {"claude_code", "codex", "pi", "dsh"}
+        assert sum(r["tokens"]["total"] for r in rows) == usage["total"]["tokens"]["total"]
+        assert usage["total"]["tokens"]["cache_write"] > 0
+        assert "Usage by agent" in text
+        assert "tz" in await tool_error(session, "get_usage", {"tz": "Mars/Olympus"})
 
     drive(world["home"], world["scratch"], body)
 

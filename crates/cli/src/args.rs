@@ -928,9 +928,15 @@ pub struct TasksArgs {
     /// Print the task list as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Show at most this many sessions (newest first).
+    /// Show at most this many sessions (newest first), or with --search this many hits
+    /// [default with --search: 50].
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Search every session's text instead — user messages, the model's text, tool
+    /// arguments and tool output (case-insensitive substring) — through the session index in
+    /// the Mindgate home (shared with `serve`): each hit with its session, node and turn.
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
 }
 
 /// How `mindgate usage` groups its rows.

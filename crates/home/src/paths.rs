@@ -17,6 +17,8 @@ pub const MODELS_FOLDER: &str = "models";
 pub const RUN_FOLDER: &str = "run";
 /// File name of the price table that overrides and extends the built-in one (`docs/cost.md`).
 pub const PRICES_FILE: &str = "prices.toml";
+/// The session search index's file name in the home.
+pub const SESSION_SEARCH_FILE: &str = "session-search.db";
 
 /// The Mindgate home directory: databases, token files and models live in it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,6 +68,12 @@ impl Home {
     /// Where imported models live, `<home>/models`.
     pub fn models_dir(&self) -> PathBuf {
         self.root.join(MODELS_FOLDER)
+    }
+
+    /// The search index of the coding-agent sessions, `<home>/session-search.db` (shared by
+    /// `serve`, the CLI and MCP; rebuilt from the sessions when removed).
+    pub fn session_search_db(&self) -> PathBuf {
+        self.root.join(SESSION_SEARCH_FILE)
     }
 
     /// The price table overriding the built-in model prices, `<home>/prices.toml`.

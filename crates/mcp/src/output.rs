@@ -139,6 +139,21 @@ impl Links {
         format!("{}/#/threads/{}", self.base, encode_component(thread_id))
     }
 
+    /// A node of a coding-agent session's task graph in the viewer: its turn opened, the
+    /// node selected (the whole graph when it is in no turn).
+    pub fn task_node(&self, session_id: &str, turn: Option<&str>, node_id: &str) -> String {
+        let view = match turn {
+            Some(t) => format!("turn/{}", encode_component(t)),
+            None => "graph".to_owned(),
+        };
+        format!(
+            "{}/#/task/{}/{view}?node={}",
+            self.base,
+            encode_component(session_id),
+            encode_component(node_id)
+        )
+    }
+
     /// The node of a run in the viewer.
     pub fn node(&self, run_id: &str, node_id: &str) -> String {
         format!(

@@ -197,6 +197,17 @@ pub struct ListTasksArgs {
     pub agent: Option<AgentArg>,
 }
 
+/// `search_tasks` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchTasksArgs {
+    /// Text to find (case-insensitive substring) in user messages, the model's text, tool
+    /// arguments and tool output.
+    pub query: String,
+    /// Most hits to return (default 20, at most 200).
+    pub limit: Option<u32>,
+}
+
 /// How `get_usage` groups its rows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -22,7 +22,7 @@ use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result
 use crate::params::{
     AnnotateArgs, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
     GetThreadArgs, GetUsageArgs, ListAnnotationsArgs, ListPausesArgs, ListRunsArgs, ListTasksArgs,
-    ListThreadsArgs, ResumeArgs, SearchEventsArgs,
+    ListThreadsArgs, ResumeArgs, SearchEventsArgs, SearchTasksArgs,
 };
 use crate::{runs, tasks};
 use mindgate_memory::agent::LazyMemory;
@@ -436,6 +436,23 @@ impl MindgateMcp {
     pub async fn list_tasks(&self, Parameters(args): Parameters<ListTasksArgs>) -> CallToolResult {
         self.with_catalog(move |c| tasks::list_tasks(c, &args))
             .await
+    }
+
+    /// Full-text search over the coding-agent sessions.
+    #[tool(
+        name = "search_tasks",
+        description = "Search the text of every coding-agent session on this machine — user messages, the model's replies, tool arguments and tool output (case-insensitive substring) — and get each hit's session, node, turn, a snippet and a viewer link. Open a hit's session with get_task_graph.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn search_tasks(
+        &self,
+        Parameters(args): Parameters<SearchTasksArgs>,
+    ) -> CallToolResult {
+        self.blocking(move |shared| {
+            let index = Home::at(&shared.config.home).session_search_db();
+            tasks::search_tasks(&shared.catalog, &index, &args, &shared.links())
+        })
+        .await
     }
 
     /// Token usage and cost across the coding-agent sessions.

@@ -26,9 +26,12 @@ use mindgate_taskgraph::{
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
+use crate::output::Links;
 use crate::output::ToolOutput;
 use crate::output_limits::{cut_str, one_line};
-use crate::params::{DetailArg, GetTaskGraphArgs, GetUsageArgs, ListTasksArgs, UsageByArg};
+use crate::params::{
+    DetailArg, GetTaskGraphArgs, GetUsageArgs, ListTasksArgs, SearchTasksArgs, UsageByArg,
+};
 use crate::time::{duration, iso};
 use crate::views::task::TaskGraphView;
 use crate::views::to_structured;
@@ -587,4 +590,76 @@ pub fn get_usage(
         );
     }
     Ok(ToolOutput::new(text, to_structured(&report)))
+}
+
+/// `search_tasks`: the texts of every coding-agent session found that contain the query, each
+/// hit with its session, node, turn and viewer link — through the session search index in the
+/// Mindgate home at `index_path` (the one `serve` and `mindgate tasks --search` use; brought
+/// up to date with the sessions first).
+pub fn search_tasks(
+    catalog: &TaskCatalog,
+    index_path: &Path,
+    args: &SearchTasksArgs,
+    links: &Links,
+) -> Result<ToolOutput, ToolError> {
+    use mindgate_store::search::sessions::SessionIndex;
+    let query = args.query.trim();
+    if query.is_empty() {
+        return Err(ToolError::bad("query", "give the text to look for"));
+    }
+    if query.chars().count() > 500 {
+        return Err(ToolError::bad("query", "longer than 500 characters"));
+    }
+    let limit = match args.limit {
+        None => 20,
+        Some(n) if (1..=200).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(ToolError::bad(
+                "limit",
+                format!("{n} is not between 1 and 200"),
+            ));
+        }
+    };
+    let catalog = catalog.refresh();
+    let failed = |e: mindgate_store::StoreError| {
+        ToolError::read(
+            mindgate_errors::ErrorCode::Unavailable,
+            format!(
+                "the session search index {}: {}",
+                index_path.display(),
+                mindgate_errors::error_chain(&e)
+            ),
+        )
+    };
+    let index = SessionIndex::open(index_path).map_err(failed)?;
+    let (_, hits) = index
+        .search_current(query, catalog.tasks(), catalog.config(), limit)
+        .map_err(failed)?;
+    let mut text = if hits.is_empty() {
+        format!("No session text contains \"{query}\".")
+    } else {
+        format!("{} hit(s) for \"{query}\", best first:\n", hits.len())
+    };
+    let mut values = Vec::with_capacity(hits.len());
+    for h in &hits {
+        let link = links.task_node(&h.session_id, h.turn.as_deref(), &h.node_id);
+        let _ = writeln!(
+            text,
+            "- {} [{}] \"{}\" {} {}: {}\n  {}",
+            h.session_id,
+            h.agent,
+            cut_str(&h.title, 80),
+            h.kind,
+            h.node_id,
+            cut_str(&h.snippet, 200),
+            link
+        );
+        let mut v = serde_json::to_value(h).unwrap_or_else(|_| json!({}));
+        v["link"] = Value::String(link);
+        values.push(v);
+    }
+    Ok(ToolOutput::new(
+        text,
+        json!({ "query": query, "hits": values }),
+    ))
 }

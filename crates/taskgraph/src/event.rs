@@ -106,6 +106,13 @@ pub enum EventKind {
         /// What failed.
         failure: Failure,
     },
+    /// Text the model wrote for the person (kept for search and the trajectory; it changes
+    /// no node and no time of the graph).
+    #[serde(rename = "assistant/text")]
+    AssistantText {
+        /// The text.
+        text: String,
+    },
     /// The model asked for a tool call.
     #[serde(rename = "tool/call")]
     ToolCall {
@@ -173,6 +180,7 @@ impl EventKind {
             EventKind::TodoWrite { .. } => 13,
             EventKind::SubagentDescriptor(_) => 14,
             EventKind::ToolCancelled { .. } => 15,
+            EventKind::AssistantText { .. } => 16,
         }
     }
 }

@@ -65,6 +65,7 @@ pub mod opencode;
 pub mod parse;
 pub mod read;
 pub mod report;
+pub mod search_text;
 pub mod session;
 pub mod synth;
 pub mod text;

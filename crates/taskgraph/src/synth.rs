@@ -209,6 +209,7 @@ fn dsh_line(e: &Event) -> serde_json::Value {
         }
         EventKind::Title { title } => ("session/title", json!({ "title": title })),
         EventKind::UserMessage { text } => ("user/message", json!({ "text": text })),
+        EventKind::AssistantText { text } => ("assistant/text", json!({ "text": text })),
         EventKind::TurnStart { turn } => ("turn/start", json!({ "turn": turn })),
         EventKind::TurnEnd { turn, reason } => (
             "turn/end",

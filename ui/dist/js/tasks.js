@@ -11,12 +11,15 @@ import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
 import { TaskOverviewView } from './taskoverview.js';
 import { TaskTimelineView } from './tasktimeline.js';
 import { TaskUsageView } from './taskusage.js';
+import { TaskSearchView } from './tasksearch.js';
 
 const API = '/task-graph/api';
 
 export function parseTaskRoute(hash) {
   if (/^#\/tasks\/?$/.test(hash || '')) return { page: 'list' };
   if (/^#\/tasks\/usage\/?$/.test(hash || '')) return { page: 'usage' };
+  const s = /^#\/tasks\/search(?:\?([^#]*))?$/.exec(hash || '');
+  if (s) return { page: 'search', query: new URLSearchParams(s[1] || '').get('q') || '' };
   const m = /^#\/task\/([^/?&]+)(?:\/(turn|timeline|graph))?(?:\/([^/?&]+))?(?:\?([^#]*))?/.exec(hash || '');
   if (m) {
     const q = new URLSearchParams(m[4] || '');
@@ -97,7 +100,7 @@ export class TasksPage {
     }
     this.main.hidden = true;
     this.root.hidden = false;
-    if (r.page === 'list') { this.leaveTask(); this.showList(); } else if (r.page === 'usage') { this.leaveTask(); this.showUsage(); } else this.showTask(r);
+    if (r.page === 'list') { this.leaveTask(); this.showList(); } else if (r.page === 'usage') { this.leaveTask(); this.showUsage(); } else if (r.page === 'search') { this.leaveTask(); this.showSearch(r.query); } else this.showTask(r);
   }
 
   leaveTask() {
@@ -122,6 +125,26 @@ export class TasksPage {
       ...extra);
   }
 
+  /** The box that searches inside every session (Enter opens #/tasks/search?q=…). */
+  textSearchBox(value = '') {
+    const input = el('input', { type: 'search', class: 'search-input tg-textsearch', value, placeholder: 'Search inside sessions: messages, replies, tool calls and output…', 'aria-label': 'Search inside sessions' });
+    input.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter') return;
+      const q = input.value.trim();
+      if (q) location.hash = `#/tasks/search?q=${encodeURIComponent(q)}`;
+    });
+    return input;
+  }
+
+  // ---- text search ----------------------------------------------------------------
+  async showSearch(query) {
+    const host = el('div', { class: 'ts-page' });
+    const box = this.textSearchBox(query);
+    this.root.replaceChildren(this.listHead('search', box), host);
+    this.searchView = new TaskSearchView(host, getJson);
+    await this.searchView.show(query);
+  }
+
   // ---- usage ----------------------------------------------------------------------
   async showUsage() {
     const host = el('div', { class: 'tu-page' });
@@ -142,6 +165,7 @@ export class TasksPage {
       this.listHead('list',
         count,
         el('button', { type: 'button', class: 'btn', onclick: () => this.showList() }, 'Refresh'),
+        this.textSearchBox(),
         filter),
       el('div', { class: 'tg-table-wrap' }, table));
     let tasks = [];

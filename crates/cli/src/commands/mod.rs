@@ -16,6 +16,7 @@ mod runs;
 mod search;
 mod serve;
 mod table;
+mod task_search;
 mod taskgraph;
 mod tasks;
 mod usage;

@@ -234,6 +234,7 @@ pub(super) fn build_state(
         config.task_graph.clone(),
         shutdown.clone(),
         store.prices().clone(),
+        mindgate_home::Home::at(&config.home).session_search_db(),
     ));
     let live_graphs = Arc::new(crate::live_graphs::LiveGraphs::new(config.live_graphs));
     let memory = Arc::new(mindgate_memory::agent::LazyMemory::new(

@@ -10,6 +10,7 @@
 //! | `GET /task-graph/api/live?id=…` | Server-Sent Events: `graph` (the whole graph) on connect and after every growth of the session file, `events` (the new trajectory events) after every growth; with `view=overview`: `overview` (the whole overview) on connect, then `overview_delta` (top-level fields and only the changed turns) |
 //! | `GET /task-graph/api/task/overview`, `/task/turn`, `/task/timeline` | the page's views: see [`views`] |
 //! | `GET /task-graph/api/usage?by=…&since=…&tz=…` | tokens and cost across every session: see [`usage`] |
+//! | `GET /task-graph/api/search?q=…&limit=…` | full-text search of every session, each hit naming its node: see [`search`] |
 //!
 //! `id` is a session id or a unique prefix of one; never a path (the API does not read files
 //! outside the discovered homes). Errors are `{"error": "…"}`: 400 for bad or ambiguous
@@ -21,6 +22,7 @@
 
 mod event_ids;
 mod live;
+mod search;
 mod usage;
 mod views;
 
@@ -71,6 +73,9 @@ pub(crate) struct TaskGraphs {
     /// Times a session file was read and parsed whole for these routes (the cache's misses,
     /// a live feed's reader catching up): `/status` reports it as `session_reads`.
     reads: AtomicU64,
+    /// The session search index file (opened at the first search).
+    search_db: PathBuf,
+    search: OnceLock<Arc<mindgate_store::search::sessions::SessionIndex>>,
 }
 
 /// A session read from disk and its graph, valid while the file's size and mtime hold.
@@ -110,6 +115,7 @@ where
         .route("/task-graph/api/task/turn", get(views::turn))
         .route("/task-graph/api/task/timeline", get(views::timeline))
         .route("/task-graph/api/usage", get(usage::usage))
+        .route("/task-graph/api/search", get(search::search))
         .route("/task-graph/api/events", get(events))
         .route("/task-graph/api/event", get(event))
         .route("/task-graph/api/live", get(live_feed))
@@ -124,6 +130,7 @@ impl TaskGraphs {
         config: DiscoveryConfig,
         shutdown: CancellationToken,
         prices: mindgate_pricing::PriceTable,
+        search_db: PathBuf,
     ) -> Self {
         Self {
             catalog: Mutex::new(Catalog::new(config)),
@@ -133,6 +140,8 @@ impl TaskGraphs {
             shutdown,
             prices,
             reads: AtomicU64::new(0),
+            search_db,
+            search: OnceLock::new(),
         }
     }
 

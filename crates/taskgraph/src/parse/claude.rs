@@ -553,8 +553,17 @@ impl ClaudeConverter {
         }
         if let Some(Value::Array(parts)) = msg.get("content") {
             for p in parts {
-                if str_field(p, &["type"]) != Some("tool_use") {
-                    continue;
+                match str_field(p, &["type"]) {
+                    Some("tool_use") => {}
+                    Some("text") => {
+                        if let Some(text) = str_field(p, &["text"]).filter(|t| !t.trim().is_empty())
+                        {
+                            let text = text.to_owned();
+                            self.push(seq, time, EventKind::AssistantText { text });
+                        }
+                        continue;
+                    }
+                    _ => continue,
                 }
                 self.group_tool_use = true;
                 let call_id = str_field(p, &["id"]).unwrap_or_default().to_owned();

@@ -428,6 +428,10 @@ impl CodexConverter {
                 "assistant" => {
                     self.model_output(seq, time);
                     self.last_output_was_message = true;
+                    let text = p.get("content").map(value_text).unwrap_or_default();
+                    if !text.trim().is_empty() {
+                        self.push(seq, time, EventKind::AssistantText { text });
+                    }
                 }
                 "user" if !self.has_user_events => {
                     let text = p.get("content").map(value_text).unwrap_or_default();

@@ -194,16 +194,22 @@ fn message(turns: &mut Turns, seq: u64, m: &Message, file: &str, w: &mut Vec<Rea
     };
     match str_field(v, &["type"]).unwrap_or_default() {
         "user" => turns.user(seq, time, content()),
-        "gemini" | "model" | "assistant" => turns.step(StepRecord {
-            seq,
-            start_ms: None,
-            end_ms: time,
-            provider: Some("google"),
-            model: str_field(v, &["model"]),
-            usage: v.get("tokens").and_then(usage_of),
-            calls: calls_of(v),
-            finish: None,
-        }),
+        "gemini" | "model" | "assistant" => {
+            turns.step(StepRecord {
+                seq,
+                start_ms: None,
+                end_ms: time,
+                provider: Some("google"),
+                model: str_field(v, &["model"]),
+                usage: v.get("tokens").and_then(usage_of),
+                calls: calls_of(v),
+                finish: None,
+            });
+            let text = content();
+            if !text.trim().is_empty() {
+                turns.event(seq, time, EventKind::AssistantText { text });
+            }
+        }
         "error" => turns.notice(seq, time, TurnEndKind::Error, &content()),
         "info" => {
             let text = content();

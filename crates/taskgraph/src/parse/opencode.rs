@@ -158,6 +158,10 @@ fn assistant(turns: &mut Turns, seq: u64, m: &MessageRecord) {
     for kind in extra {
         turns.event(seq, end, kind);
     }
+    let text = assistant_text(&m.parts);
+    if !text.trim().is_empty() {
+        turns.event(seq, end, EventKind::AssistantText { text });
+    }
     if let Some(e) = error {
         let name = str_field(e, &["name"]).unwrap_or("error");
         let text = e
@@ -172,6 +176,16 @@ fn assistant(turns: &mut Turns, seq: u64, m: &MessageRecord) {
         };
         turns.end_turn(seq, end, kind, Some(text));
     }
+}
+
+/// The text parts of an assistant message, joined (reasoning is not the answer).
+fn assistant_text(parts: &[Value]) -> String {
+    parts
+        .iter()
+        .filter(|p| str_field(p, &["type"]) == Some("text"))
+        .filter_map(|p| str_field(p, &["text"]))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn part_end(p: &Value) -> Option<i64> {

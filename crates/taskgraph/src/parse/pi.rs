@@ -381,6 +381,12 @@ impl Converter {
         let mut calls = Vec::new();
         if let Some(Value::Array(parts)) = msg.get("content") {
             for p in parts {
+                if str_field(p, &["type"]) == Some("text")
+                    && let Some(text) = str_field(p, &["text"]).filter(|t| !t.trim().is_empty())
+                {
+                    let text = text.to_owned();
+                    self.push(seq, time, EventKind::AssistantText { text });
+                }
                 if str_field(p, &["type"]) != Some("toolCall") {
                     continue;
                 }

@@ -6,6 +6,10 @@ use crate::{Failure, Usage};
 impl IncrementalGraph {
     /// Applies one event; returns false for an orphan tool result.
     pub(super) fn apply(&mut self, e: &Event) -> bool {
+        if let EventKind::AssistantText { .. } = e.kind {
+            // Kept for search; no node, count or time depends on it.
+            return true;
+        }
         let t = e.time_ms;
         self.first_time = Some(self.first_time.map_or(t, |f| f.min(t)));
         self.last_time = self.last_time.max(t);
@@ -21,6 +25,8 @@ impl IncrementalGraph {
                 self.note(0, e.seq);
             }
             EventKind::UserMessage { text } => self.on_user(text, e.seq),
+            // Returned above: it touches no node.
+            EventKind::AssistantText { .. } => {}
             EventKind::TurnStart { turn } => {
                 self.start_phase(*turn, t, e.seq, false);
             }

@@ -13,7 +13,7 @@ pub(super) fn event_key(e: &Event) -> u64 {
     let k = match &e.kind {
         EventKind::Session(h) => key_hash(&h.id),
         EventKind::Title { title } => key_hash(title),
-        EventKind::UserMessage { text } => key_hash(text),
+        EventKind::UserMessage { text } | EventKind::AssistantText { text } => key_hash(text),
         EventKind::TurnStart { turn } | EventKind::TurnEnd { turn, .. } => u64::from(*turn),
         EventKind::StepStart { turn, step } | EventKind::StepEnd { turn, step } => {
             (u64::from(*turn) << 32) | u64::from(*step)

@@ -10,6 +10,8 @@
 
 use serde_json::Value;
 
+pub mod sessions;
+
 /// Most bytes of one event's text that are indexed (the rest is not found).
 pub const MAX_INDEXED_BYTES: usize = 16 * 1024;
 /// Shortest query the index answers (a trigram); shorter ones scan the payloads.
