@@ -26,15 +26,16 @@ export function mindgateMiddleware(options = {}) {
         wrapStream: ({ doStream, params, model }) => modelStep(options, params, model, doStream, true),
     };
 }
-async function modelStep(options, params, model, call, stream) {
+// Not `async`: one promise less per step (each one costs Node 20's AsyncLocalStorage hooks).
+function modelStep(options, params, model, call, stream) {
     const s = options.session ?? processSession();
     if (!s.live)
-        return call();
+        return Promise.resolve(call());
     const scope = scopes.getStore();
     const run = scope?.run ?? s.implicitRun();
     // An abort is terminal: after the debugger aborted the run, no further step reaches the provider.
     if (run.aborted && isAbortError(run.signal.reason))
-        throw run.signal.reason;
+        return Promise.reject(run.signal.reason);
     const tools = toolNames(params);
     announce(s, run, scope?.parentId, tools);
     run.steps += 1;
@@ -44,8 +45,8 @@ async function modelStep(options, params, model, call, stream) {
     if (tools.length > 0)
         input.tools = tools;
     const spec = { kind: 'llm', name: 'step', nodeId: STEP_NODE_ID, instanceId, input, started: model?.modelId ? { model: model.modelId } : undefined };
-    const adapter = stream ? streamAdapter(s, run, instanceId, v3) : generateAdapter(v3);
-    return executeNode(s, spec, () => call(), adapter);
+    const adapter = stream ? streamAdapter(s, run, instanceId, v3) : v3 ? GENERATE_V3 : GENERATE_V2;
+    return executeNode(s, spec, () => call(), adapter); // the provider call takes no arguments
 }
 /**
  * A step's input: the whole prompt on a run's first step, then only the messages added since
@@ -63,12 +64,22 @@ function stepInput(run, prompt) {
 }
 function toolNames(params) {
     const tools = params?.tools;
+    const names = [];
     if (!Array.isArray(tools))
-        return [];
-    return tools.map((t) => t?.name).filter((n) => typeof n === 'string');
+        return names;
+    for (const t of tools) {
+        const name = t?.name;
+        if (typeof name === 'string')
+            names.push(name);
+    }
+    return names;
 }
 /** `graph.hint` with the step node and the tools not announced yet in this run. */
 function announce(s, run, parentId, tools) {
+    // The common case, every step after the first: the same roster as the last announced one.
+    if (run.roster !== null && sameNames(run.roster, tools))
+        return;
+    run.roster = tools;
     const nodes = [];
     const parent = parentId !== undefined ? { parentId } : {};
     if (!run.hinted.has(STEP_NODE_ID)) {
@@ -84,6 +95,14 @@ function announce(s, run, parentId, tools) {
     }
     if (nodes.length > 0)
         s.emitOwned(run.runId, 'graph.hint', { nodes });
+}
+function sameNames(a, b) {
+    if (a.length !== b.length)
+        return false;
+    for (let i = 0; i < a.length; i++)
+        if (a[i] !== b[i])
+            return false;
+    return true;
 }
 function count(value) {
     if (typeof value === 'number')
@@ -129,6 +148,24 @@ function parseArgs(input) {
         return input;
     }
 }
+/**
+ * A tool call's arguments as the model wrote them (JSON text), parsed for display only when
+ * the event is serialised: a detached process that nobody watches never parses them.
+ */
+class ToolArgs {
+    text;
+    constructor(text) {
+        this.text = text;
+    }
+    toJSON() {
+        return parseArgs(this.text);
+    }
+}
+/** A tool call as a step's output shows it (the call's strings only, never the host's objects). */
+function toolCallOf(part) {
+    const input = part.input;
+    return { toolCallId: part.toolCallId, toolName: part.toolName, input: typeof input === 'string' ? new ToolArgs(input) : input };
+}
 function finished(usage, reason, modelId) {
     const extra = {};
     const u = usageOf(usage);
@@ -152,17 +189,28 @@ function zeroUsage(v3) {
 function stopReason(v3) {
     return v3 ? { unified: 'stop', raw: 'stop' } : 'stop';
 }
+/** A generate result's output: its text and its tool calls, in one pass over its content. */
+function generateOutput(result) {
+    const content = result?.content;
+    let text = '';
+    let toolCalls;
+    if (Array.isArray(content)) {
+        for (const p of content) {
+            if (p?.type === 'text')
+                text += p.text ?? '';
+            else if (p?.type === 'tool-call')
+                (toolCalls ??= []).push(toolCallOf(p));
+        }
+    }
+    return toolCalls !== undefined ? { text, toolCalls } : { text };
+}
+/** The adapter of every `generateText` step (it keeps no per-step state). */
+const GENERATE_V3 = generateAdapter(true);
+const GENERATE_V2 = generateAdapter(false);
 function generateAdapter(v3) {
     return {
         ownsOutput: true,
-        outputOf: (result) => {
-            const content = Array.isArray(result?.content) ? result.content : [];
-            const text = content.filter((p) => p?.type === 'text').map((p) => p.text).join('');
-            const toolCalls = content
-                .filter((p) => p?.type === 'tool-call')
-                .map((p) => ({ toolCallId: p.toolCallId, toolName: p.toolName, input: parseArgs(p.input) }));
-            return toolCalls.length > 0 ? { text, toolCalls } : { text };
-        },
+        outputOf: generateOutput,
         finishedOf: (result) => finished(result?.usage, result?.finishReason, result?.response?.modelId),
         // The viewer's value answers the step: a whole generate result as is, else its text.
         fromInjected: (value) => typeof value === 'object' && value !== null && Array.isArray(value.content)
@@ -214,7 +262,7 @@ function observe(s, run, instanceId, source, end) {
                     token('tool-args', part.delta);
                     break;
                 case 'tool-call':
-                    toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: parseArgs(part.input) });
+                    toolCalls.push(toolCallOf(part));
                     break;
                 case 'response-metadata':
                     modelId = part.modelId ?? modelId;

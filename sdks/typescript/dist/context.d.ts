@@ -12,6 +12,8 @@ export declare class RunContext {
     promptLength: number;
     /** Tool names already announced by `graph.hint`. */
     readonly hinted: Set<string>;
+    /** The tool roster of the last step that checked it (the adapter announces only a changed one). */
+    roster: readonly string[] | null;
     constructor(
     /** The run's id (`run_…`). */
     runId: string, 

@@ -1,4 +1,4 @@
-/** Reports a frame cut to the payload budget, or one that could not be serialised. */
+/** Reports a payload cut to the budget, or one that could not be serialised. */
 export type FrameWarn = (kind: string, message: string, error?: unknown) => void;
 /** One event of the ring buffer. */
 export declare class EventFrame {

@@ -64,4 +64,4 @@ export interface NodeAdapter<T> {
 /** Ends a streaming node: `ok` with its output and extra fields, or `error` with the error. */
 export type StreamEnd = (status: 'ok' | 'error', output: unknown, extra?: Record<string, unknown>, error?: unknown) => void;
 /** Runs `body` as one execution of a node, with its gates and lifecycle events. */
-export declare function executeNode<T>(session: Session, spec: NodeSpec, body: (input: unknown, ctx: NodeContext) => T | Promise<T>, adapter?: NodeAdapter<T>): Promise<T>;
+export declare function executeNode<T>(session: Session, spec: NodeSpec, body: (input: unknown, ctx: NodeContext) => T | PromiseLike<T>, adapter?: NodeAdapter<T>): Promise<T>;

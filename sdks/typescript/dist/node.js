@@ -15,18 +15,34 @@ function guarded(fn, a, fallback) {
         return fallback;
     }
 }
+/**
+ * One execution of a node: what its body may report (`NodeContext`), the node its gates
+ * belong to (`GateNode`), and its lifecycle events. Methods, not closures: an execution runs
+ * twice per step of a tool loop and should allocate little.
+ */
 class Execution {
     session;
     run;
-    nodeId;
-    instanceId;
+    spec;
+    adapter;
     heldMs = 0;
-    recorded = {};
-    constructor(session, run, nodeId, instanceId) {
+    recorded;
+    nodeId;
+    kind;
+    name;
+    instanceId;
+    started = performance.now();
+    input;
+    constructor(session, run, spec, adapter) {
         this.session = session;
         this.run = run;
-        this.nodeId = nodeId;
-        this.instanceId = instanceId;
+        this.spec = spec;
+        this.adapter = adapter;
+        this.nodeId = spec.nodeId ?? `${spec.kind}:${spec.name}`;
+        this.kind = spec.kind;
+        this.name = spec.name;
+        this.instanceId = spec.instanceId ?? nextId('call');
+        this.input = spec.input;
     }
     get runId() {
         return this.run.runId;
@@ -35,26 +51,77 @@ class Execution {
         return this.run.signal;
     }
     usage(usage) {
-        this.recorded.usage = usage;
+        (this.recorded ??= {}).usage = usage;
     }
     finishReason(reason) {
-        this.recorded.finishReason = reason;
+        (this.recorded ??= {}).finishReason = reason;
     }
     token(text, channel = 'text') {
         this.session.token(this.run.runId, this.nodeId, this.instanceId, channel, text);
     }
+    /** Holds at `point` (only called when `session.holds` said it would). */
+    hold(point) {
+        return this.session.gate(point, this, {
+            runId: this.run.runId,
+            input: this.input,
+            editable: this.spec.editable,
+            signal: this.run.signal,
+            onHeld: (ms) => (this.heldMs += ms),
+        });
+    }
+    /** `node.finished`. `shared`: the output is also handed to the host (an injected value), which may change it. */
+    finish(status, output, extra, shared = false) {
+        const session = this.session;
+        session.flushTokens();
+        // Assignments, not object spreads: this runs twice per loop step.
+        const payload = {};
+        const recorded = this.recorded;
+        if (recorded !== undefined)
+            for (const key in recorded)
+                payload[key] = recorded[key];
+        if (extra !== undefined)
+            for (const key in extra)
+                payload[key] = extra[key];
+        payload.nodeId = this.nodeId;
+        payload.instanceId = this.instanceId;
+        payload.durationMs = performance.now() - this.started;
+        payload.status = status;
+        if (output !== undefined)
+            payload.output = output;
+        if (this.heldMs > 0)
+            payload.heldMs = this.heldMs;
+        if (this.adapter.ownsOutput === true && !shared)
+            session.emitOwned(this.run.runId, 'node.finished', payload);
+        else
+            session.emitTo(this.run.runId, 'node.finished', payload);
+    }
+    /** `node.error` of the body's error. */
+    failed(error) {
+        this.session.emitOwned(this.run.runId, 'node.error', { nodeId: this.nodeId, instanceId: this.instanceId, error: toErrorInfo(error) });
+    }
+    /** Aborts the run at a gate; returns the error to throw. */
+    aborted() {
+        this.run.abort();
+        this.finish('aborted', undefined);
+        return this.run.abortReason();
+    }
+    /** The viewer's value answers the node. */
+    injected(decision, extra) {
+        this.finish('ok', decision.output, { injected: true, ...extra }, true);
+        return this.adapter.fromInjected ? this.adapter.fromInjected(decision.output) : decision.output;
+    }
 }
 /** The `node.started` payload: the spec's extra fields first, then the node's (the wire order of the first version). */
-function startedPayload(spec, nodeId, instanceId, parentId) {
+function startedPayload(spec, exec, parentId) {
     const payload = {};
     if (spec.started !== undefined)
         for (const key in spec.started)
             payload[key] = spec.started[key];
-    payload.nodeId = nodeId;
+    payload.nodeId = exec.nodeId;
     payload.kind = spec.kind;
     payload.name = spec.name;
-    payload.instanceId = instanceId;
-    if (parentId !== undefined && parentId !== nodeId)
+    payload.instanceId = exec.instanceId;
+    if (parentId !== undefined && parentId !== exec.nodeId)
         payload.parentId = parentId;
     if (spec.input !== undefined)
         payload.input = spec.input;
@@ -64,82 +131,46 @@ function startedPayload(spec, nodeId, instanceId, parentId) {
 export async function executeNode(session, spec, body, adapter = {}) {
     const scope = scopes.getStore();
     const run = scope?.run ?? session.implicitRun();
-    const node = { nodeId: spec.nodeId ?? `${spec.kind}:${spec.name}`, kind: spec.kind, name: spec.name };
-    const exec = new Execution(session, run, node.nodeId, spec.instanceId ?? nextId('call'));
-    const started = performance.now();
-    const parentId = scope?.parentId;
-    session.emitTo(run.runId, 'node.started', startedPayload(spec, node.nodeId, exec.instanceId, parentId));
-    let input = spec.input;
+    const exec = new Execution(session, run, spec, adapter);
+    session.emitTo(run.runId, 'node.started', startedPayload(spec, exec, scope?.parentId));
     // Only a gate that holds builds its options and is awaited: the common pass costs one check.
-    const hold = (point) => session.gate(point, node, { runId: run.runId, input, editable: spec.editable, signal: run.signal, onHeld: (ms) => (exec.heldMs += ms) });
-    // `shared`: the output is also handed to the host (an injected value), which may change it.
-    const finish = (status, output, extra, shared = false) => {
-        session.flushTokens();
-        // Assignments, not object spreads: this runs twice per loop step (see bench/step.mjs).
-        const payload = {};
-        for (const key in exec.recorded)
-            payload[key] = exec.recorded[key];
-        if (extra !== undefined)
-            for (const key in extra)
-                payload[key] = extra[key];
-        payload.nodeId = node.nodeId;
-        payload.instanceId = exec.instanceId;
-        payload.durationMs = performance.now() - started;
-        payload.status = status;
-        if (output !== undefined)
-            payload.output = output;
-        if (exec.heldMs > 0)
-            payload.heldMs = exec.heldMs;
-        if (adapter.ownsOutput === true && !shared)
-            session.emitOwned(run.runId, 'node.finished', payload);
-        else
-            session.emitTo(run.runId, 'node.finished', payload);
-    };
-    const aborted = () => {
-        run.abort();
-        finish('aborted', undefined);
-        return run.abortReason();
-    };
-    const injected = (decision, extra) => {
-        finish('ok', decision.output, { injected: true, ...extra }, true);
-        return adapter.fromInjected ? adapter.fromInjected(decision.output) : decision.output;
-    };
+    const inner = { run, parentId: exec.nodeId };
     for (;;) {
-        const before = session.holds('before', node) ? await hold('before') : CONTINUE;
+        const before = session.holds('before', exec) ? await exec.hold('before') : CONTINUE;
         if (before.action === 'abort')
-            throw aborted();
+            throw exec.aborted();
         if (before.action === 'inject')
-            return injected(before, {});
+            return exec.injected(before, {});
         if (before.edited)
-            input = before.input;
+            exec.input = before.input;
         let result;
         try {
-            result = await scopes.run({ run, parentId: node.nodeId }, () => body(input, exec));
+            result = await scopes.run(inner, body, exec.input, exec);
         }
         catch (error) {
             if (isAbortError(error)) {
-                finish('aborted', undefined);
+                exec.finish('aborted', undefined);
                 throw error;
             }
-            session.emitOwned(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
-            const decision = session.holds('error', node) ? await hold('error') : CONTINUE;
+            exec.failed(error);
+            const decision = session.holds('error', exec) ? await exec.hold('error') : CONTINUE;
             if (decision.action === 'retry')
                 continue;
             if (decision.action === 'inject')
-                return injected(decision, { recoveredFromError: true });
+                return exec.injected(decision, { recoveredFromError: true });
             if (decision.action === 'abort')
-                throw aborted();
-            finish('error', undefined);
+                throw exec.aborted();
+            exec.finish('error', undefined);
             throw error;
         }
         if (adapter.afterGate !== false) {
-            const after = session.holds('after', node) ? await hold('after') : CONTINUE;
+            const after = session.holds('after', exec) ? await exec.hold('after') : CONTINUE;
             if (after.action === 'retry')
                 continue;
             if (after.action === 'inject')
-                return injected(after, {});
+                return exec.injected(after, {});
             if (after.action === 'abort')
-                throw aborted();
+                throw exec.aborted();
         }
         if (adapter.streaming) {
             let ended = false;
@@ -147,14 +178,13 @@ export async function executeNode(session, spec, body, adapter = {}) {
                 if (ended)
                     return;
                 ended = true;
-                if (status === 'error') {
-                    session.emitOwned(run.runId, 'node.error', { nodeId: node.nodeId, instanceId: exec.instanceId, error: toErrorInfo(error) });
-                }
-                finish(status, output, extra);
+                if (status === 'error')
+                    exec.failed(error);
+                exec.finish(status, output, extra);
             };
             return adapter.streaming(result, end);
         }
-        finish('ok', guarded(adapter.outputOf, result, result), guarded(adapter.finishedOf, result, undefined));
+        exec.finish('ok', guarded(adapter.outputOf, result, result), guarded(adapter.finishedOf, result, undefined));
         return result;
     }
 }

@@ -27,5 +27,10 @@ export declare function serializeEnvelope(seq: number, runId: string, type: stri
  * written without building the envelope object (only the payload goes through `JSON.stringify`).
  */
 export declare function envelopeText(seq: number, ts: number, runId: string, type: string, payload: unknown): string;
+/**
+ * One frame as text around a payload already serialised (`body`, its JSON text, `undefined`
+ * for no payload): the same string as `JSON.stringify` of the envelope.
+ */
+export declare function envelopeAround(seq: number, ts: number, runId: string, type: string, body: string | undefined): string;
 /** A parsed incoming frame, or `null` when it is not a v1 envelope (never throws). */
 export declare function parseEnvelope(text: string): Envelope | null;

@@ -15,9 +15,15 @@ export function serializeEnvelope(seq, runId, type, payload) {
  * written without building the envelope object (only the payload goes through `JSON.stringify`).
  */
 export function envelopeText(seq, ts, runId, type, payload) {
-    const body = JSON.stringify(payload);
+    return envelopeAround(seq, ts, runId, type, JSON.stringify(payload));
+}
+/**
+ * One frame as text around a payload already serialised (`body`, its JSON text, `undefined`
+ * for no payload): the same string as `JSON.stringify` of the envelope.
+ */
+export function envelopeAround(seq, ts, runId, type, body) {
     if (body === undefined || !Number.isFinite(seq) || !Number.isFinite(ts)) {
-        return JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts, runId, type, payload });
+        return JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts, runId, type, payload: body === undefined ? undefined : JSON.parse(body) });
     }
     return `{"gm":${PROTOCOL_VERSION},"seq":${seq},"ts":${ts},"runId":${JSON.stringify(runId)},"type":${JSON.stringify(type)},"payload":${body}}`;
 }

@@ -273,6 +273,8 @@ export class Session {
         if (this.#tokenTimer !== null)
             clearTimeout(this.#tokenTimer);
         this.#tokenTimer = null;
+        if (this.#tokens.size === 0)
+            return; // every node's end calls this: no allocation when nothing is queued
         const batches = [...this.#tokens.values()];
         this.#tokens.clear();
         for (const b of batches)

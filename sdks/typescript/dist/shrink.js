@@ -1,16 +1,15 @@
-// The payload budget: a frame over 512 KB has its biggest fields replaced by a preview.
-import { envelopeText } from './protocol.js';
+// The payload budget: a payload over 512 KB has its biggest fields replaced by a preview.
 /** The protocol's payload budget (UTF-16 code units here, a cheap upper bound on bytes/3). */
 export const MAX_PAYLOAD_CHARS = 512 * 1024;
 const PREVIEW_CHARS = 2000;
-function safeSerialize(seq, ts, runId, type, payload) {
+/** The payload's JSON text (`undefined` for `undefined`); cycles, BigInt and throwing getters written as far as they can be. */
+function safeStringify(payload) {
     try {
-        return envelopeText(seq, ts, runId, type, payload);
+        return JSON.stringify(payload);
     }
     catch {
-        // Cycles, BigInt, throwing getters: write what can be written.
         const seen = new WeakSet();
-        const text = JSON.stringify(payload, (_key, value) => {
+        return JSON.stringify(payload, (_key, value) => {
             if (typeof value === 'bigint')
                 return value.toString();
             if (typeof value === 'object' && value !== null) {
@@ -20,14 +19,16 @@ function safeSerialize(seq, ts, runId, type, payload) {
             }
             return value;
         });
-        return envelopeText(seq, ts, runId, type, JSON.parse(text ?? 'null'));
     }
 }
-/** The frame of one event, its payload held to the budget. Never throws for a JSON-able payload. */
-export function serializeWithinBudget(seq, ts, runId, type, payload, warn) {
-    const frame = safeSerialize(seq, ts, runId, type, payload);
-    if (frame.length <= MAX_PAYLOAD_CHARS || typeof payload !== 'object' || payload === null)
-        return frame;
+/**
+ * The JSON text of one event's payload, held to the budget (`undefined` for an `undefined`
+ * payload). Never throws for a JSON-able payload.
+ */
+export function payloadWithinBudget(type, payload, warn) {
+    const body = safeStringify(payload);
+    if (body === undefined || body.length <= MAX_PAYLOAD_CHARS || typeof payload !== 'object' || payload === null)
+        return body;
     const shrunk = { ...payload };
     for (const key of ['input', 'output']) {
         if (!(key in shrunk))
@@ -37,6 +38,6 @@ export function serializeWithinBudget(seq, ts, runId, type, payload, warn) {
             shrunk[key] = { _mindgateTruncated: true, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) };
         }
     }
-    warn(`a ${type} payload of ${frame.length} characters was over the 512 KB budget; its large fields were cut to a preview`);
-    return safeSerialize(seq, ts, runId, type, shrunk);
+    warn(`a ${type} payload of ${body.length} characters was over the 512 KB budget; its large fields were cut to a preview`);
+    return safeStringify(shrunk);
 }

@@ -60,13 +60,14 @@ export function mindgateMiddleware(options: AdapterOptions = {}): MindgateMiddle
   };
 }
 
-async function modelStep(options: AdapterOptions, params: any, model: ModelLike, call: () => PromiseLike<any>, stream: boolean): Promise<any> {
+// Not `async`: one promise less per step (each one costs Node 20's AsyncLocalStorage hooks).
+function modelStep(options: AdapterOptions, params: any, model: ModelLike, call: () => PromiseLike<any>, stream: boolean): Promise<any> {
   const s = options.session ?? processSession();
-  if (!s.live) return call();
+  if (!s.live) return Promise.resolve(call());
   const scope = scopes.getStore();
   const run = scope?.run ?? s.implicitRun();
   // An abort is terminal: after the debugger aborted the run, no further step reaches the provider.
-  if (run.aborted && isAbortError(run.signal.reason)) throw run.signal.reason;
+  if (run.aborted && isAbortError(run.signal.reason)) return Promise.reject(run.signal.reason);
   const tools = toolNames(params);
   announce(s, run, scope?.parentId, tools);
   run.steps += 1;
@@ -75,8 +76,8 @@ async function modelStep(options: AdapterOptions, params: any, model: ModelLike,
   const input = stepInput(run, params?.prompt);
   if (tools.length > 0) input.tools = tools;
   const spec = { kind: 'llm' as const, name: 'step', nodeId: STEP_NODE_ID, instanceId, input, started: model?.modelId ? { model: model.modelId } : undefined };
-  const adapter = stream ? streamAdapter(s, run, instanceId, v3) : generateAdapter(v3);
-  return executeNode<any>(s, spec, () => call(), adapter);
+  const adapter = stream ? streamAdapter(s, run, instanceId, v3) : v3 ? GENERATE_V3 : GENERATE_V2;
+  return executeNode<any>(s, spec, () => call(), adapter); // the provider call takes no arguments
 }
 
 /**
@@ -94,12 +95,20 @@ function stepInput(run: RunContext, prompt: unknown): Record<string, unknown> {
 
 function toolNames(params: any): string[] {
   const tools: unknown = params?.tools;
-  if (!Array.isArray(tools)) return [];
-  return tools.map((t) => (t as { name?: unknown })?.name).filter((n): n is string => typeof n === 'string');
+  const names: string[] = [];
+  if (!Array.isArray(tools)) return names;
+  for (const t of tools) {
+    const name: unknown = (t as { name?: unknown } | null | undefined)?.name;
+    if (typeof name === 'string') names.push(name);
+  }
+  return names;
 }
 
 /** `graph.hint` with the step node and the tools not announced yet in this run. */
 function announce(s: Session, run: RunContext, parentId: string | undefined, tools: string[]): void {
+  // The common case, every step after the first: the same roster as the last announced one.
+  if (run.roster !== null && sameNames(run.roster, tools)) return;
+  run.roster = tools;
   const nodes: HintNode[] = [];
   const parent = parentId !== undefined ? { parentId } : {};
   if (!run.hinted.has(STEP_NODE_ID)) {
@@ -113,6 +122,12 @@ function announce(s: Session, run: RunContext, parentId: string | undefined, too
     nodes.push({ nodeId, kind: 'tool', name, ...parent });
   }
   if (nodes.length > 0) s.emitOwned(run.runId, 'graph.hint', { nodes });
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function count(value: unknown): number | undefined {
@@ -152,6 +167,23 @@ function parseArgs(input: unknown): unknown {
   }
 }
 
+/**
+ * A tool call's arguments as the model wrote them (JSON text), parsed for display only when
+ * the event is serialised: a detached process that nobody watches never parses them.
+ */
+class ToolArgs {
+  constructor(private readonly text: string) {}
+  toJSON(): unknown {
+    return parseArgs(this.text);
+  }
+}
+
+/** A tool call as a step's output shows it (the call's strings only, never the host's objects). */
+function toolCallOf(part: any): unknown {
+  const input: unknown = part.input;
+  return { toolCallId: part.toolCallId, toolName: part.toolName, input: typeof input === 'string' ? new ToolArgs(input) : input };
+}
+
 function finished(usage: any, reason: any, modelId: unknown): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
   const u = usageOf(usage);
@@ -176,17 +208,28 @@ function stopReason(v3: boolean): unknown {
   return v3 ? { unified: 'stop', raw: 'stop' } : 'stop';
 }
 
+/** A generate result's output: its text and its tool calls, in one pass over its content. */
+function generateOutput(result: any): unknown {
+  const content: unknown = result?.content;
+  let text = '';
+  let toolCalls: unknown[] | undefined;
+  if (Array.isArray(content)) {
+    for (const p of content) {
+      if (p?.type === 'text') text += p.text ?? '';
+      else if (p?.type === 'tool-call') (toolCalls ??= []).push(toolCallOf(p));
+    }
+  }
+  return toolCalls !== undefined ? { text, toolCalls } : { text };
+}
+
+/** The adapter of every `generateText` step (it keeps no per-step state). */
+const GENERATE_V3 = generateAdapter(true);
+const GENERATE_V2 = generateAdapter(false);
+
 function generateAdapter(v3: boolean): NodeAdapter<any> {
   return {
     ownsOutput: true,
-    outputOf: (result) => {
-      const content: any[] = Array.isArray(result?.content) ? result.content : [];
-      const text = content.filter((p) => p?.type === 'text').map((p) => p.text).join('');
-      const toolCalls = content
-        .filter((p) => p?.type === 'tool-call')
-        .map((p) => ({ toolCallId: p.toolCallId, toolName: p.toolName, input: parseArgs(p.input) }));
-      return toolCalls.length > 0 ? { text, toolCalls } : { text };
-    },
+    outputOf: generateOutput,
     finishedOf: (result) => finished(result?.usage, result?.finishReason, result?.response?.modelId),
     // The viewer's value answers the step: a whole generate result as is, else its text.
     fromInjected: (value) =>
@@ -239,7 +282,7 @@ function observe(s: Session, run: RunContext, instanceId: string, source: Readab
           token('tool-args', part.delta);
           break;
         case 'tool-call':
-          toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: parseArgs(part.input) });
+          toolCalls.push(toolCallOf(part));
           break;
         case 'response-metadata':
           modelId = part.modelId ?? modelId;

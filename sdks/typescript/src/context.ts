@@ -5,12 +5,16 @@ import { MindgateAbortError } from './errors.js';
 /** One top-level agent invocation: what `run(name, fn)` hands `fn`. */
 export class RunContext {
   readonly #controller = new AbortController();
+  /** `#controller` aborted (only `abort` aborts it): read on every model step, cheaper than the signal's getter. */
+  #aborted = false;
   /** Model steps started in this run (the adapter's step instance ids). */
   steps = 0;
   /** Messages in the prompt of the run's previous model step (the adapter sends only new ones). */
   promptLength = 0;
   /** Tool names already announced by `graph.hint`. */
   readonly hinted = new Set<string>();
+  /** The tool roster of the last step that checked it (the adapter announces only a changed one). */
+  roster: readonly string[] | null = null;
 
   constructor(
     /** The run's id (`run_…`). */
@@ -26,12 +30,14 @@ export class RunContext {
 
   /** The run was aborted. */
   get aborted(): boolean {
-    return this.#controller.signal.aborted;
+    return this.#aborted;
   }
 
   /** Aborts the run with an `AbortError`-named reason (idempotent). */
   abort(reason: unknown = new MindgateAbortError()): void {
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#controller.abort(reason);
   }
 
   /** The abort reason to throw (a `MindgateAbortError` unless the host aborted with its own). */

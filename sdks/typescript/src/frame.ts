@@ -1,16 +1,24 @@
-// One event as the ring buffer keeps it: its envelope fields, and its text made once, either
-// when it is emitted (a payload holding the host's values, which may change later) or when it
-// is first sent or replayed (a payload the SDK built and never changes: token deltas, hints,
-// gate events). A detached process that nobody watches then never serialises those.
-import { serializeWithinBudget } from './shrink.js';
+// One event as the ring buffer keeps it: its envelope fields and its payload's JSON text, made
+// once, either when it is emitted (a payload holding the host's values, which may change
+// later) or when it is first sent or replayed (a payload the SDK built and never changes:
+// token deltas, hints, gate events, a model step's output). A detached process that nobody
+// watches then never serialises those. The envelope around the payload is written at each
+// send, so a kept event costs its object and one flat string, nothing for the collector to
+// trace.
+import { envelopeAround } from './protocol.js';
+import { payloadWithinBudget } from './shrink.js';
 
-/** Reports a frame cut to the payload budget, or one that could not be serialised. */
+/** Reports a payload cut to the budget, or one that could not be serialised. */
 export type FrameWarn = (kind: string, message: string, error?: unknown) => void;
 
 /** One event of the ring buffer. */
 export class EventFrame {
-  #text: string | null | undefined;
+  /** The payload's JSON text once serialised (`undefined` also for an `undefined` payload). */
+  #body: string | undefined;
+  /** The SDK's own payload, until it is serialised. */
   #payload: unknown;
+  /** `#body` is made; `null` when the payload could not be serialised. */
+  #state: 'pending' | 'ready' | null;
 
   private constructor(
     /** The envelope's `seq`. */
@@ -25,12 +33,14 @@ export class EventFrame {
     private readonly warn: FrameWarn,
   ) {
     this.#payload = payload;
+    this.#state = 'pending';
   }
 
   /** Serialised now: the payload holds values the host may change after the emit. Throws when it cannot be serialised. */
   static eager(seq: number, runId: string, type: string, payload: unknown, warn: FrameWarn): EventFrame {
     const frame = new EventFrame(seq, Date.now(), runId, type, undefined, warn);
-    frame.#text = serializeWithinBudget(seq, frame.ts, runId, type, payload, (m) => warn(`shrink:${type}`, m));
+    frame.#body = payloadWithinBudget(type, payload, (m) => warn(`shrink:${type}`, m));
+    frame.#state = 'ready';
     return frame;
   }
 
@@ -41,14 +51,21 @@ export class EventFrame {
 
   /** The frame's text, or `null` when it could not be serialised (warned once per kind). */
   text(): string | null {
-    if (this.#text !== undefined) return this.#text;
     try {
-      this.#text = serializeWithinBudget(this.seq, this.ts, this.runId, this.type, this.#payload, (m) => this.warn(`shrink:${this.type}`, m));
+      if (this.#state === 'pending') {
+        const payload = this.#payload;
+        this.#payload = undefined;
+        this.#state = null;
+        this.#body = payloadWithinBudget(this.type, payload, (m) => this.warn(`shrink:${this.type}`, m));
+        this.#state = 'ready';
+      }
+      if (this.#state === null) return null;
+      return envelopeAround(this.seq, this.ts, this.runId, this.type, this.#body);
     } catch (error) {
+      this.#state = null;
+      this.#body = undefined;
       this.warn('emit', 'internal error while serialising an event; the event is lost', error);
-      this.#text = null;
+      return null;
     }
-    this.#payload = undefined;
-    return this.#text;
   }
 }

@@ -346,6 +346,7 @@ export class Session {
   flushTokens(): void {
     if (this.#tokenTimer !== null) clearTimeout(this.#tokenTimer);
     this.#tokenTimer = null;
+    if (this.#tokens.size === 0) return; // every node's end calls this: no allocation when nothing is queued
     const batches = [...this.#tokens.values()];
     this.#tokens.clear();
     for (const b of batches) this.emitOwned(b.runId, 'node.token', { nodeId: b.nodeId, instanceId: b.instanceId, deltas: b.deltas });

@@ -1,0 +1,63 @@
+// The 100-step mock `generateText` tool loop every loop benchmark runs, with and without
+// Mindgate: the real `ai` package and its mock model (`ai/test`), one zod-typed tool, the
+// model calling it on 99 steps and answering on the 100th. The two loops differ only by
+// Mindgate: the instrumented one wraps the model with `mindgateMiddleware`, the tools with
+// `mindgateTools` and runs inside `run`, and both pass an `abortSignal`.
+import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
+import { run } from '../dist/index.js';
+import { mindgateMiddleware, mindgateTools } from '../dist/ai.js';
+import { scopes } from '../dist/context.js';
+
+export const STEPS = 100;
+
+function loopModel() {
+  let n = 0;
+  const usage = { inputTokens: { total: 10 }, outputTokens: { total: 5 } };
+  return new MockLanguageModelV3({
+    doGenerate: async () => {
+      n += 1;
+      if (n % STEPS === 0) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop' }, usage, warnings: [] };
+      return { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: `{"q":"${n}"}` }], finishReason: { unified: 'tool-calls' }, usage, warnings: [] };
+    },
+  });
+}
+
+const searchTool = () => ({ search: tool({ inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => ({ hits: [q] }) }) });
+
+/** The loop without Mindgate; it passes an abortSignal as the instrumented loop does (`ctx.signal`). */
+export const baseline = () =>
+  generateText({ model: loopModel(), tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(STEPS), abortSignal: new AbortController().signal });
+
+/**
+ * The same loop with Mindgate on `session`. Afterwards the SDK's AsyncLocalStorage is
+ * disabled again, so the promise hooks it turns on (Node 20) are paid by the instrumented
+ * loops only, never by a baseline run after them; the next `run` turns them on again.
+ */
+export const instrumented = (session) => async () => {
+  try {
+    return await run('bench-loop', (ctx) => generateText({
+      model: wrapLanguageModel({ model: loopModel(), middleware: mindgateMiddleware({ session }) }),
+      tools: mindgateTools(searchTool(), { session }),
+      prompt: 'go', stopWhen: stepCountIs(STEPS), abortSignal: ctx.signal,
+    }), { session });
+  } finally {
+    scopes.disable();
+  }
+};
+
+/** CPU ms (user + system of the process) of one awaited call. */
+export async function cpuMs(fn) {
+  const c0 = process.cpuUsage();
+  await fn();
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
+}
+
+/** The `q` quantile of an ascending array, interpolated. */
+export const quantile = (sorted, q) => {
+  const i = (sorted.length - 1) * q;
+  const lo = Math.floor(i);
+  return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (i - lo);
+};
