@@ -92,6 +92,10 @@ test('a tool held by a breakpoint and injected: the model sees the injected valu
   assert.equal(steps[1].input.previousMessages, 1);
   assert.deepEqual(steps[1].input.messages.map((m) => m.role), ['assistant', 'tool']);
   assert.equal(steps[1].model, 'mock-model');
+  // A step's output shows its tool calls with the arguments parsed (done when the event is sent).
+  const stepEnd = stored.find((e) => e.type === 'node.finished' && e.payload.nodeId === 'llm:step').payload;
+  assert.deepEqual(stepEnd.output.toolCalls.map((c) => [c.toolName, c.input]), [['get_weather', { city: 'Oslo' }]]);
+  assert.equal(stepEnd.finishReason, 'tool-calls');
 });
 
 test('retry at the error gate re-runs a failing tool; the model sees its second result', { skip }, async () => {
