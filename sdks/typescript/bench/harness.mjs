@@ -1,6 +1,10 @@
 // The 100-step mock `generateText` tool loop every loop benchmark runs, with and without
 // Mindgate: the real `ai` package and its mock model (`ai/test`), one zod-typed tool, the
-// model calling it on 99 steps and answering on the 100th. The two loops differ only by
+// model calling it on 99 steps and answering on the 100th. The mock answers on the next turn
+// of the event loop (`setImmediate`), as a provider's answer arrives from a socket: without
+// it a whole loop runs in one turn of microtasks, an attached session gets no turn to send
+// its events until the loop has ended, and a bench chaining loops never sends them (the ring
+// buffer drops them) — the sending would not be measured. The two loops differ only by
 // Mindgate: the instrumented one wraps the model with `mindgateMiddleware`, the tools with
 // `mindgateTools` and runs inside `run`, and both pass an `abortSignal`.
 import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
@@ -17,6 +21,7 @@ function loopModel() {
   const usage = { inputTokens: { total: 10 }, outputTokens: { total: 5 } };
   return new MockLanguageModelV3({
     doGenerate: async () => {
+      await new Promise((resolve) => setImmediate(resolve));
       n += 1;
       if (n % STEPS === 0) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop' }, usage, warnings: [] };
       return { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: `{"q":"${n}"}` }], finishReason: { unified: 'tool-calls' }, usage, warnings: [] };

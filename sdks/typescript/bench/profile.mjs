@@ -27,7 +27,7 @@ if (MODE === 'attached') {
     process.exit(0);
   }
   srv = await startServer();
-  session = new Session({ url: srv.ingest, env: {}, app: 'bench', logger: () => {} });
+  session = new Session({ url: srv.ingest, env: {}, app: 'bench', logger: () => {}, timing: process.env.BENCH_FLUSH_MS ? { flushIntervalMs: Number(process.env.BENCH_FLUSH_MS) } : {} });
   if (!(await session.ready(5000))) throw new Error('the bench session did not attach to mindgate serve');
 } else {
   session = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {}, bufferSize: Number(process.env.BENCH_RING || 2000) });

@@ -1,16 +1,39 @@
-// One event as the ring buffer keeps it: its envelope fields and its payload's JSON text, made
-// once, either when it is emitted (a payload holding the host's values, which may change
-// later) or when it is first sent or replayed (a payload the SDK built and never changes:
-// token deltas, hints, gate events, a model step's output). A detached process that nobody
-// watches then never serialises those. The envelope around the payload is written at each
-// send, so a kept event costs its object and one flat string, nothing for the collector to
-// trace.
-import { envelopeAround } from './protocol.js';
-import { payloadWithinBudget } from './shrink.js';
-/** One event of the ring buffer. */
+// One event as the ring buffer keeps it. An event whose payload holds the host's values (which
+// may change after the emit) is serialised when emitted and kept as its frame's text: one flat
+// string, which the collector copies but never traces (a 2,000-event ring of objects cost the
+// collector more than the serialisation itself). An event whose payload the SDK built and
+// never changes (token deltas, hints, gate events, a model step's output) is kept as an
+// `EventFrame` and serialised when it is first sent or replayed: a detached process that
+// nobody watches never serialises it.
+import { envelopeAround, PROTOCOL_VERSION } from './protocol.js';
+import { MAX_PAYLOAD_CHARS, payloadWithinBudget } from './shrink.js';
+/** The text of a frame, or `null` when it could not be serialised. */
+export function frameText(frame) {
+    return typeof frame === 'string' ? frame : frame.text();
+}
+/** Room for the envelope around a payload within the budget. */
+const ENVELOPE_CHARS = 1024;
+/**
+ * The text of an event serialised now (its payload holds values the host may change after the
+ * emit): one `JSON.stringify` of the envelope, a flat string, its payload held to the budget.
+ * Throws only for a payload that cannot be written at all.
+ */
+export function eagerFrame(seq, runId, type, payload, warn) {
+    const ts = Date.now();
+    let text;
+    try {
+        text = JSON.stringify({ gm: PROTOCOL_VERSION, seq, ts, runId, type, payload });
+    }
+    catch {
+        // Cycles, BigInt, throwing getters: the careful path below.
+    }
+    if (text !== undefined && text.length <= MAX_PAYLOAD_CHARS + ENVELOPE_CHARS)
+        return text;
+    return envelopeAround(seq, ts, runId, type, payloadWithinBudget(type, payload, (m) => warn(`shrink:${type}`, m)));
+}
+/** An event whose payload the SDK built and never changes: serialised on first use. */
 export class EventFrame {
     seq;
-    ts;
     runId;
     type;
     warn;
@@ -19,34 +42,21 @@ export class EventFrame {
     /** The SDK's own payload, until it is serialised. */
     #payload;
     /** `#body` is made; `null` when the payload could not be serialised. */
-    #state;
+    #state = 'pending';
+    /** The envelope's `ts` (ms since the epoch, taken at emit). */
+    ts = Date.now();
     constructor(
     /** The envelope's `seq`. */
     seq, 
-    /** The envelope's `ts` (ms since the epoch, taken at emit). */
-    ts, 
     /** The envelope's `runId`. */
     runId, 
     /** The envelope's `type`. */
     type, payload, warn) {
         this.seq = seq;
-        this.ts = ts;
         this.runId = runId;
         this.type = type;
         this.warn = warn;
         this.#payload = payload;
-        this.#state = 'pending';
-    }
-    /** Serialised now: the payload holds values the host may change after the emit. Throws when it cannot be serialised. */
-    static eager(seq, runId, type, payload, warn) {
-        const frame = new EventFrame(seq, Date.now(), runId, type, undefined, warn);
-        frame.#body = payloadWithinBudget(type, payload, (m) => warn(`shrink:${type}`, m));
-        frame.#state = 'ready';
-        return frame;
-    }
-    /** Serialised on first use: the payload is the SDK's own and is never changed after the emit. */
-    static owned(seq, runId, type, payload, warn) {
-        return new EventFrame(seq, Date.now(), runId, type, payload, warn);
     }
     /** The frame's text, or `null` when it could not be serialised (warned once per kind). */
     text() {

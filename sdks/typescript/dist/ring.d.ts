@@ -1,4 +1,4 @@
-import type { EventFrame } from './frame.js';
+import type { Frame } from './frame.js';
 /** A drop-oldest ring of events, addressed by absolute index (the count of pushes before). */
 export declare class RingBuffer {
     #private;
@@ -13,7 +13,7 @@ export declare class RingBuffer {
     /** The absolute index the next event will get. */
     get end(): number;
     /** Adds an event, dropping the oldest when full. */
-    push(frame: EventFrame): void;
+    push(frame: Frame): void;
     /** The event at absolute `index`, or `undefined` when it is not held (dropped or not yet pushed). */
-    at(index: number): EventFrame | undefined;
+    at(index: number): Frame | undefined;
 }

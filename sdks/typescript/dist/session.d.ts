@@ -23,7 +23,10 @@ export interface SessionOptions {
      * 64 KiB): against a slow viewer the rest waits in the ring buffer, dropped oldest first.
      */
     sendBufferBytes?: number;
-    /** Transport timing (ms): connect 300, handshake 1,000, reconnect 100 doubling to 5,000. */
+    /**
+     * Transport timing (ms): connect 300, handshake 1,000, reconnect 100 doubling to 5,000;
+     * events written within 20 while attached (gate events at once).
+     */
     timing?: Partial<TransportTiming>;
     /** How often streamed tokens are sent per node instance (default 34 ms). */
     tokenIntervalMs?: number;

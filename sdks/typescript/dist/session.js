@@ -6,7 +6,7 @@ import { toErrorInfo } from './errors.js';
 import { CONTINUE, GateEngine, shapeMismatch } from './gates.js';
 import { newId, nextId } from './ids.js';
 import { CAPABILITIES, PROTOCOL_VERSION, serializeEnvelope, WILDCARD_RUN_ID, } from './protocol.js';
-import { EventFrame } from './frame.js';
+import { eagerFrame, EventFrame } from './frame.js';
 import { RingBuffer } from './ring.js';
 import { DEFAULT_SEND_BUFFER_BYTES, Transport } from './transport.js';
 import { SDK_NAME, VERSION } from './version.js';
@@ -55,6 +55,7 @@ export class Session {
             handshakeTimeoutMs: 1000,
             retryMinMs: 100,
             retryMaxMs: 5000,
+            flushIntervalMs: 20,
             ...options.timing,
         };
         this.#transport = this.enabled
@@ -136,7 +137,7 @@ export class Session {
             return;
         try {
             this.#start();
-            this.#push(EventFrame.eager(this.#seq, runId, type, payload, this.#warnFrame));
+            this.#push(eagerFrame(this.#seq, runId, type, payload, this.#warnFrame), type);
         }
         catch (error) {
             this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
@@ -152,16 +153,17 @@ export class Session {
             return;
         try {
             this.#start();
-            this.#push(EventFrame.owned(this.#seq, runId, type, payload, this.#warnFrame));
+            this.#push(new EventFrame(this.#seq, runId, type, payload, this.#warnFrame), type);
         }
         catch (error) {
             this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
         }
     }
-    #push(frame) {
+    #push(frame, type) {
         this.#seq += 1;
         this.#ring.push(frame);
-        this.#transport?.notify();
+        // Gate events (`exec.paused`, `exec.resumed`, `exec.refused`) go out on the next turn; the rest within the flush interval.
+        this.#transport?.notify(type.startsWith('exec.'));
     }
     /** The current run's id, or the implicit run's (started on first use). */
     runIdForEvent() {
@@ -292,6 +294,7 @@ export class Session {
             this.#releaseAll();
             if (this.#implicit !== null)
                 this.emitTo(this.#implicit.runId, 'run.finished', { status: 'ok' });
+            this.#transport?.notify(true);
             const deadline = Date.now() + timeoutMs;
             while (this.attached && (this.#transport?.pendingBytes ?? 0) > 0 && Date.now() < deadline) {
                 await new Promise((r) => setTimeout(r, 5));

@@ -11,6 +11,12 @@ export interface TransportTiming {
     retryMinMs: number;
     /** Longest reconnect delay. */
     retryMaxMs: number;
+    /**
+     * How long new events may wait to be written while attached, so that a burst costs one
+     * socket write, not one per event (gate events are written on the next turn of the event
+     * loop); 0 writes every event on the next turn.
+     */
+    flushIntervalMs: number;
 }
 /** Default bound of the bytes written to the socket and not yet taken by the kernel (1 MiB). */
 export declare const DEFAULT_SEND_BUFFER_BYTES: number;
@@ -45,10 +51,11 @@ export declare class Transport {
     /** Starts connecting unless already connecting or attached; a waiting retry is brought forward. */
     kick(): void;
     /**
-     * New events are in the ring: when attached they are written on the next turn of the event
-     * loop with the socket corked, so a burst of events costs one write, not one per frame.
+     * New events are in the ring: when attached they are written with the socket corked within
+     * `flushIntervalMs` (`urgent`: on the next turn of the event loop), so a burst of events
+     * costs one write, not one per frame.
      */
-    notify(): void;
+    notify(urgent?: boolean): void;
     /** Events the ring dropped while attached before they could be sent (a viewer slower than the app). */
     get unsentDropped(): number;
     /** Events not yet sent plus bytes written to the socket but not yet taken by the kernel. */

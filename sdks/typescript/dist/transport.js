@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { parseEnvelope } from './protocol.js';
+import { frameText } from './frame.js';
 /** Default bound of the bytes written to the socket and not yet taken by the kernel (1 MiB). */
 export const DEFAULT_SEND_BUFFER_BYTES = 1024 * 1024;
 /** Hosts whose traffic never crosses an intermediary: frames to them are sent unmasked. */
@@ -34,7 +35,9 @@ export class Transport {
     #holdsOpen = false;
     /** The absolute ring index of the next event to send while attached. */
     #cursor = 0;
-    #flushScheduled = false;
+    /** A flush is scheduled: on a timer (`flushIntervalMs`) or on the next turn (`immediate`). */
+    #flushScheduled = 'no';
+    #flushTimer = null;
     #awaitingDrain = false;
     #unsentDropped = 0;
     /** Sockets opened since the start (a test of the disabled mode counts them on the server). */
@@ -65,14 +68,28 @@ export class Transport {
             this.#connect();
     }
     /**
-     * New events are in the ring: when attached they are written on the next turn of the event
-     * loop with the socket corked, so a burst of events costs one write, not one per frame.
+     * New events are in the ring: when attached they are written with the socket corked within
+     * `flushIntervalMs` (`urgent`: on the next turn of the event loop), so a burst of events
+     * costs one write, not one per frame.
      */
-    notify() {
-        if (this.#state !== 'attached' || this.#flushScheduled || this.#awaitingDrain)
+    notify(urgent = false) {
+        if (this.#state !== 'attached' || this.#awaitingDrain || this.#flushScheduled === 'immediate')
             return;
-        this.#flushScheduled = true;
-        setImmediate(() => this.#flush());
+        if (urgent || this.timing.flushIntervalMs <= 0) {
+            this.#cancelFlushTimer();
+            this.#flushScheduled = 'immediate';
+            setImmediate(() => this.#flush());
+            return;
+        }
+        if (this.#flushScheduled === 'timer')
+            return;
+        this.#flushScheduled = 'timer';
+        this.#flushTimer = setTimeout(() => this.#flush(), this.timing.flushIntervalMs);
+    }
+    #cancelFlushTimer() {
+        if (this.#flushTimer !== null)
+            clearTimeout(this.#flushTimer);
+        this.#flushTimer = null;
     }
     /**
      * Sends the ring from the cursor until the socket holds `sendBufferBytes` not yet taken by
@@ -80,7 +97,8 @@ export class Transport {
      * the ring: against a slow viewer the oldest unsent events are dropped and counted.
      */
     #flush() {
-        this.#flushScheduled = false;
+        this.#flushScheduled = 'no';
+        this.#cancelFlushTimer();
         const ws = this.#ws;
         if (this.#state !== 'attached' || ws === null)
             return;
@@ -103,7 +121,7 @@ export class Transport {
             this.#awaitingDrain = true;
             socket.once('drain', () => {
                 this.#awaitingDrain = false;
-                this.notify();
+                this.notify(true);
             });
         }
     }
@@ -113,7 +131,8 @@ export class Transport {
         socket?.cork();
         try {
             while (this.#cursor < ring.end && ws.bufferedAmount < this.sendBufferBytes) {
-                const text = ring.at(this.#cursor)?.text();
+                const frame = ring.at(this.#cursor);
+                const text = frame === undefined ? null : frameText(frame);
                 this.#cursor += 1;
                 if (text)
                     ws.send(text);
@@ -150,6 +169,8 @@ export class Transport {
     dispose() {
         const wasAttached = this.#state === 'attached';
         this.#state = 'disposed';
+        this.#cancelFlushTimer();
+        this.#flushScheduled = 'no';
         if (this.#retryTimer)
             clearTimeout(this.#retryTimer);
         this.#retryTimer = null;
@@ -229,7 +250,7 @@ export class Transport {
                 this.hooks.onAttached(envelope.payload);
                 // Replay on attach, oldest first, with the original seq: the hub deduplicates.
                 this.#cursor = this.ring.start;
-                this.notify();
+                this.notify(true);
                 return;
             }
             if (this.#state === 'attached' && this.#ws === ws)

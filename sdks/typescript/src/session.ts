@@ -16,7 +16,7 @@ import {
   type TokenChannel,
   WILDCARD_RUN_ID,
 } from './protocol.js';
-import { EventFrame, type FrameWarn } from './frame.js';
+import { eagerFrame, EventFrame, type Frame, type FrameWarn } from './frame.js';
 import { RingBuffer } from './ring.js';
 import { DEFAULT_SEND_BUFFER_BYTES, Transport, type TransportTiming } from './transport.js';
 import { SDK_NAME, VERSION } from './version.js';
@@ -41,7 +41,10 @@ export interface SessionOptions {
    * 64 KiB): against a slow viewer the rest waits in the ring buffer, dropped oldest first.
    */
   sendBufferBytes?: number;
-  /** Transport timing (ms): connect 300, handshake 1,000, reconnect 100 doubling to 5,000. */
+  /**
+   * Transport timing (ms): connect 300, handshake 1,000, reconnect 100 doubling to 5,000;
+   * events written within 20 while attached (gate events at once).
+   */
   timing?: Partial<TransportTiming>;
   /** How often streamed tokens are sent per node instance (default 34 ms). */
   tokenIntervalMs?: number;
@@ -133,6 +136,7 @@ export class Session {
       handshakeTimeoutMs: 1000,
       retryMinMs: 100,
       retryMaxMs: 5000,
+      flushIntervalMs: 20,
       ...options.timing,
     };
     this.#transport = this.enabled
@@ -215,7 +219,7 @@ export class Session {
     if (!this.live) return;
     try {
       this.#start();
-      this.#push(EventFrame.eager(this.#seq, runId, type, payload, this.#warnFrame));
+      this.#push(eagerFrame(this.#seq, runId, type, payload, this.#warnFrame), type);
     } catch (error) {
       this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
     }
@@ -230,16 +234,17 @@ export class Session {
     if (!this.live) return;
     try {
       this.#start();
-      this.#push(EventFrame.owned(this.#seq, runId, type, payload, this.#warnFrame));
+      this.#push(new EventFrame(this.#seq, runId, type, payload, this.#warnFrame), type);
     } catch (error) {
       this.#warner.warn('emit', 'internal error while emitting; the event is lost', error);
     }
   }
 
-  #push(frame: EventFrame): void {
+  #push(frame: Frame, type: string): void {
     this.#seq += 1;
     this.#ring.push(frame);
-    this.#transport?.notify();
+    // Gate events (`exec.paused`, `exec.resumed`, `exec.refused`) go out on the next turn; the rest within the flush interval.
+    this.#transport?.notify(type.startsWith('exec.'));
   }
 
   /** The current run's id, or the implicit run's (started on first use). */
@@ -362,6 +367,7 @@ export class Session {
       this.flushTokens();
       this.#releaseAll();
       if (this.#implicit !== null) this.emitTo(this.#implicit.runId, 'run.finished', { status: 'ok' });
+      this.#transport?.notify(true);
       const deadline = Date.now() + timeoutMs;
       while (this.attached && (this.#transport?.pendingBytes ?? 0) > 0 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 5));

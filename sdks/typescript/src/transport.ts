@@ -2,6 +2,7 @@
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { parseEnvelope, type Envelope } from './protocol.js';
+import { frameText } from './frame.js';
 import type { RingBuffer } from './ring.js';
 import type { Warner } from './warn.js';
 
@@ -15,6 +16,12 @@ export interface TransportTiming {
   retryMinMs: number;
   /** Longest reconnect delay. */
   retryMaxMs: number;
+  /**
+   * How long new events may wait to be written while attached, so that a burst costs one
+   * socket write, not one per event (gate events are written on the next turn of the event
+   * loop); 0 writes every event on the next turn.
+   */
+  flushIntervalMs: number;
 }
 
 /** Default bound of the bytes written to the socket and not yet taken by the kernel (1 MiB). */
@@ -61,7 +68,9 @@ export class Transport {
   #holdsOpen = false;
   /** The absolute ring index of the next event to send while attached. */
   #cursor = 0;
-  #flushScheduled = false;
+  /** A flush is scheduled: on a timer (`flushIntervalMs`) or on the next turn (`immediate`). */
+  #flushScheduled: 'no' | 'timer' | 'immediate' = 'no';
+  #flushTimer: NodeJS.Timeout | null = null;
   #awaitingDrain = false;
   #unsentDropped = 0;
   /** Sockets opened since the start (a test of the disabled mode counts them on the server). */
@@ -95,13 +104,26 @@ export class Transport {
   }
 
   /**
-   * New events are in the ring: when attached they are written on the next turn of the event
-   * loop with the socket corked, so a burst of events costs one write, not one per frame.
+   * New events are in the ring: when attached they are written with the socket corked within
+   * `flushIntervalMs` (`urgent`: on the next turn of the event loop), so a burst of events
+   * costs one write, not one per frame.
    */
-  notify(): void {
-    if (this.#state !== 'attached' || this.#flushScheduled || this.#awaitingDrain) return;
-    this.#flushScheduled = true;
-    setImmediate(() => this.#flush());
+  notify(urgent = false): void {
+    if (this.#state !== 'attached' || this.#awaitingDrain || this.#flushScheduled === 'immediate') return;
+    if (urgent || this.timing.flushIntervalMs <= 0) {
+      this.#cancelFlushTimer();
+      this.#flushScheduled = 'immediate';
+      setImmediate(() => this.#flush());
+      return;
+    }
+    if (this.#flushScheduled === 'timer') return;
+    this.#flushScheduled = 'timer';
+    this.#flushTimer = setTimeout(() => this.#flush(), this.timing.flushIntervalMs);
+  }
+
+  #cancelFlushTimer(): void {
+    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
   }
 
   /**
@@ -110,7 +132,8 @@ export class Transport {
    * the ring: against a slow viewer the oldest unsent events are dropped and counted.
    */
   #flush(): void {
-    this.#flushScheduled = false;
+    this.#flushScheduled = 'no';
+    this.#cancelFlushTimer();
     const ws = this.#ws;
     if (this.#state !== 'attached' || ws === null) return;
     const ring = this.ring;
@@ -130,7 +153,7 @@ export class Transport {
       this.#awaitingDrain = true;
       socket.once('drain', () => {
         this.#awaitingDrain = false;
-        this.notify();
+        this.notify(true);
       });
     }
   }
@@ -141,7 +164,8 @@ export class Transport {
     socket?.cork();
     try {
       while (this.#cursor < ring.end && ws.bufferedAmount < this.sendBufferBytes) {
-        const text = ring.at(this.#cursor)?.text();
+        const frame = ring.at(this.#cursor);
+        const text = frame === undefined ? null : frameText(frame);
         this.#cursor += 1;
         if (text) ws.send(text);
       }
@@ -180,6 +204,8 @@ export class Transport {
   dispose(): void {
     const wasAttached = this.#state === 'attached';
     this.#state = 'disposed';
+    this.#cancelFlushTimer();
+    this.#flushScheduled = 'no';
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = null;
     const ws = this.#ws;
@@ -249,7 +275,7 @@ export class Transport {
         this.hooks.onAttached(envelope.payload as Record<string, unknown>);
         // Replay on attach, oldest first, with the original seq: the hub deduplicates.
         this.#cursor = this.ring.start;
-        this.notify();
+        this.notify(true);
         return;
       }
       if (this.#state === 'attached' && this.#ws === ws) this.hooks.onControl(envelope);
