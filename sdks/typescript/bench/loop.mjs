@@ -14,9 +14,14 @@
 //   - many rounds (default 600): single runs differ by ±20–40 % here, so the figure is the
 //     ratio of the variant's total CPU to the baseline's over all rounds, with a 95 %
 //     bootstrap interval (resampling rounds), next to the median and interquartile range of
-//     the per-round ratios.
+//     the per-round ratios;
+//   - a reference variant runs the baseline inside an AsyncLocalStorage store and nothing
+//     else: what Node 20's promise hooks cost this loop, which any AsyncLocalStorage in the
+//     process (OpenTelemetry, Next.js, Mindgate's runs) turns on. Each instrumented variant is
+//     also compared with it: the part of the overhead beyond those hooks.
 // `node bench/loop.mjs [rounds]` in sdks/typescript; the attached variant needs the mindgate
 // binary (MINDGATE_BIN) and is skipped without it.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { Session } from '../dist/index.js';
 import { baseline, cpuMs, instrumented, quantile, STEPS } from './harness.mjs';
@@ -26,7 +31,18 @@ const ROUNDS = Number(process.argv[2] || 600);
 const WARMUP = Number(process.env.BENCH_WARMUP || 30);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-const variants = [{ name: 'baseline', fn: baseline }];
+const als = new AsyncLocalStorage();
+const inStore = async () => {
+  try {
+    return await als.run({}, baseline);
+  } finally {
+    als.disable(); // as the instrumented loops do: the hooks on only while it runs
+  }
+};
+const variants = [
+  { name: 'baseline', fn: baseline },
+  { name: 'baseline inside AsyncLocalStorage.run (no Mindgate)', fn: inStore },
+];
 const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
 detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
 variants.push({ name: 'detached', fn: instrumented(detached) });
@@ -89,6 +105,7 @@ const sorted = (xs) => [...xs].sort((x, y) => x - y);
 const mean = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
 const base = times[0];
 console.log(`baseline: mean ${mean(base).toFixed(1)} ms CPU per loop (${((mean(base) * 1000) / STEPS).toFixed(0)} µs/step), median ${quantile(sorted(base), 0.5).toFixed(1)} ms`);
+const store = times[1];
 for (let i = 1; i < variants.length; i++) {
   const v = times[i];
   const t = totalRatio(v, base);
@@ -98,6 +115,14 @@ for (let i = 1; i < variants.length; i++) {
     `${variants[i].name}: +${addedMs.toFixed(2)} ms per loop (${((addedMs * 1000) / STEPS).toFixed(1)} µs/step), ` +
       `total CPU ${pct(t.point)} (95 % interval ${pct(t.lo)} … ${pct(t.hi)}); ` +
       `per-round ratios median ${pct(quantile(ratios, 0.5))}, IQR ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}`,
+  );
+  if (i < 2) continue;
+  const beyond = totalRatio(v, store);
+  const beyondMs = mean(v) - mean(store);
+  console.log(
+    `  beyond the AsyncLocalStorage hooks: +${beyondMs.toFixed(2)} ms per loop (${((beyondMs * 1000) / STEPS).toFixed(1)} µs/step), ` +
+      `${pct(beyond.point)} of the hooked loop (95 % interval ${pct(beyond.lo)} … ${pct(beyond.hi)}), ` +
+      `${pct(beyondMs / mean(base))} of the baseline`,
   );
 }
 console.log(`load average after: ${load}`);

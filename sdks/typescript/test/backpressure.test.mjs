@@ -29,7 +29,9 @@ test('a stopped server: the socket buffer stays bounded, the oldest unsent event
   };
   cleanups.push(() => srv.stop());
   cleanups.push(cont);
-  const s = new Session({ url: srv.ingest, app: 'ts-slow-viewer', bufferSize: RING, sendBufferBytes: SEND_BUFFER });
+  // flushIntervalMs 0: events are written on the next turn of the event loop, so each batch
+  // below is written (as far as the socket takes it) before the next one is emitted.
+  const s = new Session({ url: srv.ingest, app: 'ts-slow-viewer', bufferSize: RING, sendBufferBytes: SEND_BUFFER, timing: { flushIntervalMs: 0 } });
   cleanups.push(() => s.dispose(0));
   assert.equal(await s.ready(5000), true);
 
