@@ -1,16 +1,12 @@
 // Figures of the TypeScript SDK (printed as a table; the SDK README quotes them):
 //   detached gate, emit, attached gate with no matching breakpoint (CPU ns/µs per call),
-//   release of a held gate when the viewer's socket goes (ms),
-//   overhead on a 100-step mock generateText loop (CPU ms, %), detached and attached.
+//   release of a held gate when the viewer's socket goes (ms). The overhead on the 100-step
+//   mock generateText loop is bench/loop.mjs's (`npm run bench:loop`).
 // `npm run bench` (`node --expose-gc bench/bench.mjs`, after `npm ci`); the attached figures need the mindgate binary
 // (MINDGATE_BIN, default ../../target/debug/mindgate) and are skipped without it.
 import { performance } from 'node:perf_hooks';
-import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { WebSocketServer } from 'ws';
-import { z } from 'zod';
-import { run, Session } from '../dist/index.js';
-import { mindgateMiddleware, mindgateTools } from '../dist/ai.js';
+import { Session } from '../dist/index.js';
 import { missingBinary, startServer, until } from '../test/support.mjs';
 
 const NODE = { nodeId: 'tool:search', kind: 'tool', name: 'search' };
@@ -79,18 +75,6 @@ async function releaseLatency(reps) {
   return samples;
 }
 
-function loopModel(steps) {
-  let n = 0;
-  const usage = { inputTokens: { total: 10 }, outputTokens: { total: 5 } };
-  return new MockLanguageModelV3({
-    doGenerate: async () => {
-      n += 1;
-      if (n % steps === 0) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop' }, usage, warnings: [] };
-      return { content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: `{"q":"${n}"}` }], finishReason: { unified: 'tool-calls' }, usage, warnings: [] };
-    },
-  });
-}
-
 /** µs per `node.token` emit attached, the sending (next turn of the event loop) included. */
 async function attachedEmitCost(session, n) {
   const sent = () => until(() => session.stats().socketBuffered === 0 && session.stats().attached, { what: 'the socket drained', interval: 1 });
@@ -109,53 +93,6 @@ async function attachedEmitCost(session, n) {
   return ((c.user + c.system) / n).toFixed(2);
 }
 
-const searchTool = () => ({ search: tool({ inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => ({ hits: [q] }) }) });
-
-async function loopOnce(session) {
-  const model = loopModel(100);
-  const c0 = process.cpuUsage();
-  if (session === null) {
-    await generateText({ model, tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(100) });
-  } else if (session === 'signal') {
-    await generateText({ model, tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(100), abortSignal: new AbortController().signal });
-  } else {
-    await run('bench-loop', (ctx) => generateText({
-      model: wrapLanguageModel({ model, middleware: mindgateMiddleware({ session }) }),
-      tools: mindgateTools(searchTool(), { session }),
-      prompt: 'go', stopWhen: stepCountIs(100), abortSignal: ctx.signal,
-    }), { session });
-  }
-  const c = process.cpuUsage(c0);
-  return (c.user + c.system) / 1000; // CPU ms: steadier than wall time on a shared machine
-}
-
-/**
- * Median CPU ms of a 100-step loop per variant after a warm-up. Each repetition runs every
- * variant once, starting from a different one each time (order effects cancel), and each
- * run starts on a collected heap (with --expose-gc), so no run pays for another's garbage.
- */
-async function loops(variants, reps) {
-  for (const v of variants) await loopOnce(v.session);
-  const times = variants.map(() => []);
-  for (let r = 0; r < reps; r++) {
-    for (let k = 0; k < variants.length; k++) {
-      const i = (r + k) % variants.length;
-      globalThis.gc?.();
-      times[i].push(await loopOnce(variants[i].session));
-    }
-  }
-  return times.map(median);
-}
-
-function reportLoops(variants, medians) {
-  const plain = medians[0];
-  record(`100-step generateText loop, ${variants[0].name} (median CPU time)`, plain.toFixed(1), 'ms');
-  for (let i = 1; i < variants.length; i++) {
-    const d = medians[i] - plain;
-    record(`  ${variants[i].name}`, medians[i].toFixed(1), 'ms', `${d >= 0 ? '+' : ''}${d.toFixed(1)} ms, ${((d / plain) * 100).toFixed(1)} %`);
-  }
-}
-
 const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
 detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
 record('detached gate (awaited, shared resolved promise), CPU', (await gateCost(detached, 1_000_000)).toFixed(0), 'ns/call');
@@ -164,29 +101,18 @@ record('emit node.finished + output, detached (serialised), CPU', finishedEmitCo
 const rel = await releaseLatency(20);
 record('release of a held gate after the socket drops (p50)', median(rel).toFixed(3), 'ms', `max ${Math.max(...rel).toFixed(3)} ms, 20 drops`);
 
-const REPS = Number(process.env.BENCH_LOOP_REPS || 21);
-// The baseline passes an abortSignal as the instrumented loop does (`run.signal`): the `ai`
-// package's own cost of a signal is not Mindgate's. The loop without one is shown too.
-const variants = [
-  { name: 'no Mindgate (with an abortSignal)', session: 'signal' },
-  { name: 'no Mindgate, no abortSignal', session: null },
-  { name: 'with Mindgate, detached', session: detached },
-];
-
 const skip = missingBinary();
 if (skip) {
   console.log(`attached figures ${skip}`);
-  reportLoops(variants, await loops(variants, REPS));
 } else {
   const srv = await startServer();
   try {
     await srv.api('/api/breakpoints', { method: 'POST', body: { kind: 'tool', name: 'never-called' } });
-    const attached = new Session({ url: srv.ingest, env: {}, app: 'bench' });
+    // Written on every turn (flushIntervalMs 0), as the bursts below expect: each burst's write is measured with it.
+    const attached = new Session({ url: srv.ingest, env: {}, app: 'bench', timing: { flushIntervalMs: 0 } });
     await attached.ready(5000);
     record('attached gate, no matching breakpoint, CPU', (await gateCost(attached, 1_000_000)).toFixed(0), 'ns/call');
     record('emit node.token, attached (sending included), CPU', await attachedEmitCost(attached, 100_000), 'µs/call');
-    variants.push({ name: 'with Mindgate, attached to mindgate serve', session: attached });
-    reportLoops(variants, await loops(variants, REPS));
     await until(() => attached.stats().attached, { what: 'still attached' });
     await attached.dispose();
   } finally {
