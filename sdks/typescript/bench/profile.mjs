@@ -7,6 +7,9 @@
 // overhead the SDK's code spends itself; the other rows show what it makes others spend.
 // `node bench/profile.mjs [blocks] [detached|attached|als]` in sdks/typescript (10 loops a
 // block); `als` profiles the baseline inside an AsyncLocalStorage store instead of Mindgate.
+// Knobs: BENCH_FUNCTIONS=n lists the n functions whose self time grew most; BENCH_RING=n
+// gives the detached session an n-event ring (1: what keeping 2,000 events costs the
+// collector); BENCH_FLUSH_MS=n the attached session's flush interval.
 import { Session as Inspector } from 'node:inspector/promises';
 import { readFileSync } from 'node:fs';
 import { Session } from '../dist/index.js';
