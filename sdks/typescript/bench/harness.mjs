@@ -35,6 +35,13 @@ const searchTool = () => ({ search: tool({ inputSchema: z.object({ q: z.string()
 export const baseline = () =>
   generateText({ model: loopModel(), tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(STEPS), abortSignal: new AbortController().signal });
 
+/** Not Mindgate: the baseline with the model behind `wrapLanguageModel` and a middleware that does nothing (the `ai` package's own layer). */
+export const wrappedOnly = () =>
+  generateText({
+    model: wrapLanguageModel({ model: loopModel(), middleware: { specificationVersion: 'v3' } }),
+    tools: searchTool(), prompt: 'go', stopWhen: stepCountIs(STEPS), abortSignal: new AbortController().signal,
+  });
+
 /**
  * The same loop with Mindgate on `session`. Afterwards the SDK's AsyncLocalStorage is
  * disabled again, so the promise hooks it turns on (Node 20) are paid by the instrumented

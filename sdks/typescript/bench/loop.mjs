@@ -24,7 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { Session } from '../dist/index.js';
-import { baseline, cpuMs, instrumented, quantile, STEPS } from './harness.mjs';
+import { baseline, cpuMs, instrumented, quantile, STEPS, wrappedOnly } from './harness.mjs';
 import { missingBinary, startServer } from '../test/support.mjs';
 
 const ROUNDS = Number(process.argv[2] || 600);
@@ -32,17 +32,20 @@ const WARMUP = Number(process.env.BENCH_WARMUP || 30);
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 const als = new AsyncLocalStorage();
-const inStore = async () => {
+const inStore = (loop) => async () => {
   try {
-    return await als.run({}, baseline);
+    return await als.run({}, loop);
   } finally {
     als.disable(); // as the instrumented loops do: the hooks on only while it runs
   }
 };
 const variants = [
   { name: 'baseline', fn: baseline },
-  { name: 'baseline inside AsyncLocalStorage.run (no Mindgate)', fn: inStore },
+  { name: 'baseline inside AsyncLocalStorage.run (no Mindgate)', fn: inStore(baseline) },
 ];
+// BENCH_DECOMPOSE=1: also the `ai` package's own `wrapLanguageModel` layer (a middleware that
+// does nothing) inside the store, so the overhead splits into Node's hooks, that layer, the SDK.
+if (process.env.BENCH_DECOMPOSE) variants.push({ name: 'wrapLanguageModel, empty middleware, in AsyncLocalStorage.run (no Mindgate)', fn: inStore(wrappedOnly) });
 const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
 detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
 variants.push({ name: 'detached', fn: instrumented(detached) });
@@ -101,6 +104,7 @@ function totalRatio(v, b) {
 }
 
 const pct = (x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+const signed = (x, digits) => `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`;
 const sorted = (xs) => [...xs].sort((x, y) => x - y);
 const mean = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
 const base = times[0];
@@ -112,18 +116,23 @@ for (let i = 1; i < variants.length; i++) {
   const ratios = sorted(v.map((x, j) => x / base[j] - 1));
   const addedMs = mean(v) - mean(base);
   console.log(
-    `${variants[i].name}: +${addedMs.toFixed(2)} ms per loop (${((addedMs * 1000) / STEPS).toFixed(1)} µs/step), ` +
+    `${variants[i].name}: ${signed(addedMs, 2)} ms per loop (${signed((addedMs * 1000) / STEPS, 1)} µs/step), ` +
       `total CPU ${pct(t.point)} (95 % interval ${pct(t.lo)} … ${pct(t.hi)}); ` +
       `per-round ratios median ${pct(quantile(ratios, 0.5))}, IQR ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}`,
   );
   if (i < 2) continue;
-  const beyond = totalRatio(v, store);
-  const beyondMs = mean(v) - mean(store);
-  console.log(
-    `  beyond the AsyncLocalStorage hooks: +${beyondMs.toFixed(2)} ms per loop (${((beyondMs * 1000) / STEPS).toFixed(1)} µs/step), ` +
-      `${pct(beyond.point)} of the hooked loop (95 % interval ${pct(beyond.lo)} … ${pct(beyond.hi)}), ` +
-      `${pct(beyondMs / mean(base))} of the baseline`,
-  );
+  const references = [['the AsyncLocalStorage hooks', store]];
+  const wrapped = variants.findIndex((x) => x.name.startsWith('wrapLanguageModel'));
+  if (wrapped > 0 && i > wrapped) references.push(['the hooks and the ai package\'s wrapLanguageModel layer', times[wrapped]]);
+  for (const [what, ref] of references) {
+    const beyond = totalRatio(v, ref);
+    const beyondMs = mean(v) - mean(ref);
+    console.log(
+      `  beyond ${what}: ${signed(beyondMs, 2)} ms per loop (${signed((beyondMs * 1000) / STEPS, 1)} µs/step), ` +
+        `${pct(beyond.point)} of that loop (95 % interval ${pct(beyond.lo)} … ${pct(beyond.hi)}), ` +
+        `${pct(beyondMs / mean(base))} of the baseline`,
+    );
+  }
 }
 console.log(`load average after: ${load}`);
 await attached?.dispose(0);
