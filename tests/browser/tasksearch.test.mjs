@@ -7,21 +7,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, launchBrowser, openPage, until, ROOT } from './lib/harness.mjs';
+import { startServer, launchBrowser, openPage, until, fixtureHomeArgs, ROOT } from './lib/harness.mjs';
 
-const FIX = path.join(ROOT, 'crates/taskgraph/tests/fixtures');
 const SHOTS = path.join(ROOT, 'test-artifacts', 'usage');
 
 let srv;
 let browser;
 
 before(async () => {
-  srv = await startServer({
-    extraArgs: ['--no-default-homes',
-      '--dsh-sessions', path.join(FIX, 'dsh'), '--pi-sessions', path.join(FIX, 'pi'),
-      '--claude-projects', path.join(FIX, 'claude'), '--codex-sessions', path.join(FIX, 'codex'),
-      '--gemini-sessions', path.join(FIX, 'gemini/tmp'), '--opencode-data', path.join(FIX, 'opencode')],
-  });
+  srv = await startServer({ extraArgs: fixtureHomeArgs() });
   browser = await launchBrowser();
   mkdirSync(SHOTS, { recursive: true });
 });

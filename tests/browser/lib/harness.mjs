@@ -17,6 +17,18 @@ export const PYTHON = process.env.PYTHON || path.join(ROOT, '.venv/bin/python');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const BIN = process.env.MINDGATE_BIN || path.join(ROOT, 'target/debug/mindgate');
 
+/**
+ * `serve` flags that read the task-graph fixtures of our own (every agent's home under
+ * crates/taskgraph/tests/fixtures) and nothing else.
+ */
+export function fixtureHomeArgs() {
+  const fix = path.join(ROOT, 'crates/taskgraph/tests/fixtures');
+  return ['--no-default-homes',
+    '--dsh-sessions', path.join(fix, 'dsh'), '--pi-sessions', path.join(fix, 'pi'),
+    '--claude-projects', path.join(fix, 'claude'), '--codex-sessions', path.join(fix, 'codex'),
+    '--gemini-sessions', path.join(fix, 'gemini/tmp'), '--opencode-data', path.join(fix, 'opencode')];
+}
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
