@@ -75,6 +75,18 @@ pub enum StoreError {
         /// The id asked for.
         id: String,
     },
+    /// A dataset or an example breaks a rule (the message says which); nothing was stored.
+    #[error("{message}")]
+    BadDataset {
+        /// What is wrong.
+        message: String,
+    },
+    /// No dataset has this name, no version this number, or no example this id.
+    #[error("{message}")]
+    NoDataset {
+        /// What was not found.
+        message: String,
+    },
     /// No run has this id.
     #[error("no run {run_id}")]
     NoRun {
@@ -100,8 +112,12 @@ impl StoreError {
             | StoreError::Unreachable { .. }
             | StoreError::Pool(_)
             | StoreError::RunBusy { .. } => ErrorCode::Unavailable,
-            StoreError::BadAnnotation { .. } => ErrorCode::BadRequest,
-            StoreError::NoAnnotation { .. } | StoreError::NoRun { .. } => ErrorCode::NotFound,
+            StoreError::BadAnnotation { .. } | StoreError::BadDataset { .. } => {
+                ErrorCode::BadRequest
+            }
+            StoreError::NoAnnotation { .. }
+            | StoreError::NoDataset { .. }
+            | StoreError::NoRun { .. } => ErrorCode::NotFound,
             _ => ErrorCode::Internal,
         }
     }

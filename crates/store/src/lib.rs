@@ -52,6 +52,7 @@ pub mod annotations;
 mod backend;
 pub mod cost;
 mod database;
+pub mod datasets;
 pub mod diff;
 mod error;
 mod ingest;
@@ -75,6 +76,9 @@ pub use annotations::{
 };
 pub use cost::{AppCost, AppCosts, run_cost, usage_counts};
 pub use database::{MigrateReport, migrate};
+pub use datasets::{
+    AddExamples, Dataset, DatasetVersion, Example, ExamplePatch, ExampleSource, NewExample,
+};
 pub use diff::{DiffError, RunDiff};
 pub use error::{Result, StoreError};
 pub use ingest::{

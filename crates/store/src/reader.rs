@@ -1,6 +1,7 @@
 //! The synchronous read API, shared by the HTTP server and the MCP server.
 
 mod annotate;
+mod dataset;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Result, StoreError};
 
 /// Version of the schema this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS runs (
@@ -138,6 +138,8 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     )?;
     // Version 5: annotations and their history (new tables, nothing to fill).
     conn.execute_batch(crate::annotations::SQLITE_TABLES)?;
+    // Version 6: datasets, their versions and examples (new tables, nothing to fill).
+    conn.execute_batch(crate::datasets::SQLITE_TABLES)?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok(conn)
 }

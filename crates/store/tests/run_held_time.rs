@@ -219,6 +219,7 @@ fn drop_held_column(db: &TestDb) {
                      DROP COLUMN user_id, DROP COLUMN tags_json; \
                      DROP INDEX events_search; DROP INDEX events_payload_text; \
                      DROP TABLE annotations; DROP TABLE annotation_history; \
+                     DROP TABLE datasets; DROP TABLE dataset_versions; DROP TABLE dataset_examples; \
                      DELETE FROM mindgate_run_migrations WHERE version >= 3;",
                 )
                 .expect("downgrade");

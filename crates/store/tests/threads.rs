@@ -257,6 +257,7 @@ fn drop_thread_columns(db: &TestDb) {
                      DROP COLUMN tags_json; \
                      DROP INDEX events_search; DROP INDEX events_payload_text; \
                      DROP TABLE annotations; DROP TABLE annotation_history; \
+                     DROP TABLE datasets; DROP TABLE dataset_versions; DROP TABLE dataset_examples; \
                      DELETE FROM mindgate_run_migrations WHERE version >= 4;",
                 )
                 .expect("downgrade");

@@ -137,6 +137,7 @@ pub(crate) const MIGRATIONS: Migrations<'static> = Migrations {
         V4_THREAD_KEYS,
         V5_SEARCH,
         crate::annotations::PG_TABLES,
+        crate::datasets::PG_TABLES,
     ],
 };
 

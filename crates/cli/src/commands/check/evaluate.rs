@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use mindgate_store::datasets::source::final_output;
 use mindgate_store::diff::RunDiff;
 use mindgate_store::projection::NodeState;
 use mindgate_store::{Annotation, AuthorKind, NodeDetail, RunSummary};
@@ -84,22 +85,19 @@ impl Subject {
         out
     }
 
-    /// The output of `node`'s last instance, or the run's final output: the output of the
-    /// root node instance that finished last, else (a root without one) of the instance
-    /// that finished last with an output.
+    /// The output of `node`'s last instance (the one that finished last with an output),
+    /// or the run's final output ([`final_output`], the rule datasets take too).
     fn output(&self, node: Option<&str>) -> Option<&Value> {
-        let last = |pick: &dyn Fn(&NodeDetail) -> bool| {
-            self.details
+        match node {
+            Some(id) => self
+                .details
                 .iter()
-                .filter(|n| pick(n))
+                .filter(|n| n.node_id == id)
                 .flat_map(|n| n.instances.iter())
                 .filter(|i| i.output.is_some())
                 .max_by_key(|i| (i.summary.finished_at, i.summary.started_at))
-                .and_then(|i| i.output.as_ref())
-        };
-        match node {
-            Some(id) => last(&|n| n.node_id == id),
-            None => last(&|n| n.parent_id.is_none() && !n.hinted).or_else(|| last(&|_| true)),
+                .and_then(|i| i.output.as_ref()),
+            None => final_output(&self.details),
         }
     }
 }
