@@ -73,6 +73,12 @@ pub enum Command {
     /// Written through the running `mindgate serve` that holds the database (its control
     /// token from its token file in the Mindgate home), directly into it otherwise.
     Annotate(AnnotateArgs),
+    /// Datasets: named, versioned collections of examples `{input, expected, metadata,
+    /// source}` taken from runs (a node instance's input and output, a run's agent input and
+    /// final output) or written out; every edit makes a new version; JSON Lines export and
+    /// import. Written by the rule of `annotate` (through the running server that holds the
+    /// database, directly otherwise). See docs/evaluate.md.
+    Dataset(DatasetArgs),
     /// Check a run against a baseline (a stored run, or a run exported with `export --jsonl`)
     /// by the rules of a TOML file (without one: the same tool-call sequence, no new errors,
     /// the same final output). Prints each rule with its outcome and, for a failed one, the
@@ -747,6 +753,125 @@ pub struct AnnotateArgs {
     #[arg(long, value_name = "PATH|URL", env = "MINDGATE_DB",
           value_parser = crate::db_arg::parse_run_db)]
     pub db: Option<crate::db_arg::RunDb>,
+}
+
+/// Arguments of `mindgate dataset`.
+#[derive(Debug, clap::Args)]
+pub struct DatasetArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: DatasetCommand,
+    /// Run database: a SQLite file (a path, `sqlite:PATH` or `file:PATH`) or a
+    /// PostgreSQL URL (`postgres://user@host:5432/db`) [default: $MINDGATE_HOME/mindgate.db].
+    #[arg(long, global = true, value_name = "PATH|URL", env = "MINDGATE_DB",
+          value_parser = crate::db_arg::parse_run_db)]
+    pub db: Option<crate::db_arg::RunDb>,
+    /// Print JSON (the dataset, its examples or versions as the HTTP API answers them).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The `dataset` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Add an example (a new version; the dataset is made when absent): taken from a run
+    /// (`--run`: its agent input and final output) or one node instance of it (`--node`,
+    /// `--instance`: its input and output), or written out (`--input`, `--expected`).
+    Add(DatasetAddArgs),
+    /// The datasets at their newest versions: name, version, examples.
+    List,
+    /// One version of a dataset (the newest by default) with its examples, or its versions.
+    Show(DatasetShowArgs),
+    /// Write a version (the newest by default) as JSON Lines: a header naming the dataset
+    /// and the version, then one example per line.
+    Export(DatasetExportArgs),
+    /// Read a JSON Lines export into a dataset: a new name takes the file's version, an
+    /// existing one a new version holding exactly the file's examples.
+    Import(DatasetImportArgs),
+    /// Remove examples (a new version; earlier versions keep them), or with --dataset
+    /// delete the dataset (its history is kept).
+    Rm(DatasetRmArgs),
+}
+
+/// Arguments of `mindgate dataset add`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("what").args(["run", "input"]).required(true)))]
+pub struct DatasetAddArgs {
+    /// The dataset's name (letters, digits, '.', '_', '-').
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Take the example from this run (its agent input and final output).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Take it from this node of the run (its last instance's input and output).
+    #[arg(long, value_name = "NODE_ID", requires = "run")]
+    pub node: Option<String>,
+    /// Take it from this instance of the node.
+    #[arg(long, value_name = "INSTANCE_ID", requires = "node")]
+    pub instance: Option<String>,
+    /// The input, as JSON (a bare word is taken as a string).
+    #[arg(long, value_name = "JSON", conflicts_with = "run")]
+    pub input: Option<String>,
+    /// The expected output, as JSON (a bare word is taken as a string).
+    #[arg(long, value_name = "JSON", requires = "input")]
+    pub expected: Option<String>,
+    /// Metadata, a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub metadata: Option<String>,
+}
+
+/// Arguments of `mindgate dataset show`.
+#[derive(Debug, clap::Args)]
+pub struct DatasetShowArgs {
+    /// The dataset's name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// This version rather than the newest.
+    #[arg(long, value_name = "N")]
+    pub version: Option<u32>,
+    /// List what each version did instead.
+    #[arg(long, conflicts_with = "version")]
+    pub versions: bool,
+}
+
+/// Arguments of `mindgate dataset export`.
+#[derive(Debug, clap::Args)]
+pub struct DatasetExportArgs {
+    /// The dataset's name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// This version rather than the newest.
+    #[arg(long, value_name = "N")]
+    pub version: Option<u32>,
+    /// Write to this file rather than stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `mindgate dataset import`.
+#[derive(Debug, clap::Args)]
+pub struct DatasetImportArgs {
+    /// A file written by `mindgate dataset export` (`-` for stdin).
+    #[arg(value_name = "FILE.jsonl")]
+    pub file: PathBuf,
+    /// Store it under this name rather than the file's.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// Arguments of `mindgate dataset rm`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("what").args(["examples", "dataset"]).required(true)))]
+pub struct DatasetRmArgs {
+    /// The dataset's name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The examples to remove (their ids, `mindgate dataset show` lists them).
+    #[arg(value_name = "EXAMPLE_ID")]
+    pub examples: Vec<String>,
+    /// Delete the whole dataset (a last, empty version; earlier ones stay readable).
+    #[arg(long)]
+    pub dataset: bool,
 }
 
 /// Arguments of `mindgate check`.

@@ -3,6 +3,7 @@
 mod annotate;
 mod check;
 mod check_frames;
+mod dataset;
 mod demo;
 mod diff;
 mod export;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => diff::run(&args),
         Command::Annotate(args) => annotate::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Dataset(args) => dataset::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Tasks(args) => tasks::run(&args),

@@ -1,4 +1,5 @@
-//! Where a command that writes the run store (`annotate`, `check`) writes: the one rule.
+//! Where a command that writes the run store (`annotate`, `check`, `dataset`) writes: the
+//! one rule.
 //!
 //! * A SQLite file a running `mindgate serve` holds (its `<db>.lock`): through that
 //!   server's HTTP API, with the control token from its token file in the Mindgate home
@@ -20,7 +21,7 @@ use serde_json::Value;
 /// How long a request to the running server may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest answer read from the server.
-const MAX_ANSWER_BYTES: u64 = 16 * 1024 * 1024;
+const MAX_ANSWER_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Where the writes of one command go.
 pub(crate) enum WriteRoute {
@@ -116,21 +117,34 @@ impl ServerClient {
         path: &str,
         body: Option<&Value>,
     ) -> anyhow::Result<Value> {
+        let body = body.map(|b| ("application/json", b.to_string()));
+        let text = self.send_text(method, path, body)?;
+        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// Sends `body` (its content type and text) with `method` to `path`; the answer's
+    /// text, or an error with the server's message.
+    pub(crate) fn send_text(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, String)>,
+    ) -> anyhow::Result<String> {
         let url = format!("{}{path}", self.base);
         let auth = format!("Bearer {}", self.token);
         let sent = match (method, body) {
-            ("POST", Some(b)) => self
+            ("POST", Some((kind, b))) => self
                 .agent
                 .post(&url)
                 .header("Authorization", &auth)
-                .content_type("application/json")
-                .send(b.to_string()),
-            ("PATCH", Some(b)) => self
+                .content_type(kind)
+                .send(b),
+            ("PATCH", Some((kind, b))) => self
                 .agent
                 .patch(&url)
                 .header("Authorization", &auth)
-                .content_type("application/json")
-                .send(b.to_string()),
+                .content_type(kind)
+                .send(b),
             ("DELETE", _) => self
                 .agent
                 .delete(&url)
@@ -146,14 +160,14 @@ impl ServerClient {
             .limit(MAX_ANSWER_BYTES)
             .read_to_string()
             .with_context(|| format!("cannot read the answer of {url}"))?;
-        let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if !(200..300).contains(&status) {
+            let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
             let message = value
                 .get("error")
                 .and_then(Value::as_str)
                 .map_or_else(|| text.trim().to_owned(), str::to_owned);
             bail!("the server answered {status}: {message}");
         }
-        Ok(value)
+        Ok(text)
     }
 }

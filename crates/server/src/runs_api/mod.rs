@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub(crate) mod annotations;
+pub(crate) mod datasets;
 pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod replay;

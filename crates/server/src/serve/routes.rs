@@ -102,6 +102,34 @@ pub fn router(state: AppState) -> Router {
                 .patch(runs_api::annotations::update)
                 .delete(runs_api::annotations::delete),
         )
+        .route(
+            "/api/datasets",
+            get(runs_api::datasets::list)
+                .post(runs_api::datasets::import)
+                .layer(axum::extract::DefaultBodyLimit::max(
+                    runs_api::datasets::MAX_IMPORT_BYTES,
+                )),
+        )
+        .route(
+            "/api/datasets/{name}",
+            get(runs_api::datasets::get).delete(runs_api::datasets::delete),
+        )
+        .route(
+            "/api/datasets/{name}/versions",
+            get(runs_api::datasets::versions),
+        )
+        .route(
+            "/api/datasets/{name}/export",
+            get(runs_api::datasets::export),
+        )
+        .route(
+            "/api/datasets/{name}/examples",
+            post(runs_api::datasets::add),
+        )
+        .route(
+            "/api/datasets/{name}/examples/{id}",
+            axum::routing::patch(runs_api::datasets::update).delete(runs_api::datasets::remove),
+        )
         .route("/api/diff", get(crate::runs_api::diff::diff))
         .route("/api/demo", post(crate::runs_api::demo::start_demo))
         .merge(crate::otlp::routes())

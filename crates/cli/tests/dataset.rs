@@ -1,0 +1,295 @@
+//! Datasets through every path, with the real binary: `mindgate dataset` writes through the
+//! running server that holds the SQLite file and directly into a file nobody holds (the
+//! rule of `annotate`); `/api/datasets` adds from a node instance, edits, removes and reads
+//! older versions, refuses a write without the control token (the agent token too) and bad
+//! input with a clear message; `dataset export` → `dataset import` → `dataset export` gives
+//! the same bytes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use mindgate_home::{Home, token_file};
+use mindgate_testkit::{ServeProcess, frames};
+use serde_json::{Value, json};
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_mindgate"))
+}
+
+fn mindgate(args: &[&str], home: &Path) -> Output {
+    Command::new(bin())
+        .args(args)
+        .env(mindgate_home::env::MINDGATE_HOME, home)
+        .env_remove(mindgate_home::env::MINDGATE_DB)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(out.status.success(), "{}", text(out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(out)))
+}
+
+#[test]
+fn datasets_are_written_by_one_rule_versioned_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_s = db.to_str().unwrap();
+    let server = ServeProcess::start(bin(), &["--db", db_s]);
+    server.ingest("r1", &frames::every_event("r1"));
+    let home = server.home().path().to_path_buf();
+
+    // Through the server holding the file: an example from a node instance.
+    let added = json_of(&mindgate(
+        &[
+            "dataset",
+            "add",
+            "golden",
+            "--run",
+            "r1",
+            "--node",
+            "llm:m",
+            "--instance",
+            "m1",
+            "--metadata",
+            r#"{"why":"good answer"}"#,
+            "--json",
+            "--db",
+            db_s,
+        ],
+        &home,
+    ));
+    assert_eq!(added["dataset"]["version"], 1, "{added}");
+    let first = added["examples"][0].clone();
+    assert_eq!(first["input"], json!({"p": 1}), "the instance's input");
+    assert_eq!(
+        first["source"],
+        json!({"runId": "r1", "nodeId": "llm:m", "instanceId": "m1"})
+    );
+    assert_eq!(first["metadata"], json!({"why": "good answer"}));
+    assert_eq!(first["addedBy"]["kind"], "person");
+    let (status, shown) = server.get("/api/datasets/golden").unwrap();
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(
+        shown["examples"],
+        json!([first]),
+        "the server stored what the CLI printed"
+    );
+
+    // Written out, by hand; a bare word is a string.
+    let out = mindgate(
+        &[
+            "dataset",
+            "add",
+            "golden",
+            "--input",
+            r#"{"q":"refund?"}"#,
+            "--expected",
+            "yes",
+            "--db",
+            db_s,
+        ],
+        &home,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("golden version 2 (2 examples)"),
+        "{}",
+        text(&out)
+    );
+
+    // Bad input: a clear message, exit 2, nothing stored.
+    for (args, says) in [
+        (
+            vec!["dataset", "add", "bad name", "--input", "1"],
+            "dataset name",
+        ),
+        (
+            vec!["dataset", "add", "golden", "--run", "nope"],
+            "no run nope",
+        ),
+        (
+            vec![
+                "dataset",
+                "add",
+                "golden",
+                "--run",
+                "r1",
+                "--node",
+                "tool:none",
+            ],
+            "no node tool:none",
+        ),
+        (
+            vec!["dataset", "add", "golden", "--input", "null"],
+            "needs an input",
+        ),
+        (
+            vec!["dataset", "show", "golden", "--version", "9"],
+            "no version 9",
+        ),
+    ] {
+        let mut args = args.clone();
+        args.extend(["--db", db_s]);
+        let out = mindgate(&args, &home);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+    }
+    let (_, list) = server.get("/api/datasets").unwrap();
+    assert_eq!(list["datasets"][0]["version"], 2, "{list}");
+
+    // The HTTP API: a token for writes, the person's only; unknown keys refused.
+    let add = json!({"examples": [{"input": 3}]});
+    let path = "/api/datasets/golden/examples";
+    let (status, _) = server.request("POST", path, Some(&add), false).unwrap();
+    assert_eq!(status, 401, "a write needs a token");
+    let agent = token_file::read_agent(&Home::at(&home), server.port()).expect("agent token");
+    let ua: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = ua
+        .post(&format!("{}{path}", server.base_url()))
+        .header("Authorization", &format!("Bearer {}", agent.token))
+        .content_type("application/json")
+        .send(add.to_string())
+        .unwrap();
+    assert_eq!(
+        resp.status().as_u16(),
+        403,
+        "the agent token may not change a dataset"
+    );
+    let (status, body) = server
+        .request("POST", path, Some(&json!({"exampels": []})), true)
+        .unwrap();
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("exampels"),
+        "{body}"
+    );
+    let id = first["id"].as_str().unwrap();
+    let (status, edited) = server
+        .request(
+            "PATCH",
+            &format!("{path}/{id}"),
+            Some(&json!({"expected": {"text": "hi"}})),
+            true,
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{edited}");
+    assert_eq!(edited["dataset"]["version"], 3);
+    let (_, v1) = server.get("/api/datasets/golden?version=1").unwrap();
+    assert_eq!(v1["examples"], json!([first]), "version 1 as it was");
+    let (_, versions) = server.get("/api/datasets/golden/versions").unwrap();
+    let actions: Vec<&str> = versions["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["action"].as_str())
+        .collect();
+    assert_eq!(actions, vec!["add", "add", "update"]);
+
+    // Export through the server, then nobody holds the file: direct, by the same rule.
+    let first_export = dir.path().join("golden.jsonl");
+    let out = mindgate(
+        &[
+            "dataset",
+            "export",
+            "golden",
+            "-o",
+            first_export.to_str().unwrap(),
+            "--db",
+            db_s,
+        ],
+        &home,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("golden version 3 (2 examples)"),
+        "{}",
+        text(&out)
+    );
+    assert!(server.stop().success());
+    let removed = json_of(&mindgate(
+        &["dataset", "rm", "golden", id, "--json", "--db", db_s],
+        &home,
+    ));
+    assert_eq!(
+        (
+            removed["dataset"]["version"].as_u64(),
+            removed["dataset"]["examples"].as_u64()
+        ),
+        (Some(4), Some(1))
+    );
+    let out = mindgate(
+        &["dataset", "show", "golden", "--version", "3", "--db", db_s],
+        &home,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(id),
+        "an older version still has it: {}",
+        text(&out)
+    );
+
+    // export → import → export: the same bytes.
+    let other = dir.path().join("other.db");
+    let other_s = other.to_str().unwrap();
+    let out = mindgate(
+        &[
+            "dataset",
+            "import",
+            first_export.to_str().unwrap(),
+            "--db",
+            other_s,
+        ],
+        &home,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("golden version 3 (2 examples)"),
+        "{}",
+        text(&out)
+    );
+    let out = mindgate(&["dataset", "export", "golden", "--db", other_s], &home);
+    assert!(out.status.success(), "{}", text(&out));
+    let before = std::fs::read(&first_export).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&before),
+        "export → import → export is byte-identical"
+    );
+    let out = mindgate(&["dataset", "list", "--db", other_s], &home);
+    assert_eq!(text(&out), "golden version 3 (2 examples)\n");
+
+    // A file that is not a dataset export is refused, naming the line.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"run\": 1}\n").unwrap();
+    let out = mindgate(
+        &["dataset", "import", bad.to_str().unwrap(), "--db", other_s],
+        &home,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("line 1: not a dataset export"),
+        "{}",
+        text(&out)
+    );
+    let out = mindgate(
+        &["dataset", "rm", "golden", "--dataset", "--db", other_s],
+        &home,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let out = mindgate(&["dataset", "list", "--db", other_s], &home);
+    assert_eq!(text(&out), "no datasets\n");
+}
