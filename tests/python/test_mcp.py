@@ -40,9 +40,12 @@ READ_TOOLS = {
     "list_threads",
     "get_thread",
     "list_annotations",
+    "dataset_list",
+    "dataset_show",
 }
-# Offered by default, not read-only: an agent's annotation (marked as an agent's).
-ANNOTATE_TOOLS = {"annotate"}
+# Offered by default, not read-only: an agent's annotation and dataset example (marked as
+# an agent's).
+ANNOTATE_TOOLS = {"annotate", "dataset_add"}
 CONTROL_TOOLS = {"list_pauses", "resume"}
 # The memory tools (tests/python/test_mcp_memory.py drives them).
 MEMORY_TOOLS = {

@@ -34,6 +34,7 @@
 pub mod annotations;
 pub mod control;
 mod conversation;
+pub mod datasets;
 pub mod diff;
 mod error;
 pub mod http;

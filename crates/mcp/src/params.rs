@@ -352,3 +352,34 @@ pub struct ListAnnotationsArgs {
     /// Carrying this label.
     pub label: Option<String>,
 }
+
+/// `dataset_add` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DatasetAddArgs {
+    /// The dataset (made when absent): 1 to 128 letters, digits, '.', '_' or '-'.
+    pub dataset: String,
+    /// The run (from list_runs): without nodeId, its agent input and final output.
+    pub run_id: String,
+    /// A node of the run: its input and output (its last instance without instanceId).
+    pub node_id: Option<String>,
+    /// The node instance (needs nodeId).
+    pub instance_id: Option<String>,
+    /// Free fields kept with the example (an object).
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `dataset_list` arguments (none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetListArgs {}
+
+/// `dataset_show` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DatasetShowArgs {
+    /// The dataset.
+    pub dataset: String,
+    /// This version rather than the newest.
+    pub version: Option<u32>,
+}

@@ -20,9 +20,10 @@ use crate::control::{self, HttpControl, PauseControl, ServerEndpoint};
 use crate::error::ToolError;
 use crate::output::{Links, ToolOutput, bound_error_data, bound_result, to_result};
 use crate::params::{
-    AnnotateArgs, DiffRunsArgs, FindErrorsArgs, GetNodeArgs, GetRunArgs, GetTaskGraphArgs,
-    GetThreadArgs, GetUsageArgs, ListAnnotationsArgs, ListPausesArgs, ListRunsArgs, ListTasksArgs,
-    ListThreadsArgs, ResumeArgs, SearchEventsArgs, SearchTasksArgs,
+    AnnotateArgs, DatasetAddArgs, DatasetListArgs, DatasetShowArgs, DiffRunsArgs, FindErrorsArgs,
+    GetNodeArgs, GetRunArgs, GetTaskGraphArgs, GetThreadArgs, GetUsageArgs, ListAnnotationsArgs,
+    ListPausesArgs, ListRunsArgs, ListTasksArgs, ListThreadsArgs, ResumeArgs, SearchEventsArgs,
+    SearchTasksArgs,
 };
 use crate::{runs, tasks};
 use mindgate_memory::agent::LazyMemory;
@@ -385,6 +386,52 @@ impl MindgateMcp {
     )]
     pub async fn annotate(&self, Parameters(args): Parameters<AnnotateArgs>) -> CallToolResult {
         self.run_tool(move |s, l| crate::annotations::annotate(s, &args, l))
+            .await
+    }
+
+    /// An agent's example for a dataset, from a run or a node instance.
+    #[tool(
+        name = "dataset_add",
+        description = "Add an example to a dataset (made when absent; every edit makes a new version): taken from a run (its agent input and final output) or, with nodeId (and instanceId), from one node instance (its input as input, its output as expected), with optional metadata. Recorded as an agent's example.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn dataset_add(
+        &self,
+        Parameters(args): Parameters<DatasetAddArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| crate::datasets::dataset_add(s, &args, l))
+            .await
+    }
+
+    /// The datasets.
+    #[tool(
+        name = "dataset_list",
+        description = "List the datasets (named, versioned collections of examples taken from runs) at their newest versions: name, version, number of examples.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn dataset_list(
+        &self,
+        Parameters(args): Parameters<DatasetListArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| crate::datasets::dataset_list(s, &args, l))
+            .await
+    }
+
+    /// One version of a dataset.
+    #[tool(
+        name = "dataset_show",
+        description = "Show one version of a dataset (the newest by default) with its first 50 examples: id, input, expected output, metadata, and the run (and node instance) each was taken from.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    pub async fn dataset_show(
+        &self,
+        Parameters(args): Parameters<DatasetShowArgs>,
+    ) -> CallToolResult {
+        self.run_tool(move |s, l| crate::datasets::dataset_show(s, &args, l))
             .await
     }
 

@@ -813,6 +813,9 @@ fn control_tools_are_listed_only_when_allowed() {
             "block_replace",
             "block_rethink",
             "conversation_search",
+            "dataset_add",
+            "dataset_list",
+            "dataset_show",
             "diff_runs",
             "fact_forget",
             "fact_history",
@@ -1285,4 +1288,93 @@ async fn annotate_marks_an_agents_annotation_and_list_runs_filters_by_label() {
     let (code, message) = err(&r);
     assert_eq!(code, "bad_request");
     assert!(message.contains("from 0 to 1"), "{message}");
+}
+
+/// `dataset_add` takes an example from a node instance (its input and output) and from a
+/// whole run, recorded as an agent's; `dataset_list` and `dataset_show` read it back; a bad
+/// one is refused with the rule named.
+#[tokio::test]
+async fn dataset_add_takes_an_agents_example_from_a_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().to_path_buf();
+    {
+        let (w, _) =
+            Writer::open(&home.join("mindgate.db"), WriterConfig::default(), None).expect("writer");
+        let events = [
+            (
+                "run.started",
+                json!({"app": "chat", "sdk": {"name": "t", "version": "1"}}),
+            ),
+            (
+                "node.started",
+                json!({"nodeId": "agent:a", "instanceId": "a1", "kind": "agent", "name": "a",
+                       "input": "refund?"}),
+            ),
+            (
+                "node.started",
+                json!({"nodeId": "tool:s", "instanceId": "s1", "kind": "tool", "name": "s",
+                       "parentId": "agent:a", "input": {"q": "policy"}}),
+            ),
+            (
+                "node.finished",
+                json!({"nodeId": "tool:s", "instanceId": "s1", "status": "ok", "durationMs": 1.0,
+                       "output": {"hits": 2}}),
+            ),
+            (
+                "node.finished",
+                json!({"nodeId": "agent:a", "instanceId": "a1", "status": "ok", "durationMs": 3.0,
+                       "output": "30 days"}),
+            ),
+            ("run.finished", json!({"status": "ok"})),
+        ];
+        for (i, (ty, payload)) in events.into_iter().enumerate() {
+            w.append(ev("d1", i as u64, T0 + i as i64, ty, payload))
+                .expect("append");
+        }
+        w.close().expect("close");
+    }
+    let server = MindgateMcp::new(config(&home));
+    let add = |node: Option<&str>| mindgate_mcp::params::DatasetAddArgs {
+        dataset: "support".into(),
+        run_id: "d1".into(),
+        node_id: node.map(str::to_owned),
+        ..Default::default()
+    };
+    let r = server.dataset_add(Parameters(add(Some("tool:s")))).await;
+    let (text, v) = ok(&r);
+    assert!(text.contains("agent's example"), "{text}");
+    assert_eq!(v["examples"][0]["input"], json!({"q": "policy"}));
+    assert_eq!(v["examples"][0]["expected"], json!({"hits": 2}));
+    assert_eq!(v["examples"][0]["addedBy"]["kind"], "agent");
+    let r = server.dataset_add(Parameters(add(None))).await;
+    let v = ok(&r).1;
+    assert_eq!(
+        (
+            v["examples"][0]["input"].clone(),
+            v["examples"][0]["expected"].clone()
+        ),
+        (json!("refund?"), json!("30 days")),
+        "the run's agent input and final output"
+    );
+    assert_eq!(v["dataset"]["version"], 2);
+    let r = server
+        .dataset_list(Parameters(mindgate_mcp::params::DatasetListArgs {}))
+        .await;
+    assert_eq!(ok(&r).1["datasets"][0]["name"], "support");
+    let r = server
+        .dataset_show(Parameters(mindgate_mcp::params::DatasetShowArgs {
+            dataset: "support".into(),
+            version: Some(1),
+        }))
+        .await;
+    let v = ok(&r).1;
+    assert_eq!(
+        v["examples"].as_array().map(Vec::len),
+        Some(1),
+        "version 1: {v}"
+    );
+    let r = server.dataset_add(Parameters(add(Some("tool:none")))).await;
+    let (code, message) = err(&r);
+    assert_eq!(code, "bad_request");
+    assert!(message.contains("no node tool:none"), "{message}");
 }
