@@ -16,6 +16,7 @@ import { applyNodeDetail } from './graphdelta.js';
 import { EMBEDDED } from './embedded.js';
 import { TranscriptView } from './transcript.js';
 import { AnnotationBox } from './annotations.js';
+import { datasetDialog } from './datasets.js';
 
 /** Waits this long after one detail read before the next one of a node that keeps changing. */
 const DETAIL_REFRESH_MS = 200;
@@ -112,6 +113,13 @@ export class Inspector {
       onOpen: (target) => this.store.selectNode(target.nodeId, { reveal: true, instanceId: target.instanceId || null }),
     });
     this.annot = new AnnotationBox(store, { label: 'Annotations of this node', onOpenNode: (id) => store.selectNode(id, { reveal: true }) });
+    // "Add to dataset": this instance's input and output as an example (datasets.js).
+    this.dsBtn = el('button', {
+      type: 'button', class: 'small-btn ds-open', 'data-testid': 'inspector-add-to-dataset', hidden: EMBEDDED,
+      title: "This instance's input and output become an example of a dataset",
+      onclick: () => datasetDialog(store).open(this.annot.target && { ...this.annot.target }),
+    }, 'Add to dataset…');
+    this.annot.element.append(el('div', { class: 'ds-bar' }, this.dsBtn));
     this.body = el('div', { class: 'insp-body', hidden: true },
       this.instHead, instHost, el('div', { class: 'insp-detail' }, this.facts, this.annot.element, this.costBox, this.errorBox, this.convoBox, this.tokensBox, this.memoryBox = el('div'), inHost, outHost));
     host.append(el('div', { class: 'panel-head' }, el('h2', { id: 'inspector-title' }, 'Inspector')), this.head, this.empty, this.body);
@@ -155,6 +163,7 @@ export class Inspector {
     if (!inst || inst.node !== node) inst = insts[insts.length - 1] || null;
     if (nodeChanged && inst) this.instList.scrollToIndex(insts.indexOf(inst));
     if (m.runId !== this.store.local) this.annot.setTarget(m.runId, node.id, inst && inst.id);
+    this.dsBtn.hidden = EMBEDDED || this.store.readOnly || m.runId === this.store.local;
     this.renderInstance(inst);
   }
 

@@ -5,6 +5,7 @@ import { fmtDuration, countOf, fmtCostShort, costDetail, isUnpriced, runDuration
 import { describeMatcher } from './store.js';
 import { EMBEDDED } from './embedded.js';
 import { AnnotationBox } from './annotations.js';
+import { datasetDialog } from './datasets.js';
 
 const KINDS = ['agent', 'llm', 'tool', 'chain', 'retriever', 'server', 'resource', 'prompt', 'custom'];
 
@@ -37,7 +38,13 @@ export class RunBar {
     const quick = (v, glyph, name) => el('button', { type: 'button', class: 'icon-btn annot-quick', 'aria-label': `${name} for this run`, title: `${name} for this run (${v === 'up' ? 'U' : 'B'})`, onclick: () => this.runAnnot.save(v) }, glyph);
     this.annotGroup = el('div', { class: 'annot-bar', role: 'group', 'aria-label': 'Annotate this run' },
       EMBEDDED ? '' : quick('up', '▲', 'Thumbs up'), EMBEDDED ? '' : quick('down', '▼', 'Thumbs down'),
-      el('button', { type: 'button', class: 'small-btn annot-open', onclick: () => { this.runAnnot.reload(); this.annotDialog.showModal(); } }, this.annotSummary));
+      el('button', { type: 'button', class: 'small-btn annot-open', onclick: () => { this.runAnnot.reload(); this.annotDialog.showModal(); } }, this.annotSummary),
+      // The run's agent input and final output as an example of a dataset (datasets.js).
+      EMBEDDED ? '' : el('button', {
+        type: 'button', class: 'small-btn ds-open', 'data-testid': 'run-add-to-dataset',
+        title: "The run's agent input and final output become an example of a dataset",
+        onclick: () => datasetDialog(store).open(this.runAnnot.target && { runId: this.runAnnot.target.runId }),
+      }, '+ Dataset'));
     store.on('annotations', (t) => { if (t && !t.nodeId) this.renderAnnotSummary(); });
     store.on('run', () => this.syncAnnotTarget());
     store.on('model', () => this.syncAnnotTarget());
