@@ -15,7 +15,8 @@ contract!(
     examples_are_taken_from_a_node_instance_and_from_a_run,
     every_edit_is_a_version_and_earlier_versions_stay_readable,
     bad_examples_are_refused_and_nothing_is_stored,
-    export_then_import_then_export_gives_the_same_bytes
+    export_then_import_then_export_gives_the_same_bytes,
+    edits_made_together_each_take_their_own_version
 );
 
 fn ev(run: &str, seq: u64, ts: i64, ty: &str, payload: Value) -> NewEvent {
@@ -425,4 +426,37 @@ fn export_then_import_then_export_gives_the_same_bytes(backend: Backend) {
         .get_dataset("copy", Some(1))
         .expect_err("before the import");
     assert!(err.to_string().contains("versions 2 to 2"), "{err}");
+}
+
+fn edits_made_together_each_take_their_own_version(backend: Backend) {
+    let Some(db) = TestDb::new(backend) else {
+        return;
+    };
+    let r = {
+        let (w, r) = db.open();
+        w.close().expect("close");
+        r
+    };
+    let r = std::sync::Arc::new(r);
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                r.add_examples("new", vec![by_hand(json!(i))], Author::person())
+                    .map(|(d, _)| d.version)
+            })
+        })
+        .collect();
+    let mut versions: Vec<u32> = threads
+        .into_iter()
+        .map(|t| t.join().expect("thread").expect("add"))
+        .collect();
+    versions.sort_unstable();
+    assert_eq!(
+        versions,
+        vec![1, 2, 3, 4],
+        "a new dataset, four adds at once"
+    );
+    let (ds, examples) = r.get_dataset("new", None).expect("show");
+    assert_eq!((ds.version, examples.len()), (4, 4));
 }

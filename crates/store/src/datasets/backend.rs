@@ -72,6 +72,10 @@ pub(crate) struct DatasetRow {
 
 /// The dataset tables inside one transaction.
 pub(crate) trait DatasetDb {
+    /// Holds `name` for an edit until the transaction ends, so edits of one dataset (a
+    /// new one too) take their versions one after the other: SQLite's writing transaction
+    /// already does; PostgreSQL makes the head row (version 0) when absent and locks it.
+    fn lock(&mut self, name: &str, now: i64) -> Result<()>;
     /// The head row of `name` (a deleted one too).
     fn head(&mut self, name: &str) -> Result<Option<DatasetRow>>;
     /// Writes the head row (made or replaced).
@@ -132,6 +136,10 @@ fn sqlite_head(r: &rusqlite::Row<'_>) -> rusqlite::Result<DatasetRow> {
 }
 
 impl DatasetDb for SqliteDatasets<'_> {
+    fn lock(&mut self, _name: &str, _now: i64) -> Result<()> {
+        Ok(())
+    }
+
     fn head(&mut self, name: &str) -> Result<Option<DatasetRow>> {
         Ok(self
             .0
@@ -261,10 +269,23 @@ fn pg_head(r: &postgres::Row) -> DatasetRow {
 }
 
 impl<C: postgres::GenericClient> DatasetDb for PgDatasets<'_, C> {
+    fn lock(&mut self, name: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO datasets(name, version, created_at, updated_at) VALUES ($1, 0, $2, $2) \
+             ON CONFLICT (name) DO NOTHING",
+            &[&name, &now],
+        )?;
+        self.0.execute(
+            "SELECT 1 FROM datasets WHERE name = $1 FOR UPDATE",
+            &[&name],
+        )?;
+        Ok(())
+    }
+
     fn head(&mut self, name: &str) -> Result<Option<DatasetRow>> {
         let row = self.0.query_opt(
             "SELECT name, version, created_at, updated_at, deleted_at FROM datasets \
-             WHERE name = $1 FOR UPDATE",
+             WHERE name = $1",
             &[&name],
         )?;
         Ok(row.as_ref().map(pg_head))
@@ -288,7 +309,8 @@ impl<C: postgres::GenericClient> DatasetDb for PgDatasets<'_, C> {
 
     fn heads(&mut self) -> Result<Vec<DatasetRow>> {
         let rows = self.0.query(
-            "SELECT name, version, created_at, updated_at, deleted_at FROM datasets ORDER BY name",
+            "SELECT name, version, created_at, updated_at, deleted_at FROM datasets \
+             WHERE version > 0 ORDER BY name",
             &[],
         )?;
         Ok(rows.iter().map(pg_head).collect())

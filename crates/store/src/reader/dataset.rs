@@ -25,6 +25,7 @@ struct Edit {
 /// its history continues).
 fn begin(db: &mut dyn DatasetDb, name: &str, now: i64) -> Result<Edit> {
     check_name(name)?;
+    db.lock(name, now)?;
     let row = db.head(name)?.unwrap_or(DatasetRow {
         name: name.to_owned(),
         version: 0,
@@ -43,7 +44,7 @@ fn begin(db: &mut dyn DatasetDb, name: &str, now: i64) -> Result<Edit> {
 fn begin_live(db: &mut dyn DatasetDb, name: &str, now: i64) -> Result<Edit> {
     check_name(name)?;
     match db.head(name)? {
-        Some(row) if row.deleted_at.is_none() => begin(db, name, now),
+        Some(row) if row.version > 0 && row.deleted_at.is_none() => begin(db, name, now),
         _ => Err(missing(format!("no dataset {name}"))),
     }
 }
@@ -99,6 +100,7 @@ fn pick(db: &mut dyn DatasetDb, name: &str, version: Option<u32>) -> Result<(Dat
     check_name(name)?;
     let row = db
         .head(name)?
+        .filter(|r| r.version > 0)
         .ok_or_else(|| missing(format!("no dataset {name}")))?;
     let Some(v) = version else {
         if row.deleted_at.is_some() {
@@ -279,7 +281,7 @@ impl RunStore {
     pub fn dataset_versions(&self, name: &str) -> Result<Vec<DatasetVersion>> {
         self.dataset_tx(false, |db| {
             check_name(name)?;
-            if db.head(name)?.is_none() {
+            if db.head(name)?.is_none_or(|r| r.version == 0) {
                 return Err(missing(format!("no dataset {name}")));
             }
             db.versions(name)
