@@ -827,6 +827,7 @@ fn control_tools_are_listed_only_when_allowed() {
             "get_run",
             "get_task_graph",
             "get_thread",
+            "get_usage",
             "list_annotations",
             "list_runs",
             "list_tasks",
@@ -835,7 +836,8 @@ fn control_tools_are_listed_only_when_allowed() {
             "procedure_outcome",
             "procedure_search",
             "recall_episodes",
-            "search_events"
+            "search_events",
+            "search_tasks"
         ]
     );
     for name in mindgate_mcp::VALIDATE_TOOLS {
