@@ -101,6 +101,8 @@ mod tests {
             "/api/mode",
             "/api/breakpoints",
             "/api/runs/r1/replay",
+            "/api/datasets",
+            "/api/datasets/golden/examples",
         ] {
             assert!(agent_refusal(&post, path).is_some(), "{path}");
         }
