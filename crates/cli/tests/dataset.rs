@@ -199,6 +199,38 @@ fn datasets_are_written_by_one_rule_versioned_and_round_trip() {
         .collect();
     assert_eq!(actions, vec!["add", "add", "update"]);
 
+    // Several removed at once through the server: one version, as the direct write makes.
+    let extra = json_of(&mindgate(
+        &[
+            "dataset", "add", "scratch", "--input", "1", "--json", "--db", db_s,
+        ],
+        &home,
+    ));
+    let more = json_of(&mindgate(
+        &[
+            "dataset", "add", "scratch", "--input", "2", "--json", "--db", db_s,
+        ],
+        &home,
+    ));
+    let (a, b) = (
+        extra["examples"][0]["id"].as_str().unwrap(),
+        more["examples"][0]["id"].as_str().unwrap(),
+    );
+    let out = json_of(&mindgate(
+        &["dataset", "rm", "scratch", a, b, "--json", "--db", db_s],
+        &home,
+    ));
+    assert_eq!(
+        (
+            out["dataset"]["version"].as_u64(),
+            out["dataset"]["examples"].as_u64()
+        ),
+        (Some(3), Some(0))
+    );
+    let out = mindgate(&["dataset", "rm", "scratch", a, "--db", db_s], &home);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no example"), "{}", text(&out));
+
     // Export through the server, then nobody holds the file: direct, by the same rule.
     let first_export = dir.path().join("golden.jsonl");
     let out = mindgate(
@@ -271,6 +303,11 @@ fn datasets_are_written_by_one_rule_versioned_and_round_trip() {
     );
     let out = mindgate(&["dataset", "list", "--db", other_s], &home);
     assert_eq!(text(&out), "golden version 3 (2 examples)\n");
+    let out = mindgate(&["dataset", "list", "--db", db_s], &home);
+    assert_eq!(
+        text(&out),
+        "golden version 4 (1 examples)\nscratch version 3 (0 examples)\n"
+    );
 
     // A file that is not a dataset export is refused, naming the line.
     let bad = dir.path().join("bad.jsonl");

@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use mindgate_home::Home;
 use mindgate_store::datasets::jsonl;
 use mindgate_store::{AddExamples, Author, Dataset, DatasetVersion, Example, ExampleSource};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
 use super::write_route::WriteRoute;
@@ -205,15 +206,17 @@ fn rm(route: &WriteRoute, a: &DatasetRmArgs) -> anyhow::Result<Value> {
             c.send("DELETE", &format!("/api/datasets/{}", a.name), None)
         }
         WriteRoute::Server(c) => {
-            let mut last = Value::Null;
-            for id in &a.examples {
-                last = c.send(
-                    "DELETE",
-                    &format!("/api/datasets/{}/examples/{id}", a.name),
-                    None,
-                )?;
-            }
-            Ok(last)
+            // One version for all of them, as the direct write makes (ids never hold ',').
+            let ids: Vec<String> = a
+                .examples
+                .iter()
+                .map(|id| utf8_percent_encode(id, NON_ALPHANUMERIC).to_string())
+                .collect();
+            c.send(
+                "DELETE",
+                &format!("/api/datasets/{}/examples?ids={}", a.name, ids.join(",")),
+                None,
+            )
         }
     }
 }

@@ -145,6 +145,33 @@ pub async fn remove(
     Ok(Json(json!({ "dataset": dataset })).into_response())
 }
 
+/// `?ids=` of the removal of several examples.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdsQuery {
+    ids: String,
+}
+
+/// `DELETE /api/datasets/{name}/examples?ids=ID,ID…` — removes several examples in one new
+/// version.
+pub async fn remove_many(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    principal: Option<axum::Extension<Principal>>,
+    q: Result<Query<IdsQuery>, QueryRejection>,
+) -> ApiResult<Response> {
+    let by = person(principal)?;
+    let ids: Vec<String> = query(q)?
+        .ids
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let dataset = blocking(&state, move |s| s.remove_examples(&name, &ids, by)).await?;
+    Ok(Json(json!({ "dataset": dataset })).into_response())
+}
+
 /// `DELETE /api/datasets/{name}` — deletes the dataset (a last, empty version; its history
 /// is kept).
 pub async fn delete(

@@ -124,7 +124,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/api/datasets/{name}/examples",
-            post(runs_api::datasets::add),
+            post(runs_api::datasets::add).delete(runs_api::datasets::remove_many),
         )
         .route(
             "/api/datasets/{name}/examples/{id}",
