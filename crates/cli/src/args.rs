@@ -1064,31 +1064,24 @@ pub struct TasksArgs {
     pub search: Option<String>,
 }
 
-/// How `mindgate usage` groups its rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum UsageByArg {
-    /// Calendar day.
-    Day,
-    /// ISO week (named by its Monday).
-    Week,
-    /// Calendar month.
-    Month,
-    /// Session.
-    Session,
-    /// Coding agent.
-    Agent,
-    /// Model.
-    Model,
-    /// Project (the session's working directory).
-    Project,
+/// `--by`'s values, parsed into the core's grouping (one list: [`UsageBy::ALL`]).
+///
+/// [`UsageBy::ALL`]: mindgate_taskgraph::usage::UsageBy::ALL
+fn usage_by_parser()
+-> impl clap::builder::TypedValueParser<Value = mindgate_taskgraph::usage::UsageBy> {
+    use clap::builder::TypedValueParser as _;
+    use mindgate_taskgraph::usage::UsageBy;
+    clap::builder::PossibleValuesParser::new(UsageBy::ALL.map(UsageBy::as_str))
+        .try_map(|s| UsageBy::parse(&s).ok_or_else(|| format!("not a grouping: {s}")))
 }
 
 /// Options of `mindgate usage`.
 #[derive(Debug, clap::Args)]
 pub struct UsageArgs {
-    /// Group the rows by.
-    #[arg(long, value_enum, default_value = "day")]
-    pub by: UsageByArg,
+    /// Group the rows by: day, week (named by its Monday), month, session, agent, model or
+    /// project (the session's working directory).
+    #[arg(long, default_value = "day", value_parser = usage_by_parser())]
+    pub by: mindgate_taskgraph::usage::UsageBy,
     /// Only usage from this time on: a span back from now (`7d`, `12h`), an RFC 3339 time or
     /// a date (counted to the quarter hour).
     #[arg(long, value_name = "WHEN")]

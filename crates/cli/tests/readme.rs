@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -25,19 +25,6 @@ const AGENT_HOMES: [&str; 6] = [
     "GEMINI_CLI_HOME",
     "XDG_DATA_HOME",
 ];
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let dest = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &dest);
-        } else {
-            std::fs::copy(&path, &dest).unwrap();
-        }
-    }
-}
 
 /// A README command line as a process: `mindgate` is this build's binary.
 fn command(line: &str) -> Command {
@@ -68,7 +55,7 @@ fn the_coding_agents_block_lists_the_sessions_in_an_agents_home() {
     // A machine with Claude Code's sessions in its home and no other agent's.
     let fixtures =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures/claude");
-    copy_dir(&fixtures, &home.path().join("claude/projects"));
+    mindgate_testkit::copy_fixture_tree(&fixtures, &home.path().join("claude/projects"));
     let mut cmd = command(lines[0]);
     for var in AGENT_HOMES {
         let dir = home.path().join(var.to_lowercase());

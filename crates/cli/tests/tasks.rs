@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 
 use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::{DiscoveryConfig, SessionLocation, detect_agent};
+use mindgate_testkit::copy_fixture_tree;
 use serde_json::Value;
 
 fn mindgate() -> Command {
@@ -27,19 +28,6 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else if p.extension().is_none_or(|x| x != "py") {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 /// Fresh copies of the fixture homes (so recently modified: open sessions are live).
 fn homes(name: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -47,7 +35,7 @@ fn homes(name: &str) -> PathBuf {
         .join(format!("{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     for agent in ["dsh", "pi", "claude", "codex"] {
-        copy_dir(&fixtures().join(agent), &root.join(agent));
+        copy_fixture_tree(&fixtures().join(agent), &root.join(agent));
     }
     root
 }

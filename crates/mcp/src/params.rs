@@ -208,33 +208,12 @@ pub struct SearchTasksArgs {
     pub limit: Option<u32>,
 }
 
-/// How `get_usage` groups its rows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum UsageByArg {
-    /// Calendar day (default).
-    #[default]
-    Day,
-    /// ISO week, named by its Monday.
-    Week,
-    /// Calendar month.
-    Month,
-    /// Session.
-    Session,
-    /// Coding agent.
-    Agent,
-    /// Model.
-    Model,
-    /// Project (working directory).
-    Project,
-}
-
 /// `get_usage` arguments.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GetUsageArgs {
     /// Group by `day` (default), `week`, `month`, `session`, `agent`, `model` or `project`.
-    pub by: Option<UsageByArg>,
+    pub by: Option<mindgate_taskgraph::usage::UsageBy>,
     /// Only usage from this time on: a span back from now (`7d`), an RFC 3339 time, a date or
     /// Unix milliseconds.
     pub since: Option<String>,

@@ -29,9 +29,7 @@ use crate::error::ToolError;
 use crate::output::Links;
 use crate::output::ToolOutput;
 use crate::output_limits::{cut_str, one_line};
-use crate::params::{
-    DetailArg, GetTaskGraphArgs, GetUsageArgs, ListTasksArgs, SearchTasksArgs, UsageByArg,
-};
+use crate::params::{DetailArg, GetTaskGraphArgs, GetUsageArgs, ListTasksArgs, SearchTasksArgs};
 use crate::time::{duration, iso};
 use crate::views::task::TaskGraphView;
 use crate::views::to_structured;
@@ -523,7 +521,7 @@ pub fn get_usage(
     args: &GetUsageArgs,
     prices: &mindgate_pricing::PriceTable,
 ) -> Result<ToolOutput, ToolError> {
-    use mindgate_taskgraph::usage::{UsageBy, UsageQuery, since_ms};
+    use mindgate_taskgraph::usage::{UsageQuery, since_ms};
     let tz = match args.tz.as_deref().map(str::trim) {
         None | Some("") => jiff::tz::TimeZone::UTC,
         Some(name) => jiff::tz::TimeZone::get(name)
@@ -538,15 +536,7 @@ pub fn get_usage(
             )
         })?),
     };
-    let by = match args.by.unwrap_or_default() {
-        UsageByArg::Day => UsageBy::Day,
-        UsageByArg::Week => UsageBy::Week,
-        UsageByArg::Month => UsageBy::Month,
-        UsageByArg::Session => UsageBy::Session,
-        UsageByArg::Agent => UsageBy::Agent,
-        UsageByArg::Model => UsageBy::Model,
-        UsageByArg::Project => UsageBy::Project,
-    };
+    let by = args.by.unwrap_or_default();
     let catalog = catalog.refresh();
     let report = catalog.usage(&UsageQuery { by, since_ms, tz }, prices);
     let cost = |c: &mindgate_pricing::Cost| match c.usd {

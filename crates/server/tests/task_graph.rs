@@ -15,19 +15,6 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else if p.extension().is_none_or(|x| x != "py") {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 struct Fixture {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -39,10 +26,10 @@ struct Fixture {
 async fn start() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("homes");
-    copy_dir(&fixtures().join("dsh"), &root.join("dsh"));
-    copy_dir(&fixtures().join("pi"), &root.join("pi"));
-    copy_dir(&fixtures().join("claude"), &root.join("claude"));
-    copy_dir(&fixtures().join("codex"), &root.join("codex"));
+    mindgate_testkit::copy_fixture_tree(&fixtures().join("dsh"), &root.join("dsh"));
+    mindgate_testkit::copy_fixture_tree(&fixtures().join("pi"), &root.join("pi"));
+    mindgate_testkit::copy_fixture_tree(&fixtures().join("claude"), &root.join("claude"));
+    mindgate_testkit::copy_fixture_tree(&fixtures().join("codex"), &root.join("codex"));
     let config = DiscoveryConfig {
         dsh_sessions: Some(root.join("dsh")),
         pi_sessions: Some(root.join("pi")),

@@ -13,27 +13,15 @@ use mindgate_store::search::sessions::SessionIndex;
 use mindgate_taskgraph::{
     BuildOptions, Catalog, DiscoveryConfig, EventKind, NodeMeta, TaskSummary, build_session_tree,
 };
+use mindgate_testkit::copy_fixture_tree;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../taskgraph/tests/fixtures")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else if p.extension().is_none_or(|x| x != "py") {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 /// Copies of every agent's fixture home (so a test may grow or remove files).
 fn homes(dir: &Path) -> DiscoveryConfig {
-    copy_dir(&fixtures(), dir);
+    copy_fixture_tree(&fixtures(), dir);
     DiscoveryConfig {
         dsh_sessions: Some(dir.join("dsh")),
         pi_sessions: Some(dir.join("pi")),
@@ -249,7 +237,7 @@ fn real_sessions_tool_output_is_found() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let opencode = tmp.path().join("opencode");
-    copy_dir(
+    copy_fixture_tree(
         &dir.join("opencode/op30mmd__JulesGuiCs__1629936e"),
         &opencode,
     );

@@ -120,11 +120,14 @@ fn add_tokens(to: &mut StepTokens, t: StepTokens) {
     to.cache_write = to.cache_write.saturating_add(t.cache_write);
 }
 
-/// How a [`UsageReport`] groups its rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How a [`UsageReport`] groups its rows (the CLI's `--by`, the HTTP `by`, MCP's `by`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum UsageBy {
     /// Calendar day in the report's time zone (`2026-12-05`).
+    #[default]
     Day,
     /// ISO week, named by its Monday (`2026-11-30`).
     Week,

@@ -16,7 +16,7 @@ use mindgate_taskgraph::usage::{UsageBy, UsageQuery, UsageReport, UsageRow, sinc
 
 use super::table::text_table;
 use super::tasks::{clip, discovery_config, scan, thousands};
-use crate::args::{UsageArgs, UsageByArg};
+use crate::args::UsageArgs;
 
 /// Prints the usage report.
 pub fn run(args: &UsageArgs) -> anyhow::Result<ExitCode> {
@@ -33,7 +33,7 @@ pub fn run(args: &UsageArgs) -> anyhow::Result<ExitCode> {
         })?),
     };
     let query = UsageQuery {
-        by: usage_by(args.by),
+        by: args.by,
         since_ms,
         tz,
     };
@@ -53,18 +53,6 @@ pub fn time_zone(name: Option<&str>) -> anyhow::Result<TimeZone> {
         Some(n) if n.eq_ignore_ascii_case("utc") => Ok(TimeZone::UTC),
         Some(n) => TimeZone::get(n).with_context(|| format!("--tz {n}: not a known time zone")),
         None => Ok(TimeZone::system()),
-    }
-}
-
-fn usage_by(by: UsageByArg) -> UsageBy {
-    match by {
-        UsageByArg::Day => UsageBy::Day,
-        UsageByArg::Week => UsageBy::Week,
-        UsageByArg::Month => UsageBy::Month,
-        UsageByArg::Session => UsageBy::Session,
-        UsageByArg::Agent => UsageBy::Agent,
-        UsageByArg::Model => UsageBy::Model,
-        UsageByArg::Project => UsageBy::Project,
     }
 }
 
