@@ -53,6 +53,7 @@ mod backend;
 pub mod cost;
 mod database;
 pub mod datasets;
+mod db_file;
 pub mod diff;
 mod error;
 mod ingest;

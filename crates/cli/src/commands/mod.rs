@@ -49,7 +49,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Dataset(args) => dataset::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Import(args) => import::run(&args),
-        Command::Tasks(args) => tasks::run(&args),
+        Command::Tasks(args) => match &args.search {
+            Some(query) => task_search::run(query, &args),
+            None => tasks::run(&args),
+        },
         Command::Taskgraph(args) => taskgraph::run(&args),
         Command::Usage(args) => usage::run(&args),
         Command::Migrate(args) => migrate::run(&args),

@@ -8,22 +8,20 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mindgate_home::Home;
 use mindgate_store::search::sessions::{MAX_SESSION_HITS, SessionHit, SessionIndex};
-use mindgate_taskgraph::{DiscoveryConfig, TaskSummary};
+use mindgate_taskgraph::TaskSummary;
 
-use super::tasks::{clip, one_line};
+use super::tasks::{clip, discovery_config, one_line, scan};
+use crate::args::TasksArgs;
 
 /// Hits shown when `--limit` is not given.
 const DEFAULT_HITS: usize = 50;
 
-/// Searches `tasks` for `query` and prints the hits (grouped by session) or, with `json`,
-/// `{query, hits, indexed}`.
-pub fn run(
-    query: &str,
-    tasks: &[TaskSummary],
-    config: &DiscoveryConfig,
-    limit: Option<usize>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
+/// Finds the sessions as `mindgate tasks` does, searches them for `query` and prints the hits
+/// (grouped by session) or, with `--json`, `{query, hits, indexed}`.
+pub fn run(query: &str, args: &TasksArgs) -> anyhow::Result<ExitCode> {
+    let config = discovery_config(&args.discovery);
+    let tasks: Vec<TaskSummary> = scan(&config).into_iter().map(|(_, t)| t).collect();
+    let (limit, json) = (args.limit, args.json);
     let query = query.trim();
     if query.is_empty() {
         bail!("--search: give the text to look for");
@@ -36,7 +34,7 @@ pub fn run(
     let index = SessionIndex::open(&path)
         .with_context(|| format!("cannot open the session search index {}", path.display()))?;
     let (indexed, hits) = index
-        .search_current(query, tasks, config, limit)
+        .search_current(query, &tasks, &config, limit)
         .context("session search failed")?;
     if json {
         let body = serde_json::json!({ "query": query, "hits": hits, "indexed": indexed });

@@ -101,13 +101,10 @@ fn report(s: &Skipped) {
     eprintln!("mindgate: {s}");
 }
 
-/// Prints the task list (or, with `--search`, the hits).
+/// Prints the task list (`--search` is [`super::task_search`]'s).
 pub fn run(args: &TasksArgs) -> anyhow::Result<ExitCode> {
     let config = discovery_config(&args.discovery);
     let mut tasks: Vec<TaskSummary> = scan(&config).into_iter().map(|(_, t)| t).collect();
-    if let Some(query) = &args.search {
-        return super::task_search::run(query, &tasks, &config, args.limit, args.json);
-    }
     if let Some(n) = args.limit {
         tasks.truncate(n);
     }

@@ -28,8 +28,8 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::{MIN_INDEXED_QUERY_CHARS, fts_phrase, mark};
+use crate::db_file::prepare_path;
 use crate::error::Result;
-use crate::schema::prepare_path;
 
 /// Most hits one search returns.
 pub const MAX_SESSION_HITS: usize = 500;
