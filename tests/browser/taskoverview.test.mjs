@@ -121,6 +121,18 @@ for (const colorScheme of ['light', 'dark']) {
         assert.ok(c.text.length > 0, `${sel} labelled`);
       }
     }
+    // Each turn's bar and path marks are drawn in its row, on the time axis, in time order.
+    const bars = await page.evaluate(() => window.mindgateTasks.turnBars());
+    const band = await page.locator('[data-testid="path-band"]').boundingBox();
+    assert.deepEqual(bars.map((b) => b.turn), ov.turns.map((t) => t.id), 'a bar for every turn');
+    bars.forEach((b, i) => {
+      const row = rows[i];
+      assert.ok(b.top >= row.top && b.bottom <= row.bottom, `turn ${i + 1}'s bar inside its row`);
+      assert.ok(b.left >= band.x - 0.5 && b.right <= band.x + band.width + 0.5, `turn ${i + 1}'s bar on the axis`);
+      if (i) assert.ok(b.left >= bars[i - 1].right - 1, `turn ${i + 1} starts after turn ${i} ends`);
+      assert.ok(b.marks.some((m) => m.kind === 'work'), `turn ${i + 1}'s path marks drawn`);
+      for (const m of b.marks) assert.ok(m.left >= b.left - 1 && m.right <= b.right + 3, `turn ${i + 1}'s marks under its bar`);
+    });
     // Each row names its turn and shows the person's message (whole on hover).
     const msgs = await page.locator('.tov-turn .tov-msg').evaluateAll((els) => els.map((e) => e.title));
     assert.deepEqual(msgs, ov.turns.map((t) => t.user_message));
@@ -233,6 +245,18 @@ for (const colorScheme of ['light', 'dark']) {
     // The child row sits right under its turn's row (in place, not on another page).
     const [rb, cb] = [await row.boundingBox(), await childRow.boundingBox()];
     assert.ok(Math.abs(cb.y - (rb.y + rb.height)) <= 2, 'directly below its turn');
+    // The rows below moved down a row: their bars with them; the hovered row's bar shows over its highlight.
+    const bars = await page.evaluate(() => window.mindgateTasks.turnBars());
+    for (const t of ov.turns) {
+      const b = bars.find((x) => x.turn === t.id);
+      const box = await page.locator(`.tov-turn[data-turn="${t.id}"]`).boundingBox();
+      assert.ok(b && b.top >= box.y && b.bottom <= box.y + box.height, `turn ${t.turn}'s bar in its row`);
+    }
+    await row.hover();
+    const bar = bars.find((x) => x.turn === turn.id);
+    const pixel = async (x, y) => [...(await page.screenshot({ clip: { x: Math.floor(x), y: Math.floor(y), width: 1, height: 1 } }))].join();
+    const [barY, beside] = [(bar.top + bar.bottom) / 2, bar.right + 20];
+    assert.notEqual(await pixel((bar.left + bar.right) / 2, barY), await pixel(beside, barY), 'the bar is seen over the hovered row');
     await page.screenshot({ path: path.join(SHOTS, `subagent-expanded-${colorScheme}.png`) });
     await row.locator('.tov-sub-toggle').click();
     await until(async () => (await page.locator('.tov-child').count()) === 0, { what: 'folded again' });
@@ -272,7 +296,11 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     // The band after the splice is the band a whole render draws.
     const spliced = await page.evaluate(() => window.mindgateTasks.pathBand());
     await page.evaluate(() => window.mindgateTasks.page.overviewView.set(window.mindgateTasks.overview()));
+    // The rows' bars and marks, redrawn on the rescaled axis, are those a whole render draws.
+    const barsLive = await page.evaluate(() => window.mindgateTasks.turnBars());
     assert.deepEqual(spliced, await page.evaluate(() => window.mindgateTasks.pathBand()), 'the spliced band = a whole render');
+    assert.ok(barsLive.length > 10, 'bars drawn for the rows in view');
+    assert.deepEqual(barsLive, await page.evaluate(() => window.mindgateTasks.turnBars()), 'the bars after the append = a whole render');
     const z0 = Date.now();
     await page.locator('.tov-turn').last().click();
     await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).length > 40, { what: 'the last turn drawn', timeout: 30000 });

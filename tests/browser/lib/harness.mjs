@@ -105,9 +105,33 @@ export async function launchBrowser() {
   });
 }
 
+/**
+ * `MINDGATE_UI_DIR`: the viewer's scripts and styles (`*.js`, `*.css`) are served to the page
+ * from this folder instead of the binary's, so a UI change can be tried against a binary built
+ * from another tree (a debug binary reads the `ui/dist` of the tree it was built in; a release
+ * binary embeds its own). API requests still go to the server.
+ */
+const UI_DIR = process.env.MINDGATE_UI_DIR ? path.resolve(process.env.MINDGATE_UI_DIR) : null;
+
+async function serveUiDir(context) {
+  const types = { js: 'text/javascript', css: 'text/css', html: 'text/html' };
+  const handler = async (route) => {
+    const { pathname } = new URL(route.request().url());
+    const rel = pathname.replace(/^\/+/, '');
+    const file = path.join(UI_DIR, rel);
+    if (!file.startsWith(UI_DIR + path.sep) || !existsSync(file)) return route.continue();
+    await route.fulfill({ status: 200, contentType: types[rel.split('.').pop()] || 'application/octet-stream', body: readFileSync(file) });
+  };
+  // Only the viewer's scripts and styles are intercepted: the page itself comes from the server
+  // (a page the route made up is not local to chromium, which then blocks its WebSocket to
+  // 127.0.0.1), and the API and live feeds go straight through.
+  for (const glob of ['**/*.js', '**/*.css']) await context.route(glob, handler);
+}
+
 /** A page that records console errors and page errors. */
 export async function openPage(browser, url, { width = 1440, height = 900, colorScheme = 'light' } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, colorScheme });
+  if (UI_DIR) await serveUiDir(context);
   const page = await context.newPage();
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });

@@ -1,6 +1,6 @@
-// The critical path's segments (work, and the kinds of waiting for the person) drawn on one
-// <canvas> per track instead of one element each: a 100,000-event session's path has ~20,000
-// segments, and as elements they made every render and live append re-lay out the page.
+// The critical path's segments (work, and the kinds of waiting for the person) drawn on a
+// <canvas> instead of one element each: a 100,000-event session's path has ~20,000 segments,
+// and as elements they made every render and live append re-lay out the page.
 // Segments closer than a pixel merge into one drawn run (per kind, in order), so drawing costs
 // the track's width, not the path's length; hovering a run names it (the canvas's tooltip).
 
@@ -17,9 +17,17 @@ export function segmentLabel(s) {
   return s.kind === 'work' ? `agent work ${ms}` : `${WAIT_LABEL[s.kind] || s.kind} ${ms}`;
 }
 
+/** Theme colours read so far (a read after a DOM change makes the browser restyle at once). */
+const COLORS = new Map();
+window.addEventListener('mindgate:theme', () => COLORS.clear());
+
 function cssVar(name, fallback) {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+  if (!COLORS.has(name)) COLORS.set(name, getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback);
+  return COLORS.get(name);
 }
+
+/** The value of CSS custom property `name` on the page (cached until the theme changes). */
+export { cssVar };
 
 /** Hatch fills made so far, by colour and pixel ratio (a page draws hundreds of strips). */
 const HATCHES = new Map();
@@ -48,6 +56,53 @@ function makeHatch(ctx, color, dpr) {
   return ctx.createPattern(tile, 'repeat');
 }
 
+/**
+ * The drawn runs of `segs` (each `{seg, a, b}`: a segment and its drawn span in axis ms) at
+ * `w` CSS pixels for `span` axis ms: segments of one kind closer than a pixel merge into one
+ * run, none narrower than `minPx`. Each run: {kind, x0, x1, first, ms, count, title}.
+ */
+export function mergeRuns(segs, w, span, minPx = 2) {
+  const runs = [];
+  let last = null;
+  for (const s of segs) {
+    const x0 = (s.a / span) * w;
+    const x1 = Math.max(x0 + minPx, (s.b / span) * w);
+    if (last && last.kind === s.seg.kind && x0 <= last.x1 + 1) {
+      last.x1 = Math.max(last.x1, x1);
+      last.ms += s.seg.end_time - s.seg.start_time;
+      last.count++;
+      continue;
+    }
+    last = { kind: s.seg.kind, x0, x1, first: s.seg, ms: s.seg.end_time - s.seg.start_time, count: 1 };
+    runs.push(last);
+  }
+  for (const r of runs) {
+    r.title = r.count === 1 ? segmentLabel(r.first) : `${r.count} path segments: ${r.kind === 'work' ? 'agent work' : WAIT_LABEL[r.kind] || r.kind} ${fmtMs(r.ms)}`;
+  }
+  return runs;
+}
+
+/** Paints `runs` on `ctx` (its transform in CSS pixels) at `x`, `y`, `h` high: work solid, waiting hatched. */
+export function paintRuns(ctx, runs, x, y, h, dpr) {
+  let kind = null;
+  for (const r of runs) {
+    if (r.kind !== kind) {
+      kind = r.kind;
+      ctx.fillStyle = kind === 'work' ? WORK : hatch(ctx, cssVar(WAIT_COLOR[kind] || '--st-aborted', '#8a6d3b'), dpr);
+    }
+    ctx.fillRect(x + r.x0, y, r.x1 - r.x0, h);
+  }
+}
+
+/** The run drawn at `x` CSS pixels among `runs` (the last drawn wins, as on screen). */
+export function runAt(runs, x) {
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const r = runs[i];
+    if (x >= r.x0 - 0.5 && x <= r.x1 + 0.5) return r;
+  }
+  return null;
+}
+
 export class SegmentStrip {
   /** A canvas with class `className`; `minPx` is the narrowest a drawn run gets. */
   constructor(className, { minPx = 2, label = 'critical path' } = {}) {
@@ -59,7 +114,7 @@ export class SegmentStrip {
     this.segs = [];
     this.runs = [];
     this.canvas.addEventListener('mousemove', (e) => {
-      const run = this.runAt(e.offsetX);
+      const run = runAt(this.runs, e.offsetX);
       const title = run ? run.title : '';
       if (this.canvas.title !== title) this.canvas.title = title;
     });
@@ -81,48 +136,8 @@ export class SegmentStrip {
     const ctx = c.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, w, h);
-    this.runs = this.merge(w, span || 1);
-    const fills = new Map();
-    const fill = (kind) => {
-      if (kind === 'work') return WORK;
-      if (!fills.has(kind)) fills.set(kind, hatch(ctx, cssVar(WAIT_COLOR[kind] || '--st-aborted', '#8a6d3b'), dpr));
-      return fills.get(kind);
-    };
-    for (const r of this.runs) {
-      ctx.fillStyle = fill(r.kind);
-      ctx.fillRect(r.x0, 0, r.x1 - r.x0, h);
-    }
-  }
-
-  /** The drawn runs: segments of one kind closer than a pixel as one. */
-  merge(w, span) {
-    const runs = [];
-    let last = null;
-    for (const s of this.segs) {
-      const x0 = (s.a / span) * w;
-      const x1 = Math.max(x0 + this.minPx, (s.b / span) * w);
-      if (last && last.kind === s.seg.kind && x0 <= last.x1 + 1) {
-        last.x1 = Math.max(last.x1, x1);
-        last.ms += s.seg.end_time - s.seg.start_time;
-        last.count++;
-        continue;
-      }
-      last = { kind: s.seg.kind, x0, x1, first: s.seg, ms: s.seg.end_time - s.seg.start_time, count: 1 };
-      runs.push(last);
-    }
-    for (const r of runs) {
-      r.title = r.count === 1 ? segmentLabel(r.first) : `${r.count} path segments: ${r.kind === 'work' ? 'agent work' : WAIT_LABEL[r.kind] || r.kind} ${fmtMs(r.ms)}`;
-    }
-    return runs;
-  }
-
-  /** The run drawn at `x` CSS pixels (the last drawn wins, as on screen). */
-  runAt(x) {
-    for (let i = this.runs.length - 1; i >= 0; i--) {
-      const r = this.runs[i];
-      if (x >= r.x0 - 0.5 && x <= r.x1 + 0.5) return r;
-    }
-    return null;
+    this.runs = mergeRuns(this.segs, w, span || 1, this.minPx);
+    paintRuns(ctx, this.runs, 0, 0, h, dpr);
   }
 
   /** The drawn runs in page coordinates (test hook): kind, first node, left, right. */

@@ -215,7 +215,8 @@ export class TaskGraphView {
     this.bind();
     this.ro = new ResizeObserver(() => this.resize());
     this.ro.observe(host);
-    window.addEventListener('mindgate:theme', () => { this.readTheme(); this.draw(); });
+    this.onTheme = () => { this.readTheme(); this.draw(); };
+    window.addEventListener('mindgate:theme', this.onTheme);
   }
 
   readTheme() {
@@ -670,6 +671,7 @@ export class TaskGraphView {
 
   destroy() {
     this.ro.disconnect();
+    window.removeEventListener('mindgate:theme', this.onTheme);
     if (this.pending) cancelAnimationFrame(this.pending);
     this.canvas.remove();
   }

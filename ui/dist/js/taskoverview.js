@@ -3,44 +3,57 @@
 // retries and cost, and above the rows the critical path as one band on that axis — the
 // agent's work in amber, waiting for the person as its own hatched segments. A turn's
 // subagents expand in place under its row. Click a row (or Enter on it) to zoom into the turn.
-// Live updates re-render only the rows of the turns that changed. The path's segments (the
-// band and each row's marks) are drawn on canvases (segstrip.js): a long session's path has
-// tens of thousands of them.
+//
+// The rows are elements for their words only. What sits on the time axis is drawn: the band
+// on its canvas (segstrip.js), and every row's bar and path marks on one canvas that stays in
+// view over the rows' track column ("lanes") and paints the rows in view. So when the axis
+// rescales (a live session's end moves, every bar moves) no element moves: the browser re-lays
+// out only the rows whose words changed, and the lanes are repainted (issue 26 item 6).
 
 import { el } from './dom.js';
 import { timeAxis } from './timeaxis.js';
 import { fmtMs } from './taskgraph.js';
 import { fmtCostShort, costDetail } from './format.js';
-import { SegmentStrip } from './segstrip.js';
+import { SegmentStrip, mergeRuns, paintRuns, runAt, cssVar } from './segstrip.js';
 
 /** Row height bounds (px): rows shrink to fit the page, never under MIN_ROW. */
 const MIN_ROW = 16;
 const MAX_ROW = 30;
+/** A hover resting this long on a row loads its turn ahead of a click (ms). */
+const HOVER_PREFETCH_MS = 90;
 
 function plural(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** A bar's fill per turn status: the colour variable and its opacity. */
+const BAR_FILL = { failed: ['--st-error', 0.6], running: ['--st-running', 0.6], cancelled: ['--st-aborted', 0.55] };
+
 export class TaskOverviewView {
-  /** `onZoom(turnId)` opens a turn; `onOpenChild(id)` opens a child session. */
-  constructor(host, { onZoom, onOpenChild } = {}) {
+  /** `onZoom(turnId)` opens a turn; `onPrefetch(turnId)` may load it ahead (pointer down, a hover that rests). */
+  constructor(host, { onZoom, onPrefetch } = {}) {
     this.host = host;
     this.onZoom = onZoom || (() => {});
-    this.onOpenChild = onOpenChild || (() => {});
+    this.onPrefetch = onPrefetch || (() => {});
     this.expanded = new Set();
     this.root = el('div', { class: 'tov', role: 'grid', 'aria-label': 'Turns of the task' });
-    host.append(this.root);
+    // The lanes: one canvas the size of the view, held in view while the rows scroll under it.
+    this.lanes = el('canvas', { class: 'tov-lanes', 'aria-hidden': 'true' });
+    this.lanesWrap = el('div', { class: 'tov-lanes-wrap' }, this.lanes);
+    host.append(this.lanesWrap, this.root);
     this.rowEls = [];
-    /** Each row's path marks (turn index → strip), drawn once the rows are laid out. */
-    this.rowStrips = new Map();
     this.renders = 0;
-    // The page's height sets the rows' (fitRows), its width the strips' drawing. The host's
-    // height is kept from here, so a live update never reads it (a read forces the browser
-    // to lay out the whole page at once: 29 ms at 250 turns).
+    /** What the lanes drew last: per row in view, its bar and path runs (hover titles, test hook). */
+    this.drawn = [];
+    // The page's size sets the rows' height (fitRows) and the lanes' geometry. Both are read
+    // when the browser has laid the page out (observers and scroll events run then), never in
+    // a live update: a read after DOM changes lays the whole page out at once (29 ms at 250 turns).
     this.hostHeight = null;
-    this.ro = new ResizeObserver((entries) => {
-      // Layout is done when observers run: these reads cost nothing here.
+    this.geo = null;
+    this.scrollTop = 0;
+    this.ro = new ResizeObserver(() => {
       this.hostHeight = host.clientHeight;
+      this.geo = null;
       this.bandSize = null;
       if (!this.ov) return;
       this.fitRows();
@@ -48,42 +61,121 @@ export class TaskOverviewView {
     });
     this.ro.observe(this.root);
     this.ro.observe(host);
+    this.onScroll = () => {
+      this.scrollTop = host.scrollTop;
+      this.drawLanes();
+    };
+    host.addEventListener('scroll', this.onScroll, { passive: true });
     this.onTheme = () => this.drawStrips();
     window.addEventListener('mindgate:theme', this.onTheme);
-  }
-
-  /** A left/width style for drawn times [a, b] (ms on the axis), relative to `--span`. */
-  static place(a, b, min) {
-    return { left: `calc(100% * ${a} / var(--span))`, width: `max(${min}px, calc(100% * ${Math.max(0, b - a)} / var(--span)))` };
+    // Hovering a row's track names what is under the pointer: a path run, else the turn's span.
+    this.root.addEventListener('mousemove', (e) => this.hover(e));
   }
 
   /** Draws a whole overview. */
   set(ov) {
     this.ov = ov;
     this.axis = timeAxis(ov.turns || []);
-    this.root.style.setProperty('--span', String(this.axis.span || 1));
     this.groupSegments();
     this.renders++;
-    this.rowStrips.clear();
     this.bandSize = null;
+    this.geo = null;
     this.rowEls = (ov.turns || []).map((t, i) => this.row(t, i));
     this.root.replaceChildren(this.axisRow(), this.pathRow(), ...this.rowEls.flat());
+    this.visualRows();
     this.fitRows();
     this.drawStrips();
   }
 
-  /** The path's strips placed on the axis and drawn: the band, and the rows' marks of `only` (turn indices; all when absent). */
-  drawStrips(only) {
-    if (!this.band || !this.root.isConnected || this.host.hidden) return;
+  /** The drawn parts placed on the axis: the band, and the lanes (the rows' bars and marks). */
+  drawStrips() {
+    if (!this.band || !this.root.isConnected || this.away) return;
     // The band's size changes with the page's (the observer forgets it), not with a live
     // update: read once, not per update (a read after DOM changes lays the page out at once).
     this.bandSize ??= { w: this.bandTrack.clientWidth, h: this.bandTrack.clientHeight };
     const { w, h } = this.bandSize;
     if (!w) { this.bandSize = null; return; }
+    this.band.draw(w, h, this.axis.span || 1);
+    this.drawLanes();
+  }
+
+  /** Where the lanes go (read once per page size): the track column and the first row's top, in the host's content. */
+  geometry() {
+    if (this.geo) return this.geo;
+    const first = this.rowEls[0]?.[0];
+    if (!this.bandTrack || !first) return null;
+    const hb = this.host.getBoundingClientRect();
+    const tb = this.bandTrack.getBoundingClientRect();
+    this.scrollTop = this.host.scrollTop;
+    const left = tb.left - hb.left - this.host.clientLeft + this.host.scrollLeft;
+    const rowsTop = first.getBoundingClientRect().top - hb.top - this.host.clientTop + this.scrollTop;
+    this.hostHeight ??= this.host.clientHeight;
+    if (!tb.width) return null;
+    this.geo = { left, width: tb.width, rowsTop };
+    return this.geo;
+  }
+
+  /** Visual row k (turn rows and expanded subagent rows, in order) → its turn index, or -1. */
+  visualRows() {
+    const vis = [];
+    (this.ov?.turns || []).forEach((t, i) => {
+      vis.push(i);
+      if (this.expanded.has(t.id)) for (let k = 0; k < (t.subagents || []).length; k++) vis.push(-1);
+    });
+    this.vis = vis;
+  }
+
+  /** Paints the bars and path marks of the rows in view on the lanes canvas. */
+  drawLanes() {
+    if (!this.ov || !this.root.isConnected || this.away) return;
+    const g = this.geometry();
+    if (!g) return;
+    const dpr = window.devicePixelRatio || 1;
+    const w = g.width;
+    const viewH = Math.max(1, this.hostHeight || 1);
+    const c = this.lanes;
+    const pw = Math.max(1, Math.round(w * dpr));
+    const ph = Math.max(1, Math.round(viewH * dpr));
+    if (c.width !== pw || c.height !== ph) {
+      c.width = pw;
+      c.height = ph;
+      c.style.width = `${w}px`;
+      c.style.height = `${viewH}px`;
+    }
+    if (c.style.left !== `${g.left}px`) c.style.left = `${g.left}px`;
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, viewH);
+    const rowH = this.rowHeight || MIN_ROW;
+    // The row's content box (its bottom border is 1 px): the bar 18 % down, half as high; the marks 10 % up from the bottom, 3 px.
+    const ch = rowH - 1;
     const span = this.axis.span || 1;
-    this.band.draw(w, h, span);
-    const rows = only ? only.map((i) => [i, this.rowStrips.get(i)]) : [...this.rowStrips];
-    for (const [, strip] of rows) if (strip) strip.draw(w, 3, span);
+    const turns = this.ov.turns || [];
+    const from = Math.max(0, Math.floor((this.scrollTop - g.rowsTop) / rowH));
+    const to = Math.min(this.vis.length, Math.ceil((this.scrollTop + viewH - g.rowsTop) / rowH) + 1);
+    this.drawn = [];
+    for (let v = from; v < to; v++) {
+      const i = this.vis[v];
+      if (i < 0) continue;
+      const t = turns[i];
+      const y = g.rowsTop + v * rowH - this.scrollTop;
+      const a = this.axis.d(t.start_time);
+      const b = this.axis.d(t.end_time ?? (t.start_time + t.duration_ms));
+      const x0 = (a / span) * w;
+      const x1 = Math.max(x0 + 3, (b / span) * w);
+      const [color, alpha] = BAR_FILL[String(t.status).toLowerCase()] || ['--st-ok', 0.55];
+      ctx.globalAlpha = alpha;
+      ctx.fillStyle = cssVar(color, '#1f9d55');
+      ctx.beginPath();
+      ctx.roundRect(x0, y + ch * 0.18, x1 - x0, ch * 0.5, Math.min(3, (x1 - x0) / 2));
+      ctx.fill();
+      ctx.globalAlpha = 1;
+      const marks = this.segsByTurn?.get(t.id);
+      const runs = marks?.length ? mergeRuns(this.placed(marks), w, span) : [];
+      const my = y + ch * 0.9 - 3;
+      paintRuns(ctx, runs, 0, my, 3, dpr);
+      this.drawn.push({ index: i, y, x0, x1, barTop: y + ch * 0.18, barH: ch * 0.5, runs, marksTop: my });
+    }
   }
 
   /** Segments `segs` with their drawn spans on the current axis. */
@@ -93,8 +185,8 @@ export class TaskOverviewView {
 
   /**
    * Applies an `overview_delta` of /task-graph/api/live?view=overview: the top-level fields
-   * and only the changed turns; re-renders just those rows (the axis and path band are
-   * redrawn when the span changed). Returns the number of rows re-rendered.
+   * and only the changed turns; re-renders just those rows' words (their bars are drawn, and
+   * redrawn with the axis). Returns the number of rows re-rendered.
    */
   applyDelta(d) {
     if (!this.ov) return 0;
@@ -113,35 +205,42 @@ export class TaskOverviewView {
     Object.assign(this.ov, fields);
     this.groupSegments();
     const turns = this.ov.turns;
+    const had = this.rowEls.length;
     turns.length = Math.min(turns.length, count ?? turns.length);
+    changed.sort((x, y) => x.index - y.index);
     for (const c of changed) turns[c.index] = c.turn;
-    const axis = timeAxis(turns);
-    const first = Math.min(...changed.map((c) => c.index), turns.length);
-    const anchor = turns[first - 1];
-    // Bars are placed in drawn ms over `--span`: when the turns before the first changed one
-    // keep their places (a live session grows at its end), only the changed rows re-render.
-    const stable = this.rowEls.length === turns.length
-      && (!anchor || axis.d(anchor.start_time) === this.axis.d(anchor.start_time));
-    if (!stable) {
+    // Rows are replaced in place, or added at the end when the session gained turns (each
+    // new turn is among the changed); fewer turns (a rewritten file) render anew.
+    const added = changed.filter((c) => c.index >= had).map((c) => c.index);
+    const grown = turns.length >= had && added.length === turns.length - had && added.every((x, k) => x === had + k);
+    if (!grown || !this.band) {
       this.set(this.ov);
       return turns.length;
     }
+    const axis = timeAxis(turns);
+    const first = Math.min(...changed.map((c) => c.index), turns.length);
+    const anchor = turns[first - 1];
+    // When the turns before the first changed one keep their places on the axis (a live
+    // session grows at its end) the band's earlier segments keep theirs.
+    const still = !anchor || axis.d(anchor.start_time) === this.axis.d(anchor.start_time);
     this.axis = axis;
-    this.root.style.setProperty('--span', String(axis.span || 1));
     this.root.children[0].replaceWith(this.axisRow());
     for (const c of changed) {
-      this.rowStrips.delete(c.index);
       const fresh = this.row(turns[c.index], c.index);
       const old = this.rowEls[c.index];
-      old[0].replaceWith(...fresh);
-      for (const extra of old.slice(1)) extra.remove();
+      if (old) {
+        old[0].replaceWith(...fresh);
+        for (const extra of old.slice(1)) extra.remove();
+      } else {
+        this.root.append(...fresh);
+      }
       this.rowEls[c.index] = fresh;
     }
-    if (keep === null || !this.band) this.root.children[1].replaceWith(this.pathRow());
-    else this.spliceBand(keep);
+    if (turns.length !== had) this.visualRows();
+    if (keep !== null && still) this.spliceBand(keep);
+    else this.root.children[1].replaceWith(this.pathRow());
     this.fitRows();
-    // The other rows' marks keep their places (the axis before them held still).
-    this.drawStrips(changed.map((c) => c.index));
+    this.drawStrips();
     return changed.length;
   }
 
@@ -172,6 +271,30 @@ export class TaskOverviewView {
     let k = 0;
     for (const t of this.ov?.turns || []) if (this.expanded.has(t.id)) k += t.subagents.length;
     return k;
+  }
+
+  /** A hovered row track's tooltip: the path run under the pointer, else the turn's bar. */
+  hover(e) {
+    const track = e.target.closest?.('.tov-turn .tov-track');
+    if (!track) return;
+    const i = Number(track.parentElement.dataset.index);
+    const d = this.drawn.find((r) => r.index === i);
+    const t = this.ov?.turns?.[i];
+    if (!d || !t) return;
+    const x = e.clientX - track.getBoundingClientRect().left;
+    const run = runAt(d.runs, x);
+    const title = run ? run.title : x >= d.x0 - 1 && x <= d.x1 + 1 ? `Turn ${t.turn}: ${fmtMs(t.duration_ms)}` : '';
+    if (track.title !== title) track.title = title;
+  }
+
+  /** The rows' drawn bars and path runs, for the rows in view, in page coordinates (test hook). */
+  drawnBars() {
+    const box = this.lanes.getBoundingClientRect();
+    return this.drawn.map((r) => ({
+      turn: this.ov.turns[r.index].id, index: r.index,
+      left: box.left + r.x0, right: box.left + r.x1, top: box.top + r.barTop, bottom: box.top + r.barTop + r.barH,
+      marks: r.runs.map((m) => ({ kind: m.kind, node: m.first.node_id, count: m.count, left: box.left + m.x0, right: box.left + m.x1, top: box.top + r.marksTop })),
+    }));
   }
 
   axisRow() {
@@ -250,17 +373,8 @@ export class TaskOverviewView {
   /** The elements of turn `t`: its row, then its subagents when expanded. */
   row(t, i) {
     const c = t.counts || {};
-    const a = this.axis.d(t.start_time);
-    const b = this.axis.d(t.end_time ?? (t.start_time + t.duration_ms));
-    const track = el('div', { class: 'tov-track' },
-      el('span', { class: `tov-bar st-${String(t.status).toLowerCase()}`, style: TaskOverviewView.place(a, b, 3) }));
-    const marks = this.segsByTurn?.get(t.id);
-    if (marks?.length) {
-      const strip = new SegmentStrip('tov-marks', { label: `the critical path in turn ${t.turn}` });
-      strip.set(this.placed(marks));
-      track.append(strip.canvas);
-      this.rowStrips.set(i, strip);
-    }
+    // The bar and the path's marks are drawn on the lanes over this cell (drawLanes).
+    const track = el('div', { class: 'tov-track', role: 'img', 'aria-label': `${fmtMs(t.duration_ms)}, ${fmtMs(t.path_ms)} of agent work on the critical path` });
     const counts = [plural(c.steps, 'step'), plural(c.tool_calls, 'call')];
     const flags = [];
     if (c.errors) flags.push(el('span', { class: 'tov-fail', title: plural(c.errors, 'failure') }, `✕${c.errors}`));
@@ -277,6 +391,10 @@ export class TaskOverviewView {
       'data-turn': t.id, 'data-index': String(i), 'aria-label': `Turn ${t.turn}: ${msg}`,
       onclick: () => this.onZoom(t.id),
       onkeydown: (e) => this.key(e, i),
+      // The turn's detail is loaded from the pointer's press (or a hover that rests), before the click.
+      onpointerdown: () => this.onPrefetch(t.id),
+      onpointerenter: () => { clearTimeout(this.hoverTimer); this.hoverTimer = setTimeout(() => this.onPrefetch(t.id), HOVER_PREFETCH_MS); },
+      onpointerleave: () => clearTimeout(this.hoverTimer),
     },
     el('span', { class: 'tov-num' }, String(t.turn)),
     el('span', { class: 'tov-msg', title: msg }, msg),
@@ -313,8 +431,9 @@ export class TaskOverviewView {
     old[0].replaceWith(...fresh);
     for (const extra of old.slice(1)) extra.remove();
     this.rowEls[i] = fresh;
+    this.visualRows();
     this.fitRows();
-    this.drawStrips([i]);
+    this.drawLanes();
     fresh[0].querySelector('.tov-sub-toggle')?.focus();
   }
 
@@ -326,6 +445,19 @@ export class TaskOverviewView {
     else if (e.key === ' ') { e.preventDefault(); if (this.ov.turns[i].subagents?.length) this.toggleSubagents(this.ov.turns[i].id); }
   }
 
+  /**
+   * Puts the overview away while another view (a turn, the timeline) shows over it, or back.
+   * Away, the browser skips its rows (`content-visibility: hidden`) but keeps their layout, so
+   * neither leaving nor coming back re-lays out the whole session's rows.
+   */
+  setAway(away) {
+    if (this.away === away) return;
+    this.away = away;
+    this.host.classList.toggle('away', away);
+    this.host.setAttribute('aria-hidden', String(away));
+    if (!away && this.ov) this.drawStrips();
+  }
+
   /** Focuses turn `id`'s row (after returning from its zoom). */
   focusTurn(id) {
     const i = (this.ov?.turns || []).findIndex((t) => t.id === id);
@@ -335,6 +467,9 @@ export class TaskOverviewView {
 
   destroy() {
     this.ro.disconnect();
+    clearTimeout(this.hoverTimer);
+    this.host.removeEventListener('scroll', this.onScroll);
+    this.lanesWrap.remove();
     window.removeEventListener('mindgate:theme', this.onTheme);
     this.root.remove();
   }

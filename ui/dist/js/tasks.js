@@ -14,6 +14,8 @@ import { TaskUsageView } from './taskusage.js';
 import { TaskSearchView } from './tasksearch.js';
 
 const API = '/task-graph/api';
+/** Turn details kept for zooming (each ~60 KB at 40 steps). */
+const TURNS_KEPT = 8;
 
 export function parseTaskRoute(hash) {
   if (/^#\/tasks\/?$/.test(hash || '')) return { page: 'list' };
@@ -229,6 +231,7 @@ export class TasksPage {
     this.graph = null;
     this.overview = null;
     this.timeline = null;
+    this.turns = new Map();
     delete this.root.dataset.updates;
     this.header = el('div', { class: 'tg-summary' }, 'Loading…');
     this.stats = el('div', { class: 'tg-stats small muted' }, '');
@@ -256,7 +259,12 @@ export class TasksPage {
     this.overviewHost = el('div', { class: 'tov-host' });
     this.viewHost.append(this.overviewHost);
     this.overviewView = new TaskOverviewView(this.overviewHost, {
-      onZoom: (turn) => { this.zoomClickAt = performance.now(); location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(turn)}`; },
+      onZoom: (turn) => {
+        this.zoomClickAt = performance.now();
+        this.turnDetail(id, turn);
+        location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(turn)}`;
+      },
+      onPrefetch: (turn) => this.turnDetail(id, turn),
     });
   }
 
@@ -275,9 +283,26 @@ export class TasksPage {
     return this.overviewReady;
   }
 
+  /**
+   * The detail of turn `turn` (/task/turn), loaded once and kept until the turn changes: a
+   * click's zoom starts it at once, a pointer pressed or resting on the row before that.
+   */
+  turnDetail(id, turn) {
+    let p = this.turns.get(turn);
+    if (!p) {
+      p = getJson(`${API}/task/turn?id=${encodeURIComponent(id)}&turn=${encodeURIComponent(turn)}`);
+      p.catch(() => { if (this.turns.get(turn) === p) this.turns.delete(turn); });
+      this.turns.set(turn, p);
+      // A few turns are kept (the last ones asked for).
+      if (this.turns.size > TURNS_KEPT) this.turns.delete(this.turns.keys().next().value);
+    }
+    return p;
+  }
+
   /** Draws a whole overview; `text` is its JSON as received (an identical one is not redrawn). */
   setOverview(ov, text = null) {
     const t0 = performance.now();
+    if (this.overview) this.turns.clear();
     this.overview = ov;
     this.overviewText = text;
     // The header first: the rows fit the height it leaves.
@@ -299,6 +324,10 @@ export class TasksPage {
       `${fmtCostShort(ov.totals?.cost)} · ${headlineText(h)} · ` +
       `critical path ${fmtMs(cp.duration_ms || 0)} of agent work in ${fmtMs(cp.total_ms || 0)}` +
       (h.waiting_ms ? ` · waited for you ${fmtMs(h.waiting_ms)}` : '');
+    // A live update that changed none of it leaves the header's elements (and their layout) alone.
+    const key = JSON.stringify([ov.title, ov.session_id, ov.status, stats]);
+    if (key === this.headerKey && this.header.firstChild?.classList?.contains('tg-title')) return;
+    this.headerKey = key;
     this.header.replaceChildren(...[
       el('h1', { class: 'tg-title', title: ov.title }, ov.title || ov.session_id),
       pill(ov.status),
@@ -319,7 +348,9 @@ export class TasksPage {
     this.root.dataset.view = view;
     if (this.view) { this.view.destroy(); this.view = null; }
     if (this.timelineView) { this.timelineView.destroy(); this.timelineView = null; }
-    this.overviewHost.hidden = view !== 'overview';
+    // The last view's layer goes too (left in place, it covered the overview's rows from the pointer).
+    for (const layer of this.viewHost.querySelectorAll(':scope > .tg-graph-host')) layer.remove();
+    this.overviewView.setAway(view !== 'overview');
     this.toolbar.replaceChildren();
     this.toolbar.hidden = view === 'overview';
     const id = r.id;
@@ -362,7 +393,7 @@ export class TasksPage {
     let detail;
     let fetched = t0;
     try {
-      detail = await getJson(`${API}/task/turn?id=${encodeURIComponent(id)}&turn=${encodeURIComponent(turn)}`);
+      detail = await this.turnDetail(id, turn);
       fetched = performance.now();
     } catch (err) {
       info.replaceChildren(el('strong', { class: 'tg-error' }, `Could not load ${turn}: ${err.message}`));
@@ -518,6 +549,8 @@ export class TasksPage {
       this.lastVersion = e.lastEventId;
       this.lastEvent = 'overview_delta';
       this.deltaBytes = e.data.length;
+      // A changed turn's detail is loaded again when it opens.
+      for (const c of d.turns || []) if (c.turn?.id) this.turns.delete(c.turn.id);
       this.rowsRendered = this.overviewView.applyDelta(d);
       this.overview = this.overviewView.ov;
       this.timeline = null;
@@ -665,6 +698,8 @@ if (root && main) {
     overview: () => page.overview || null,
     /** The critical path band's drawn runs (page coordinates): kind, first node, left, right. */
     pathBand: () => (page.overviewView ? page.overviewView.bandRuns() : []),
+    /** The overview's drawn bars of the rows in view, each with its path runs (page coordinates). */
+    turnBars: () => (page.overviewView ? page.overviewView.drawnBars() : []),
     /** Timeline rows in view (page coordinates). */
     timelineRows: () => (page.timelineView ? page.timelineView.rows() : []),
     /** Figures of the page's own work, in ms (reported by the browser benchmark). */
