@@ -301,6 +301,12 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     assert.deepEqual(spliced, await page.evaluate(() => window.mindgateTasks.pathBand()), 'the spliced band = a whole render');
     assert.ok(barsLive.length > 10, 'bars drawn for the rows in view');
     assert.deepEqual(barsLive, await page.evaluate(() => window.mindgateTasks.turnBars()), 'the bars after the append = a whole render');
+    // Scrolled to the end, the lanes draw the rows now in view, each bar in its row.
+    await page.locator('.tov-host').evaluate((h) => { h.scrollTop = h.scrollHeight; });
+    const last = ov.turns[ov.turns.length - 1].id;
+    const lastBar = await until(async () => (await page.evaluate(() => window.mindgateTasks.turnBars())).find((b) => b.turn === last), { what: 'the last turn\'s bar drawn' });
+    const lastRow = await page.locator(`.tov-turn[data-turn="${last}"]`).boundingBox();
+    assert.ok(lastBar.top >= lastRow.y && lastBar.bottom <= lastRow.y + lastRow.height, 'the last bar in its row after scrolling');
     const z0 = Date.now();
     await page.locator('.tov-turn').last().click();
     await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).length > 40, { what: 'the last turn drawn', timeout: 30000 });
