@@ -86,11 +86,13 @@ export class TasksPage {
     this.source = null;
     this.eventCache = new Map(); // seq -> events[]
     this.updates = 0;
-    window.addEventListener('hashchange', () => this.route());
+    // A route the page already took (a zoom routes at its click) is not taken again.
+    window.addEventListener('hashchange', () => { if (location.hash !== this.routed) this.route(); });
     this.route();
   }
 
   route() {
+    this.routed = location.hash;
     const r = parseTaskRoute(location.hash);
     document.getElementById('nav-tasks')?.classList.toggle('active', !!r);
     if (!r) {
@@ -263,6 +265,8 @@ export class TasksPage {
         this.zoomClickAt = performance.now();
         this.turnDetail(id, turn);
         location.hash = `#/task/${encodeURIComponent(id)}/turn/${encodeURIComponent(turn)}`;
+        // Routed now, not at the hashchange event a task (and often a frame) later.
+        this.route();
       },
       onPrefetch: (turn) => this.turnDetail(id, turn),
     });
