@@ -409,19 +409,21 @@ export class TasksPage {
     info.title = info.textContent;
     this.graph = { session_id: `${detail.session_id}/${detail.turn_id}`, nodes: detail.nodes, edges: detail.edges, critical_path: detail.critical_path, summary: {} };
     this.view.setGraph(this.graph);
-    // Zoom time: from the click (or this view's start) to the turn's graph painted.
-    const from = this.zoomClickAt ?? t0;
-    this.zoomClickAt = null;
-    await new Promise((r) => requestAnimationFrame(() => r()));
-    this.zoomMs = Math.round((performance.now() - from) * 10) / 10;
-    this.zoomFetchMs = Math.round((fetched - t0) * 10) / 10;
-    this.root.dataset.zoomed = turn;
     if (node && this.graph.nodes.some((n) => n.id === node)) {
       this.view.select(node);
       this.view.focusBox(node);
       this.selectNode(node);
     }
-    this.view.canvas.focus();
+    // Zoom time: from the click (or this view's start) to the turn's graph painted (the task
+    // after the next frame's rendering; the keyboard focus, which lays the page out, after it).
+    const from = this.zoomClickAt ?? t0;
+    this.zoomClickAt = null;
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    this.zoomMs = Math.round((performance.now() - from) * 10) / 10;
+    this.zoomFetchMs = Math.round((fetched - t0) * 10) / 10;
+    if (this.view !== mine) return;
+    this.root.dataset.zoomed = turn;
+    mine.canvas.focus();
   }
 
   /** The waterfall of the whole session, linked to the turns' graphs. */
