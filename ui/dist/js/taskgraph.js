@@ -183,6 +183,10 @@ function css(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
+/** The theme's colours, read once per theme (a read right after a route's DOM changes restyled the page at once). */
+let themeColors = null;
+window.addEventListener('mindgate:theme', () => { themeColors = null; });
+
 export class TaskGraphView {
   /** `single`: one turn shown alone (a wide lane, fitted to the width at readable size). */
   constructor(host, { onSelect, single = false } = {}) {
@@ -220,7 +224,7 @@ export class TaskGraphView {
   }
 
   readTheme() {
-    this.colors = {
+    this.colors = themeColors ??= {
       bg: css('--canvas-bg') || '#f3f4f7', card: css('--card') || '#fff', text: css('--text') || '#111', muted: css('--muted') || '#666',
       border: css('--border') || '#ddd', edge: css('--edge') || '#aaa', accent: css('--accent') || '#55d',
       ok: css('--st-ok') || 'green', err: css('--st-error') || 'red', run: css('--st-running') || 'blue', retry: css('--st-paused') || 'orange',

@@ -236,7 +236,8 @@ export class TaskOverviewView {
       }
       this.rowEls[c.index] = fresh;
     }
-    if (turns.length !== had) this.visualRows();
+    // A changed turn may have gained rows (a new turn, a new subagent of an open one).
+    this.visualRows();
     if (keep !== null && still) this.spliceBand(keep);
     else this.root.children[1].replaceWith(this.pathRow());
     this.fitRows();
