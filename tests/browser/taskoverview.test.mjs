@@ -223,6 +223,26 @@ test('a turn zooms in by click and keys, back to the overview, and the timeline 
   await page.close();
 });
 
+test('a turn is loaded while the pointer rests on its row, the click uses it, and back on the overview the rows take clicks', async () => {
+  const { page, errors } = await openPage(browser, srv.url());
+  await openOverview(page, 'long');
+  const asked = [];
+  page.on('request', (r) => { if (r.url().includes('/task-graph/api/task/turn')) asked.push(new URL(r.url()).searchParams.get('turn')); });
+  const row = page.locator('.tov-turn[data-turn="phase-3"]');
+  await row.hover();
+  await until(() => asked.includes('phase-3'), { what: 'turn 3 asked for while the pointer rests on it' });
+  await row.click();
+  await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).some((b) => b.id === 'phase-3'), { what: 'turn 3 drawn' });
+  assert.deepEqual(asked, ['phase-3'], 'the click used the turn loaded on hover');
+  // Back on the overview nothing of the turn's view is left over the rows: another row opens on a click.
+  await page.locator('.tg-toolbar a', { hasText: 'Overview' }).click();
+  await page.locator('.tov-turn[data-turn="phase-5"]').click({ timeout: 5000 });
+  await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).some((b) => b.id === 'phase-5'), { what: 'turn 5 drawn' });
+  assert.ok(new URL(page.url()).hash.startsWith('#/task/long/turn/phase-5'));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 for (const colorScheme of ['light', 'dark']) {
   test(`a subagent call expands its child session in place (${colorScheme})`, async () => {
     const { page, errors } = await openPage(browser, srv.url(), { colorScheme });
