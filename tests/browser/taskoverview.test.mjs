@@ -234,6 +234,13 @@ test('a turn is loaded while the pointer rests on its row, the click uses it, an
   await row.click();
   await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).some((b) => b.id === 'phase-3'), { what: 'turn 3 drawn' });
   assert.deepEqual(asked, ['phase-3'], 'the click used the turn loaded on hover');
+  // Loaded before the view had its size, the turn is still fitted: its lane centred in the view.
+  const canvas = await page.locator('.tg-canvas').boundingBox();
+  const lane = await until(async () => {
+    const b = (await page.evaluate(() => window.mindgateTasks.boxes())).find((x) => x.id === 'phase-3');
+    return b && Math.abs((b.x - canvas.x) - (canvas.x + canvas.width - b.x - b.w)) <= 2 ? b : null;
+  }, { what: 'turn 3 fitted in the view', timeout: 3000 });
+  assert.ok(lane.h >= 40, 'at full size');
   // Back on the overview nothing of the turn's view is left over the rows: another row opens on a click.
   await page.locator('.tg-toolbar a', { hasText: 'Overview' }).click();
   await page.locator('.tov-turn[data-turn="phase-5"]').click({ timeout: 5000 });
@@ -331,7 +338,11 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     await page.locator('.tov-turn').last().click();
     await until(async () => (await page.evaluate(() => window.mindgateTasks.boxes())).length > 40, { what: 'the last turn drawn', timeout: 30000 });
     const zoomMs = Date.now() - z0;
-    const timings = await page.evaluate(() => window.mindgateTasks.timings());
+    // The page times its zoom to the frame that painted the turn: a moment after the boxes exist.
+    const timings = await until(async () => {
+      const t = await page.evaluate(() => window.mindgateTasks.timings());
+      return t.zoomMs != null ? t : null;
+    }, { what: 'the zoom timed', interval: 20 });
     const report = {
       events: BIG_EVENTS, turns, openMs, overviewRenderMs: after.timings.overviewRenderMs,
       appendToPageMs: after.live.appliedAt - sent, appendToPaintMs: after.live.paintedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,

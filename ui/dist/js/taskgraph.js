@@ -251,7 +251,10 @@ export class TaskGraphView {
     this.hot = new Set(graph.critical_path?.hot_node_ids || []);
     this.retried = retriedIds(graph);
     this.relayout();
-    if (first) this.fit();
+    // A graph set before the view knows its size (a turn loaded ahead arrives before the
+    // first layout) is fitted when the size comes.
+    if (first && !this.w) this.fitPending = true;
+    else if (first) this.fit();
     else this.draw();
   }
 
@@ -291,7 +294,12 @@ export class TaskGraphView {
     this.canvas.style.width = `${this.w}px`;
     this.canvas.style.height = `${this.h}px`;
     this.dpr = dpr;
-    this.draw();
+    if (this.fitPending && this.layout) {
+      this.fitPending = false;
+      this.fit();
+    } else {
+      this.draw();
+    }
   }
 
   fit() {
