@@ -459,3 +459,51 @@ fn taskgraph_summaries_are_pinned() {
         insta::assert_snapshot!(format!("summary_{id}"), text);
     }
 }
+
+/// Issue 31 item 5 from the CLI: `tasks --search` indexes the sessions found into the home's
+/// session index, then reads only what changed; hits name their session and node.
+#[test]
+fn tasks_search_finds_text_through_the_homes_index() {
+    let root = homes("search");
+    let home = root.join("mindgate-home");
+    let search = |extra: &[&str]| {
+        let mut c = mindgate();
+        c.env("MINDGATE_HOME", &home);
+        c.args(extra).args(home_args(&root)).output().unwrap()
+    };
+    let out = search(&["tasks", "--search", "upload", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["indexed"]["indexed"], IDS.len(), "{}", v["indexed"]);
+    let hits = v["hits"].as_array().unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h["session_id"] == "c-main" && h["kind"] == "tool_output"),
+        "{hits:?}"
+    );
+    assert!(hits.iter().all(|h| h["snippet"]
+        .as_str()
+        .unwrap()
+        .to_lowercase()
+        .contains("upload")));
+    assert!(home.join("session-search.db").is_file());
+    // Again: nothing changed, nothing is read.
+    let out = search(&["tasks", "--search", "upload"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("hit(s) for \"upload\""), "{text}");
+    assert!(text.contains("c-main [claude_code]"), "{text}");
+    let again: Value =
+        serde_json::from_slice(&search(&["tasks", "--search", "upload", "--json"]).stdout).unwrap();
+    assert_eq!(again["indexed"]["unchanged"], IDS.len());
+    assert_eq!(again["indexed"]["indexed"], 0);
+    let none = search(&["tasks", "--search", "zz-nowhere-zz"]);
+    assert!(stdout(&none).contains("No session text contains"));
+    // Bad input is a clear usage error.
+    let bad = search(&["tasks", "--search", " "]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--search"));
+    let bad = search(&["tasks", "--search", "x", "--limit", "0"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--limit"));
+}
