@@ -7,38 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::{bin, json_of, mindgate, text};
 
 use mindgate_home::{Home, token_file};
 use mindgate_testkit::{ServeProcess, frames};
-use serde_json::{Value, json};
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_mindgate"))
-}
-
-fn mindgate(args: &[&str], home: &Path) -> Output {
-    Command::new(bin())
-        .args(args)
-        .env(mindgate_home::env::MINDGATE_HOME, home)
-        .env_remove(mindgate_home::env::MINDGATE_DB)
-        .output()
-        .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(out.status.success(), "{}", text(out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(out)))
-}
+use serde_json::json;
 
 #[test]
 fn datasets_are_written_by_one_rule_versioned_and_round_trip() {

@@ -5,24 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{bin, mindgate};
 use std::path::Path;
-use std::process::{Command, Output};
 
 use mindgate_testkit::{ServeProcess, frames};
 use serde_json::Value;
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_mindgate"))
-}
-
-fn mindgate(args: &[&str], home: &Path) -> Output {
-    Command::new(bin())
-        .args(args)
-        .env(mindgate_home::env::MINDGATE_HOME, home)
-        .env_remove(mindgate_home::env::MINDGATE_DB)
-        .output()
-        .unwrap()
-}
 
 /// The export file with its header changed by `change`.
 fn with_header(lines: &[String], change: impl Fn(&mut Value)) -> String {

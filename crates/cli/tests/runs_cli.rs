@@ -6,26 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{bin, mindgate};
 use std::io::BufRead as _;
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use mindgate_testkit::{ServeProcess, frames};
 use serde_json::Value;
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_mindgate"))
-}
-
-fn mindgate(args: &[&str], home: &Path) -> Output {
-    Command::new(bin())
-        .args(args)
-        .env(mindgate_home::env::MINDGATE_HOME, home)
-        .env_remove(mindgate_home::env::MINDGATE_DB)
-        .output()
-        .unwrap()
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -481,11 +481,13 @@ fn tasks_search_finds_text_through_the_homes_index() {
             .any(|h| h["session_id"] == "c-main" && h["kind"] == "tool_output"),
         "{hits:?}"
     );
-    assert!(hits.iter().all(|h| h["snippet"]
-        .as_str()
-        .unwrap()
-        .to_lowercase()
-        .contains("upload")));
+    assert!(hits.iter().all(|h| {
+        h["snippet"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("upload")
+    }));
     assert!(home.join("session-search.db").is_file());
     // Again: nothing changed, nothing is read.
     let out = search(&["tasks", "--search", "upload"]);
