@@ -185,7 +185,8 @@ function css(name) {
 
 /** The theme's colours, read once per theme (a read right after a route's DOM changes restyled the page at once). */
 let themeColors = null;
-window.addEventListener('mindgate:theme', () => { themeColors = null; });
+// The module is also imported outside a page (the layout tests run under Node).
+globalThis.window?.addEventListener('mindgate:theme', () => { themeColors = null; });
 
 export class TaskGraphView {
   /** `single`: one turn shown alone (a wide lane, fitted to the width at readable size). */
