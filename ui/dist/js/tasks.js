@@ -131,7 +131,7 @@ export class TasksPage {
 
   /** The box that searches inside every session (Enter opens #/tasks/search?q=…). */
   textSearchBox(value = '') {
-    const input = el('input', { type: 'search', class: 'search-input tg-textsearch', value, placeholder: 'Search inside sessions: messages, replies, tool calls and output…', 'aria-label': 'Search inside sessions' });
+    const input = el('input', { type: 'search', class: 'search-input tg-textsearch', value, placeholder: 'Search inside sessions…', title: 'Find text in every session: your messages, the model\'s replies, tool calls and their output (Enter)', 'aria-label': 'Search inside sessions' });
     input.addEventListener('keydown', (e) => {
       if (e.key !== 'Enter') return;
       const q = input.value.trim();
