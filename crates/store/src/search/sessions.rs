@@ -28,6 +28,7 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::{MIN_INDEXED_QUERY_CHARS, fts_phrase, mark};
+use crate::backend::read::escape_like;
 use crate::db_file::prepare_path;
 use crate::error::Result;
 
@@ -263,7 +264,7 @@ impl SessionIndex {
         } else {
             (
                 "x.body LIKE ?1 ESCAPE '\\' ORDER BY t.id",
-                like_pattern(query),
+                escape_like(query),
             )
         };
         let sql = format!(
@@ -326,17 +327,4 @@ fn stamp_text((modified, len): (Option<std::time::SystemTime>, u64)) -> String {
 fn opencode_row_exists(key: &str) -> bool {
     mindgate_taskgraph::opencode::is_session_path(Path::new(key))
         && Path::new(key).parent().is_some_and(Path::is_file)
-}
-
-/// `%query%` for `LIKE … ESCAPE '\'`.
-fn like_pattern(query: &str) -> String {
-    let mut out = String::from("%");
-    for c in query.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
 }
