@@ -136,6 +136,8 @@ export async function openPage(browser, url, { width = 1440, height = 900, color
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  // A console "Failed to load resource" names no address; this line does.
+  page.on('response', (r) => { if (r.status() >= 400) errors.push(`http ${r.status()}: ${r.request().method()} ${r.url()}`); });
   await page.goto(url);
   return { page, context, errors };
 }
