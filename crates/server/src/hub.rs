@@ -426,6 +426,18 @@ impl Hub {
         Some((app.token, runs))
     }
 
+    /// Whether a connected app has sent events of `run_id` (one of its recent runs, or a
+    /// gate it holds): such a run may have been announced to viewers before the writer
+    /// committed it.
+    pub fn knows_run(&self, run_id: &str) -> bool {
+        let inner = self.lock();
+        inner
+            .apps
+            .values()
+            .any(|a| a.runs.iter().any(|r| r == run_id))
+            || inner.pauses.keys().any(|(run, _)| run == run_id)
+    }
+
     /// The viewer-visible state.
     pub fn snapshot(&self) -> HubSnapshot {
         let inner = self.lock();

@@ -42,6 +42,31 @@ pub(crate) async fn blocking<T: Send + 'static>(
     }
 }
 
+/// A read of one run, `f`, that answers `None` for a run the store does not hold yet.
+/// A gate or a new run reaches viewers as soon as the app sends it, a moment before the
+/// writer commits its events; a read of such a run (the hub knows it) waits for the writer
+/// to commit what it has queued and reads again, so a viewer that opens a run it was just
+/// told about never gets a 404. Other misses answer at once.
+pub(crate) async fn read_run<T: Send + 'static>(
+    state: &AppState,
+    run_id: &str,
+    f: impl Fn(&RunStore) -> mindgate_store::Result<Option<T>> + Send + Sync + 'static,
+) -> ApiResult<Option<T>> {
+    let f = std::sync::Arc::new(f);
+    let first = f.clone();
+    if let Some(found) = blocking(state, move |s| first(s)).await? {
+        return Ok(Some(found));
+    }
+    if !state.hub.knows_run(run_id) {
+        return Ok(None);
+    }
+    let writer = state.writer.clone();
+    tokio::task::spawn_blocking(move || writer.flush_later()?.wait())
+        .await
+        .map_err(|e| ApiError::internal(format!("flush task failed: {e}")))??;
+    blocking(state, move |s| f(s)).await
+}
+
 pub(crate) fn run_not_found(run_id: &str) -> ApiError {
     ApiError::not_found(format!("no run {run_id}"))
 }
@@ -176,7 +201,7 @@ pub async fn get_run(
     Path(run_id): Path<String>,
 ) -> ApiResult<Response> {
     let id = run_id.clone();
-    let run = blocking(&state, move |s| s.get_run_with_cost(&id)).await?;
+    let run = read_run(&state, &run_id, move |s| s.get_run_with_cost(&id)).await?;
     let run = run.ok_or_else(|| run_not_found(&run_id))?;
     let pauses = state.hub.pauses(Some(&run_id));
     let mut v = serde_json::to_value(&run).unwrap_or_default();
@@ -281,7 +306,7 @@ pub async fn report(
     Path(run_id): Path<String>,
 ) -> ApiResult<Response> {
     let id = run_id.clone();
-    let report = blocking(&state, move |s| s.run_report(&id)).await?;
+    let report = read_run(&state, &run_id, move |s| s.run_report(&id)).await?;
     Ok(Json(report.ok_or_else(|| run_not_found(&run_id))?).into_response())
 }
 
@@ -298,20 +323,18 @@ pub async fn node(
     Path((run_id, node_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let (r, n) = (run_id.clone(), node_id.clone());
-    let detail = blocking(&state, move |s| {
-        Ok(match s.get_run(&r)? {
-            None => None,
-            Some(_) => Some(s.node_detail(&r, &n)?),
-        })
-    })
-    .await?;
-    match detail {
-        None => Err(run_not_found(&run_id)),
-        Some(None) => Err(ApiError::not_found(format!(
-            "no node {node_id} in run {run_id}"
-        ))),
-        Some(Some(d)) => Ok(Json(d).into_response()),
+    // A node the writer has not committed yet is read again after the flush, as a run is.
+    let detail = read_run(&state, &run_id, move |s| s.node_detail(&r, &n)).await?;
+    if let Some(d) = detail {
+        return Ok(Json(d).into_response());
     }
+    let id = run_id.clone();
+    if blocking(&state, move |s| s.get_run(&id)).await?.is_none() {
+        return Err(run_not_found(&run_id));
+    }
+    Err(ApiError::not_found(format!(
+        "no node {node_id} in run {run_id}"
+    )))
 }
 
 /// Query of `GET /api/pauses`.
