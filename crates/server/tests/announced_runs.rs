@@ -35,6 +35,7 @@ async fn a_held_run_is_read_after_the_writer_commits_it_not_answered_404() {
         "/api/runs/r-held",
         "/api/runs/r-held/report",
         "/api/runs/r-held/nodes/tool:a",
+        "/api/runs/r-held/graph",
     ];
     let mut pending = Vec::new();
     for path in reads {

@@ -57,14 +57,23 @@ pub(crate) async fn read_run<T: Send + 'static>(
     if let Some(found) = blocking(state, move |s| first(s)).await? {
         return Ok(Some(found));
     }
-    if !state.hub.knows_run(run_id) {
+    if !settle_announced_run(state, run_id).await? {
         return Ok(None);
+    }
+    blocking(state, move |s| f(s)).await
+}
+
+/// When the hub knows `run_id` (an app sent it events), waits until the writer committed
+/// everything queued so far and answers `true` (read again); `false` at once otherwise.
+async fn settle_announced_run(state: &AppState, run_id: &str) -> ApiResult<bool> {
+    if !state.hub.knows_run(run_id) {
+        return Ok(false);
     }
     let writer = state.writer.clone();
     tokio::task::spawn_blocking(move || writer.flush_later()?.wait())
         .await
         .map_err(|e| ApiError::internal(format!("flush task failed: {e}")))??;
-    blocking(state, move |s| f(s)).await
+    Ok(true)
 }
 
 pub(crate) fn run_not_found(run_id: &str) -> ApiError {
@@ -266,7 +275,13 @@ pub async fn graph(
 ) -> ApiResult<Response> {
     use crate::graph_reads::GraphReadError;
     let q = query(q)?;
-    let built = match state.graph_reads.read(&state.store, &run_id).await {
+    let mut read = state.graph_reads.read(&state.store, &run_id).await;
+    if matches!(read, Err(GraphReadError::NotFound))
+        && settle_announced_run(&state, &run_id).await?
+    {
+        read = state.graph_reads.read(&state.store, &run_id).await;
+    }
+    let built = match read {
         Ok(built) => built,
         Err(GraphReadError::NotFound) => return Err(run_not_found(&run_id)),
         Err(GraphReadError::Failed(e)) => return Err(e),
