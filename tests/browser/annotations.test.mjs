@@ -140,3 +140,71 @@ test('a failed check shows on the run, its failed rule linked to its node', asyn
   await until(async () => (await page.locator('#inspector .insp-name').textContent()) === 'search', { what: 'the failed rule opening its node' });
   assert.deepEqual(errors, []);
 });
+
+test('an annotation is edited in the inspector and its history shows the version before', async () => {
+  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(ids.b)}/node/${encodeURIComponent('tool:search')}`));
+  const box = page.locator('#inspector .annot');
+  await box.locator('.annot-form').waitFor();
+  await box.getByRole('button', { name: 'Thumbs down' }).click();
+  await box.getByLabel('Labels, comma separated').first().fill('stale-price');
+  await box.getByLabel('Comment').first().fill('Price from last week.');
+  await box.getByRole('button', { name: 'Save annotation' }).click();
+  const row = box.locator('.annot-row').first();
+  await until(async () => (await box.locator('.annot-row').count()) === 1, { what: 'the annotation listed' });
+  assert.equal(await row.locator('[data-testid="annot-history"]').count(), 0, 'no history before an edit');
+
+  // Edit: another verdict, a score, other labels, another comment.
+  await row.getByRole('button', { name: 'Edit this annotation' }).click();
+  const form = row.locator('.annot-edit-form');
+  await form.waitFor();
+  assert.equal(await form.getByLabel('Verdict').inputValue(), 'down', 'the form starts from the stored one');
+  assert.equal(await form.getByLabel('Labels, comma separated').inputValue(), 'stale-price');
+  await form.getByLabel('Verdict').selectOption('up');
+  await form.getByLabel('Score from 0 to 1').fill('0.8');
+  await form.getByLabel('Labels, comma separated').fill('price-ok');
+  await form.getByLabel('Comment').fill('Re-checked: the price was right.');
+  await form.getByRole('button', { name: 'Save changes' }).click();
+  await until(async () => /edited/.test(await box.locator('.annot-row').first().textContent()), { what: 'the edited annotation listed' });
+
+  // The server holds the edit and keeps the version before in the history.
+  const [stored] = await annotations(`runId=${encodeURIComponent(ids.b)}&nodeId=tool:search`);
+  assert.deepEqual([stored.verdict, stored.score, stored.labels, stored.comment, stored.version],
+    ['up', 0.8, ['price-ok'], 'Re-checked: the price was right.', 2]);
+  const detail = await (await fetch(`${srv.base}/api/annotations/${stored.id}`)).json();
+  assert.equal(detail.history.length, 1);
+  assert.deepEqual([detail.history[0].action, detail.history[0].before.verdict, detail.history[0].before.labels], ['edit', 'down', ['stale-price']]);
+
+  // The row: the new one, and its history behind a disclosure.
+  const edited = box.locator('.annot-row').first();
+  assert.match(await edited.locator('.annot-line').first().textContent(), /person.*▲.*score 0\.8.*price-ok/s);
+  const history = edited.locator('[data-testid="annot-history"]');
+  assert.match(await history.locator('summary').textContent(), /History \(1 earlier version\)/);
+  await history.locator('summary').click();
+  const item = history.locator('.annot-history-item');
+  await item.waitFor();
+  assert.match(await item.textContent(), /Edited .* by person — before:.*▼.*stale-price.*Price from last week\./s);
+  await page.screenshot({ path: shot('annotations-edit-history-light.png') });
+
+  // Cleared fields: no verdict, no score.
+  await edited.getByRole('button', { name: 'Edit this annotation' }).click();
+  await edited.locator('.annot-edit-form').getByLabel('Verdict').selectOption('');
+  await edited.locator('.annot-edit-form').getByLabel('Score from 0 to 1').fill('');
+  await edited.locator('.annot-edit-form').getByRole('button', { name: 'Save changes' }).click();
+  await until(async () => (await annotations(`runId=${encodeURIComponent(ids.b)}&nodeId=tool:search`))[0].version === 3, { what: 'the second edit stored' });
+  const [cleared] = await annotations(`runId=${encodeURIComponent(ids.b)}&nodeId=tool:search`);
+  assert.deepEqual([cleared.verdict, cleared.score, cleared.labels], [undefined, undefined, ['price-ok']]);
+  await until(async () => /History \(2 earlier versions\)/.test(await box.locator('.annot-row').first().textContent()), { what: 'two versions in the history' });
+  assert.deepEqual(errors, []);
+});
+
+test('an edited annotation and its history read well in the dark theme', async () => {
+  const { page, errors } = await openPage(browser, srv.url(`#/run/${encodeURIComponent(ids.b)}/node/${encodeURIComponent('tool:search')}`), { colorScheme: 'dark' });
+  const history = page.locator('#inspector [data-testid="annot-history"]').first();
+  await history.waitFor();
+  await history.locator('summary').click();
+  await until(async () => (await history.locator('.annot-history-item').count()) === 2, { what: 'the two earlier versions' });
+  await page.locator('#inspector .annot-row').first().getByRole('button', { name: 'Edit this annotation' }).click();
+  await page.locator('#inspector .annot-edit-form').waitFor();
+  await page.screenshot({ path: shot('annotations-edit-history-dark.png') });
+  assert.deepEqual(errors, []);
+});

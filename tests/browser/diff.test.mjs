@@ -1,9 +1,12 @@
 // End-to-end: the diff view (#/diff/<a>/<b>) of two runs recorded by the real GraphMind client
 // (graphmind-ai 0.5.1, tests/browser/agents/diff_agent.py) that part at their search tool: the
 // side-by-side table, the first divergence highlighted, the JSON diff of the selected node,
-// picking runs, and a clear error for an unknown run.
+// picking runs, a clear error for an unknown run, and both runs' annotations (verdict, score,
+// labels, comment, who) side by side.
 
 import { test, before, after } from 'node:test';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import { startServer, launchBrowser, openPage, runAgent, until, artifact } from './lib/harness.mjs';
 
@@ -91,4 +94,41 @@ test('the pickers open a diff, an unknown run is named', async () => {
   await until(async () => new URL(page.url()).hash === `#/diff/${encodeURIComponent(ids.a)}`, { what: 'D to open the diff view' });
   await until(() => page.evaluate((a) => window.mindgateDiff.page.pickA.value === a, ids.a), { what: 'A preselected' });
   assert.deepEqual(errors.filter((e) => !/404/.test(e)), []);
+});
+
+/** Posts an annotation with `token` (the control token: a person's; the agent token: an agent's). */
+async function annotate(token, body) {
+  const res = await fetch(`${srv.base}/api/annotations`, {
+    method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  return res.json();
+}
+
+test("the compare view shows both runs' annotations: verdict, score, labels, comment, who", async () => {
+  const agentToken = JSON.parse(readFileSync(path.join(srv.home, 'run', `agent-${srv.port}.json`), 'utf8')).token;
+  await annotate(srv.token, { runId: ids.a, verdict: 'up', score: 0.9, labels: ['golden'], comment: 'The right price.' });
+  await annotate(srv.token, { runId: ids.b, nodeId: 'tool:search', verdict: 'down', labels: ['wrong-price'], comment: 'Price changed under us.' });
+  await annotate(agentToken, { runId: ids.b, score: 0.3, scoreName: 'judge', labels: ['regression'], comment: 'judge model: worse' });
+  const errorsBefore = errors.length;
+  await page.evaluate(([a, b]) => { location.hash = `#/diff/${encodeURIComponent(a)}/${encodeURIComponent(b)}`; }, [ids.a, ids.b]);
+  const sideA = page.locator('[data-testid="diff-annotations-a"]');
+  const sideB = page.locator('[data-testid="diff-annotations-b"]');
+  await until(async () => (await sideA.locator('.annot-row').count()) === 1 && (await sideB.locator('.annot-row').count()) === 2, { what: 'both runs\' annotations listed' });
+  assert.match(await sideA.textContent(), /Annotations of A \(1\)/);
+  assert.match(await sideA.locator('.annot-row').textContent(), /person.*▲.*score 0\.9.*golden.*The right price\./s);
+  const rowsB = await sideB.locator('.annot-row').allTextContents();
+  assert.ok(rowsB.some((t) => /person.*tool:search.*▼.*wrong-price.*Price changed under us\./s.test(t)), rowsB.join(' | '));
+  assert.ok(rowsB.some((t) => /agent.*judge 0\.3.*regression.*judge model: worse/s.test(t)), rowsB.join(' | '));
+  assert.equal(await sideB.locator('.annot-who.agent').count(), 1, "the agent's annotation is marked");
+  // A node annotation links to the node in its run.
+  assert.equal(await sideB.locator('a.annot-node').getAttribute('href'), `#/run/${encodeURIComponent(ids.b)}/node/${encodeURIComponent('tool:search')}`);
+  await page.screenshot({ path: artifact('diff-annotations-light.png') });
+  assert.deepEqual(errors.slice(errorsBefore), []);
+
+  const dark = await openPage(browser, srv.url(`#/diff/${encodeURIComponent(ids.a)}/${encodeURIComponent(ids.b)}`), { colorScheme: 'dark' });
+  await until(async () => (await dark.page.locator('[data-testid="diff-annotations-b"] .annot-row').count()) === 2, { what: 'the dark page listing them' });
+  await dark.page.screenshot({ path: artifact('diff-annotations-dark.png') });
+  assert.deepEqual(dark.errors, []);
+  await dark.context.close();
 });

@@ -1,13 +1,15 @@
 // The diff view (#/diff/<runA>/<runB>): two runs side by side as the server's
 // `GET /api/diff` compares them (store::diff — this page never re-derives a rule): per node
 // instance counts, status, durations, tokens and cost of each run, the first divergence
-// highlighted, and the JSON diff of the selected node's inputs and outputs.
+// highlighted, the JSON diff of the selected node's inputs and outputs, and what people and
+// agents said about each run (its annotations and node annotations, `GET /api/annotations`).
 // `#/diff` (or `#/diff/<runA>`) shows the run pickers.
 
 import { el, announce, typingTarget } from './dom.js';
 import { api, takeToken } from './conn.js';
 import { fmtDuration, fmtCount, countOf, fmtCostShort, costDetail, isUnpriced } from './format.js';
 import { RunPicker } from './runpicker.js';
+import { annotationRow, loadAnnotations } from './annotations.js';
 
 const LABELS = {
   onlyInA: 'only in A', onlyInB: 'only in B', instances: 'instances', status: 'status',
@@ -49,7 +51,10 @@ function value(v) {
 }
 
 export class DiffPage {
-  /** `source`: `{runs() → Promise<[RunSummary]>, diff(a, b) → Promise<RunDiff>}`. */
+  /**
+   * `source`: `{runs() → Promise<[RunSummary]>, diff(a, b) → Promise<RunDiff>,
+   * annotations(runId) → Promise<[Annotation]>}`.
+   */
   constructor(root, main, source) {
     this.root = root;
     this.main = main;
@@ -67,7 +72,7 @@ export class DiffPage {
     if (!r) {
       if (!this.root.hidden) {
         this.root.hidden = true;
-        if (!/^#\/(memory|tasks?)(\/|$)/.test(location.hash)) this.main.hidden = false;
+        if (!/^#\/(memory|tasks?|threads|datasets)(\/|$)/.test(location.hash)) this.main.hidden = false;
       }
       return;
     }
@@ -152,6 +157,7 @@ export class DiffPage {
     this.detail = el('section', { class: 'diff-detail', 'aria-label': 'Node diff', 'data-testid': 'diff-detail' });
     this.body.replaceChildren(
       el('div', { class: 'diff-runs' }, side('A', d.a), side('B', d.b)),
+      this.annotations(d),
       relation,
       banner,
       el('div', { class: 'diff-main' },
@@ -166,6 +172,28 @@ export class DiffPage {
             el('tbody', {}, rows))),
         this.detail));
     if (selectNodeId) this.select(selectNodeId);
+  }
+
+  /** Both runs' annotations side by side (read after the table is drawn). */
+  annotations(d) {
+    const column = (label, runId) => {
+      const list = el('ul', { class: 'annot-list', 'aria-label': `Annotations of run ${label}` }, el('li', { class: 'muted small' }, 'Loading…'));
+      const count = el('span', { class: 'muted small' });
+      const load = this.loading;
+      Promise.resolve(this.source.annotations ? this.source.annotations(runId) : []).then((items) => {
+        if (load !== this.loading) return;
+        const nodeHref = (nodeId) => `#/run/${encodeURIComponent(runId)}/node/${encodeURIComponent(nodeId)}`;
+        list.replaceChildren(...(items.length
+          ? items.map((a) => annotationRow(a, { nodeHref, onOpenNode: (nodeId) => this.select(nodeId) }))
+          : [el('li', { class: 'muted small' }, 'No annotations.')]));
+        count.textContent = items.length ? `(${items.length})` : '';
+      }).catch((e) => { list.replaceChildren(el('li', { class: 'small err-text' }, `Cannot read the annotations: ${e.message}`)); });
+      return el('div', { class: 'diff-annot-side', 'data-testid': `diff-annotations-${label.toLowerCase()}` },
+        el('h3', { class: 'insp-sub' }, `Annotations of ${label} `, count), list);
+    };
+    return el('details', { class: 'diff-annotations', open: true },
+      el('summary', { class: 'small' }, 'Annotations'),
+      el('div', { class: 'diff-annot-grid' }, column('A', d.a.runId), column('B', d.b.runId)));
   }
 
   select(nodeId) {
@@ -209,6 +237,7 @@ if (root && main) {
   const page = new DiffPage(root, main, {
     runs: () => api(token, '/api/runs?limit=200').then((list) => list.runs || []),
     diff: (a, b) => api(token, `/api/diff?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`),
+    annotations: (runId) => loadAnnotations(token, runId),
   });
   // D in the run viewer: a replay against its source run, any other run against one to pick.
   document.addEventListener('keydown', (e) => {
