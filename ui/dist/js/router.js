@@ -39,8 +39,18 @@ export class Router {
     return /^#\/threads(\/|$)/.test(hash || '');
   }
 
+  /** `#/datasets…` belongs to the datasets page (datasetpage.js). */
+  static isDatasets(hash) {
+    return /^#\/datasets(\/|$)/.test(hash || '');
+  }
+
+  /** A hash another page owns (the run viewer leaves it alone). */
+  static isOtherPage(hash) {
+    return Router.isTasks(hash) || Router.isMemory(hash) || Router.isDiff(hash) || Router.isThread(hash) || Router.isDatasets(hash);
+  }
+
   apply() {
-    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash) || Router.isThread(location.hash)) return;
+    if (Router.isOtherPage(location.hash)) return;
     const { runId, nodeId } = Router.parse(location.hash);
     this.store.selectRun(runId, nodeId);
   }
@@ -51,7 +61,7 @@ export class Router {
   }
 
   write() {
-    if (Router.isTasks(location.hash) || Router.isMemory(location.hash) || Router.isDiff(location.hash) || Router.isThread(location.hash)) return;
+    if (Router.isOtherPage(location.hash)) return;
     const h = Router.format(this.store.runId, this.store.nodeId);
     if (location.hash !== h && !(h === '#/' && !location.hash)) history.replaceState(null, '', h);
   }

@@ -98,8 +98,8 @@ export class TasksPage {
     if (!r) {
       this.leaveTask();
       this.root.hidden = true;
-      // The memory inspector (memory.js) is the other page that hides the run viewer.
-      if (!/^#\/memory(\/|$)/.test(location.hash)) this.main.hidden = false;
+      // The other pages that hide the run viewer show it again themselves when they leave.
+      if (!/^#\/(memory|diff|threads|datasets)(\/|$)/.test(location.hash)) this.main.hidden = false;
       return;
     }
     this.main.hidden = true;

@@ -47,7 +47,7 @@ export class ThreadPage {
     if (id === null) {
       if (!this.root.hidden) {
         this.root.hidden = true;
-        if (!/^#\/(memory|tasks?|diff)(\/|$)/.test(location.hash)) this.main.hidden = false;
+        if (!/^#\/(memory|tasks?|diff|datasets)(\/|$)/.test(location.hash)) this.main.hidden = false;
       }
       return;
     }
