@@ -788,6 +788,9 @@ pub enum DatasetCommand {
     /// Read a JSON Lines export into a dataset: a new name takes the file's version, an
     /// existing one a new version holding exactly the file's examples.
     Import(DatasetImportArgs),
+    /// Edit one example (a new version; earlier versions keep it as it was): the fields
+    /// given replace the stored ones.
+    Update(DatasetUpdateArgs),
     /// Remove examples (a new version; earlier versions keep them), or with --dataset
     /// delete the dataset (its history is kept).
     Rm(DatasetRmArgs),
@@ -857,6 +860,32 @@ pub struct DatasetImportArgs {
     /// Store it under this name rather than the file's.
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+}
+
+/// Arguments of `mindgate dataset update`: what `PATCH /api/datasets/NAME/examples/ID`
+/// takes.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("change")
+    .args(["input", "expected", "no_expected", "metadata"]).required(true).multiple(true)))]
+pub struct DatasetUpdateArgs {
+    /// The dataset's name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The example's id (`mindgate dataset show` lists them).
+    #[arg(value_name = "EXAMPLE_ID")]
+    pub example: String,
+    /// The new input, as JSON (a bare word is taken as a string; `null` is refused).
+    #[arg(long, value_name = "JSON")]
+    pub input: Option<String>,
+    /// The new expected output, as JSON (a bare word is taken as a string).
+    #[arg(long, value_name = "JSON", conflicts_with = "no_expected")]
+    pub expected: Option<String>,
+    /// Clear the expected output.
+    #[arg(long)]
+    pub no_expected: bool,
+    /// The new metadata, a JSON object (it replaces the old one whole).
+    #[arg(long, value_name = "JSON")]
+    pub metadata: Option<String>,
 }
 
 /// Arguments of `mindgate dataset rm`.

@@ -305,3 +305,179 @@ fn datasets_are_written_by_one_rule_versioned_and_round_trip() {
     let out = mindgate(&["dataset", "list", "--db", other_s], &home);
     assert_eq!(text(&out), "no datasets\n");
 }
+
+/// The `id` of the first example an answer of `dataset add --json` holds.
+fn first_id(added: &serde_json::Value) -> String {
+    added["examples"][0]["id"].as_str().unwrap().to_owned()
+}
+
+/// `mindgate dataset update` edits what `PATCH /api/datasets/NAME/examples/ID` takes — the
+/// input, the expected output (or clears it), the metadata — through the running server
+/// that holds the file and directly when nobody does, each edit a new version that leaves
+/// the one before as it was; bad input is refused with exit 2 and nothing changed.
+#[test]
+fn dataset_update_edits_an_example_by_the_one_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let db_s = db.to_str().unwrap();
+    let server = ServeProcess::start(bin(), &["--db", db_s]);
+    let home = server.home().path().to_path_buf();
+    let added = json_of(&mindgate(
+        &[
+            "dataset",
+            "add",
+            "faq",
+            "--input",
+            r#"{"q":"refund?"}"#,
+            "--expected",
+            "no",
+            "--json",
+            "--db",
+            db_s,
+        ],
+        &home,
+    ));
+    let id = first_id(&added);
+
+    // Through the server: the expected output and the metadata.
+    let out = json_of(&mindgate(
+        &[
+            "dataset",
+            "update",
+            "faq",
+            &id,
+            "--expected",
+            "within 30 days",
+            "--metadata",
+            r#"{"fixed":"by hand"}"#,
+            "--json",
+            "--db",
+            db_s,
+        ],
+        &home,
+    ));
+    assert_eq!(out["dataset"]["version"], 2, "{out}");
+    assert_eq!(out["example"]["id"], id.as_str());
+    assert_eq!(out["example"]["input"], json!({"q": "refund?"}), "kept");
+    assert_eq!(out["example"]["expected"], "within 30 days");
+    assert_eq!(out["example"]["metadata"], json!({"fixed": "by hand"}));
+    let (_, shown) = server.get("/api/datasets/faq").unwrap();
+    assert_eq!(
+        shown["examples"],
+        json!([out["example"]]),
+        "the server stored it"
+    );
+    let (_, v1) = server.get("/api/datasets/faq?version=1").unwrap();
+    assert_eq!(v1["examples"][0]["expected"], "no", "version 1 as it was");
+
+    // Bad input: exit 2 with the problem named; nothing changed.
+    for (args, says) in [
+        (vec!["--input", "null"], "input"),
+        (vec!["--metadata", "[1]"], "--metadata"),
+        (
+            vec!["--expected", "x", "--no-expected"],
+            "cannot be used with",
+        ),
+        (vec![], "--input"),
+    ] {
+        let mut all = vec!["dataset", "update", "faq", id.as_str()];
+        all.extend(args.iter().copied());
+        all.extend(["--db", db_s]);
+        let out = mindgate(&all, &home);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{all:?}: {}", text(&out));
+    }
+    let out = mindgate(
+        &[
+            "dataset", "update", "faq", "ex_nope", "--input", "1", "--db", db_s,
+        ],
+        &home,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("ex_nope"), "{}", text(&out));
+    let (_, versions) = server.get("/api/datasets/faq/versions").unwrap();
+    assert_eq!(versions["versions"].as_array().map(Vec::len), Some(2));
+
+    // Nobody holds the file: directly, by the same rule; the expected output cleared.
+    assert!(server.stop().success());
+    let out = mindgate(
+        &[
+            "dataset",
+            "update",
+            "faq",
+            &id,
+            "--input",
+            "refund policy?",
+            "--no-expected",
+            "--db",
+            db_s,
+        ],
+        &home,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("updated  {id}  input \"refund policy?\"")),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("faq version 3 (1 examples)"),
+        "{}",
+        text(&out)
+    );
+    let shown = json_of(&mindgate(
+        &["dataset", "show", "faq", "--json", "--db", db_s],
+        &home,
+    ));
+    let ex = &shown["examples"][0];
+    assert_eq!(ex["input"], "refund policy?");
+    assert_eq!(ex.get("expected"), None, "cleared: {ex}");
+    assert_eq!(ex["metadata"], json!({"fixed": "by hand"}), "kept");
+    let log = mindgate(
+        &["dataset", "show", "faq", "--versions", "--db", db_s],
+        &home,
+    );
+    assert!(
+        text(&log).contains(&format!("version 3  update {id}")),
+        "{}",
+        text(&log)
+    );
+}
+
+/// `POST /api/datasets` with a body that is not UTF-8 is refused as JSON (400, the problem
+/// and the byte named), as every other refusal is — not with the framework's plain text.
+#[test]
+fn dataset_import_refuses_a_body_that_is_not_utf8_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let server = ServeProcess::start(bin(), &["--db", db.to_str().unwrap()]);
+    let ua: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut body = b"{\"dataset\":{\"name\":\"x\",\"version\":1,\"examples\":0}}\n".to_vec();
+    body.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    let mut resp = ua
+        .post(&format!("{}/api/datasets", server.base_url()))
+        .header("Authorization", &format!("Bearer {}", server.token()))
+        .content_type("application/x-ndjson")
+        .send(&body[..])
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let kind = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(kind.starts_with("application/json"), "{kind}");
+    let answer: serde_json::Value =
+        serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+    let message = answer["error"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("not UTF-8") && message.contains("byte 50"),
+        "{answer}"
+    );
+    let (_, list) = server.get("/api/datasets").unwrap();
+    assert_eq!(list["datasets"], json!([]), "nothing stored");
+}

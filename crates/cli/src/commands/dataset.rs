@@ -1,4 +1,4 @@
-//! `mindgate dataset add|list|show|export|import|rm`: datasets of examples taken from runs
+//! `mindgate dataset add|list|show|export|import|update|rm`: datasets of examples taken from runs
 //! or written out, each edit a new version (`mindgate_store::datasets`), read and written
 //! by the rule of [`super::write_route`] — through the running server that holds the file,
 //! directly otherwise — so the answers are the HTTP API's either way.
@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use mindgate_home::Home;
 use mindgate_store::datasets::jsonl;
-use mindgate_store::{AddExamples, Author, Dataset, DatasetVersion, Example, ExampleSource};
+use mindgate_store::{
+    AddExamples, Author, Dataset, DatasetVersion, Example, ExamplePatch, ExampleSource,
+};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
@@ -17,7 +19,7 @@ use super::write_route::WriteRoute;
 use super::write_stdout;
 use crate::args::{
     DatasetAddArgs, DatasetArgs, DatasetCommand, DatasetExportArgs, DatasetImportArgs,
-    DatasetRmArgs, DatasetShowArgs,
+    DatasetRmArgs, DatasetShowArgs, DatasetUpdateArgs,
 };
 use crate::db_arg::RunDb;
 
@@ -32,6 +34,7 @@ pub fn run(args: &DatasetArgs) -> anyhow::Result<ExitCode> {
         DatasetCommand::Show(a) => show(&route, a)?,
         DatasetCommand::Export(a) => return export(&route, a),
         DatasetCommand::Import(a) => import(&route, a)?,
+        DatasetCommand::Update(a) => update(&route, a)?,
         DatasetCommand::Rm(a) => rm(&route, a)?,
     };
     let text = if args.json {
@@ -191,6 +194,49 @@ fn import(route: &WriteRoute, a: &DatasetImportArgs) -> anyhow::Result<Value> {
     }
 }
 
+/// The body of `PATCH /api/datasets/NAME/examples/ID` from the flags: only what is given.
+fn patch_body(a: &DatasetUpdateArgs) -> anyhow::Result<Value> {
+    let mut body = Map::new();
+    if let Some(input) = &a.input {
+        body.insert("input".into(), json_arg(input));
+    }
+    if let Some(expected) = &a.expected {
+        body.insert("expected".into(), json_arg(expected));
+    }
+    if a.no_expected {
+        body.insert("expected".into(), Value::Null);
+    }
+    if let Some(m) = &a.metadata {
+        let metadata: Map<String, Value> =
+            serde_json::from_str(m).context("--metadata: give a JSON object")?;
+        body.insert("metadata".into(), Value::Object(metadata));
+    }
+    Ok(Value::Object(body))
+}
+
+fn update(route: &WriteRoute, a: &DatasetUpdateArgs) -> anyhow::Result<Value> {
+    mindgate_store::datasets::check_name(&a.name)?;
+    let body = patch_body(a)?;
+    match route {
+        WriteRoute::Direct { store, .. } => {
+            // The same reading of the body as the HTTP route's.
+            let patch: ExamplePatch = serde_json::from_value(body)?;
+            let (dataset, example) =
+                store.update_example(&a.name, &a.example, patch, Author::person())?;
+            Ok(json!({"dataset": dataset, "example": example}))
+        }
+        WriteRoute::Server(c) => c.send(
+            "PATCH",
+            &format!(
+                "/api/datasets/{}/examples/{}",
+                a.name,
+                utf8_percent_encode(&a.example, NON_ALPHANUMERIC)
+            ),
+            Some(&body),
+        ),
+    }
+}
+
 fn rm(route: &WriteRoute, a: &DatasetRmArgs) -> anyhow::Result<Value> {
     mindgate_store::datasets::check_name(&a.name)?;
     match route {
@@ -302,6 +348,12 @@ fn human(command: &DatasetCommand, answer: &Value) -> anyhow::Result<String> {
             for e in field::<Vec<Example>>(answer, "examples")? {
                 out.push_str(&format!("added{}\n", example_line(&e).trim_end()));
             }
+            out.push_str(&format!("{}\n", dataset_line(&d)));
+        }
+        DatasetCommand::Update(_) => {
+            let d: Dataset = field(answer, "dataset")?;
+            let e: Example = field(answer, "example")?;
+            out.push_str(&format!("updated{}\n", example_line(&e).trim_end()));
             out.push_str(&format!("{}\n", dataset_line(&d)));
         }
         DatasetCommand::Import(_) | DatasetCommand::Rm(_) | DatasetCommand::Export(_) => {
