@@ -1380,3 +1380,50 @@ async fn dataset_add_takes_an_agents_example_from_a_run() {
     assert_eq!(code, "bad_request");
     assert!(message.contains("no node tool:none"), "{message}");
 }
+
+/// A run database from before datasets (schema 5) that no writer has migrated — the MCP
+/// opens it read-only — holds no dataset: `dataset_list` answers none, `dataset_show` names
+/// the dataset it does not hold, and `dataset_add` says how to bring the file up to date;
+/// none answers SQLite's "no such table".
+#[tokio::test]
+async fn dataset_tools_on_a_file_from_before_datasets_answer_clearly() {
+    let e = env();
+    let db = e.home.join("mindgate.db");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch(
+        "DROP TABLE dataset_examples; DROP TABLE dataset_versions; DROP TABLE datasets; \
+         PRAGMA user_version = 5;",
+    )
+    .expect("back to schema 5");
+    drop(conn);
+    let server = MindgateMcp::new(config(&e.home));
+    let r = server
+        .dataset_list(Parameters(mindgate_mcp::params::DatasetListArgs {}))
+        .await;
+    let (text, v) = ok(&r);
+    assert_eq!(v["datasets"], json!([]), "{text}");
+    let r = server
+        .dataset_show(Parameters(mindgate_mcp::params::DatasetShowArgs {
+            dataset: "golden".into(),
+            version: None,
+        }))
+        .await;
+    let (code, message) = err(&r);
+    assert_eq!(code, "not_found");
+    assert!(message.contains("no dataset golden"), "{message}");
+    let r = server
+        .dataset_add(Parameters(mindgate_mcp::params::DatasetAddArgs {
+            dataset: "golden".into(),
+            run_id: "r-ok".into(),
+            ..Default::default()
+        }))
+        .await;
+    let (code, message) = err(&r);
+    assert_eq!(code, "conflict");
+    assert!(
+        message.contains("schema version 5")
+            && message.contains("mindgate migrate --db")
+            && !message.contains("no such table"),
+        "{message}"
+    );
+}

@@ -15,6 +15,7 @@
 mod backend;
 pub mod jsonl;
 pub mod source;
+mod unmigrated;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -25,6 +26,7 @@ use crate::error::{Result, StoreError};
 pub(crate) use backend::{
     DatasetDb, DatasetRow, PG_TABLES, PgDatasets, SQLITE_TABLES, SqliteDatasets,
 };
+pub(crate) use unmigrated::{NoDatasets, has_tables};
 
 /// Longest dataset name (bytes).
 pub const MAX_NAME_BYTES: usize = 128;

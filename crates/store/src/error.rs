@@ -46,6 +46,24 @@ pub enum StoreError {
         /// Newest version this build knows.
         supported: i64,
     },
+    /// A SQLite file from before a part of the store (opened read-only, so nobody has
+    /// brought it up to date yet) was asked to write that part.
+    #[error(
+        "the run database {} is at schema version {found}, older than the {needed} that {what} \
+         need: run `mindgate migrate --db {}` (or start `mindgate serve` on it) to bring it up \
+         to date",
+        .path.display(), .path.display()
+    )]
+    SchemaTooOld {
+        /// The file.
+        path: PathBuf,
+        /// Version found in the file.
+        found: i64,
+        /// The version that part needs.
+        needed: i64,
+        /// The part (`datasets`).
+        what: &'static str,
+    },
     /// The database file exists but its owner cannot write it; it is left as it is.
     #[error(
         "database {path} is read-only (mode {mode:o}); Mindgate leaves it as it is: make it writable \
@@ -112,6 +130,7 @@ impl StoreError {
             | StoreError::Unreachable { .. }
             | StoreError::Pool(_)
             | StoreError::RunBusy { .. } => ErrorCode::Unavailable,
+            StoreError::SchemaTooOld { .. } => ErrorCode::Conflict,
             StoreError::BadAnnotation { .. } | StoreError::BadDataset { .. } => {
                 ErrorCode::BadRequest
             }

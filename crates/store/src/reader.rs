@@ -204,6 +204,14 @@ impl RunStore {
         }
     }
 
+    /// The SQLite file, when this store is one.
+    pub(crate) fn sqlite_path(&self) -> Option<PathBuf> {
+        match &self.backend {
+            ReadBackend::Sqlite { path, .. } => Some(path.clone()),
+            ReadBackend::Postgres(_) => None,
+        }
+    }
+
     /// The PostgreSQL reader, when this store is one.
     pub(crate) fn postgres(&self) -> Option<&PgReader> {
         match &self.backend {

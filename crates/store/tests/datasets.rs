@@ -460,3 +460,92 @@ fn edits_made_together_each_take_their_own_version(backend: Backend) {
     let (ds, examples) = r.get_dataset("new", None).expect("show");
     assert_eq!((ds.version, examples.len()), (4, 4));
 }
+
+/// A SQLite file from before datasets (schema 5), opened read-only before any writer
+/// migrated it — as `mindgate mcp` opens the file — holds no dataset: the reads answer as
+/// for an empty store, not with SQLite's "no such table", and a write is refused saying
+/// how to bring the file up to date; nothing is written.
+#[test]
+fn a_file_from_before_datasets_reads_as_empty_and_refuses_writes_clearly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("old.db");
+    {
+        let (w, _) =
+            Writer::open(&path, mindgate_store::WriterConfig::default(), None).expect("writer");
+        run(&w, "r1");
+        w.close().expect("close");
+    }
+    // Back to schema 5: the file as Mindgate wrote it before datasets.
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute_batch(
+        "DROP TABLE dataset_examples; DROP TABLE dataset_versions; DROP TABLE datasets; \
+         PRAGMA user_version = 5;",
+    )
+    .expect("downgrade");
+    drop(conn);
+
+    let ro = mindgate_store::RunStore::open_read_only(&path).expect("read-only store");
+    assert_eq!(ro.list_datasets().expect("list"), vec![], "no datasets");
+    for err in [
+        ro.get_dataset("golden", None).expect_err("show"),
+        ro.dataset_versions("golden").expect_err("versions"),
+    ] {
+        assert!(matches!(err, StoreError::NoDataset { .. }), "{err:?}");
+        assert_eq!(err.to_string(), "no dataset golden");
+    }
+    let err = ro
+        .export_dataset("golden", None, &mut Vec::new())
+        .expect_err("export");
+    assert!(matches!(err, StoreError::NoDataset { .. }), "{err:?}");
+
+    // A write (the MCP's dataset_add opens a connection of its own): refused, with the way out.
+    let rw = mindgate_store::RunStore::open(&path).expect("store");
+    let err = rw
+        .add_examples("golden", vec![by_hand(json!(1))], Author::person())
+        .expect_err("a write on schema 5");
+    assert!(
+        matches!(
+            err,
+            StoreError::SchemaTooOld {
+                found: 5,
+                needed: 6,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("schema version 5")
+            && message.contains("datasets")
+            && message.contains("mindgate migrate --db")
+            && !message.contains("no such table"),
+        "{message}"
+    );
+    assert_eq!(err.code(), mindgate_errors::ErrorCode::Conflict);
+    let err = rw
+        .add_to_dataset(
+            "golden",
+            mindgate_store::AddExamples {
+                from: Some(mindgate_store::ExampleSource {
+                    run_id: "r1".into(),
+                    node_id: None,
+                    instance_id: None,
+                }),
+                ..Default::default()
+            },
+            Author::person(),
+        )
+        .map(|_| ())
+        .expect_err("from a run");
+    assert!(matches!(err, StoreError::SchemaTooOld { .. }), "{err:?}");
+    assert_eq!(ro.list_datasets().expect("list"), vec![], "nothing written");
+
+    // Migrated, the file takes datasets as any other.
+    mindgate_store::migrate(&mindgate_store::Database::Sqlite(path.clone())).expect("migrate");
+    let store = mindgate_store::RunStore::open(&path).expect("store");
+    let (ds, _) = store
+        .add_examples("golden", vec![by_hand(json!(1))], Author::person())
+        .expect("add after migrating");
+    assert_eq!((ds.version, ds.examples), (1, 1));
+}

@@ -4,7 +4,8 @@
 //! agent's).
 
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -16,7 +17,7 @@ use serde_json::json;
 use super::{ApiResult, blocking};
 use crate::error::ApiError;
 use crate::guard::principal::Principal;
-use crate::request::{body, query};
+use crate::request::{body, query, utf8_body};
 use crate::state::AppState;
 
 /// Largest body of `POST /api/datasets` (a JSON Lines export).
@@ -190,10 +191,11 @@ pub async fn import(
     State(state): State<AppState>,
     principal: Option<axum::Extension<Principal>>,
     q: Result<Query<ImportQuery>, QueryRejection>,
-    text: String,
+    text: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     let by = person(principal)?;
     let name = query(q)?.name.filter(|n| !n.is_empty());
+    let text = utf8_body(text, "a dataset export (JSON Lines)")?;
     let file = jsonl::parse(&text).map_err(ApiError::from)?;
     let dataset = blocking(&state, move |s| s.import_dataset(file, name.as_deref(), by)).await?;
     Ok((StatusCode::CREATED, Json(json!({ "dataset": dataset }))).into_response())

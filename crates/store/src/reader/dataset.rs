@@ -10,7 +10,8 @@ use crate::datasets::jsonl::{self, DatasetFile};
 use crate::datasets::source::example_of;
 use crate::datasets::{
     AddExamples, Dataset, DatasetDb, DatasetRow, DatasetVersion, Example, ExamplePatch, MAX_BATCH,
-    MAX_EXAMPLES, NewExample, PgDatasets, SqliteDatasets, bad, check_name, missing,
+    MAX_EXAMPLES, NewExample, NoDatasets, PgDatasets, SqliteDatasets, bad, check_name, has_tables,
+    missing,
 };
 use crate::error::{Result, StoreError};
 use crate::reader::RunStore;
@@ -346,6 +347,13 @@ impl RunStore {
                 Ok(out)
             }
             None => self.with_conn(|conn| {
+                if !has_tables(conn)? {
+                    // A file from before datasets that no writer has migrated (opened
+                    // read-only): it holds none, and a write says what to do.
+                    let found = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+                    let path = self.sqlite_path().unwrap_or_default();
+                    return f(&mut NoDatasets { path, found });
+                }
                 let tx = rusqlite::Transaction::new_unchecked(
                     conn,
                     if write {
