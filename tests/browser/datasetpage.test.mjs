@@ -2,12 +2,12 @@
 // real GraphMind client (graphmind-ai, tests/browser/agents/diff_agent.py): reached from the
 // main navigation, it lists the datasets (name, latest version, examples), opens one to show
 // its examples (input, expected, metadata, each source linked to its run and node in the
-// viewer) beside its version log, reads an older version as it was, and a source link opens
-// the run's node in the viewer. Screenshots light and dark in test-artifacts/evaluate/.
+// viewer) beside its version log, exports the version shown, reads an older version as it
+// was, and a source link opens the run's node in the viewer. Screenshots light and dark in test-artifacts/evaluate/.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, launchBrowser, openPage, runAgent, until, ROOT } from './lib/harness.mjs';
 
@@ -107,6 +107,12 @@ test('the datasets page lists, opens a dataset, reads an older version and links
   assert.match(log[1], /^Version 4 updated 1 example → 3 examples/);
   assert.match(log[4], /^Version 1 added 1 example → 1 example(?!s)/);
   await page.screenshot({ path: shot('datasets-examples-light.png') });
+  // Export JSONL: the version shown, as the export route writes it, saved under its name.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid="ds-export"]').click()]);
+  assert.equal(download.suggestedFilename(), 'trip-golden-v5.jsonl');
+  const saved = readFileSync(await download.path(), 'utf8');
+  assert.equal(saved, await (await fetch(`${srv.base}/api/datasets/trip-golden/export?version=5`)).text());
+  assert.match(saved.split('\n')[0], /"version":5/);
 
   // An older version, read as it was: the by-hand example still there, the first not yet edited.
   await page.locator('[data-testid="ds-log"] li[data-version="3"] a').click();

@@ -119,6 +119,15 @@ export class DatasetsPage {
     announce(`${countOf(datasets.length, 'dataset')}`);
   }
 
+  async download(d, href) {
+    try {
+      save(await this.source.exportBlob(href), `${d.name}-v${d.version}.jsonl`);
+      announce(`Exported ${d.name} version ${d.version}`);
+    } catch (e) {
+      announce(`Cannot export: ${e.message}`);
+    }
+  }
+
   async showDataset(name, version) {
     const load = ++this.loading;
     const back = el('a', { href: '#/datasets', class: 'btn' }, '← Datasets');
@@ -139,7 +148,12 @@ export class DatasetsPage {
     const head = this.head(d.name, back,
       el('span', { class: 'ds-pill', 'data-testid': 'ds-version' }, `version ${d.version}${older ? ` of ${d.latest}` : ''}`),
       el('span', { class: 'muted small' }, countOf(examples.length, 'example')),
-      el('a', { class: 'btn', href: exportHref, download: `${d.name}-v${d.version}.jsonl`, title: 'This version as JSON Lines (mindgate dataset import reads it)' }, 'Export JSONL'));
+      el('a', {
+        class: 'btn', href: exportHref, download: `${d.name}-v${d.version}.jsonl`, 'data-testid': 'ds-export',
+        title: 'This version as JSON Lines (mindgate dataset import reads it)',
+        // Read with the token (a server that wants one for reads too), saved from memory.
+        onclick: (e) => { if (this.source.exportBlob) { e.preventDefault(); this.download(d, exportHref); } },
+      }, 'Export JSONL'));
     const note = older
       ? el('p', { class: 'ds-older', role: 'status', 'data-testid': 'ds-older' },
         `An older version: the dataset as it was at version ${d.version}. `,
@@ -175,6 +189,16 @@ export class DatasetsPage {
   }
 }
 
+/** Saves `blob` as `file` (a link clicked for it). */
+function save(blob, file) {
+  const url = URL.createObjectURL(blob);
+  const a = el('a', { href: url, download: file, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
 // ---- boot: the page over the server's HTTP API ---------------------------------------
 const root = document.getElementById('datasets-page');
 const main = document.querySelector('main.layout');
@@ -185,6 +209,11 @@ if (root && main) {
     list: () => api(token, '/api/datasets'),
     get: (name, version) => api(token, `${path(name)}${version ? `?version=${version}` : ''}`),
     versions: (name) => api(token, `${path(name)}/versions`),
+    exportBlob: async (href) => {
+      const res = await fetch(href, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+      if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+      return res.blob();
+    },
   });
   window.mindgateDatasets = { page };
 }
