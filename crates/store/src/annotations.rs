@@ -11,6 +11,7 @@
 //! ([`NewAnnotation::check`]), for every surface (HTTP, MCP, the CLI, an import).
 
 mod backend;
+mod unmigrated;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -22,6 +23,7 @@ pub(crate) use backend::{
     AnnotationDb, PG_TABLES, PgAnnotations, SQLITE_TABLES, SqliteAnnotations, pg_run_filter,
     sqlite_run_filter,
 };
+pub(crate) use unmigrated::{NoAnnotations, has_tables};
 
 /// Most labels one annotation carries.
 pub const MAX_LABELS: usize = 32;

@@ -61,7 +61,7 @@ pub enum StoreError {
         found: i64,
         /// The version that part needs.
         needed: i64,
-        /// The part (`datasets`).
+        /// The part (`annotations`, `datasets`).
         what: &'static str,
     },
     /// The database file exists but its owner cannot write it; it is left as it is.

@@ -66,6 +66,7 @@ pub mod report;
 mod schema;
 pub mod search;
 mod seq_claim;
+mod sqlite_meta;
 mod tally;
 pub mod threads;
 pub mod transfer;

@@ -437,3 +437,70 @@ fn annotations_travel_with_the_run_export(backend: Backend) {
     let err = err.expect("refused");
     assert!(err.to_string().contains("invalid annotation"), "{err}");
 }
+
+fn thumbs_up(run: &str) -> NewAnnotation {
+    NewAnnotation {
+        verdict: Some(Verdict::Up),
+        ..note(run)
+    }
+}
+
+/// A SQLite file from before annotations (schema 4), opened read-only before any writer
+/// migrated it — as `mindgate mcp` and `mindgate check` open the file — holds none: the
+/// reads answer none, not SQLite's "no such table", and a write is refused naming the
+/// file's schema and `mindgate migrate`; migrated, the file takes annotations.
+#[test]
+fn a_file_from_before_annotations_reads_as_none_and_refuses_writes_clearly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("old.db");
+    {
+        let (w, _) =
+            Writer::open(&path, mindgate_store::WriterConfig::default(), None).expect("writer");
+        run(&w, "r1", 1_000);
+        w.close().expect("close");
+    }
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute_batch(
+        "DROP TABLE dataset_examples; DROP TABLE dataset_versions; DROP TABLE datasets; \
+         DROP TABLE annotation_history; DROP TABLE annotations; PRAGMA user_version = 4;",
+    )
+    .expect("back to schema 4");
+    drop(conn);
+
+    let ro = mindgate_store::RunStore::open_read_only(&path).expect("read-only store");
+    let all = mindgate_store::AnnotationFilter {
+        run_id: Some("r1".into()),
+        ..Default::default()
+    };
+    assert!(ro.list_annotations(&all).expect("list").is_empty());
+    assert!(ro.get_annotation("ann_0").expect("get").is_none());
+    assert!(ro.annotation_history("ann_0").expect("history").is_empty());
+    let rw = mindgate_store::RunStore::open(&path).expect("store");
+    let err = rw
+        .create_annotation(thumbs_up("r1"), Author::person())
+        .expect_err("a write on schema 4");
+    assert!(
+        matches!(
+            err,
+            StoreError::SchemaTooOld {
+                found: 4,
+                needed: 5,
+                what: "annotations",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("mindgate migrate --db"), "{err}");
+    let err = rw
+        .update_annotation("ann_0", AnnotationPatch::default(), Author::person())
+        .expect_err("an edit");
+    assert!(matches!(err, StoreError::NoAnnotation { .. }), "{err:?}");
+
+    mindgate_store::migrate(&mindgate_store::Database::Sqlite(path.clone())).expect("migrate");
+    let store = mindgate_store::RunStore::open(&path).expect("store");
+    store
+        .create_annotation(thumbs_up("r1"), Author::person())
+        .expect("an annotation after migrating");
+    assert_eq!(store.list_annotations(&all).expect("list").len(), 1);
+}

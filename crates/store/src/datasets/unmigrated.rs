@@ -15,11 +15,7 @@ pub(crate) const DATASETS_SCHEMA: i64 = 6;
 
 /// Whether the file has the dataset tables.
 pub(crate) fn has_tables(conn: &rusqlite::Connection) -> Result<bool> {
-    Ok(conn.query_row(
-        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'datasets'",
-        [],
-        |r| r.get(0),
-    )?)
+    crate::sqlite_meta::has_table(conn, "datasets")
 }
 
 /// The dataset tables of a file that has none.

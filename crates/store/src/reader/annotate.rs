@@ -3,7 +3,7 @@
 
 use crate::annotations::{
     Annotation, AnnotationDb, AnnotationFilter, AnnotationPatch, AnnotationVersion, Author,
-    NewAnnotation, PgAnnotations, SqliteAnnotations, new_id,
+    NewAnnotation, NoAnnotations, PgAnnotations, SqliteAnnotations, has_tables, new_id,
 };
 use crate::error::{Result, StoreError};
 use crate::reader::RunStore;
@@ -106,6 +106,13 @@ impl RunStore {
                 Ok(out)
             }
             None => self.with_conn(|conn| {
+                if !has_tables(conn)? {
+                    // A file from before annotations that no writer has migrated (opened
+                    // read-only): it holds none, and a write says what to do.
+                    let found = crate::sqlite_meta::version_of(conn)?;
+                    let path = self.sqlite_path().unwrap_or_default();
+                    return f(&mut NoAnnotations { path, found });
+                }
                 let tx = rusqlite::Transaction::new_unchecked(
                     conn,
                     rusqlite::TransactionBehavior::Immediate,

@@ -350,7 +350,7 @@ impl RunStore {
                 if !has_tables(conn)? {
                     // A file from before datasets that no writer has migrated (opened
                     // read-only): it holds none, and a write says what to do.
-                    let found = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+                    let found = crate::sqlite_meta::version_of(conn)?;
                     let path = self.sqlite_path().unwrap_or_default();
                     return f(&mut NoDatasets { path, found });
                 }
