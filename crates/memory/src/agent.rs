@@ -372,24 +372,18 @@ pub fn remember(
 ) -> Result<Fact> {
     let scope = args.scope.resolve(default_user)?;
     let mut fact = store.semantic().remember(args.into_new_fact(scope, by)?)?;
-    fact.conflicts_with = crate::rules::conflicts::conflicts_with(
-        store,
-        &fact,
-        &store.config().single_valued_predicates,
-    )?;
+    let extra = &store.config().single_valued_predicates;
+    crate::rules::conflicts::detect(store, &mut fact, extra, by)?;
     Ok(fact)
 }
 
-/// A person's validation of a quarantined record; a validated fact says which active
-/// facts it conflicts with (`conflictsWith`, [`crate::rules::conflicts`]).
+/// A validation of a quarantined record; a validated fact's conflicts with the active facts
+/// are found again and stored with it (`conflictsWith`, [`crate::rules::conflicts`]).
 pub fn validate(store: &Memory, id: &str, force: bool, by: Actor) -> Result<MemoryItem> {
     let mut item = store.validate(id, force, by)?;
     if let MemoryItem::Fact(fact) = &mut item {
-        fact.conflicts_with = crate::rules::conflicts::conflicts_with(
-            store,
-            fact,
-            &store.config().single_valued_predicates,
-        )?;
+        let extra = &store.config().single_valued_predicates;
+        crate::rules::conflicts::detect(store, fact, extra, by)?;
     }
     Ok(item)
 }

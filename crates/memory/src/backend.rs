@@ -117,6 +117,22 @@ impl Memory {
         either!(self, s => s.list_items(filter))
     }
 
+    /// Live facts of a user (every user without one) whose conflicts wait for a person's
+    /// decision (`conflictsWith` stored, none decided), oldest first.
+    pub fn open_conflicts(
+        &self,
+        user_id: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<MemoryItem>> {
+        self.list_items(&ItemFilter {
+            user_id: user_id.map(str::to_owned),
+            kind: Some(MemoryKind::Semantic),
+            open_conflicts: true,
+            limit,
+            ..ItemFilter::default()
+        })
+    }
+
     /// The quarantine queue, oldest first.
     pub fn quarantine_queue(
         &self,
@@ -240,6 +256,12 @@ impl MemoryStore for Memory {
     }
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
         either!(self, s => s.reject(id, reason, by))
+    }
+    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()> {
+        either!(self, s => s.store_conflicts(id, with, by))
+    }
+    fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {
+        either!(self, s => s.decide_conflict(id, args, by))
     }
     fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
         either!(self, s => s.ledger(subject_id))

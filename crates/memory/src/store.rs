@@ -159,6 +159,12 @@ pub trait MemoryStore {
     fn validate(&self, id: &str, force: bool, by: Actor) -> Result<MemoryItem>;
     /// Tombstones a record with a reason (quarantine review).
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()>;
+    /// Stores `with` as the conflicts of fact `id` (`crate::rules::conflicts`; empty clears
+    /// them), with a `conflict` ledger row when there are any.
+    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()>;
+    /// A person's decision on fact `id`'s open conflicts (`crate::rules::conflicts::decide`);
+    /// refused for any actor but a person.
+    fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome>;
     /// Every ledger row about a record, block or entity, in order.
     fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>>;
     /// Tier counters of a user.

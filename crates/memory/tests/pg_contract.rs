@@ -80,6 +80,12 @@ impl MemoryStore for SchemaStore {
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
         self.store.reject(id, reason, by)
     }
+    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()> {
+        self.store.store_conflicts(id, with, by)
+    }
+    fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {
+        self.store.decide_conflict(id, args, by)
+    }
     fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {
         self.store.ledger(subject_id)
     }

@@ -22,7 +22,7 @@ pub const ITEM_COLUMNS: &str = "i.rowid, i.id, i.kind, i.user_id, i.agent_id, i.
     i.importance, i.confidence, i.strength, i.last_accessed_at, i.valid_from, i.valid_to, \
     i.supersedes, i.superseded_by, i.superseded_at, i.subject, i.predicate, i.object, \
     i.started_at, i.ended_at, i.priority, i.success_count, i.salience, i.sequence, \
-    i.body_json::text";
+    i.body_json::text, i.conflicts_json::text, i.conflict_decision_json::text";
 
 impl Columns for Row {
     type Error = postgres::Error;
@@ -249,6 +249,30 @@ impl<C: GenericClient> ItemWrites for ItemRows<'_, C> {
         self.0.execute(
             "UPDATE memory_items SET salience = $1, updated_at = $2 WHERE rowid = $3",
             &[&salience, &now, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_conflicts(&mut self, rowid: i64, conflicts_json: Option<&str>) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET conflicts_json = $1::text::jsonb, conflict_decision_json = NULL WHERE rowid = $2",
+            &[&conflicts_json, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_conflict_decision(&mut self, rowid: i64, decision_json: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET conflict_decision_json = $1::text::jsonb, updated_at = $2 WHERE rowid = $3",
+            &[&decision_json, &now, &rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_supersedes(&mut self, rowid: i64, old_id: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET supersedes = $1, updated_at = $2 WHERE rowid = $3",
+            &[&old_id, &now, &rowid],
         )?;
         Ok(())
     }

@@ -155,8 +155,15 @@ CREATE TABLE memory_recalls (
 );
 "#;
 
+/// Migration 3: a fact's conflicts stored with it (`rules::conflicts`), as SQLite's
+/// version 6: the ids of the active facts it contradicted and a person's decision on them.
+const V3_CONFLICTS: &str = r#"
+ALTER TABLE memory_items ADD COLUMN conflicts_json JSONB;
+ALTER TABLE memory_items ADD COLUMN conflict_decision_json JSONB;
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_RECALLS];
+pub const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_RECALLS, V3_CONFLICTS];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -83,6 +83,8 @@ pub(crate) fn item_from<R: Columns>(r: &R) -> Result<ItemRow, R::Error> {
         salience: r.get(34)?,
         sequence: r.get(35)?,
         body_json: r.get(36)?,
+        conflicts_json: r.get(37)?,
+        conflict_decision_json: r.get(38)?,
     })
 }
 

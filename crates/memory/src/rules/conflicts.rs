@@ -5,12 +5,25 @@
 //! different one. Names resolve through the entity graph: folded
 //! ([`super::entities::normalize_name`]) and mapped to their root, so an alias merged
 //! into an entity is that entity, not a conflict.
+//!
+//! The conflicts found when a fact is remembered or validated are stored with it
+//! ([`detect`]: `conflictsWith`, a `conflict` ledger row), so the quarantine queue and the
+//! inspector show them later; a person then decides ([`decide`]): the new fact supersedes
+//! the ones it contradicts, both stay, or the new one is rejected — one `conflict.decide`
+//! ledger row per fact involved.
 
 use std::collections::HashMap;
 
-use crate::error::Result;
+use serde_json::json;
+
+use crate::error::{MemoryError, Result};
 use crate::rules::entities::normalize_name;
+use crate::rules::row::ItemRow;
+use crate::rules::writes::{
+    ItemWrites, check_reject_reason, link_supersession, tombstone, validate,
+};
 use crate::store::{EntityGraph, MemoryStore, SemanticMemory};
+use crate::time::format_ms;
 use crate::types::*;
 
 /// Predicates that hold one object at a time unless configured otherwise
@@ -95,4 +108,188 @@ pub fn conflicts_with<S: MemoryStore>(
         }
     }
     Ok(out)
+}
+
+/// Finds `fact`'s conflicts ([`conflicts_with`]) and stores them with it (replacing what an
+/// earlier detection stored; a `conflict` ledger row by `by` when there are any); `fact`
+/// answers them.
+pub fn detect<S: MemoryStore>(
+    store: &S,
+    fact: &mut Fact,
+    extra: &[String],
+    by: Actor,
+) -> Result<()> {
+    let found = conflicts_with(store, fact, extra)?;
+    if found.is_empty() && fact.conflicts_with.is_empty() {
+        return Ok(());
+    }
+    store.store_conflicts(&fact.record.id, &found, by)?;
+    fact.conflicts_with = found;
+    fact.conflict_decision = None;
+    Ok(())
+}
+
+/// Stores `with` as the conflicts of fact `row` (none: clears them), with a `conflict`
+/// ledger row when there are any.
+pub(crate) fn store(
+    w: &mut (impl ItemWrites + ?Sized),
+    now: i64,
+    row: &ItemRow,
+    with: &[String],
+    by: Actor,
+) -> Result<()> {
+    if row.kind() != Some(MemoryKind::Semantic) {
+        return Err(MemoryError::invalid(
+            "id",
+            format!("{} is not a fact", row.id),
+        ));
+    }
+    if with.is_empty() {
+        return w.set_conflicts(row.rowid, None);
+    }
+    let ids = serde_json::to_string(with)
+        .map_err(|e| MemoryError::Conflict(format!("conflicts of {}: {e}", row.id)))?;
+    w.set_conflicts(row.rowid, Some(&ids))?;
+    w.ledger(
+        now,
+        &row.id,
+        "conflict",
+        by,
+        None,
+        Some(json!({ "conflictsWith": with })),
+    )
+}
+
+/// The open conflicts of fact `row`: the ids stored with it, none decided yet; refused
+/// (a state conflict) when it has none, is gone, or was decided.
+pub(crate) fn open_conflicts(row: &ItemRow) -> Result<Vec<String>> {
+    let id = &row.id;
+    if row.kind() != Some(MemoryKind::Semantic) {
+        return Err(MemoryError::invalid("id", format!("{id} is not a fact")));
+    }
+    if row.deleted_at.is_some() {
+        return Err(MemoryError::Conflict(format!("fact {id} is deleted")));
+    }
+    if let Some(by) = &row.superseded_by {
+        return Err(MemoryError::Conflict(format!(
+            "fact {id} is already superseded by {by}"
+        )));
+    }
+    if row.conflict_decision_json.is_some() {
+        return Err(MemoryError::Conflict(format!(
+            "the conflicts of fact {id} are already decided"
+        )));
+    }
+    let with: Vec<String> = row
+        .conflicts_json
+        .as_deref()
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or_default();
+    if with.is_empty() {
+        return Err(MemoryError::Conflict(format!(
+            "fact {id} has no open conflict"
+        )));
+    }
+    Ok(with)
+}
+
+/// A person's decision on fact `new`'s open conflicts with `olds` (the stored rows its
+/// `conflictsWith` names), in the caller's write transaction:
+///
+/// - `supersede_old`: `new` is validated when quarantined (the trust gate's re-check:
+///   flagged text only with `force`), and every one of `olds` still current is superseded
+///   by it with the supersede rule's links and ledger rows; `new` names the newest of them
+///   as the version it supersedes unless it already supersedes one;
+/// - `keep_both`: `new` is validated when quarantined; both stay active;
+/// - `reject`: `new` is rejected (a tombstone with `reason`, or one naming the conflict).
+///
+/// The decision is stored with `new` and a `conflict.decide` ledger row is written for
+/// `new` and for each of `olds`. Only a person decides: any other actor is refused.
+pub(crate) fn decide(
+    w: &mut (impl ItemWrites + ?Sized),
+    now: i64,
+    (new, olds): (&ItemRow, &[ItemRow]),
+    args: &DecideArgs,
+    by: Actor,
+) -> Result<ConflictDecided> {
+    let DecideArgs {
+        decision,
+        reason,
+        force,
+    } = args;
+    let (decision, force) = (*decision, *force);
+    if by != Actor::User {
+        return Err(MemoryError::invalid(
+            "by",
+            "deciding a conflict is a person's act (an agent or maintenance may not)",
+        ));
+    }
+    let with = open_conflicts(new)?;
+    let default_reason = format!("{}: contradicts {}", decision, with.join(", "));
+    let reason = reason
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or(default_reason.as_str());
+    match decision {
+        ConflictDecision::SupersedeOld => {
+            validate_if_quarantined(w, now, new, force, by)?;
+            let current: Vec<&ItemRow> = olds
+                .iter()
+                .filter(|o| o.deleted_at.is_none() && o.superseded_by.is_none())
+                .collect();
+            for old in &current {
+                link_supersession(w, now, old, &new.id, reason, by)?;
+            }
+            if let (None, Some(newest)) = (&new.supersedes, current.last()) {
+                w.set_supersedes(new.rowid, &newest.id, now)?;
+            }
+        }
+        ConflictDecision::KeepBoth => validate_if_quarantined(w, now, new, force, by)?,
+        ConflictDecision::Reject => {
+            check_reject_reason(reason)?;
+            tombstone(w, now, new, "reject", reason, by)?;
+        }
+    }
+    let decided = ConflictDecided {
+        decision,
+        with: with.clone(),
+        at: format_ms(now),
+        by,
+    };
+    let stored = serde_json::to_string(&decided)
+        .map_err(|e| MemoryError::Conflict(format!("decision on {}: {e}", new.id)))?;
+    w.set_conflict_decision(new.rowid, &stored, now)?;
+    let detail = json!({ "decision": decision, "fact": new.id, "with": with });
+    w.ledger(
+        now,
+        &new.id,
+        "conflict.decide",
+        by,
+        Some(reason),
+        Some(detail.clone()),
+    )?;
+    for old in olds {
+        w.ledger(
+            now,
+            &old.id,
+            "conflict.decide",
+            by,
+            Some(reason),
+            Some(detail.clone()),
+        )?;
+    }
+    Ok(decided)
+}
+
+fn validate_if_quarantined(
+    w: &mut (impl ItemWrites + ?Sized),
+    now: i64,
+    row: &ItemRow,
+    force: bool,
+    by: Actor,
+) -> Result<()> {
+    if row.status() == MemoryStatus::Active {
+        return Ok(());
+    }
+    validate(w, now, row, force, by)
 }

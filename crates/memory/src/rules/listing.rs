@@ -25,6 +25,9 @@ pub struct ItemFilter {
     pub include_deleted: bool,
     /// Also superseded facts.
     pub include_superseded: bool,
+    /// Only facts with an open conflict: `conflictsWith` stored and no decision yet
+    /// ([`crate::rules::conflicts`]).
+    pub open_conflicts: bool,
     /// Most rows (default 100, at most [`MAX_LIST`]).
     pub limit: Option<usize>,
     /// Rows skipped first.
@@ -74,6 +77,11 @@ impl ItemFilter {
         }
         if !self.include_superseded {
             clauses.push("i.superseded_by IS NULL".to_owned());
+        }
+        if self.open_conflicts {
+            clauses.push(
+                "i.conflicts_json IS NOT NULL AND i.conflict_decision_json IS NULL".to_owned(),
+            );
         }
         let offset = i64::try_from(self.offset.unwrap_or(0)).unwrap_or(i64::MAX);
         Ok((clauses.join(" AND "), args, limit, offset))

@@ -56,6 +56,10 @@ pub struct ItemRow {
     pub salience: Option<i64>,
     pub sequence: Option<i64>,
     pub body_json: Option<String>,
+    /// The ids of the active facts this fact contradicted, as a JSON array (none: no conflict).
+    pub conflicts_json: Option<String>,
+    /// A person's decision on those conflicts ([`ConflictDecided`] as JSON), once made.
+    pub conflict_decision_json: Option<String>,
 }
 
 impl ItemRow {
@@ -147,7 +151,15 @@ impl ItemRow {
                     .get("context")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                conflicts_with: Vec::new(),
+                conflicts_with: self
+                    .conflicts_json
+                    .as_deref()
+                    .and_then(|c| serde_json::from_str(c).ok())
+                    .unwrap_or_default(),
+                conflict_decision: self
+                    .conflict_decision_json
+                    .as_deref()
+                    .and_then(|d| serde_json::from_str(d).ok()),
                 trust: self.trust(),
             }),
             MemoryKind::Episodic => MemoryItem::Episode(Episode {

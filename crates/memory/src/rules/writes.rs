@@ -35,6 +35,13 @@ pub(crate) trait ItemWrites {
     fn activate(&mut self, rowid: i64, now: i64) -> Result<()>;
     /// Sets an insight's salience.
     fn set_salience(&mut self, rowid: i64, salience: i64, now: i64) -> Result<()>;
+    /// Stores a fact's conflicts (`conflicts_json`, a JSON array; none: no conflict) and
+    /// clears any decision on earlier ones.
+    fn set_conflicts(&mut self, rowid: i64, conflicts_json: Option<&str>) -> Result<()>;
+    /// Stores a person's decision on a fact's conflicts (JSON).
+    fn set_conflict_decision(&mut self, rowid: i64, decision_json: &str, now: i64) -> Result<()>;
+    /// Names the fact a stored fact supersedes (a conflict decided as "supersede the old one").
+    fn set_supersedes(&mut self, rowid: i64, old_id: &str, now: i64) -> Result<()>;
 }
 
 /// Writes a tombstone on a live row, with the ledger row.

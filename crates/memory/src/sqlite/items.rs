@@ -17,7 +17,8 @@ pub const ITEM_COLUMNS: &str = "i.rowid, i.id, i.kind, i.user_id, i.agent_id, i.
     i.active_since, i.created_at, i.updated_at, i.deleted_at, i.delete_reason, i.archived_at, \
     i.importance, i.confidence, i.strength, i.last_accessed_at, i.valid_from, i.valid_to, \
     i.supersedes, i.superseded_by, i.superseded_at, i.subject, i.predicate, i.object, \
-    i.started_at, i.ended_at, i.priority, i.success_count, i.salience, i.sequence, i.body_json";
+    i.started_at, i.ended_at, i.priority, i.success_count, i.salience, i.sequence, i.body_json, \
+    i.conflicts_json, i.conflict_decision_json";
 
 impl Columns for Row<'_> {
     type Error = rusqlite::Error;
@@ -173,6 +174,30 @@ impl ItemWrites for ItemRows<'_> {
         self.0.execute(
             "UPDATE memory_items SET salience = ?1, updated_at = ?2 WHERE rowid = ?3",
             params![salience, now, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_conflicts(&mut self, rowid: i64, conflicts_json: Option<&str>) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET conflicts_json = ?1, conflict_decision_json = NULL WHERE rowid = ?2",
+            params![conflicts_json, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_conflict_decision(&mut self, rowid: i64, decision_json: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET conflict_decision_json = ?1, updated_at = ?2 WHERE rowid = ?3",
+            params![decision_json, now, rowid],
+        )?;
+        Ok(())
+    }
+
+    fn set_supersedes(&mut self, rowid: i64, old_id: &str, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET supersedes = ?1, updated_at = ?2 WHERE rowid = ?3",
+            params![old_id, now, rowid],
         )?;
         Ok(())
     }

@@ -164,6 +164,13 @@ CREATE TABLE memory_recalls (
 ) WITHOUT ROWID;
 "#;
 
+/// Migration 6: a fact's conflicts stored with it (`rules::conflicts`): the ids of the
+/// active facts it contradicted (a JSON array) and a person's decision on them (JSON).
+const V6_CONFLICTS: &str = r#"
+ALTER TABLE memory_items ADD COLUMN conflicts_json TEXT;
+ALTER TABLE memory_items ADD COLUMN conflict_decision_json TEXT;
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
     V1_CORE,
@@ -171,6 +178,7 @@ pub const MIGRATIONS: &[&str] = &[
     V3_VECTORS,
     V4_ENTITY_VECTORS,
     V5_RECALLS,
+    V6_CONFLICTS,
 ];
 
 /// The schema version this build writes.

@@ -18,7 +18,9 @@ pub(crate) use consolidation::{consolidation_mark, write_consolidation};
 pub(crate) use episodic::Episodic;
 pub(crate) use insights::Insights;
 pub(crate) use procedural::Procedural;
-pub(crate) use review::{get_item, ledger, metadata, reject_item, validate_item};
+pub(crate) use review::{
+    decide_conflict, get_item, ledger, metadata, reject_item, store_conflicts, validate_item,
+};
 pub(crate) use semantic::Semantic;
 pub(crate) use session::Session;
 pub(crate) use shared::Shared;
@@ -151,6 +153,14 @@ impl<S: ItemStore + BlockStore + EntityStore> MemoryStore for S {
 
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
         reject_item(self, id, reason, by)
+    }
+
+    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()> {
+        store_conflicts(self, id, with, by)
+    }
+
+    fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {
+        decide_conflict(self, id, args, by)
     }
 
     fn ledger(&self, subject_id: &str) -> Result<Vec<HistoryEntry>> {

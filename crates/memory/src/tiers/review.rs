@@ -3,6 +3,7 @@
 //! a subject's ledger and a user's counts.
 
 use crate::error::{MemoryError, Result};
+use crate::rules::conflicts;
 use crate::rules::row::ItemRow;
 use crate::rules::writes::{check_reject_reason, tombstone, validate};
 use crate::tiers::{ItemStore, ItemTable};
@@ -40,6 +41,54 @@ pub(crate) fn reject_item(store: &impl ItemStore, id: &str, reason: &str, by: Ac
         let row = load_record(db, id)?;
         tombstone(db.writes(), now, &row, "reject", reason, by)
     })
+}
+
+/// Stores `with` as fact `id`'s conflicts ([`crate::rules::conflicts::store`]).
+pub(crate) fn store_conflicts(
+    store: &impl ItemStore,
+    id: &str,
+    with: &[String],
+    by: Actor,
+) -> Result<()> {
+    store.write_items(|db, now| {
+        let row = load_record(db, id)?;
+        conflicts::store(db.writes(), now, &row, with, by)
+    })
+}
+
+/// A person's decision on fact `id`'s open conflicts ([`crate::rules::conflicts::decide`]),
+/// in one write transaction; answers the facts after it.
+pub(crate) fn decide_conflict(
+    store: &impl ItemStore,
+    id: &str,
+    args: &DecideArgs,
+    by: Actor,
+) -> Result<ConflictOutcome> {
+    store.write_items(|db, now| {
+        let new = load_record(db, id)?;
+        let with = conflicts::open_conflicts(&new)?;
+        let olds = with
+            .iter()
+            .map(|o| load_record(db, o))
+            .collect::<Result<Vec<_>>>()?;
+        let decided = conflicts::decide(db.writes(), now, (&new, olds.as_slice()), args, by)?;
+        Ok(ConflictOutcome {
+            decided,
+            fact: load_fact(db, id)?,
+            others: with
+                .iter()
+                .map(|o| load_fact(db, o))
+                .collect::<Result<Vec<_>>>()?,
+        })
+    })
+}
+
+/// The fact with `id`, or an error naming what it is not.
+fn load_fact(db: &mut dyn ItemTable, id: &str) -> Result<Fact> {
+    match load_record(db, id)?.to_item()? {
+        MemoryItem::Fact(f) => Ok(f),
+        _ => Err(MemoryError::invalid("id", format!("{id} is not a fact"))),
+    }
 }
 
 /// Every ledger row about `subject_id`, in order.

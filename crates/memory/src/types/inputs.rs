@@ -208,3 +208,19 @@ pub struct NewBlock {
     #[serde(default)]
     pub by: Actor,
 }
+
+/// A person's decision on a fact's open conflicts (`POST /api/memory/records/{id}/conflict`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DecideArgs {
+    /// `supersede_old`, `keep_both` or `reject`.
+    pub decision: super::records::ConflictDecision,
+    /// Why (the ledger's reason; the tombstone's when rejecting). Default: the decision
+    /// and the ids it contradicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Validate text the injection heuristics flag (supersede or keep both a quarantined
+    /// fact), recorded as forced.
+    #[serde(default)]
+    pub force: bool,
+}

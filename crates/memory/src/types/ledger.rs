@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::records::{Actor, Fact};
+use super::records::{Actor, ConflictDecided, Fact};
 
 /// One row of the append-only history ledger: what changed, when, why and by whom.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -18,7 +18,8 @@ pub struct HistoryEntry {
     pub subject_id: String,
     /// What happened: `create`, `supersede`, `superseded`, `forget`, `quarantine`, `validate`,
     /// `reject`, `archive`, `access`, `vote`, `outcome`, `promote`, `merge`, `unmerge`,
-    /// `block.upsert`, `block.delete`, `attach`, `detach`, `reembed`, `evict`.
+    /// `block.upsert`, `block.delete`, `attach`, `detach`, `reembed`, `evict`, `conflict`
+    /// (a fact's conflicts found and stored), `conflict.decide` (a person's decision on them).
     pub action: String,
     /// Who.
     pub actor: Actor,
@@ -50,4 +51,17 @@ pub struct FactHistory {
     pub chain: Vec<Fact>,
     /// Every ledger row about any version, in order.
     pub events: Vec<HistoryEntry>,
+}
+
+/// What a decision on a fact's conflicts answers: the decision as stored, the fact after it
+/// and the facts it contradicted, after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictOutcome {
+    /// The decision.
+    pub decided: ConflictDecided,
+    /// The fact whose conflicts were decided.
+    pub fact: Fact,
+    /// The facts it contradicted.
+    pub others: Vec<Fact>,
 }

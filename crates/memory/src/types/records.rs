@@ -165,6 +165,33 @@ impl Default for Actor {
 }
 
 string_enum! {
+    /// A person's decision on a fact that contradicts active facts (`conflictsWith`).
+    ConflictDecision {
+        /// The new fact supersedes the ones it contradicts (it is validated when
+        /// quarantined; they stop being current).
+        SupersedeOld = "supersede_old",
+        /// Both stay active; the conflict is marked resolved.
+        KeepBoth = "keep_both",
+        /// The new fact is rejected (a tombstone with the reason).
+        Reject = "reject",
+    }
+}
+
+/// A decision on a fact's conflicts as stored with the fact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictDecided {
+    /// What was decided.
+    pub decision: ConflictDecision,
+    /// The facts it was decided against (the `conflictsWith` of the decision).
+    pub with: Vec<String>,
+    /// When, ISO-8601.
+    pub at: String,
+    /// Who (always a person: `user`).
+    pub by: Actor,
+}
+
+string_enum! {
     /// Role an entity plays in a fact's subject/predicate/object triple.
     EntityRole {
         /// The triple's subject.
@@ -300,11 +327,14 @@ pub struct Fact {
     /// Retrieval context indexed with the fact but not part of the statement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
-    /// Active facts this one contradicts (same subject, a single-valued predicate, another
-    /// object: `rules::conflicts`), as the answer of a remember or a validation says;
-    /// empty on other reads.
+    /// Active facts this one contradicted when it was remembered or validated (same
+    /// subject, a single-valued predicate, another object: `rules::conflicts`), stored with
+    /// the fact; empty when it contradicted none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts_with: Vec<String>,
+    /// A person's decision on those conflicts, once made (none while the conflict is open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict_decision: Option<ConflictDecided>,
     /// Trust state.
     #[serde(flatten)]
     pub trust: TrustState,

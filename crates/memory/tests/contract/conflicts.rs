@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use mindgate_memory::rules::conflicts::{conflicts_with, is_single_valued};
+use mindgate_memory::rules::conflicts::{conflicts_with, detect, is_single_valued};
 use mindgate_memory::time::ManualClock;
 use mindgate_memory::*;
 
@@ -144,4 +144,238 @@ pub fn supersession_and_aliases_are_not_conflicts<S: MemoryStore>(
         conflicts_with(&s, &by_alias, &[]).unwrap().is_empty(),
         "an alias"
     );
+}
+
+fn derived(mut f: NewFact) -> NewFact {
+    f.meta.provenance = Some(MemoryProvenance::Extraction);
+    f
+}
+
+/// Remembers `f` and finds and stores its conflicts, as `agent::remember` does.
+fn remember_detected<S: MemoryStore>(s: &S, f: NewFact) -> Fact {
+    let mut fact = s.semantic().remember(f).unwrap();
+    detect(s, &mut fact, &[], Actor::Agent).unwrap();
+    fact
+}
+
+fn decide_args(decision: ConflictDecision, reason: Option<&str>) -> DecideArgs {
+    DecideArgs {
+        decision,
+        reason: reason.map(str::to_owned),
+        force: false,
+    }
+}
+
+fn actions<S: MemoryStore>(s: &S, id: &str) -> Vec<String> {
+    s.ledger(id)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.action)
+        .collect()
+}
+
+/// The conflicts found are stored with the fact (read back later, with a `conflict` ledger
+/// row); "keep both" keeps both active and marks the conflict decided, once, by a person
+/// only, with a `conflict.decide` row on both facts.
+pub fn conflicts_are_stored_and_kept_both<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
+    let (s, clock) = setup(make);
+    let window = remember_detected(
+        &s,
+        triple(
+            "u1",
+            "Ana prefers window seats",
+            "Ana",
+            "seat_preference",
+            "window",
+        ),
+    );
+    assert!(window.conflicts_with.is_empty());
+    clock.advance(1000);
+    let aisle = remember_detected(
+        &s,
+        derived(triple(
+            "u1",
+            "Ana prefers aisle seats",
+            "Ana",
+            "seat_preference",
+            "aisle",
+        )),
+    );
+    let id = aisle.record.id.clone();
+    let stored = s.semantic().get(&id).unwrap();
+    assert_eq!(
+        stored.conflicts_with,
+        vec![window.record.id.clone()],
+        "stored"
+    );
+    assert!(stored.conflict_decision.is_none());
+    assert!(actions(&s, &id).contains(&"conflict".to_owned()));
+    let conflict = s.ledger(&id).unwrap();
+    let row = conflict.iter().find(|e| e.action == "conflict").unwrap();
+    assert_eq!(
+        row.detail.as_ref().unwrap()["conflictsWith"],
+        serde_json::json!([window.record.id])
+    );
+    // Neither an agent nor maintenance decides.
+    for by in [Actor::Agent, Actor::Maintenance] {
+        let e = s
+            .decide_conflict(&id, &decide_args(ConflictDecision::KeepBoth, None), by)
+            .unwrap_err();
+        assert!(matches!(e, MemoryError::Invalid { .. }), "{e}");
+    }
+    assert_eq!(
+        s.semantic().get(&id).unwrap().trust.status,
+        Some(MemoryStatus::Quarantined)
+    );
+    clock.advance(1000);
+    let out = s
+        .decide_conflict(
+            &id,
+            &decide_args(ConflictDecision::KeepBoth, Some("both were true")),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.decided.decision, ConflictDecision::KeepBoth);
+    assert_eq!(out.decided.with, vec![window.record.id.clone()]);
+    assert_eq!(out.decided.by, Actor::User);
+    assert_eq!(
+        out.fact.trust.status,
+        Some(MemoryStatus::Active),
+        "validated"
+    );
+    assert_eq!(out.fact.record.state, RecordState::Active);
+    assert_eq!(out.others[0].record.state, RecordState::Active);
+    let read = s.semantic().get(&id).unwrap();
+    assert_eq!(read.conflict_decision, Some(out.decided.clone()), "stored");
+    assert_eq!(read.conflicts_with, vec![window.record.id.clone()], "kept");
+    for subject in [&id, &window.record.id] {
+        let rows = s.ledger(subject).unwrap();
+        let decide = rows.iter().find(|e| e.action == "conflict.decide").unwrap();
+        assert_eq!(decide.actor, Actor::User);
+        assert_eq!(decide.reason.as_deref(), Some("both were true"));
+        let d = decide.detail.as_ref().unwrap();
+        assert_eq!(d["decision"], "keep_both");
+        assert_eq!(d["fact"], serde_json::json!(id));
+        assert_eq!(d["with"], serde_json::json!([window.record.id]));
+    }
+    // Decided once.
+    let e = s
+        .decide_conflict(
+            &id,
+            &decide_args(ConflictDecision::Reject, None),
+            Actor::User,
+        )
+        .unwrap_err();
+    assert!(matches!(e, MemoryError::Conflict(_)), "{e}");
+    // A fact without a conflict has nothing to decide.
+    let e = s
+        .decide_conflict(
+            &window.record.id,
+            &decide_args(ConflictDecision::KeepBoth, None),
+            Actor::User,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("no open conflict"), "{e}");
+}
+
+/// "Supersede the old one": the new fact is validated and supersedes the one it
+/// contradicts with the supersede rule's links, so search as of the old window still finds
+/// the old version and now finds the new one.
+pub fn conflict_decided_as_supersession<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
+    let (s, clock) = setup(make);
+    let mut oslo = triple("u1", "Ana lives in Oslo", "Ana", "lives_in", "Oslo");
+    oslo.valid_from = Some("2023-01-01T00:00:00Z".into());
+    let oslo = remember_detected(&s, oslo);
+    clock.advance(1000);
+    let mut bergen = derived(triple(
+        "u1",
+        "Ana lives in Bergen",
+        "Ana",
+        "lives_in",
+        "Bergen",
+    ));
+    bergen.valid_from = Some("2025-01-01T00:00:00Z".into());
+    let bergen = remember_detected(&s, bergen);
+    assert_eq!(bergen.conflicts_with, vec![oslo.record.id.clone()]);
+    clock.advance(1000);
+    let out = s
+        .decide_conflict(
+            &bergen.record.id,
+            &decide_args(ConflictDecision::SupersedeOld, None),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.fact.trust.status, Some(MemoryStatus::Active));
+    assert_eq!(
+        out.fact.supersedes.as_deref(),
+        Some(oslo.record.id.as_str())
+    );
+    assert_eq!(
+        out.others[0].superseded_by.as_deref(),
+        Some(bergen.record.id.as_str())
+    );
+    assert_eq!(out.others[0].record.state, RecordState::Superseded);
+    let chain = s.semantic().history(&bergen.record.id).unwrap().chain;
+    let ids: Vec<_> = chain.iter().map(|f| f.record.id.clone()).collect();
+    assert_eq!(ids, vec![oslo.record.id.clone(), bergen.record.id.clone()]);
+    let oslo_actions = actions(&s, &oslo.record.id);
+    assert!(
+        oslo_actions.contains(&"superseded".to_owned())
+            && oslo_actions.contains(&"conflict.decide".to_owned()),
+        "{oslo_actions:?}"
+    );
+    let found = |as_of: Option<&str>| -> Vec<String> {
+        let mut o = MemorySearchOptions::new("u1", "Ana lives");
+        o.as_of = as_of.map(str::to_owned);
+        s.search(&o)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.record.id().to_owned())
+            .collect()
+    };
+    assert_eq!(found(None), vec![bergen.record.id.clone()], "now");
+    assert_eq!(
+        found(Some("2024-06-01T00:00:00Z")),
+        vec![oslo.record.id.clone()],
+        "inside the old window"
+    );
+}
+
+/// "Reject": the new fact is tombstoned with the reason, the old one untouched.
+pub fn conflict_decided_as_rejection<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>) -> S) {
+    let (s, clock) = setup(make);
+    let acme = remember_detected(
+        &s,
+        triple("u1", "Ana works at Acme", "Ana", "works_at", "Acme"),
+    );
+    clock.advance(1000);
+    // An agent's own fact lands active and still carries its conflict.
+    let initech = remember_detected(
+        &s,
+        triple("u1", "Ana works at Initech", "Ana", "works_at", "Initech"),
+    );
+    assert_eq!(initech.trust.status, Some(MemoryStatus::Active));
+    assert_eq!(initech.conflicts_with, vec![acme.record.id.clone()]);
+    let out = s
+        .decide_conflict(
+            &initech.record.id,
+            &decide_args(ConflictDecision::Reject, Some("she never worked there")),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.fact.record.state, RecordState::Tombstoned);
+    assert_eq!(
+        out.fact.trust.delete_reason.as_deref(),
+        Some("she never worked there")
+    );
+    assert_eq!(out.others[0].record.state, RecordState::Active);
+    assert!(actions(&s, &initech.record.id).contains(&"reject".to_owned()));
+    let e = s
+        .decide_conflict(
+            &initech.record.id,
+            &decide_args(ConflictDecision::KeepBoth, None),
+            Actor::User,
+        )
+        .unwrap_err();
+    assert!(matches!(e, MemoryError::Conflict(_)), "{e}");
 }

@@ -42,7 +42,9 @@ macro_rules! contract_suite {
             recall_strengthens_once_per_principal_per_hour, rules_flagged_in_steps_are_quarantined,
             an_unrelated_query_finds_nothing, an_exact_phrase_scores_within_the_scale,
             a_negative_cosine_never_surfaces, trusted_records_rank_above_quarantined,
-            single_valued_facts_conflict, supersession_and_aliases_are_not_conflicts);
+            single_valued_facts_conflict, supersession_and_aliases_are_not_conflicts,
+            conflicts_are_stored_and_kept_both, conflict_decided_as_supersession,
+            conflict_decided_as_rejection);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
