@@ -1,6 +1,9 @@
 //! Conflicts surfaced over HTTP (issue 28, item 3), on both memory backends: a fact with a
 //! single-valued predicate answers `conflictsWith` naming the active fact of the same
-//! subject with another object, when remembered and when a person validates it.
+//! subject with another object, when remembered and when a person validates it; the
+//! conflict is stored with the fact (the record, `GET /api/memory/conflicts`) and a person
+//! decides it (`POST …/conflict`: supersede the old one, keep both, reject — the agent
+//! token gets 403), each decision a ledger row.
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
@@ -64,10 +67,152 @@ async fn conflicts_surface(t: &common::TestServer) {
     );
 }
 
+async fn send_as(t: &common::TestServer, token: &str, path: &str, body: Value) -> (u16, Value) {
+    let r = t
+        .http
+        .post(t.url(path))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+fn lives(text: &str, city: &str, from: &str) -> Value {
+    json!({"userId": "bo", "text": text, "subject": "Bo", "predicate": "lives_in", "object": city,
+           "validFrom": from, "provenance": "extraction"})
+}
+
+async fn remember(t: &common::TestServer, body: Value) -> String {
+    let (status, fact) = t.send_json(Method::POST, "/api/memory/facts", body).await;
+    assert_eq!(status, 201, "{fact}");
+    fact["id"].as_str().unwrap().to_owned()
+}
+
+async fn open_conflicts(t: &common::TestServer) -> Vec<String> {
+    let (status, list) = t.get("/api/memory/conflicts?userId=bo").await;
+    assert_eq!(status, 200, "{list}");
+    list["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn decisions(t: &common::TestServer) {
+    let mut oslo = lives("Bo lives in Oslo", "Oslo", "2023-01-01T00:00:00Z");
+    oslo["provenance"] = json!("user");
+    let oslo = remember(t, oslo).await;
+    let bergen = remember(
+        t,
+        lives("Bo lives in Bergen", "Bergen", "2025-01-01T00:00:00Z"),
+    )
+    .await;
+    // Stored with the record: a later read and the open-conflict list show it.
+    let (_, read) = t.get(&format!("/api/memory/records/{bergen}")).await;
+    assert_eq!(read["record"]["conflictsWith"], json!([oslo]), "{read}");
+    assert_eq!(open_conflicts(t).await, vec![bergen.clone()]);
+    let (_, queue) = t.get("/api/memory/quarantine?userId=bo").await;
+    assert_eq!(
+        queue["records"][0]["conflictsWith"],
+        json!([oslo]),
+        "{queue}"
+    );
+    // A person's act: the agent token is refused before anything is read.
+    let path = format!("/api/memory/records/{bergen}/conflict");
+    let agent = t.server.agent_token.clone();
+    let (status, refused) = send_as(t, &agent, &path, json!({"decision": "supersede_old"})).await;
+    assert_eq!(status, 403, "{refused}");
+    // Bad input is named.
+    let (status, bad) = t
+        .send_json(Method::POST, &path, json!({"decision": "merge"}))
+        .await;
+    assert_eq!(status, 400, "{bad}");
+    let (status, out) = t
+        .send_json(Method::POST, &path, json!({"decision": "supersede_old"}))
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["decided"]["decision"], "supersede_old", "{out}");
+    assert_eq!(out["decided"]["by"], "user");
+    assert_eq!(out["fact"]["state"], "active");
+    assert_eq!(out["fact"]["supersedes"], json!(oslo));
+    assert_eq!(out["others"][0]["state"], "superseded");
+    assert!(open_conflicts(t).await.is_empty());
+    let (status, again) = t
+        .send_json(Method::POST, &path, json!({"decision": "keep_both"}))
+        .await;
+    assert_eq!(status, 409, "{again}");
+    // The ledger row: who, when, which decision, which ids.
+    let (_, history) = t
+        .get(&format!("/api/memory/records/{bergen}/history"))
+        .await;
+    let row = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "conflict.decide" && e["subjectId"] == json!(bergen))
+        .cloned()
+        .unwrap_or_else(|| panic!("no conflict.decide row: {history}"));
+    assert_eq!(row["actor"], "user");
+    assert!(
+        row["at"].as_str().is_some_and(|a| a.ends_with('Z')),
+        "{row}"
+    );
+    assert_eq!(row["detail"]["decision"], "supersede_old");
+    assert_eq!(row["detail"]["with"], json!([oslo]));
+    // As of the old window, search still finds the old version.
+    let (_, hits) = t
+        .get("/api/memory/search?userId=bo&query=Bo%20lives&asOf=2024-06-01T00:00:00Z")
+        .await;
+    assert_eq!(hits["hits"][0]["id"], json!(oslo), "{hits}");
+
+    // Keep both and reject.
+    let mut lisbon = lives("Bo lives in Lisbon", "Lisbon", "2025-06-01T00:00:00Z");
+    lisbon["provenance"] = json!("agent");
+    let lisbon = remember(t, lisbon).await;
+    let porto = remember(
+        t,
+        lives("Bo lives in Porto", "Porto", "2025-07-01T00:00:00Z"),
+    )
+    .await;
+    assert_eq!(open_conflicts(t).await, vec![lisbon.clone(), porto.clone()]);
+    let (status, kept) = t
+        .send_json(
+            Method::POST,
+            &format!("/api/memory/records/{porto}/conflict"),
+            json!({"decision": "keep_both", "reason": "two homes"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{kept}");
+    assert_eq!(kept["fact"]["state"], "active");
+    assert!(
+        kept["others"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["state"] == "active"),
+        "{kept}"
+    );
+    let (status, rejected) = t
+        .send_json(
+            Method::POST,
+            &format!("/api/memory/records/{lisbon}/conflict"),
+            json!({"decision": "reject"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{rejected}");
+    assert_eq!(rejected["fact"]["state"], "tombstoned");
+    assert!(open_conflicts(t).await.is_empty());
+}
+
 #[tokio::test]
 async fn conflicts_surface_on_sqlite() {
     let t = common::start().await;
     conflicts_surface(&t).await;
+    decisions(&t).await;
 }
 
 #[tokio::test]
@@ -83,4 +228,5 @@ async fn conflicts_surface_on_postgres() {
     })
     .await;
     conflicts_surface(&t).await;
+    decisions(&t).await;
 }

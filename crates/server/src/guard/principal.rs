@@ -59,11 +59,13 @@ pub fn agent_refusal(method: &Method, path: &str) -> Option<&'static str> {
     }
     if let Some(rest) = path.strip_prefix("/api/memory/") {
         let person_only = rest.starts_with("records/")
-            && (rest.ends_with("/validate") || rest.ends_with("/reject"));
+            && (rest.ends_with("/validate")
+                || rest.ends_with("/reject")
+                || rest.ends_with("/conflict"));
         return person_only.then_some(
-            "validating or rejecting a quarantined memory (forced or not) is a person's act: \
-             the agent token cannot; use the viewer, `mindgate memory validate|reject` or the \
-             control token",
+            "validating or rejecting a quarantined memory (forced or not), or deciding a \
+             conflict between facts, is a person's act: the agent token cannot; use the \
+             viewer, `mindgate memory validate|reject` or the control token",
         );
     }
     let mcp = path == "/mcp" || path.starts_with("/mcp/");
@@ -98,6 +100,7 @@ mod tests {
         for path in [
             "/api/memory/records/f1/validate",
             "/api/memory/records/f1/reject",
+            "/api/memory/records/f1/conflict",
             "/api/mode",
             "/api/breakpoints",
             "/api/runs/r1/replay",

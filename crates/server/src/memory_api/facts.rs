@@ -1,13 +1,14 @@
 //! The fact lifecycle: remember, supersede, forget, and a person's review of quarantined
-//! records (validate, reject). Writes are recorded as by the caller (`user` with the
-//! control token, `agent` with the agent token); validate and reject are a person's acts
-//! (the guard answers the agent token 403).
+//! records (validate, reject) and of conflicting facts (a decision: supersede the old one,
+//! keep both, reject). Writes are recorded as by the caller (`user` with the control token,
+//! `agent` with the agent token); validate, reject and a conflict decision are a person's
+//! acts (the guard answers the agent token 403).
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use mindgate_memory::agent::{self, RememberArgs};
-use mindgate_memory::{Actor, Memory, MemoryStore, SemanticMemory};
+use mindgate_memory::{Actor, DecideArgs, Memory, MemoryStore, SemanticMemory};
 use serde::Deserialize;
 
 use super::{ApiResult, Caller, created, json_ok, mem, ok_id};
@@ -135,4 +136,17 @@ pub(super) async fn validate(
     };
     let item = mem(&state, move |m| agent::validate(m, &id, force, Actor::User)).await?;
     Ok(json_ok(&item))
+}
+
+/// `POST /api/memory/records/{id}/conflict` (`DecideArgs`: `{decision, reason?, force?}`)
+/// → `ConflictOutcome` (`{decided, fact, others}`): a person's decision on the fact's open
+/// conflicts (`mindgate_memory::rules::conflicts::decide`).
+pub(super) async fn decide_conflict(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    b: Result<Json<DecideArgs>, JsonRejection>,
+) -> ApiResult {
+    let args = body(b)?;
+    let outcome = mem(&state, move |m| m.decide_conflict(&id, &args, Actor::User)).await?;
+    Ok(json_ok(&outcome))
 }

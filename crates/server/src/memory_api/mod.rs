@@ -9,8 +9,9 @@
 //! cannot be opened (its message says why).
 //!
 //! One module per resource: [`search`] (hybrid search), `records` (reads of any kind:
-//! users, counters, lists, one record, history, the quarantine queue), `facts` (the fact
-//! lifecycle: remember, supersede, forget, validate, reject), `kinds` (the per-kind lists
+//! users, counters, lists, one record, history, the quarantine queue, open conflicts),
+//! `facts` (the fact lifecycle: remember, supersede, forget, validate, reject, a conflict
+//! decision), `kinds` (the per-kind lists
 //! and writes: episodes, procedures, insights), `procedures` (induction from a task graph,
 //! outcomes of reuses), `blocks` (working-memory blocks), `sessions` (session messages),
 //! `consolidate` (a session through the chat model), `entities` (the entity graph) and `feed` (the change
@@ -74,8 +75,13 @@ pub(crate) fn router(state: &AppState) -> Router<AppState> {
         .route("/api/memory/records/{id}/forget", post(facts::forget))
         .route("/api/memory/records/{id}/validate", post(facts::validate))
         .route("/api/memory/records/{id}/reject", post(facts::reject))
+        .route(
+            "/api/memory/records/{id}/conflict",
+            post(facts::decide_conflict),
+        )
         .route("/api/memory/facts", post(facts::remember))
         .route("/api/memory/quarantine", get(records::quarantine))
+        .route("/api/memory/conflicts", get(records::conflicts))
         .route("/api/memory/blocks", get(blocks::list))
         .route(
             "/api/memory/blocks/{label}",

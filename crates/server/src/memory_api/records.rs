@@ -72,6 +72,7 @@ pub(super) async fn list(
         status,
         include_deleted: q.include_deleted.unwrap_or(false),
         include_superseded: q.include_superseded.unwrap_or(false),
+        open_conflicts: false,
         limit: q.limit,
         offset: q.offset,
     };
@@ -144,5 +145,18 @@ pub(super) async fn quarantine(
     let user = q.user_id.filter(|u| !u.is_empty());
     let limit = q.limit;
     let records = mem(&state, move |m| m.quarantine_queue(user.as_deref(), limit)).await?;
+    Ok(named("records", &records))
+}
+
+/// `GET /api/memory/conflicts?userId=&limit=` → `{records}`: live facts whose conflicts
+/// wait for a person's decision, oldest first (every user without `userId`).
+pub(super) async fn conflicts(
+    State(state): State<AppState>,
+    q: Result<Query<UserQuery>, QueryRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    let user = q.user_id.filter(|u| !u.is_empty());
+    let limit = q.limit;
+    let records = mem(&state, move |m| m.open_conflicts(user.as_deref(), limit)).await?;
     Ok(named("records", &records))
 }
