@@ -99,7 +99,7 @@ fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
     }
     if !fact.conflicts_with.is_empty() {
         text.push_str(&format!(
-            "\nIt conflicts with active fact(s) {} (same subject, a single-valued predicate, another object): supersede the old one with fact_supersede if it is no longer true.",
+            "\nIt conflicts with active fact(s) {} (same subject, a single-valued predicate, another object). The conflict is stored with it and waits for a person's decision in the viewer (supersede the old one, keep both, or reject this one); if you know the old one is no longer true, supersede it with fact_supersede.",
             fact.conflicts_with.join(", ")
         ));
     }
@@ -131,13 +131,23 @@ fn block_output(verb: &str, block: &Block, links: &Links) -> ToolOutput {
 fn item_output(verb: &str, item: &MemoryItem, links: &Links) -> ToolOutput {
     let status = item.trust().status.map_or("active", |s| s.as_str());
     let link = url(links, &agent::viewer_route(item.record().kind, item.id()));
+    let mut text = format!(
+        "{verb} {} {}: {} ({status})",
+        item.record().kind,
+        item.id(),
+        item.text()
+    );
+    if let MemoryItem::Fact(fact) = item
+        && !fact.conflicts_with.is_empty()
+        && fact.conflict_decision.is_none()
+    {
+        text.push_str(&format!(
+            "\nIt conflicts with active fact(s) {}: the conflict stays open until a person decides it in the viewer.",
+            fact.conflicts_with.join(", ")
+        ));
+    }
     ToolOutput::new(
-        format!(
-            "{verb} {} {}: {} ({status})",
-            item.record().kind,
-            item.id(),
-            item.text()
-        ),
+        text,
         json!({ "record": item, "status": status, "link": link }),
     )
 }
@@ -510,7 +520,7 @@ impl MindgateMcp {
             agent::check_owner(m, &args.id, user)?;
             Ok(item_output(
                 "Validated",
-                &m.validate(&args.id, args.force, Actor::Agent)?,
+                &agent::validate(m, &args.id, args.force, Actor::Agent)?,
                 l,
             ))
         })

@@ -119,6 +119,81 @@ async fn fact_remember_says_when_it_conflicts() {
         text.contains(&format!("conflicts with active fact(s) {window}")),
         "{text}"
     );
+    assert!(text.contains("a person's decision"), "{text}");
+}
+
+/// What MCP offers an agent never decides a conflict with a person's authority: no tool
+/// decides one, and `fact_validate` (listed only with `--allow-validate`) validates a
+/// conflicting fact as the agent while its conflict stays open (stored, undecided) for a
+/// person; the core refuses a decision by an agent.
+#[tokio::test]
+async fn mcp_validation_leaves_the_conflict_to_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
+    let store = Arc::new(Memory::open(&db, options()).unwrap());
+    let mut config = McpConfig::new(dir.path());
+    config.memory = Some(Arc::new(LazyMemory::ready(store.clone())));
+    config.memory_user = Some("ada".into());
+    config.allow_validate = true;
+    let server = MindgateMcp::new(config);
+    assert!(
+        server
+            .tool_names()
+            .iter()
+            .all(|n| !n.contains("conflict") && !n.contains("decide")),
+        "{:?}",
+        server.tool_names()
+    );
+    let seat = |text: &str, object: &str, provenance: Option<&str>| {
+        let mut args = serde_json::json!({
+            "text": text, "subject": "Ada", "predicate": "seat_preference", "object": object
+        });
+        if let Some(p) = provenance {
+            args["provenance"] = serde_json::json!(p);
+        }
+        Parameters(serde_json::from_value::<RememberArgs>(args).unwrap())
+    };
+    let r = server
+        .fact_remember(seat("Ada prefers window seats", "window", None))
+        .await;
+    let window = ok(&r).0["fact"]["id"].as_str().unwrap().to_owned();
+    let r = server
+        .fact_remember(seat("Ada prefers aisle seats", "aisle", Some("extraction")))
+        .await;
+    let aisle = ok(&r).0["fact"]["id"].as_str().unwrap().to_owned();
+    let r = server
+        .fact_validate(Parameters(
+            serde_json::from_value(serde_json::json!({ "id": aisle })).unwrap(),
+        ))
+        .await;
+    let (v, text) = ok(&r);
+    assert!(text.contains("stays open until a person decides"), "{text}");
+    assert_eq!(v["record"]["status"], "active", "{v}");
+    assert_eq!(
+        v["record"]["conflictsWith"],
+        serde_json::json!([window]),
+        "{v}"
+    );
+    assert!(v["record"].get("conflictDecision").is_none(), "{v}");
+    let (stored, open, refused) = tokio::task::spawn_blocking(move || {
+        let stored = store.semantic().get(&aisle).unwrap();
+        let open = store.open_conflicts(Some("ada"), None).unwrap().len();
+        let args = mindgate_memory::DecideArgs {
+            decision: mindgate_memory::ConflictDecision::KeepBoth,
+            reason: None,
+            force: false,
+        };
+        let refused = store
+            .decide_conflict(&aisle, &args, mindgate_memory::Actor::Agent)
+            .unwrap_err();
+        (stored, open, refused)
+    })
+    .await
+    .unwrap();
+    assert_eq!(stored.conflicts_with, vec![window]);
+    assert!(stored.conflict_decision.is_none());
+    assert_eq!(open, 1, "the conflict waits for a person");
+    assert!(refused.to_string().contains("a person's act"), "{refused}");
 }
 
 #[tokio::test]

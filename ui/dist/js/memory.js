@@ -1,7 +1,8 @@
 // The memory inspector (#/memory): browse an agent's memory by kind and scope with the
 // counters of `MemoryMetadata`, search as you type with every option and each hit's signals
-// drawn, review the quarantine queue (Validate / Reject, one by one or in batches, keys V / X),
-// and open one record (memorydetail.js). One store (memorystore.js) talks to /api/memory.
+// drawn, review the quarantine queue (Validate / Reject, one by one or in batches, keys V / X)
+// and the facts in conflict (side by side, one-click decisions: memoryconflicts.js), and open
+// one record (memorydetail.js). One store (memorystore.js) talks to /api/memory.
 
 import { emptyState } from './firststeps.js';
 import { el, typingTarget, announce, toast } from './dom.js';
@@ -11,6 +12,7 @@ import { MemoryStore, TABS, SEARCH_DEFAULTS } from './memorystore.js';
 import { DetailPane, statusPill, validityText, shortTime } from './memorydetail.js';
 import { signalBars } from './memorysignals.js';
 import { EntityGraph } from './memorygraph.js';
+import { conflictPair, conflictOpen } from './memoryconflicts.js';
 
 /**
  * `#/memory`, `#/memory/<tab>`, `#/memory/<kind>/<id>`, each optionally `?asOf=…&knownAt=…`
@@ -110,7 +112,11 @@ export class MemoryPage {
       el('code', { class: 'empty-command' }, 'mindgate memory remember --user you "Ada prefers window seats"'));
     this.memEmpty.hidden = true;
     this.detailHost = el('aside', { class: 'mem-detail', 'aria-label': 'Memory record' });
-    this.detail = new DetailPane(this.detailHost, this.store, { onReview: (action, ids) => this.review(action, ids) });
+    this.detail = new DetailPane(this.detailHost, this.store, {
+      onReview: (action, ids) => this.review(action, ids),
+      conflict: (r) => this.inspectorConflict(r),
+    });
+    this.conflictsHost = el('section', { class: 'mem-conflicts', 'aria-label': 'Conflicts waiting for a decision', hidden: true });
     this.dialogs = this.buildDialogs();
     this.root.replaceChildren(
       el('div', { class: 'mem-head' },
@@ -124,7 +130,7 @@ export class MemoryPage {
       el('div', { class: 'mem-body' },
         el('section', { class: 'mem-main', 'aria-label': 'Memory list' },
           el('div', { class: 'mem-searchbar' }, this.searchInput, this.filters),
-          this.timeBar, this.listTools, this.batchBar, this.listInfo, this.memEmpty, this.graphHost, browseHost, hitsHost, queueHost),
+          this.timeBar, this.listTools, this.batchBar, this.listInfo, this.memEmpty, this.graphHost, this.conflictsHost, browseHost, hitsHost, queueHost),
         this.detailHost),
       ...Object.values(this.dialogs));
   }
@@ -281,6 +287,7 @@ export class MemoryPage {
     });
     s.on('changes', ({ count }) => { this.root.dataset.changes = String(count); });
     s.on('detail', () => { this.drawList(); });
+    s.on('conflicts', () => { this.drawList(); });
   }
 
   // ---- routing -----------------------------------------------------------------------
@@ -359,6 +366,7 @@ export class MemoryPage {
     if (graphOn) this.graph.draw();
     this.listTools.hidden = mode !== 'browse' || !['records'].includes(TABS.find((t) => t.id === s.tab)?.list);
     this.batchBar.hidden = !(mode === 'queue' && this.checked.size > 0);
+    this.drawConflicts();
     this.batchBar.querySelector('.mem-batch-count').textContent = `${this.checked.size} selected`;
     if (mode === 'hits') {
       const hits = s.search.hits;
@@ -377,6 +385,48 @@ export class MemoryPage {
       if (!s.user) this.listInfo.textContent = ''; // no memory at all: the empty state says it
       this.root.dataset.listCount = String(list.items.length);
     }
+  }
+
+  /** The quarantine tab's conflicts: each open one side by side with its three decisions. */
+  drawConflicts() {
+    const c = this.store.conflicts;
+    const on = this.mode() === 'queue' && (c.items.length > 0 || !!c.error);
+    this.conflictsHost.hidden = !on;
+    this.root.dataset.conflictCount = String(c.items.length);
+    if (!on || this.conflictsDrawn === c) return;
+    this.conflictsDrawn = c;
+    const n = c.items.length;
+    this.conflictsHost.replaceChildren(
+      el('h2', { class: 'insp-sub mem-conflicts-title' }, c.error ? `Could not load the conflicts: ${c.error}`
+        : `${n} conflict${n === 1 ? '' : 's'} waiting for a decision`),
+      ...c.items.map((r) => conflictPair(r, (r.conflictsWith || []).map((id) => c.others.get(id) || null), {
+        readOnly: this.store.readOnly, onDecide: (d) => this.decide(r, d),
+      })));
+  }
+
+  /** One click: the decision goes to the server; the lists and counters follow. */
+  async decide(r, decision) {
+    if (this.store.readOnly) { toast('Read-only: open the URL printed by `mindgate serve` to decide', 'error'); return; }
+    try {
+      await this.store.decide(r.id, decision);
+      const words = { supersede_old: 'Superseded the old fact', keep_both: 'Kept both facts', reject: 'Rejected the new fact' };
+      toast(words[decision] || 'Decided');
+      announce(words[decision] || 'Decided');
+    } catch (err) {
+      toast(`Decision failed: ${err.message}`, 'error');
+    }
+  }
+
+  /** The inspector's conflict section of fact `r` (null without one). */
+  inspectorConflict(r) {
+    if (r.kind !== 'semantic' || !r.conflictsWith?.length) return null;
+    const host = el('div', { class: 'pad mem-conflict-host' });
+    const draw = (others) => host.replaceChildren(conflictPair(r, others, {
+      readOnly: this.store.readOnly, onDecide: (d) => this.decide(r, d),
+    }));
+    draw(null);
+    this.store.conflictOthers(r).then(draw);
+    return host;
   }
 
   maybeLoadMore(list) {
@@ -440,6 +490,7 @@ export class MemoryPage {
       el('span', { class: 'mem-row-text' }, rowText(r))),
     el('div', { class: 'mem-row-meta small' },
       el('span', { class: 'mem-why' }, r.quarantineReason || 'quarantined'),
+      conflictOpen(r) ? el('span', { class: 'mem-conflict-badge', title: `Contradicts ${r.conflictsWith.join(', ')}: decide above or in the inspector` }, ` · conflicts with ${r.conflictsWith.length}`) : null,
       evidence ? el('span', { class: 'muted' }, ` · ${evidence}`) : null),
     el('div', { class: 'mem-row-actions' },
       el('button', { type: 'button', class: 'small-btn', onclick: (e) => { e.stopPropagation(); this.review('validate', [r.id]); } }, 'Validate'),

@@ -1,5 +1,6 @@
 // One memory record in the inspector's detail pane: its fields and trust state, the review
-// buttons of a quarantined record, a fact's life (its supersession chain, the ledger, and the
+// buttons of a quarantined record, a fact's conflict (drawn by the page's callback), a
+// fact's life (its supersession chain, the ledger, and the
 // as-of / known-at sliders that ask the server which version was valid and believed then),
 // an insight's citations as links, a procedure's steps, a block's char-limit gauge, an
 // entity's facts with merge / unmerge.
@@ -40,11 +41,15 @@ function facts(rows) {
 const list = (xs) => (xs && xs.length ? xs.join(', ') : null);
 
 export class DetailPane {
-  /** `onReview(action, ids)` runs the page's validate / reject flow. */
-  constructor(host, store, { onReview } = {}) {
+  /**
+   * `onReview(action, ids)` runs the page's validate / reject flow; `conflict(record)` draws
+   * a fact's conflict section (side by side, with the decisions), or null.
+   */
+  constructor(host, store, { onReview, conflict } = {}) {
     this.host = host;
     this.store = store;
     this.onReview = onReview;
+    this.conflict = conflict;
     this.empty();
     store.on('detail', (d) => this.draw(d));
     // An entity's merge menu lists the other roots of the entity list.
@@ -72,6 +77,8 @@ export class DetailPane {
         el('button', { type: 'button', class: 'btn primary', onclick: () => this.onReview?.('validate', [r.id]) }, 'Validate (V)'),
         el('button', { type: 'button', class: 'btn danger', onclick: () => this.onReview?.('reject', [r.id]) }, 'Reject (X)')));
     }
+    const conflict = this.conflict?.(r);
+    if (conflict) body.push(conflict);
     body.push(el('div', { class: 'pad' }, facts([
       ['Valid', validityText(r) || null],
       ['Stored', r.createdAt],

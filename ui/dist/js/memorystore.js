@@ -59,6 +59,8 @@ export class MemoryStore extends Emitter {
     this.time = { asOf: '', knownAt: '' };
     this.selected = null; // {kind, id}
     this.detail = null; // {record, link, history?, entity?, facts?}
+    this.conflicts = { items: [], others: new Map(), error: null }; // open conflicts of the user
+
     this.feedState = 'off';
     this.lastSeq = 0;
     this.changes = 0;
@@ -107,6 +109,7 @@ export class MemoryStore extends Emitter {
   refreshAll() {
     this.loadStatus();
     this.reloadList();
+    if (this.tab === 'quarantine') this.loadConflicts();
     this.runSearch();
   }
 
@@ -117,6 +120,7 @@ export class MemoryStore extends Emitter {
     this.tab = tab;
     this.emit('tab', tab);
     this.reloadList();
+    if (tab === 'quarantine') this.loadConflicts();
   }
 
   setListState(patch) {
@@ -300,6 +304,42 @@ export class MemoryStore extends Emitter {
     this.emit('detail', this.detail);
   }
 
+  // ---- conflicts ----------------------------------------------------------------------
+  /**
+   * The user's facts whose conflicts wait for a decision (GET /conflicts), with the facts
+   * each contradicts read once (`others`: id → record).
+   */
+  async loadConflicts() {
+    if (!this.user) { this.conflicts = { items: [], others: new Map(), error: null }; this.emit('conflicts', this.conflicts); return; }
+    const user = this.user;
+    try {
+      const items = ((await this.call(`/conflicts${qs({ userId: user, limit: 200 })}`)).records || []).filter((r) => this.inScope(r));
+      const others = new Map();
+      const ids = [...new Set(items.flatMap((r) => r.conflictsWith || []))];
+      await Promise.all(ids.map(async (id) => {
+        try { others.set(id, (await this.call(`/records/${encodeURIComponent(id)}`)).record); } catch { /* shown as loading */ }
+      }));
+      if (user !== this.user) return;
+      this.conflicts = { items, others, error: null };
+    } catch (err) {
+      this.conflicts = { items: [], others: new Map(), error: err.message };
+    }
+    this.emit('conflicts', this.conflicts);
+  }
+
+  /** The records `r.conflictsWith` names (from the conflict list, else read now). */
+  async conflictOthers(r) {
+    return Promise.all((r.conflictsWith || []).map(async (id) => this.conflicts.others.get(id)
+      || (await this.call(`/records/${encodeURIComponent(id)}`).catch(() => null))?.record || null));
+  }
+
+  /** A person's decision on fact `id`'s conflicts: `supersede_old`, `keep_both` or `reject`. */
+  async decide(id, decision) {
+    const out = await this.call(`/records/${encodeURIComponent(id)}/conflict`, { method: 'POST', body: { decision } });
+    this.afterChange(id);
+    return out;
+  }
+
   // ---- review -------------------------------------------------------------------------
   /** Validates one record; a flagged text is refused with `err.reason === 'flagged'` unless `force`. */
   async validate(id, { force = false } = {}) {
@@ -316,7 +356,7 @@ export class MemoryStore extends Emitter {
 
   afterChange(id) {
     this.loadStatus();
-    if (this.tab === 'quarantine') this.reloadList();
+    if (this.tab === 'quarantine') { this.reloadList(); this.loadConflicts(); }
     if (this.selected && this.selected.id === id) this.loadDetail();
     this.runSearch();
   }
@@ -352,6 +392,7 @@ export class MemoryStore extends Emitter {
     this.touched = new Set();
     this.loadUsers().then(() => this.loadStatus());
     this.refreshList();
+    if (this.tab === 'quarantine') this.loadConflicts();
     this.runSearch();
     if (this.selected && (touched.has(this.selected.id) || this.detailTouches(touched))) this.loadDetail();
     this.emit('changes', { count: this.changes, lastSeq: this.lastSeq });
@@ -359,6 +400,7 @@ export class MemoryStore extends Emitter {
 
   detailTouches(touched) {
     const chain = this.detail?.history?.chain || [];
-    return chain.some((r) => touched.has(r.id));
+    const conflicting = this.detail?.record?.conflictsWith || [];
+    return chain.some((r) => touched.has(r.id)) || conflicting.some((id) => touched.has(id));
   }
 }

@@ -1,0 +1,143 @@
+// End-to-end: facts in conflict (issue 28, item 3) in the memory inspector of a real
+// `mindgate serve`, the store filled through the HTTP API with the control token. The
+// quarantine tab shows each conflicting pair side by side (the active fact beside the new
+// one: subject, predicate, object, valid times, provenance) with three one-click decisions;
+// a decision goes to the server (the facts' states, the ledger row) and the list updates;
+// the inspector shows the same pair. Screenshots light and dark at 1440x900.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser, openPage, until, artifact } from './lib/harness.mjs';
+
+const USER = 'bo';
+let srv;
+let browser;
+let page;
+let errors;
+const ids = {};
+
+/** `/api/memory/<path>` with the control token; resolves to the JSON body, throws on errors. */
+async function memApi(path, { method = 'GET', body } = {}) {
+  const headers = { 'content-type': 'application/json', Authorization: `Bearer ${srv.token}` };
+  const res = await fetch(`${srv.base}/api/memory${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+const fact = (text, predicate, object, more = {}) => memApi('/facts', {
+  method: 'POST', body: { userId: USER, text, subject: 'Bo', predicate, object, ...more },
+});
+
+before(async () => {
+  srv = await startServer();
+  ids.oslo = (await fact('Bo lives in Oslo', 'lives_in', 'Oslo', { provenance: 'user', validFrom: '2023-01-01T00:00:00Z' })).id;
+  const bergen = await fact('Bo lives in Bergen', 'lives_in', 'Bergen', { provenance: 'extraction', validFrom: '2025-01-01T00:00:00Z', agentId: 'planner' });
+  ids.bergen = bergen.id;
+  assert.deepEqual(bergen.conflictsWith, [ids.oslo]);
+  ids.window = (await fact('Bo prefers window seats', 'seat_preference', 'window', { provenance: 'user' })).id;
+  ids.aisle = (await fact('Bo prefers aisle seats', 'seat preference', 'aisle', { provenance: 'extraction' })).id;
+  ids.acme = (await fact('Bo works at Acme', 'works_at', 'Acme', { provenance: 'user', validFrom: '2020-05-01T00:00:00Z' })).id;
+  ids.initech = (await fact('Bo works at Initech', 'works_at', 'Initech', { provenance: 'agent', agentId: 'planner' })).id;
+  browser = await launchBrowser();
+  ({ page, errors } = await openPage(browser, srv.url('#/memory/quarantine')));
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (srv) await srv.stop();
+});
+
+const go = (hash) => page.evaluate((h) => { location.hash = h; }, hash);
+const card = (p, id) => p.locator(`.mem-conflicts .mem-conflict[data-id="${id}"]`);
+const openIds = async () => (await memApi(`/conflicts?userId=${USER}`)).records.map((r) => r.id);
+
+test('the quarantine tab shows each conflicting pair side by side with its three decisions', async () => {
+  await until(async () => (await page.locator('.mem-conflicts .mem-conflict').count()) === 3, { what: 'three conflicts drawn' });
+  assert.deepEqual(await page.locator('.mem-conflicts .mem-conflict').evaluateAll((els) => els.map((e) => e.dataset.id)), await openIds());
+  const pair = card(page, ids.bergen);
+  const old = pair.locator(`.mem-conflict-side.old[data-id="${ids.oslo}"]`);
+  const fresh = pair.locator(`.mem-conflict-side.new[data-id="${ids.bergen}"]`);
+  await until(async () => (await old.count()) === 1, { what: 'the active fact beside the new one' });
+  assert.equal(await old.locator('.mem-conflict-text').textContent(), 'Bo lives in Oslo');
+  assert.equal(await fresh.locator('.mem-conflict-text').textContent(), 'Bo lives in Bergen');
+  for (const [side, object, valid, prov] of [[old, 'Oslo', 'from 2023-01-01', 'user'], [fresh, 'Bergen', 'from 2025-01-01', 'extraction · by planner']]) {
+    assert.equal(await side.locator('.mc-subject').textContent(), 'Bo');
+    assert.equal(await side.locator('.mc-predicate').textContent(), 'lives_in');
+    assert.equal(await side.locator('.mc-object').textContent(), object);
+    assert.equal(await side.locator('.mc-valid').textContent(), valid);
+    assert.equal(await side.locator('.mc-prov').textContent(), prov);
+  }
+  assert.equal(await old.locator('[data-status]').getAttribute('data-status'), 'active');
+  assert.equal(await fresh.locator('[data-status]').getAttribute('data-status'), 'quarantined');
+  assert.deepEqual(await pair.locator('.mem-conflict-actions button').allTextContents(), ['Supersede the old one', 'Keep both', 'Reject the new one']);
+  // The quarantined row below names its conflict too.
+  await page.locator(`.mem-list-host:not([hidden]) .mem-row[data-id="${ids.bergen}"] .mem-conflict-badge`).waitFor();
+  await page.screenshot({ path: artifact('memory-conflicts-queue.png') });
+});
+
+test('the inspector shows the pair of an open conflict (light and dark)', async () => {
+  await go(`#/memory/semantic/${ids.initech}`);
+  const pair = page.locator(`.mem-detail .mem-conflict[data-id="${ids.initech}"]`);
+  await pair.locator(`.mem-conflict-side.old[data-id="${ids.acme}"]`).waitFor();
+  assert.equal(await pair.locator('.mem-conflict-side.old .mc-valid').textContent(), 'from 2020-05-01');
+  assert.equal(await pair.locator('.mem-conflict-actions button').count(), 3);
+  await page.screenshot({ path: artifact('memory-conflicts-inspector.png') });
+  const dark = await openPage(browser, srv.url('#/memory/quarantine'), { colorScheme: 'dark' });
+  await until(async () => (await dark.page.locator('.mem-conflicts .mem-conflict .mem-conflict-side.old').count()) === 3, { what: 'the dark page drawn' });
+  await dark.page.screenshot({ path: artifact('memory-conflicts-queue-dark.png') });
+  await dark.page.evaluate((h) => { location.hash = h; }, `#/memory/semantic/${ids.initech}`);
+  await dark.page.locator(`.mem-detail .mem-conflict-side.old[data-id="${ids.acme}"]`).waitFor();
+  await dark.page.screenshot({ path: artifact('memory-conflicts-inspector-dark.png') });
+  assert.deepEqual(dark.errors, []);
+  await dark.context.close();
+});
+
+test('"Supersede the old one": one click, the new fact replaces the old, the queue updates', async () => {
+  await go('#/memory/quarantine');
+  const pair = card(page, ids.bergen);
+  await pair.getByRole('button', { name: 'Supersede the old one' }).click();
+  await until(async () => (await card(page, ids.bergen).count()) === 0, { what: 'the pair to leave the list' });
+  await until(async () => (await page.locator(`.mem-list-host:not([hidden]) .mem-row[data-id="${ids.bergen}"]`).count()) === 0, { what: 'the fact to leave the quarantine queue' });
+  const bergen = (await memApi(`/records/${ids.bergen}`)).record;
+  const oslo = (await memApi(`/records/${ids.oslo}`)).record;
+  assert.equal(bergen.state, 'active');
+  assert.equal(bergen.supersedes, ids.oslo);
+  assert.equal(bergen.conflictDecision.decision, 'supersede_old');
+  assert.equal(oslo.state, 'superseded');
+  const row = (await memApi(`/records/${ids.bergen}/history`)).events.find((e) => e.action === 'conflict.decide' && e.subjectId === ids.bergen);
+  assert.equal(row.actor, 'user');
+  assert.deepEqual(row.detail, { decision: 'supersede_old', fact: ids.bergen, with: [ids.oslo] });
+  assert.ok(!(await openIds()).includes(ids.bergen));
+});
+
+test('"Keep both": both stay active and the conflict is marked resolved', async () => {
+  await card(page, ids.aisle).getByRole('button', { name: 'Keep both' }).click();
+  await until(async () => (await card(page, ids.aisle).count()) === 0, { what: 'the pair to leave the list' });
+  const aisle = (await memApi(`/records/${ids.aisle}`)).record;
+  assert.equal(aisle.state, 'active');
+  assert.equal((await memApi(`/records/${ids.window}`)).record.state, 'active');
+  assert.equal(aisle.conflictDecision.decision, 'keep_both');
+  assert.ok((await memApi(`/records/${ids.window}/history`)).events.some((e) => e.action === 'conflict.decide' && e.detail.decision === 'keep_both'));
+});
+
+test('"Reject the new one" from the inspector tombstones it and shows the decision', async () => {
+  await go(`#/memory/semantic/${ids.initech}`);
+  const pair = page.locator(`.mem-detail .mem-conflict[data-id="${ids.initech}"]`);
+  await pair.getByRole('button', { name: 'Reject the new one' }).click();
+  await page.locator('.mem-detail .mem-conflict-decided[data-decision="reject"]').waitFor();
+  assert.equal(await page.locator('.mem-detail-head [data-status]').getAttribute('data-status'), 'tombstoned');
+  assert.equal((await memApi(`/records/${ids.acme}`)).record.state, 'active');
+  await page.locator('.mem-ledger tr[data-action="conflict.decide"]').waitFor();
+  await page.screenshot({ path: artifact('memory-conflicts-decided.png') });
+  await go('#/memory/quarantine');
+  await until(async () => (await page.locator('.mem-conflicts').isHidden()) && (await openIds()).length === 0, { what: 'no conflict left' });
+});
+
+test('no console errors, every visible button named', async () => {
+  const unnamed = await page.evaluate(() => [...document.querySelectorAll('button')]
+    .filter((b) => b.offsetParent !== null && !(b.getAttribute('aria-label') || b.textContent.trim()))
+    .map((b) => b.outerHTML.slice(0, 80)));
+  assert.deepEqual(unnamed, []);
+  assert.deepEqual(errors, []);
+});
