@@ -334,7 +334,7 @@ pub struct Fact {
     pub conflicts_with: Vec<String>,
     /// A person's decision on those conflicts, once made (none while the conflict is open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conflict_decision: Option<ConflictDecided>,
+    pub conflict_decision: Option<Box<ConflictDecided>>,
     /// Trust state.
     #[serde(flatten)]
     pub trust: TrustState,

@@ -246,7 +246,11 @@ pub fn conflicts_are_stored_and_kept_both<S: MemoryStore>(make: &dyn Fn(Arc<Manu
     assert_eq!(out.fact.record.state, RecordState::Active);
     assert_eq!(out.others[0].record.state, RecordState::Active);
     let read = s.semantic().get(&id).unwrap();
-    assert_eq!(read.conflict_decision, Some(out.decided.clone()), "stored");
+    assert_eq!(
+        read.conflict_decision.as_deref(),
+        Some(&out.decided),
+        "stored"
+    );
     assert_eq!(read.conflicts_with, vec![window.record.id.clone()], "kept");
     for subject in [&id, &window.record.id] {
         let rows = s.ledger(subject).unwrap();
