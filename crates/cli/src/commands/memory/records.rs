@@ -247,7 +247,7 @@ pub fn quarantine(args: &MemoryQuarantineArgs) -> anyhow::Result<ExitCode> {
 /// `mindgate memory validate`.
 pub fn validate(args: &MemoryValidateArgs) -> anyhow::Result<ExitCode> {
     let store = open(args.db.db.as_ref())?;
-    let item = store.validate(&args.id, args.force, Actor::User)?;
+    let item = agent::validate(&store, &args.id, args.force, Actor::User)?;
     emit(&args.db, &item, |i| format!("validated {}", item_line(i)))
 }
 
