@@ -17,46 +17,25 @@ pub fn duration(ms: f64) -> String {
     mindgate_taskgraph::format::duration(ms, DurationStyle::Spaced)
 }
 
-/// Resolves a `since` argument to epoch ms, relative to `now_ms`.
+/// Resolves a `since` argument to epoch ms, relative to `now_ms`, by the one reading of
+/// `since` ([`mindgate_taskgraph::timestamp::since_ms`]; dates at UTC midnight).
 pub fn resolve_since(since: &SinceArg, now_ms: i64) -> Result<i64, ToolError> {
     match since {
         SinceArg::Millis(ms) => Ok(*ms),
         SinceArg::Text(text) => {
             let t = text.trim();
-            if let Some(ms) = parse_span(t) {
-                return Ok(now_ms.saturating_sub(ms));
-            }
-            if let Ok(ms) = t.parse::<i64>() {
-                return Ok(ms);
-            }
-            mindgate_taskgraph::timestamp::parse_rfc3339_ms(t).ok_or_else(|| {
+            let now =
+                jiff::Timestamp::from_millisecond(now_ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            mindgate_taskgraph::timestamp::since_ms(t, &jiff::tz::TimeZone::UTC, now).ok_or_else(|| {
                 ToolError::bad(
                     "since",
                     format!(
-                        "`{t}` is not epoch milliseconds, an RFC 3339 time, or a span like 30m, 2h, 7d"
+                        "`{t}` is not epoch milliseconds, an RFC 3339 time, a date, or a span like 30m, 2h, 7d"
                     ),
                 )
             })
         }
     }
-}
-
-/// `90s`, `15m`, `2h`, `7d`, `1w` → milliseconds.
-fn parse_span(t: &str) -> Option<i64> {
-    let unit = t.chars().last()?;
-    let n: i64 = t[..t.len() - unit.len_utf8()].trim().parse().ok()?;
-    if n < 0 {
-        return None;
-    }
-    let mult = match unit {
-        's' => 1_000,
-        'm' => 60_000,
-        'h' => 3_600_000,
-        'd' => 86_400_000,
-        'w' => 7 * 86_400_000,
-        _ => return None,
-    };
-    n.checked_mul(mult)
 }
 
 #[cfg(test)]
@@ -96,6 +75,14 @@ mod tests {
         assert_eq!(
             resolve_since(&SinceArg::Text("2024-05-01T12:30:00Z".into()), now),
             Ok(1_714_566_600_000)
+        );
+        assert_eq!(
+            resolve_since(&SinceArg::Text("1w".into()), now),
+            Ok(now - 7 * 86_400_000)
+        );
+        assert_eq!(
+            resolve_since(&SinceArg::Text("1970-01-01".into()), now),
+            Ok(0)
         );
         let err = resolve_since(&SinceArg::Text("yesterday".into()), now);
         assert!(matches!(

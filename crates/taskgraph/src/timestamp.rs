@@ -112,6 +112,28 @@ pub fn time_value_ms(v: &Value) -> Option<i64> {
     }
 }
 
+/// The time `since` names, as Unix ms: a number of ms, an RFC 3339 time, a date (its
+/// midnight in `tz`), or a span back from `now` (`7d`, `12h`, `30m`, ISO 8601 `P7D`). `None`
+/// when it is none of these. The one reading of `since` everywhere: `mindgate usage` and
+/// `runs`, the usage route, and MCP's `get_usage` and `get_errors`.
+pub fn since_ms(since: &str, tz: &jiff::tz::TimeZone, now: jiff::Timestamp) -> Option<i64> {
+    let s = since.trim();
+    if let Ok(ms) = s.parse::<i64>() {
+        return Some(ms);
+    }
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t.as_millisecond());
+    }
+    if let Ok(date) = s.parse::<jiff::civil::Date>() {
+        return Some(date.to_zoned(tz.clone()).ok()?.timestamp().as_millisecond());
+    }
+    let span = s.parse::<jiff::Span>().ok()?;
+    let back = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .ok()?;
+    Some(now.checked_sub(back).ok()?.as_millisecond())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

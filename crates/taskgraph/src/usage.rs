@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::graph::{GraphTree, NodeMeta, StepTokens, TaskGraph, TokenTotals, price};
 use crate::session::Agent;
+pub use crate::timestamp::since_ms;
 
 /// Slices are a quarter of an hour long: every time zone's offset is a multiple of it, so a
 /// slice never straddles a day in any zone.
@@ -311,27 +312,6 @@ pub fn usage_report<'a>(
         rows,
         total,
     }
-}
-
-/// The time `since` names, as Unix ms: a number of ms, an RFC 3339 time, a date (its
-/// midnight in `tz`), or a span back from `now` (`7d`, `12h`, `30m`, ISO 8601 `P7D`). `None`
-/// when it is none of these. The one reading of `since` for the CLI, HTTP and MCP.
-pub fn since_ms(since: &str, tz: &TimeZone, now: Timestamp) -> Option<i64> {
-    let s = since.trim();
-    if let Ok(ms) = s.parse::<i64>() {
-        return Some(ms);
-    }
-    if let Ok(t) = s.parse::<Timestamp>() {
-        return Some(t.as_millisecond());
-    }
-    if let Ok(date) = s.parse::<jiff::civil::Date>() {
-        return Some(date.to_zoned(tz.clone()).ok()?.timestamp().as_millisecond());
-    }
-    let span = s.parse::<jiff::Span>().ok()?;
-    let back = span
-        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
-        .ok()?;
-    Some(now.checked_sub(back).ok()?.as_millisecond())
 }
 
 /// The row a slice falls in.

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use mindgate_home::Home;
 use mindgate_store::{RunFilter, RunState, RunStore, RunSummary};
 
@@ -98,28 +98,15 @@ fn list(store: &RunStore, args: &RunsArgs, since: Option<i64>) -> anyhow::Result
 /// The epoch ms `--since WHEN` names, `now` being the current time: a span back from now
 /// (`90s`, `30m`, `2h`, `7d`, `1w`, or ISO 8601 `PT2H`), an RFC 3339 time, or a date (UTC).
 pub fn since_millis(when: &str, now: jiff::Timestamp) -> anyhow::Result<i64> {
-    let when = when.trim();
-    if let Ok(t) = when.parse::<jiff::Timestamp>() {
-        return Ok(t.as_millisecond());
-    }
-    if let Ok(date) = when.parse::<jiff::civil::Date>() {
-        let t = date
-            .to_zoned(jiff::tz::TimeZone::UTC)
-            .context("a date out of range")?;
-        return Ok(t.timestamp().as_millisecond());
-    }
-    if let Ok(span) = when.parse::<jiff::Span>() {
-        let back = span
-            .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
-            .with_context(|| format!("--since {when}: not a span of time"))?;
-        let t = now
-            .checked_sub(back)
-            .with_context(|| format!("--since {when}: too far back"))?;
-        return Ok(t.as_millisecond());
-    }
-    bail!(
-        "--since {when}: give a span back from now (30m, 2h, 7d), an RFC 3339 time \
-         (2026-12-05T08:00:00Z) or a date (2026-12-05)"
+    // The one reading of `since` (`mindgate usage` and MCP share it); dates at UTC midnight.
+    mindgate_taskgraph::timestamp::since_ms(when, &jiff::tz::TimeZone::UTC, now).with_context(
+        || {
+            format!(
+                "--since {}: give a span back from now (30m, 2h, 7d), an RFC 3339 time \
+             (2026-12-05T08:00:00Z), a date (2026-12-05) or Unix milliseconds",
+                when.trim()
+            )
+        },
     )
 }
 
