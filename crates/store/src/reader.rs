@@ -552,8 +552,9 @@ impl RunStore {
     }
 
     /// Events whose text contains `query` (case-insensitive), the newest stored first:
-    /// through the search index ([`crate::search`]) on SQLite, a word search on
-    /// PostgreSQL.
+    /// on SQLite through the search index file up to its watermark plus a scan of the
+    /// events stored after it ([`crate::search`]), so a stored event is found at once; a
+    /// word search on PostgreSQL.
     pub fn search_events(
         &self,
         query: &str,
@@ -567,10 +568,17 @@ impl RunStore {
         if let Some(pg) = self.postgres() {
             return pg.search_events(query, run_id, limit);
         }
+        let db = self.path().to_path_buf();
         self.with_conn(|conn| {
             let names = type_names(conn)?;
             if query.chars().count() >= crate::search::MIN_INDEXED_QUERY_CHARS {
-                return crate::search::sqlite_search(conn, &names, query, run_id, limit);
+                let q = crate::search::sqlite_query::Query {
+                    names: &names,
+                    text: query,
+                    run_id,
+                    limit,
+                };
+                return crate::search::sqlite_query::search(conn, &db, &q);
             }
             // Too short for a trigram: scan the payloads.
             let pattern = escape_like(query);
@@ -600,6 +608,18 @@ impl RunStore {
             }
             Ok(hits)
         })
+    }
+
+    /// How far the search index is behind the stored events: on SQLite the writer's
+    /// transactions queued after the index's watermark (`Some(0)`: caught up; `None`:
+    /// the index file is missing or being built, and a search scans every event); on
+    /// PostgreSQL `Some(0)` (its index is written with the events).
+    pub fn search_index_pending(&self) -> Result<Option<u64>> {
+        if self.postgres().is_some() {
+            return Ok(Some(0));
+        }
+        let db = self.path().to_path_buf();
+        self.with_conn(|conn| crate::search::sqlite_query::pending(conn, &db))
     }
 
     /// The most recent `node.error` events across runs, newest first.

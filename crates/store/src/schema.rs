@@ -7,7 +7,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Result, StoreError};
 
 /// Version of the schema this build writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS runs (
@@ -74,9 +74,6 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     conn.execute_batch(SCHEMA)?;
     add_held_time(&conn)?;
     add_thread_keys(&conn)?;
-    if crate::search::sqlite_create_index(&conn)? {
-        tracing::info!("run store: indexed the stored events for search (schema 4)");
-    }
     conn.execute_batch(
         "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs(thread_id, started_at) \
          WHERE thread_id IS NOT NULL;",
@@ -85,8 +82,32 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     conn.execute_batch(crate::annotations::SQLITE_TABLES)?;
     // Version 6: datasets, their versions and examples (new tables, nothing to fill).
     conn.execute_batch(crate::datasets::SQLITE_TABLES)?;
+    move_search_index_out(&conn)?;
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok(conn)
+}
+
+/// Version 7: the search index lives in a sibling file filled behind the writer
+/// (`crate::search::indexer`); the run database keeps only the queue of what was stored
+/// since. The index tables of schemas 4–6 are dropped (the indexer rebuilds the sibling
+/// file from the stored events).
+fn move_search_index_out(conn: &Connection) -> Result<()> {
+    let in_file: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE name IN ('search_fts', 'search_rows')",
+        [],
+        |r| r.get(0),
+    )?;
+    if in_file {
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             DROP TABLE IF EXISTS search_fts;
+             DROP TABLE IF EXISTS search_rows;
+             COMMIT;",
+        )?;
+        tracing::info!("run store: the search index moves to its own file (schema 7)");
+    }
+    conn.execute_batch(crate::search::index_file::QUEUE_TABLE)?;
+    Ok(())
 }
 
 /// Version 2: the run row keeps its held time (`held_ms`, [`crate::RunSummary::held_ms`]).

@@ -1,5 +1,6 @@
-//! Search across everything: the writer indexes each event's text in the transaction that
-//! stores it, an import indexes too, a store from before the index gets it filled, and a
+//! Search across everything: each stored event's text is found (SQLite: through the index
+//! file filled behind the writer, plus a scan of what it has not reached; PostgreSQL: the
+//! index written in the writer's transaction), an imported one too, a store from before the index gets it filled, and a
 //! hit names its run, node, instance and seq with the match marked in its snippet. On both
 //! backends (SQLite: substrings through FTS5 trigrams; PostgreSQL: words through tsvector).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -134,11 +135,23 @@ fn an_imported_run_is_searchable(backend: Backend) {
 fn drop_index(db: &TestDb) {
     match &db.database {
         mindgate_store::Database::Sqlite(path) => {
+            // A schema-6 file: its index in the file (empty here), no queue, no sibling.
             let conn = rusqlite::Connection::open(path).expect("open");
             conn.execute_batch(
-                "DROP TABLE search_fts; DROP TABLE search_rows; PRAGMA user_version = 3;",
+                "DROP TABLE search_queue; \
+                 CREATE TABLE search_rows (id INTEGER PRIMARY KEY, run_key INTEGER NOT NULL, \
+                     seq INTEGER NOT NULL); \
+                 CREATE VIRTUAL TABLE search_fts USING fts5(body, content = '', \
+                     contentless_delete = 1, tokenize = 'trigram'); \
+                 PRAGMA user_version = 6;",
             )
             .expect("downgrade");
+            drop(conn);
+            for file in ["", "-wal", "-shm"] {
+                let mut name = mindgate_store::search::index_path(path).into_os_string();
+                name.push(file);
+                let _ = std::fs::remove_file(name);
+            }
         }
         mindgate_store::Database::Postgres(_) => {
             let mut client = mindgate_testkit::pg_client(&db.postgres_url());

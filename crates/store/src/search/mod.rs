@@ -2,15 +2,22 @@
 //!
 //! Each stored event's searchable text ([`indexed_text`]: the run's and nodes' names and
 //! the text of inputs, outputs, errors and streamed tokens, taken from the payload's JSON
-//! strings, bounded) is indexed by the writer in the transaction that stores the event
-//! (SQLite: an FTS5 `trigram` table, so any substring of three characters or more is
-//! found, case-insensitively). [`crate::RunStore::search_events`] reads it; a hit carries
-//! where it is (run, seq, node, instance) and a snippet with the match marked
-//! ([`mark`]). Rules and figures: `docs/search.md`.
+//! strings, bounded) is indexed — on SQLite behind the writer, by the indexer thread
+//! ([`indexer`]) into a sibling file ([`index_file`]: FTS5 `trigram`, so any substring of
+//! three characters or more is found, case-insensitively), with the not-yet-indexed tail
+//! scanned at search time ([`sqlite_query`]); on PostgreSQL in the writer's transaction.
+//! [`crate::RunStore::search_events`] reads it; a hit carries where it is (run, seq,
+//! node, instance) and a snippet with the match marked ([`mark`]). Rules and figures:
+//! `docs/search.md`.
 
 use serde_json::Value;
 
+pub(crate) mod index_file;
+pub(crate) mod indexer;
 pub mod sessions;
+pub(crate) mod sqlite_query;
+
+pub use index_file::index_path;
 
 /// Most bytes of one event's text that are indexed (the rest is not found).
 pub const MAX_INDEXED_BYTES: usize = 16 * 1024;
@@ -128,81 +135,6 @@ pub fn mark(text: &str, query: &str) -> (String, Option<[usize; 2]>) {
     (snippet, Some([from, from + needle.len()]))
 }
 
-/// The SQLite index: `search_rows` maps an index row to its event, `search_fts` (FTS5,
-/// trigram, contentless: the text is not stored twice) holds the text's trigrams.
-pub(crate) const SQLITE_TABLES: &str = "
-CREATE TABLE IF NOT EXISTS search_rows (
-    id INTEGER PRIMARY KEY,
-    run_key INTEGER NOT NULL,
-    seq INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS search_rows_by_run ON search_rows(run_key, seq);
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-    body, content = '', contentless_delete = 1, tokenize = 'trigram'
-);";
-
-/// Indexes one stored event of run `key` (inside the caller's transaction).
-pub(crate) fn sqlite_index(
-    conn: &rusqlite::Connection,
-    key: i64,
-    seq: i64,
-    payload: &str,
-) -> rusqlite::Result<()> {
-    let Some(text) = indexed_text(payload) else {
-        return Ok(());
-    };
-    conn.prepare_cached("INSERT INTO search_rows(run_key, seq) VALUES (?1, ?2)")?
-        .execute(rusqlite::params![key, seq])?;
-    let id = conn.last_insert_rowid();
-    conn.prepare_cached("INSERT INTO search_fts(rowid, body) VALUES (?1, ?2)")?
-        .execute(rusqlite::params![id, text])?;
-    Ok(())
-}
-
-/// Removes run `key`'s events from the index (inside the caller's transaction).
-pub(crate) fn sqlite_unindex_run(conn: &rusqlite::Connection, key: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_rows WHERE run_key = ?1)",
-    )?
-    .execute([key])?;
-    conn.prepare_cached("DELETE FROM search_rows WHERE run_key = ?1")?
-        .execute([key])?;
-    Ok(())
-}
-
-/// Creates the index of a file that has none and fills it from its stored events, in one
-/// transaction (schema 4).
-pub(crate) fn sqlite_create_index(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
-    let exists: bool = conn.query_row(
-        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE name = 'search_fts'",
-        [],
-        |r| r.get(0),
-    )?;
-    if exists {
-        return Ok(false);
-    }
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let filled = (|| {
-        conn.execute_batch(SQLITE_TABLES)?;
-        let mut stmt =
-            conn.prepare("SELECT run_key, seq, payload FROM events ORDER BY run_key, seq")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let payload = row.get_ref(2)?.as_str().unwrap_or_default();
-            sqlite_index(conn, row.get(0)?, row.get(1)?, payload)?;
-        }
-        Ok(())
-    })();
-    match filled {
-        Ok(()) => conn.execute_batch("COMMIT")?,
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            return Err(e);
-        }
-    }
-    Ok(true)
-}
-
 /// A hit from its stored event: where it is, and the snippet of its text with the match
 /// marked.
 pub(crate) fn hit(
@@ -235,45 +167,6 @@ pub(crate) fn hit(
         snippet,
         mark,
     }
-}
-
-/// Events of every run (or run `run_id`) whose text contains `query`, newest indexed
-/// first, through the FTS5 index (`query` of [`MIN_INDEXED_QUERY_CHARS`] or more).
-pub(crate) fn sqlite_search(
-    conn: &rusqlite::Connection,
-    names: &std::collections::HashMap<i64, String>,
-    query: &str,
-    run_id: Option<&str>,
-    limit: u32,
-) -> crate::error::Result<Vec<crate::model::EventHit>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT r.id, e.seq, e.ts, e.type, e.node_id, e.payload FROM search_fts f \
-         JOIN search_rows s ON s.id = f.rowid \
-         JOIN runs r ON r.key = s.run_key \
-         JOIN events e ON e.run_key = s.run_key AND e.seq = s.seq \
-         WHERE search_fts MATCH ?1 AND (?2 IS NULL OR r.id = ?2) \
-         ORDER BY f.rowid DESC LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(
-        rusqlite::params![fts_phrase(query), run_id, i64::from(limit)],
-        |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, String>(5)?,
-            ))
-        },
-    )?;
-    let mut hits = Vec::new();
-    for row in rows {
-        let (run, seq, ts, code, node_id, payload) = row?;
-        let type_name = names.get(&code).cloned().unwrap_or_default();
-        hits.push(hit(run, seq, ts, type_name, node_id, &payload, query));
-    }
-    Ok(hits)
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@ use crate::schema;
 /// An import's transaction on a SQLite file.
 pub(crate) struct SqliteTarget {
     conn: Connection,
+    /// Seqs stored per run key (first, last), queued for the search indexer at commit.
+    stored: HashMap<i64, (i64, i64)>,
 }
 
 impl SqliteTarget {
@@ -21,7 +23,10 @@ impl SqliteTarget {
     pub(crate) fn begin(path: &Path) -> Result<SqliteTarget, StoreError> {
         let conn = schema::open_writer(path)?;
         conn.execute_batch("BEGIN IMMEDIATE")?;
-        Ok(SqliteTarget { conn })
+        Ok(SqliteTarget {
+            conn,
+            stored: HashMap::new(),
+        })
     }
 }
 
@@ -129,11 +134,21 @@ impl ImportTarget for SqliteTarget {
                 event.payload,
                 event.extra.as_ref().map(|e| e.get()),
             ])?;
-        crate::search::sqlite_index(&self.conn, key, to_i64(event.seq), &event.payload)?;
+        let seq = to_i64(event.seq);
+        let range = self.stored.entry(key).or_insert((seq, seq));
+        *range = (range.0.min(seq), range.1.max(seq));
         Ok(())
     }
 
     fn commit(&mut self, _run_id: &str, _seqs: &HashSet<u64>) -> Result<(), StoreError> {
+        // The search indexer (a server's, now or when one next opens the file) indexes
+        // them; until then a search scans them.
+        for (key, (first, last)) in self.stored.drain() {
+            self.conn.execute(
+                "INSERT INTO search_queue(run_key, first_seq, last_seq) VALUES (?1, ?2, ?3)",
+                params![key, first, last],
+            )?;
+        }
         Ok(self.conn.execute_batch("COMMIT")?)
     }
 

@@ -12,10 +12,19 @@ use crate::backend::write_db::{EventRow, FoundRun, Retention, WriteDb};
 use crate::error::{Result, StoreError};
 use crate::model::RunSummary;
 use crate::schema;
+use crate::search::indexer::Indexer;
 
 /// The writer's SQLite connection.
 pub(crate) struct SqliteWriteDb {
     conn: Connection,
+    /// Seqs stored per run key in the open transaction (first, last): queued for the
+    /// search indexer at commit.
+    stored: HashMap<i64, (i64, i64)>,
+    /// Queue rows up to this id are indexed and have been removed.
+    queue_removed_to: i64,
+    /// The search indexer (dropping it stops its thread). Declared before the
+    /// checkpointer so it stops first.
+    indexer: Indexer,
     /// Dropping it stops the checkpointer thread.
     _checkpointer: SyncSender<()>,
 }
@@ -29,24 +38,51 @@ impl SqliteWriteDb {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         let checkpointer = spawn_checkpointer(path)?;
         conn.set_prepared_statement_cache_capacity(32);
+        let indexer = Indexer::start(path)?;
         Ok(SqliteWriteDb {
             conn,
+            stored: HashMap::new(),
+            queue_removed_to: 0,
+            indexer,
             _checkpointer: checkpointer,
         })
     }
 }
 
 impl SqliteWriteDb {
-    /// Indexes a stored event for search, in the batch's transaction.
-    fn index(&self, row: EventRow<'_>) -> Result<()> {
-        let seq = i64::try_from(row.event.seq).unwrap_or(i64::MAX);
-        Ok(crate::search::sqlite_index(
-            &self.conn,
-            row.key,
-            seq,
-            &row.event.payload,
-        )?)
+    /// Queues the transaction's stored seqs for the indexer (one row per run), and
+    /// removes the queue rows the indexer has done with.
+    fn queue_for_search(&mut self) -> Result<()> {
+        let mut stored: Vec<(i64, (i64, i64))> = self.stored.drain().collect();
+        stored.sort_unstable();
+        let mut stmt = self.conn.prepare_cached(
+            "INSERT INTO search_queue(run_key, first_seq, last_seq) VALUES (?1, ?2, ?3)",
+        )?;
+        for (key, (first, last)) in stored {
+            stmt.execute(params![key, first, last])?;
+        }
+        if let Some(mark) = self.indexer.watermark()
+            && mark > self.queue_removed_to
+        {
+            self.conn
+                .prepare_cached("DELETE FROM search_queue WHERE id <= ?1")?
+                .execute([mark])?;
+            self.queue_removed_to = mark;
+        }
+        Ok(())
     }
+}
+
+/// Widens run `row.key`'s range of seqs stored in this transaction to `row`'s seq.
+fn note_stored(stored: &mut HashMap<i64, (i64, i64)>, row: EventRow<'_>) {
+    let seq = i64::try_from(row.event.seq).unwrap_or(i64::MAX);
+    stored
+        .entry(row.key)
+        .and_modify(|(first, last)| {
+            *first = (*first).min(seq);
+            *last = (*last).max(seq);
+        })
+        .or_insert((seq, seq));
 }
 
 const INSERT_ONE: &str = "INSERT OR IGNORE INTO events(run_key, seq, ts, type, node_id, payload, extra) \
@@ -106,10 +142,17 @@ impl WriteDb for SqliteWriteDb {
     }
 
     fn commit(&mut self) -> Result<()> {
-        Ok(self.conn.execute_batch("COMMIT")?)
+        let queued = !self.stored.is_empty();
+        self.queue_for_search()?;
+        self.conn.execute_batch("COMMIT")?;
+        if queued {
+            self.indexer.poke();
+        }
+        Ok(())
     }
 
     fn rollback(&mut self) {
+        self.stored.clear();
         let _ = self.conn.execute_batch("ROLLBACK");
     }
 
@@ -194,7 +237,7 @@ impl WriteDb for SqliteWriteDb {
             }
             written += stmt.raw_execute()?;
             for row in chunk {
-                self.index(*row)?;
+                note_stored(&mut self.stored, *row);
             }
         }
         let rest = chunks.remainder();
@@ -204,7 +247,7 @@ impl WriteDb for SqliteWriteDb {
                 bind_row(&mut stmt, 1, *row)?;
                 let stored = stmt.raw_execute()?;
                 if stored == 1 {
-                    self.index(*row)?;
+                    note_stored(&mut self.stored, *row);
                 }
                 written += stored;
             }
@@ -217,7 +260,7 @@ impl WriteDb for SqliteWriteDb {
         bind_row(&mut stmt, 1, row)?;
         let stored = stmt.raw_execute()? == 1;
         if stored {
-            self.index(row)?;
+            note_stored(&mut self.stored, row);
         }
         Ok(stored)
     }
@@ -288,7 +331,12 @@ impl WriteDb for SqliteWriteDb {
     }
 
     fn delete_key(&mut self, key: i64) -> Result<()> {
-        crate::search::sqlite_unindex_run(&self.conn, key)?;
+        // The indexer removes the run's index rows when it reaches this queue row; a
+        // search skips them until then (the key may be given to a new run).
+        self.stored.remove(&key);
+        self.conn
+            .prepare_cached("INSERT INTO search_queue(run_key) VALUES (?1)")?
+            .execute([key])?;
         self.conn
             .execute("DELETE FROM events WHERE run_key = ?1", [key])?;
         self.conn

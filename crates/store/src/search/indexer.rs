@@ -1,0 +1,264 @@
+//! The indexer thread: fills the search index file ([`super::index_file`]) behind the
+//! writer, from the run database's `search_queue`, in batches of its own transactions.
+//!
+//! It starts with the writer (SQLite). A missing, unreadable or outdated index file is
+//! rebuilt from the stored events (pages of [`REBUILD_PAGE`] events, the watermark set to
+//! the queue's high water read before the first page); then it follows the queue from its
+//! watermark: ranges of stored seqs are indexed, a deleted run's rows removed, and the
+//! watermark advanced in the same transaction, so a restart resumes where it stopped.
+//! The writer pokes it after each commit; it also looks every [`IDLE_POLL`] (an import
+//! by another process queues rows too).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::{Connection, params};
+
+use super::index_file::{IndexFile, queue_high_water};
+use crate::error::{Result, StoreError};
+
+/// Stored events indexed per rebuild transaction.
+const REBUILD_PAGE: i64 = 20_000;
+/// Queue rows read per follow-up transaction.
+const QUEUE_PAGE: i64 = 512;
+/// Events after which a follow-up transaction commits (the rest waits for the next one).
+const EVENTS_PER_COMMIT: usize = 20_000;
+/// How long the thread waits for a poke before looking at the queue anyway.
+const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How long it waits after a failure before trying again.
+const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// The watermark value that means "not known yet".
+const UNKNOWN: i64 = -1;
+
+/// Handle to the indexer thread; dropping it stops the thread (after its current batch).
+pub(crate) struct Indexer {
+    poke: SyncSender<()>,
+    stop: Arc<AtomicBool>,
+    watermark: Arc<AtomicI64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Indexer {
+    /// Starts the indexer of the run database `db`.
+    pub(crate) fn start(db: &Path) -> Result<Indexer> {
+        let (poke, wake) = mpsc::sync_channel(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let watermark = Arc::new(AtomicI64::new(UNKNOWN));
+        let mut worker = Worker {
+            db: db.to_path_buf(),
+            stop: Arc::clone(&stop),
+            watermark: Arc::clone(&watermark),
+            state: None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("mindgate-search-indexer".to_owned())
+            .spawn(move || worker.run(&wake))
+            .map_err(|source| StoreError::Io {
+                path: db.to_path_buf(),
+                source,
+            })?;
+        Ok(Indexer {
+            poke,
+            stop,
+            watermark,
+            thread: Some(thread),
+        })
+    }
+
+    /// Tells the thread that new rows were queued (never blocks).
+    pub(crate) fn poke(&self) {
+        let _ = self.poke.try_send(());
+    }
+
+    /// The highest queue id the index holds (`None` while it is being built).
+    pub(crate) fn watermark(&self) -> Option<i64> {
+        let mark = self.watermark.load(Ordering::Acquire);
+        (mark != UNKNOWN).then_some(mark)
+    }
+}
+
+impl Drop for Indexer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.poke.try_send(());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Where the index stands.
+enum Phase {
+    /// Being built from the stored events: the next page starts after `after`; when the
+    /// last page is in, the watermark becomes `target`.
+    Rebuild { target: i64, after: (i64, i64) },
+    /// Following the queue from `watermark`.
+    Follow { watermark: i64 },
+}
+
+struct Open {
+    main: Connection,
+    index: IndexFile,
+    phase: Phase,
+}
+
+struct Worker {
+    db: PathBuf,
+    stop: Arc<AtomicBool>,
+    watermark: Arc<AtomicI64>,
+    state: Option<Open>,
+}
+
+impl Worker {
+    fn run(&mut self, wake: &Receiver<()>) {
+        while !self.stop.load(Ordering::Acquire) {
+            let wait = match self.step() {
+                Ok(true) => continue,
+                Ok(false) => IDLE_POLL,
+                Err(e) => {
+                    tracing::warn!(error = %e, "search indexer: a batch failed; reopening the index");
+                    self.state = None;
+                    RETRY_AFTER
+                }
+            };
+            if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(wait) {
+                return;
+            }
+        }
+    }
+
+    /// One batch; `Ok(true)` when there may be more to do at once.
+    fn step(&mut self) -> Result<bool> {
+        if self.state.is_none() {
+            self.state = Some(self.open()?);
+        }
+        let Some(open) = self.state.as_mut() else {
+            return Ok(false);
+        };
+        let more = match open.phase {
+            Phase::Rebuild { target, after } => {
+                let next = rebuild_page(&open.main, &open.index, after, target)?;
+                open.phase = match next {
+                    Some(after) => Phase::Rebuild { target, after },
+                    None => {
+                        tracing::info!(path = %open.index.path().display(), "search index built");
+                        self.watermark.store(target, Ordering::Release);
+                        Phase::Follow { watermark: target }
+                    }
+                };
+                true
+            }
+            Phase::Follow { watermark } => {
+                let next = follow_batch(&open.main, &open.index, watermark)?;
+                if next == watermark {
+                    false
+                } else {
+                    open.phase = Phase::Follow { watermark: next };
+                    self.watermark.store(next, Ordering::Release);
+                    true
+                }
+            }
+        };
+        Ok(more)
+    }
+
+    fn open(&self) -> Result<Open> {
+        let main = crate::schema::open_reader(&self.db, true)?;
+        let high_water = queue_high_water(&main)?;
+        let (index, mark) = IndexFile::open(&self.db, high_water)?;
+        let phase = match mark {
+            Some(watermark) => {
+                self.watermark.store(watermark, Ordering::Release);
+                Phase::Follow { watermark }
+            }
+            None => Phase::Rebuild {
+                target: high_water,
+                after: (i64::MIN, i64::MIN),
+            },
+        };
+        Ok(Open { main, index, phase })
+    }
+}
+
+/// Indexes the next page of stored events after `after` (by run key, seq); on the last
+/// page also sets the watermark to `target`. Returns where the next page starts, `None`
+/// when done.
+fn rebuild_page(
+    main: &Connection,
+    index: &IndexFile,
+    after: (i64, i64),
+    target: i64,
+) -> Result<Option<(i64, i64)>> {
+    let tx = index.conn.unchecked_transaction()?;
+    let mut stmt = main.prepare_cached(
+        "SELECT run_key, seq, payload FROM events WHERE (run_key, seq) > (?1, ?2) \
+         ORDER BY run_key, seq LIMIT ?3",
+    )?;
+    let mut rows = stmt.query(params![after.0, after.1, REBUILD_PAGE])?;
+    let mut last = None;
+    let mut count = 0;
+    while let Some(row) = rows.next()? {
+        let (key, seq): (i64, i64) = (row.get(0)?, row.get(1)?);
+        index.index(key, seq, row.get_ref(2)?.as_str().unwrap_or_default())?;
+        last = Some((key, seq));
+        count += 1;
+    }
+    let next = if count < REBUILD_PAGE { None } else { last };
+    if next.is_none() {
+        index.set_watermark(target)?;
+    }
+    tx.commit()?;
+    Ok(next)
+}
+
+/// Indexes what the queue holds after `watermark` (up to [`QUEUE_PAGE`] rows or about
+/// [`EVENTS_PER_COMMIT`] events) in one transaction; returns the new watermark.
+fn follow_batch(main: &Connection, index: &IndexFile, watermark: i64) -> Result<i64> {
+    let queued: Vec<(i64, i64, Option<i64>, Option<i64>)> = {
+        let mut stmt = main.prepare_cached(
+            "SELECT id, run_key, first_seq, last_seq FROM search_queue WHERE id > ?1 \
+             ORDER BY id LIMIT ?2",
+        )?;
+        stmt.query_map(params![watermark, QUEUE_PAGE], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?
+        .collect::<std::result::Result<_, _>>()?
+    };
+    if queued.is_empty() {
+        return Ok(watermark);
+    }
+    let tx = index.conn.unchecked_transaction()?;
+    let mut mark = watermark;
+    let mut events = 0usize;
+    let mut stmt = main.prepare_cached(
+        "SELECT seq, payload FROM events WHERE run_key = ?1 AND seq BETWEEN ?2 AND ?3",
+    )?;
+    for (id, key, first, last) in queued {
+        match (first, last) {
+            (Some(first), Some(last)) => {
+                let mut rows = stmt.query(params![key, first, last])?;
+                while let Some(row) = rows.next()? {
+                    index.index(
+                        key,
+                        row.get(0)?,
+                        row.get_ref(1)?.as_str().unwrap_or_default(),
+                    )?;
+                    events += 1;
+                }
+            }
+            _ => index.unindex_run(key)?,
+        }
+        mark = id;
+        if events >= EVENTS_PER_COMMIT {
+            break;
+        }
+    }
+    index.set_watermark(mark)?;
+    tx.commit()?;
+    Ok(mark)
+}
