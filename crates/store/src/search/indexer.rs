@@ -8,13 +8,18 @@
 //! watermark advanced in the same transaction, so a restart resumes where it stopped.
 //! The writer pokes it after each commit; it also looks every [`IDLE_POLL`] (an import
 //! by another process queues rows too).
+//!
+//! It yields to ingest: while the writer has committed within [`BUSY_WINDOW`], after each
+//! batch it waits [`BUSY_BACKOFF`] times as long as the batch took (so it takes at most a
+//! fifth of a core from the writer and the server); when ingest pauses it runs flat out
+//! and catches up. A search scans whatever it has not reached, so none misses an event.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 
@@ -26,11 +31,16 @@ const REBUILD_PAGE: i64 = 20_000;
 /// Queue rows read per follow-up transaction.
 const QUEUE_PAGE: i64 = 512;
 /// Events after which a follow-up transaction commits (the rest waits for the next one).
-const EVENTS_PER_COMMIT: usize = 20_000;
+const EVENTS_PER_COMMIT: usize = 5_000;
 /// How long the thread waits for a poke before looking at the queue anyway.
 const IDLE_POLL: Duration = Duration::from_secs(1);
 /// How long it waits after a failure before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// How recent the writer's last commit must be for ingest to count as busy.
+const BUSY_WINDOW: Duration = Duration::from_millis(500);
+/// While ingest is busy, the wait after a batch, in multiples of the batch's duration.
+const BUSY_BACKOFF: u32 = 4;
 
 /// The watermark value that means "not known yet".
 const UNKNOWN: i64 = -1;
@@ -38,6 +48,7 @@ const UNKNOWN: i64 = -1;
 /// Handle to the indexer thread; dropping it stops the thread (after its current batch).
 pub(crate) struct Indexer {
     poke: SyncSender<()>,
+    last_commit: Arc<AtomicI64>,
     stop: Arc<AtomicBool>,
     watermark: Arc<AtomicI64>,
     thread: Option<JoinHandle<()>>,
@@ -49,8 +60,10 @@ impl Indexer {
         let (poke, wake) = mpsc::sync_channel(1);
         let stop = Arc::new(AtomicBool::new(false));
         let watermark = Arc::new(AtomicI64::new(UNKNOWN));
+        let last_commit = Arc::new(AtomicI64::new(0));
         let mut worker = Worker {
             db: db.to_path_buf(),
+            last_commit: Arc::clone(&last_commit),
             stop: Arc::clone(&stop),
             watermark: Arc::clone(&watermark),
             state: None,
@@ -64,14 +77,16 @@ impl Indexer {
             })?;
         Ok(Indexer {
             poke,
+            last_commit,
             stop,
             watermark,
             thread: Some(thread),
         })
     }
 
-    /// Tells the thread that new rows were queued (never blocks).
+    /// Tells the thread that the writer committed new rows (never blocks).
     pub(crate) fn poke(&self) {
+        self.last_commit.store(crate::now_ms(), Ordering::Release);
         let _ = self.poke.try_send(());
     }
 
@@ -109,6 +124,7 @@ struct Open {
 
 struct Worker {
     db: PathBuf,
+    last_commit: Arc<AtomicI64>,
     stop: Arc<AtomicBool>,
     watermark: Arc<AtomicI64>,
     state: Option<Open>,
@@ -117,7 +133,12 @@ struct Worker {
 impl Worker {
     fn run(&mut self, wake: &Receiver<()>) {
         while !self.stop.load(Ordering::Acquire) {
+            let started = Instant::now();
             let wait = match self.step() {
+                Ok(true) if self.ingest_busy() => {
+                    self.pause(wake, started.elapsed() * BUSY_BACKOFF);
+                    continue;
+                }
                 Ok(true) => continue,
                 Ok(false) => IDLE_POLL,
                 Err(e) => {
@@ -127,6 +148,27 @@ impl Worker {
                 }
             };
             if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(wait) {
+                return;
+            }
+        }
+    }
+
+    /// Whether the writer committed within [`BUSY_WINDOW`].
+    fn ingest_busy(&self) -> bool {
+        let last = self.last_commit.load(Ordering::Acquire);
+        let window = i64::try_from(BUSY_WINDOW.as_millis()).unwrap_or(i64::MAX);
+        crate::now_ms().saturating_sub(last) < window
+    }
+
+    /// Waits `length` (pokes do not cut it short; a stop does, at the next poke).
+    fn pause(&self, wake: &Receiver<()>, length: Duration) {
+        let until = Instant::now() + length;
+        while !self.stop.load(Ordering::Acquire) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(left) {
                 return;
             }
         }
