@@ -88,7 +88,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
 }
 
 /// Version 7: the search index lives in a sibling file filled behind the writer
-/// (`crate::search::indexer`); the run database keeps only the queue of what was stored
+/// (`search::indexer`); the run database keeps only the queue of what was stored
 /// since. The index tables of schemas 4–6 are dropped (the indexer rebuilds the sibling
 /// file from the stored events).
 fn move_search_index_out(conn: &Connection) -> Result<()> {
@@ -106,9 +106,20 @@ fn move_search_index_out(conn: &Connection) -> Result<()> {
         )?;
         tracing::info!("run store: the search index moves to its own file (schema 7)");
     }
-    conn.execute_batch(crate::search::index_file::QUEUE_TABLE)?;
+    conn.execute_batch(SEARCH_QUEUE)?;
     Ok(())
 }
+
+/// The queue of stored events the search indexer has not reached (schema 7): one row per
+/// run and writer transaction with the seqs it stored, or one without seqs for a deleted
+/// run. `AUTOINCREMENT`: an id is never reused once the indexed rows are removed.
+const SEARCH_QUEUE: &str = "
+CREATE TABLE IF NOT EXISTS search_queue (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_key INTEGER NOT NULL,
+    first_seq INTEGER,
+    last_seq INTEGER
+);";
 
 /// Version 2: the run row keeps its held time (`held_ms`, [`crate::RunSummary::held_ms`]).
 /// A file written before gets the column, filled from its stored holds (each

@@ -18,16 +18,6 @@ use crate::error::{Result, StoreError};
 /// Version of the index file's layout; a file of another version is rebuilt.
 pub(crate) const INDEX_VERSION: i64 = 1;
 
-/// The queue of stored events not yet indexed, in the run database (schema 7).
-/// `AUTOINCREMENT`: an id is never reused once the indexed rows are removed.
-pub(crate) const QUEUE_TABLE: &str = "
-CREATE TABLE IF NOT EXISTS search_queue (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_key INTEGER NOT NULL,
-    first_seq INTEGER,
-    last_seq INTEGER
-);";
-
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS search_rows (
