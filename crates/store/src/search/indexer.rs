@@ -12,7 +12,9 @@
 //! It yields to ingest: while the writer has committed within [`BUSY_WINDOW`], after each
 //! batch it waits [`BUSY_BACKOFF`] times as long as the batch took (so it takes at most a
 //! fifth of a core from the writer and the server); when ingest pauses it runs flat out
-//! and catches up. A search scans whatever it has not reached, so none misses an event.
+//! and catches up. A search scans whatever it has not reached, so none misses an event;
+//! to keep that scan bounded, it stops yielding while more than [`MAX_YIELDING_BACKLOG`]
+//! events wait (and while it rebuilds).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,6 +43,10 @@ const RETRY_AFTER: Duration = Duration::from_secs(2);
 const BUSY_WINDOW: Duration = Duration::from_millis(500);
 /// While ingest is busy, the wait after a batch, in multiples of the batch's duration.
 const BUSY_BACKOFF: u32 = 4;
+
+/// Events not yet indexed above which the indexer stops yielding to ingest (a search
+/// scans them all when its query is rare).
+const MAX_YIELDING_BACKLOG: i64 = 50_000;
 
 /// The watermark value that means "not known yet".
 const UNKNOWN: i64 = -1;
@@ -135,7 +141,7 @@ impl Worker {
         while !self.stop.load(Ordering::Acquire) {
             let started = Instant::now();
             let wait = match self.step() {
-                Ok(true) if self.ingest_busy() => {
+                Ok(true) if self.ingest_busy() && !self.backlog_too_long() => {
                     self.pause(wake, started.elapsed() * BUSY_BACKOFF);
                     continue;
                 }
@@ -158,6 +164,24 @@ impl Worker {
         let last = self.last_commit.load(Ordering::Acquire);
         let window = i64::try_from(BUSY_WINDOW.as_millis()).unwrap_or(i64::MAX);
         crate::now_ms().saturating_sub(last) < window
+    }
+
+    /// Whether the events not yet indexed exceed [`MAX_YIELDING_BACKLOG`] (every search
+    /// scans them), or the index is being rebuilt (every search scans everything): then
+    /// the indexer does not yield.
+    fn backlog_too_long(&self) -> bool {
+        let Some(open) = self.state.as_ref() else {
+            return false;
+        };
+        let Phase::Follow { watermark } = open.phase else {
+            return true;
+        };
+        open.main
+            .prepare_cached(
+                "SELECT COALESCE(SUM(last_seq - first_seq + 1), 0) FROM search_queue WHERE id > ?1",
+            )
+            .and_then(|mut stmt| stmt.query_row([watermark], |r| r.get::<_, i64>(0)))
+            .is_ok_and(|events| events > MAX_YIELDING_BACKLOG)
     }
 
     /// Waits `length` (pokes do not cut it short; a stop does, at the next poke).
