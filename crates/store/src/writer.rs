@@ -70,7 +70,15 @@ pub struct WriterConfig {
     /// [`Writer::abandon_orphans`]). `None`: a random writer id and today's
     /// reconciliation at open. Ignored on SQLite (one server per file).
     pub instance_id: Option<String>,
+    /// SQLite: stored events the search indexer may be behind before the writer waits for
+    /// it at its next transaction (at most [`SEARCH_WAIT_PER_BATCH`] each time), so the
+    /// unindexed tail a search scans stays bounded under sustained ingest.
+    pub search_backlog_limit: i64,
 }
+
+/// Longest the writer waits for the search indexer before one transaction: a stalled
+/// indexer slows ingest, never stops it.
+pub const SEARCH_WAIT_PER_BATCH: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl std::fmt::Debug for WriterConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -80,6 +88,7 @@ impl std::fmt::Debug for WriterConfig {
             .field("events_wanted", &self.events_wanted.is_some())
             .field("reconcile_on_open", &self.reconcile_on_open)
             .field("instance_id", &self.instance_id)
+            .field("search_backlog_limit", &self.search_backlog_limit)
             .finish()
     }
 }
@@ -92,6 +101,7 @@ impl Default for WriterConfig {
             events_wanted: None,
             reconcile_on_open: true,
             instance_id: None,
+            search_backlog_limit: 100_000,
         }
     }
 }
@@ -129,6 +139,9 @@ pub struct WriterStats {
     pub failed_rows: u64,
     /// Batches whose transaction failed and were re-applied one operation at a time.
     pub isolated_batches: u64,
+    /// Transactions before which the writer waited for the search indexer (its backlog
+    /// was above [`WriterConfig::search_backlog_limit`]).
+    pub search_waits: u64,
 }
 
 #[derive(Debug, Default)]
@@ -136,6 +149,7 @@ struct Counters {
     refused_rows: AtomicU64,
     failed_rows: AtomicU64,
     isolated_batches: AtomicU64,
+    search_waits: AtomicU64,
 }
 
 enum Op {
@@ -223,8 +237,13 @@ impl Writer {
             Some(instance) => Arc::from(instance.as_str()),
             None => Arc::from(random_id().as_str()),
         };
+        let counters = Arc::new(Counters::default());
         let mut db: Box<dyn WriteDb> = match database {
-            Database::Sqlite(path) => Box::new(sqlite_db::SqliteWriteDb::open(path)?),
+            Database::Sqlite(path) => Box::new(sqlite_db::SqliteWriteDb::open(
+                path,
+                config.search_backlog_limit,
+                Arc::clone(&counters),
+            )?),
             Database::Postgres(url) => Box::new(crate::pg::writer::PgWriteDb::open(
                 url,
                 &id,
@@ -244,7 +263,6 @@ impl Writer {
             );
         }
         let (tx, rx) = mpsc::sync_channel(config.channel_capacity.max(1));
-        let counters = Arc::new(Counters::default());
         let stale = Arc::new(Mutex::new(StaleRuns::default()));
         let mut state = State::new(
             db,
@@ -317,6 +335,7 @@ impl Writer {
             refused_rows: self.counters.refused_rows.load(Ordering::Relaxed),
             failed_rows: self.counters.failed_rows.load(Ordering::Relaxed),
             isolated_batches: self.counters.isolated_batches.load(Ordering::Relaxed),
+            search_waits: self.counters.search_waits.load(Ordering::Relaxed),
         }
     }
 

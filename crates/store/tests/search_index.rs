@@ -256,3 +256,42 @@ fn an_index_file_of_another_version_is_rebuilt() {
         .expect("version");
     });
 }
+
+/// Past `search_backlog_limit` events waiting to be indexed, the writer waits for the
+/// indexer before a transaction (bounded: a stalled indexer slows ingest, never stops it);
+/// once the indexer caught up it writes without waiting again.
+#[test]
+fn the_writer_waits_for_an_indexer_that_fell_too_far_behind() {
+    let db = TestDb::new(Backend::Sqlite).expect("sqlite");
+    let path = db_path(&db);
+    let config = mindgate_store::WriterConfig {
+        search_backlog_limit: 6,
+        ..mindgate_store::WriterConfig::default()
+    };
+    let (w, _) = db.writer(config, None);
+    let r = db.reader();
+    fill(&w, "r1", "first leg to Accra");
+    caught_up(&r);
+    assert_eq!(w.stats().search_waits, 0);
+
+    let lock = stall_indexer(&path);
+    fill(&w, "r2", "second leg to Kumasi");
+    fill(&w, "r3", "third leg to Tamale");
+    // Eight events wait (more than six): the next transaction waits for the indexer first,
+    // gives up after its bound, and stores the run all the same.
+    fill(&w, "r4", "fourth leg to Bolgatanga");
+    assert!(w.stats().search_waits >= 1, "{:?}", w.stats());
+    assert_eq!(runs_found(&r, "leg to"), ["r1", "r2", "r3", "r4"]);
+
+    drop(lock);
+    caught_up(&r);
+    let waits = w.stats().search_waits;
+    fill(&w, "r5", "fifth leg to Wa");
+    assert_eq!(
+        w.stats().search_waits,
+        waits,
+        "no wait once the indexer caught up"
+    );
+    assert_eq!(runs_found(&r, "leg to"), ["r1", "r2", "r3", "r4", "r5"]);
+    w.close().expect("close");
+}

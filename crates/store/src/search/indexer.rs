@@ -14,12 +14,20 @@
 //! fifth of a core from the writer and the server); when ingest pauses it runs flat out
 //! and catches up. A search scans whatever it has not reached, so none misses an event;
 //! to keep that scan bounded, it stops yielding while more than [`MAX_YIELDING_BACKLOG`]
-//! events wait (and while it rebuilds).
+//! events wait (and while it rebuilds), and past the writer's limit
+//! ([`crate::WriterConfig::search_backlog_limit`]) the writer waits for it before each
+//! transaction ([`Indexer::wait_for_room`]): ingest then goes at the indexer's pace, as
+//! when the index was written in the writer's transaction, but only beyond that limit.
+//!
+//! The backlog is counted in one measure on both sides: a queue row's range of seqs
+//! (`last_seq - first_seq + 1`), added by the writer at commit, taken off by the indexer
+//! when its watermark passes the row, and read exactly from the queue when the indexer
+//! opens and whenever it has caught up.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -51,12 +59,52 @@ const MAX_YIELDING_BACKLOG: i64 = 50_000;
 /// The watermark value that means "not known yet".
 const UNKNOWN: i64 = -1;
 
+/// Events queued and not yet indexed (`None` while the index is being built: the writer
+/// then does not wait), and the signal the indexer gives after each batch.
+#[derive(Default)]
+struct Backlog {
+    events: Mutex<Option<i64>>,
+    moved: Condvar,
+}
+
+impl Backlog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<i64>> {
+        self.events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn add(&self, events: i64) {
+        if let Some(n) = self.lock().as_mut() {
+            *n = n.saturating_add(events);
+        }
+    }
+
+    /// Sets (or forgets) the count and wakes a waiting writer.
+    fn set(&self, events: Option<i64>) {
+        *self.lock() = events;
+        self.moved.notify_all();
+    }
+
+    fn take(&self, events: i64) {
+        if let Some(n) = self.lock().as_mut() {
+            *n = n.saturating_sub(events).max(0);
+        }
+        self.moved.notify_all();
+    }
+
+    fn get(&self) -> Option<i64> {
+        *self.lock()
+    }
+}
+
 /// Handle to the indexer thread; dropping it stops the thread (after its current batch).
 pub(crate) struct Indexer {
     poke: SyncSender<()>,
     last_commit: Arc<AtomicI64>,
     stop: Arc<AtomicBool>,
     watermark: Arc<AtomicI64>,
+    backlog: Arc<Backlog>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -67,11 +115,13 @@ impl Indexer {
         let stop = Arc::new(AtomicBool::new(false));
         let watermark = Arc::new(AtomicI64::new(UNKNOWN));
         let last_commit = Arc::new(AtomicI64::new(0));
+        let backlog = Arc::new(Backlog::default());
         let mut worker = Worker {
             db: db.to_path_buf(),
             last_commit: Arc::clone(&last_commit),
             stop: Arc::clone(&stop),
             watermark: Arc::clone(&watermark),
+            backlog: Arc::clone(&backlog),
             state: None,
         };
         let thread = std::thread::Builder::new()
@@ -86,14 +136,29 @@ impl Indexer {
             last_commit,
             stop,
             watermark,
+            backlog,
             thread: Some(thread),
         })
     }
 
-    /// Tells the thread that the writer committed new rows (never blocks).
-    pub(crate) fn poke(&self) {
+    /// Tells the thread that the writer committed `events` more to index (never blocks).
+    pub(crate) fn queued(&self, events: i64) {
+        self.backlog.add(events);
         self.last_commit.store(crate::now_ms(), Ordering::Release);
         let _ = self.poke.try_send(());
+    }
+
+    /// Waits (at most `longest`) while more than `limit` events wait to be indexed;
+    /// whether it waited. Never waits while the index is being built.
+    pub(crate) fn wait_for_room(&self, limit: i64, longest: Duration) -> bool {
+        let over = |n: &mut Option<i64>| n.is_some_and(|n| n > limit);
+        let mut events = self.backlog.lock();
+        if !over(&mut events) {
+            return false;
+        }
+        let _ = self.poke.try_send(());
+        let _ = self.backlog.moved.wait_timeout_while(events, longest, over);
+        true
     }
 
     /// The highest queue id the index holds (`None` while it is being built).
@@ -133,6 +198,7 @@ struct Worker {
     last_commit: Arc<AtomicI64>,
     stop: Arc<AtomicBool>,
     watermark: Arc<AtomicI64>,
+    backlog: Arc<Backlog>,
     state: Option<Open>,
 }
 
@@ -150,6 +216,8 @@ impl Worker {
                 Err(e) => {
                     tracing::warn!(error = %e, "search indexer: a batch failed; reopening the index");
                     self.state = None;
+                    // Not known until it reopens: the writer does not wait meanwhile.
+                    self.backlog.set(None);
                     RETRY_AFTER
                 }
             };
@@ -170,18 +238,14 @@ impl Worker {
     /// scans them), or the index is being rebuilt (every search scans everything): then
     /// the indexer does not yield.
     fn backlog_too_long(&self) -> bool {
-        let Some(open) = self.state.as_ref() else {
-            return false;
-        };
-        let Phase::Follow { watermark } = open.phase else {
-            return true;
-        };
-        open.main
-            .prepare_cached(
-                "SELECT COALESCE(SUM(last_seq - first_seq + 1), 0) FROM search_queue WHERE id > ?1",
-            )
-            .and_then(|mut stmt| stmt.query_row([watermark], |r| r.get::<_, i64>(0)))
-            .is_ok_and(|events| events > MAX_YIELDING_BACKLOG)
+        match self.state.as_ref().map(|open| &open.phase) {
+            None => false,
+            Some(Phase::Rebuild { .. }) => true,
+            Some(Phase::Follow { .. }) => self
+                .backlog
+                .get()
+                .is_some_and(|events| events > MAX_YIELDING_BACKLOG),
+        }
     }
 
     /// Waits `length` (pokes do not cut it short; a stop does, at the next poke).
@@ -214,18 +278,22 @@ impl Worker {
                     None => {
                         tracing::info!(path = %open.index.path().display(), "search index built");
                         self.watermark.store(target, Ordering::Release);
+                        self.backlog.set(Some(queued_after(&open.main, target)?));
                         Phase::Follow { watermark: target }
                     }
                 };
                 true
             }
             Phase::Follow { watermark } => {
-                let next = follow_batch(&open.main, &open.index, watermark)?;
+                let (next, done) = follow_batch(&open.main, &open.index, watermark)?;
                 if next == watermark {
+                    // Caught up: the count is read exactly (the sums cannot drift).
+                    self.backlog.set(Some(queued_after(&open.main, next)?));
                     false
                 } else {
                     open.phase = Phase::Follow { watermark: next };
                     self.watermark.store(next, Ordering::Release);
+                    self.backlog.take(done);
                     true
                 }
             }
@@ -240,12 +308,16 @@ impl Worker {
         let phase = match mark {
             Some(watermark) => {
                 self.watermark.store(watermark, Ordering::Release);
+                self.backlog.set(Some(queued_after(&main, watermark)?));
                 Phase::Follow { watermark }
             }
-            None => Phase::Rebuild {
-                target: high_water,
-                after: (i64::MIN, i64::MIN),
-            },
+            None => {
+                self.backlog.set(None);
+                Phase::Rebuild {
+                    target: high_water,
+                    after: (i64::MIN, i64::MIN),
+                }
+            }
         };
         Ok(Open { main, index, phase })
     }
@@ -282,9 +354,19 @@ fn rebuild_page(
     Ok(next)
 }
 
+/// The events the queue holds after `watermark`, in the backlog's measure.
+fn queued_after(main: &Connection, watermark: i64) -> Result<i64> {
+    Ok(main
+        .prepare_cached(
+            "SELECT COALESCE(SUM(last_seq - first_seq + 1), 0) FROM search_queue WHERE id > ?1",
+        )?
+        .query_row([watermark], |r| r.get::<_, i64>(0))?)
+}
+
 /// Indexes what the queue holds after `watermark` (up to [`QUEUE_PAGE`] rows or about
-/// [`EVENTS_PER_COMMIT`] events) in one transaction; returns the new watermark.
-fn follow_batch(main: &Connection, index: &IndexFile, watermark: i64) -> Result<i64> {
+/// [`EVENTS_PER_COMMIT`] events) in one transaction; returns the new watermark and the
+/// rows' events in the backlog's measure.
+fn follow_batch(main: &Connection, index: &IndexFile, watermark: i64) -> Result<(i64, i64)> {
     let queued: Vec<(i64, i64, Option<i64>, Option<i64>)> = {
         let mut stmt = main.prepare_cached(
             "SELECT id, run_key, first_seq, last_seq FROM search_queue WHERE id > ?1 \
@@ -296,17 +378,19 @@ fn follow_batch(main: &Connection, index: &IndexFile, watermark: i64) -> Result<
         .collect::<std::result::Result<_, _>>()?
     };
     if queued.is_empty() {
-        return Ok(watermark);
+        return Ok((watermark, 0));
     }
     let tx = index.conn.unchecked_transaction()?;
     let mut mark = watermark;
     let mut events = 0usize;
+    let mut measured = 0i64;
     let mut stmt = main.prepare_cached(
         "SELECT seq, payload FROM events WHERE run_key = ?1 AND seq BETWEEN ?2 AND ?3",
     )?;
     for (id, key, first, last) in queued {
         match (first, last) {
             (Some(first), Some(last)) => {
+                measured = measured.saturating_add(last.saturating_sub(first).saturating_add(1));
                 let mut rows = stmt.query(params![key, first, last])?;
                 while let Some(row) = rows.next()? {
                     index.index(
@@ -326,5 +410,5 @@ fn follow_batch(main: &Connection, index: &IndexFile, watermark: i64) -> Result<
     }
     index.set_watermark(mark)?;
     tx.commit()?;
-    Ok(mark)
+    Ok((mark, measured))
 }

@@ -22,6 +22,10 @@ pub(crate) struct SqliteWriteDb {
     stored: HashMap<i64, (i64, i64)>,
     /// Queue rows up to this id are indexed and have been removed.
     queue_removed_to: i64,
+    /// Events the indexer may be behind before a transaction waits for it.
+    backlog_limit: i64,
+    /// Where the waits are counted ([`super::WriterStats::search_waits`]).
+    counters: std::sync::Arc<super::Counters>,
     /// The search indexer (dropping it stops its thread). Declared before the
     /// checkpointer so it stops first.
     indexer: Indexer,
@@ -31,7 +35,13 @@ pub(crate) struct SqliteWriteDb {
 
 impl SqliteWriteDb {
     /// Opens (creating if needed) the database at `path` and starts its checkpointer.
-    pub(crate) fn open(path: &Path) -> Result<SqliteWriteDb> {
+    /// `backlog_limit`: see [`super::WriterConfig::search_backlog_limit`]; each wait is
+    /// counted in `counters`.
+    pub(super) fn open(
+        path: &Path,
+        backlog_limit: i64,
+        counters: std::sync::Arc<super::Counters>,
+    ) -> Result<SqliteWriteDb> {
         let conn = schema::open_writer(path)?;
         // Checkpoints run on their own connection so a commit never waits for one
         // (an auto-checkpoint inside a commit costs milliseconds of latency).
@@ -43,6 +53,8 @@ impl SqliteWriteDb {
             conn,
             stored: HashMap::new(),
             queue_removed_to: 0,
+            backlog_limit,
+            counters,
             indexer,
             _checkpointer: checkpointer,
         })
@@ -52,8 +64,14 @@ impl SqliteWriteDb {
 impl SqliteWriteDb {
     /// Queues the transaction's stored seqs for the indexer (one row per run), and
     /// removes the queue rows the indexer has done with.
-    fn queue_for_search(&mut self) -> Result<()> {
+    /// Returns the events queued (the sum of the ranges' lengths, the measure the
+    /// indexer's backlog counts in).
+    fn queue_for_search(&mut self) -> Result<i64> {
         let mut stored: Vec<(i64, (i64, i64))> = self.stored.drain().collect();
+        let queued = stored
+            .iter()
+            .map(|(_, (first, last))| last.saturating_sub(*first).saturating_add(1))
+            .sum();
         stored.sort_unstable();
         let mut stmt = self.conn.prepare_cached(
             "INSERT INTO search_queue(run_key, first_seq, last_seq) VALUES (?1, ?2, ?3)",
@@ -69,7 +87,7 @@ impl SqliteWriteDb {
                 .execute([mark])?;
             self.queue_removed_to = mark;
         }
-        Ok(())
+        Ok(queued)
     }
 }
 
@@ -138,15 +156,23 @@ impl WriteDb for SqliteWriteDb {
     }
 
     fn begin(&mut self) -> Result<()> {
+        // Outside any transaction: the indexer reads the database while the writer waits.
+        if self
+            .indexer
+            .wait_for_room(self.backlog_limit, super::SEARCH_WAIT_PER_BATCH)
+        {
+            self.counters
+                .search_waits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
     }
 
     fn commit(&mut self) -> Result<()> {
-        let queued = !self.stored.is_empty();
-        self.queue_for_search()?;
+        let queued = self.queue_for_search()?;
         self.conn.execute_batch("COMMIT")?;
-        if queued {
-            self.indexer.poke();
+        if queued > 0 {
+            self.indexer.queued(queued);
         }
         Ok(())
     }
