@@ -7,6 +7,8 @@
 // buffer drops them) — the sending would not be measured. The two loops differ only by
 // Mindgate: the instrumented one wraps the model with `mindgateMiddleware`, the tools with
 // `mindgateTools` and runs inside `run`, and both pass an `abortSignal`.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
@@ -46,18 +48,29 @@ export const wrappedOnly = () =>
  * The same loop with Mindgate on `session`. Afterwards the SDK's AsyncLocalStorage is
  * disabled again, so the promise hooks it turns on (Node 20) are paid by the instrumented
  * loops only, never by a baseline run after them; the next `run` turns them on again.
+ * `sdk`: another build of the SDK (`{run, mindgateMiddleware, mindgateTools, scopes}` from its
+ * `dist/`), for a before / after comparison in one process.
  */
-export const instrumented = (session) => async () => {
+export const instrumented = (session, sdk = { run, mindgateMiddleware, mindgateTools, scopes }) => async () => {
   try {
-    return await run('bench-loop', (ctx) => generateText({
-      model: wrapLanguageModel({ model: loopModel(), middleware: mindgateMiddleware({ session }) }),
-      tools: mindgateTools(searchTool(), { session }),
+    return await sdk.run('bench-loop', (ctx) => generateText({
+      model: wrapLanguageModel({ model: loopModel(), middleware: sdk.mindgateMiddleware({ session }) }),
+      tools: sdk.mindgateTools(searchTool(), { session }),
       prompt: 'go', stopWhen: stepCountIs(STEPS), abortSignal: ctx.signal,
     }), { session });
   } finally {
-    scopes.disable();
+    sdk.scopes.disable();
   }
 };
+
+/** The `dist/` directory `dir` of another build of the SDK, as `instrumented` takes it, and its `Session`. */
+export async function sdkAt(dir) {
+  const base = pathToFileURL(path.resolve(dir) + '/').href;
+  const index = await import(new URL('index.js', base).href);
+  const ai = await import(new URL('ai.js', base).href);
+  const context = await import(new URL('context.js', base).href);
+  return { run: index.run, Session: index.Session, mindgateMiddleware: ai.mindgateMiddleware, mindgateTools: ai.mindgateTools, scopes: context.scopes };
+}
 
 /** CPU ms (user + system of the process) of one awaited call. */
 export async function cpuMs(fn) {

@@ -24,7 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { Session } from '../dist/index.js';
-import { baseline, cpuMs, instrumented, quantile, STEPS, wrappedOnly } from './harness.mjs';
+import { baseline, cpuMs, instrumented, quantile, sdkAt, STEPS, wrappedOnly } from './harness.mjs';
 import { missingBinary, startServer } from '../test/support.mjs';
 
 const ROUNDS = Number(process.argv[2] || 600);
@@ -49,6 +49,14 @@ if (process.env.BENCH_DECOMPOSE) variants.push({ name: 'wrapLanguageModel, empty
 const detached = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
 detached.emitTo('run_bench', 'custom', {}); // starts the transport: enabled, never attached
 variants.push({ name: 'detached', fn: instrumented(detached) });
+// BENCH_BEFORE=<dist dir>: also another build of the SDK, detached, in the same rounds (before / after).
+let before = null;
+if (process.env.BENCH_BEFORE) {
+  const sdk = await sdkAt(process.env.BENCH_BEFORE);
+  before = new sdk.Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: () => {} });
+  before.emitTo('run_bench', 'custom', {});
+  variants.push({ name: `detached, the SDK at ${process.env.BENCH_BEFORE}`, fn: instrumented(before, sdk) });
+}
 let srv = null;
 let attached = null;
 const skip = missingBinary();
@@ -137,4 +145,5 @@ for (let i = 1; i < variants.length; i++) {
 console.log(`load average after: ${load}`);
 await attached?.dispose(0);
 await detached.dispose(0);
+await before?.dispose(0);
 await srv?.stop();

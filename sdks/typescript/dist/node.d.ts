@@ -63,5 +63,11 @@ export interface NodeAdapter<T> {
 }
 /** Ends a streaming node: `ok` with its output and extra fields, or `error` with the error. */
 export type StreamEnd = (status: 'ok' | 'error', output: unknown, extra?: Record<string, unknown>, error?: unknown) => void;
-/** Runs `body` as one execution of a node, with its gates and lifecycle events. */
+/**
+ * Runs `body` as one execution of a node, with its gates and lifecycle events. Not `async`:
+ * when no gate holds (the common case) the body runs at once and its promise gets one
+ * `then` — an async function and its `await` would make two promises more per node, and on
+ * Node 20 every promise pays for the `AsyncLocalStorage` hooks. Anything that holds, fails or
+ * retries goes on in `executeHeld`.
+ */
 export declare function executeNode<T>(session: Session, spec: NodeSpec, body: (input: unknown, ctx: NodeContext) => T | PromiseLike<T>, adapter?: NodeAdapter<T>): Promise<T>;

@@ -127,27 +127,95 @@ function startedPayload(spec, exec, parentId) {
         payload.input = spec.input;
     return payload;
 }
-/** Runs `body` as one execution of a node, with its gates and lifecycle events. */
-export async function executeNode(session, spec, body, adapter = {}) {
-    const scope = scopes.getStore();
-    const run = scope?.run ?? session.implicitRun();
-    const exec = new Execution(session, run, spec, adapter);
-    session.emitTo(run.runId, 'node.started', startedPayload(spec, exec, scope?.parentId));
-    // Only a gate that holds builds its options and is awaited: the common pass costs one check.
-    const inner = { run, parentId: exec.nodeId };
-    for (;;) {
-        const before = session.holds('before', exec) ? await exec.hold('before') : CONTINUE;
-        if (before.action === 'abort')
-            throw exec.aborted();
-        if (before.action === 'inject')
-            return exec.injected(before, {});
-        if (before.edited)
-            exec.input = before.input;
-        let result;
+/**
+ * Runs `body` as one execution of a node, with its gates and lifecycle events. Not `async`:
+ * when no gate holds (the common case) the body runs at once and its promise gets one
+ * `then` — an async function and its `await` would make two promises more per node, and on
+ * Node 20 every promise pays for the `AsyncLocalStorage` hooks. Anything that holds, fails or
+ * retries goes on in `executeHeld`.
+ */
+export function executeNode(session, spec, body, adapter = {}) {
+    try {
+        const scope = scopes.getStore();
+        const run = scope?.run ?? session.implicitRun();
+        const exec = new Execution(session, run, spec, adapter);
+        session.emitTo(run.runId, 'node.started', startedPayload(spec, exec, scope?.parentId));
+        // Only a gate that holds builds its options and is awaited: the common pass costs one check.
+        const inner = { run, parentId: exec.nodeId };
+        if (session.holds('before', exec))
+            return executeHeld(session, exec, body, adapter, inner, undefined);
+        let value;
         try {
-            result = await scopes.run(inner, body, exec.input, exec);
+            value = scopes.run(inner, body, exec.input, exec);
         }
         catch (error) {
+            return executeHeld(session, exec, body, adapter, inner, { ok: false, error });
+        }
+        if (isThenable(value)) {
+            return Promise.resolve(value).then((result) => completed(session, exec, body, adapter, inner, result), (error) => executeHeld(session, exec, body, adapter, inner, { ok: false, error }));
+        }
+        return Promise.resolve(completed(session, exec, body, adapter, inner, value));
+    }
+    catch (error) {
+        return Promise.reject(error);
+    }
+}
+function isThenable(value) {
+    return typeof value?.then === 'function';
+}
+/** The body returned: the after gate if it holds, else the node ends (or streams on). */
+function completed(session, exec, body, adapter, inner, result) {
+    if (adapter.afterGate !== false && session.holds('after', exec))
+        return executeHeld(session, exec, body, adapter, inner, { ok: true, value: result });
+    return settled(exec, adapter, result);
+}
+/** The node's value handed on: a stream observed to its end, or `node.finished` now. */
+function settled(exec, adapter, result) {
+    if (adapter.streaming) {
+        let ended = false;
+        const end = (status, output, extra, error) => {
+            if (ended)
+                return;
+            ended = true;
+            if (status === 'error')
+                exec.failed(error);
+            exec.finish(status, output, extra);
+        };
+        return adapter.streaming(result, end);
+    }
+    exec.finish('ok', guarded(adapter.outputOf, result, result), guarded(adapter.finishedOf, result, undefined));
+    return result;
+}
+/**
+ * The gated path: holds at `before`, runs the body (again, on retry), holds at `error` and
+ * `after`. `first`: the outcome of an attempt `executeNode` already made (then the before
+ * gate of that attempt is behind it).
+ */
+async function executeHeld(session, exec, body, adapter, inner, first) {
+    let pending = first;
+    for (;;) {
+        let outcome;
+        if (pending !== undefined) {
+            outcome = pending;
+            pending = undefined;
+        }
+        else {
+            const before = session.holds('before', exec) ? await exec.hold('before') : CONTINUE;
+            if (before.action === 'abort')
+                throw exec.aborted();
+            if (before.action === 'inject')
+                return exec.injected(before, {});
+            if (before.edited)
+                exec.input = before.input;
+            try {
+                outcome = { ok: true, value: await scopes.run(inner, body, exec.input, exec) };
+            }
+            catch (error) {
+                outcome = { ok: false, error };
+            }
+        }
+        if (!outcome.ok) {
+            const error = outcome.error;
             if (isAbortError(error)) {
                 exec.finish('aborted', undefined);
                 throw error;
@@ -172,19 +240,6 @@ export async function executeNode(session, spec, body, adapter = {}) {
             if (after.action === 'abort')
                 throw exec.aborted();
         }
-        if (adapter.streaming) {
-            let ended = false;
-            const end = (status, output, extra, error) => {
-                if (ended)
-                    return;
-                ended = true;
-                if (status === 'error')
-                    exec.failed(error);
-                exec.finish(status, output, extra);
-            };
-            return adapter.streaming(result, end);
-        }
-        exec.finish('ok', guarded(adapter.outputOf, result, result), guarded(adapter.finishedOf, result, undefined));
-        return result;
+        return settled(exec, adapter, outcome.value);
     }
 }

@@ -1,7 +1,7 @@
 // One node execution with its gates: before (inject skips the body), error (retry re-runs it,
 // inject swallows the error, continue rethrows), after (step mode or an `after` breakpoint).
 import { performance } from 'node:perf_hooks';
-import { type RunContext, scopes } from './context.js';
+import { type RunContext, type Scope, scopes } from './context.js';
 import { isAbortError, toErrorInfo } from './errors.js';
 import { CONTINUE, type Decision, type GateNode } from './gates.js';
 import { nextId } from './ids.js';
@@ -189,28 +189,101 @@ function startedPayload(spec: NodeSpec, exec: Execution<unknown>, parentId: stri
   return payload;
 }
 
-/** Runs `body` as one execution of a node, with its gates and lifecycle events. */
-export async function executeNode<T>(
+/** What the body's first attempt came to, when it ran before the held path took over. */
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * Runs `body` as one execution of a node, with its gates and lifecycle events. Not `async`:
+ * when no gate holds (the common case) the body runs at once and its promise gets one
+ * `then` — an async function and its `await` would make two promises more per node, and on
+ * Node 20 every promise pays for the `AsyncLocalStorage` hooks. Anything that holds, fails or
+ * retries goes on in `executeHeld`.
+ */
+export function executeNode<T>(
   session: Session,
   spec: NodeSpec,
   body: (input: unknown, ctx: NodeContext) => T | PromiseLike<T>,
   adapter: NodeAdapter<T> = {},
 ): Promise<T> {
-  const scope = scopes.getStore();
-  const run = scope?.run ?? session.implicitRun();
-  const exec = new Execution<T>(session, run, spec, adapter);
-  session.emitTo(run.runId, 'node.started', startedPayload(spec, exec as Execution<unknown>, scope?.parentId));
-  // Only a gate that holds builds its options and is awaited: the common pass costs one check.
-  const inner = { run, parentId: exec.nodeId };
-  for (;;) {
-    const before = session.holds('before', exec) ? await exec.hold('before') : CONTINUE;
-    if (before.action === 'abort') throw exec.aborted();
-    if (before.action === 'inject') return exec.injected(before, {});
-    if (before.edited) exec.input = before.input;
-    let result: T;
+  try {
+    const scope = scopes.getStore();
+    const run = scope?.run ?? session.implicitRun();
+    const exec = new Execution<T>(session, run, spec, adapter);
+    session.emitTo(run.runId, 'node.started', startedPayload(spec, exec as Execution<unknown>, scope?.parentId));
+    // Only a gate that holds builds its options and is awaited: the common pass costs one check.
+    const inner: Scope = { run, parentId: exec.nodeId };
+    if (session.holds('before', exec)) return executeHeld(session, exec, body, adapter, inner, undefined);
+    let value: T | PromiseLike<T>;
     try {
-      result = await scopes.run(inner, body, exec.input, exec);
+      value = scopes.run(inner, body, exec.input, exec);
     } catch (error) {
+      return executeHeld(session, exec, body, adapter, inner, { ok: false, error });
+    }
+    if (isThenable(value)) {
+      return Promise.resolve(value).then(
+        (result) => completed(session, exec, body, adapter, inner, result),
+        (error: unknown) => executeHeld(session, exec, body, adapter, inner, { ok: false, error }),
+      );
+    }
+    return Promise.resolve(completed(session, exec, body, adapter, inner, value));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** The body returned: the after gate if it holds, else the node ends (or streams on). */
+function completed<T>(session: Session, exec: Execution<T>, body: Body<T>, adapter: NodeAdapter<T>, inner: Scope, result: T): T | Promise<T> {
+  if (adapter.afterGate !== false && session.holds('after', exec)) return executeHeld(session, exec, body, adapter, inner, { ok: true, value: result });
+  return settled(exec, adapter, result);
+}
+
+/** The node's value handed on: a stream observed to its end, or `node.finished` now. */
+function settled<T>(exec: Execution<T>, adapter: NodeAdapter<T>, result: T): T {
+  if (adapter.streaming) {
+    let ended = false;
+    const end: StreamEnd = (status, output, extra, error) => {
+      if (ended) return;
+      ended = true;
+      if (status === 'error') exec.failed(error);
+      exec.finish(status, output, extra);
+    };
+    return adapter.streaming(result, end);
+  }
+  exec.finish('ok', guarded(adapter.outputOf, result, result as unknown), guarded(adapter.finishedOf, result, undefined));
+  return result;
+}
+
+type Body<T> = (input: unknown, ctx: NodeContext) => T | PromiseLike<T>;
+
+/**
+ * The gated path: holds at `before`, runs the body (again, on retry), holds at `error` and
+ * `after`. `first`: the outcome of an attempt `executeNode` already made (then the before
+ * gate of that attempt is behind it).
+ */
+async function executeHeld<T>(session: Session, exec: Execution<T>, body: Body<T>, adapter: NodeAdapter<T>, inner: Scope, first: Outcome<T> | undefined): Promise<T> {
+  let pending = first;
+  for (;;) {
+    let outcome: Outcome<T>;
+    if (pending !== undefined) {
+      outcome = pending;
+      pending = undefined;
+    } else {
+      const before = session.holds('before', exec) ? await exec.hold('before') : CONTINUE;
+      if (before.action === 'abort') throw exec.aborted();
+      if (before.action === 'inject') return exec.injected(before, {});
+      if (before.edited) exec.input = before.input;
+      try {
+        outcome = { ok: true, value: await scopes.run(inner, body, exec.input, exec) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+    }
+    if (!outcome.ok) {
+      const error = outcome.error;
       if (isAbortError(error)) {
         exec.finish('aborted', undefined);
         throw error;
@@ -229,17 +302,6 @@ export async function executeNode<T>(
       if (after.action === 'inject') return exec.injected(after, {});
       if (after.action === 'abort') throw exec.aborted();
     }
-    if (adapter.streaming) {
-      let ended = false;
-      const end: StreamEnd = (status, output, extra, error) => {
-        if (ended) return;
-        ended = true;
-        if (status === 'error') exec.failed(error);
-        exec.finish(status, output, extra);
-      };
-      return adapter.streaming(result, end);
-    }
-    exec.finish('ok', guarded(adapter.outputOf, result, result as unknown), guarded(adapter.finishedOf, result, undefined));
-    return result;
+    return settled(exec, adapter, outcome.value);
   }
 }
