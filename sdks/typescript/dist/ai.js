@@ -5,7 +5,7 @@
 import { scopes } from './context.js';
 import { isAbortError } from './errors.js';
 import { session as processSession } from './index.js';
-import { executeNode } from './node.js';
+import { executeNode, executeNodeIn } from './node.js';
 /** The logical node of every model step. */
 export const STEP_NODE_ID = 'llm:step';
 /**
@@ -46,7 +46,7 @@ function modelStep(options, params, model, call, stream) {
         input.tools = tools;
     const spec = { kind: 'llm', name: 'step', nodeId: STEP_NODE_ID, instanceId, input, started: model?.modelId ? { model: model.modelId } : undefined };
     const adapter = stream ? streamAdapter(s, run, instanceId, v3) : v3 ? GENERATE_V3 : GENERATE_V2;
-    return executeNode(s, spec, () => call(), adapter); // the provider call takes no arguments
+    return executeNodeIn(s, scope, spec, () => call(), adapter); // the provider call takes no arguments
 }
 /**
  * A step's input: the whole prompt on a run's first step, then only the messages added since

@@ -135,8 +135,11 @@ function startedPayload(spec, exec, parentId) {
  * retries goes on in `executeHeld`.
  */
 export function executeNode(session, spec, body, adapter = {}) {
+    return executeNodeIn(session, scopes.getStore(), spec, body, adapter);
+}
+/** `executeNode` in `scope`, the caller's `scopes.getStore()` (each look-up costs Node 20 a walk to the current resource). @internal */
+export function executeNodeIn(session, scope, spec, body, adapter = {}) {
     try {
-        const scope = scopes.getStore();
         const run = scope?.run ?? session.implicitRun();
         const exec = new Execution(session, run, spec, adapter);
         session.emitTo(run.runId, 'node.started', startedPayload(spec, exec, scope?.parentId));

@@ -5,7 +5,7 @@
 import { type RunContext, scopes } from './context.js';
 import { isAbortError } from './errors.js';
 import { session as processSession } from './index.js';
-import { executeNode, type NodeAdapter, type StreamEnd, type Usage } from './node.js';
+import { executeNode, executeNodeIn, type NodeAdapter, type StreamEnd, type Usage } from './node.js';
 import type { HintNode } from './protocol.js';
 import type { Session } from './session.js';
 
@@ -77,7 +77,7 @@ function modelStep(options: AdapterOptions, params: any, model: ModelLike, call:
   if (tools.length > 0) input.tools = tools;
   const spec = { kind: 'llm' as const, name: 'step', nodeId: STEP_NODE_ID, instanceId, input, started: model?.modelId ? { model: model.modelId } : undefined };
   const adapter = stream ? streamAdapter(s, run, instanceId, v3) : v3 ? GENERATE_V3 : GENERATE_V2;
-  return executeNode<any>(s, spec, () => call(), adapter); // the provider call takes no arguments
+  return executeNodeIn<any>(s, scope, spec, () => call(), adapter); // the provider call takes no arguments
 }
 
 /**

@@ -205,8 +205,12 @@ export function executeNode<T>(
   body: (input: unknown, ctx: NodeContext) => T | PromiseLike<T>,
   adapter: NodeAdapter<T> = {},
 ): Promise<T> {
+  return executeNodeIn(session, scopes.getStore(), spec, body, adapter);
+}
+
+/** `executeNode` in `scope`, the caller's `scopes.getStore()` (each look-up costs Node 20 a walk to the current resource). @internal */
+export function executeNodeIn<T>(session: Session, scope: Scope | undefined, spec: NodeSpec, body: Body<T>, adapter: NodeAdapter<T> = {}): Promise<T> {
   try {
-    const scope = scopes.getStore();
     const run = scope?.run ?? session.implicitRun();
     const exec = new Execution<T>(session, run, spec, adapter);
     session.emitTo(run.runId, 'node.started', startedPayload(spec, exec as Execution<unknown>, scope?.parentId));
