@@ -32,6 +32,9 @@ pub struct MemoryConfig {
     /// (`MINDGATE_MEMORY_SINGLE_VALUED`, comma-separated, where the store is opened for the
     /// server, MCP and CLI).
     pub single_valued_predicates: Vec<String>,
+    /// Lexical hits whose words expand the query for a second lexical pass
+    /// ([`crate::feedback`]) when a search does not say; 0 turns the pass off.
+    pub query_feedback: usize,
 }
 
 impl Default for MemoryConfig {
@@ -45,6 +48,7 @@ impl Default for MemoryConfig {
             record_access: true,
             maintenance: MaintenanceConfig::default(),
             single_valued_predicates: Vec::new(),
+            query_feedback: 0,
         }
     }
 }

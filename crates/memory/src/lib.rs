@@ -17,6 +17,7 @@ pub mod config;
 pub mod consolidate;
 pub(crate) mod entity_writes;
 pub mod error;
+pub mod feedback;
 pub mod fusion;
 pub(crate) mod hybrid;
 pub mod induction;

@@ -13,6 +13,7 @@ use mindgate_embed::Embedder;
 
 use crate::config::{FusionDefaults, MemoryConfig};
 use crate::error::Result;
+use crate::feedback;
 use crate::hybrid::{Fused, SearchPlan, append_hops, vector_list};
 use crate::rules::filter::Filter;
 use crate::rules::row::ItemRow;
@@ -74,7 +75,13 @@ pub(crate) fn search<R: SearchReads>(
     let now = store.clock.now_ms();
     let mut reads = reads();
     let lex = if plan.lexical() {
-        reads.lexical(&o.query, &plan.filter, plan.pool)?
+        let first = reads.lexical(&o.query, &plan.filter, plan.pool)?;
+        let docs = o.query_feedback.unwrap_or(store.config.query_feedback);
+        if docs > 0 && !first.is_empty() {
+            feedback_pass(&mut reads, &o.query, &plan, first, docs)?
+        } else {
+            first
+        }
     } else {
         Vec::new()
     };
@@ -102,6 +109,30 @@ pub(crate) fn search<R: SearchReads>(
         reads.record_recall(&facts, by, now)?;
     }
     Ok(hits)
+}
+
+/// The feedback pass ([`crate::feedback`]): the words of the best `docs` rows of `first`
+/// expand the query, searched again and fused with `first`.
+fn feedback_pass(
+    reads: &mut impl SearchReads,
+    query: &str,
+    plan: &SearchPlan,
+    first: Vec<(i64, f64)>,
+    docs: usize,
+) -> Result<Vec<(i64, f64)>> {
+    let top: Vec<i64> = first.iter().take(docs).map(|x| x.0).collect();
+    let rows = reads.load_rows(&top)?;
+    let texts: Vec<&str> = top
+        .iter()
+        .filter_map(|id| rows.get(id).map(|r| r.text.as_str()))
+        .collect();
+    let extra = feedback::expansion_terms(query, &texts, feedback::FEEDBACK_TERMS);
+    if extra.is_empty() {
+        return Ok(first);
+    }
+    let expanded = feedback::expanded_query(query, &extra);
+    let second = reads.lexical(&expanded, &plan.filter, plan.pool)?;
+    Ok(feedback::fuse(&first, &second, plan.pool))
 }
 
 /// One-hop expansion: live facts sharing an entity with a fact hit, admitted by the same

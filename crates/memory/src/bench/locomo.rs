@@ -281,6 +281,8 @@ pub struct Tuning {
     pub fusion: Option<FusionMethod>,
     /// Least cosine a vector candidate needs.
     pub vector_floor: Option<f64>,
+    /// Lexical hits whose words expand the query ([`crate::feedback`]).
+    pub query_feedback: Option<usize>,
 }
 
 /// Evaluates one mode over every question of categories 1–4 with evidence.
@@ -304,6 +306,7 @@ pub fn evaluate<S: MemoryStore>(
             o.vector_weight = tuning.vector_weight;
             o.fusion = tuning.fusion;
             o.vector_floor = tuning.vector_floor;
+            o.query_feedback = tuning.query_feedback;
             let hits = store.search(&o)?;
             let want: HashSet<String> = q
                 .evidence

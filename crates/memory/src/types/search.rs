@@ -111,6 +111,11 @@ pub struct MemorySearchOptions {
     /// Add facts one hop away over the entity graph (signal `hop`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expand_entities: Option<bool>,
+    /// Lexical hits whose words expand the query for a second lexical pass, fused with
+    /// the first ([`crate::feedback`]; 0 off; default: the store's). In-process only.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub query_feedback: Option<usize>,
     /// Who recalls: the returned facts are strengthened once per this principal per
     /// [`crate::recall::RECALL_WINDOW_MS`]; `None` (the default, and an unauthenticated
     /// read) changes nothing. Never read from a request body or query: the surface sets it

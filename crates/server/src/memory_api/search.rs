@@ -95,6 +95,7 @@ impl SearchQuery {
             vector_floor: self.vector_floor,
             decay: self.decay,
             expand_entities: self.expand_entities,
+            query_feedback: None,
             recall_by: caller.recall_by(),
         })
     }

@@ -41,6 +41,7 @@ struct HybridRecall {
     candidate_pool: usize,
     vector_weight: f64,
     vector_floor: f64,
+    query_feedback: usize,
     recall: ModeRecall,
 }
 
@@ -58,8 +59,12 @@ fn tunings(args: &LocomoArgs) -> Vec<Tuning> {
     for fusion in or_default(&args.fusion) {
         for candidate_pool in or_default(&args.pool) {
             for vector_weight in or_default(&args.vector_weight) {
-                for vector_floor in or_default(&args.vector_floor) {
+                for (vector_floor, query_feedback) in or_default(&args.vector_floor)
+                    .into_iter()
+                    .flat_map(|f| or_default(&args.feedback).into_iter().map(move |q| (f, q)))
+                {
                     out.push(Tuning {
+                        query_feedback,
                         candidate_pool,
                         vector_weight,
                         fusion: fusion.map(|f| match f {
@@ -117,6 +122,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
     let single = Tuning {
         candidate_pool: args.pool.first().copied(),
         vector_floor: args.vector_floor.first().copied(),
+        query_feedback: args.feedback.first().copied(),
         ..Tuning::default()
     };
     let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, &single)?;
@@ -138,6 +144,9 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
                     .unwrap_or(store.config().default_candidate_pool),
                 vector_weight: tuning.vector_weight.unwrap_or(defaults.vector_weight),
                 vector_floor: tuning.vector_floor.unwrap_or(defaults.vector_floor),
+                query_feedback: tuning
+                    .query_feedback
+                    .unwrap_or(store.config().query_feedback),
                 recall: locomo::evaluate(&store, &conversations, SearchMode::Hybrid, &tuning)?,
             });
         }
@@ -199,8 +208,8 @@ fn print_report(r: &Report) {
         };
         modes.push((
             format!(
-                "hybrid {method} p{} w{} f{}",
-                h.candidate_pool, h.vector_weight, h.vector_floor
+                "hybrid {method} p{} w{} f{} q{}",
+                h.candidate_pool, h.vector_weight, h.vector_floor, h.query_feedback
             ),
             &h.recall,
         ));
