@@ -482,3 +482,35 @@ fn export_and_import_show_progress_only_on_a_terminal() {
     ));
     assert!(shown.contains("importing"), "{shown:?}");
 }
+
+/// `memory bench locomo --sizes ''` skips the synthetic latency stores (issue 28): the
+/// recall figures of a tiny LoCoMo-shaped file (written here) and no size runs.
+#[test]
+fn bench_locomo_with_empty_sizes_skips_the_latency_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("tiny-locomo.json");
+    let sample = serde_json::json!([{
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ada", "speaker_b": "Bo",
+            "session_1_date_time": "1:00 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ada", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel."},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! I went hiking in Norway."}
+            ]
+        },
+        "qa": [
+            {"question": "What is the name of Ada's cat?", "answer": "Pixel",
+             "evidence": ["D1:1"], "category": 4}
+        ]
+    }]);
+    std::fs::write(&file, sample.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let out = json(
+        home.path(),
+        &["bench", "locomo", path, "--embedder", "none", "--sizes", ""],
+    );
+    assert_eq!(out["questions"], 1);
+    assert_eq!(out["latency"], serde_json::json!([]));
+    assert_eq!(out["lexical"]["overall"]["recallAt5"], 1.0);
+}

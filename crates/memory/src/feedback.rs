@@ -8,10 +8,10 @@ use crate::fusion::weighted_score_fusion;
 use crate::lexical::query_terms;
 
 /// Most words one feedback pass adds to the query.
-pub const FEEDBACK_TERMS: usize = 24;
+pub const FEEDBACK_TERMS: usize = 12;
 
 /// Weight of the expanded query's list against the original's (1).
-pub const FEEDBACK_WEIGHT: f64 = 0.5;
+pub const FEEDBACK_WEIGHT: f64 = 1.0;
 
 /// The words `texts` add to `query`: content words of the texts not in the query, most
 /// shared among the texts first, then in order of appearance, at most `limit`.
