@@ -30,7 +30,7 @@ pub fn expansion_terms(query: &str, texts: &[&str], limit: usize) -> Vec<String>
         }
     }
     // A stable sort keeps the order of appearance among equal counts.
-    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     counted.into_iter().take(limit).map(|(t, _)| t).collect()
 }
 

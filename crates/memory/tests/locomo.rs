@@ -79,14 +79,20 @@ fn scores_evidence_recall_within_each_conversation() {
     assert!(hits.iter().all(|h| h.record.record().user_id == "mini-2"));
     assert_eq!(hits[0].record.id(), "mini-2:D1:1");
     for fusion in [FusionMethod::Rrf, FusionMethod::Score] {
-        let tuning = Tuning {
-            candidate_pool: Some(20),
-            vector_weight: Some(0.5),
-            vector_floor: None,
-            fusion: Some(fusion),
-        };
-        let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, &tuning).unwrap();
-        assert_eq!(hybrid.overall.recall_at_10, 1.0, "{fusion:?}");
+        for query_feedback in [None, Some(2)] {
+            let tuning = Tuning {
+                candidate_pool: Some(20),
+                vector_weight: Some(0.5),
+                vector_floor: None,
+                fusion: Some(fusion),
+                query_feedback,
+            };
+            let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, &tuning).unwrap();
+            assert_eq!(
+                hybrid.overall.recall_at_10, 1.0,
+                "{fusion:?} {query_feedback:?}"
+            );
+        }
     }
 }
 
