@@ -7,31 +7,16 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { startServer, launchBrowser, openPage, runAgent, until, ROOT } from './lib/harness.mjs';
+import { readFileSync } from 'node:fs';
+import { startServer, launchBrowser, openPage, until, recordDiffRun, artifactIn } from './lib/harness.mjs';
 
 let srv;
 let browser;
 const ids = {};
 
-function shot(name) {
-  const dir = path.join(ROOT, 'test-artifacts', 'evaluate');
-  mkdirSync(dir, { recursive: true });
-  return path.join(dir, name);
-}
+const shot = (name) => artifactIn('evaluate', name);
 
-async function record(name, variant) {
-  const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_VARIANT: variant }, 'diff_agent.py');
-  const out = await agent.waitFor('RUN-END ok');
-  await agent.exited;
-  const id = /RUN-ID (\S+)/.exec(out)[1];
-  await until(async () => {
-    const res = await fetch(`${srv.base}/api/runs/${encodeURIComponent(id)}`);
-    return res.ok && (await res.json()).status === 'ok';
-  }, { what: `run ${name} finished` });
-  return id;
-}
+const record = (name, variant) => recordDiffRun(srv, name, variant);
 
 /** A write to /api/datasets with the control token; the answer's JSON. */
 async function write(method, rel, body) {

@@ -7,19 +7,13 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { startServer, launchBrowser, openPage, runAgent, until, ROOT } from './lib/harness.mjs';
+import { startServer, launchBrowser, openPage, until, artifactIn, recordDiffRun } from './lib/harness.mjs';
 
 let srv;
 let browser;
 let runId;
 
-function shot(name) {
-  const dir = path.join(ROOT, 'test-artifacts', 'evaluate');
-  mkdirSync(dir, { recursive: true });
-  return path.join(dir, name);
-}
+const shot = (name) => artifactIn('evaluate', name);
 
 async function dataset(name) {
   const res = await fetch(`${srv.base}/api/datasets/${encodeURIComponent(name)}`);
@@ -28,14 +22,7 @@ async function dataset(name) {
 
 before(async () => {
   srv = await startServer();
-  const agent = runAgent(srv.port, { AGENT_RUN_NAME: 'trip', AGENT_VARIANT: 'a' }, 'diff_agent.py');
-  const out = await agent.waitFor('RUN-END ok');
-  await agent.exited;
-  runId = /RUN-ID (\S+)/.exec(out)[1];
-  await until(async () => {
-    const res = await fetch(`${srv.base}/api/runs/${encodeURIComponent(runId)}`);
-    return res.ok && (await res.json()).status === 'ok';
-  }, { what: 'the run finished' });
+  runId = await recordDiffRun(srv, 'trip', 'a');
   browser = await launchBrowser();
 });
 

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage, runAgent, until, artifact } from './lib/harness.mjs';
+import { startServer, launchBrowser, openPage, until, artifact, recordDiffRun } from './lib/harness.mjs';
 
 let srv;
 let browser;
@@ -16,17 +16,7 @@ let page;
 let errors;
 const ids = {};
 
-async function record(name, variant) {
-  const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_VARIANT: variant }, 'diff_agent.py');
-  const out = await agent.waitFor('RUN-END ok');
-  await agent.exited;
-  const id = /RUN-ID (\S+)/.exec(out)[1];
-  await until(async () => {
-    const res = await fetch(`${srv.base}/api/runs/${encodeURIComponent(id)}`, { headers: { Authorization: `Bearer ${srv.token}` } });
-    return res.ok && (await res.json()).status === 'ok';
-  }, { what: `run ${name} finished` });
-  return id;
-}
+const record = (name, variant) => recordDiffRun(srv, name, variant);
 
 before(async () => {
   srv = await startServer();

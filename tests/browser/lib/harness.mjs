@@ -187,3 +187,26 @@ export function artifact(name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   return path.join(ARTIFACTS, name);
 }
+
+/** A screenshot path under `test-artifacts/<folder>/` (created). */
+export function artifactIn(folder, name) {
+  const dir = path.join(ROOT, 'test-artifacts', folder);
+  mkdirSync(dir, { recursive: true });
+  return path.join(dir, name);
+}
+
+/**
+ * Runs `agents/diff_agent.py` once against `srv` as run `name` (`AGENT_VARIANT` = `variant`)
+ * and resolves to its run id once the server has it finished `ok`.
+ */
+export async function recordDiffRun(srv, name, variant) {
+  const agent = runAgent(srv.port, { AGENT_RUN_NAME: name, AGENT_VARIANT: variant }, 'diff_agent.py');
+  const out = await agent.waitFor('RUN-END ok');
+  await agent.exited;
+  const id = /RUN-ID (\S+)/.exec(out)[1];
+  await until(async () => {
+    const res = await fetch(`${srv.base}/api/runs/${encodeURIComponent(id)}`, { headers: { Authorization: `Bearer ${srv.token}` } });
+    return res.ok && (await res.json()).status === 'ok';
+  }, { what: `run ${name} finished` });
+  return id;
+}
