@@ -38,6 +38,8 @@ export interface NodeSpec {
     editable?: boolean;
     /** Extra top-level `node.started` fields (e.g. `model`). */
     started?: Record<string, unknown>;
+    /** `input` as `node.started` shows it, when the caller snapshotted it itself (`snapshot.ts`); default `snapshot(input)`. */
+    inputSnapshot?: unknown;
 }
 /** How a node's value is shown and how an injected value becomes one. */
 export interface NodeAdapter<T> {

@@ -5,6 +5,7 @@ import { scopes } from './context.js';
 import { isAbortError, toErrorInfo } from './errors.js';
 import { CONTINUE } from './gates.js';
 import { nextId } from './ids.js';
+import { snapshot, snapshotFields } from './snapshot.js';
 function guarded(fn, a, fallback) {
     if (!fn)
         return fallback;
@@ -74,26 +75,30 @@ class Execution {
         const session = this.session;
         session.flushTokens();
         // Assignments, not object spreads: this runs twice per loop step.
+        // The host's values (its output, what its body recorded) are snapshotted now; the rest is
+        // the SDK's and is serialised when the event is first sent.
+        const owned = this.adapter.ownsOutput === true && !shared;
         const payload = {};
         const recorded = this.recorded;
+        const warn = session.warnFrame;
         if (recorded !== undefined)
-            for (const key in recorded)
-                payload[key] = recorded[key];
-        if (extra !== undefined)
-            for (const key in extra)
-                payload[key] = extra[key];
+            snapshotFields(recorded, payload, warn);
+        if (extra !== undefined) {
+            if (owned)
+                for (const key in extra)
+                    payload[key] = extra[key];
+            else
+                snapshotFields(extra, payload, warn);
+        }
         payload.nodeId = this.nodeId;
         payload.instanceId = this.instanceId;
         payload.durationMs = performance.now() - this.started;
         payload.status = status;
         if (output !== undefined)
-            payload.output = output;
+            payload.output = owned ? output : snapshot(output, warn);
         if (this.heldMs > 0)
             payload.heldMs = this.heldMs;
-        if (this.adapter.ownsOutput === true && !shared)
-            session.emitOwned(this.run.runId, 'node.finished', payload);
-        else
-            session.emitTo(this.run.runId, 'node.finished', payload);
+        session.emitOwned(this.run.runId, 'node.finished', payload);
     }
     /** `node.error` of the body's error. */
     failed(error) {
@@ -112,11 +117,10 @@ class Execution {
     }
 }
 /** The `node.started` payload: the spec's extra fields first, then the node's (the wire order of the first version). */
-function startedPayload(spec, exec, parentId) {
+function startedPayload(spec, exec, parentId, warn) {
     const payload = {};
     if (spec.started !== undefined)
-        for (const key in spec.started)
-            payload[key] = spec.started[key];
+        snapshotFields(spec.started, payload, warn);
     payload.nodeId = exec.nodeId;
     payload.kind = spec.kind;
     payload.name = spec.name;
@@ -124,7 +128,7 @@ function startedPayload(spec, exec, parentId) {
     if (parentId !== undefined && parentId !== exec.nodeId)
         payload.parentId = parentId;
     if (spec.input !== undefined)
-        payload.input = spec.input;
+        payload.input = spec.inputSnapshot ?? snapshot(spec.input, warn);
     return payload;
 }
 /**
@@ -142,7 +146,7 @@ export function executeNodeIn(session, scope, spec, body, adapter = {}) {
     try {
         const run = scope?.run ?? session.implicitRun();
         const exec = new Execution(session, run, spec, adapter);
-        session.emitTo(run.runId, 'node.started', startedPayload(spec, exec, scope?.parentId));
+        session.emitOwned(run.runId, 'node.started', startedPayload(spec, exec, scope?.parentId, session.warnFrame));
         // Only a gate that holds builds its options and is awaited: the common pass costs one check.
         const inner = { run, parentId: exec.nodeId };
         if (session.holds('before', exec))

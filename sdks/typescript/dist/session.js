@@ -71,6 +71,10 @@ export class Session {
     get live() {
         return this.enabled && !this.#disposed;
     }
+    /** Reports a value cut to the payload budget, or one that could not be serialised (rate-limited). @internal */
+    get warnFrame() {
+        return this.#warnFrame;
+    }
     /** Handshake complete: breakpoints are armed. */
     get attached() {
         return this.#transport?.attached ?? false;

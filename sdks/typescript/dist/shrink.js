@@ -1,9 +1,10 @@
 // The payload budget: a payload over 512 KB has its biggest fields replaced by a preview.
 /** The protocol's payload budget (UTF-16 code units here, a cheap upper bound on bytes/3). */
 export const MAX_PAYLOAD_CHARS = 512 * 1024;
-const PREVIEW_CHARS = 2000;
+/** Characters of a cut field's preview. */
+export const PREVIEW_CHARS = 2000;
 /** The payload's JSON text (`undefined` for `undefined`); cycles, BigInt and throwing getters written as far as they can be. */
-function safeStringify(payload) {
+export function safeStringify(payload) {
     try {
         return JSON.stringify(payload);
     }

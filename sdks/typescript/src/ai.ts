@@ -8,6 +8,8 @@ import { session as processSession } from './index.js';
 import { executeNode, executeNodeIn, type NodeAdapter, type StreamEnd, type Usage } from './node.js';
 import type { HintNode } from './protocol.js';
 import type { Session } from './session.js';
+import type { FrameWarn } from './frame.js';
+import { snapshot } from './snapshot.js';
 
 /** The logical node of every model step. */
 export const STEP_NODE_ID = 'llm:step';
@@ -55,8 +57,8 @@ export function mindgateMiddleware(options: AdapterOptions = {}): MindgateMiddle
   if (!(options.session ?? processSession()).enabled) return base;
   return {
     ...base,
-    wrapGenerate: ({ doGenerate, params, model }) => modelStep(options, params, model, doGenerate, false),
-    wrapStream: ({ doStream, params, model }) => modelStep(options, params, model, doStream, true),
+    wrapGenerate: (o) => modelStep(options, o.params, o.model, o.doGenerate, false),
+    wrapStream: (o) => modelStep(options, o.params, o.model, o.doStream, true),
   };
 }
 
@@ -73,9 +75,9 @@ function modelStep(options: AdapterOptions, params: any, model: ModelLike, call:
   run.steps += 1;
   const instanceId = `${run.runId}:s${run.steps}`;
   const v3 = model?.specificationVersion !== 'v2';
-  const input = stepInput(run, params?.prompt);
+  const input = stepInput(run, params?.prompt, s.warnFrame);
   if (tools.length > 0) input.tools = tools;
-  const spec = { kind: 'llm' as const, name: 'step', nodeId: STEP_NODE_ID, instanceId, input, started: model?.modelId ? { model: model.modelId } : undefined };
+  const spec = { kind: 'llm' as const, name: 'step', nodeId: STEP_NODE_ID, instanceId, input, inputSnapshot: input, started: model?.modelId ? { model: model.modelId } : undefined };
   const adapter = stream ? streamAdapter(s, run, instanceId, v3) : v3 ? GENERATE_V3 : GENERATE_V2;
   return executeNodeIn<any>(s, scope, spec, () => call(), adapter); // the provider call takes no arguments
 }
@@ -83,14 +85,16 @@ function modelStep(options: AdapterOptions, params: any, model: ModelLike, call:
 /**
  * A step's input: the whole prompt on a run's first step, then only the messages added since
  * the previous step (`previousMessages` says how many came before), so a long tool loop costs
- * linear, not quadratic, serialisation and buffer memory.
+ * linear, not quadratic, serialisation and buffer memory. The messages are snapshotted now
+ * (`snapshot.ts`: one JSON text, kept as one string in the ring buffer); the fields around
+ * them are written when the event is first sent.
  */
-function stepInput(run: RunContext, prompt: unknown): Record<string, unknown> {
-  if (!Array.isArray(prompt)) return { prompt };
+function stepInput(run: RunContext, prompt: unknown, warn: FrameWarn): Record<string, unknown> {
+  if (!Array.isArray(prompt)) return { prompt: snapshot(prompt, warn) };
   const before = run.promptLength;
   run.promptLength = prompt.length;
-  if (before > 0 && prompt.length > before) return { messages: prompt.slice(before), previousMessages: before };
-  return { prompt };
+  if (before > 0 && prompt.length > before) return { messages: snapshot(prompt.slice(before), warn), previousMessages: before };
+  return { prompt: snapshot(prompt, warn) };
 }
 
 function toolNames(params: any): string[] {

@@ -4,7 +4,9 @@
 // collector more than the serialisation itself). An event whose payload the SDK built and
 // never changes (token deltas, hints, gate events, a model step's output) is kept as an
 // `EventFrame` and serialised when it is first sent or replayed: a detached process that
-// nobody watches never serialises it.
+// nobody watches never serialises it. Node events (`node.started`, `node.finished`) are kept
+// so too: the host's values in them are snapshots taken at emit (`snapshot.ts`), only the
+// SDK's fields around them are written late.
 import { envelopeAround, PROTOCOL_VERSION } from './protocol.js';
 import { MAX_PAYLOAD_CHARS, payloadWithinBudget } from './shrink.js';
 

@@ -5,6 +5,8 @@ import { type RunContext, type Scope, scopes } from './context.js';
 import { isAbortError, toErrorInfo } from './errors.js';
 import { CONTINUE, type Decision, type GateNode } from './gates.js';
 import { nextId } from './ids.js';
+import type { FrameWarn } from './frame.js';
+import { snapshot, snapshotFields } from './snapshot.js';
 import type { NodeKind, PausePoint, TokenChannel } from './protocol.js';
 import type { Session } from './session.js';
 
@@ -48,6 +50,8 @@ export interface NodeSpec {
   editable?: boolean;
   /** Extra top-level `node.started` fields (e.g. `model`). */
   started?: Record<string, unknown>;
+  /** `input` as `node.started` shows it, when the caller snapshotted it itself (`snapshot.ts`); default `snapshot(input)`. */
+  inputSnapshot?: unknown;
 }
 
 /** How a node's value is shown and how an injected value becomes one. */
@@ -143,18 +147,24 @@ class Execution<T> implements NodeContext, GateNode {
     const session = this.session;
     session.flushTokens();
     // Assignments, not object spreads: this runs twice per loop step.
+    // The host's values (its output, what its body recorded) are snapshotted now; the rest is
+    // the SDK's and is serialised when the event is first sent.
+    const owned = this.adapter.ownsOutput === true && !shared;
     const payload: Record<string, unknown> = {};
     const recorded = this.recorded;
-    if (recorded !== undefined) for (const key in recorded) payload[key] = recorded[key];
-    if (extra !== undefined) for (const key in extra) payload[key] = extra[key];
+    const warn = session.warnFrame;
+    if (recorded !== undefined) snapshotFields(recorded, payload, warn);
+    if (extra !== undefined) {
+      if (owned) for (const key in extra) payload[key] = extra[key];
+      else snapshotFields(extra, payload, warn);
+    }
     payload.nodeId = this.nodeId;
     payload.instanceId = this.instanceId;
     payload.durationMs = performance.now() - this.started;
     payload.status = status;
-    if (output !== undefined) payload.output = output;
+    if (output !== undefined) payload.output = owned ? output : snapshot(output, warn);
     if (this.heldMs > 0) payload.heldMs = this.heldMs;
-    if (this.adapter.ownsOutput === true && !shared) session.emitOwned(this.run.runId, 'node.finished', payload);
-    else session.emitTo(this.run.runId, 'node.finished', payload);
+    session.emitOwned(this.run.runId, 'node.finished', payload);
   }
 
   /** `node.error` of the body's error. */
@@ -177,15 +187,15 @@ class Execution<T> implements NodeContext, GateNode {
 }
 
 /** The `node.started` payload: the spec's extra fields first, then the node's (the wire order of the first version). */
-function startedPayload(spec: NodeSpec, exec: Execution<unknown>, parentId: string | undefined): Record<string, unknown> {
+function startedPayload(spec: NodeSpec, exec: Execution<unknown>, parentId: string | undefined, warn: FrameWarn): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
-  if (spec.started !== undefined) for (const key in spec.started) payload[key] = spec.started[key];
+  if (spec.started !== undefined) snapshotFields(spec.started, payload, warn);
   payload.nodeId = exec.nodeId;
   payload.kind = spec.kind;
   payload.name = spec.name;
   payload.instanceId = exec.instanceId;
   if (parentId !== undefined && parentId !== exec.nodeId) payload.parentId = parentId;
-  if (spec.input !== undefined) payload.input = spec.input;
+  if (spec.input !== undefined) payload.input = spec.inputSnapshot ?? snapshot(spec.input, warn);
   return payload;
 }
 
@@ -213,7 +223,7 @@ export function executeNodeIn<T>(session: Session, scope: Scope | undefined, spe
   try {
     const run = scope?.run ?? session.implicitRun();
     const exec = new Execution<T>(session, run, spec, adapter);
-    session.emitTo(run.runId, 'node.started', startedPayload(spec, exec as Execution<unknown>, scope?.parentId));
+    session.emitOwned(run.runId, 'node.started', startedPayload(spec, exec as Execution<unknown>, scope?.parentId, session.warnFrame));
     // Only a gate that holds builds its options and is awaited: the common pass costs one check.
     const inner: Scope = { run, parentId: exec.nodeId };
     if (session.holds('before', exec)) return executeHeld(session, exec, body, adapter, inner, undefined);

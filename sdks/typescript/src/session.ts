@@ -154,6 +154,11 @@ export class Session {
     return this.enabled && !this.#disposed;
   }
 
+  /** Reports a value cut to the payload budget, or one that could not be serialised (rate-limited). @internal */
+  get warnFrame(): FrameWarn {
+    return this.#warnFrame;
+  }
+
   /** Handshake complete: breakpoints are armed. */
   get attached(): boolean {
     return this.#transport?.attached ?? false;

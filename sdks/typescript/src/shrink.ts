@@ -2,10 +2,11 @@
 
 /** The protocol's payload budget (UTF-16 code units here, a cheap upper bound on bytes/3). */
 export const MAX_PAYLOAD_CHARS = 512 * 1024;
-const PREVIEW_CHARS = 2000;
+/** Characters of a cut field's preview. */
+export const PREVIEW_CHARS = 2000;
 
 /** The payload's JSON text (`undefined` for `undefined`); cycles, BigInt and throwing getters written as far as they can be. */
-function safeStringify(payload: unknown): string | undefined {
+export function safeStringify(payload: unknown): string | undefined {
   try {
     return JSON.stringify(payload);
   } catch {

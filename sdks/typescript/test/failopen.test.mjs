@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { emit, run, Session, tool as mgTool } from '../dist/index.js';
 import { mindgateMiddleware, mindgateTools } from '../dist/ai.js';
 import { scriptedModel, toolCall } from './fixture.mjs';
-import { events, missingBinary, nextPause, startServer, until } from './support.mjs';
+import { events, freePort, missingBinary, nextPause, startServer, until } from './support.mjs';
 
 const skip = missingBinary() || false;
 if (skip) console.log(skip);
@@ -160,5 +160,77 @@ test('detached: gates pass, events go only to the ring buffer (drop-oldest), err
   assert.equal(stats.buffered, 5);
   assert.ok(stats.dropped > 0);
   assert.equal(stats.heldGates, 0);
+  await s.dispose(0);
+});
+
+test('the host\'s values are shown as they were when emitted, though the host changes them afterwards (detached, then replayed)', { skip }, async () => {
+  const port = await freePort();
+  const s = new Session({ url: `ws://127.0.0.1:${port}/ingest`, app: 'ts-snapshot', timing: { retryMinMs: 20, retryMaxMs: 100 } });
+  cleanups.push(() => s.dispose(0));
+  const given = [];
+  const returned = [];
+  const { model } = scriptedModel([() => toolCall('lookup', { city: 'Oslo' }, 'call_lookup_1')]);
+  const tools = mindgateTools({
+    lookup: tool({ inputSchema: z.object({ city: z.string() }), execute: async (input) => { given.push(input); const out = { sky: 'clear', temps: [1, 2] }; returned.push(out); return out; } }),
+  }, { session: s });
+  let runId;
+  await run('snapshots', (ctx) => {
+    runId = ctx.runId;
+    return generateText({
+      model: wrapLanguageModel({ model, middleware: mindgateMiddleware({ session: s }) }),
+      tools, prompt: 'weather?', stopWhen: stepCountIs(3), abortSignal: ctx.signal,
+    });
+  }, { session: s });
+  // The host changes what it handed over and what it returned, after the events were emitted.
+  given[0].city = 'CHANGED';
+  returned[0].sky = 'CHANGED';
+  returned[0].temps.push(99);
+  const srv = await startServer({ port });
+  cleanups.push(() => srv.stop());
+  await until(() => s.attached, { timeout: 10000, what: 'the session to attach' });
+  const stored = await until(async () => {
+    const evs = await events(srv, runId).catch(() => []);
+    return evs.some((e) => e.type === 'run.finished') && evs;
+  }, { what: 'the replayed run' });
+  const toolStarted = stored.find((e) => e.type === 'node.started' && e.payload.nodeId === 'tool:lookup');
+  assert.deepEqual(toolStarted.payload.input, { city: 'Oslo' });
+  const toolFinished = stored.find((e) => e.type === 'node.finished' && e.payload.nodeId === 'tool:lookup');
+  assert.deepEqual(toolFinished.payload.output, { sky: 'clear', temps: [1, 2] });
+  const steps = stored.filter((e) => e.type === 'node.started' && e.payload.nodeId === 'llm:step');
+  assert.equal(steps.length, 2);
+  assert.deepEqual(steps[0].payload.input.prompt, [{ role: 'user', content: [{ type: 'text', text: 'weather?' }] }]);
+  // The second step's new messages: the model's tool call and the tool's result, as they were then.
+  const [call, result] = steps[1].payload.input.messages;
+  assert.equal(steps[1].payload.input.previousMessages, 1);
+  assert.equal(call.role, 'assistant');
+  assert.deepEqual(call.content.map((p) => [p.type, p.toolCallId, p.input]), [['tool-call', 'call_lookup_1', { city: 'Oslo' }]]);
+  assert.equal(result.role, 'tool');
+  assert.deepEqual(result.content[0].output, { type: 'json', value: { sky: 'clear', temps: [1, 2] } });
+});
+
+test('a host value over the payload budget is kept as a preview when emitted, with one warning; a cyclic one does not throw', async () => {
+  const warnings = [];
+  const s = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: (m) => warnings.push(m) });
+  const big = mgTool('big', async () => ({ text: 'x'.repeat(600 * 1024) }), { session: s });
+  const cyclic = mgTool('cyclic', async (x) => { x.self = x; return x; }, { session: s });
+  await run('budget', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await big()).text.length, 600 * 1024, 'the host gets its value whole');
+    const value = await cyclic({ a: 1 });
+    assert.equal(value.self, value);
+  }, { session: s });
+  assert.equal(warnings.filter((m) => m.includes('over the 512 KB budget')).length, 1, warnings.join('\n'));
+  await s.dispose(0);
+});
+
+test('a host value whose toJSON throws is shown as a marker with one warning; the host gets its value and the run goes on', async () => {
+  const warnings = [];
+  const s = new Session({ url: 'ws://127.0.0.1:9/ingest', env: {}, logger: (m) => warnings.push(m) });
+  const hostile = { toJSON() { throw new Error('no JSON for you'); } };
+  const echo = mgTool('hostile', async (x) => x, { session: s });
+  await run('hostile', async () => {
+    for (let i = 0; i < 3; i++) assert.equal(await echo(hostile), hostile, 'the host gets its own value back');
+  }, { session: s });
+  const marked = warnings.filter((m) => m.includes('could not be serialised (no JSON for you)'));
+  assert.equal(marked.length, 1, warnings.join('\n'));
   await s.dispose(0);
 });
