@@ -143,6 +143,11 @@ impl Session {
 /// Returns how many events were dropped.
 pub fn normalize_events(events: &mut Vec<Event>) -> usize {
     let sorted = events.windows(2).all(|w| w[0].seq <= w[1].seq);
+    // The usual case, in order and no event twice: nothing to copy.
+    let duplicated = |run: &[Event]| (1..run.len()).any(|i| run[..i].contains(&run[i]));
+    if sorted && !events.chunk_by(|a, b| a.seq == b.seq).any(duplicated) {
+        return 0;
+    }
     if !sorted {
         events.sort_by_key(|e| e.seq);
     }

@@ -11,6 +11,7 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::dsh_fast::{self, Fast};
+use super::dsh_lines::{self, SplitReader, newlines};
 use crate::event::{
     Event, EventKind, Failure, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
     Usage,
@@ -45,7 +46,7 @@ pub fn decode_zstd_frames_limited(
 ) -> Result<Vec<u8>, DecodedTooLarge> {
     let mut out = Vec::new();
     for_each_zstd_frame(bytes, file, warnings, limit, &mut |piece| {
-        out.extend_from_slice(piece)
+        out.extend_from_slice(&piece)
     })?;
     Ok(out)
 }
@@ -57,7 +58,7 @@ fn for_each_zstd_frame(
     file: &str,
     warnings: &mut Vec<ReadWarning>,
     limit: usize,
-    sink: &mut dyn FnMut(&[u8]),
+    sink: &mut dyn FnMut(Vec<u8>),
 ) -> Result<(), DecodedTooLarge> {
     let starts: Vec<usize> = bytes
         .windows(4)
@@ -106,7 +107,7 @@ fn for_each_zstd_frame(
         match decoded {
             Some((buf, next)) => {
                 decoded_len += buf.len();
-                sink(&buf);
+                sink(buf);
                 i = next;
             }
             None => {
@@ -116,7 +117,8 @@ fn for_each_zstd_frame(
                     .rposition(|b| *b == b'\n')
                     .map_or(0, |p| p + 1);
                 decoded_len += keep;
-                sink(&first_partial[..keep]);
+                first_partial.truncate(keep);
+                sink(first_partial);
                 warnings.push(ReadWarning::new(
                     file,
                     0,
@@ -169,7 +171,8 @@ fn parse_with(bytes: &[u8], file: &str, fast: bool) -> Session {
 /// Parses a v0 `session.jsonl.zstd` (concatenated zstd frames) frame by frame, as
 /// [`decode_zstd_frames_limited`] + [`parse`] would, without ever holding the whole decoded
 /// text (35.6 MB for the 100,000-event reference session): each frame's complete lines are
-/// parsed as it comes out. Stops with [`DecodedTooLarge`] past `limit` decoded bytes.
+/// parsed as they come out, on two threads when the machine has two cores (see
+/// [`super::dsh_lines`]). Stops with [`DecodedTooLarge`] past `limit` decoded bytes.
 pub fn parse_zstd_limited(
     bytes: &[u8],
     file: &str,
@@ -179,22 +182,10 @@ pub fn parse_zstd_limited(
     // Decoded DSH lines run ~8× their zstd size and ~360 bytes an event: a capacity hint
     // with some room (a short one would double the vector at the end).
     let mut reader = LineReader::new(file, true, bytes.len().saturating_mul(8) / 300);
-    let mut carry: Vec<u8> = Vec::new();
-    for_each_zstd_frame(bytes, file, &mut warnings, limit, &mut |piece| {
-        let Some(last_newline) = piece.iter().rposition(|b| *b == b'\n') else {
-            carry.extend_from_slice(piece);
-            return;
-        };
-        if carry.is_empty() {
-            reader.lines(&piece[..=last_newline], false);
-        } else {
-            carry.extend_from_slice(&piece[..=last_newline]);
-            reader.lines(&carry, false);
-            carry.clear();
-        }
-        carry.extend_from_slice(&piece[last_newline + 1..]);
+    let rest = dsh_lines::read_frames(file, &mut reader, |sink| {
+        for_each_zstd_frame(bytes, file, &mut warnings, limit, sink)
     })?;
-    reader.lines(&carry, true);
+    reader.lines(&rest, true);
     let mut s = reader.finish();
     warnings.append(&mut s.warnings);
     s.warnings = warnings;
@@ -202,6 +193,10 @@ pub fn parse_zstd_limited(
 }
 
 /// The DSH line reader: fed whole lines in pieces, in file order.
+///
+/// Reading a line is split in two: [`read_line`] (no state: the typed fast path, else the
+/// line's JSON object or its warning), which may run on another thread, and
+/// [`LineReader::apply`] (in file order: times carried over, the header, the fork marker).
 struct LineReader<'f> {
     file: &'f str,
     fast: bool,
@@ -213,6 +208,51 @@ struct LineReader<'f> {
     last_time: i64,
     /// Lines read before the current piece.
     lines_before: u64,
+}
+
+/// One line as [`read_line`] read it, before the reader's state is applied.
+enum ReadLine {
+    /// The typed fast path's events of an ordinary line, with its `seq` and `time` (if any).
+    Fast {
+        seq: u64,
+        time: Option<i64>,
+        kinds: Vec<EventKind>,
+    },
+    /// A line for the lenient reader: its JSON object, with its 1-based line number.
+    Object { line: u64, value: Value },
+    /// A line that is not a JSON object: its warning.
+    Invalid(ReadWarning),
+}
+
+/// Reads one line of `file` without the reader's state: the typed fast path when `fast` and
+/// the line has the usual shape, else the line's JSON object (or the warning saying why it
+/// is not one; `truncated_ok` at a possibly torn end of file).
+fn read_line(file: &str, fast: bool, line: u64, raw: &[u8], truncated_ok: bool) -> ReadLine {
+    if fast
+        && let Some(env) = dsh_fast::envelope(raw)
+        && let Some(seq) = env.seq
+        && let Some(data) = env.data
+    {
+        let ty = env.ty.as_deref().unwrap_or_default();
+        if ty != "session"
+            && ty != "session/end-seed"
+            && let Fast::Events(kinds) = dsh_fast::convert(ty, data)
+        {
+            return ReadLine::Fast {
+                seq,
+                time: env.time_ms(),
+                kinds,
+            };
+        }
+    }
+    let mut warnings = Vec::new();
+    match super::object_line(raw, line, truncated_ok, file, &mut warnings) {
+        Some(value) => ReadLine::Object { line, value },
+        None => match warnings.pop() {
+            Some(w) => ReadLine::Invalid(w),
+            None => ReadLine::Invalid(ReadWarning::new(file, line, "line is not a JSON object")),
+        },
+    }
 }
 
 impl<'f> LineReader<'f> {
@@ -234,38 +274,26 @@ impl<'f> LineReader<'f> {
     /// where a last line without a newline may be torn).
     fn lines(&mut self, bytes: &[u8], last: bool) {
         let before = self.lines_before;
+        let (file, fast) = (self.file, self.fast);
         super::for_each_line(bytes, |line, raw, truncated_ok| {
-            self.line(before + line, raw, last && truncated_ok);
+            self.apply(read_line(
+                file,
+                fast,
+                before + line,
+                raw,
+                last && truncated_ok,
+            ));
         });
-        self.lines_before += bytes.iter().filter(|b| **b == b'\n').count() as u64;
+        self.lines_before += newlines(bytes);
     }
 
-    fn line(&mut self, line: u64, raw: &[u8], truncated_ok: bool) {
-        if self.fast
-            && let Some(env) = dsh_fast::envelope(raw)
-            && let Some(seq) = env.seq
-            && let Some(data) = env.data
-        {
-            let ty = env.ty.as_deref().unwrap_or_default();
-            if ty != "session"
-                && ty != "session/end-seed"
-                && let Fast::Events(kinds) = dsh_fast::convert(ty, data)
-            {
-                let time = env.time_ms().unwrap_or(self.last_time);
-                self.last_time = time;
-                self.events
-                    .extend(kinds.into_iter().map(|k| Event::new(seq, time, k)));
-                return;
-            }
-        }
+    /// A line's JSON object through the lenient reader.
+    fn object(&mut self, line: u64, v: &Value) {
         let file = self.file;
-        let Some(v) = super::object_line(raw, line, truncated_ok, file, &mut self.warnings) else {
-            return;
-        };
         let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
         if ty == "session" && !self.header_seen {
             self.header_seen = true;
-            let header = header_from(&v);
+            let header = header_from(v);
             self.last_time = header.created_ms.unwrap_or(0);
             self.session.id = header.id.clone();
             self.session.header = header.clone();
@@ -273,7 +301,7 @@ impl<'f> LineReader<'f> {
                 .push(Event::new(0, self.last_time, EventKind::Session(header)));
             return;
         }
-        let Some(seq) = u64_field(&v, &["seq"]) else {
+        let Some(seq) = u64_field(v, &["seq"]) else {
             self.warnings.push(ReadWarning::new(
                 file,
                 line,
@@ -303,6 +331,7 @@ impl<'f> LineReader<'f> {
         );
     }
 
+    /// The session read, its events in `seq` order.
     fn finish(self) -> Session {
         let Self {
             file,
@@ -330,6 +359,32 @@ impl<'f> LineReader<'f> {
         session.normalize_events();
         session.warnings = warnings;
         session
+    }
+}
+
+impl SplitReader for LineReader<'_> {
+    type Line = ReadLine;
+
+    fn read(file: &str, line: u64, raw: &[u8]) -> ReadLine {
+        // Chunks are only cut from v0 files, which the fast path always reads.
+        read_line(file, true, line, raw, false)
+    }
+
+    fn apply(&mut self, read: ReadLine) {
+        match read {
+            ReadLine::Fast { seq, time, kinds } => {
+                let time = time.unwrap_or(self.last_time);
+                self.last_time = time;
+                self.events
+                    .extend(kinds.into_iter().map(|k| Event::new(seq, time, k)));
+            }
+            ReadLine::Object { line, value } => self.object(line, &value),
+            ReadLine::Invalid(w) => self.warnings.push(w),
+        }
+    }
+
+    fn skip_lines(&mut self, n: u64) {
+        self.lines_before += n;
     }
 }
 
@@ -690,6 +745,41 @@ mod tests {
         );
     }
 
+    /// Odd lines among ordinary ones, in frames cut anywhere (mid-line too): the two-thread
+    /// reader gives what reading the decoded text gives, warnings and their line numbers
+    /// included.
+    #[test]
+    fn odd_lines_across_many_frames_read_as_the_decoded_text() {
+        let synth = crate::synth::dsh_jsonl(&crate::synth::session_events(600));
+        let mut jsonl = Vec::new();
+        let lines = synth.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+        for (i, line) in lines.enumerate() {
+            jsonl.extend_from_slice(line);
+            jsonl.push(b'\n');
+            if i % 11 == 7 {
+                jsonl.extend_from_slice(ODD_LINES[(i / 11) % ODD_LINES.len()].as_bytes());
+                jsonl.push(b'\n');
+            }
+        }
+        let mut z = Vec::new();
+        for piece in jsonl.chunks(7_919) {
+            z.extend(zstd::encode_all(piece, 3).unwrap_or_default());
+        }
+        let mut expected_warnings = Vec::new();
+        let text = decode_zstd_frames(&z, "f", &mut expected_warnings);
+        assert_eq!(text, jsonl);
+        let expected = parse(&text, "f");
+        assert!(expected.warnings.len() >= 3, "{:?}", expected.warnings);
+        expected_warnings.extend(expected.warnings.iter().cloned());
+        let Ok(got) = parse_zstd_limited(&z, "f", usize::MAX) else {
+            panic!("no limit, yet too large");
+        };
+        assert_eq!(got.events, expected.events);
+        assert_eq!(got.warnings, expected_warnings);
+        assert_eq!(got.header, expected.header);
+        assert_eq!(got.meta, expected.meta);
+    }
+
     /// The fast path and the lenient reader agree on `bytes` (events, warnings, header, meta).
     fn assert_same(bytes: &[u8]) {
         let fast = parse_with(bytes, "f", true);
@@ -731,45 +821,49 @@ mod tests {
         assert_same(&bytes);
     }
 
+    /// Lines in every odd shape the readers meet (aliases, nulls, strings for numbers, bad
+    /// JSON, missing `seq` or `time`, a torn last line).
+    const ODD_LINES: &[&str] = &[
+        r#"{"type":"session","version":1,"id":"s","createdAt":1000,"cwd":"/w","delegationDepth":0}"#,
+        r#"{"type":"step/start","seq":1,"time":1700000000,"data":{"turn":1,"step":1}}"#,
+        r#"{"type":"step/start","seq":"2","time":"2026-01-01T00:00:00Z","data":{"turn":"1","step":2.0}}"#,
+        r#"{"type":"step/end","seq":3,"data":null}"#,
+        r#"{"type":"step/end","seq":3,"data":{"turn":-1,"step":null}}"#,
+        r#"{"type":"step/end","seq":4,"time":5,"data":{"turn":1,"turn":2,"step":1}}"#,
+        r#"{"type":"request/header","seq":5,"data":{"header":{"config":null},"config":{"model":"x"}}}"#,
+        r#"{"type":"request/header","seq":6,"data":{"header":"h","config":{"modelId":"m","provider":"p"}}}"#,
+        r#"{"type":"request/header","seq":7,"data":{"provider":"p","model":null,"modelId":"m2"}}"#,
+        r#"{"type":"assistant/chunk","seq":8,"data":{"chunk":{"type":"usage","usage":{"input_tokens":3,"outputTokens":"4","cacheRead":1}}}}"#,
+        r#"{"type":"assistant/chunk","seq":9,"data":{"chunk":{"type":"usage","inputTokens":7,"input":9}}}"#,
+        r#"{"type":"assistant/chunk","seq":10,"data":{"type":"finish","reason":"stop"}}"#,
+        r#"{"type":"assistant/chunk","seq":11,"data":{"chunk":{"type":"finish","reason":{"type":"length"}}}}"#,
+        r#"{"type":"assistant/chunk","seq":12,"data":{"chunk":{"type":"finish","reason":null}}}"#,
+        r#"{"type":"assistant/chunk","seq":13,"data":{"chunk":null}}"#,
+        r#"{"type":"tool/call","seq":14,"data":{"turn":1,"step":1,"toolCallId":"c0","name":"bash","arguments":"{"a":1}"}}"#,
+        r#"{"type":"tool/call","seq":15,"data":{"turn":1,"step":1,"callId":"c1","toolName":"read","args":{"p":1}}}"#,
+        r#"{"type":"tool/call","seq":16,"data":{"callId":"c2","name":"x","arguments":null,"args":{"p":1}}}"#,
+        r#"{"type":"tool/call","seq":17,"data":{"callId":"c3","name":"x","arguments":" [1, 2 "}}"#,
+        r#"{"type":"tool/call","seq":18,"data":{"callId":"c4","name":"e"dit","arguments":{"path":"a"}}}"#,
+        r#"{"type":"tool/call","seq":19,"data":{"callId":"","name":"x"}}"#,
+        r#"{"type":"tool/result","seq":20,"data":{"message":{"source":{"callId":"c1"},"content":[{"type":"text","text":"t"},{"type":"tool-result","content":[{"type":"text","text":"ok"}],"isError":true}]}}}"#,
+        r#"{"type":"tool/result","seq":21,"data":{"message":{"content":[{"toolCallId":"c2","content":null,"output":"o"}]},"error":null}}"#,
+        r#"{"type":"tool/result","seq":22,"data":{"message":{"content":[{"callId":"c3","output":{"text":"o"}}]},"error":"boom"}}"#,
+        r#"{"type":"tool/result","seq":23,"data":{"callId":"c4","message":{"role":"tool","content":"plain"}}}"#,
+        r#"{"type":"tool/result","seq":24,"data":{"message":{"source":"c","content":[{"toolCallId":"c4","isError":"yes"}]}}}"#,
+        r#"{"type":"request/context","seq":25,"time":9e3,"data":{"huge":[1,2,3]}}"#,
+        r#"{"type":"request/context","seq":26,"data":{"huge":[1,2,3}}"#,
+        r#" {"type":"step/start","seq":27,"data":{"turn":2,"step":1}}"#,
+        r#"[1,2]"#,
+        r#"{"type":"step/end","data":{"turn":2,"step":1}}"#,
+        r#"{"type":"step/end","seq":28,"time":-99999999999999999,"data":{"turn":2,"step":1}}"#,
+        r#"{"type":"step/end","seq":29,"time":1e400,"data":{"turn":2,"step":1}} x"#,
+        r#"{"type":"turn/end","seq":30,"data":{"turn":1,"reason":{"kind":"error","message":"m"}}}"#,
+        r#"{"type":"step/start","seq":31,"time":12,"data":{"turn":3,"st"#,
+    ];
+
     #[test]
     fn fast_path_matches_the_lenient_reader_on_odd_lines() {
-        let odd = [
-            r#"{"type":"session","version":1,"id":"s","createdAt":1000,"cwd":"/w","delegationDepth":0}"#,
-            r#"{"type":"step/start","seq":1,"time":1700000000,"data":{"turn":1,"step":1}}"#,
-            r#"{"type":"step/start","seq":"2","time":"2026-01-01T00:00:00Z","data":{"turn":"1","step":2.0}}"#,
-            r#"{"type":"step/end","seq":3,"data":null}"#,
-            r#"{"type":"step/end","seq":3,"data":{"turn":-1,"step":null}}"#,
-            r#"{"type":"step/end","seq":4,"time":5,"data":{"turn":1,"turn":2,"step":1}}"#,
-            r#"{"type":"request/header","seq":5,"data":{"header":{"config":null},"config":{"model":"x"}}}"#,
-            r#"{"type":"request/header","seq":6,"data":{"header":"h","config":{"modelId":"m","provider":"p"}}}"#,
-            r#"{"type":"request/header","seq":7,"data":{"provider":"p","model":null,"modelId":"m2"}}"#,
-            r#"{"type":"assistant/chunk","seq":8,"data":{"chunk":{"type":"usage","usage":{"input_tokens":3,"outputTokens":"4","cacheRead":1}}}}"#,
-            r#"{"type":"assistant/chunk","seq":9,"data":{"chunk":{"type":"usage","inputTokens":7,"input":9}}}"#,
-            r#"{"type":"assistant/chunk","seq":10,"data":{"type":"finish","reason":"stop"}}"#,
-            r#"{"type":"assistant/chunk","seq":11,"data":{"chunk":{"type":"finish","reason":{"type":"length"}}}}"#,
-            r#"{"type":"assistant/chunk","seq":12,"data":{"chunk":{"type":"finish","reason":null}}}"#,
-            r#"{"type":"assistant/chunk","seq":13,"data":{"chunk":null}}"#,
-            r#"{"type":"tool/call","seq":14,"data":{"turn":1,"step":1,"toolCallId":"c0","name":"bash","arguments":"{"a":1}"}}"#,
-            r#"{"type":"tool/call","seq":15,"data":{"turn":1,"step":1,"callId":"c1","toolName":"read","args":{"p":1}}}"#,
-            r#"{"type":"tool/call","seq":16,"data":{"callId":"c2","name":"x","arguments":null,"args":{"p":1}}}"#,
-            r#"{"type":"tool/call","seq":17,"data":{"callId":"c3","name":"x","arguments":" [1, 2 "}}"#,
-            r#"{"type":"tool/call","seq":18,"data":{"callId":"c4","name":"e"dit","arguments":{"path":"a"}}}"#,
-            r#"{"type":"tool/call","seq":19,"data":{"callId":"","name":"x"}}"#,
-            r#"{"type":"tool/result","seq":20,"data":{"message":{"source":{"callId":"c1"},"content":[{"type":"text","text":"t"},{"type":"tool-result","content":[{"type":"text","text":"ok"}],"isError":true}]}}}"#,
-            r#"{"type":"tool/result","seq":21,"data":{"message":{"content":[{"toolCallId":"c2","content":null,"output":"o"}]},"error":null}}"#,
-            r#"{"type":"tool/result","seq":22,"data":{"message":{"content":[{"callId":"c3","output":{"text":"o"}}]},"error":"boom"}}"#,
-            r#"{"type":"tool/result","seq":23,"data":{"callId":"c4","message":{"role":"tool","content":"plain"}}}"#,
-            r#"{"type":"tool/result","seq":24,"data":{"message":{"source":"c","content":[{"toolCallId":"c4","isError":"yes"}]}}}"#,
-            r#"{"type":"request/context","seq":25,"time":9e3,"data":{"huge":[1,2,3]}}"#,
-            r#"{"type":"request/context","seq":26,"data":{"huge":[1,2,3}}"#,
-            r#" {"type":"step/start","seq":27,"data":{"turn":2,"step":1}}"#,
-            r#"[1,2]"#,
-            r#"{"type":"step/end","data":{"turn":2,"step":1}}"#,
-            r#"{"type":"step/end","seq":28,"time":-99999999999999999,"data":{"turn":2,"step":1}}"#,
-            r#"{"type":"step/end","seq":29,"time":1e400,"data":{"turn":2,"step":1}} x"#,
-            r#"{"type":"turn/end","seq":30,"data":{"turn":1,"reason":{"kind":"error","message":"m"}}}"#,
-            r#"{"type":"step/start","seq":31,"time":12,"data":{"turn":3,"st"#,
-        ];
+        let odd = ODD_LINES;
         let text = odd.join("\n");
         assert_same(text.as_bytes());
         assert_same(format!("{text}\n").as_bytes());

@@ -9,6 +9,7 @@ pub mod codex;
 mod codex_items;
 pub mod dsh;
 mod dsh_fast;
+mod dsh_lines;
 pub mod gemini;
 pub mod opencode;
 pub mod pi;
