@@ -166,12 +166,25 @@ async function conversation(page) {
   return page.evaluate(() => [...document.querySelectorAll('.thread-runs .tx-msg')].map((m) => m.innerText.replace(/\s+/g, ' ').trim()));
 }
 
+/**
+ * Waits until the page shows `count` messages, each with its text, and returns them. A message
+ * off screen (`content-visibility: auto`) reads as '' until the browser has rendered once
+ * after it was added, so the count alone is not the finished page.
+ */
+async function shownConversation(page, count, what) {
+  let lines = [];
+  await until(async () => {
+    lines = await conversation(page);
+    return lines.length === count && lines.every((l) => l !== '');
+  }, { what });
+  return lines;
+}
+
 test('the thread page shows the runs in order as one conversation, each run linked, with the thread totals', async () => {
   const detail = await threadDetail(CHAT);
   for (const colorScheme of ['light', 'dark']) {
     const { page, context, errors } = await openPage(browser, srv.url(`#/threads/${encodeURIComponent(CHAT)}`), { colorScheme });
-    await until(async () => (await conversation(page)).length === 13, { what: 'the three turns as one conversation of 13 messages' });
-    const lines = await conversation(page);
+    const lines = await shownConversation(page, 13, 'the three turns as one conversation of 13 messages');
     // The history each call resends reads once: system, then per turn user, call, result, answer.
     assert.match(lines[0], /^System You are a travel assistant/i);
     assert.match(lines[1], /^User What is the weather in Oslo today\?/i);
@@ -215,8 +228,7 @@ test('the thread page shows the runs in order as one conversation, each run link
   if (otelSkipped) { console.log(`skipped: the OpenTelemetry thread page: ${otelSkipped}`); return; }
   const otel = await threadDetail(OTEL);
   const { page, context, errors } = await openPage(browser, srv.url(`#/threads/${encodeURIComponent(OTEL)}`));
-  await until(async () => (await conversation(page)).length === 13, { what: 'the OTel thread as 13 messages' });
-  const lines = await conversation(page);
+  const lines = await shownConversation(page, 13, 'the OTel thread as 13 messages');
   assert.match(lines[0], /^System You are a hotel concierge\./i);
   assert.match(lines[1], /^User Find me a hotel near the fjord/i);
   assert.match(lines[5], /^User Is it free on Friday\?/i);
