@@ -19,7 +19,8 @@ use mindgate_memory::agent::{
 };
 use mindgate_memory::induction::{self, OutcomeArgs};
 use mindgate_memory::{
-    Actor, Block, Fact, Memory, MemoryError, MemoryItem, MemoryKind, MemoryStore, SemanticMemory,
+    Actor, Block, Fact, Memory, MemoryError, MemoryItem, MemoryKind, MemoryStatus, MemoryStore,
+    SemanticMemory,
 };
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -92,16 +93,27 @@ fn hits_output(what: &str, query: &str, answer: SearchAnswer, links: &Links) -> 
 fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
     let status = fact.trust.status.map_or("active", |s| s.as_str());
     let mut text = format!("{verb} fact {}: {} ({status})", fact.record.id, fact.text);
-    if let Some(reason) = &fact.trust.quarantine_reason {
+    let quarantined = fact.trust.status == Some(MemoryStatus::Quarantined);
+    let conflicts = fact.conflicts_with.join(", ");
+    if quarantined && !fact.conflicts_with.is_empty() {
+        // Held back by the conflict rule (mindgate_memory::rules::conflicts::remember).
         text.push_str(&format!(
-            "\nIt is quarantined ({reason}): it will not come back from fact_search until a person validates it."
+            "\nIt was quarantined because it contradicts active fact(s) {conflicts} (same subject, a single-valued predicate, another object): it will not come back from fact_search until a person decides the conflict in the viewer (supersede the old one, keep both, or reject this one). If you know the old fact is no longer true, supersede it with fact_supersede instead."
         ));
-    }
-    if !fact.conflicts_with.is_empty() {
-        text.push_str(&format!(
-            "\nIt conflicts with active fact(s) {} (same subject, a single-valued predicate, another object). The conflict is stored with it and waits for a person's decision in the viewer (supersede the old one, keep both, or reject this one); if you know the old one is no longer true, supersede it with fact_supersede.",
-            fact.conflicts_with.join(", ")
-        ));
+        if let Some(reason) = &fact.trust.quarantine_reason {
+            text.push_str(&format!("\nQuarantine reason: {reason}."));
+        }
+    } else {
+        if let Some(reason) = &fact.trust.quarantine_reason {
+            text.push_str(&format!(
+                "\nIt is quarantined ({reason}): it will not come back from fact_search until a person validates it."
+            ));
+        }
+        if !fact.conflicts_with.is_empty() {
+            text.push_str(&format!(
+                "\nIt conflicts with active fact(s) {conflicts} (same subject, a single-valued predicate, another object). The conflict is stored with it and waits for a person's decision in the viewer (supersede the old one, keep both, or reject this one); if you know the old one is no longer true, supersede it with fact_supersede."
+            ));
+        }
     }
     let link = url(
         links,
@@ -249,7 +261,7 @@ impl MindgateMcp {
     /// `fact_remember`.
     #[tool(
         name = "fact_remember",
-        description = "Remember a fact about the user or the world (optionally as a subject/predicate/object triple, with valid time, importance and tags). provenance defaults to `agent` (you assert it; `user` is a person's word and is refused here, `tool` is what a tool returned); pass `extraction` for a fact you distilled from a conversation: it is stored quarantined until a person validates it. Text that looks like an injected instruction is quarantined too.",
+        description = "Remember a fact about the user or the world (optionally as a subject/predicate/object triple, with valid time, importance and tags). provenance defaults to `agent` (you assert it; `user` is a person's word and is refused here, `tool` is what a tool returned); pass `extraction` for a fact you distilled from a conversation: it is stored quarantined until a person validates it. Text that looks like an injected instruction is quarantined too, and so is a fact that contradicts an active fact (same subject, a single-valued predicate such as lives_in, another object): the answer names the fact(s) it contradicts, and a person decides.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,

@@ -363,7 +363,9 @@ pub struct StatusView {
     pub stored_embedder: Option<String>,
 }
 
-/// `fact_remember`.
+/// `fact_remember`, under the conflict rule ([`crate::rules::conflicts::remember`]): a
+/// fact whose provenance is not a person's that contradicts an active fact lands
+/// quarantined, and its conflicts are stored with it (`conflictsWith`).
 pub fn remember(
     store: &Memory,
     args: RememberArgs,
@@ -371,10 +373,8 @@ pub fn remember(
     by: Actor,
 ) -> Result<Fact> {
     let scope = args.scope.resolve(default_user)?;
-    let mut fact = store.semantic().remember(args.into_new_fact(scope, by)?)?;
     let extra = &store.config().single_valued_predicates;
-    crate::rules::conflicts::detect(store, &mut fact, extra, by)?;
-    Ok(fact)
+    crate::rules::conflicts::remember(store, args.into_new_fact(scope, by)?, extra)
 }
 
 /// A validation of a quarantined record; a validated fact's conflicts with the active facts

@@ -257,8 +257,8 @@ impl MemoryStore for Memory {
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
         either!(self, s => s.reject(id, reason, by))
     }
-    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()> {
-        either!(self, s => s.store_conflicts(id, with, by))
+    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()> {
+        either!(self, s => s.store_conflicts(id, with, hold, by))
     }
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {
         either!(self, s => s.decide_conflict(id, args, by))

@@ -65,6 +65,10 @@ pub trait SemanticMemory {
     fn remember(&self, fact: NewFact) -> Result<Fact>;
     /// Stores many facts in one transaction (embedded in one batch).
     fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>>;
+    /// Stores a fact that arrives quarantined with `reason` whatever the trust gate decides
+    /// (a rule held it back before it was written:
+    /// [`crate::rules::conflicts::remember`]); the gate's own reasons come first.
+    fn remember_quarantined(&self, fact: NewFact, reason: &str) -> Result<Fact>;
     /// One fact (superseded or tombstoned ones too).
     fn get(&self, id: &str) -> Result<Fact>;
     /// Searches facts (kinds fixed to `semantic`).
@@ -161,7 +165,9 @@ pub trait MemoryStore {
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()>;
     /// Stores `with` as the conflicts of fact `id` (`crate::rules::conflicts`; empty clears
     /// them), with a `conflict` ledger row when there are any.
-    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()>;
+    /// With `hold` (a fact just remembered), an active fact whose provenance is not a
+    /// person's moves to quarantine (`crate::rules::conflicts::store`).
+    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()>;
     /// A person's decision on fact `id`'s open conflicts (`crate::rules::conflicts::decide`);
     /// refused for any actor but a person.
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome>;
@@ -237,6 +243,9 @@ impl<T: SemanticMemory + ?Sized> SemanticMemory for Box<T> {
     }
     fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
         (**self).remember_many(facts)
+    }
+    fn remember_quarantined(&self, fact: NewFact, reason: &str) -> Result<Fact> {
+        (**self).remember_quarantined(fact, reason)
     }
     fn get(&self, id: &str) -> Result<Fact> {
         (**self).get(id)

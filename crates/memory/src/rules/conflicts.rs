@@ -11,6 +11,18 @@
 //! inspector show them later; a person then decides ([`decide`]): the new fact supersedes
 //! the ones it contradicts, both stay, or the new one is rejected — one `conflict.decide`
 //! ledger row per fact involved.
+//!
+//! **Who a contradiction holds back** ([`remember`], the one rule every route remembers a
+//! fact with): a new fact that contradicts an active, current fact lands `quarantined`
+//! unless its provenance is a person's — `user`, the only provenance that is a person's
+//! word ([`held_on_conflict`]). `agent`, `tool`, `imported`, the derived provenances
+//! (quarantined by the trust gate anyway) and a write naming no provenance (maintenance)
+//! are not, so such a fact waits for a person with the reason `contradicts active
+//! fact(s) …` ([`hold_reason`], stored as its quarantine reason and on its `quarantine`
+//! ledger row) and never answers a search next to the fact it contradicts. A person's fact
+//! lands as the trust gate decides (active unless flagged) and carries its conflict until
+//! a person decides it. Validating a held fact is a person's act and does not hold it
+//! again: it becomes active with its conflict open ([`detect`]), as any validated fact.
 
 use std::collections::HashMap;
 
@@ -64,15 +76,39 @@ pub fn conflicts_with<S: MemoryStore>(
     fact: &Fact,
     extra: &[String],
 ) -> Result<Vec<String>> {
+    let question = Question {
+        user_id: &fact.record.user_id,
+        id: Some(&fact.record.id),
+        supersedes: fact.supersedes.as_deref(),
+        subject: fact.subject.as_deref(),
+        predicate: fact.predicate.as_deref(),
+        object: fact.object.as_deref(),
+    };
+    find(store, &question, extra)
+}
+
+/// What a fact asserts, stored or not yet: whose it is, which fact it is (none before it is
+/// stored) and which version it replaces.
+struct Question<'a> {
+    user_id: &'a str,
+    id: Option<&'a str>,
+    supersedes: Option<&'a str>,
+    subject: Option<&'a str>,
+    predicate: Option<&'a str>,
+    object: Option<&'a str>,
+}
+
+/// [`conflicts_with`] for a fact stored or about to be.
+fn find<S: MemoryStore>(store: &S, fact: &Question<'_>, extra: &[String]) -> Result<Vec<String>> {
     let (Some(subject), Some(predicate), Some(object)) =
-        (&fact.subject, &fact.predicate, &fact.object)
+        (fact.subject, fact.predicate, fact.object)
     else {
         return Ok(Vec::new());
     };
     if !is_single_valued(predicate, extra) {
         return Ok(Vec::new());
     }
-    let entities = store.entities().list(&fact.record.user_id)?;
+    let entities = store.entities().list(fact.user_id)?;
     let roots: HashMap<String, String> = entities
         .iter()
         .map(|e| {
@@ -92,7 +128,7 @@ pub fn conflicts_with<S: MemoryStore>(
     let predicate = fold_predicate(predicate);
     let mut out = Vec::new();
     for id in store.entities().facts_for(&entity.id)? {
-        if id == fact.record.id || fact.supersedes.as_deref() == Some(id.as_str()) {
+        if fact.id == Some(id.as_str()) || fact.supersedes == Some(id.as_str()) {
             continue;
         }
         let other = store.semantic().get(&id)?;
@@ -110,9 +146,57 @@ pub fn conflicts_with<S: MemoryStore>(
     Ok(out)
 }
 
+/// True when a fact of `provenance` that contradicts an active fact lands quarantined: every
+/// provenance but `user` (a person's word), and a write that names none.
+pub fn held_on_conflict(provenance: Option<MemoryProvenance>) -> bool {
+    provenance != Some(MemoryProvenance::User)
+}
+
+/// The quarantine reason of a fact held back because it contradicts the facts `with`.
+pub fn hold_reason(with: &[String]) -> String {
+    let facts = if with.len() == 1 { "fact" } else { "facts" };
+    format!("contradicts active {facts} {}", with.join(", "))
+}
+
+/// Remembers `new` under the conflict rule (the module's head): its conflicts with the
+/// active facts are found before it is written, and a fact whose provenance is not a
+/// person's ([`held_on_conflict`]) that has any is stored quarantined with
+/// [`hold_reason`]; once stored, its conflicts are found again and stored with it
+/// ([`detect`]) — and one that turned up only then (a contradicting fact written in
+/// between) moves it to quarantine in the same transaction. `extra` adds single-valued
+/// predicates.
+pub fn remember<S: MemoryStore>(store: &S, new: NewFact, extra: &[String]) -> Result<Fact> {
+    let by = new.meta.by;
+    let held = if held_on_conflict(new.meta.provenance) {
+        let question = Question {
+            user_id: &new.meta.scope.user_id,
+            id: None,
+            supersedes: None,
+            subject: new.subject.as_deref(),
+            predicate: new.predicate.as_deref(),
+            object: new.object.as_deref(),
+        };
+        let found = find(store, &question, extra)?;
+        (!found.is_empty()).then(|| hold_reason(&found))
+    } else {
+        None
+    };
+    let fact = match held {
+        Some(reason) => store.semantic().remember_quarantined(new, &reason)?,
+        None => store.semantic().remember(new)?,
+    };
+    let found = conflicts_with(store, &fact, extra)?;
+    if found.is_empty() {
+        return Ok(fact);
+    }
+    store.store_conflicts(&fact.record.id, &found, true, by)?;
+    store.semantic().get(&fact.record.id)
+}
+
 /// Finds `fact`'s conflicts ([`conflicts_with`]) and stores them with it (replacing what an
 /// earlier detection stored; a `conflict` ledger row by `by` when there are any); `fact`
-/// answers them.
+/// answers them. The re-check after a validation: it never quarantines (a new fact is
+/// remembered with [`remember`]).
 pub fn detect<S: MemoryStore>(
     store: &S,
     fact: &mut Fact,
@@ -123,19 +207,22 @@ pub fn detect<S: MemoryStore>(
     if found.is_empty() && fact.conflicts_with.is_empty() {
         return Ok(());
     }
-    store.store_conflicts(&fact.record.id, &found, by)?;
+    store.store_conflicts(&fact.record.id, &found, false, by)?;
     fact.conflicts_with = found;
     fact.conflict_decision = None;
     Ok(())
 }
 
 /// Stores `with` as the conflicts of fact `row` (none: clears them), with a `conflict`
-/// ledger row when there are any.
+/// ledger row when there are any. With `hold` (a fact just remembered, not one a person
+/// validated), an active `row` whose provenance is not a person's ([`held_on_conflict`])
+/// moves to quarantine with [`hold_reason`] and a `quarantine` ledger row.
 pub(crate) fn store(
     w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     row: &ItemRow,
     with: &[String],
+    hold: bool,
     by: Actor,
 ) -> Result<()> {
     if row.kind() != Some(MemoryKind::Semantic) {
@@ -157,7 +244,20 @@ pub(crate) fn store(
         by,
         None,
         Some(json!({ "conflictsWith": with })),
-    )
+    )?;
+    if hold && row.status() == MemoryStatus::Active && held_on_conflict(row.provenance()) {
+        let reason = hold_reason(with);
+        w.quarantine(row.rowid, &reason)?;
+        w.ledger(
+            now,
+            &row.id,
+            "quarantine",
+            by,
+            Some(&reason),
+            Some(json!({ "conflictsWith": with })),
+        )?;
+    }
+    Ok(())
 }
 
 /// The open conflicts of fact `row`: the ids stored with it, none decided yet; refused

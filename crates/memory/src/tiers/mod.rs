@@ -155,8 +155,8 @@ impl<S: ItemStore + BlockStore + EntityStore> MemoryStore for S {
         reject_item(self, id, reason, by)
     }
 
-    fn store_conflicts(&self, id: &str, with: &[String], by: Actor) -> Result<()> {
-        store_conflicts(self, id, with, by)
+    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()> {
+        store_conflicts(self, id, with, hold, by)
     }
 
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {

@@ -43,16 +43,18 @@ pub(crate) fn reject_item(store: &impl ItemStore, id: &str, reason: &str, by: Ac
     })
 }
 
-/// Stores `with` as fact `id`'s conflicts ([`crate::rules::conflicts::store`]).
+/// Stores `with` as fact `id`'s conflicts, quarantining a fact just remembered with
+/// `hold` ([`crate::rules::conflicts::store`]).
 pub(crate) fn store_conflicts(
     store: &impl ItemStore,
     id: &str,
     with: &[String],
+    hold: bool,
     by: Actor,
 ) -> Result<()> {
     store.write_items(|db, now| {
         let row = load_record(db, id)?;
-        conflicts::store(db.writes(), now, &row, with, by)
+        conflicts::store(db.writes(), now, &row, with, hold, by)
     })
 }
 

@@ -2,7 +2,7 @@
 //! versions, forgotten with a tombstone and read back with their version chain.
 
 use crate::error::{MemoryError, Result};
-use crate::rules::row::{fact_of, index_text};
+use crate::rules::row::{ItemRow, fact_of, index_text};
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
 use crate::rules::writes::{fact_chain, link_supersession, tombstone};
 use crate::store::SemanticMemory;
@@ -12,16 +12,9 @@ use crate::types::*;
 /// The semantic tier of a store.
 pub(crate) struct Semantic<'a, S>(pub &'a S);
 
-impl<S: ItemStore> SemanticMemory for Semantic<'_, S> {
-    fn remember(&self, fact: NewFact) -> Result<Fact> {
-        let mut facts = self.remember_many(vec![fact])?;
-        facts
-            .pop()
-            .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
-    }
-
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
-        let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
+impl<S: ItemStore> Semantic<'_, S> {
+    /// Embeds and inserts the validated rows of `facts` (one each) in one transaction.
+    fn insert_rows(&self, facts: Vec<NewFact>, rows: Vec<ItemRow>) -> Result<Vec<Fact>> {
         let indexed: Vec<String> = rows.iter().map(index_text).collect();
         let texts: Vec<&str> = indexed.iter().map(String::as_str).collect();
         let vectors = self.0.embed_all(&texts)?;
@@ -36,6 +29,29 @@ impl<S: ItemStore> SemanticMemory for Semantic<'_, S> {
             .iter()
             .map(|r| r.to_item().and_then(fact_of))
             .collect()
+    }
+}
+
+impl<S: ItemStore> SemanticMemory for Semantic<'_, S> {
+    fn remember(&self, fact: NewFact) -> Result<Fact> {
+        let mut facts = self.remember_many(vec![fact])?;
+        facts
+            .pop()
+            .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
+    }
+
+    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+        let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
+        self.insert_rows(facts, rows)
+    }
+
+    fn remember_quarantined(&self, fact: NewFact, reason: &str) -> Result<Fact> {
+        let mut row = fact_row(&fact)?;
+        row.status = MemoryStatus::Quarantined.as_str().to_owned();
+        row.quarantine_reason = Some(reason.to_owned());
+        self.insert_rows(vec![fact], vec![row])?
+            .pop()
+            .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
     }
 
     fn get(&self, id: &str) -> Result<Fact> {

@@ -2,15 +2,16 @@
 //! predicate conflicts with the active fact of the same user, same subject (after entity
 //! resolution) and another object; not with itself, the version it supersedes, a
 //! multi-valued predicate, a quarantined or superseded fact, another user's fact, or an
-//! object that resolves to the same entity.
+//! object that resolves to the same entity. A contradicting fact whose provenance is not a
+//! person's lands quarantined; a person's lands active with its conflict.
 
 use std::sync::Arc;
 
-use mindgate_memory::rules::conflicts::{conflicts_with, detect, is_single_valued};
+use mindgate_memory::rules::conflicts::{self, conflicts_with, detect, is_single_valued};
 use mindgate_memory::time::ManualClock;
 use mindgate_memory::*;
 
-use super::setup;
+use super::{search, setup};
 
 fn triple(user: &str, text: &str, s: &str, p: &str, o: &str) -> NewFact {
     let mut f = NewFact::new(Scope::user(user), text);
@@ -151,11 +152,14 @@ fn derived(mut f: NewFact) -> NewFact {
     f
 }
 
-/// Remembers `f` and finds and stores its conflicts, as `agent::remember` does.
+/// Remembers `f` under the conflict rule, as `agent::remember` does.
 fn remember_detected<S: MemoryStore>(s: &S, f: NewFact) -> Fact {
-    let mut fact = s.semantic().remember(f).unwrap();
-    detect(s, &mut fact, &[], Actor::Agent).unwrap();
-    fact
+    conflicts::remember(s, f, &[]).unwrap()
+}
+
+fn with_provenance(mut f: NewFact, p: Option<MemoryProvenance>) -> NewFact {
+    f.meta.provenance = p;
+    f
 }
 
 fn decide_args(decision: ConflictDecision, reason: Option<&str>) -> DecideArgs {
@@ -353,12 +357,12 @@ pub fn conflict_decided_as_rejection<S: MemoryStore>(make: &dyn Fn(Arc<ManualClo
         triple("u1", "Ana works at Acme", "Ana", "works_at", "Acme"),
     );
     clock.advance(1000);
-    // An agent's own fact lands active and still carries its conflict.
+    // A fact that is not a person's word lands quarantined with its conflict.
     let initech = remember_detected(
         &s,
         triple("u1", "Ana works at Initech", "Ana", "works_at", "Initech"),
     );
-    assert_eq!(initech.trust.status, Some(MemoryStatus::Active));
+    assert_eq!(initech.trust.status, Some(MemoryStatus::Quarantined));
     assert_eq!(initech.conflicts_with, vec![acme.record.id.clone()]);
     let out = s
         .decide_conflict(
@@ -382,4 +386,141 @@ pub fn conflict_decided_as_rejection<S: MemoryStore>(make: &dyn Fn(Arc<ManualClo
         )
         .unwrap_err();
     assert!(matches!(e, MemoryError::Conflict(_)), "{e}");
+}
+
+/// The rule of who a contradiction holds back: a contradicting fact of `agent` provenance
+/// (and `tool`, `imported`, none) lands quarantined — never active, so search answers
+/// only the fact it contradicts — with the reason naming that fact, a `quarantine` and a
+/// `conflict` ledger row; a person's (`user`) contradicting fact lands active carrying its
+/// conflict. A person's validation of a held fact makes it active with its conflict open
+/// (not held again), and the conflict is decided as before.
+pub fn contradicting_facts_not_a_persons_land_quarantined<S: MemoryStore>(
+    make: &dyn Fn(Arc<ManualClock>) -> S,
+) {
+    let (s, clock) = setup(make);
+    let lives = |text: &str, city: &str| triple("u1", text, "Ana", "lives_in", city);
+    let oslo = remember_detected(
+        &s,
+        with_provenance(
+            lives("Ana lives in Oslo", "Oslo"),
+            Some(MemoryProvenance::User),
+        ),
+    );
+    assert_eq!(oslo.trust.status, Some(MemoryStatus::Active));
+    let oslo_id = oslo.record.id.clone();
+    clock.advance(1000);
+    let mut agent = with_provenance(
+        lives("Ana lives in Bergen", "Bergen"),
+        Some(MemoryProvenance::Agent),
+    );
+    agent.meta.by = Actor::Agent;
+    let bergen = remember_detected(&s, agent);
+    let id = bergen.record.id.clone();
+    let reason = format!("contradicts active fact {oslo_id}");
+    assert_eq!(bergen.trust.status, Some(MemoryStatus::Quarantined));
+    assert_eq!(bergen.trust.quarantine_reason.as_deref(), Some(&*reason));
+    assert_eq!(bergen.conflicts_with, vec![oslo_id.clone()]);
+    let read = s.semantic().get(&id).unwrap();
+    assert_eq!(read.record.state, RecordState::Quarantined, "stored so");
+    assert_eq!(read.conflicts_with, vec![oslo_id.clone()]);
+    let ledger = s.ledger(&id).unwrap();
+    let create = ledger.iter().find(|e| e.action == "create").unwrap();
+    assert_eq!(
+        create.detail.as_ref().unwrap()["status"],
+        "quarantined",
+        "it lands quarantined, never active"
+    );
+    let quarantine = ledger.iter().find(|e| e.action == "quarantine").unwrap();
+    assert_eq!(quarantine.reason.as_deref(), Some(&*reason));
+    assert!(ledger.iter().any(|e| e.action == "conflict"));
+    assert_eq!(search(&s, "Ana lives"), vec![oslo_id.clone()], "one answer");
+    // Every provenance but a person's is held back.
+    for p in [
+        Some(MemoryProvenance::Tool),
+        Some(MemoryProvenance::Imported),
+        None,
+    ] {
+        let f = remember_detected(&s, with_provenance(lives("Ana lives in Rome", "Rome"), p));
+        assert_eq!(f.trust.status, Some(MemoryStatus::Quarantined), "{p:?}");
+        assert_eq!(f.conflicts_with, vec![oslo_id.clone()], "{p:?}");
+    }
+    // A person's word lands active and carries its conflict until a person decides it.
+    let paris = remember_detected(
+        &s,
+        with_provenance(
+            lives("Ana lives in Paris", "Paris"),
+            Some(MemoryProvenance::User),
+        ),
+    );
+    assert_eq!(paris.trust.status, Some(MemoryStatus::Active));
+    assert_eq!(paris.trust.quarantine_reason, None);
+    assert_eq!(paris.conflicts_with, vec![oslo_id.clone()]);
+    // A person validates the held fact: active, its conflicts found again and left open.
+    clock.advance(1000);
+    let MemoryItem::Fact(mut validated) = s.validate(&id, false, Actor::User).unwrap() else {
+        panic!("a fact");
+    };
+    detect(&s, &mut validated, &[], Actor::User).unwrap();
+    let read = s.semantic().get(&id).unwrap();
+    assert_eq!(
+        read.trust.status,
+        Some(MemoryStatus::Active),
+        "not held again"
+    );
+    assert_eq!(
+        read.conflicts_with,
+        vec![oslo_id.clone(), paris.record.id.clone()]
+    );
+    assert!(read.conflict_decision.is_none());
+    let out = s
+        .decide_conflict(
+            &id,
+            &decide_args(ConflictDecision::SupersedeOld, None),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.fact.record.state, RecordState::Active);
+}
+
+/// The hold also applies when the contradiction turns up only once the fact is stored (a
+/// contradicting fact written in between): storing the conflicts of a fact just
+/// remembered moves an active fact that is not a person's word to quarantine in the same
+/// transaction; a re-check (after a validation) never does, nor for a person's fact.
+pub fn conflicts_found_after_the_write_hold_it_too<S: MemoryStore>(
+    make: &dyn Fn(Arc<ManualClock>) -> S,
+) {
+    let (s, _) = setup(make);
+    let phone = |text: &str, n: &str, p: MemoryProvenance| {
+        with_provenance(triple("u1", text, "Ana", "phone", n), Some(p))
+    };
+    let first = s
+        .semantic()
+        .remember(phone("Ana's phone is 1", "1", MemoryProvenance::User))
+        .unwrap();
+    let first_id = first.record.id;
+    let stored = |f: NewFact| s.semantic().remember(f).unwrap().record.id;
+    let agents = stored(phone("Ana's phone is 2", "2", MemoryProvenance::Agent));
+    let persons = stored(phone("Ana's phone is 3", "3", MemoryProvenance::User));
+    let rechecked = stored(phone("Ana's phone is 4", "4", MemoryProvenance::Agent));
+    let with = [first_id.clone()];
+    s.store_conflicts(&agents, &with, true, Actor::Agent)
+        .unwrap();
+    s.store_conflicts(&persons, &with, true, Actor::User)
+        .unwrap();
+    s.store_conflicts(&rechecked, &with, false, Actor::User)
+        .unwrap();
+    let status = |id: &str| s.semantic().get(id).unwrap().trust;
+    assert_eq!(status(&agents).status, Some(MemoryStatus::Quarantined));
+    assert_eq!(
+        status(&agents).quarantine_reason,
+        Some(format!("contradicts active fact {first_id}"))
+    );
+    let row = s.ledger(&agents).unwrap();
+    let q = row.iter().find(|e| e.action == "quarantine").unwrap();
+    assert_eq!(
+        q.detail.as_ref().unwrap()["conflictsWith"],
+        serde_json::json!(with)
+    );
+    assert_eq!(status(&persons).status, Some(MemoryStatus::Active));
+    assert_eq!(status(&rechecked).status, Some(MemoryStatus::Active));
 }

@@ -44,7 +44,8 @@ macro_rules! contract_suite {
             a_negative_cosine_never_surfaces, trusted_records_rank_above_quarantined,
             single_valued_facts_conflict, supersession_and_aliases_are_not_conflicts,
             conflicts_are_stored_and_kept_both, conflict_decided_as_supersession,
-            conflict_decided_as_rejection);
+            conflict_decided_as_rejection, contradicting_facts_not_a_persons_land_quarantined,
+            conflicts_found_after_the_write_hold_it_too);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
