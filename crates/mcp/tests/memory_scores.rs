@@ -1,8 +1,9 @@
 //! Scores with a meaning through the MCP tools (issue 28, item 2), on both memory
 //! backends with the builtin embedder: `fact_search` for a word no fact shares finds
 //! nothing, an exact phrase scores within 0–1 with `bm25Norm`, and a fact whose cosine
-//! with the query is negative never comes back; `fact_remember` says when a fact conflicts
-//! with an active one (item 3).
+//! with the query is negative never comes back; `fact_remember` of an agent's fact that
+//! contradicts an active one answers it quarantined and names the fact it contradicts
+//! (item 3).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -84,14 +85,13 @@ async fn checks(store: Arc<Memory>) {
         .unwrap();
 }
 
-/// `fact_remember` of a fact whose single-valued predicate contradicts an active fact
-/// says so, in its text and its `conflictsWith`.
-#[tokio::test]
-async fn fact_remember_says_when_it_conflicts() {
+/// `fact_remember` of a fact whose single-valued predicate contradicts an active fact: the
+/// agent's fact lands quarantined, the answer says so and names the fact it contradicts
+/// (text, `status`, `conflictsWith`, `quarantineReason`), and `fact_search` answers only
+/// the active fact.
+async fn remember_contradicting(store: Arc<Memory>) {
     let dir = tempfile::tempdir().unwrap();
-    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
-    let store = Arc::new(Memory::open(&db, options()).unwrap());
-    let server = server(&dir, store);
+    let server = server(&dir, store.clone());
     let seat = |text: &str, object: &str| {
         Parameters(
             serde_json::from_value::<RememberArgs>(serde_json::json!({
@@ -104,22 +104,70 @@ async fn fact_remember_says_when_it_conflicts() {
         .fact_remember(seat("Ada prefers window seats", "window"))
         .await;
     let (v, text) = ok(&r);
-    assert!(!text.contains("conflicts"), "{text}");
+    assert!(
+        !text.contains("conflicts") && !text.contains("contradicts"),
+        "{text}"
+    );
+    assert_eq!(v["status"], "active", "{v}");
     let window = v["fact"]["id"].as_str().unwrap().to_owned();
     let r = server
         .fact_remember(seat("Ada prefers aisle seats", "aisle"))
         .await;
     let (v, text) = ok(&r);
+    assert_eq!(v["status"], "quarantined", "{v}");
+    assert_eq!(v["fact"]["status"], "quarantined", "{v}");
+    assert_eq!(v["fact"]["provenance"], "agent", "{v}");
     assert_eq!(
         v["fact"]["conflictsWith"],
         serde_json::json!([window]),
         "{v}"
     );
+    assert_eq!(
+        v["fact"]["quarantineReason"],
+        format!("contradicts active fact {window}"),
+        "{v}"
+    );
     assert!(
-        text.contains(&format!("conflicts with active fact(s) {window}")),
+        text.contains(&format!(
+            "quarantined because it contradicts active fact(s) {window}"
+        )),
         "{text}"
     );
-    assert!(text.contains("a person's decision"), "{text}");
+    assert!(text.contains("until a person decides"), "{text}");
+    let r = server.fact_search(recall("Ada prefers seats")).await;
+    let (v, _) = ok(&r);
+    let hits: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(hits, vec![window.as_str()], "{v}");
+    drop(server);
+    tokio::task::spawn_blocking(move || drop(store))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn fact_remember_quarantines_what_contradicts_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
+    remember_contradicting(Arc::new(Memory::open(&db, options()).unwrap())).await;
+}
+
+#[tokio::test]
+async fn fact_remember_quarantines_what_contradicts_on_postgres() {
+    let Some(schema) = mindgate_testkit::PgSchema::create("mg_mcp_contradicts") else {
+        return;
+    };
+    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
+    let store = tokio::task::spawn_blocking(move || {
+        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
+    })
+    .await
+    .unwrap();
+    remember_contradicting(Arc::new(store)).await;
 }
 
 /// What MCP offers an agent never decides a conflict with a person's authority: no tool
