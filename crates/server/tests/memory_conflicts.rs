@@ -3,7 +3,9 @@
 //! subject with another object, when remembered and when a person validates it; the
 //! conflict is stored with the fact (the record, `GET /api/memory/conflicts`) and a person
 //! decides it (`POST …/conflict`: supersede the old one, keep both, reject — the agent
-//! token gets 403), each decision a ledger row.
+//! token gets 403), each decision a ledger row. A contradicting fact whose provenance is
+//! not a person's (the agent token's `agent`) lands quarantined: the quarantine count
+//! matches the conflict cards and search answers only the fact it contradicts.
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
@@ -173,6 +175,8 @@ async fn decisions(t: &common::TestServer) {
     let mut lisbon = lives("Bo lives in Lisbon", "Lisbon", "2025-06-01T00:00:00Z");
     lisbon["provenance"] = json!("agent");
     let lisbon = remember(t, lisbon).await;
+    let (_, read) = t.get(&format!("/api/memory/records/{lisbon}")).await;
+    assert_eq!(read["record"]["status"], "quarantined", "{read}");
     let porto = remember(
         t,
         lives("Bo lives in Porto", "Porto", "2025-07-01T00:00:00Z"),
@@ -208,11 +212,106 @@ async fn decisions(t: &common::TestServer) {
     assert!(open_conflicts(t).await.is_empty());
 }
 
+fn ids(list: &Value, key: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key}: {list}"))
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn agent_contradictions(t: &common::TestServer) {
+    let cy = |text: &str, city: &str| json!({"userId": "cy", "text": text, "subject": "Cy", "predicate": "lives_in", "object": city});
+    let (status, oslo) = t
+        .send_json(
+            Method::POST,
+            "/api/memory/facts",
+            cy("Cy lives in Oslo", "Oslo"),
+        )
+        .await;
+    assert_eq!(status, 201, "{oslo}");
+    assert_eq!(oslo["status"], "active");
+    let oslo = oslo["id"].as_str().unwrap().to_owned();
+    // The agent token's fact (provenance `agent`) contradicts it: held back.
+    let agent = t.server.agent_token.clone();
+    let (status, bergen) = send_as(
+        t,
+        &agent,
+        "/api/memory/facts",
+        cy("Cy lives in Bergen", "Bergen"),
+    )
+    .await;
+    assert_eq!(status, 201, "{bergen}");
+    assert_eq!(bergen["provenance"], "agent", "{bergen}");
+    assert_eq!(bergen["status"], "quarantined", "{bergen}");
+    assert_eq!(bergen["conflictsWith"], json!([oslo]), "{bergen}");
+    let reason = format!("contradicts active fact {oslo}");
+    assert_eq!(bergen["quarantineReason"], json!(reason), "{bergen}");
+    let bergen = bergen["id"].as_str().unwrap().to_owned();
+    let (_, history) = t
+        .get(&format!("/api/memory/records/{bergen}/history"))
+        .await;
+    let events = history["events"].as_array().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["action"] == "quarantine" && e["reason"] == json!(reason)),
+        "{history}"
+    );
+    // The tab's count is its cards; search answers one fact.
+    let (_, queue) = t.get("/api/memory/quarantine?userId=cy").await;
+    assert_eq!(ids(&queue, "records"), vec![bergen.clone()], "{queue}");
+    let (_, cards) = t.get("/api/memory/conflicts?userId=cy").await;
+    assert_eq!(ids(&cards, "records"), vec![bergen.clone()], "{cards}");
+    let (_, meta) = t.get("/api/memory/metadata?userId=cy").await;
+    assert_eq!(meta["quarantined"], 1, "{meta}");
+    let (_, hits) = t.get("/api/memory/search?userId=cy&query=Cy%20lives").await;
+    assert_eq!(ids(&hits, "hits"), vec![oslo.clone()], "{hits}");
+    // A person's word lands active with its conflict, for a person to decide.
+    let (status, paris) = t
+        .send_json(
+            Method::POST,
+            "/api/memory/facts",
+            cy("Cy lives in Paris", "Paris"),
+        )
+        .await;
+    assert_eq!(status, 201, "{paris}");
+    assert_eq!(paris["provenance"], "user", "{paris}");
+    assert_eq!(paris["status"], "active", "{paris}");
+    assert_eq!(paris["conflictsWith"], json!([oslo]), "{paris}");
+    // Validated by a person, the held fact keeps its card: decided as before.
+    let (status, validated) = t
+        .send_json(
+            Method::POST,
+            &format!("/api/memory/records/{bergen}/validate"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 200, "{validated}");
+    assert_eq!(validated["status"], "active", "{validated}");
+    assert_eq!(
+        validated["conflictsWith"],
+        json!([oslo, paris["id"]]),
+        "{validated}"
+    );
+    let (status, out) = t
+        .send_json(
+            Method::POST,
+            &format!("/api/memory/records/{bergen}/conflict"),
+            json!({"decision": "supersede_old"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["fact"]["state"], "active", "{out}");
+}
+
 #[tokio::test]
 async fn conflicts_surface_on_sqlite() {
     let t = common::start().await;
     conflicts_surface(&t).await;
     decisions(&t).await;
+    agent_contradictions(&t).await;
 }
 
 #[tokio::test]
@@ -229,4 +328,5 @@ async fn conflicts_surface_on_postgres() {
     .await;
     conflicts_surface(&t).await;
     decisions(&t).await;
+    agent_contradictions(&t).await;
 }
