@@ -91,7 +91,9 @@ async fn checks(store: Arc<Memory>) {
 /// the active fact.
 async fn remember_contradicting(store: Arc<Memory>) {
     let dir = tempfile::tempdir().unwrap();
-    let server = server(&dir, store.clone());
+    // Dropped after the server (declared before it): the last handle, off the runtime.
+    let store = OffRuntime(Some(store));
+    let server = server(&dir, store.0.clone().unwrap());
     let seat = |text: &str, object: &str| {
         Parameters(
             serde_json::from_value::<RememberArgs>(serde_json::json!({
@@ -143,10 +145,18 @@ async fn remember_contradicting(store: Arc<Memory>) {
         .map(|h| h["id"].as_str().unwrap())
         .collect();
     assert_eq!(hits, vec![window.as_str()], "{v}");
-    drop(server);
-    tokio::task::spawn_blocking(move || drop(store))
-        .await
-        .unwrap();
+}
+
+/// Drops a store off the runtime, also when a failed assertion unwinds (PostgreSQL's
+/// blocking client may not close on a runtime thread).
+struct OffRuntime(Option<Arc<Memory>>);
+
+impl Drop for OffRuntime {
+    fn drop(&mut self) {
+        if let Some(store) = self.0.take() {
+            let _ = std::thread::spawn(move || drop(store)).join();
+        }
+    }
 }
 
 #[tokio::test]
