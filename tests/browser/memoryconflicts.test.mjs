@@ -3,7 +3,9 @@
 // quarantine tab shows each conflicting pair side by side (the active fact beside the new
 // one: subject, predicate, object, valid times, provenance) with three one-click decisions;
 // a decision goes to the server (the facts' states, the ledger row) and the list updates;
-// the inspector shows the same pair. Screenshots light and dark at 1440x900.
+// the inspector shows the same pair. A contradicting fact that is not a person's word (the
+// agent's Initech) waits in quarantine too, so the tab's count is its cards. Screenshots
+// light and dark at 1440x900.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +40,10 @@ before(async () => {
   ids.window = (await fact('Bo prefers window seats', 'seat_preference', 'window', { provenance: 'user' })).id;
   ids.aisle = (await fact('Bo prefers aisle seats', 'seat preference', 'aisle', { provenance: 'extraction' })).id;
   ids.acme = (await fact('Bo works at Acme', 'works_at', 'Acme', { provenance: 'user', validFrom: '2020-05-01T00:00:00Z' })).id;
-  ids.initech = (await fact('Bo works at Initech', 'works_at', 'Initech', { provenance: 'agent', agentId: 'planner' })).id;
+  const initech = await fact('Bo works at Initech', 'works_at', 'Initech', { provenance: 'agent', agentId: 'planner' });
+  ids.initech = initech.id;
+  assert.equal(initech.status, 'quarantined');
+  assert.equal(initech.quarantineReason, `contradicts active fact ${ids.acme}`);
   browser = await launchBrowser();
   ({ page, errors } = await openPage(browser, srv.url('#/memory/quarantine')));
 });
@@ -55,6 +60,7 @@ const openIds = async () => (await memApi(`/conflicts?userId=${USER}`)).records.
 test('the quarantine tab shows each conflicting pair side by side with its three decisions', async () => {
   await until(async () => (await page.locator('.mem-conflicts .mem-conflict').count()) === 3, { what: 'three conflicts drawn' });
   assert.deepEqual(await page.locator('.mem-conflicts .mem-conflict').evaluateAll((els) => els.map((e) => e.dataset.id)), await openIds());
+  await until(async () => (await page.locator('#mem-tab-quarantine').getAttribute('data-count')) === '3', { what: "the quarantine tab's count to match its three cards" });
   const pair = card(page, ids.bergen);
   const old = pair.locator(`.mem-conflict-side.old[data-id="${ids.oslo}"]`);
   const fresh = pair.locator(`.mem-conflict-side.new[data-id="${ids.bergen}"]`);

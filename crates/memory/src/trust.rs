@@ -7,6 +7,9 @@
 //! 2. Any text that trips one of the [`HEURISTICS`] lands `quarantined` whatever its
 //!    provenance, with the names of the heuristics that fired as the stored reason.
 //!
+//! Beyond the gate, a remembered fact that contradicts an active fact lands quarantined
+//! unless its provenance is `user` ([`crate::rules::conflicts`]).
+//!
 //! The heuristics (each has tests in this module):
 //!
 //! | name | catches |

@@ -51,7 +51,8 @@ string_enum! {
         Imported = "imported",
         /// The agent asserted it through its memory tools (the default of an agent's write:
         /// an agent never speaks with a person's `user` voice). Active, ranked with the
-        /// foreign discount.
+        /// foreign discount — quarantined when it contradicts an active fact, as every
+        /// provenance but `user` is (`crate::rules::conflicts`).
         Agent = "agent",
     }
 }
