@@ -12,17 +12,19 @@
 //! the ones it contradicts, both stay, or the new one is rejected — one `conflict.decide`
 //! ledger row per fact involved.
 //!
-//! **Who a contradiction holds back** ([`remember`], the one rule every route remembers a
-//! fact with): a new fact that contradicts an active, current fact lands `quarantined`
-//! unless its provenance is a person's — `user`, the only provenance that is a person's
-//! word ([`held_on_conflict`]). `agent`, `tool`, `imported`, the derived provenances
+//! **Who a contradiction holds back** ([`remember`], the one rule `agent::remember` — HTTP
+//! `POST /api/memory/facts`, MCP `fact_remember`, the CLI — remembers a fact with): a new
+//! fact that contradicts an active, current fact lands `quarantined` unless its provenance
+//! is a person's — `user`, the only provenance that is a person's word
+//! ([`held_on_conflict`]). `agent`, `tool`, `imported`, the derived provenances
 //! (quarantined by the trust gate anyway) and a write naming no provenance (maintenance)
 //! are not, so such a fact waits for a person with the reason `contradicts active
 //! fact(s) …` ([`hold_reason`], stored as its quarantine reason and on its `quarantine`
 //! ledger row) and never answers a search next to the fact it contradicts. A person's fact
 //! lands as the trust gate decides (active unless flagged) and carries its conflict until
-//! a person decides it. Validating a held fact is a person's act and does not hold it
-//! again: it becomes active with its conflict open ([`detect`]), as any validated fact.
+//! a person decides it. Validating a held fact (a person's act; an agent's only where the
+//! operator allows it, MCP `--allow-validate`) does not hold it again: it becomes active
+//! with its conflict open ([`detect`]), as any validated fact, and only a person decides.
 
 use std::collections::HashMap;
 
