@@ -497,7 +497,8 @@ pub struct LocomoArgs {
     #[arg(long, value_name = "F,F", value_delimiter = ',')]
     pub vector_floor: Vec<f64>,
     /// Lexical hits whose words expand the query for a second lexical pass (0 off);
-    /// several (comma-separated) compare runs [default: the store's].
+    /// several (comma-separated) compare runs; the latency figures use the first
+    /// [default: the store's].
     #[arg(long, value_name = "N,N", value_delimiter = ',')]
     pub feedback: Vec<usize>,
     /// Hybrid fusion: `rrf` (reciprocal rank) or `score` (min-max normalised scores); both

@@ -31,6 +31,9 @@ struct Report {
     /// One entry per fusion setting compared (the store's default when none is given).
     hybrid: Vec<HybridRecall>,
     latency: Vec<LatencyFigures>,
+    /// The query feedback the latency stores searched with (the first `--feedback`, else
+    /// the store's default).
+    latency_query_feedback: usize,
 }
 
 /// Hybrid recall under one fusion setting (every knob resolved).
@@ -87,10 +90,13 @@ fn store_in(
     name: &str,
     embedder: Option<Arc<dyn Embedder>>,
     record_access: bool,
+    query_feedback: Option<usize>,
 ) -> anyhow::Result<Memory> {
+    let defaults = MemoryConfig::default();
     let config = MemoryConfig {
         record_access,
-        ..MemoryConfig::default()
+        query_feedback: query_feedback.unwrap_or(defaults.query_feedback),
+        ..defaults
     };
     let options = OpenOptions {
         embedder,
@@ -112,7 +118,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("reading {}", args.file.display()))?;
     let dir = tempfile::tempdir().context("creating a scratch directory")?;
     let postgres = args.postgres.as_deref();
-    let store = store_in(&dir, postgres, "locomo.db", embedder.clone(), false)?;
+    let store = store_in(&dir, postgres, "locomo.db", embedder.clone(), false, None)?;
     let (turns, secs) = locomo::load_into(&store, &conversations, !args.no_context)?;
     let questions = conversations
         .iter()
@@ -153,9 +159,15 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
     }
     drop(store);
     let mut latency = Vec::new();
+    let latency_query_feedback = args
+        .feedback
+        .first()
+        .copied()
+        .unwrap_or(MemoryConfig::default().query_feedback);
     for (i, size) in args.sizes.iter().copied().filter(|s| *s > 0).enumerate() {
         let name = format!("synthetic-{i}.db");
-        let store = store_in(&dir, postgres, &name, embedder.clone(), true)?;
+        let feedback = Some(latency_query_feedback);
+        let store = store_in(&dir, postgres, &name, embedder.clone(), true, feedback)?;
         latency.push(synthetic::run(&store, size, args.searches.max(1), 7)?);
     }
     let report = Report {
@@ -170,6 +182,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         vector,
         hybrid,
         latency,
+        latency_query_feedback,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -232,8 +245,13 @@ fn print_report(r: &Report) {
     );
     for l in &r.latency {
         println!(
-            "{} synthetic facts: write {:.0} facts/s; hybrid search p50 {:.2} ms, p95 {:.2} ms ({} searches, query embedding included)",
-            l.facts, l.write_facts_per_sec, l.search_p50_ms, l.search_p95_ms, l.searches
+            "{} synthetic facts: write {:.0} facts/s; hybrid search p50 {:.2} ms, p95 {:.2} ms ({} searches, query embedding included, query feedback {})",
+            l.facts,
+            l.write_facts_per_sec,
+            l.search_p50_ms,
+            l.search_p95_ms,
+            l.searches,
+            r.latency_query_feedback
         );
     }
 }
