@@ -389,6 +389,9 @@ pub fn validate(store: &Memory, id: &str, force: bool, by: Actor) -> Result<Memo
 }
 
 /// `fact_supersede`: the new version inherits the old fact's owner unless told otherwise.
+/// One that is not a person's of a person's fact is held for a person instead of
+/// superseding it ([`crate::rules::conflicts::held_on_supersede`]: quarantined, with
+/// `conflictsWith = [oldId]` and no `supersedes`).
 pub fn supersede(
     store: &Memory,
     args: SupersedeArgs,

@@ -73,7 +73,10 @@ pub trait SemanticMemory {
     fn get(&self, id: &str) -> Result<Fact>;
     /// Searches facts (kinds fixed to `semantic`).
     fn search(&self, options: &MemorySearchOptions) -> Result<Vec<MemoryHit>>;
-    /// Replaces a live fact by a new one; the old keeps its row with `supersededBy`.
+    /// Replaces a live fact by a new one; the old keeps its row with `supersededBy`. A new
+    /// version that is not a person's of a fact that is (provenance `user`) is not applied:
+    /// it is stored quarantined with `conflictsWith = [old_id]` for a person to decide
+    /// ([`crate::rules::conflicts::held_on_supersede`]); the old fact stays current.
     fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact>;
     /// Tombstones a fact.
     fn forget(&self, id: &str, reason: &str, by: Actor) -> Result<()>;

@@ -25,6 +25,24 @@
 //! a person decides it. Validating a held fact (a person's act; an agent's only where the
 //! operator allows it, MCP `--allow-validate`) does not hold it again: it becomes active
 //! with its conflict open ([`detect`]), as any validated fact, and only a person decides.
+//!
+//! **A supersession that would overrule a person** ([`held_on_supersede`], checked by the
+//! semantic tier's `supersede` — the one core HTTP `POST /api/memory/records/{id}/supersede`
+//! and MCP `fact_supersede` reach — in the transaction that would link the versions): a new
+//! version whose provenance is not `user` of a fact whose provenance is `user` (whatever its
+//! status) is not applied. The new version is stored `quarantined` with [`supersede_hold_reason`]
+//! (`would supersede a person's fact <id>`, after any reason of the trust gate's) and
+//! `conflictsWith = [<id>]` (a `conflict` ledger row carrying the caller's reason,
+//! [`hold_supersession`]); the person's fact stays active and current. A person then
+//! decides as for any conflict ([`decide`]): "supersede the old one" links the versions as
+//! the direct supersession would have (the old one's `supersededAt` and the new one's
+//! `activeSince` are the decision's time, so `knownAt` before it still reads the person's
+//! fact), "keep both" and "reject" as for a contradiction. The rule is the person/not-person
+//! line of [`held_on_conflict`], not a ranking of provenances: `agent`, `tool` and
+//! `imported` are peers (none overrules another), and a derived provenance lands quarantined
+//! by the trust gate anyway, so the one authority a supersession could usurp is a person's.
+//! Superseding a fact that is not a person's, or a person's write of provenance `user`,
+//! supersedes at once as before.
 
 use std::collections::HashMap;
 
@@ -158,6 +176,49 @@ pub fn held_on_conflict(provenance: Option<MemoryProvenance>) -> bool {
 pub fn hold_reason(with: &[String]) -> String {
     let facts = if with.len() == 1 { "fact" } else { "facts" };
     format!("contradicts active {facts} {}", with.join(", "))
+}
+
+/// True when a new version of provenance `new` of a fact of provenance `old` is held for a
+/// person instead of superseding it (the module's head): the old fact is a person's word
+/// (`user`) and the new version is not ([`held_on_conflict`]).
+pub fn held_on_supersede(old: Option<MemoryProvenance>, new: Option<MemoryProvenance>) -> bool {
+    old == Some(MemoryProvenance::User) && held_on_conflict(new)
+}
+
+/// What the quarantine reason of a held supersession begins with (the viewer's conflict
+/// card tells a held supersession from a contradiction by it).
+pub const SUPERSEDE_HOLD_PREFIX: &str = "would supersede a person's fact";
+
+/// The quarantine reason of a new version held because it would supersede the person's
+/// fact `old_id` ([`held_on_supersede`]).
+pub fn supersede_hold_reason(old_id: &str) -> String {
+    format!("{SUPERSEDE_HOLD_PREFIX} {old_id}")
+}
+
+/// Stores the held new version `new` (already written quarantined with
+/// [`supersede_hold_reason`]) as conflicting with the person's fact `old` it would have
+/// superseded, with a `conflict` ledger row carrying the caller's `reason`, so the
+/// quarantine queue shows it as a conflict and a person decides it with [`decide`].
+pub(crate) fn hold_supersession(
+    w: &mut (impl ItemWrites + ?Sized),
+    now: i64,
+    new: &ItemRow,
+    old: &ItemRow,
+    reason: &str,
+    by: Actor,
+) -> Result<()> {
+    let with = [old.id.clone()];
+    let ids = serde_json::to_string(&with)
+        .map_err(|e| MemoryError::Conflict(format!("conflicts of {}: {e}", new.id)))?;
+    w.set_conflicts(new.rowid, Some(&ids))?;
+    w.ledger(
+        now,
+        &new.id,
+        "conflict",
+        by,
+        Some(reason),
+        Some(json!({ "conflictsWith": with, "wouldSupersede": old.id })),
+    )
 }
 
 /// Remembers `new` under the conflict rule (the module's head): its conflicts with the

@@ -2,6 +2,7 @@
 //! versions, forgotten with a tombstone and read back with their version chain.
 
 use crate::error::{MemoryError, Result};
+use crate::rules::conflicts::{held_on_supersede, hold_supersession, supersede_hold_reason};
 use crate::rules::row::{ItemRow, fact_of, index_text};
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
 use crate::rules::writes::{fact_chain, link_supersession, tombstone};
@@ -71,6 +72,15 @@ impl<S: ItemStore> SemanticMemory for Semantic<'_, S> {
         let stored = self.0.write_items(|db, now| {
             let old = load_kind(db, old_id, MemoryKind::Semantic, "fact")?;
             check_supersedable(&old, &new)?;
+            if held_on_supersede(old.provenance(), new.meta.provenance) {
+                // Not applied: held for a person (rules::conflicts, the module's head).
+                let mut row = row;
+                row.status = MemoryStatus::Quarantined.as_str().to_owned();
+                row.quarantine_reason = Some(supersede_hold_reason(&old.id));
+                let stored = insert_fact(db, now, &new, row, vector.as_deref())?;
+                hold_supersession(db.writes(), now, &stored, &old, reason, new.meta.by)?;
+                return Ok(stored.id);
+            }
             let row = next_version(&old, row);
             let stored = insert_fact(db, now, &new, row, vector.as_deref())?;
             link_supersession(db.writes(), now, &old, &stored.id, reason, new.meta.by)?;

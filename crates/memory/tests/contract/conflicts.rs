@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use mindgate_memory::rules::conflicts::{self, conflicts_with, detect, is_single_valued};
-use mindgate_memory::time::ManualClock;
+use mindgate_memory::time::{Clock, ManualClock};
 use mindgate_memory::*;
 
 use super::{search, setup};
@@ -523,4 +523,223 @@ pub fn conflicts_found_after_the_write_hold_it_too<S: MemoryStore>(
     );
     assert_eq!(status(&persons).status, Some(MemoryStatus::Active));
     assert_eq!(status(&rechecked).status, Some(MemoryStatus::Active));
+}
+
+fn persons(mut f: NewFact) -> NewFact {
+    f.meta.provenance = Some(MemoryProvenance::User);
+    f.meta.by = Actor::User;
+    f
+}
+
+fn agents(mut f: NewFact) -> NewFact {
+    f.meta.provenance = Some(MemoryProvenance::Agent);
+    f.meta.by = Actor::Agent;
+    f
+}
+
+/// The ids a search of `u1` answers, now or as of / known at an instant.
+fn answers<S: MemoryStore>(
+    s: &S,
+    query: &str,
+    as_of: Option<&str>,
+    known_at: Option<i64>,
+) -> Vec<String> {
+    let mut o = MemorySearchOptions::new("u1", query);
+    o.as_of = as_of.map(str::to_owned);
+    o.known_at = known_at.map(mindgate_memory::time::format_ms);
+    s.search(&o)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.record.id().to_owned())
+        .collect()
+}
+
+/// An agent's new version of a person's fact is not applied: it is stored quarantined with
+/// `conflictsWith = [old]` and the reason naming the person's fact, which stays active and
+/// current; a person's "supersede the old one" then links the versions as a direct
+/// supersession would (valid time and transaction time read right).
+pub fn supersession_of_a_persons_fact_is_held<S: MemoryStore>(
+    make: &dyn Fn(Arc<ManualClock>) -> S,
+) {
+    let (s, clock) = setup(make);
+    let mut oslo = persons(triple("u1", "Ana lives in Oslo", "Ana", "lives_in", "Oslo"));
+    oslo.valid_from = Some("2023-01-01T00:00:00Z".into());
+    let oslo = remember_detected(&s, oslo);
+    clock.advance(1000);
+    let mut bergen = agents(triple(
+        "u1",
+        "Ana lives in Bergen",
+        "Ana",
+        "lives_in",
+        "Bergen",
+    ));
+    bergen.valid_from = Some("2025-01-01T00:00:00Z".into());
+    let held = s
+        .semantic()
+        .supersede(&oslo.record.id, bergen, "she moved")
+        .unwrap();
+    let id = held.record.id.clone();
+    assert_eq!(held.trust.status, Some(MemoryStatus::Quarantined));
+    assert_eq!(
+        held.trust.quarantine_reason.as_deref(),
+        Some(format!("would supersede a person's fact {}", oslo.record.id).as_str())
+    );
+    assert_eq!(held.conflicts_with, vec![oslo.record.id.clone()]);
+    assert_eq!(held.supersedes, None, "not applied");
+    let old = s.semantic().get(&oslo.record.id).unwrap();
+    assert_eq!(old.superseded_by, None);
+    assert_eq!(old.record.state, RecordState::Active);
+    assert_eq!(
+        answers(&s, "Ana lives", None, None),
+        vec![oslo.record.id.clone()]
+    );
+    assert_eq!(held.record.state, RecordState::Quarantined);
+    let rows = s.ledger(&id).unwrap();
+    let conflict = rows.iter().find(|e| e.action == "conflict").unwrap();
+    assert_eq!(conflict.reason.as_deref(), Some("she moved"));
+    assert_eq!(
+        conflict.detail.as_ref().unwrap()["conflictsWith"],
+        serde_json::json!([oslo.record.id])
+    );
+    assert!(actions(&s, &id).contains(&"quarantine".to_owned()));
+    assert!(!actions(&s, &oslo.record.id).contains(&"superseded".to_owned()));
+    let e = s
+        .decide_conflict(
+            &id,
+            &decide_args(ConflictDecision::SupersedeOld, None),
+            Actor::Agent,
+        )
+        .unwrap_err();
+    assert!(matches!(e, MemoryError::Invalid { .. }), "{e}");
+
+    let held_at = clock.now_ms();
+    clock.advance(1000);
+    let out = s
+        .decide_conflict(
+            &id,
+            &decide_args(ConflictDecision::SupersedeOld, Some("she did move")),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.fact.trust.status, Some(MemoryStatus::Active));
+    assert_eq!(
+        out.fact.supersedes.as_deref(),
+        Some(oslo.record.id.as_str())
+    );
+    assert_eq!(out.others[0].superseded_by.as_deref(), Some(id.as_str()));
+    assert_eq!(out.others[0].record.state, RecordState::Superseded);
+    let chain = s.semantic().history(&id).unwrap().chain;
+    let ids: Vec<_> = chain.iter().map(|f| f.record.id.clone()).collect();
+    assert_eq!(ids, vec![oslo.record.id.clone(), id.clone()]);
+    assert_eq!(
+        answers(&s, "Ana lives", None, None),
+        vec![id.clone()],
+        "now"
+    );
+    assert_eq!(
+        answers(&s, "Ana lives", Some("2024-06-01T00:00:00Z"), None),
+        vec![oslo.record.id.clone()],
+        "inside the old window"
+    );
+    assert_eq!(
+        answers(&s, "Ana lives", None, Some(held_at)),
+        vec![oslo.record.id.clone()],
+        "believed while it was held"
+    );
+}
+
+/// A held supersession is decided as any conflict ("keep both", "reject"), whatever its
+/// predicate; the rule is provenance's, so superseding a fact that is not a person's, or a
+/// person's write, supersedes at once as before, and a derived version is held with both
+/// reasons.
+pub fn supersession_held_only_over_a_persons_fact<S: MemoryStore>(
+    make: &dyn Fn(Arc<ManualClock>) -> S,
+) {
+    let (s, clock) = setup(make);
+    // Not single-valued, no triple at all: still held.
+    let tea = s
+        .semantic()
+        .remember(persons(NewFact::new(Scope::user("u1"), "Ana likes tea")))
+        .unwrap();
+    let coffee = s
+        .semantic()
+        .supersede(
+            &tea.record.id,
+            agents(NewFact::new(Scope::user("u1"), "Ana likes coffee")),
+            "changed",
+        )
+        .unwrap();
+    assert_eq!(coffee.trust.status, Some(MemoryStatus::Quarantined));
+    assert_eq!(coffee.conflicts_with, vec![tea.record.id.clone()]);
+    clock.advance(1000);
+    let out = s
+        .decide_conflict(
+            &coffee.record.id,
+            &decide_args(ConflictDecision::KeepBoth, None),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.fact.record.state, RecordState::Active);
+    assert_eq!(out.others[0].record.state, RecordState::Active);
+    assert_eq!(out.others[0].superseded_by, None);
+
+    let derived_version = derived(NewFact::new(Scope::user("u1"), "Ana likes green tea"));
+    let green = s
+        .semantic()
+        .supersede(&tea.record.id, derived_version, "distilled")
+        .unwrap();
+    let reason = green.trust.quarantine_reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("derived provenance")
+            && reason.contains(&format!(
+                "would supersede a person's fact {}",
+                tea.record.id
+            )),
+        "{reason}"
+    );
+    let out = s
+        .decide_conflict(
+            &green.record.id,
+            &decide_args(ConflictDecision::Reject, Some("not what she said")),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.fact.record.state, RecordState::Tombstoned);
+    assert_eq!(out.others[0].record.state, RecordState::Active);
+
+    // An agent's own fact: superseded at once, as before.
+    let juice = s
+        .semantic()
+        .remember(agents(NewFact::new(Scope::user("u1"), "Ana likes juice")))
+        .unwrap();
+    let water = s
+        .semantic()
+        .supersede(
+            &juice.record.id,
+            agents(NewFact::new(Scope::user("u1"), "Ana likes water")),
+            "changed",
+        )
+        .unwrap();
+    assert_eq!(water.record.state, RecordState::Active);
+    assert_eq!(water.supersedes.as_deref(), Some(juice.record.id.as_str()));
+    assert!(water.conflicts_with.is_empty());
+    // A person's new version of a person's fact: at once, as before.
+    let milk = s
+        .semantic()
+        .supersede(
+            &tea.record.id,
+            persons(NewFact::new(Scope::user("u1"), "Ana likes milk")),
+            "she said so",
+        )
+        .unwrap();
+    assert_eq!(milk.record.state, RecordState::Active);
+    assert_eq!(milk.supersedes.as_deref(), Some(tea.record.id.as_str()));
+    assert_eq!(
+        s.semantic()
+            .get(&tea.record.id)
+            .unwrap()
+            .superseded_by
+            .as_deref(),
+        Some(milk.record.id.as_str())
+    );
 }
