@@ -98,7 +98,7 @@ fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
     if quarantined && !fact.conflicts_with.is_empty() {
         // Held back by the conflict rule (mindgate_memory::rules::conflicts::remember).
         text.push_str(&format!(
-            "\nIt was quarantined because it contradicts active fact(s) {conflicts} (same subject, a single-valued predicate, another object): it will not come back from fact_search until a person decides the conflict in the viewer (supersede the old one, keep both, or reject this one). If you know the old fact is no longer true, supersede it with fact_supersede instead."
+            "\nIt was quarantined because it contradicts active fact(s) {conflicts} (same subject, a single-valued predicate, another object): it will not come back from fact_search until a person decides the conflict in the viewer (supersede the old one, keep both, or reject this one). If you know the old fact is no longer true, supersede it with fact_supersede instead (a new version of a person's fact waits for a person too)."
         ));
         if let Some(reason) = &fact.trust.quarantine_reason {
             text.push_str(&format!("\nQuarantine reason: {reason}."));
@@ -123,6 +123,21 @@ fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
         text,
         json!({ "fact": fact, "status": status, "link": link }),
     )
+}
+
+/// `fact_supersede`'s answer when the new version was held for a person instead of
+/// superseding `old_id` (mindgate_memory::rules::conflicts::held_on_supersede): the same
+/// shape as [`fact_output`], worded for what happened.
+fn held_output(old_id: &str, fact: &Fact, links: &Links) -> ToolOutput {
+    let value = fact_output("Held new version", fact, links).value;
+    let mut text = format!(
+        "Held new version fact {}: {} (quarantined)\nIt did not supersede {old_id}: that fact is a person's word (provenance user), and an agent's new version of it waits in quarantine, conflicting with it, until a person decides in the viewer (supersede the old one, keep both, or reject this one). Until then {old_id} stays the answer and this version will not come back from fact_search.",
+        fact.record.id, fact.text
+    );
+    if let Some(reason) = &fact.trust.quarantine_reason {
+        text.push_str(&format!("\nQuarantine reason: {reason}."));
+    }
+    ToolOutput::new(text, value)
 }
 
 fn block_output(verb: &str, block: &Block, links: &Links) -> ToolOutput {
@@ -301,7 +316,7 @@ impl MindgateMcp {
     /// `fact_supersede`.
     #[tool(
         name = "fact_supersede",
-        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags). A new version of a quarantined fact stays quarantined until a person validates it.",
+        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags). A new version of a quarantined fact stays quarantined until a person validates it. A new version of a person's fact (provenance user) does not replace it: it is held in quarantine, conflicting with the old one, until a person decides (supersede the old one, keep both, or reject it).",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -315,11 +330,12 @@ impl MindgateMcp {
         self.memory_tool(move |m, user, l| {
             args.fact.scope.check_bound(user)?;
             agent::check_owner(m, &args.old_id, user)?;
-            Ok(fact_output(
-                "Superseded with",
-                &agent::supersede(m, args, user, Actor::Agent)?,
-                l,
-            ))
+            let old_id = args.old_id.clone();
+            let fact = agent::supersede(m, args, user, Actor::Agent)?;
+            if fact.supersedes.is_none() {
+                return Ok(held_output(&old_id, &fact, l));
+            }
+            Ok(fact_output("Superseded with", &fact, l))
         })
         .await
     }

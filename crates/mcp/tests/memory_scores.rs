@@ -3,14 +3,17 @@
 //! nothing, an exact phrase scores within 0–1 with `bm25Norm`, and a fact whose cosine
 //! with the query is negative never comes back; `fact_remember` of an agent's fact that
 //! contradicts an active one answers it quarantined and names the fact it contradicts
-//! (item 3).
+//! (item 3); `fact_supersede` of a person's fact answers the new version held for a person.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::Arc;
 
 use mindgate_mcp::{McpConfig, MindgateMcp};
-use mindgate_memory::agent::{LazyMemory, RecallArgs, RememberArgs};
-use mindgate_memory::{Memory, MemoryDb, MemoryStore, NewFact, OpenOptions, Scope, SemanticMemory};
+use mindgate_memory::agent::{LazyMemory, RecallArgs, RememberArgs, SupersedeArgs};
+use mindgate_memory::{
+    Actor, Memory, MemoryDb, MemoryProvenance as Provenance, MemoryStore, NewFact, OpenOptions,
+    Scope, SemanticMemory,
+};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
@@ -178,6 +181,100 @@ async fn fact_remember_quarantines_what_contradicts_on_postgres() {
     .await
     .unwrap();
     remember_contradicting(Arc::new(store)).await;
+}
+
+/// `fact_supersede` of a person's fact by the agent: not applied; the new version is held
+/// in quarantine conflicting with it, the answer says so (same shape), and search still
+/// answers the person's fact. Superseding the agent's own fact applies at once.
+async fn supersede_persons_fact(store: Arc<Memory>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = OffRuntime(Some(store));
+    let server = server(&dir, store.0.clone().unwrap());
+    let seeded = store.0.clone().unwrap();
+    let oslo = tokio::task::spawn_blocking(move || {
+        let mut f = NewFact::new(Scope::user("ada"), "Ada lives in Oslo");
+        f.meta.provenance = Some(Provenance::User);
+        f.meta.by = Actor::User;
+        seeded.semantic().remember(f).unwrap().record.id
+    })
+    .await
+    .unwrap();
+    let supersede = |old: &str, text: &str| {
+        Parameters(
+            serde_json::from_value::<SupersedeArgs>(serde_json::json!({
+                "oldId": old, "reason": "she moved", "text": text
+            }))
+            .unwrap(),
+        )
+    };
+    let r = server
+        .fact_supersede(supersede(&oslo, "Ada lives in Bergen"))
+        .await;
+    let (v, text) = ok(&r);
+    assert_eq!(v["status"], "quarantined", "{v}");
+    assert_eq!(v["fact"]["provenance"], "agent", "{v}");
+    assert_eq!(v["fact"]["conflictsWith"], serde_json::json!([oslo]), "{v}");
+    assert!(v["fact"].get("supersedes").is_none(), "{v}");
+    assert_eq!(
+        v["fact"]["quarantineReason"],
+        format!("would supersede a person's fact {oslo}"),
+        "{v}"
+    );
+    assert!(v["link"].is_string(), "{v}");
+    assert!(text.starts_with("Held new version fact"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "It did not supersede {oslo}: that fact is a person's word"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("until a person decides"), "{text}");
+    let r = server.fact_search(recall("Ada lives")).await;
+    let (v, _) = ok(&r);
+    let hits: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(hits, vec![oslo.as_str()], "{v}");
+
+    // The agent's own fact: superseded at once, as before.
+    let r = server
+        .fact_remember(Parameters(RememberArgs {
+            text: "Ada likes tea".into(),
+            ..RememberArgs::default()
+        }))
+        .await;
+    let tea = ok(&r).0["fact"]["id"].as_str().unwrap().to_owned();
+    let r = server
+        .fact_supersede(supersede(&tea, "Ada likes coffee"))
+        .await;
+    let (v, text) = ok(&r);
+    assert_eq!(v["status"], "active", "{v}");
+    assert_eq!(v["fact"]["supersedes"], tea.as_str(), "{v}");
+    assert!(text.starts_with("Superseded with fact"), "{text}");
+}
+
+#[tokio::test]
+async fn fact_supersede_holds_a_persons_fact_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
+    supersede_persons_fact(Arc::new(Memory::open(&db, options()).unwrap())).await;
+}
+
+#[tokio::test]
+async fn fact_supersede_holds_a_persons_fact_on_postgres() {
+    let Some(schema) = mindgate_testkit::PgSchema::create("mg_mcp_supersede_held") else {
+        return;
+    };
+    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
+    let store = tokio::task::spawn_blocking(move || {
+        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
+    })
+    .await
+    .unwrap();
+    supersede_persons_fact(Arc::new(store)).await;
 }
 
 /// What MCP offers an agent never decides a conflict with a person's authority: no tool
