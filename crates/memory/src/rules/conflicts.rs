@@ -259,14 +259,31 @@ pub fn remember<S: MemoryStore>(store: &S, new: NewFact, extra: &[String]) -> Re
 /// Finds `fact`'s conflicts ([`conflicts_with`]) and stores them with it (replacing what an
 /// earlier detection stored; a `conflict` ledger row by `by` when there are any); `fact`
 /// answers them. The re-check after a validation: it never quarantines (a new fact is
-/// remembered with [`remember`]).
+/// remembered with [`remember`]). A held supersession (its quarantine reason, kept by the
+/// validation, names one: [`SUPERSEDE_HOLD_PREFIX`]) keeps the person's facts it conflicts
+/// with that are still current, whatever its predicate, so validating it (an agent's too,
+/// with `--allow-validate`) leaves the person's decision open.
 pub fn detect<S: MemoryStore>(
     store: &S,
     fact: &mut Fact,
     extra: &[String],
     by: Actor,
 ) -> Result<()> {
-    let found = conflicts_with(store, fact, extra)?;
+    let mut found = conflicts_with(store, fact, extra)?;
+    let held = fact
+        .trust
+        .quarantine_reason
+        .as_deref()
+        .is_some_and(|r| r.contains(SUPERSEDE_HOLD_PREFIX));
+    if held {
+        for id in &fact.conflicts_with {
+            let old = store.semantic().get(id)?;
+            let current = old.record.deleted_at.is_none() && old.superseded_by.is_none();
+            if current && !found.contains(id) {
+                found.insert(0, id.clone());
+            }
+        }
+    }
     if found.is_empty() && fact.conflicts_with.is_empty() {
         return Ok(());
     }

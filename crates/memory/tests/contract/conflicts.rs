@@ -707,6 +707,37 @@ pub fn supersession_held_only_over_a_persons_fact<S: MemoryStore>(
     assert_eq!(out.fact.record.state, RecordState::Tombstoned);
     assert_eq!(out.others[0].record.state, RecordState::Active);
 
+    // Validated (by an agent the operator lets validate), a held version stays a card.
+    let cocoa = s
+        .semantic()
+        .supersede(
+            &tea.record.id,
+            agents(NewFact::new(Scope::user("u1"), "Ana likes cocoa")),
+            "changed",
+        )
+        .unwrap();
+    let mut validated = match s.validate(&cocoa.record.id, false, Actor::Agent).unwrap() {
+        MemoryItem::Fact(f) => f,
+        other => panic!("{other:?}"),
+    };
+    detect(&s, &mut validated, &[], Actor::Agent).unwrap();
+    let read = s.semantic().get(&cocoa.record.id).unwrap();
+    assert_eq!(read.record.state, RecordState::Active);
+    assert_eq!(
+        read.conflicts_with,
+        vec![tea.record.id.clone()],
+        "still open"
+    );
+    assert!(read.conflict_decision.is_none());
+    let out = s
+        .decide_conflict(
+            &cocoa.record.id,
+            &decide_args(ConflictDecision::Reject, Some("no")),
+            Actor::User,
+        )
+        .unwrap();
+    assert_eq!(out.others[0].record.state, RecordState::Active);
+
     // An agent's own fact: superseded at once, as before.
     let juice = s
         .semantic()
