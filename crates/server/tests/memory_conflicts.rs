@@ -5,7 +5,8 @@
 //! decides it (`POST …/conflict`: supersede the old one, keep both, reject — the agent
 //! token gets 403), each decision a ledger row. A contradicting fact whose provenance is
 //! not a person's (the agent token's `agent`) lands quarantined: the quarantine count
-//! matches the conflict cards and search answers only the fact it contradicts.
+//! matches the conflict cards and search answers only the fact it contradicts. The agent
+//! token's supersede of a person's fact is held the same way until a person decides.
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
@@ -306,12 +307,67 @@ async fn agent_contradictions(t: &common::TestServer) {
     assert_eq!(out["fact"]["state"], "active", "{out}");
 }
 
+/// The agent token's supersede of a person's fact is held for a person (quarantined,
+/// `conflictsWith` the person's fact, which stays the answer); a person's "supersede the
+/// old one" applies it; the control token's supersede applies at once as before.
+async fn agent_supersessions(t: &common::TestServer) {
+    let di = |text: &str, city: &str| json!({"userId": "di", "text": text, "subject": "Di", "predicate": "lives_in", "object": city});
+    let oslo = remember(t, di("Di lives in Oslo", "Oslo")).await;
+    let agent = t.server.agent_token.clone();
+    let mut body = di("Di lives in Bergen", "Bergen");
+    body["reason"] = json!("she moved");
+    let path = format!("/api/memory/records/{oslo}/supersede");
+    let (status, bergen) = send_as(t, &agent, &path, body).await;
+    assert_eq!(status, 201, "{bergen}");
+    assert_eq!(bergen["provenance"], "agent", "{bergen}");
+    assert_eq!(bergen["status"], "quarantined", "{bergen}");
+    assert_eq!(bergen["conflictsWith"], json!([oslo]), "{bergen}");
+    assert!(bergen.get("supersedes").is_none(), "{bergen}");
+    assert_eq!(
+        bergen["quarantineReason"],
+        json!(format!("would supersede a person's fact {oslo}")),
+        "{bergen}"
+    );
+    let bergen = bergen["id"].as_str().unwrap().to_owned();
+    let (_, read) = t.get(&format!("/api/memory/records/{oslo}")).await;
+    assert_eq!(read["record"]["state"], "active", "{read}");
+    assert!(read["record"].get("supersededBy").is_none(), "{read}");
+    let (_, hits) = t.get("/api/memory/search?userId=di&query=Di%20lives").await;
+    assert_eq!(ids(&hits, "hits"), vec![oslo.clone()], "{hits}");
+    let (_, cards) = t.get("/api/memory/conflicts?userId=di").await;
+    assert_eq!(ids(&cards, "records"), vec![bergen.clone()], "{cards}");
+    let decide = format!("/api/memory/records/{bergen}/conflict");
+    let (status, out) = t
+        .send_json(Method::POST, &decide, json!({"decision": "supersede_old"}))
+        .await;
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["fact"]["state"], "active", "{out}");
+    assert_eq!(out["fact"]["supersedes"], json!(oslo), "{out}");
+    assert_eq!(out["others"][0]["state"], "superseded", "{out}");
+    let (_, hits) = t.get("/api/memory/search?userId=di&query=Di%20lives").await;
+    assert_eq!(ids(&hits, "hits"), vec![bergen.clone()], "{hits}");
+    // A person's supersede of a person's fact: at once.
+    let mut body = di("Di lives in Tromsø", "Tromsø");
+    body["reason"] = json!("she moved again");
+    let (status, tromso) = t
+        .send_json(
+            Method::POST,
+            &format!("/api/memory/records/{bergen}/supersede"),
+            body,
+        )
+        .await;
+    assert_eq!(status, 201, "{tromso}");
+    assert_eq!(tromso["status"], "active", "{tromso}");
+    assert_eq!(tromso["supersedes"], json!(bergen), "{tromso}");
+}
+
 #[tokio::test]
 async fn conflicts_surface_on_sqlite() {
     let t = common::start().await;
     conflicts_surface(&t).await;
     decisions(&t).await;
     agent_contradictions(&t).await;
+    agent_supersessions(&t).await;
 }
 
 #[tokio::test]
@@ -329,4 +385,5 @@ async fn conflicts_surface_on_postgres() {
     conflicts_surface(&t).await;
     decisions(&t).await;
     agent_contradictions(&t).await;
+    agent_supersessions(&t).await;
 }
