@@ -8,7 +8,8 @@
 //!    provenance, with the names of the heuristics that fired as the stored reason.
 //!
 //! Beyond the gate, a remembered fact that contradicts an active fact lands quarantined
-//! unless its provenance is `user` ([`crate::rules::conflicts`]).
+//! unless its provenance is `user`, and so does a new version that is not `user` of a fact
+//! that is, instead of superseding it ([`crate::rules::conflicts`]).
 //!
 //! The heuristics (each has tests in this module):
 //!
