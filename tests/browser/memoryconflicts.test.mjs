@@ -4,8 +4,9 @@
 // one: subject, predicate, object, valid times, provenance) with three one-click decisions;
 // a decision goes to the server (the facts' states, the ledger row) and the list updates;
 // the inspector shows the same pair. A contradicting fact that is not a person's word (the
-// agent's Initech) waits in quarantine too, so the tab's count is its cards. Screenshots
-// light and dark at 1440x900.
+// agent's Initech) waits in quarantine too, so the tab's count is its cards; so does an
+// agent's new version of a person's fact, on a card worded for it. Screenshots light and
+// dark at 1440x900.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -138,6 +139,34 @@ test('"Reject the new one" from the inspector tombstones it and shows the decisi
   await page.screenshot({ path: artifact('memory-conflicts-decided.png') });
   await go('#/memory/quarantine');
   await until(async () => (await page.locator('.mem-conflicts').isHidden()) && (await openIds()).length === 0, { what: 'no conflict left' });
+});
+
+test("an agent's new version of a person's fact waits as a card worded for it; superseding applies it", async () => {
+  const tea = (await fact('Bo likes tea', 'likes', 'tea', { provenance: 'user' })).id;
+  const coffee = await memApi(`/records/${tea}/supersede`, {
+    method: 'POST',
+    body: { reason: 'changed his mind', text: 'Bo likes coffee', subject: 'Bo', predicate: 'likes', object: 'coffee', provenance: 'agent', agentId: 'planner' },
+  });
+  assert.equal(coffee.status, 'quarantined');
+  assert.deepEqual(coffee.conflictsWith, [tea]);
+  assert.equal(coffee.quarantineReason, `would supersede a person's fact ${tea}`);
+  assert.equal((await memApi(`/records/${tea}`)).record.state, 'active');
+  await go(`#/memory/semantic/${tea}`);
+  await go('#/memory/quarantine');
+  const pair = card(page, coffee.id);
+  await pair.locator(`.mem-conflict-side.old[data-id="${tea}"]`).waitFor();
+  const head = await pair.locator('.mem-conflict-head').textContent();
+  assert.match(head, /an agent’s new version of a person’s fact/);
+  assert.doesNotMatch(head, /single-valued/);
+  assert.equal(await pair.locator('.mem-conflict-side.new .mc-prov').textContent(), 'agent · by planner');
+  await page.screenshot({ path: artifact('memory-conflicts-held-supersession.png') });
+  await pair.getByRole('button', { name: 'Supersede the old one' }).click();
+  // The last card: the list hides rather than redraws (as after "Reject the new one").
+  await until(async () => !(await card(page, coffee.id).isVisible()), { what: 'the held version to leave the list' });
+  const applied = (await memApi(`/records/${coffee.id}`)).record;
+  assert.equal(applied.state, 'active');
+  assert.equal(applied.supersedes, tea);
+  assert.equal((await memApi(`/records/${tea}`)).record.state, 'superseded');
 });
 
 test('no console errors, every visible button named', async () => {

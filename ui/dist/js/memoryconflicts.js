@@ -41,6 +41,14 @@ function side(r, role) {
       ...row('Stored', 'mc-stored', shortTime(r.createdAt), r.createdAt)) : null);
 }
 
+/** The core's quarantine reason of a held supersession (rules::conflicts::SUPERSEDE_HOLD_PREFIX). */
+const HELD_PREFIX = 'would supersede a person\'s fact';
+
+/** True when `fact` is a new version held because it would supersede a person's fact. */
+export function heldSupersession(fact) {
+  return (fact.quarantineReason || '').includes(HELD_PREFIX);
+}
+
 /**
  * The pair: the active facts `others` (records; null while loading) beside the new `fact`,
  * then the decision buttons (`onDecide(decision)`), or the decision once made.
@@ -61,7 +69,9 @@ export function conflictPair(fact, others, { onDecide, readOnly = false } = {}) 
       : el('p', { class: 'small muted' }, 'No longer open (the fact was superseded or rejected).');
   return el('section', { class: 'mem-conflict', 'data-id': fact.id, 'aria-label': `Conflict of ${fact.text}` },
     el('div', { class: 'mem-conflict-head small' },
-      el('strong', {}, 'Conflict'), ` · same subject, single-valued “${fact.predicate || '?'}”, another object`),
+      el('strong', {}, 'Conflict'), heldSupersession(fact)
+        ? ' · an agent’s new version of a person’s fact (held instead of superseding it)'
+        : ` · same subject, single-valued “${fact.predicate || '?'}”, another object`),
     el('div', { class: 'mem-conflict-grid' },
       el('div', { class: 'mem-conflict-olds' }, ...olds.map((o) => side(o, 'old'))),
       el('div', { class: 'mem-conflict-vs', 'aria-hidden': 'true' }, 'vs'),
