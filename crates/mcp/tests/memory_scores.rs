@@ -31,6 +31,27 @@ fn options() -> OpenOptions {
     OpenOptions::default().embedder(Arc::new(mindgate_embed::BuiltinEmbedder::new()))
 }
 
+/// A fresh store in a temporary SQLite file (the folder lives as long as the returned guard).
+fn on_sqlite() -> (tempfile::TempDir, Arc<Memory>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
+    let store = Arc::new(Memory::open(&db, options()).unwrap());
+    (dir, store)
+}
+
+/// A fresh store in the PostgreSQL schema `name` (dropped with the returned guard); `None`
+/// without a PostgreSQL to test on (the test kit says "skipped" and why).
+async fn on_postgres(name: &str) -> Option<(mindgate_testkit::PgSchema, Arc<Memory>)> {
+    let schema = mindgate_testkit::PgSchema::create(name)?;
+    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
+    let store = tokio::task::spawn_blocking(move || {
+        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
+    })
+    .await
+    .unwrap();
+    Some((schema, Arc::new(store)))
+}
+
 /// An MCP server bound to ada over `store`.
 fn server(dir: &tempfile::TempDir, store: Arc<Memory>) -> MindgateMcp {
     let mut config = McpConfig::new(dir.path());
@@ -164,23 +185,16 @@ impl Drop for OffRuntime {
 
 #[tokio::test]
 async fn fact_remember_quarantines_what_contradicts_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
-    remember_contradicting(Arc::new(Memory::open(&db, options()).unwrap())).await;
+    let (_dir, store) = on_sqlite();
+    remember_contradicting(store).await;
 }
 
 #[tokio::test]
 async fn fact_remember_quarantines_what_contradicts_on_postgres() {
-    let Some(schema) = mindgate_testkit::PgSchema::create("mg_mcp_contradicts") else {
+    let Some((_schema, store)) = on_postgres("mg_mcp_contradicts").await else {
         return;
     };
-    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
-    let store = tokio::task::spawn_blocking(move || {
-        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
-    })
-    .await
-    .unwrap();
-    remember_contradicting(Arc::new(store)).await;
+    remember_contradicting(store).await;
 }
 
 /// `fact_supersede` of a person's fact by the agent: not applied; the new version is held
@@ -258,23 +272,16 @@ async fn supersede_persons_fact(store: Arc<Memory>) {
 
 #[tokio::test]
 async fn fact_supersede_holds_a_persons_fact_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
-    supersede_persons_fact(Arc::new(Memory::open(&db, options()).unwrap())).await;
+    let (_dir, store) = on_sqlite();
+    supersede_persons_fact(store).await;
 }
 
 #[tokio::test]
 async fn fact_supersede_holds_a_persons_fact_on_postgres() {
-    let Some(schema) = mindgate_testkit::PgSchema::create("mg_mcp_supersede_held") else {
+    let Some((_schema, store)) = on_postgres("mg_mcp_supersede_held").await else {
         return;
     };
-    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
-    let store = tokio::task::spawn_blocking(move || {
-        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
-    })
-    .await
-    .unwrap();
-    supersede_persons_fact(Arc::new(store)).await;
+    supersede_persons_fact(store).await;
 }
 
 /// What MCP offers an agent never decides a conflict with a person's authority: no tool
@@ -353,21 +360,14 @@ async fn mcp_validation_leaves_the_conflict_to_a_person() {
 
 #[tokio::test]
 async fn fact_search_hits_need_evidence_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = MemoryDb::Sqlite(dir.path().join("memory.db"));
-    checks(Arc::new(Memory::open(&db, options()).unwrap())).await;
+    let (_dir, store) = on_sqlite();
+    checks(store).await;
 }
 
 #[tokio::test]
 async fn fact_search_hits_need_evidence_on_postgres() {
-    let Some(schema) = mindgate_testkit::PgSchema::create("mg_mcp_scores") else {
+    let Some((_schema, store)) = on_postgres("mg_mcp_scores").await else {
         return;
     };
-    let url = mindgate_store::PostgresUrl::parse(schema.url()).unwrap();
-    let store = tokio::task::spawn_blocking(move || {
-        Memory::open(&MemoryDb::Postgres(Box::new(url)), options()).unwrap()
-    })
-    .await
-    .unwrap();
-    checks(Arc::new(store)).await;
+    checks(store).await;
 }
