@@ -160,6 +160,11 @@ test("an agent's new version of a person's fact waits as a card worded for it; s
   assert.doesNotMatch(head, /single-valued/);
   assert.equal(await pair.locator('.mem-conflict-side.new .mc-prov').textContent(), 'agent · by planner');
   await page.screenshot({ path: artifact('memory-conflicts-held-supersession.png') });
+  const dark = await openPage(browser, srv.url('#/memory/quarantine'), { colorScheme: 'dark' });
+  await card(dark.page, coffee.id).locator(`.mem-conflict-side.old[data-id="${tea}"]`).waitFor();
+  await dark.page.screenshot({ path: artifact('memory-conflicts-held-supersession-dark.png') });
+  assert.deepEqual(dark.errors, []);
+  await dark.context.close();
   await pair.getByRole('button', { name: 'Supersede the old one' }).click();
   // The last card: the list hides rather than redraws (as after "Reject the new one").
   await until(async () => !(await card(page, coffee.id).isVisible()), { what: 'the held version to leave the list' });
