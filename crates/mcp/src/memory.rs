@@ -18,6 +18,7 @@ use mindgate_memory::agent::{
     RejectArgs, RememberArgs, SearchAnswer, StatusArgs, SupersedeArgs, ValidateArgs,
 };
 use mindgate_memory::induction::{self, OutcomeArgs};
+use mindgate_memory::rules::conflicts::SUPERSEDE_HOLD_PREFIX;
 use mindgate_memory::{
     Actor, Block, Fact, Memory, MemoryError, MemoryItem, MemoryKind, MemoryStatus, MemoryStore,
     SemanticMemory,
@@ -126,12 +127,23 @@ fn fact_output(verb: &str, fact: &Fact, links: &Links) -> ToolOutput {
 }
 
 /// `fact_supersede`'s answer when the new version was held for a person instead of
-/// superseding `old_id` (mindgate_memory::rules::conflicts::held_on_supersede): the same
-/// shape as [`fact_output`], worded for what happened.
+/// superseding `old_id` (mindgate_memory::rules::conflicts::supersede_hold: the old fact
+/// is a person's, or the new version would land quarantined): the same shape as
+/// [`fact_output`], worded for what happened.
 fn held_output(old_id: &str, fact: &Fact, links: &Links) -> ToolOutput {
     let value = fact_output("Held new version", fact, links).value;
+    let persons = fact
+        .trust
+        .quarantine_reason
+        .as_deref()
+        .is_some_and(|r| r.contains(SUPERSEDE_HOLD_PREFIX));
+    let why = if persons {
+        "that fact is a person's word (provenance user), and an agent's new version of it waits in quarantine"
+    } else {
+        "this version landed quarantined (see the reason below), and a quarantined version never replaces an active fact by itself: it waits in quarantine"
+    };
     let mut text = format!(
-        "Held new version fact {}: {} (quarantined)\nIt did not supersede {old_id}: that fact is a person's word (provenance user), and an agent's new version of it waits in quarantine, conflicting with it, until a person decides in the viewer (supersede the old one, keep both, or reject this one). Until then {old_id} stays the answer and this version will not come back from fact_search.",
+        "Held new version fact {}: {} (quarantined)\nIt did not supersede {old_id}: {why}, conflicting with it, until a person decides in the viewer (supersede the old one, keep both, or reject this one). Until then {old_id} stays the answer and this version will not come back from fact_search.",
         fact.record.id, fact.text
     );
     if let Some(reason) = &fact.trust.quarantine_reason {
@@ -316,7 +328,7 @@ impl MindgateMcp {
     /// `fact_supersede`.
     #[tool(
         name = "fact_supersede",
-        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags). A new version of a quarantined fact stays quarantined until a person validates it. A new version of a person's fact (provenance user) does not replace it: it is held in quarantine, conflicting with the old one, until a person decides (supersede the old one, keep both, or reject it).",
+        description = "Replace a fact that is no longer right by a new version (the old one keeps its history and stops coming back from search). Give oldId, the reason and the new text (and optional triple, valid time, importance, tags). A new version of a quarantined fact stays quarantined until a person validates it. A new version of a person's fact (provenance user), or one that lands quarantined (derived provenance or flagged text) over an active fact, does not replace it: it is held in quarantine, conflicting with the old one, until a person decides (supersede the old one, keep both, or reject it).",
         annotations(
             read_only_hint = false,
             destructive_hint = false,

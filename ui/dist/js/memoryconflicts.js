@@ -43,11 +43,23 @@ function side(r, role) {
 
 /** The core's quarantine reason of a held supersession (rules::conflicts::SUPERSEDE_HOLD_PREFIX). */
 const HELD_PREFIX = 'would supersede a person\'s fact';
+/** … of a new version held until a person validates it (rules::conflicts::VALIDATION_HOLD_PREFIX). */
+const HELD_UNVALIDATED_PREFIX = 'would supersede fact';
 
-/** True when `fact` is a new version held because it would supersede a person's fact. */
+/**
+ * Why `fact` is a held new version: 'person' (it would supersede a person's fact),
+ * 'unvalidated' (it landed quarantined, so it waits for a person to validate it), or ''.
+ */
 export function heldSupersession(fact) {
-  return (fact.quarantineReason || '').includes(HELD_PREFIX);
+  const reason = fact.quarantineReason || '';
+  if (reason.includes(HELD_PREFIX)) return 'person';
+  return reason.includes(HELD_UNVALIDATED_PREFIX) ? 'unvalidated' : '';
 }
+
+const HELD_WORDS = {
+  person: ' · an agent’s new version of a person’s fact (held instead of superseding it)',
+  unvalidated: ' · a quarantined new version (held until a person validates it)',
+};
 
 /**
  * The pair: the active facts `others` (records; null while loading) beside the new `fact`,
@@ -69,9 +81,8 @@ export function conflictPair(fact, others, { onDecide, readOnly = false } = {}) 
       : el('p', { class: 'small muted' }, 'No longer open (the fact was superseded or rejected).');
   return el('section', { class: 'mem-conflict', 'data-id': fact.id, 'aria-label': `Conflict of ${fact.text}` },
     el('div', { class: 'mem-conflict-head small' },
-      el('strong', {}, 'Conflict'), heldSupersession(fact)
-        ? ' · an agent’s new version of a person’s fact (held instead of superseding it)'
-        : ` · same subject, single-valued “${fact.predicate || '?'}”, another object`),
+      el('strong', {}, 'Conflict'), HELD_WORDS[heldSupersession(fact)]
+        || ` · same subject, single-valued “${fact.predicate || '?'}”, another object`),
     el('div', { class: 'mem-conflict-grid' },
       el('div', { class: 'mem-conflict-olds' }, ...olds.map((o) => side(o, 'old'))),
       el('div', { class: 'mem-conflict-vs', 'aria-hidden': 'true' }, 'vs'),

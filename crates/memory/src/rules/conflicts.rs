@@ -41,8 +41,19 @@
 //! line of [`held_on_conflict`], not a ranking of provenances: `agent`, `tool` and
 //! `imported` are peers (none overrules another), and a derived provenance lands quarantined
 //! by the trust gate anyway, so the one authority a supersession could usurp is a person's.
-//! Superseding a fact that is not a person's, or a person's write of provenance `user`,
-//! supersedes at once as before.
+//!
+//! **A supersession that would land quarantined** ([`held_until_validated`], at the same
+//! place, through the one [`supersede_hold`]): a new version the trust gate would land
+//! `quarantined` (a derived provenance, or text it flags) of an active fact never supersedes
+//! it on arrival — otherwise the old fact would stop answering while the new one, being
+//! quarantined, does not either until a person validates it. It is held as above, with
+//! [`validation_hold_reason`] (`would supersede fact <id> once validated`, after the gate's
+//! own reasons) and `conflictsWith = [<id>]`; the old fact stays active, current and the
+//! answer, and a person decides ("supersede the old one" validates and applies it).
+//! Superseding a quarantined fact (it answered nothing) still supersedes at once, the new
+//! version inheriting the quarantine; so do a clean version of a fact that is not a
+//! person's and a person's write of provenance `user`. Consolidation and induction never
+//! supersede facts, so the rule holds back no flow of theirs.
 
 use std::collections::HashMap;
 
@@ -185,9 +196,45 @@ pub fn held_on_supersede(old: Option<MemoryProvenance>, new: Option<MemoryProven
     old == Some(MemoryProvenance::User) && held_on_conflict(new)
 }
 
-/// What the quarantine reason of a held supersession begins with (the viewer's conflict
-/// card tells a held supersession from a contradiction by it).
+/// True when a new version that the trust gate lands in `new` (its verdict on the version's
+/// provenance and text: [`crate::trust::gate`]) of a fact in status `old` is held for a
+/// person instead of superseding it (the module's head): a version that would land
+/// quarantined never supersedes an active fact on arrival, since the old fact would stop
+/// answering while nothing else does until a person validates the new one. A quarantined
+/// old fact answers nothing, so superseding it loses no answer and goes ahead (the new
+/// version inherits its quarantine).
+pub fn held_until_validated(old: MemoryStatus, new: MemoryStatus) -> bool {
+    old == MemoryStatus::Active && new == MemoryStatus::Quarantined
+}
+
+/// Why a new version is held for a person instead of superseding fact `old_id` (none: it
+/// supersedes at once) — the one rule the semantic tier's `supersede` applies:
+/// [`supersede_hold_reason`] when the old fact is a person's ([`held_on_supersede`]; it
+/// wins when both hold), else [`validation_hold_reason`] when the version would land
+/// quarantined over an active fact ([`held_until_validated`]). `old` and `new` are each a
+/// provenance and a status (`new`'s status is the trust gate's verdict).
+pub fn supersede_hold(
+    old_id: &str,
+    old: (Option<MemoryProvenance>, MemoryStatus),
+    new: (Option<MemoryProvenance>, MemoryStatus),
+) -> Option<String> {
+    if held_on_supersede(old.0, new.0) {
+        Some(supersede_hold_reason(old_id))
+    } else if held_until_validated(old.1, new.1) {
+        Some(validation_hold_reason(old_id))
+    } else {
+        None
+    }
+}
+
+/// What the quarantine reason of a new version held because it would supersede a person's
+/// fact begins with (the viewer's conflict card tells such a held supersession from a
+/// contradiction by it).
 pub const SUPERSEDE_HOLD_PREFIX: &str = "would supersede a person's fact";
+
+/// What the quarantine reason of a new version held until a person validates it
+/// ([`held_until_validated`]) begins with (the viewer's conflict card words it by it).
+pub const VALIDATION_HOLD_PREFIX: &str = "would supersede fact";
 
 /// The quarantine reason of a new version held because it would supersede the person's
 /// fact `old_id` ([`held_on_supersede`]).
@@ -195,8 +242,22 @@ pub fn supersede_hold_reason(old_id: &str) -> String {
     format!("{SUPERSEDE_HOLD_PREFIX} {old_id}")
 }
 
-/// Stores the held new version `new` (already written quarantined with
-/// [`supersede_hold_reason`]) as conflicting with the person's fact `old` it would have
+/// The quarantine reason of a new version held because it would land quarantined over the
+/// active fact `old_id` ([`held_until_validated`]): `would supersede fact <id> once
+/// validated`.
+pub fn validation_hold_reason(old_id: &str) -> String {
+    format!("{VALIDATION_HOLD_PREFIX} {old_id} once validated")
+}
+
+/// True when a quarantine reason names a held supersession of either kind
+/// ([`SUPERSEDE_HOLD_PREFIX`], [`VALIDATION_HOLD_PREFIX`]; after the trust gate's own
+/// reasons, when it had any).
+pub fn is_supersede_hold(reason: &str) -> bool {
+    reason.contains(SUPERSEDE_HOLD_PREFIX) || reason.contains(VALIDATION_HOLD_PREFIX)
+}
+
+/// Stores the held new version `new` (already written quarantined with the reason of
+/// [`supersede_hold`]) as conflicting with the fact `old` it would have
 /// superseded, with a `conflict` ledger row carrying the caller's `reason`, so the
 /// quarantine queue shows it as a conflict and a person decides it with [`decide`].
 pub(crate) fn hold_supersession(
@@ -260,9 +321,9 @@ pub fn remember<S: MemoryStore>(store: &S, new: NewFact, extra: &[String]) -> Re
 /// earlier detection stored; a `conflict` ledger row by `by` when there are any); `fact`
 /// answers them. The re-check after a validation: it never quarantines (a new fact is
 /// remembered with [`remember`]). A held supersession (its quarantine reason, kept by the
-/// validation, names one: [`SUPERSEDE_HOLD_PREFIX`]) keeps the person's facts it conflicts
-/// with that are still current, whatever its predicate, so validating it (an agent's too,
-/// with `--allow-validate`) leaves the person's decision open.
+/// validation, names one: [`is_supersede_hold`]) keeps the facts it would supersede that
+/// are still current, whatever its predicate, so validating it (an agent's too, with
+/// `--allow-validate`) leaves the person's decision open.
 pub fn detect<S: MemoryStore>(
     store: &S,
     fact: &mut Fact,
@@ -274,7 +335,7 @@ pub fn detect<S: MemoryStore>(
         .trust
         .quarantine_reason
         .as_deref()
-        .is_some_and(|r| r.contains(SUPERSEDE_HOLD_PREFIX));
+        .is_some_and(is_supersede_hold);
     if held {
         for id in &fact.conflicts_with {
             let old = store.semantic().get(id)?;

@@ -2,7 +2,7 @@
 //! versions, forgotten with a tombstone and read back with their version chain.
 
 use crate::error::{MemoryError, Result};
-use crate::rules::conflicts::{held_on_supersede, hold_supersession, supersede_hold_reason};
+use crate::rules::conflicts::{hold_supersession, supersede_hold};
 use crate::rules::row::{ItemRow, fact_of, index_text};
 use crate::rules::semantic::{check_supersedable, fact_row, next_version};
 use crate::rules::writes::{fact_chain, link_supersession, tombstone};
@@ -68,15 +68,24 @@ impl<S: ItemStore> SemanticMemory for Semantic<'_, S> {
 
     fn supersede(&self, old_id: &str, new: NewFact, reason: &str) -> Result<Fact> {
         let row = fact_row(&new)?;
-        let vector = embed_one(self.0, &index_text(&row))?;
+        let text = index_text(&row);
+        let vector = embed_one(self.0, &text)?;
+        // The status the trust gate would land the new version in (prepare_insert's verdict).
+        let gated = crate::trust::gate(new.meta.provenance, &text).status;
         let stored = self.0.write_items(|db, now| {
             let old = load_kind(db, old_id, MemoryKind::Semantic, "fact")?;
             check_supersedable(&old, &new)?;
-            if held_on_supersede(old.provenance(), new.meta.provenance) {
-                // Not applied: held for a person (rules::conflicts, the module's head).
+            let hold = supersede_hold(
+                &old.id,
+                (old.provenance(), old.status()),
+                (new.meta.provenance, gated),
+            );
+            if let Some(why) = hold {
+                // Not applied: held for a person (rules::conflicts, the module's head); the
+                // gate's own reasons come first (prepare_insert keeps this one after them).
                 let mut row = row;
                 row.status = MemoryStatus::Quarantined.as_str().to_owned();
-                row.quarantine_reason = Some(supersede_hold_reason(&old.id));
+                row.quarantine_reason = Some(why);
                 let stored = insert_fact(db, now, &new, row, vector.as_deref())?;
                 hold_supersession(db.writes(), now, &stored, &old, reason, new.meta.by)?;
                 return Ok(stored.id);

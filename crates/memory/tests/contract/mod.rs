@@ -46,7 +46,8 @@ macro_rules! contract_suite {
             conflicts_are_stored_and_kept_both, conflict_decided_as_supersession,
             conflict_decided_as_rejection, contradicting_facts_not_a_persons_land_quarantined,
             conflicts_found_after_the_write_hold_it_too, supersession_of_a_persons_fact_is_held,
-            supersession_held_only_over_a_persons_fact);
+            supersession_held_only_over_a_persons_fact,
+            supersession_landing_quarantined_is_held);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]

@@ -141,12 +141,21 @@ fn step<S: MemoryStore>(s: &S, now: i64, rng: &mut Rng, versions: &mut Vec<Versi
             let Some(i) = pick(rng, &|v| v.live() && v.superseded_at.is_none()) else {
                 return;
             };
+            let new = new_fact(n, rng);
+            // A derived version of an active fact is held (rules::conflicts::supersede_hold):
+            // stored quarantined, unlinked, the old one current — a chain of its own.
+            let held = versions[i].active_since.is_some() && new.meta.provenance.is_some();
             let f = s
                 .semantic()
-                .supersede(&versions[i].id, new_fact(n, rng), "changed")
+                .supersede(&versions[i].id, new, "changed")
                 .unwrap();
-            versions[i].superseded_at = Some(now);
-            let chain = versions[i].chain;
+            assert_eq!(f.supersedes.is_none(), held, "held iff the rule says so");
+            let chain = if held {
+                versions.iter().map(|v| v.chain + 1).max().unwrap_or(0)
+            } else {
+                versions[i].superseded_at = Some(now);
+                versions[i].chain
+            };
             versions.push(record(&f, chain));
         }
         3 => {
