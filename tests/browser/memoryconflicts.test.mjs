@@ -174,6 +174,31 @@ test("an agent's new version of a person's fact waits as a card worded for it; s
   assert.equal((await memApi(`/records/${tea}`)).record.state, 'superseded');
 });
 
+test('a derived new version of an active fact is held as a card worded for it; superseding applies it', async () => {
+  const juice = (await fact('Bo likes juice', 'likes', 'juice', { provenance: 'agent' })).id;
+  const water = await memApi(`/records/${juice}/supersede`, {
+    method: 'POST',
+    body: { reason: 'extracted', text: 'Bo likes water', subject: 'Bo', predicate: 'likes', object: 'water', provenance: 'extraction' },
+  });
+  assert.equal(water.status, 'quarantined');
+  assert.deepEqual(water.conflictsWith, [juice]);
+  assert.equal(water.quarantineReason, `derived provenance: extraction; would supersede fact ${juice} once validated`);
+  assert.equal((await memApi(`/records/${juice}`)).record.state, 'active');
+  await go(`#/memory/semantic/${juice}`);
+  await go('#/memory/quarantine');
+  const pair = card(page, water.id);
+  await pair.locator(`.mem-conflict-side.old[data-id="${juice}"]`).waitFor();
+  const head = await pair.locator('.mem-conflict-head').textContent();
+  assert.match(head, /a quarantined new version \(held until a person validates it\)/);
+  assert.doesNotMatch(head, /person’s fact|single-valued/);
+  await pair.getByRole('button', { name: 'Supersede the old one' }).click();
+  await until(async () => !(await card(page, water.id).isVisible()), { what: 'the held version to leave the list' });
+  const applied = (await memApi(`/records/${water.id}`)).record;
+  assert.equal(applied.state, 'active');
+  assert.equal(applied.supersedes, juice);
+  assert.equal((await memApi(`/records/${juice}`)).record.state, 'superseded');
+});
+
 test('no console errors, every visible button named', async () => {
   const unnamed = await page.evaluate(() => [...document.querySelectorAll('button')]
     .filter((b) => b.offsetParent !== null && !(b.getAttribute('aria-label') || b.textContent.trim()))
