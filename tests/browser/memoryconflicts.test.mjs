@@ -191,6 +191,12 @@ test('a derived new version of an active fact is held as a card worded for it; s
   const head = await pair.locator('.mem-conflict-head').textContent();
   assert.match(head, /a quarantined new version \(held until a person validates it\)/);
   assert.doesNotMatch(head, /person’s fact|single-valued/);
+  await page.screenshot({ path: artifact('memory-conflicts-held-until-validated.png') });
+  const dark = await openPage(browser, srv.url('#/memory/quarantine'), { colorScheme: 'dark' });
+  await card(dark.page, water.id).locator(`.mem-conflict-side.old[data-id="${juice}"]`).waitFor();
+  await dark.page.screenshot({ path: artifact('memory-conflicts-held-until-validated-dark.png') });
+  assert.deepEqual(dark.errors, []);
+  await dark.context.close();
   await pair.getByRole('button', { name: 'Supersede the old one' }).click();
   await until(async () => !(await card(page, water.id).isVisible()), { what: 'the held version to leave the list' });
   const applied = (await memApi(`/records/${water.id}`)).record;
