@@ -10,6 +10,7 @@ use std::io::Read;
 
 use serde_json::Value;
 
+use super::dsh_envelope;
 use super::dsh_fast::{self, Fast};
 use super::dsh_lines::{self, SplitReader, newlines};
 use crate::event::{
@@ -229,20 +230,17 @@ enum ReadLine {
 /// is not one; `truncated_ok` at a possibly torn end of file).
 fn read_line(file: &str, fast: bool, line: u64, raw: &[u8], truncated_ok: bool) -> ReadLine {
     if fast
-        && let Some(env) = dsh_fast::envelope(raw)
+        && let Some(env) = dsh_envelope::envelope(raw)
         && let Some(seq) = env.seq
-        && let Some(data) = env.data
     {
+        let time = env.time_ms();
         let ty = env.ty.as_deref().unwrap_or_default();
         if ty != "session"
             && ty != "session/end-seed"
+            && let Some(data) = env.data
             && let Fast::Events(kinds) = dsh_fast::convert(ty, data)
         {
-            return ReadLine::Fast {
-                seq,
-                time: env.time_ms(),
-                kinds,
-            };
+            return ReadLine::Fast { seq, time, kinds };
         }
     }
     let mut warnings = Vec::new();
@@ -857,6 +855,20 @@ mod tests {
         r#"{"type":"step/end","data":{"turn":2,"step":1}}"#,
         r#"{"type":"step/end","seq":28,"time":-99999999999999999,"data":{"turn":2,"step":1}}"#,
         r#"{"type":"step/end","seq":29,"time":1e400,"data":{"turn":2,"step":1}} x"#,
+        r#"{"seq":40,"data":{"message":{"content":[{"toolCallId":"c5","content":"x"}]}},"type":"tool/result"}"#,
+        r#"{"type":"tool/result","seq":41,"data":{"message":{"content":[{"toolCallId":"c6","content":[{"type":"text","text":"a"},{"type":"text","text":""},{"text":"b\nc \"q\""}]}]}}}"#,
+        r#"{"type":"tool/result","seq":42,"data":{"message":{"content":[{"toolCallId":"c7","content":[{"type":"image","data":"x"},{"type":"text","text":null}]}]}}}"#,
+        r#"{"type":"tool/result","seq":43,"data":{"message":{"content":[["tool-result","c8"]]}}}"#,
+        r#"{"type":"tool/result","seq":44,"data":{"message":{"content":[{"toolCallId":"c9","content":"a"}]}},"data":{"message":{"content":[{"toolCallId":"c9","content":"b"}]}}}"#,
+        r#"{"type":"tool/call","type":"tool/call","seq":45,"data":{"callId":"c10","name":"x"}}"#,
+        r#"{"type":"tool/result","seq":46,"data":{"message":null,"callId":"c1"}}"#,
+        r#"{"type":"tool/result","seq":47,"data":{"message":{"source":null,"content":[{"toolCallId":"c1","content":"s"}]}}}"#,
+        r#"{"type":"tool/result","seq":48,"data":{"message":{"content":[{"toolCallId":"c1","content":[{"text":"t","content":"u"},"plain",5]}]}}}"#,
+        r#"{"type":"tool/call","seq":49,"data":["c","x"]}"#,
+        r#"{"type":null,"seq":50,"data":{}}"#,
+        r#"{"type":"tool\/result","seq":51,"data":{"message":{"content":[{"toolCallId":"c1","content":"esc\u00e9"}]}}}"#,
+        r#"{"type":"tool/result","seq":52,"data":{"message":{"source":{"callId":"c2"},"content":[{"type":"tool-result","content":[{"type":"text","text":"x","text":"y"}]},{"type":"text","text":"skipped"}]}}}"#,
+        r#"{"type":"tool/result","seq":53,"time":7,"data":{"message":{"source":{"callId":"c3"},"content":[{"type":"tool-result","content":[]},{"type":"tool_result","content":[{"text":"one"},{"text":"two"}],"isError":false}]}}}"#,
         r#"{"type":"turn/end","seq":30,"data":{"turn":1,"reason":{"kind":"error","message":"m"}}}"#,
         r#"{"type":"step/start","seq":31,"time":12,"data":{"turn":3,"st"#,
     ];

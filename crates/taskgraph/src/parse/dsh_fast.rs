@@ -16,48 +16,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::dsh_envelope::{Data, object, objects, present};
 use crate::event::{EventKind, Usage};
 use crate::json_fields::value_text;
-
-/// The outer shape of a line: `{type, seq, time, data}`.
-#[derive(Deserialize)]
-pub(super) struct Envelope<'a> {
-    #[serde(rename = "type", borrow, default)]
-    pub ty: Option<Cow<'a, str>>,
-    #[serde(default)]
-    pub seq: Option<u64>,
-    #[serde(default)]
-    pub time: Option<i64>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    pub data: Option<&'a RawValue>,
-}
-
-impl Envelope<'_> {
-    /// The event time as `time_value_ms` reads an integer (`None` when absent; values that
-    /// reader would treat differently are rejected by [`envelope`]).
-    pub fn time_ms(&self) -> Option<i64> {
-        self.time.map(|t| {
-            if t.abs() < 100_000_000_000 {
-                t * 1000
-            } else {
-                t
-            }
-        })
-    }
-}
-
-/// Parses the envelope of a line, or `None` when the lenient reader must read it.
-pub(super) fn envelope(raw: &[u8]) -> Option<Envelope<'_>> {
-    if raw.first() != Some(&b'{') {
-        return None;
-    }
-    let env: Envelope<'_> = serde_json::from_slice(raw).ok()?;
-    // Integers beyond 2^53 go through f64 in `time_value_ms`; keep those on the lenient path.
-    if env.time.is_some_and(|t| t.unsigned_abs() >= 1 << 53) {
-        return None;
-    }
-    Some(env)
-}
 
 /// What the fast path made of a line's data.
 pub(super) enum Fast {
@@ -209,9 +170,10 @@ struct ReasonObject<'a> {
     reason: Str<'a>,
 }
 
+/// The data of a `tool/call` line.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ToolCall<'a> {
+pub(super) struct ToolCall<'a> {
     #[serde(default)]
     turn: Option<u64>,
     #[serde(default)]
@@ -226,11 +188,13 @@ struct ToolCall<'a> {
     args: Option<&'a RawValue>,
 }
 
+/// The data of a `tool/result` line. Read typed all the way down to the text of its parts
+/// (one pass over the line); anything off the usual shape fails it, for the lenient reader.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ToolResult<'a> {
-    #[serde(borrow, default, deserialize_with = "raw")]
-    message: Option<&'a RawValue>,
+pub(super) struct ToolResult<'a> {
+    #[serde(borrow, default, deserialize_with = "object")]
+    message: Option<ResultMessage<'a>>,
     #[serde(borrow, default, deserialize_with = "raw")]
     error: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -241,10 +205,10 @@ struct ToolResult<'a> {
 
 #[derive(Deserialize)]
 struct ResultMessage<'a> {
-    #[serde(borrow, default, deserialize_with = "raw")]
-    source: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "object")]
+    source: Option<Source<'a>>,
+    #[serde(borrow, default, deserialize_with = "objects")]
+    content: Option<Vec<ResultPart<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -265,14 +229,85 @@ struct ResultPart<'a> {
     tool_call_id: Str<'a>,
     #[serde(borrow, default)]
     call_id: Str<'a>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    content: Option<PartText<'a>>,
     #[serde(borrow, default, deserialize_with = "raw")]
     output: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "raw")]
     result: Option<&'a RawValue>,
     #[serde(default)]
     is_error: Option<bool>,
+}
+
+/// A part's `content` in the shapes tools write: a string, or an array of `{"text": "…"}`
+/// objects (joined as `value_text` joins them). Anything else (`null` included) fails the
+/// line, for the lenient reader.
+enum PartText<'a> {
+    Text(Cow<'a, str>),
+    Items(Vec<TextItem<'a>>),
+}
+
+#[derive(Deserialize)]
+struct TextItem<'a> {
+    #[serde(borrow)]
+    text: Text<'a>,
+}
+
+/// A string that borrows from the input unless it holds escapes.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl PartText<'_> {
+    /// The text, as `value_text` reads the same JSON.
+    fn into_text(self) -> String {
+        match self {
+            PartText::Text(t) => t.into_owned(),
+            PartText::Items(items) => {
+                let mut out = String::new();
+                for item in items.iter().filter(|i| !i.text.0.is_empty()) {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(&item.text.0);
+                }
+                out
+            }
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PartText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(PartTextVisitor(std::marker::PhantomData))
+    }
+}
+
+struct PartTextVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for PartTextVisitor<'a> {
+    type Value = PartText<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string or an array of text objects")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(PartText::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(PartText::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(PartText::Text(Cow::Owned(v)))
+    }
+
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, seq: S) -> Result<Self::Value, S::Error> {
+        let items: Option<Vec<TextItem<'a>>> =
+            objects(serde::de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(PartText::Items(items.unwrap_or_default()))
+    }
 }
 
 /// A raw value as `value_text` reads it (strings without building a `Value`).
@@ -310,16 +345,21 @@ const IGNORED: &[&str] = &[
     "llm/retry-started",
 ];
 
-/// Reads the data of a line of type `ty`, when it has the usual shape.
-pub(super) fn convert(ty: &str, data: &RawValue) -> Fast {
-    let out = match ty {
-        "step/start" | "step/end" => step(ty, data),
-        "request/header" => request_header(data),
-        "assistant/chunk" => assistant_chunk(data),
-        "tool/call" => tool_call(data),
-        "tool/result" => tool_result(data),
-        t if IGNORED.contains(&t) => Ok(Vec::new()),
-        _ => Err(()),
+/// Reads the data of a line of type `ty`, when it has the usual shape: raw, or already typed
+/// in the envelope's pass.
+pub(super) fn convert(ty: &str, data: Data<'_>) -> Fast {
+    let out = match data {
+        Data::ToolCall(d) => tool_call(d),
+        Data::ToolResult(d) => tool_result(d),
+        Data::Raw(data) => match ty {
+            "step/start" | "step/end" => step(ty, data),
+            "request/header" => request_header(data),
+            "assistant/chunk" => assistant_chunk(data),
+            "tool/call" => sub(data).and_then(tool_call),
+            "tool/result" => sub(data).and_then(tool_result),
+            t if IGNORED.contains(&t) => Ok(Vec::new()),
+            _ => Err(()),
+        },
     };
     match out {
         Ok(events) => Fast::Events(events),
@@ -381,8 +421,7 @@ fn assistant_chunk(data: &RawValue) -> Result<Vec<EventKind>, ()> {
     }
 }
 
-fn tool_call(data: &RawValue) -> Result<Vec<EventKind>, ()> {
-    let d: ToolCall<'_> = sub(data)?;
+fn tool_call(d: ToolCall<'_>) -> Result<Vec<EventKind>, ()> {
     let call_id = d.call_id.filter(|c| !c.is_empty()).ok_or(())?;
     let name = d.name.ok_or(())?;
     let arguments = match (d.arguments, d.args) {
@@ -399,28 +438,19 @@ fn tool_call(data: &RawValue) -> Result<Vec<EventKind>, ()> {
     }])
 }
 
-fn tool_result(data: &RawValue) -> Result<Vec<EventKind>, ()> {
-    let d: ToolResult<'_> = sub(data)?;
+fn tool_result(d: ToolResult<'_>) -> Result<Vec<EventKind>, ()> {
     if d.error.is_some() {
         return Err(());
     }
-    let msg: ResultMessage<'_> = sub(d.message.ok_or(())?)?;
-    let source = match msg.source {
-        Some(s) => sub::<Source<'_>>(s)?,
-        None => Source {
-            call_id: None,
-            tool_call_id: None,
-        },
-    };
-    let source_id =
-        first(&source.call_id, &source.tool_call_id).or(first(&d.call_id, &d.tool_call_id));
-    let content = msg.content.ok_or(())?;
-    if !content.get().starts_with('[') {
-        return Err(());
-    }
-    let parts: Vec<ResultPart<'_>> = serde_json::from_str(content.get()).map_err(|_| ())?;
+    let msg = d.message.ok_or(())?;
+    let source_id = msg
+        .source
+        .as_ref()
+        .and_then(|s| first(&s.call_id, &s.tool_call_id))
+        .or(first(&d.call_id, &d.tool_call_id));
+    let parts = msg.content.ok_or(())?;
     let mut out = Vec::with_capacity(parts.len());
-    for p in &parts {
+    for p in parts {
         let pty = p.ty.as_deref().unwrap_or_default();
         if !pty.is_empty() && pty != "tool-result" && pty != "tool_result" {
             continue;
@@ -429,8 +459,8 @@ fn tool_result(data: &RawValue) -> Result<Vec<EventKind>, ()> {
             continue;
         };
         let output = match (p.content, p.output, p.result) {
-            (Some(c), _, _) | (None, Some(c), _) => text_of(c)?,
-            (None, None, Some(c)) => text_of(c)?,
+            (Some(text), _, _) => text.into_text(),
+            (None, Some(c), _) | (None, None, Some(c)) => text_of(c)?,
             (None, None, None) => String::new(),
         };
         out.push(EventKind::ToolResult {

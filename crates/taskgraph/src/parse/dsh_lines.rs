@@ -155,7 +155,7 @@ fn read_chunk<R: SplitReader>(file: &str, lines_before: u64, chunk: &[u8]) -> Ve
 
 /// How many lines `bytes` ends (its newlines).
 pub(super) fn newlines(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|b| **b == b'\n').count() as u64
+    memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
 /// Cuts decoded pieces into chunks of whole lines, carrying a piece's unfinished last line
@@ -169,7 +169,7 @@ impl Chunker {
     /// The whole lines `piece` completes (with the carried start of its first line), or
     /// `None` when it finishes no line.
     fn push(&mut self, mut piece: Vec<u8>) -> Option<Vec<u8>> {
-        let Some(last_newline) = piece.iter().rposition(|b| *b == b'\n') else {
+        let Some(last_newline) = memchr::memrchr(b'\n', &piece) else {
             self.carry.extend_from_slice(&piece);
             return None;
         };

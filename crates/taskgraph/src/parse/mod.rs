@@ -8,6 +8,7 @@ pub mod claude;
 pub mod codex;
 mod codex_items;
 pub mod dsh;
+mod dsh_envelope;
 mod dsh_fast;
 mod dsh_lines;
 pub mod gemini;
@@ -96,18 +97,21 @@ pub(crate) fn for_each_json_line(
 /// numbers, a trailing `\r` removed); `is_open_end` is true for a last line without its
 /// newline (a line still being written).
 pub(crate) fn for_each_line(bytes: &[u8], mut f: impl FnMut(u64, &[u8], bool)) {
-    let ends_with_newline = bytes.last() == Some(&b'\n');
-    let mut lines = bytes.split(|b| *b == b'\n').enumerate().peekable();
-    while let Some((idx, raw)) = lines.next() {
-        let lineno = idx as u64 + 1;
-        let is_last = lines
-            .peek()
-            .is_none_or(|(_, rest)| rest.is_empty() && ends_with_newline);
+    let mut emit = |lineno: u64, raw: &[u8], open_end: bool| {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
+        if !raw.iter().all(u8::is_ascii_whitespace) {
+            f(lineno, raw, open_end);
         }
-        f(lineno, raw, is_last && !ends_with_newline);
+    };
+    let mut start = 0;
+    let mut lineno = 0u64;
+    for newline in memchr::memchr_iter(b'\n', bytes) {
+        lineno += 1;
+        emit(lineno, &bytes[start..newline], false);
+        start = newline + 1;
+    }
+    if start < bytes.len() {
+        emit(lineno + 1, &bytes[start..], true);
     }
 }
 

@@ -1,0 +1,227 @@
+//! The envelope of a DSH line, `{type, seq, time, data}`, read in one pass with its data.
+//!
+//! Tool results hold most of a session's bytes (22 of 35.6 MB in the reference session of
+//! issue 26), and a line's data used to be scanned once per level of nesting: the envelope
+//! kept `data` as raw JSON, the result read it again for its message, the message again for
+//! its content, each part again for its text. DSH writes `type` before `data`, so when the
+//! type is known by the time `data` comes and has a typed reader ([`Data`]), the data is
+//! deserialised right there, in the envelope's own pass. Any other order or type keeps `data`
+//! raw for [`super::dsh_fast::convert`]; a data of an unexpected shape fails the line, which
+//! then goes to the lenient reader (the fast path never guesses).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::dsh_fast::{ToolCall, ToolResult};
+
+/// The outer shape of a line: `{type, seq, time, data}`.
+pub(super) struct Envelope<'a> {
+    /// `type`.
+    pub ty: Option<Cow<'a, str>>,
+    /// `seq`.
+    pub seq: Option<u64>,
+    /// `time`, as written (seconds or milliseconds).
+    pub time: Option<i64>,
+    /// `data` (a present `null` included).
+    pub data: Option<Data<'a>>,
+}
+
+/// A line's `data`: typed when its type was known as it was read, else raw JSON.
+pub(super) enum Data<'a> {
+    /// Raw JSON, for [`super::dsh_fast::convert`].
+    Raw(&'a RawValue),
+    /// The data of a `tool/call` line.
+    ToolCall(ToolCall<'a>),
+    /// The data of a `tool/result` line.
+    ToolResult(ToolResult<'a>),
+}
+
+impl Envelope<'_> {
+    /// The event time as `time_value_ms` reads an integer (`None` when absent; values that
+    /// reader would treat differently are rejected by [`envelope`]).
+    pub fn time_ms(&self) -> Option<i64> {
+        self.time.map(|t| {
+            if t.abs() < 100_000_000_000 {
+                t * 1000
+            } else {
+                t
+            }
+        })
+    }
+}
+
+/// Parses the envelope of a line (with its data when typed), or `None` when the lenient
+/// reader must read it.
+pub(super) fn envelope(raw: &[u8]) -> Option<Envelope<'_>> {
+    if raw.first() != Some(&b'{') {
+        return None;
+    }
+    let env: Envelope<'_> = serde_json::from_slice(raw).ok()?;
+    // Integers beyond 2^53 go through f64 in `time_value_ms`; keep those on the lenient path.
+    if env.time.is_some_and(|t| t.unsigned_abs() >= 1 << 53) {
+        return None;
+    }
+    Some(env)
+}
+
+/// A string that borrows from the input unless it holds escapes.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// The envelope's keys; any other is skipped.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Key {
+    Type,
+    Seq,
+    Time,
+    Data,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(EnvelopeVisitor(PhantomData))
+    }
+}
+
+struct EnvelopeVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for EnvelopeVisitor<'a> {
+    type Value = Envelope<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a DSH line object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Envelope<'a>, M::Error> {
+        let mut ty: Option<Option<Cow<'a, str>>> = None;
+        let mut seq: Option<Option<u64>> = None;
+        let mut time: Option<Option<i64>> = None;
+        let mut data: Option<Data<'a>> = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Type => {
+                    once(&ty, "type")?;
+                    ty = Some(map.next_value::<Option<Text<'a>>>()?.map(|t| t.0));
+                }
+                Key::Seq => {
+                    once(&seq, "seq")?;
+                    seq = Some(map.next_value()?);
+                }
+                Key::Time => {
+                    once(&time, "time")?;
+                    time = Some(map.next_value()?);
+                }
+                Key::Data => {
+                    once(&data, "data")?;
+                    let known = ty.as_ref().and_then(|t| t.as_deref());
+                    data = Some(match known {
+                        Some("tool/result") => {
+                            Data::ToolResult(map.next_value_seed(Object(PhantomData))?)
+                        }
+                        Some("tool/call") => {
+                            Data::ToolCall(map.next_value_seed(Object(PhantomData))?)
+                        }
+                        _ => Data::Raw(map.next_value()?),
+                    });
+                }
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Envelope {
+            ty: ty.flatten(),
+            seq: seq.flatten(),
+            time: time.flatten(),
+            data,
+        })
+    }
+}
+
+/// A duplicate key fails the line (the lenient reader, over a `Value`, keeps the last).
+fn once<T, E: de::Error>(seen: &Option<T>, key: &'static str) -> Result<(), E> {
+    match seen {
+        Some(_) => Err(E::duplicate_field(key)),
+        None => Ok(()),
+    }
+}
+
+/// Reads a `T` only from a JSON object: a derived struct would also take an array (its
+/// fields by position) and `null` where the lenient reader sees neither.
+pub(super) struct Object<T>(pub PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Object<T> {
+    type Value = T;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<T, M::Error> {
+        T::deserialize(MapAccessDeserializer::new(map))
+    }
+}
+
+/// `deserialize_with` for a field that must be an object when present (`null` included:
+/// a present `null` fails the line).
+pub(super) fn object<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: de::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Object(PhantomData).deserialize(d).map(Some)
+}
+
+/// `deserialize_with` for a field whose present `null` is read as a `T` (by default serde
+/// reads it as absent, where the lenient reader sees a present `null`).
+pub(super) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: de::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// `deserialize_with` for a field that must be an array of objects when present.
+pub(super) fn objects<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: de::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    d.deserialize_seq(Objects(PhantomData)).map(Some)
+}
+
+struct Objects<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Objects<T> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of JSON objects")
+    }
+
+    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Vec<T>, S::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(64));
+        while let Some(item) = seq.next_element_seed(Object(PhantomData))? {
+            out.push(item);
+        }
+        Ok(out)
+    }
+}
