@@ -149,7 +149,8 @@ impl IncrementalGraph {
             return true; // duplicate result
         }
         let max = self.opts.max_output_chars;
-        let truncated = output.chars().nth(max).is_some();
+        // At most `max` bytes is at most `max` characters: no need to count them.
+        let truncated = output.len() > max && output.chars().nth(max).is_some();
         let text = if truncated {
             truncate_chars(output, max)
         } else {
