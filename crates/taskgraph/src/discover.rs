@@ -24,7 +24,8 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::graph::overview::subagent_totals;
 use crate::graph::{
-    BuildOptions, Counts, GraphTree, Status, TaskGraph, TokenTotals, build_session_tree,
+    BuildOptions, Counts, GraphTree, IncrementalGraph, Status, TaskGraph, TokenTotals,
+    build_session_tree, build_session_tree_followable,
 };
 use crate::read::{detect_agent, dsh_session_file, read_session_as};
 use crate::session::{Agent, Session};
@@ -538,6 +539,28 @@ fn is_recent(modified_ms: i64, config: &DiscoveryConfig) -> bool {
 
 /// Reads a located session and builds its graph tree (live mode when recently modified).
 pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Session, GraphTree)> {
+    let (session, opts) = read_for_tree(loc, config)?;
+    let tree = build_session_tree(&session, &opts);
+    Ok((session, tree))
+}
+
+/// [`load_tree`] for a session about to be followed: also the root's graph as built when it
+/// is live ([`build_session_tree_followable`]), which a
+/// [`Follower`](crate::follow::Follower) goes on from instead of building it again.
+pub fn load_tree_followable(
+    loc: &SessionLocation,
+    config: &DiscoveryConfig,
+) -> Result<(Session, GraphTree, Option<IncrementalGraph>)> {
+    let (session, opts) = read_for_tree(loc, config)?;
+    let (tree, graph) = build_session_tree_followable(&session, &opts);
+    Ok((session, tree, graph))
+}
+
+/// A located session read, and the options its tree is built with.
+fn read_for_tree(
+    loc: &SessionLocation,
+    config: &DiscoveryConfig,
+) -> Result<(Session, BuildOptions)> {
     let session = read_session_as(&loc.path, loc.agent)?;
     let (modified_ms, _) = modified(loc);
     // One workspace string however the session was found: from its working directory (the
@@ -556,8 +579,7 @@ pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Ses
         workspace,
         ..BuildOptions::default()
     };
-    let tree = build_session_tree(&session, &opts);
-    Ok((session, tree))
+    Ok((session, opts))
 }
 
 fn summary_of(
@@ -666,6 +688,23 @@ struct Entry {
     summary: TaskSummary,
 }
 
+/// A session a [`Catalog::refresh_keeping`] read: its summary, the stamp of its file taken
+/// before the read ([`crate::follow::stamp`]), the session, its graph tree and, when live, its
+/// graph as built ([`load_tree_followable`]).
+#[derive(Debug)]
+pub struct ReadSession {
+    /// The session as listed.
+    pub summary: TaskSummary,
+    /// Its file's size and modification time before the read.
+    pub stamp: crate::follow::Stamp,
+    /// The session read (with its children).
+    pub session: Session,
+    /// Its graph and its children's.
+    pub tree: GraphTree,
+    /// When live, its graph as built, to be followed.
+    pub graph: Option<IncrementalGraph>,
+}
+
 /// A cached task list: [`refresh`](Self::refresh) re-reads only sessions whose file changed
 /// (modification time or size).
 #[derive(Debug, Clone)]
@@ -674,6 +713,8 @@ pub struct Catalog {
     entries: HashMap<PathBuf, Entry>,
     tasks: Vec<TaskSummary>,
     skipped: Vec<Skipped>,
+    /// Sessions read and built whole so far.
+    reads: u64,
 }
 
 impl Catalog {
@@ -684,7 +725,13 @@ impl Catalog {
             entries: HashMap::new(),
             tasks: Vec::new(),
             skipped: Vec::new(),
+            reads: 0,
         }
+    }
+
+    /// How many sessions the refreshes so far read and built whole (new or changed ones).
+    pub fn reads(&self) -> u64 {
+        self.reads
     }
 
     /// The configuration.
@@ -694,6 +741,27 @@ impl Catalog {
 
     /// Rescans the homes; returns the task list (newest start first, then path).
     pub fn refresh(&mut self) -> &[TaskSummary] {
+        self.rescan(None).0
+    }
+
+    /// [`refresh`](Self::refresh), handing over what it read of the sessions `keep` picks
+    /// (by their summaries): a caller that reads a session for its own use next (a server
+    /// opening the task it was asked for) need not read and build it a second time. Only
+    /// sessions read by this refresh (new or changed) are handed over, live ones with their
+    /// graphs as built to be followed ([`load_tree_followable`]: each live session read costs
+    /// a copy of its graph).
+    pub fn refresh_keeping(
+        &mut self,
+        mut keep: impl FnMut(&TaskSummary) -> bool,
+    ) -> (&[TaskSummary], Vec<ReadSession>) {
+        self.rescan(Some(&mut keep))
+    }
+
+    fn rescan(
+        &mut self,
+        mut keep: Option<&mut dyn FnMut(&TaskSummary) -> bool>,
+    ) -> (&[TaskSummary], Vec<ReadSession>) {
+        let mut kept = Vec::new();
         let Found {
             sessions: locs,
             mut skipped,
@@ -711,18 +779,41 @@ impl Catalog {
             });
             let entry = match cached {
                 Some(e) => e,
-                None => match load_tree(&loc, &self.config) {
-                    Ok((session, tree)) => Entry {
-                        summary: summary_of(&loc, &session, &tree, modified_ms),
-                        loc: loc.clone(),
-                        modified_ms,
-                        len,
-                    },
-                    Err(e) => {
-                        skipped.push(Skipped::new(&loc.path, &e));
-                        continue;
+                None => {
+                    // The stamp before the read: a file that grows meanwhile reads as changed.
+                    let stamp = crate::follow::stamp(&loc.path, loc.agent);
+                    let read = match keep {
+                        Some(_) => load_tree_followable(&loc, &self.config),
+                        None => load_tree(&loc, &self.config).map(|(s, t)| (s, t, None)),
+                    };
+                    match read {
+                        Ok((session, tree, graph)) => {
+                            self.reads += 1;
+                            let summary = summary_of(&loc, &session, &tree, modified_ms);
+                            if let Some(keep) = keep.as_mut()
+                                && keep(&summary)
+                            {
+                                kept.push(ReadSession {
+                                    summary: summary.clone(),
+                                    stamp,
+                                    session,
+                                    tree,
+                                    graph,
+                                });
+                            }
+                            Entry {
+                                summary,
+                                loc: loc.clone(),
+                                modified_ms,
+                                len,
+                            }
+                        }
+                        Err(e) => {
+                            skipped.push(Skipped::new(&loc.path, &e));
+                            continue;
+                        }
                     }
-                },
+                }
             };
             next.insert(loc.path.clone(), entry);
         }
@@ -740,7 +831,7 @@ impl Catalog {
                 .then_with(|| a.path.cmp(&b.path))
         });
         self.tasks = tasks;
-        &self.tasks
+        (&self.tasks, kept)
     }
 
     /// The task list as of the last refresh.

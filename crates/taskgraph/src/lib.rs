@@ -73,8 +73,8 @@ pub mod timestamp;
 pub mod usage;
 
 pub use discover::{
-    Catalog, DiscoveryConfig, Found, IdMatch, SessionLocation, Skipped, TaskSummary, discover,
-    find_sessions, load, match_task_id, scan_sessions,
+    Catalog, DiscoveryConfig, Found, IdMatch, ReadSession, SessionLocation, Skipped, TaskSummary,
+    discover, find_sessions, load, load_tree_followable, match_task_id, scan_sessions,
 };
 pub use error::{Error, Result};
 pub use event::{
@@ -85,7 +85,7 @@ pub use graph::{
     AppendStats, BuildOptions, ChildSummary, Counts, CriticalPath, Edge, EdgeType, GraphChanges,
     GraphTree, Headline, IncrementalGraph, Node, NodeMeta, NodeType, Status, Summary, TaskGraph,
     TaskOverview, TurnIndex, TurnOverview, WaitKind, WaitSegment, build_graph, build_session_graph,
-    build_session_tree, overview, timeline, turn_detail,
+    build_session_tree, build_session_tree_followable, overview, timeline, turn_detail,
 };
 pub use read::{detect_agent, read_session, read_session_as};
 pub use report::TaskReport;

@@ -8,7 +8,8 @@ use std::path::Path;
 use common::{CLAUDE, CODEX, DSH, PI, check_critical_path};
 use mindgate_taskgraph::{
     Agent, BuildOptions, EdgeType, GraphTree, IncrementalGraph, NodeMeta, NodeType, Session,
-    Status, TaskGraph, build_graph, build_session_tree, read_session,
+    Status, TaskGraph, build_graph, build_session_tree, build_session_tree_followable,
+    read_session,
 };
 
 fn load(path: &str) -> Session {
@@ -74,6 +75,15 @@ fn check_incremental(s: &Session, live: bool) {
             check_critical_path(inc.graph()).unwrap();
         }
         assert_eq!(inc.finish(), full, "chunk size {chunk}");
+    }
+    // The tree built to be followed is the tree, and in live mode its graph as built (what a
+    // follower goes on from) is the finished graph.
+    let (followable, built) = build_session_tree_followable(s, &opts);
+    assert_eq!(followable, build_session_tree(s, &opts));
+    let in_order = s.events.windows(2).all(|w| w[0].seq <= w[1].seq);
+    assert_eq!(built.is_some(), live && in_order);
+    if let Some(b) = built {
+        assert_eq!(b.graph(), &followable.graph);
     }
 }
 

@@ -4,10 +4,13 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
-use mindgate_taskgraph::Agent;
+use mindgate_taskgraph::discover::load_tree;
 use mindgate_taskgraph::follow::Follower;
+use mindgate_taskgraph::{
+    Agent, BuildOptions, DiscoveryConfig, IncrementalGraph, SessionLocation, load_tree_followable,
+};
 
 const SESSION: &str = "tests/fixtures/dsh/--Users-kevin-Desktop-Nothing-Napkin--/s-live";
 
@@ -86,6 +89,84 @@ fn a_follower_over_a_session_read_earlier_applies_each_line_once() {
     let fresh = Follower::open(&dir, Agent::Dsh, "--w--", window).unwrap();
     assert_eq!(f.events(), fresh.events());
     assert_eq!(f.graph().graph(), fresh.graph().graph());
+}
+
+/// A follower going on from the graph the loader built to be followed (the server's cache
+/// hands it over) has the graph one that builds its own has, and tails the file the same; a
+/// graph built with other options is not taken.
+#[test]
+fn a_follower_goes_on_from_the_graph_the_loader_built() {
+    let from = std::fs::read_dir(SESSION)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a plain session file");
+    let text = std::fs::read_to_string(&from).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s-live");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(from.file_name().unwrap());
+    let half = lines.len() / 2;
+    std::fs::write(&file, lines[..half].join("\n") + "\n").unwrap();
+    let window = Duration::from_secs(3600);
+    // "Now" just after the last event: the fixture's session reads as live.
+    let last = mindgate_taskgraph::read_session_as(&dir, Agent::Dsh)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.time_ms)
+        .max()
+        .unwrap();
+    let config = DiscoveryConfig {
+        live_window: window,
+        now: Some(UNIX_EPOCH + Duration::from_millis(last as u64 + 1000)),
+        ..DiscoveryConfig::empty()
+    };
+    let loc = SessionLocation {
+        agent: Agent::Dsh,
+        path: dir.clone(),
+        workspace: Some("--w--".into()),
+    };
+    let stamp = mindgate_taskgraph::follow::stamp(&dir, Agent::Dsh);
+    let (session, tree, built) = load_tree_followable(&loc, &config).unwrap();
+    assert_eq!(
+        tree,
+        load_tree(&loc, &config).unwrap().1,
+        "the same tree as a plain load"
+    );
+    let built = built.expect("a live session's graph as built");
+    assert_eq!(built.graph(), &tree.graph);
+    let ws = tree.graph.workspace.clone();
+    let own = Follower::from_session(&session, stamp, &dir, Agent::Dsh, &ws, window).unwrap();
+    let mut f =
+        Follower::from_built(&session, stamp, &dir, Agent::Dsh, &ws, window, Some(built)).unwrap();
+    assert_eq!(f.graph().graph(), own.graph().graph());
+    assert_eq!(f.events(), own.events());
+    append(&file, &(lines[half..].join("\n") + "\n"));
+    assert!(f.update().unwrap());
+    assert_eq!(f.generation(), 0, "appended, never rebuilt");
+    let fresh = Follower::open(&dir, Agent::Dsh, &ws, window).unwrap();
+    assert_eq!(f.events(), fresh.events());
+    assert_eq!(f.graph().graph(), fresh.graph().graph());
+    // A graph built for another workspace is not gone on from.
+    let other = BuildOptions {
+        workspace: Some("--elsewhere--".into()),
+        ..f.graph().options().clone()
+    };
+    let mut elsewhere = IncrementalGraph::new(other);
+    elsewhere.append(&session.events);
+    let g = Follower::from_built(
+        &session,
+        stamp,
+        &dir,
+        Agent::Dsh,
+        &ws,
+        window,
+        Some(elsewhere),
+    )
+    .unwrap();
+    assert_eq!(g.graph().graph(), own.graph().graph());
 }
 
 fn append(file: &Path, text: &str) {

@@ -248,6 +248,22 @@ impl Follower {
         workspace: &str,
         live_window: Duration,
     ) -> Result<Self> {
+        Self::from_built(session, stamp, path, agent, workspace, live_window, None)
+    }
+
+    /// [`from_session`](Self::from_session) going on from `built`, the graph of `session`'s
+    /// events as already built ([`crate::build_session_tree_followable`]), instead of building
+    /// it again, when it was built with the options the follower would use (else, or for a
+    /// file a resumable reader follows, the graph is built as `from_session` builds it).
+    pub fn from_built(
+        session: &Session,
+        stamp: Stamp,
+        path: &Path,
+        agent: Agent,
+        workspace: &str,
+        live_window: Duration,
+        built: Option<IncrementalGraph>,
+    ) -> Result<Self> {
         let file = session_file(path, agent);
         let label = file.display().to_string();
         let plain_dsh = agent == Agent::Dsh && !label.ends_with(".zstd");
@@ -261,8 +277,20 @@ impl Follower {
         } else {
             (session.events.clone(), Mode::Reparse { stamp })
         };
-        let mut graph = IncrementalGraph::new(opts);
-        graph.append(&events);
+        let graph = match built {
+            Some(g)
+                if !matches!(mode, Mode::Stream(_))
+                    && g.options() == &opts
+                    && g.last_seq() == events.iter().map(|e| e.seq).max() =>
+            {
+                g
+            }
+            _ => {
+                let mut graph = IncrementalGraph::new(opts);
+                graph.append(&events);
+                graph
+            }
+        };
         let mut follower = Follower {
             path: path.to_path_buf(),
             agent,

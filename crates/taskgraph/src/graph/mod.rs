@@ -143,16 +143,23 @@ impl ChildSummary {
 /// assert_eq!(g.critical_path.duration_ms, 800);
 /// ```
 pub fn build_graph(events: &[Event], options: &BuildOptions) -> TaskGraph {
+    built(events, options).0.finish()
+}
+
+/// `events` applied in `seq` order to a new graph with `options`, and whether they came in
+/// that order (then a graph fed them as they are is the same graph).
+fn built(events: &[Event], options: &BuildOptions) -> (IncrementalGraph, bool) {
     let mut b = IncrementalGraph::new(options.clone());
     b.reserve(events.len());
-    if events.windows(2).all(|w| w[0].seq <= w[1].seq) {
+    let in_order = events.windows(2).all(|w| w[0].seq <= w[1].seq);
+    if in_order {
         b.append_iter(events.iter());
     } else {
         let mut order: Vec<&Event> = events.iter().collect();
         order.sort_by_key(|e| e.seq);
         b.append_iter(order.into_iter());
     }
-    b.finish()
+    (b, in_order)
 }
 
 /// A session's graph with its children's graphs.
@@ -173,7 +180,45 @@ pub fn build_session_tree(session: &Session, options: &BuildOptions) -> GraphTre
     build_tree(session, options, None)
 }
 
+/// [`build_session_tree`] for a session about to be followed live: also the root's
+/// [`IncrementalGraph`] as built (the tree's graph is its graph), for a
+/// [`Follower`](crate::follow::Follower) to go on from instead of building the graph again
+/// ([`Follower::from_built`](crate::follow::Follower::from_built)). `None` in archived mode
+/// (the tree's graph is finished: its open nodes closed) and when the events were not in `seq`
+/// order. Costs a copy of the graph.
+pub fn build_session_tree_followable(
+    session: &Session,
+    options: &BuildOptions,
+) -> (GraphTree, Option<IncrementalGraph>) {
+    let (children, opts) = tree_parts(session, options, None);
+    let (b, in_order) = built(&session.events, &opts);
+    if !opts.live || !in_order {
+        return (
+            GraphTree {
+                graph: b.finish(),
+                children,
+            },
+            None,
+        );
+    }
+    // In live mode finishing only refreshes what the last append refreshed: the graph as
+    // built is the finished graph (a test holds them equal).
+    let graph = b.graph().clone();
+    (GraphTree { graph, children }, Some(b))
+}
+
 fn build_tree(session: &Session, options: &BuildOptions, task_id: Option<&str>) -> GraphTree {
+    let (children, opts) = tree_parts(session, options, task_id);
+    let graph = build_graph(&session.events, &opts);
+    GraphTree { graph, children }
+}
+
+/// The children's trees of a session and the options its own graph is built with.
+fn tree_parts(
+    session: &Session,
+    options: &BuildOptions,
+    task_id: Option<&str>,
+) -> (Vec<GraphTree>, BuildOptions) {
     let root_id = task_id.unwrap_or(&session.id).to_owned();
     let children: Vec<GraphTree> = session
         .children
@@ -200,8 +245,7 @@ fn build_tree(session: &Session, options: &BuildOptions, task_id: Option<&str>) 
     for (c, tree) in session.children.iter().zip(&children) {
         opts.children.push(ChildSummary::of_session(c, &tree.graph));
     }
-    let graph = build_graph(&session.events, &opts);
-    GraphTree { graph, children }
+    (children, opts)
 }
 
 /// Builds only the root graph of [`build_session_tree`].
