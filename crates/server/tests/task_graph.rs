@@ -903,6 +903,54 @@ async fn the_page_reads_a_live_session_once() {
     f.server.stop().await.unwrap();
 }
 
+/// Issue 26 item 6: a task opened first thing (the server has not listed its sessions yet)
+/// reads its session once: the task list's read of it is the one the overview and the live
+/// feed use (the feed goes on from the graph that read built), the feed's first overview is
+/// the one the page fetched, and lines appended later are tailed into the graph a fresh read
+/// builds.
+#[tokio::test]
+async fn a_task_opened_first_thing_reads_its_session_once() {
+    let f = start().await;
+    let (code, overview) = f.get("/task-graph/api/task/overview?id=dsh-live").await;
+    assert_eq!(code, 200, "{overview}");
+    let mut sse = Sse::open_query(&f, "id=dsh-live&view=overview").await;
+    let first = sse.next().await;
+    assert_eq!(first.event, "overview");
+    assert_eq!(first.data, overview);
+    let (_, status) = f.get("/task-graph/api/status").await;
+    // Every session listed was read once, this one included.
+    assert_eq!(status["session_reads"], status["sessions"], "{status}");
+    append(
+        &f.dsh_live_file(),
+        concat!(
+            r#"{"type":"tool/result","seq":7,"time":1787600009000,"data":{"message":{"source":{"callId":"l_tail"},"content":[{"type":"tool-result","toolCallId":"l_tail","content":"ok","isError":false}]}}}"#,
+            "\n"
+        ),
+    );
+    let upd = sse.until(|m| m.event == "overview_delta").await;
+    assert_eq!(
+        upd.data["turn_count"],
+        overview["turns"].as_array().unwrap().len()
+    );
+    let (_, tasks) = f.get("/task-graph/api/tasks").await;
+    let t = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "dsh-live")
+        .unwrap()
+        .clone();
+    let (_, graph) = f.get("/task-graph/api/task?id=dsh-live").await;
+    assert_eq!(graph, f.expected_graph(&t));
+    let (_, after) = f.get("/task-graph/api/status").await;
+    assert_eq!(
+        after["session_reads"].as_u64().unwrap() - status["session_reads"].as_u64().unwrap(),
+        1,
+        "the grown file listed again, and only that: {after}"
+    );
+    f.server.stop().await.unwrap();
+}
+
 /// One more answer of the subagent `a1` of `c-main` (its file only; the parent's is not
 /// touched), with `output` output tokens.
 fn subagent_answers(f: &Fixture, uuid: &str, output: u64) {

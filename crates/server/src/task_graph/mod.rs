@@ -2,7 +2,7 @@
 //!
 //! | route | answer |
 //! | --- | --- |
-//! | `GET /task-graph/api/status` | homes searched, session and live counts, `session_reads` (whole reads of session files so far) |
+//! | `GET /task-graph/api/status` | homes searched, session and live counts, `session_reads` (whole reads of session files so far, the task list's included) |
 //! | `GET /task-graph/api/tasks` | `{tasks: [TaskSummary…]}`, newest first |
 //! | `GET /task-graph/api/task?id=…` | the task graph (the seed's JSON, exactly `build_graph`'s output) |
 //! | `GET /task-graph/api/events?id=…&afterSeq=…&limit=…` | `{events, last_seq, more}`: trajectory events after `afterSeq` |
@@ -27,7 +27,7 @@ mod usage;
 mod views;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
@@ -38,11 +38,11 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::Stream;
-use mindgate_taskgraph::discover::load_tree;
+use mindgate_taskgraph::discover::{load_tree, load_tree_followable};
 use mindgate_taskgraph::follow::{Stamp, children_stamp};
 use mindgate_taskgraph::{
-    Catalog, DiscoveryConfig, Error as TgError, Event, GraphTree, IdMatch, Session, TaskGraph,
-    TaskSummary, TurnIndex, match_task_id,
+    Catalog, DiscoveryConfig, Error as TgError, Event, GraphTree, IdMatch, IncrementalGraph,
+    Session, TaskGraph, TaskOverview, TaskSummary, TurnIndex, match_task_id,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -71,7 +71,8 @@ pub(crate) struct TaskGraphs {
     /// Prices of the overview's cost figures.
     prices: mindgate_pricing::PriceTable,
     /// Times a session file was read and parsed whole for these routes (the cache's misses,
-    /// a live feed's reader catching up): `/status` reports it as `session_reads`.
+    /// a live feed's reader catching up): `/status` reports it, with the catalog's reads (the
+    /// task list's), as `session_reads`.
     reads: AtomicU64,
     /// The session search index file (opened at the first search).
     search_db: PathBuf,
@@ -90,10 +91,16 @@ struct Cached {
     /// The graph's JSON, serialised when first asked for (the overview, a turn and the
     /// timeline never need the whole graph as text; at 100,000 events it is tens of MB).
     graph: Arc<OnceLock<Arc<str>>>,
+    /// The overview, made when first asked for (a live view opened from this read shares it
+    /// while its graph is this one: the page's fetch and its feed's first message).
+    overview: Arc<OnceLock<Arc<TaskOverview>>>,
     /// The overview's JSON, made when first asked for.
-    overview: Arc<OnceLock<Arc<str>>>,
+    overview_text: Arc<OnceLock<Arc<str>>>,
     /// The typed graph with its children's (the overview, a turn, the timeline).
     tree: Arc<GraphTree>,
+    /// A live session's graph as built, which the live view goes on from (taken by the first
+    /// one) instead of building the graph again.
+    follow: Arc<Mutex<Option<IncrementalGraph>>>,
     /// The graph's turns indexed, made when a turn is first opened.
     turns: Arc<OnceLock<Arc<TurnIndex>>>,
 }
@@ -164,8 +171,26 @@ impl TaskGraphs {
         let known = lock(&self.catalog).tasks().to_vec();
         match match_id(&known, id) {
             Ok(t) => Ok(t),
-            Err(_) => match_id(&self.refresh(), id),
+            Err(_) => match_id(&self.refresh_for(id), id),
         }
+    }
+
+    /// Rescans the homes for `id`: the sessions the rescan reads that `id` names (exactly or
+    /// as a prefix) go to the cache, so the route that asked reads its session once, not once
+    /// for the task list and again for itself (at 100,000 events each read is ~0.3 s).
+    fn refresh_for(&self, id: &str) -> Vec<TaskSummary> {
+        let (tasks, read) = {
+            let mut catalog = lock(&self.catalog);
+            let (tasks, read) = catalog.refresh_keeping(|s| s.id.starts_with(id));
+            (tasks.to_vec(), read)
+        };
+        // More than a few would only push other sessions out of the cache.
+        if read.len() <= 2 {
+            for r in read {
+                self.cache_insert(&r.summary.path, r.stamp, r.session, r.tree, r.graph);
+            }
+        }
+        tasks
     }
 
     /// The session and its graph JSON, from the cache when the file did not change.
@@ -211,27 +236,40 @@ impl TaskGraphs {
         let loc = t.location();
         let config = self.config();
         self.count_read();
-        let (session, tree) = load_tree(&loc, &config).map_err(tg_error)?;
-        let graph = Arc::new(OnceLock::new());
+        let (session, tree, follow) = load_tree_followable(&loc, &config).map_err(tg_error)?;
+        Ok(self.cache_insert(&t.path, stamp, session, tree, follow))
+    }
+
+    /// Caches a session read when its file had `stamp` (replacing an older read of `path`),
+    /// with its graph as built when it is live (`follow`).
+    fn cache_insert(
+        &self,
+        path: &Path,
+        stamp: Stamp,
+        session: Session,
+        tree: GraphTree,
+        follow: Option<IncrementalGraph>,
+    ) -> Cached {
         let session = Arc::new(session);
-        let tree = Arc::new(tree);
-        let mut cache = lock(&self.cache);
-        cache.retain(|c| c.path != t.path);
-        if cache.len() >= SESSION_CACHE {
-            cache.remove(0);
-        }
         let c = Cached {
-            path: t.path.clone(),
+            path: path.to_path_buf(),
             stamp,
             children_stamp: children_stamp(&session),
             session,
-            graph,
+            graph: Arc::new(OnceLock::new()),
             overview: Arc::new(OnceLock::new()),
-            tree,
+            overview_text: Arc::new(OnceLock::new()),
+            tree: Arc::new(tree),
             turns: Arc::new(OnceLock::new()),
+            follow: Arc::new(Mutex::new(follow)),
         };
+        let mut cache = lock(&self.cache);
+        cache.retain(|old| old.path != c.path);
+        if cache.len() >= SESSION_CACHE {
+            cache.remove(0);
+        }
         cache.push(c.clone());
-        Ok(c)
+        c
     }
 
     /// The typed graph of a task (an id, else a unique prefix, resolved as
@@ -370,7 +408,7 @@ async fn status(State(tg): Tg) -> Result<Response, ApiError> {
         "sessions": tasks.len(),
         "live": tasks.iter().filter(|t| t.live).count(),
         "watching": tg.live_count(),
-        "session_reads": tg.reads.load(Ordering::Relaxed),
+        "session_reads": tg.reads.load(Ordering::Relaxed) + lock(&tg.catalog).reads(),
         "agents": agents,
         "homes": {
             "dsh": path(&config.dsh_sessions),

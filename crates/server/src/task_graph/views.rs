@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use mindgate_taskgraph::{GraphTree, TaskGraph, TaskSummary};
+use mindgate_taskgraph::{GraphTree, TaskGraph, TaskOverview, TaskSummary};
 use serde_json::json;
 
 use super::{IdQuery, TaskGraphs, Tg, blocking, query};
@@ -36,24 +36,28 @@ impl TaskGraphs {
     /// The overview of task `t` as JSON text (a followed session's graph and children as
     /// they are now; computed once per version, or per read of an unchanged session).
     pub(super) fn overview_json(&self, t: &TaskSummary) -> Result<Arc<str>, ApiError> {
-        let text = |v: &serde_json::Value| -> Arc<str> { v.to_string().into() };
-        if let Some(l) = self.live_of(&t.path) {
-            let ov = l.overview(&self.prices);
-            return serde_json::to_string(&*ov)
+        let text = |ov: &TaskOverview| {
+            serde_json::to_string(ov)
                 .map(Arc::from)
-                .map_err(|e| ApiError::internal(e.to_string()));
+                .map_err(|e| ApiError::internal(e.to_string()))
+        };
+        if let Some(l) = self.live_of(&t.path) {
+            return text(&l.overview(&self.prices));
         }
         let cached = self.load_cached(t)?;
-        if let Some(o) = cached.overview.get() {
+        if let Some(o) = cached.overview_text.get() {
             return Ok(o.clone());
         }
-        let value = serde_json::to_value(mindgate_taskgraph::overview(
-            &cached.tree.graph,
-            &cached.tree.children,
-            &self.prices,
-        ))
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-        Ok(cached.overview.get_or_init(|| text(&value)).clone())
+        // Made once: a live view opened meanwhile waits for this one rather than making its own.
+        let ov = cached.overview.get_or_init(|| {
+            Arc::new(mindgate_taskgraph::overview(
+                &cached.tree.graph,
+                &cached.tree.children,
+                &self.prices,
+            ))
+        });
+        let json = text(ov)?;
+        Ok(cached.overview_text.get_or_init(|| json).clone())
     }
 
     /// `f` over turn `turn` of task `t` (`None`: no such turn), through the graph's turn
