@@ -20,6 +20,7 @@ fn memory(home: &Path, args: &[&str]) -> Output {
         "MINDGATE_EMBED_MODEL",
         "MINDGATE_EMBED_API_KEY",
         "MINDGATE_EMBED_DIM",
+        "MINDGATE_EMBED_INPUT_TYPE",
     ] {
         cmd.env_remove(var);
     }

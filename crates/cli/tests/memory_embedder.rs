@@ -23,6 +23,7 @@ fn embedder(home: &Path, args: &[&str]) -> Command {
         "MINDGATE_EMBED_MODEL",
         "MINDGATE_EMBED_API_KEY",
         "MINDGATE_EMBED_DIM",
+        "MINDGATE_EMBED_INPUT_TYPE",
     ] {
         cmd.env_remove(var);
     }

@@ -95,7 +95,7 @@ fn main() {
             }
             let started = Instant::now();
             let q = embedder
-                .embed_one(qa["question"].as_str().unwrap_or_default())
+                .embed_query(qa["question"].as_str().unwrap_or_default())
                 .unwrap();
             query_secs += started.elapsed().as_secs_f64();
             let mut ranked: Vec<(f32, usize)> = vectors

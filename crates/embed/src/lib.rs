@@ -103,6 +103,13 @@ pub trait Embedder: Send + Sync {
             .ok_or_else(|| EmbedError::Input("the embedder returned no vector".to_owned()))
     }
 
+    /// Embeds a search query. Asymmetric models (e5, nomic-embed) embed a query and the
+    /// texts it is matched against differently; [`embed`](Self::embed) is for the stored
+    /// texts. The default embeds the query as any text ([`embed_one`](Self::embed_one)).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed_one(text)
+    }
+
     /// How many texts one [`embed`](Self::embed) call should carry for best throughput;
     /// callers may pass more or fewer.
     fn preferred_batch(&self) -> usize {

@@ -175,6 +175,49 @@ fn learns_the_dimension_batches_orders_and_normalises() {
 }
 
 #[test]
+fn input_types_tell_queries_from_stored_texts() {
+    // Unset: no `input_type` field at all (the OpenAI API refuses unknown fields).
+    let server = stand_in(fake_embeddings);
+    let embedder = OpenAiEmbedder::connect(config(&server)).unwrap();
+    embedder.embed(&["stored"]).unwrap();
+    embedder.embed_query("asked").unwrap();
+    for request in server.received.lock().unwrap().iter() {
+        assert!(
+            request.body.get("input_type").is_none(),
+            "{:?}",
+            request.body
+        );
+    }
+
+    // `query,passage`: the probe and stored texts as passages, the query as a query.
+    let server = stand_in(fake_embeddings);
+    let config = config(&server)
+        .with_input_type(Some("query,passage"))
+        .unwrap();
+    let embedder = OpenAiEmbedder::connect(config).unwrap();
+    embedder.embed(&["stored one", "stored two"]).unwrap();
+    let query = embedder.embed_query("asked").unwrap();
+    let raw = ["asked".len() as f32, 1.0, 2.0];
+    let n = raw.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((query[0] - raw[0] / n).abs() < 1e-6, "{query:?}");
+    let received = server.received.lock().unwrap().clone();
+    let seen: Vec<(Vec<String>, &Value)> = received
+        .iter()
+        .map(|r| (inputs(r), &r.body["input_type"]))
+        .collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0].1, "passage", "the probe");
+    assert_eq!(
+        seen[1],
+        (
+            vec!["stored one".into(), "stored two".into()],
+            &json!("passage")
+        )
+    );
+    assert_eq!(seen[2], (vec!["asked".into()], &json!("query")));
+}
+
+#[test]
 fn a_configured_dimension_needs_no_probe_and_is_enforced() {
     let server = stand_in(fake_embeddings);
     let mut config = config(&server);

@@ -35,6 +35,9 @@ pub const MINDGATE_EMBED_MODEL: &str = "MINDGATE_EMBED_MODEL";
 pub const MINDGATE_EMBED_API_KEY: &str = "MINDGATE_EMBED_API_KEY";
 /// Vector dimension of the OpenAI-compatible model (optional).
 pub const MINDGATE_EMBED_DIM: &str = "MINDGATE_EMBED_DIM";
+/// `<query>,<document>`: the `input_type` sent with queries and with stored texts to an
+/// OpenAI-compatible embeddings API that tells them apart (optional; unset: none sent).
+pub const MINDGATE_EMBED_INPUT_TYPE: &str = "MINDGATE_EMBED_INPUT_TYPE";
 /// Base URL of an OpenAI-compatible chat completions API (e.g. `http://127.0.0.1:11434/v1`
 /// for Ollama): enables memory consolidation.
 pub const MINDGATE_CHAT_URL: &str = "MINDGATE_CHAT_URL";

@@ -68,7 +68,7 @@ pub(crate) fn search<R: SearchReads>(
 ) -> Result<Vec<MemoryHit>> {
     let plan = SearchPlan::new(o, fixed, store.config, store.fusion)?;
     let query_vec = if plan.embeds(&o.query) {
-        crate::vectors::embed(store.embedder, &[o.query.as_str()])?.and_then(|mut v| v.pop())
+        crate::vectors::embed_query(store.embedder, &o.query)?
     } else {
         None
     };

@@ -154,6 +154,11 @@ pub fn embed(embedder: Option<&dyn Embedder>, texts: &[&str]) -> Result<Option<V
     }
 }
 
+/// Embeds a search query with `embedder` ([`Embedder::embed_query`]; none: `None`).
+pub fn embed_query(embedder: Option<&dyn Embedder>, query: &str) -> Result<Option<Vec<f32>>> {
+    Ok(embedder.map(|e| e.embed_query(query)).transpose()?)
+}
+
 /// Embeds `texts` in batches (each `None` when no embedder is active).
 pub fn embed_all(embedder: Option<&dyn Embedder>, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
     let mut out = Vec::with_capacity(texts.len());

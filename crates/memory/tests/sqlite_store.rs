@@ -412,3 +412,42 @@ fn writes_are_visible_to_the_next_vector_search() {
     assert_eq!(vector("kayak fjord trip"), vec![third.record.id]);
     assert_eq!(vector("violin lessons"), vec![first.record.id]);
 }
+
+/// An asymmetric embedder: stored texts as [`TestEmbedder`] embeds them, every query as the
+/// text `"query: "` names (so a query sharing no word with a fact can point at it).
+struct QueryAliasEmbedder(TestEmbedder);
+
+impl mindgate_embed::Embedder for QueryAliasEmbedder {
+    fn id(&self) -> mindgate_embed::EmbedderId {
+        self.0.id()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, mindgate_embed::EmbedError> {
+        self.0.embed(texts)
+    }
+
+    fn embed_query(&self, _text: &str) -> Result<Vec<f32>, mindgate_embed::EmbedError> {
+        self.0.embed_one("apples are red")
+    }
+}
+
+#[test]
+fn a_search_embeds_its_query_as_a_query() {
+    let s = SqliteMemory::open_in_memory(
+        OpenOptions::default().embedder(Arc::new(QueryAliasEmbedder(TestEmbedder::new()))),
+    )
+    .unwrap();
+    for text in ["apples are red", "the train leaves at noon"] {
+        s.semantic()
+            .remember(NewFact::new(Scope::user("u"), text))
+            .unwrap();
+    }
+    let mut o = MemorySearchOptions::new("u", "zebra");
+    o.mode = Some(SearchMode::Vector);
+    let hits = s.search(&o).unwrap();
+    assert_eq!(
+        hits.first().map(|h| h.record.text()).as_deref(),
+        Some("apples are red")
+    );
+    assert!(hits[0].signals["vector"] > 0.99, "{:?}", hits[0].signals);
+}

@@ -34,7 +34,7 @@ impl OpenAiEmbedder {
             route,
         };
         if embedder.dimension == 0 {
-            let probe = embedder.request(&["dimension probe"])?;
+            let probe = embedder.request(&["dimension probe"], Role::Document)?;
             let dimension = probe.first().map(Vec::len).unwrap_or(0);
             if dimension == 0 {
                 return Err(EmbedError::Remote(format!(
@@ -55,8 +55,14 @@ impl OpenAiEmbedder {
 
     /// One request for `texts` (all non-empty): the vectors in input order, unchecked
     /// for dimension and not normalised.
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let body = serde_json::json!({ "model": self.config.endpoint.model, "input": texts });
+    fn request(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut body = serde_json::json!({ "model": self.config.endpoint.model, "input": texts });
+        if let Some(types) = &self.config.input_type {
+            body["input_type"] = serde_json::Value::from(match role {
+                Role::Query => types.query.as_str(),
+                Role::Document => types.document.as_str(),
+            });
+        }
         let text = self
             .route
             .post(&body, MAX_ANSWER_BYTES)
@@ -91,25 +97,16 @@ impl OpenAiEmbedder {
         }
         Ok(slots.into_iter().flatten().collect())
     }
-}
 
-impl Embedder for OpenAiEmbedder {
-    fn id(&self) -> EmbedderId {
-        EmbedderId {
-            provider: OPENAI_PROVIDER.to_owned(),
-            model: self.config.endpoint.model.clone(),
-            dimension: self.dimension,
-        }
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// Embeds `texts` in batches as `role` (see [`Embedder::embed`]).
+    fn embed_as(&self, texts: &[&str], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = vec![vec![0.0f32; self.dimension]; texts.len()];
         let wanted: Vec<usize> = (0..texts.len())
             .filter(|i| !texts[*i].trim().is_empty())
             .collect();
         for chunk in wanted.chunks(self.config.batch.max(1)) {
             let batch: Vec<&str> = chunk.iter().map(|i| texts[*i]).collect();
-            let vectors = self.request(&batch)?;
+            let vectors = self.request(&batch, role)?;
             for (i, mut vector) in chunk.iter().zip(vectors) {
                 if vector.len() != self.dimension {
                     return Err(EmbedError::Remote(format!(
@@ -125,6 +122,33 @@ impl Embedder for OpenAiEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+/// What a text is embedded as: a search query or a stored text.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Query,
+    Document,
+}
+
+impl Embedder for OpenAiEmbedder {
+    fn id(&self) -> EmbedderId {
+        EmbedderId {
+            provider: OPENAI_PROVIDER.to_owned(),
+            model: self.config.endpoint.model.clone(),
+            dimension: self.dimension,
+        }
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_as(texts, Role::Document)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed_as(&[text], Role::Query)?
+            .pop()
+            .ok_or_else(|| EmbedError::Input("the embedder returned no vector".to_owned()))
     }
 
     fn dimension(&self) -> usize {

