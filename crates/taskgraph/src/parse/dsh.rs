@@ -11,7 +11,7 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::dsh_envelope;
-use super::dsh_fast::{self, Fast};
+use super::dsh_fast::Fast;
 use super::dsh_lines::{self, SplitReader, newlines};
 use crate::event::{
     Event, EventKind, Failure, SessionStart, SubagentDescriptor, Todo, TurnEndKind, TurnReason,
@@ -238,7 +238,7 @@ fn read_line(file: &str, fast: bool, line: u64, raw: &[u8], truncated_ok: bool) 
         if ty != "session"
             && ty != "session/end-seed"
             && let Some(data) = env.data
-            && let Fast::Events(kinds) = dsh_fast::convert(ty, data)
+            && let Fast::Events(kinds) = dsh_envelope::convert(ty, data)
         {
             return ReadLine::Fast { seq, time, kinds };
         }

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::dsh_envelope::{Data, object, objects, present};
+use super::json_shape::{object, objects, present};
 use crate::event::{EventKind, Usage};
 use crate::json_fields::value_text;
 
@@ -345,21 +345,16 @@ const IGNORED: &[&str] = &[
     "llm/retry-started",
 ];
 
-/// Reads the data of a line of type `ty`, when it has the usual shape: raw, or already typed
-/// in the envelope's pass.
-pub(super) fn convert(ty: &str, data: Data<'_>) -> Fast {
-    let out = match data {
-        Data::ToolCall(d) => tool_call(d),
-        Data::ToolResult(d) => tool_result(d),
-        Data::Raw(data) => match ty {
-            "step/start" | "step/end" => step(ty, data),
-            "request/header" => request_header(data),
-            "assistant/chunk" => assistant_chunk(data),
-            "tool/call" => sub(data).and_then(tool_call),
-            "tool/result" => sub(data).and_then(tool_result),
-            t if IGNORED.contains(&t) => Ok(Vec::new()),
-            _ => Err(()),
-        },
+/// Reads the raw data of a line of type `ty`, when it has the usual shape.
+pub(super) fn convert(ty: &str, data: &RawValue) -> Fast {
+    let out = match ty {
+        "step/start" | "step/end" => step(ty, data),
+        "request/header" => request_header(data),
+        "assistant/chunk" => assistant_chunk(data),
+        "tool/call" => sub(data).and_then(tool_call),
+        "tool/result" => sub(data).and_then(tool_result),
+        t if IGNORED.contains(&t) => Ok(Vec::new()),
+        _ => Err(()),
     };
     match out {
         Ok(events) => Fast::Events(events),
@@ -421,7 +416,8 @@ fn assistant_chunk(data: &RawValue) -> Result<Vec<EventKind>, ()> {
     }
 }
 
-fn tool_call(d: ToolCall<'_>) -> Result<Vec<EventKind>, ()> {
+/// The events of a `tool/call` line's data.
+pub(super) fn tool_call(d: ToolCall<'_>) -> Result<Vec<EventKind>, ()> {
     let call_id = d.call_id.filter(|c| !c.is_empty()).ok_or(())?;
     let name = d.name.ok_or(())?;
     let arguments = match (d.arguments, d.args) {
@@ -438,7 +434,8 @@ fn tool_call(d: ToolCall<'_>) -> Result<Vec<EventKind>, ()> {
     }])
 }
 
-fn tool_result(d: ToolResult<'_>) -> Result<Vec<EventKind>, ()> {
+/// The events of a `tool/result` line's data.
+pub(super) fn tool_result(d: ToolResult<'_>) -> Result<Vec<EventKind>, ()> {
     if d.error.is_some() {
         return Err(());
     }

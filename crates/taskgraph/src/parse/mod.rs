@@ -12,6 +12,7 @@ mod dsh_envelope;
 mod dsh_fast;
 mod dsh_lines;
 pub mod gemini;
+mod json_shape;
 pub mod opencode;
 pub mod pi;
 mod turns;
