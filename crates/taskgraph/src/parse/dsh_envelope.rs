@@ -18,7 +18,7 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::dsh_fast::{self, Fast, ToolCall, ToolResult};
-use super::json_shape::Object;
+use super::json_shape::{Object, Text};
 
 /// The outer shape of a line: `{type, seq, time, data}`.
 pub(super) struct Envelope<'a> {
@@ -69,10 +69,6 @@ pub(super) fn envelope(raw: &[u8]) -> Option<Envelope<'_>> {
     }
     Some(env)
 }
-
-/// A string that borrows from the input unless it holds escapes.
-#[derive(Deserialize)]
-struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
 /// The envelope's keys; any other is skipped.
 #[derive(Deserialize)]

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::json_shape::{object, objects, present};
+use super::json_shape::{Text, object, objects, present};
 use crate::event::{EventKind, Usage};
 use crate::json_fields::value_text;
 
@@ -252,10 +252,6 @@ struct TextItem<'a> {
     #[serde(borrow)]
     text: Text<'a>,
 }
-
-/// A string that borrows from the input unless it holds escapes.
-#[derive(Deserialize)]
-struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
 impl PartText<'_> {
     /// The text, as `value_text` reads the same JSON.

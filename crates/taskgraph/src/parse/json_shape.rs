@@ -2,12 +2,17 @@
 //! same way: an object (never an array read by position, never `null`), an array of objects,
 //! a present `null` kept apart from an absent field.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+
+/// A string that borrows from the input unless it holds escapes.
+#[derive(Deserialize)]
+pub(super) struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
 
 /// Reads a `T` only from a JSON object: a derived struct would also take an array (its
 /// fields by position) and `null` where the lenient reader sees neither.
