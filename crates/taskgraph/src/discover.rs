@@ -24,10 +24,10 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::graph::overview::subagent_totals;
 use crate::graph::{
-    BuildOptions, Counts, GraphTree, IncrementalGraph, Status, TaskGraph, TokenTotals,
-    build_session_tree, build_session_tree_followable,
+    BuildOptions, Counts, GraphTree, IncrementalGraph, Status, StreamedBuild, TaskGraph,
+    TokenTotals, build_session_tree_fed, build_session_tree_followable_fed,
 };
-use crate::read::{detect_agent, dsh_session_file, read_session_as};
+use crate::read::{detect_agent, dsh_session_file, read_session_as, read_session_feeding};
 use crate::session::{Agent, Session};
 use crate::text::workspace_slug;
 use crate::usage::{SessionUsage, UsageQuery, UsageReport, usage_report};
@@ -539,8 +539,8 @@ fn is_recent(modified_ms: i64, config: &DiscoveryConfig) -> bool {
 
 /// Reads a located session and builds its graph tree (live mode when recently modified).
 pub fn load_tree(loc: &SessionLocation, config: &DiscoveryConfig) -> Result<(Session, GraphTree)> {
-    let (session, opts) = read_for_tree(loc, config)?;
-    let tree = build_session_tree(&session, &opts);
+    let (session, opts, fed) = read_for_tree(loc, config)?;
+    let tree = build_session_tree_fed(&session, &opts, fed);
     Ok((session, tree))
 }
 
@@ -551,17 +551,29 @@ pub fn load_tree_followable(
     loc: &SessionLocation,
     config: &DiscoveryConfig,
 ) -> Result<(Session, GraphTree, Option<IncrementalGraph>)> {
-    let (session, opts) = read_for_tree(loc, config)?;
-    let (tree, graph) = build_session_tree_followable(&session, &opts);
+    let (session, opts, fed) = read_for_tree(loc, config)?;
+    let (tree, graph) = build_session_tree_followable_fed(&session, &opts, fed);
     Ok((session, tree, graph))
 }
 
-/// A located session read, and the options its tree is built with.
+/// A located session read, the options its tree is built with, and its root graph when it
+/// was built while the session was read ([`StreamedBuild`]: a DSH zstd file).
 fn read_for_tree(
     loc: &SessionLocation,
     config: &DiscoveryConfig,
-) -> Result<(Session, BuildOptions)> {
-    let session = read_session_as(&loc.path, loc.agent)?;
+) -> Result<(Session, BuildOptions, Option<IncrementalGraph>)> {
+    // Room for the events of a zstd file (the graph is made only when one is read): decoded
+    // DSH lines run ~8× their zstd size and ~300–360 bytes an event.
+    let hint = match loc.agent {
+        Agent::Dsh => dsh_session_file(&loc.path)
+            .and_then(|f| fs::metadata(f).ok())
+            .or_else(|| fs::metadata(&loc.path).ok())
+            .map_or(0, |m| (m.len() as usize).saturating_mul(8) / 300),
+        _ => 0,
+    };
+    let mut stream = StreamedBuild::new(hint, loc.workspace.clone());
+    let (session, fed_whole) = read_session_feeding(&loc.path, loc.agent, &mut stream)?;
+    let fed = stream.into_graph(fed_whole);
     let (modified_ms, _) = modified(loc);
     // One workspace string however the session was found: from its working directory (the
     // folder layouts slug it differently: Claude Code's `-work-x` is pi's `--work-x--`), the
@@ -579,7 +591,7 @@ fn read_for_tree(
         workspace,
         ..BuildOptions::default()
     };
-    Ok((session, opts))
+    Ok((session, opts, fed))
 }
 
 fn summary_of(

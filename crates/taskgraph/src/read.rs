@@ -27,11 +27,26 @@ pub fn read_session_as(path: &Path, agent: Agent) -> Result<Session> {
     read_with_depth(path, agent, 0)
 }
 
+/// [`read_session_as`] that hands a DSH session's own events (not its children's) to `sink`
+/// while they are read (a zstd file's), and says whether `sink` was fed exactly the
+/// session's events in order ([`dsh::parse_zstd_feeding`]); other formats and files feed
+/// nothing (`false`).
+pub(crate) fn read_session_feeding(
+    path: &Path,
+    agent: Agent,
+    sink: &mut dyn dsh::EventSink,
+) -> Result<(Session, bool)> {
+    match agent {
+        Agent::Dsh => read_dsh(path, 0, Some(sink)),
+        _ => read_with_depth(path, agent, 0).map(|s| (s, false)),
+    }
+}
+
 fn read_with_depth(path: &Path, agent: Agent, depth: usize) -> Result<Session> {
     match agent {
         Agent::Gemini => crate::gemini::read(path),
         Agent::OpenCode => crate::opencode::read(path),
-        Agent::Dsh => read_dsh(path, depth),
+        Agent::Dsh => read_dsh(path, depth, None).map(|(s, _)| s),
         Agent::ClaudeCode => {
             let bytes = read_file(path)?;
             let mut s = claude::parse(&bytes, &path.display().to_string());
@@ -143,7 +158,13 @@ pub fn dsh_version(name: &str) -> Option<u32> {
     stem.strip_prefix("session.v")?.parse().ok()
 }
 
-fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
+/// Reads a DSH session (file or folder) and its child sessions; `sink` gets its own events
+/// while a zstd file is read (the `bool`: whether it got exactly them, in order).
+fn read_dsh(
+    path: &Path,
+    depth: usize,
+    sink: Option<&mut dyn dsh::EventSink>,
+) -> Result<(Session, bool)> {
     let (dir, file) = if path.is_dir() {
         let f = dsh_session_file(path).ok_or_else(|| Error::NotASession {
             path: path.to_path_buf(),
@@ -157,14 +178,18 @@ fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
     };
     let label = file.display().to_string();
     let raw = read_file(&file)?;
-    let mut s = if label.ends_with(".zstd") || raw.starts_with(&dsh::ZSTD_MAGIC) {
+    let (mut s, fed_whole) = if label.ends_with(".zstd") || raw.starts_with(&dsh::ZSTD_MAGIC) {
         // Frame by frame: the decoded text is never held whole.
-        dsh::parse_zstd_limited(&raw, &label, MAX_DECODED_BYTES).map_err(|_| Error::TooLarge {
+        let read = match sink {
+            Some(sink) => dsh::parse_zstd_feeding(&raw, &label, MAX_DECODED_BYTES, sink),
+            None => dsh::parse_zstd_limited(&raw, &label, MAX_DECODED_BYTES).map(|s| (s, false)),
+        };
+        read.map_err(|_| Error::TooLarge {
             path: file.clone(),
             limit: MAX_DECODED_BYTES as u64,
         })?
     } else {
-        dsh::parse(&raw, &label)
+        (dsh::parse(&raw, &label), false)
     };
     drop(raw);
     s.path = dir.clone();
@@ -180,8 +205,8 @@ fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
         && let Some(ws) = dir.parent()
     {
         for sib in dsh_child_dirs(ws, &dir, &s.id) {
-            match read_dsh(&sib, depth + 1) {
-                Ok(c) => s.children.push(c),
+            match read_dsh(&sib, depth + 1, None) {
+                Ok((c, _)) => s.children.push(c),
                 Err(e) => s.warnings.push(ReadWarning::new(
                     sib.display().to_string(),
                     0,
@@ -190,7 +215,7 @@ fn read_dsh(path: &Path, depth: usize) -> Result<Session> {
             }
         }
     }
-    Ok(s)
+    Ok((s, fed_whole))
 }
 
 /// Session folders next to `dir` whose header names `parent_id` as `parentSession`.

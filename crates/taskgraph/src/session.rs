@@ -138,16 +138,23 @@ impl Session {
     }
 }
 
+/// Whether `events` are in `seq` order with no exact duplicate sharing a `seq`: what
+/// [`normalize_events`] leaves as it is.
+pub(crate) fn is_normal(events: &[Event]) -> bool {
+    let duplicated = |run: &[Event]| (1..run.len()).any(|i| run[..i].contains(&run[i]));
+    events.windows(2).all(|w| w[0].seq <= w[1].seq)
+        && !events.chunk_by(|a, b| a.seq == b.seq).any(duplicated)
+}
+
 /// Sorts `events` stably by `seq` and removes exact duplicates sharing a `seq`.
 ///
 /// Returns how many events were dropped.
 pub fn normalize_events(events: &mut Vec<Event>) -> usize {
-    let sorted = events.windows(2).all(|w| w[0].seq <= w[1].seq);
     // The usual case, in order and no event twice: nothing to copy.
-    let duplicated = |run: &[Event]| (1..run.len()).any(|i| run[..i].contains(&run[i]));
-    if sorted && !events.chunk_by(|a, b| a.seq == b.seq).any(duplicated) {
+    if is_normal(events) {
         return 0;
     }
+    let sorted = events.windows(2).all(|w| w[0].seq <= w[1].seq);
     if !sorted {
         events.sort_by_key(|e| e.seq);
     }

@@ -11,6 +11,7 @@ pub mod headline;
 mod model;
 mod node_index;
 pub mod overview;
+mod streamed;
 mod turn_index;
 pub mod waiting;
 
@@ -22,6 +23,7 @@ pub use model::*;
 pub use overview::{
     TaskOverview, TurnOverview, graph_cost, overview, price, timeline, turn_detail,
 };
+pub(crate) use streamed::StreamedBuild;
 pub use turn_index::TurnIndex;
 pub use waiting::{WaitKind, WaitSegment};
 
@@ -143,12 +145,23 @@ impl ChildSummary {
 /// assert_eq!(g.critical_path.duration_ms, 800);
 /// ```
 pub fn build_graph(events: &[Event], options: &BuildOptions) -> TaskGraph {
-    built(events, options).0.finish()
+    built(events, options, None).0.finish()
 }
 
 /// `events` applied in `seq` order to a new graph with `options`, and whether they came in
-/// that order (then a graph fed them as they are is the same graph).
-fn built(events: &[Event], options: &BuildOptions) -> (IncrementalGraph, bool) {
+/// that order (then a graph fed them as they are is the same graph). `fed`: a graph already
+/// fed exactly `events` in order while they were read ([`StreamedBuild`]), taken when it was
+/// made with `options` ([`IncrementalGraph::settle`]).
+fn built(
+    events: &[Event],
+    options: &BuildOptions,
+    fed: Option<IncrementalGraph>,
+) -> (IncrementalGraph, bool) {
+    if let Some(mut b) = fed
+        && b.settle(options)
+    {
+        return (b, true);
+    }
     let mut b = IncrementalGraph::new(options.clone());
     b.reserve(events.len());
     let in_order = events.windows(2).all(|w| w[0].seq <= w[1].seq);
@@ -180,6 +193,18 @@ pub fn build_session_tree(session: &Session, options: &BuildOptions) -> GraphTre
     build_tree(session, options, None)
 }
 
+/// [`build_session_tree`] with the root's graph already fed its events while they were read
+/// ([`StreamedBuild`]; `None`: built here).
+pub(crate) fn build_session_tree_fed(
+    session: &Session,
+    options: &BuildOptions,
+    fed: Option<IncrementalGraph>,
+) -> GraphTree {
+    let (children, opts) = tree_parts(session, options, None);
+    let graph = built(&session.events, &opts, fed).0.finish();
+    GraphTree { graph, children }
+}
+
 /// [`build_session_tree`] for a session about to be followed live: also the root's
 /// [`IncrementalGraph`] as built (the tree's graph is its graph), for a
 /// [`Follower`](crate::follow::Follower) to go on from instead of building the graph again
@@ -190,8 +215,18 @@ pub fn build_session_tree_followable(
     session: &Session,
     options: &BuildOptions,
 ) -> (GraphTree, Option<IncrementalGraph>) {
+    build_session_tree_followable_fed(session, options, None)
+}
+
+/// [`build_session_tree_followable`] with the root's graph already fed its events while they
+/// were read ([`StreamedBuild`]; `None`: built here).
+pub(crate) fn build_session_tree_followable_fed(
+    session: &Session,
+    options: &BuildOptions,
+    fed: Option<IncrementalGraph>,
+) -> (GraphTree, Option<IncrementalGraph>) {
     let (children, opts) = tree_parts(session, options, None);
-    let (b, in_order) = built(&session.events, &opts);
+    let (b, in_order) = built(&session.events, &opts, fed);
     if !opts.live || !in_order {
         return (
             GraphTree {

@@ -18,7 +18,7 @@ use crate::event::{
     Usage,
 };
 use crate::json_fields::{code_string, parse_arguments, str_field, u64_field, value_text};
-use crate::session::{Agent, ReadWarning, Session};
+use crate::session::{Agent, ReadWarning, Session, is_normal};
 use crate::timestamp::time_value_ms;
 
 /// The 4-byte zstd frame magic number (`28 B5 2F FD`).
@@ -166,7 +166,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
 fn parse_with(bytes: &[u8], file: &str, fast: bool) -> Session {
     let mut reader = LineReader::new(file, fast, bytes.len() / 160);
     reader.lines(bytes, true);
-    reader.finish()
+    reader.finish().0
 }
 
 /// Parses a v0 `session.jsonl.zstd` (concatenated zstd frames) frame by frame, as
@@ -179,18 +179,50 @@ pub fn parse_zstd_limited(
     file: &str,
     limit: usize,
 ) -> Result<Session, DecodedTooLarge> {
+    parse_zstd_read(bytes, file, limit, None).map(|(s, _)| s)
+}
+
+/// Takes a session's events while they are read, in file order, a zstd frame's lines at a
+/// time: work on the events (the task graph's build) that runs beside the read instead of
+/// after it. See [`parse_zstd_feeding`].
+pub trait EventSink {
+    /// The events of the lines applied since the last call, in file order.
+    fn feed(&mut self, events: &[Event]);
+}
+
+/// [`parse_zstd_limited`] that hands the events to `sink` while it reads. Also says whether
+/// `sink` was fed exactly the session's events, in their order (`false` when reading
+/// changed them after they were fed: lines out of `seq` order or repeated, a fork's replayed
+/// events dropped; then what was fed is not the session and a build must start again from
+/// [`Session::events`]).
+pub fn parse_zstd_feeding(
+    bytes: &[u8],
+    file: &str,
+    limit: usize,
+    sink: &mut dyn EventSink,
+) -> Result<(Session, bool), DecodedTooLarge> {
+    parse_zstd_read(bytes, file, limit, Some(sink))
+}
+
+fn parse_zstd_read<'f>(
+    bytes: &[u8],
+    file: &'f str,
+    limit: usize,
+    sink: Option<&'f mut dyn EventSink>,
+) -> Result<(Session, bool), DecodedTooLarge> {
     let mut warnings = Vec::new();
     // Decoded DSH lines run ~8× their zstd size and ~360 bytes an event: a capacity hint
     // with some room (a short one would double the vector at the end).
     let mut reader = LineReader::new(file, true, bytes.len().saturating_mul(8) / 300);
-    let rest = dsh_lines::read_frames(file, &mut reader, |sink| {
-        for_each_zstd_frame(bytes, file, &mut warnings, limit, sink)
+    reader.sink = sink;
+    let rest = dsh_lines::read_frames(file, &mut reader, |frames| {
+        for_each_zstd_frame(bytes, file, &mut warnings, limit, frames)
     })?;
     reader.lines(&rest, true);
-    let mut s = reader.finish();
+    let (mut s, fed_whole) = reader.finish();
     warnings.append(&mut s.warnings);
     s.warnings = warnings;
-    Ok(s)
+    Ok((s, fed_whole))
 }
 
 /// The DSH line reader: fed whole lines in pieces, in file order.
@@ -209,6 +241,10 @@ struct LineReader<'f> {
     last_time: i64,
     /// Lines read before the current piece.
     lines_before: u64,
+    /// Where the events go as they are read, if anywhere.
+    sink: Option<&'f mut dyn EventSink>,
+    /// How many of `events` the sink has been fed.
+    fed: usize,
 }
 
 /// One line as [`read_line`] read it, before the reader's state is applied.
@@ -265,6 +301,19 @@ impl<'f> LineReader<'f> {
             seed_end: None,
             last_time: 0,
             lines_before: 0,
+            sink: None,
+            fed: 0,
+        }
+    }
+
+    /// Feeds the sink the events it has not had yet.
+    fn feed_sink(&mut self) {
+        if let Some(sink) = self.sink.as_deref_mut()
+            && let Some(new) = self.events.get(self.fed..)
+            && !new.is_empty()
+        {
+            sink.feed(new);
+            self.fed = self.events.len();
         }
     }
 
@@ -329,8 +378,11 @@ impl<'f> LineReader<'f> {
         );
     }
 
-    /// The session read, its events in `seq` order.
-    fn finish(self) -> Session {
+    /// The session read, its events in `seq` order; and whether the sink (if any) was fed
+    /// exactly those events in that order.
+    fn finish(mut self) -> (Session, bool) {
+        self.feed_sink();
+        let fed_whole = self.sink.is_some() && self.seed_end.is_none() && is_normal(&self.events);
         let Self {
             file,
             mut warnings,
@@ -356,7 +408,7 @@ impl<'f> LineReader<'f> {
         session.events = events;
         session.normalize_events();
         session.warnings = warnings;
-        session
+        (session, fed_whole)
     }
 }
 
@@ -383,6 +435,10 @@ impl SplitReader for LineReader<'_> {
 
     fn skip_lines(&mut self, n: u64) {
         self.lines_before += n;
+    }
+
+    fn chunk_applied(&mut self) {
+        self.feed_sink();
     }
 }
 

@@ -27,6 +27,9 @@ pub(super) trait SplitReader {
 
     /// Counts `n` lines as read (their lines having been applied one by one).
     fn skip_lines(&mut self, n: u64);
+
+    /// A chunk's lines have all been applied (a place to hand on what they made).
+    fn chunk_applied(&mut self) {}
 }
 
 /// How many chunks may wait for the worker before the calling thread reads one itself.
@@ -52,6 +55,7 @@ pub(super) fn read_frames<R: SplitReader, E>(
             for line in read_chunk::<R>(file, lines_before, &chunk) {
                 reader.apply(line);
             }
+            reader.chunk_applied();
             lines_before += newlines(&chunk);
         }
     })?;
@@ -141,6 +145,7 @@ fn apply_ready<R: SplitReader>(
         for line in lines {
             reader.apply(line);
         }
+        reader.chunk_applied();
     }
 }
 

@@ -330,6 +330,45 @@ impl IncrementalGraph {
         &mut self,
         events: impl Iterator<Item = &'a Event>,
     ) -> AppendStats {
+        let stats = self.apply_all(events);
+        self.refresh();
+        stats
+    }
+
+    /// Applies `events` as [`append`](Self::append) does, without refreshing summary and
+    /// critical path: a build fed while the session is read
+    /// ([`StreamedBuild`](super::streamed::StreamedBuild)) refreshes once, when
+    /// [`settled`](Self::settle).
+    pub(crate) fn feed(&mut self, events: &[Event]) {
+        self.apply_all(events.iter());
+    }
+
+    /// A graph fed a whole session ([`feed`](Self::feed)) made what a build with `options`
+    /// makes after appending the same events: its options take `options`' liveness and
+    /// children (the two a build only consults when it refreshes) and it refreshes. `false`
+    /// (nothing changed) when it was made with other options otherwise, or already has
+    /// children.
+    pub(crate) fn settle(&mut self, options: &BuildOptions) -> bool {
+        let made = BuildOptions {
+            live: options.live,
+            children: Vec::new(),
+            ..self.opts.clone()
+        };
+        let wanted = BuildOptions {
+            children: Vec::new(),
+            ..options.clone()
+        };
+        if made != wanted || !self.opts.children.is_empty() {
+            return false;
+        }
+        self.opts = options.clone();
+        self.g.meta.live = options.live;
+        self.children_used = vec![false; options.children.len()];
+        self.refresh();
+        true
+    }
+
+    fn apply_all<'a>(&mut self, events: impl Iterator<Item = &'a Event>) -> AppendStats {
         let mut stats = AppendStats::default();
         for e in events {
             if !self.seen.insert(event_key(e)) {
@@ -345,7 +384,6 @@ impl IncrementalGraph {
             }
             stats.applied += 1;
         }
-        self.refresh();
         stats
     }
 
