@@ -393,6 +393,8 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     const openMs = Date.now() - t0;
     await until(() => page.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed', timeout: 60000 });
     const before = await page.evaluate(() => window.mindgateTasks.live());
+    // Whether the page had run its idle warm-up (warm()) when the line was appended.
+    const warmedAtAppend = await page.evaluate(() => window.mindgateTasks.timings().warmed);
     const sent = Date.now();
     const cid = 'late1';
     appendFileSync(file, [
@@ -414,6 +416,7 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     assert.deepEqual(spliced, await page.evaluate(() => window.mindgateTasks.pathBand()), 'the spliced band = a whole render');
     assert.ok(barsLive.length > 10, 'bars drawn for the rows in view');
     assert.deepEqual(barsLive, await page.evaluate(() => window.mindgateTasks.turnBars()), 'the bars after the append = a whole render');
+    await shootBothThemes(page, 'overview-big-live-append');
     // Scrolled to the end, the lanes draw the rows now in view, each bar in its row.
     await page.locator('.tov-host').evaluate((h) => { h.scrollTop = h.scrollHeight; });
     const last = ov.turns[ov.turns.length - 1].id;
@@ -433,6 +436,8 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
       events: BIG_EVENTS, turns, openMs, overviewRenderMs: after.timings.overviewRenderMs,
       appendToPageMs: after.live.appliedAt - sent, appendToPaintMs: after.live.paintedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,
       zoomMs, pageOpenMs: after.timings.overviewOpenMs, zoomClickToPaintMs: timings.zoomMs, zoomFetchMs: timings.zoomFetchMs, binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
+      // The page open's parts: the overview's answer (from the page's open), its parse, its render, the frame that painted it; the first update's regrouped turns.
+      open: after.timings.open, regroupedTurns: after.timings.regrouped, warmedAtAppend,
     };
     console.log(`task overview figures: ${JSON.stringify(report)}`);
     writeFileSync(path.join(SHOTS, 'overview-figures.json'), JSON.stringify(report, null, 2));

@@ -22,6 +22,16 @@ function afterIdle(fn) {
   else setTimeout(fn, 50);
 }
 
+/**
+ * Makes the page's number and time formats once, while it waits for the server's answer: the
+ * first `toLocaleString` loads the locale's data (~20 ms of the header's first render on a
+ * cold page, on the page open's critical path).
+ */
+function warmFormats() {
+  (1234567).toLocaleString();
+  clockTime();
+}
+
 /** The live badge's time of day: one formatter, made once (made per update, the first update paid its set-up). */
 let clock = null;
 function clockTime(d = new Date()) {
@@ -290,6 +300,8 @@ export class TasksPage {
   }
 
   async loadOverview(id) {
+    // While the server reads and builds the session the page is idle: its formats are made then.
+    afterIdle(warmFormats);
     this.overviewReady = (async () => {
       try {
         const { body: ov, text, receivedAt, parseMs } = await getJsonText(`${API}/task/overview?id=${encodeURIComponent(id)}`);
