@@ -89,6 +89,21 @@ after(async () => {
 
 const overviewOf = (page) => page.evaluate(() => window.mindgateTasks.overview());
 
+/** Screenshots `<name>-light.png` and `<name>-dark.png` of the page as it is, switching the theme with the page's own toggle (and back). */
+async function shootBothThemes(page, name) {
+  const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+  const first = await theme();
+  for (let k = 0; k < 2; k++) {
+    const now = await theme();
+    // Two frames: the theme's redraw of the canvases is painted.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.screenshot({ path: path.join(SHOTS, `${name}-${now}.png`) });
+    await page.locator('#theme-toggle').click();
+    await until(async () => (await theme()) !== now, { what: 'the theme switched' });
+  }
+  assert.equal(await theme(), first);
+}
+
 async function openOverview(page, id) {
   await page.goto(srv.url(`#/task/${id}`));
   await until(async () => (await overviewOf(page))?.session_id === id, { what: `the overview of ${id}` });
@@ -292,6 +307,75 @@ for (const colorScheme of ['light', 'dark']) {
   });
 }
 
+test('a live append regroups only its turn\'s path segments and re-renders only its row, the same as a whole regroup', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mindgate-live-groups-'));
+  const live = longSession({ id: 'livegrp', title: 'Live regroup session', turns: 12, steps: 6, replyMs: 20000, end: Date.now(), open: true });
+  const file = writeDsh(dir, '--work-livegrp--', 'livegrp', live.text);
+  const srv3 = await startServer({ extraArgs: ['--no-default-homes', '--sessions', dir] });
+  const { page, errors } = await openPage(browser, srv3.url());
+  try {
+    await page.goto(srv3.url('#/task/livegrp'));
+    await until(async () => (await overviewOf(page))?.session_id === 'livegrp', { what: 'the live overview' });
+    await page.locator('.tov-turn').first().waitFor();
+    await until(() => page.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed' });
+    const lastTurn = (await overviewOf(page)).turns.at(-1).id;
+    let seq = live.seq;
+    let t = live.t;
+    const line = (type, data) => JSON.stringify({ type, seq: seq++, time: (t += 700), data });
+    // Three appends to the open last turn: a call starts, it returns and the step ends, a new step with a call.
+    const appends = [
+      [line('tool/call', { turn: live.turn, step: live.step, callId: 'g1', name: 'bash', arguments: '{"command":"ls"}' })],
+      [line('tool/result', { message: { source: { callId: 'g1' }, content: [{ type: 'tool-result', toolCallId: 'g1', content: 'ok', isError: false }] } }),
+        line('step/end', { turn: live.turn, step: live.step })],
+      [line('step/start', { turn: live.turn, step: live.step + 1 }),
+        line('assistant/chunk', { chunk: { type: 'finish', reason: { kind: 'tool-calls' } } }),
+        line('tool/call', { turn: live.turn, step: live.step + 1, callId: 'g2', name: 'read', arguments: '{"path":"a"}' })],
+    ];
+    let regroupedLast = 0;
+    for (const lines of appends) {
+      const before = await page.evaluate(() => {
+        // Every row element is marked: a row the update leaves alone keeps its mark.
+        for (const r of document.querySelectorAll('.tov-turn')) r.dataset.kept = '1';
+        return { live: window.mindgateTasks.live(), groups: window.mindgateTasks.pathGroups() };
+      });
+      appendFileSync(file, `${lines.join('\n')}\n`);
+      await until(async () => (await page.evaluate(() => window.mindgateTasks.live())).updates > before.live.updates, { what: 'the append applied', interval: 20 });
+      const after = await page.evaluate(() => ({
+        live: window.mindgateTasks.live(), timings: window.mindgateTasks.timings(),
+        groups: window.mindgateTasks.pathGroups(), whole: window.mindgateTasks.wholePathGroups(),
+        kept: [...document.querySelectorAll('.tov-turn')].map((r) => [r.dataset.turn, r.dataset.kept === '1']),
+      }));
+      assert.equal(after.live.lastEvent, 'overview_delta');
+      // The groups kept are those a whole regroup of the spliced path gives.
+      assert.deepEqual(Object.fromEntries(Object.entries(after.groups).map(([id, g]) => [id, g.segs])), after.whole, 'the groups = a whole regroup');
+      // Only the grown turn was regrouped: every other turn's group is the one it had.
+      for (const [id, g] of Object.entries(after.groups)) {
+        if (id !== lastTurn) assert.equal(g.gen, before.groups[id]?.gen, `turn ${id}'s group untouched`);
+      }
+      if (after.groups[lastTurn]?.gen !== before.groups[lastTurn]?.gen) regroupedLast++;
+      // Only the grown turn's row was re-rendered; the other rows are the same elements.
+      assert.equal(after.timings.rowsRendered, 1);
+      assert.deepEqual(after.kept.filter(([, k]) => !k).map(([id]) => id), [lastTurn], 'only the last row replaced');
+    }
+    assert.ok(regroupedLast >= 1, 'an append changed the last turn\'s path segments (the incremental regroup ran)');
+    const ov = await overviewOf(page);
+    assert.equal(ov.turns.at(-1).counts.tool_calls, 8, 'the new calls counted in their turn');
+    // What the lanes and the band drew after the appends is what a whole render draws.
+    await until(async () => (await page.evaluate(() => window.mindgateTasks.live())).paintedAt, { what: 'the last update painted', interval: 20 });
+    const drawn = await page.evaluate(() => ({ bars: window.mindgateTasks.turnBars(), band: window.mindgateTasks.pathBand() }));
+    await page.evaluate(() => window.mindgateTasks.page.overviewView.set(window.mindgateTasks.overview()));
+    const whole = await page.evaluate(() => ({ bars: window.mindgateTasks.turnBars(), band: window.mindgateTasks.pathBand() }));
+    assert.equal(drawn.bars.length, 12, 'every turn drawn');
+    assert.deepEqual(drawn, whole, 'the bars, marks and band after the appends = a whole render');
+    await shootBothThemes(page, 'overview-live-append');
+    assert.deepEqual(errors, [], errors.join('\n'));
+  } finally {
+    await page.close();
+    await srv3.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, zoom and a live append that re-renders one turn (figures reported)`, async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'mindgate-big-overview-'));
   const turns = Math.max(2, Math.round(BIG_EVENTS / 400));
@@ -302,11 +386,15 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
   try {
     const t0 = Date.now();
     await page.goto(srv2.url('#/task/bigov'));
-    await until(async () => (await overviewOf(page))?.session_id === 'bigov', { what: 'the big overview', timeout: 60000 });
+    // Polled by its id alone: the whole overview (1.3 MB at 250 turns) copied out of the page at
+    // every poll held the page's thread (~150 ms, and as much in garbage collection) while it drew.
+    await until(() => page.evaluate(() => window.mindgateTasks.overview()?.session_id === 'bigov'), { what: 'the big overview', timeout: 60000 });
     await page.locator('.tov-turn').first().waitFor();
     const openMs = Date.now() - t0;
     await until(() => page.locator('.tg-live-state').textContent().then((t) => t.includes('following')), { what: 'the live feed', timeout: 60000 });
     const before = await page.evaluate(() => window.mindgateTasks.live());
+    // Whether the page had run its idle warm-up (warm()) when the line was appended.
+    const warmedAtAppend = await page.evaluate(() => window.mindgateTasks.timings().warmed);
     const sent = Date.now();
     const cid = 'late1';
     appendFileSync(file, [
@@ -328,6 +416,7 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
     assert.deepEqual(spliced, await page.evaluate(() => window.mindgateTasks.pathBand()), 'the spliced band = a whole render');
     assert.ok(barsLive.length > 10, 'bars drawn for the rows in view');
     assert.deepEqual(barsLive, await page.evaluate(() => window.mindgateTasks.turnBars()), 'the bars after the append = a whole render');
+    await shootBothThemes(page, 'overview-big-live-append');
     // Scrolled to the end, the lanes draw the rows now in view, each bar in its row.
     await page.locator('.tov-host').evaluate((h) => { h.scrollTop = h.scrollHeight; });
     const last = ov.turns[ov.turns.length - 1].id;
@@ -347,6 +436,8 @@ test(`a ${BIG_EVENTS.toLocaleString('en')}-event live session: overview render, 
       events: BIG_EVENTS, turns, openMs, overviewRenderMs: after.timings.overviewRenderMs,
       appendToPageMs: after.live.appliedAt - sent, appendToPaintMs: after.live.paintedAt - sent, pageApplyMs: after.live.applyMs, deltaBytes: after.live.deltaBytes,
       zoomMs, pageOpenMs: after.timings.overviewOpenMs, zoomClickToPaintMs: timings.zoomMs, zoomFetchMs: timings.zoomFetchMs, binary: process.env.MINDGATE_BIN || 'target/debug/mindgate',
+      // The page open's parts: the overview's answer (from the page's open), its parse, its render, the frame that painted it; the first update's regrouped turns.
+      open: after.timings.open, regroupedTurns: after.timings.regrouped, warmedAtAppend,
     };
     console.log(`task overview figures: ${JSON.stringify(report)}`);
     writeFileSync(path.join(SHOTS, 'overview-figures.json'), JSON.stringify(report, null, 2));

@@ -14,7 +14,8 @@ import { el } from './dom.js';
 import { timeAxis } from './timeaxis.js';
 import { fmtMs } from './taskgraph.js';
 import { fmtCostShort, costDetail } from './format.js';
-import { SegmentStrip, mergeRuns, paintRuns, runAt, cssVar } from './segstrip.js';
+import { SegmentStrip, mergeRuns, paintRuns, placeSeg, runAt, runTitle, cssVar, warmPaint } from './segstrip.js';
+import { PathGroups } from './pathgroups.js';
 
 /** Row height bounds (px): rows shrink to fit the page, never under MIN_ROW. */
 const MIN_ROW = 16;
@@ -43,6 +44,8 @@ export class TaskOverviewView {
     host.append(this.lanesWrap, this.root);
     this.rowEls = [];
     this.renders = 0;
+    /** The path's segments by turn, regrouped per turn on a live update (pathgroups.js). */
+    this.groups = new PathGroups();
     /** What the lanes drew last: per row in view, its bar and path runs (hover titles, test hook). */
     this.drawn = [];
     // The page's size sets the rows' height (fitRows) and the lanes' geometry. Both are read
@@ -76,7 +79,7 @@ export class TaskOverviewView {
   set(ov) {
     this.ov = ov;
     this.axis = timeAxis(ov.turns || []);
-    this.groupSegments();
+    this.groups.reset(ov.critical_path?.segments || []);
     this.renders++;
     this.bandSize = null;
     this.geo = null;
@@ -170,8 +173,7 @@ export class TaskOverviewView {
       ctx.roundRect(x0, y + ch * 0.18, x1 - x0, ch * 0.5, Math.min(3, (x1 - x0) / 2));
       ctx.fill();
       ctx.globalAlpha = 1;
-      const marks = this.segsByTurn?.get(t.id);
-      const runs = marks?.length ? mergeRuns(this.placed(marks), w, span) : [];
+      const runs = this.groups.runs(t.id, this.axis, w);
       const my = y + ch * 0.9 - 3;
       paintRuns(ctx, runs, 0, my, 3, dpr);
       this.drawn.push({ index: i, y, x0, x1, barTop: y + ch * 0.18, barH: ch * 0.5, runs, marksTop: my });
@@ -180,7 +182,7 @@ export class TaskOverviewView {
 
   /** Segments `segs` with their drawn spans on the current axis. */
   placed(segs) {
-    return segs.map((seg) => ({ seg, a: this.axis.d(seg.start_time), b: this.axis.d(seg.end_time) }));
+    return segs.map((seg) => placeSeg(seg, this.axis));
   }
 
   /**
@@ -194,16 +196,22 @@ export class TaskOverviewView {
     // The path's segments come as a splice: keep the first `keep`, append the ones sent.
     const cp = fields.critical_path;
     let keep = null;
+    let spliced = null;
     if (cp && Number.isInteger(cp.keep)) {
       const all = this.ov.critical_path?.segments || [];
       keep = Math.min(cp.keep, all.length);
+      const added = cp.segments || [];
+      spliced = { removed: all.slice(keep), added };
       all.length = keep;
-      for (const seg of cp.segments || []) all.push(seg);
+      for (const seg of added) all.push(seg);
       cp.segments = all;
       delete cp.keep;
     }
     Object.assign(this.ov, fields);
-    this.groupSegments();
+    // Only the turns whose path segments changed are regrouped; a whole path sent anew is regrouped whole.
+    if (spliced) this.groups.splice(spliced.removed, spliced.added);
+    else if (cp) this.groups.reset(cp.segments || []);
+    else this.groups.rebuilt = 0;
     const turns = this.ov.turns;
     const had = this.rowEls.length;
     turns.length = Math.min(turns.length, count ?? turns.length);
@@ -224,6 +232,9 @@ export class TaskOverviewView {
     // session grows at its end) the band's earlier segments keep theirs.
     const still = !anchor || axis.d(anchor.start_time) === this.axis.d(anchor.start_time);
     this.axis = axis;
+    // The turns from the anchor on are placed on the axis again; with the axis moved, all (when drawn).
+    if (still) this.groups.unplace(turns.slice(Math.max(0, first - 1)).map((t) => t.id));
+    else this.groups.unplaceAll();
     this.root.children[0].replaceWith(this.axisRow());
     for (const c of changed) {
       const fresh = this.row(turns[c.index], c.index);
@@ -245,15 +256,37 @@ export class TaskOverviewView {
     return changed.length;
   }
 
-  /** The path's segments by turn (each row draws its own under its bar). */
-  groupSegments() {
-    this.segsByTurn = new Map();
-    for (const s of this.ov.critical_path?.segments || []) {
-      if (s.kind === 'user_reply') continue;
-      let list = this.segsByTurn.get(s.turn_id);
-      if (!list) this.segsByTurn.set(s.turn_id, (list = []));
-      list.push(s);
-    }
+  /**
+   * Runs once, on copies, what a live update runs that the first render did not (the regroup
+   * of a turn, its runs, the band's, a row and the axis made anew, the colours of every status
+   * and kind of waiting), so the first update after the page opens does not pay the code's or
+   * the colours' first use. Changes nothing shown. Called when the page is idle after its
+   * first paint.
+   */
+  warm() {
+    const turns = this.ov?.turns || [];
+    const segs = this.ov?.critical_path?.segments || [];
+    if (this.warmed || !turns.length || !this.band) return;
+    const last = turns.length - 1;
+    const copy = new PathGroups();
+    copy.byTurn = new Map(this.groups.byTurn);
+    const tail = segs.slice(Math.max(0, segs.length - 4));
+    const ids = copy.splice(tail, tail);
+    const axis = timeAxis(turns);
+    const w = this.geo?.width || this.bandSize?.w || 1000;
+    for (const id of ids) copy.runs(id, axis, w);
+    this.band.segs.slice(0, Math.max(0, this.band.segs.length - tail.length)).concat(this.placed(tail));
+    mergeRuns(this.band.segs, w, axis.span || 1);
+    this.row(turns[last], last);
+    this.axisRow();
+    // Every colour an update may paint with, read before any update changes the page.
+    warmPaint(this.lanes.getContext('2d'), window.devicePixelRatio || 1);
+    for (const [color] of Object.values(BAR_FILL)) cssVar(color, '#1f9d55');
+    cssVar('--st-ok', '#1f9d55');
+    // The canvases drawn again as they are: their first draw after the page's first paint costs
+    // the browser 2–5 ms more than any later one (measured on the first append: band and lanes).
+    this.drawStrips();
+    this.warmed = true;
   }
 
   /** Row height: the whole session on one screen when it fits at MIN_ROW px or more. */
@@ -284,7 +317,7 @@ export class TaskOverviewView {
     if (!d || !t) return;
     const x = e.clientX - track.getBoundingClientRect().left;
     const run = runAt(d.runs, x);
-    const title = run ? run.title : x >= d.x0 - 1 && x <= d.x1 + 1 ? `Turn ${t.turn}: ${fmtMs(t.duration_ms)}` : '';
+    const title = run ? runTitle(run) : x >= d.x0 - 1 && x <= d.x1 + 1 ? `Turn ${t.turn}: ${fmtMs(t.duration_ms)}` : '';
     if (track.title !== title) track.title = title;
   }
 

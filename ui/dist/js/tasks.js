@@ -9,11 +9,35 @@ import { fmtDuration, fmtTime, countOf, fmtCostShort } from './format.js';
 import { emptyState } from './firststeps.js';
 import { TaskGraphView, applyDelta, fmtMs } from './taskgraph.js';
 import { TaskOverviewView } from './taskoverview.js';
+import { describeWhole } from './pathgroups.js';
 import { TaskTimelineView } from './tasktimeline.js';
 import { TaskUsageView } from './taskusage.js';
 import { TaskSearchView } from './tasksearch.js';
 
 const API = '/task-graph/api';
+
+/** Runs `fn` when the page is idle (soon at the latest). */
+function afterIdle(fn) {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(fn, { timeout: 500 });
+  else setTimeout(fn, 50);
+}
+
+/**
+ * Makes the page's number and time formats once, while it waits for the server's answer: the
+ * first `toLocaleString` loads the locale's data (~20 ms of the header's first render on a
+ * cold page, on the page open's critical path).
+ */
+function warmFormats() {
+  (1234567).toLocaleString();
+  clockTime();
+}
+
+/** The live badge's time of day: one formatter, made once (made per update, the first update paid its set-up). */
+let clock = null;
+function clockTime(d = new Date()) {
+  clock ??= new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: 'numeric', second: 'numeric' });
+  return clock.format(d);
+}
 /** Turn details kept for zooming (each ~60 KB at 40 steps). */
 const TURNS_KEPT = 8;
 
@@ -47,10 +71,11 @@ async function getJsonText(url) {
   if (t) headers.Authorization = `Bearer ${t}`;
   const res = await fetch(url, { headers });
   const text = await res.text();
+  const receivedAt = performance.now();
   let body = null;
   try { body = JSON.parse(text); } catch { /* not JSON */ }
   if (!res.ok) throw new Error(body?.error || `${res.status} ${res.statusText}`);
-  return { body, text };
+  return { body, text, receivedAt, parseMs: performance.now() - receivedAt };
 }
 
 /** POSTs JSON with the control token; resolves to {status, body}, throws on a network failure. */
@@ -225,6 +250,8 @@ export class TasksPage {
     /** When the task was opened and when its overview first showed (ms on the page's clock). */
     this.openedAt = performance.now();
     this.overviewShownAt = null;
+    /** The page open's parts (ms): the overview's answer, its parse, which source drew it first, that first frame. */
+    this.openFigures = {};
     this.overviewText = null;
     this.eventCache = new Map();
     this.selected = null;
@@ -273,10 +300,14 @@ export class TasksPage {
   }
 
   async loadOverview(id) {
+    // While the server reads and builds the session the page is idle: its formats are made then.
+    afterIdle(warmFormats);
     this.overviewReady = (async () => {
       try {
-        const { body: ov, text } = await getJsonText(`${API}/task/overview?id=${encodeURIComponent(id)}`);
+        const { body: ov, text, receivedAt, parseMs } = await getJsonText(`${API}/task/overview?id=${encodeURIComponent(id)}`);
         if (this.taskId !== id) return;
+        this.openFigures.fetchMs = Math.round(receivedAt - this.openedAt);
+        this.openFigures.parseMs = Math.round(parseMs * 10) / 10;
         // The live feed's first message may have drawn this very overview already.
         if (text === this.overviewText) return;
         this.setOverview(ov, text);
@@ -304,7 +335,7 @@ export class TasksPage {
   }
 
   /** Draws a whole overview; `text` is its JSON as received (an identical one is not redrawn). */
-  setOverview(ov, text = null) {
+  setOverview(ov, text = null, from = 'fetch') {
     const t0 = performance.now();
     if (this.overview) this.turns.clear();
     this.overview = ov;
@@ -313,8 +344,18 @@ export class TasksPage {
     this.renderHeader();
     this.overviewView.set(ov);
     this.overviewRenderMs = Math.round((performance.now() - t0) * 10) / 10;
-    // When the page first showed this task's overview (ms on the page's clock).
-    this.overviewShownAt ??= performance.now();
+    // When the page first showed this task's overview (ms on the page's clock), and painted it.
+    if (this.overviewShownAt == null) {
+      this.overviewShownAt = performance.now();
+      const f = this.openFigures;
+      f.from = from;
+      f.renderMs = this.overviewRenderMs;
+      requestAnimationFrame(() => setTimeout(() => {
+        f.paintedMs = Math.round(performance.now() - this.openedAt);
+        // What the first live update will run is run once now, while the page waits (no first-use costs on the append path).
+        afterIdle(() => { if (this.overviewView) { clockTime(); this.overviewView.warm(); } });
+      }, 0));
+    }
   }
 
   /** Header: the title (whole on hover), the status, and one line of the server's figures. */
@@ -546,7 +587,7 @@ export class TasksPage {
       if (e.data !== this.overviewText && (!this.overview || e.lastEventId !== this.lastVersion)) {
         let ov;
         try { ov = JSON.parse(e.data); } catch { return; }
-        this.setOverview(ov, e.data);
+        this.setOverview(ov, e.data, 'feed');
       }
       this.lastVersion = e.lastEventId;
     });
@@ -571,7 +612,7 @@ export class TasksPage {
       // When the browser has laid out and painted it: the frame after this one begins.
       this.paintedAt = null;
       requestAnimationFrame(() => setTimeout(() => { this.paintedAt = Date.now(); }, 0));
-      state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
+      state('open', `● following · updated ${clockTime()}`);
     });
   }
 
@@ -592,7 +633,7 @@ export class TasksPage {
       this.root.dataset.updates = String(this.updates);
       this.root.dataset.version = this.lastVersion;
       this.appliedAt = Date.now();
-      state('open', `● following · updated ${new Date().toLocaleTimeString()}`);
+      state('open', `● following · updated ${clockTime()}`);
     };
     src.addEventListener('graph', (e) => {
       if (this.source !== src) return;
@@ -709,12 +750,17 @@ if (root && main) {
     pathBand: () => (page.overviewView ? page.overviewView.bandRuns() : []),
     /** The overview's drawn bars of the rows in view, each with its path runs (page coordinates). */
     turnBars: () => (page.overviewView ? page.overviewView.drawnBars() : []),
+    /** The overview's path segments by turn as the page keeps them (each with the regroup that made it), and as a whole regroup gives them. */
+    pathGroups: () => (page.overviewView ? page.overviewView.groups.describe() : {}),
+    wholePathGroups: () => describeWhole(page.overview?.critical_path?.segments || []),
     /** Timeline rows in view (page coordinates). */
     timelineRows: () => (page.timelineView ? page.timelineView.rows() : []),
     /** Figures of the page's own work, in ms (reported by the browser benchmark). */
     timings: () => ({
       overviewRenderMs: page.overviewRenderMs ?? null, overviewOpenMs: page.overviewShownAt != null ? Math.round(page.overviewShownAt - page.openedAt) : null, zoomMs: page.zoomMs ?? null,
       zoomFetchMs: page.zoomFetchMs ?? null, applyMs: page.applyMs ?? null, rowsRendered: page.rowsRendered ?? null,
+      regrouped: page.overviewView ? page.overviewView.groups.rebuilt : null, warmed: page.overviewView?.warmed ?? false,
+      open: page.openFigures ?? null,
     }),
     /** Live-feed state: which feed (`graph` or `overview`), the version shown, when the last update was applied (ms epoch). */
     live: () => ({
