@@ -22,9 +22,11 @@
 //! fact(s) …` ([`hold_reason`], stored as its quarantine reason and on its `quarantine`
 //! ledger row) and never answers a search next to the fact it contradicts. A person's fact
 //! lands as the trust gate decides (active unless flagged) and carries its conflict until
-//! a person decides it. Validating a held fact (a person's act; an agent's only where the
-//! operator allows it, MCP `--allow-validate`) does not hold it again: it becomes active
-//! with its conflict open ([`detect`]), as any validated fact, and only a person decides.
+//! a person decides it. Validating a held fact is a person's act: anyone else — an agent the
+//! operator lets validate (MCP `--allow-validate`), maintenance — is refused while its
+//! conflict is open ([`check_validator`]: "a person must decide"). A person's validation
+//! does not hold it again: it becomes active with its conflict open ([`detect`]), as any
+//! validated fact, and only a person decides.
 //!
 //! **A supersession that would overrule a person** ([`held_on_supersede`], checked by the
 //! semantic tier's `supersede` — the one core HTTP `POST /api/memory/records/{id}/supersede`
@@ -322,8 +324,8 @@ pub fn remember<S: MemoryStore>(store: &S, new: NewFact, extra: &[String]) -> Re
 /// answers them. The re-check after a validation: it never quarantines (a new fact is
 /// remembered with [`remember`]). A held supersession (its quarantine reason, kept by the
 /// validation, names one: [`is_supersede_hold`]) keeps the facts it would supersede that
-/// are still current, whatever its predicate, so validating it (an agent's too, with
-/// `--allow-validate`) leaves the person's decision open.
+/// are still current, whatever its predicate, so a person's validation leaves
+/// the decision open (nobody else validates it: [`check_validator`]).
 pub fn detect<S: MemoryStore>(
     store: &S,
     fact: &mut Fact,
@@ -399,6 +401,47 @@ pub(crate) fn store(
         )?;
     }
     Ok(())
+}
+
+/// Refuses the validation of fact `row` by any actor but a person (`by` not `user`: an
+/// agent the operator lets validate, MCP `--allow-validate`, or maintenance) while its
+/// conflicts wait for a decision — a contradiction held back by [`remember`], a held
+/// supersession of a person's fact ([`held_on_supersede`]) or one held until validated:
+/// validating it would make it an answer beside (or over) the fact it contradicts, which is
+/// the person's "keep both" decided by someone else. The fact stays as it is and the error
+/// says a person must decide. A record without an open conflict, and any record a person
+/// validates, pass.
+pub(crate) fn check_validator(row: &ItemRow, by: Actor) -> Result<()> {
+    let quarantined = row.status() == MemoryStatus::Quarantined;
+    if by == Actor::User || !quarantined || row.conflict_decision_json.is_some() {
+        return Ok(());
+    }
+    let with: Vec<String> = row
+        .conflicts_json
+        .as_deref()
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or_default();
+    if with.is_empty() {
+        return Ok(());
+    }
+    let reason = row.quarantine_reason.as_deref().unwrap_or_default();
+    let what = if reason.contains(SUPERSEDE_HOLD_PREFIX) {
+        SUPERSEDE_HOLD_PREFIX
+    } else if reason.contains(VALIDATION_HOLD_PREFIX) {
+        VALIDATION_HOLD_PREFIX
+    } else {
+        "contradicts"
+    };
+    Err(MemoryError::invalid(
+        "by",
+        format!(
+            "fact {} {what} {}: a person must decide (supersede the old one, keep both or \
+             reject it in the viewer); validating it is a person's act while its conflict is \
+             open, so it stays as it is",
+            row.id,
+            with.join(", ")
+        ),
+    ))
 }
 
 /// The open conflicts of fact `row`: the ids stored with it, none decided yet; refused

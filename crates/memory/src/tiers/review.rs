@@ -20,7 +20,9 @@ pub(crate) fn get_item(store: &impl ItemStore, id: &str) -> Result<MemoryItem> {
     store.read_items(|db| load_record(db, id))?.to_item()
 }
 
-/// Re-checks a quarantined record and promotes it (`force`: past the trust gate).
+/// Re-checks a quarantined record and promotes it (`force`: past the trust gate); a fact
+/// whose conflicts wait for a person is refused for any other actor
+/// ([`crate::rules::conflicts::check_validator`]).
 pub(crate) fn validate_item(
     store: &impl ItemStore,
     id: &str,
@@ -29,6 +31,7 @@ pub(crate) fn validate_item(
 ) -> Result<MemoryItem> {
     store.write_items(|db, now| {
         let row = load_record(db, id)?;
+        conflicts::check_validator(&row, by)?;
         validate(db.writes(), now, &row, force, by)?;
         load_record(db, id)?.to_item()
     })
