@@ -60,11 +60,25 @@ pub trait EpisodicMemory {
 }
 
 /// Semantic memory: facts with valid time, supersession and history.
+///
+/// `remember` and `remember_many_unchecked` are the tier's raw writes: the trust gate
+/// applies, the **conflict rule does not** (a contradicting fact that is not a person's is
+/// not held, no `conflictsWith` is stored). A fact someone sends — HTTP, MCP, the CLI —
+/// is remembered with [`crate::agent::remember`] ([`crate::rules::conflicts::remember`],
+/// which writes through `remember` / `remember_quarantined`); the raw writes serve that
+/// rule, the benchmarks' bulk loads and tests (`tests/surfaces_remember_under_the_rule.rs`
+/// fails when a surface crate calls them).
 pub trait SemanticMemory {
-    /// Stores a fact.
+    /// Stores a fact under the trust gate only, without the conflict rule (see the trait's
+    /// head; surfaces use [`crate::rules::conflicts::remember`]).
     fn remember(&self, fact: NewFact) -> Result<Fact>;
-    /// Stores many facts in one transaction (embedded in one batch).
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>>;
+    /// Stores many facts in one transaction (embedded in one batch) under the trust gate
+    /// only: **no conflict check** — a fact contradicting an active one, or another of
+    /// the batch, is stored as the gate decides, with no `conflictsWith`. For bulk loads
+    /// whose facts carry no single-valued triple (the LoCoMo and synthetic benchmarks) and
+    /// tests; never for facts a person or an agent sends (those go through
+    /// [`crate::rules::conflicts::remember`], one at a time).
+    fn remember_many_unchecked(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>>;
     /// Stores a fact that arrives quarantined with `reason` whatever the trust gate decides
     /// (a rule held it back before it was written:
     /// [`crate::rules::conflicts::remember`]); the gate's own reasons come first.
@@ -244,8 +258,8 @@ impl<T: SemanticMemory + ?Sized> SemanticMemory for Box<T> {
     fn remember(&self, fact: NewFact) -> Result<Fact> {
         (**self).remember(fact)
     }
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
-        (**self).remember_many(facts)
+    fn remember_many_unchecked(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+        (**self).remember_many_unchecked(facts)
     }
     fn remember_quarantined(&self, fact: NewFact, reason: &str) -> Result<Fact> {
         (**self).remember_quarantined(fact, reason)

@@ -371,7 +371,7 @@ pub fn facts_remember_search_forget<S: MemoryStore>(make: &dyn Fn(Arc<ManualCloc
     ));
     let many = s
         .semantic()
-        .remember_many(vec![fact("one fact"), fact("two facts")])
+        .remember_many_unchecked(vec![fact("one fact"), fact("two facts")])
         .unwrap();
     assert_eq!(many.len(), 2);
 }
@@ -945,7 +945,7 @@ pub fn filters_inside_the_queries<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>
         f.meta.tags = vec!["outdoors".into()];
         noise.push(f);
     }
-    s.semantic().remember_many(noise).unwrap();
+    s.semantic().remember_many_unchecked(noise).unwrap();
     clock.advance(HOUR);
     let mut mine = NewFact::new(
         Scope::user("u1").with_agent("planner").with_session("s9"),
@@ -1012,7 +1012,7 @@ pub fn filters_hold_beyond_the_best_matches<S: MemoryStore>(make: &dyn Fn(Arc<Ma
             )
         })
         .collect();
-    s.semantic().remember_many(noise).unwrap();
+    s.semantic().remember_many_unchecked(noise).unwrap();
     let mine: Vec<String> = (0..3)
         .map(|i| {
             s.semantic()
