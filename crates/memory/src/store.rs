@@ -181,10 +181,18 @@ pub trait MemoryStore {
     /// Tombstones a record with a reason (quarantine review).
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()>;
     /// Stores `with` as the conflicts of fact `id` (`crate::rules::conflicts`; empty clears
-    /// them), with a `conflict` ledger row when there are any.
-    /// With `hold` (a fact just remembered), an active fact whose provenance is not a
-    /// person's moves to quarantine (`crate::rules::conflicts::store`).
-    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()>;
+    /// them), with a `conflict` ledger row when there are any; in the write transaction,
+    /// the facts of `with` no longer current (forgotten, rejected or superseded since they
+    /// were found) are left out. With `hold` (a fact just remembered), a fact whose
+    /// provenance is not a person's is held in quarantine for what is left, or released
+    /// when nothing is (`crate::rules::conflicts::store`). Answers the conflicts stored.
+    fn store_conflicts(
+        &self,
+        id: &str,
+        with: &[String],
+        hold: bool,
+        by: Actor,
+    ) -> Result<Vec<String>>;
     /// A person's decision on fact `id`'s open conflicts (`crate::rules::conflicts::decide`);
     /// refused for any actor but a person.
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome>;

@@ -46,18 +46,26 @@ pub(crate) fn reject_item(store: &impl ItemStore, id: &str, reason: &str, by: Ac
     })
 }
 
-/// Stores `with` as fact `id`'s conflicts, quarantining a fact just remembered with
-/// `hold` ([`crate::rules::conflicts::store`]).
+/// Stores `with` as fact `id`'s conflicts, holding (or releasing) a fact just remembered
+/// with `hold` ([`crate::rules::conflicts::store`]); the rows of `with` are read in the
+/// same transaction, so a fact forgotten, rejected or superseded since it was found is
+/// left out. Answers the conflicts stored.
 pub(crate) fn store_conflicts(
     store: &impl ItemStore,
     id: &str,
     with: &[String],
     hold: bool,
     by: Actor,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     store.write_items(|db, now| {
         let row = load_record(db, id)?;
-        conflicts::store(db.writes(), now, &row, with, hold, by)
+        let mut olds = Vec::with_capacity(with.len());
+        for other in with {
+            if let Some(old) = db.load(other)? {
+                olds.push(old);
+            }
+        }
+        conflicts::store(db.writes(), now, &row, &olds, hold, by)
     })
 }
 
