@@ -166,8 +166,9 @@ test("an agent's new version of a person's fact waits as a card worded for it; s
   assert.deepEqual(dark.errors, []);
   await dark.context.close();
   await pair.getByRole('button', { name: 'Supersede the old one' }).click();
-  // The last card: the list hides rather than redraws (as after "Reject the new one").
-  await until(async () => !(await card(page, coffee.id).isVisible()), { what: 'the held version to leave the list' });
+  // The last card: the list is redrawn empty (no decided card left behind) and hidden.
+  await until(async () => (await card(page, coffee.id).count()) === 0, { what: 'the held version to leave the list' });
+  await until(async () => (await page.locator('.mem-conflicts').isHidden()) && (await page.locator('.mem-conflicts > *').count()) === 0, { what: 'the emptied conflict list' });
   const applied = (await memApi(`/records/${coffee.id}`)).record;
   assert.equal(applied.state, 'active');
   assert.equal(applied.supersedes, tea);
@@ -198,11 +199,30 @@ test('a derived new version of an active fact is held as a card worded for it; s
   assert.deepEqual(dark.errors, []);
   await dark.context.close();
   await pair.getByRole('button', { name: 'Supersede the old one' }).click();
-  await until(async () => !(await card(page, water.id).isVisible()), { what: 'the held version to leave the list' });
+  await until(async () => (await card(page, water.id).count()) === 0, { what: 'the held version to leave the list' });
   const applied = (await memApi(`/records/${water.id}`)).record;
   assert.equal(applied.state, 'active');
   assert.equal(applied.supersedes, juice);
   assert.equal((await memApi(`/records/${juice}`)).record.state, 'superseded');
+});
+
+test('the emptied queue: its last card decided, no pair is left and the empty state shows (light and dark)', async () => {
+  const emptied = async (p) => {
+    await until(async () => (await p.locator('.mem-conflicts .mem-conflict').count()) === 0
+      && (await p.locator('.mem-list-info').textContent()) === 'Nothing waits for review.'
+      && (await p.locator('#mem-tab-quarantine').getAttribute('data-count')) === '0', { what: 'the emptied quarantine queue' });
+    assert.equal(await p.locator('.mem-conflicts').isHidden(), true);
+    assert.equal(await p.locator('.mem-list-host:not([hidden]) .mem-row').count(), 0);
+  };
+  await go('#/memory/quarantine');
+  await emptied(page);
+  assert.deepEqual(await openIds(), []);
+  await page.screenshot({ path: artifact('memory-conflicts-emptied.png') });
+  const dark = await openPage(browser, srv.url('#/memory/quarantine'), { colorScheme: 'dark' });
+  await emptied(dark.page);
+  await dark.page.screenshot({ path: artifact('memory-conflicts-emptied-dark.png') });
+  assert.deepEqual(dark.errors, []);
+  await dark.context.close();
 });
 
 test('no console errors, every visible button named', async () => {

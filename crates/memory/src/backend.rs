@@ -257,7 +257,13 @@ impl MemoryStore for Memory {
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
         either!(self, s => s.reject(id, reason, by))
     }
-    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()> {
+    fn store_conflicts(
+        &self,
+        id: &str,
+        with: &[String],
+        hold: bool,
+        by: Actor,
+    ) -> Result<Vec<String>> {
         either!(self, s => s.store_conflicts(id, with, hold, by))
     }
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {

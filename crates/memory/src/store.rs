@@ -60,11 +60,25 @@ pub trait EpisodicMemory {
 }
 
 /// Semantic memory: facts with valid time, supersession and history.
+///
+/// `remember` and `remember_many_unchecked` are the tier's raw writes: the trust gate
+/// applies, the **conflict rule does not** (a contradicting fact that is not a person's is
+/// not held, no `conflictsWith` is stored). A fact someone sends — HTTP, MCP, the CLI —
+/// is remembered with [`crate::agent::remember`] ([`crate::rules::conflicts::remember`],
+/// which writes through `remember` / `remember_quarantined`); the raw writes serve that
+/// rule, the benchmarks' bulk loads and tests (`tests/surfaces_remember_under_the_rule.rs`
+/// fails when a surface crate calls them).
 pub trait SemanticMemory {
-    /// Stores a fact.
+    /// Stores a fact under the trust gate only, without the conflict rule (see the trait's
+    /// head; surfaces use [`crate::rules::conflicts::remember`]).
     fn remember(&self, fact: NewFact) -> Result<Fact>;
-    /// Stores many facts in one transaction (embedded in one batch).
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>>;
+    /// Stores many facts in one transaction (embedded in one batch) under the trust gate
+    /// only: **no conflict check** — a fact contradicting an active one, or another of
+    /// the batch, is stored as the gate decides, with no `conflictsWith`. For bulk loads
+    /// whose facts carry no single-valued triple (the LoCoMo and synthetic benchmarks) and
+    /// tests; never for facts a person or an agent sends (those go through
+    /// [`crate::rules::conflicts::remember`], one at a time).
+    fn remember_many_unchecked(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>>;
     /// Stores a fact that arrives quarantined with `reason` whatever the trust gate decides
     /// (a rule held it back before it was written:
     /// [`crate::rules::conflicts::remember`]); the gate's own reasons come first.
@@ -167,10 +181,18 @@ pub trait MemoryStore {
     /// Tombstones a record with a reason (quarantine review).
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()>;
     /// Stores `with` as the conflicts of fact `id` (`crate::rules::conflicts`; empty clears
-    /// them), with a `conflict` ledger row when there are any.
-    /// With `hold` (a fact just remembered), an active fact whose provenance is not a
-    /// person's moves to quarantine (`crate::rules::conflicts::store`).
-    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()>;
+    /// them), with a `conflict` ledger row when there are any; in the write transaction,
+    /// the facts of `with` no longer current (forgotten, rejected or superseded since they
+    /// were found) are left out. With `hold` (a fact just remembered), a fact whose
+    /// provenance is not a person's is held in quarantine for what is left, or released
+    /// when nothing is (`crate::rules::conflicts::store`). Answers the conflicts stored.
+    fn store_conflicts(
+        &self,
+        id: &str,
+        with: &[String],
+        hold: bool,
+        by: Actor,
+    ) -> Result<Vec<String>>;
     /// A person's decision on fact `id`'s open conflicts (`crate::rules::conflicts::decide`);
     /// refused for any actor but a person.
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome>;
@@ -244,8 +266,8 @@ impl<T: SemanticMemory + ?Sized> SemanticMemory for Box<T> {
     fn remember(&self, fact: NewFact) -> Result<Fact> {
         (**self).remember(fact)
     }
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
-        (**self).remember_many(facts)
+    fn remember_many_unchecked(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+        (**self).remember_many_unchecked(facts)
     }
     fn remember_quarantined(&self, fact: NewFact, reason: &str) -> Result<Fact> {
         (**self).remember_quarantined(fact, reason)

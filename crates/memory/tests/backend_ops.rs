@@ -547,7 +547,7 @@ fn switching_embedders_is_refused_until_reembedded(backend: Backend) {
     {
         let s = place.open(options(clock.clone())).unwrap();
         s.semantic()
-            .remember_many(
+            .remember_many_unchecked(
                 (0..100)
                     .map(|i| {
                         NewFact::new(Scope::user("u"), format!("fact number {i} about gardens"))

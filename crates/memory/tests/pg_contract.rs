@@ -80,7 +80,13 @@ impl MemoryStore for SchemaStore {
     fn reject(&self, id: &str, reason: &str, by: Actor) -> Result<()> {
         self.store.reject(id, reason, by)
     }
-    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()> {
+    fn store_conflicts(
+        &self,
+        id: &str,
+        with: &[String],
+        hold: bool,
+        by: Actor,
+    ) -> Result<Vec<String>> {
         self.store.store_conflicts(id, with, hold, by)
     }
     fn decide_conflict(&self, id: &str, args: &DecideArgs, by: Actor) -> Result<ConflictOutcome> {

@@ -215,7 +215,7 @@ proptest! {
             f.meta.tags = tags.iter().map(|t| format!("t{t}")).collect();
             f
         }).collect();
-        s.semantic().remember_many(news.clone()).unwrap();
+        s.semantic().remember_many_unchecked(news.clone()).unwrap();
         s.semantic().remember(NewFact::new(Scope::user("other"), "kite festival note")).unwrap();
         let mut o = MemorySearchOptions::new("u", "kite festival note");
         o.agent_id = agent.map(|a| format!("a{a}"));

@@ -393,7 +393,13 @@ export class MemoryPage {
     const on = this.mode() === 'queue' && (c.items.length > 0 || !!c.error);
     this.conflictsHost.hidden = !on;
     this.root.dataset.conflictCount = String(c.items.length);
-    if (!on || this.conflictsDrawn === c) return;
+    if (!on) {
+      // The last card decided (or the tab left): clear the pairs, so no decided card stays
+      // behind the hidden section to come back with it; the queue's line says what is left.
+      if (this.conflictsDrawn) { this.conflictsHost.replaceChildren(); this.conflictsDrawn = null; }
+      return;
+    }
+    if (this.conflictsDrawn === c) return;
     this.conflictsDrawn = c;
     const n = c.items.length;
     this.conflictsHost.replaceChildren(

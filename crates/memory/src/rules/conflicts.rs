@@ -22,9 +22,11 @@
 //! fact(s) …` ([`hold_reason`], stored as its quarantine reason and on its `quarantine`
 //! ledger row) and never answers a search next to the fact it contradicts. A person's fact
 //! lands as the trust gate decides (active unless flagged) and carries its conflict until
-//! a person decides it. Validating a held fact (a person's act; an agent's only where the
-//! operator allows it, MCP `--allow-validate`) does not hold it again: it becomes active
-//! with its conflict open ([`detect`]), as any validated fact, and only a person decides.
+//! a person decides it. Validating a held fact is a person's act: anyone else — an agent the
+//! operator lets validate (MCP `--allow-validate`), maintenance — is refused while its
+//! conflict is open ([`check_validator`]: "a person must decide"). A person's validation
+//! does not hold it again: it becomes active with its conflict open ([`detect`]), as any
+//! validated fact, and only a person decides.
 //!
 //! **A supersession that would overrule a person** ([`held_on_supersede`], checked by the
 //! semantic tier's `supersede` — the one core HTTP `POST /api/memory/records/{id}/supersede`
@@ -61,12 +63,13 @@ use serde_json::json;
 
 use crate::error::{MemoryError, Result};
 use crate::rules::entities::normalize_name;
-use crate::rules::row::ItemRow;
+use crate::rules::row::{ItemRow, index_text};
 use crate::rules::writes::{
     ItemWrites, check_reject_reason, link_supersession, tombstone, validate,
 };
 use crate::store::{EntityGraph, MemoryStore, SemanticMemory};
 use crate::time::format_ms;
+use crate::trust;
 use crate::types::*;
 
 /// Predicates that hold one object at a time unless configured otherwise
@@ -183,6 +186,10 @@ pub fn held_on_conflict(provenance: Option<MemoryProvenance>) -> bool {
     provenance != Some(MemoryProvenance::User)
 }
 
+/// What the quarantine reason of a fact held back because it contradicts active facts
+/// begins with ([`hold_reason`]; after the trust gate's own reasons, when it had any).
+pub const CONTRADICTION_HOLD_PREFIX: &str = "contradicts active fact";
+
 /// The quarantine reason of a fact held back because it contradicts the facts `with`.
 pub fn hold_reason(with: &[String]) -> String {
     let facts = if with.len() == 1 { "fact" } else { "facts" };
@@ -287,8 +294,10 @@ pub(crate) fn hold_supersession(
 /// person's ([`held_on_conflict`]) that has any is stored quarantined with
 /// [`hold_reason`]; once stored, its conflicts are found again and stored with it
 /// ([`detect`]) — and one that turned up only then (a contradicting fact written in
-/// between) moves it to quarantine in the same transaction. `extra` adds single-valued
-/// predicates.
+/// between) moves it to quarantine in the same transaction, while a hold whose
+/// contradicted facts were forgotten, rejected or superseded in between is recomputed
+/// there ([`store`]: its reason names the facts still contradicted, or it is released).
+/// `extra` adds single-valued predicates.
 pub fn remember<S: MemoryStore>(store: &S, new: NewFact, extra: &[String]) -> Result<Fact> {
     let by = new.meta.by;
     let held = if held_on_conflict(new.meta.provenance) {
@@ -305,25 +314,28 @@ pub fn remember<S: MemoryStore>(store: &S, new: NewFact, extra: &[String]) -> Re
     } else {
         None
     };
+    let was_held = held.is_some();
     let fact = match held {
         Some(reason) => store.semantic().remember_quarantined(new, &reason)?,
         None => store.semantic().remember(new)?,
     };
     let found = conflicts_with(store, &fact, extra)?;
-    if found.is_empty() {
+    if found.is_empty() && !was_held {
         return Ok(fact);
     }
+    // Stored in a transaction that re-reads the facts found: what another writer forgot,
+    // rejected or superseded since is left out, and the hold follows what is left.
     store.store_conflicts(&fact.record.id, &found, true, by)?;
     store.semantic().get(&fact.record.id)
 }
 
 /// Finds `fact`'s conflicts ([`conflicts_with`]) and stores them with it (replacing what an
 /// earlier detection stored; a `conflict` ledger row by `by` when there are any); `fact`
-/// answers them. The re-check after a validation: it never quarantines (a new fact is
+/// answers them as stored (a fact no longer current by then is left out: [`store`]). The re-check after a validation: it never quarantines (a new fact is
 /// remembered with [`remember`]). A held supersession (its quarantine reason, kept by the
 /// validation, names one: [`is_supersede_hold`]) keeps the facts it would supersede that
-/// are still current, whatever its predicate, so validating it (an agent's too, with
-/// `--allow-validate`) leaves the person's decision open.
+/// are still current, whatever its predicate, so a person's validation leaves
+/// the decision open (nobody else validates it: [`check_validator`]).
 pub fn detect<S: MemoryStore>(
     store: &S,
     fact: &mut Fact,
@@ -348,34 +360,55 @@ pub fn detect<S: MemoryStore>(
     if found.is_empty() && fact.conflicts_with.is_empty() {
         return Ok(());
     }
-    store.store_conflicts(&fact.record.id, &found, false, by)?;
-    fact.conflicts_with = found;
+    fact.conflicts_with = store.store_conflicts(&fact.record.id, &found, false, by)?;
     fact.conflict_decision = None;
     Ok(())
 }
 
-/// Stores `with` as the conflicts of fact `row` (none: clears them), with a `conflict`
-/// ledger row when there are any. With `hold` (a fact just remembered, not one a person
-/// validated), an active `row` whose provenance is not a person's ([`held_on_conflict`])
-/// moves to quarantine with [`hold_reason`] and a `quarantine` ledger row.
+/// Stores the conflicts of fact `row` with `olds` (the rows found, read in the caller's
+/// write transaction), with a `conflict` ledger row when there are any; answers the ids
+/// stored. Only the facts of `olds` still current are kept — one forgotten, rejected or
+/// superseded since it was found (another writer's act between the check and this
+/// transaction) is no conflict any more; none left clears them.
+///
+/// With `hold` (a fact just remembered, not one a person validated), a fact whose
+/// provenance is not a person's ([`held_on_conflict`]) follows what is left: held for it
+/// (an active fact moves to quarantine, a held one's reason is rewritten when the facts
+/// it contradicts changed, each with a `quarantine` ledger row), or, held before the
+/// write for facts none of which is current any more, released to what the trust gate
+/// decides ([`release`]).
 pub(crate) fn store(
     w: &mut (impl ItemWrites + ?Sized),
     now: i64,
     row: &ItemRow,
-    with: &[String],
+    olds: &[ItemRow],
     hold: bool,
     by: Actor,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     if row.kind() != Some(MemoryKind::Semantic) {
         return Err(MemoryError::invalid(
             "id",
             format!("{} is not a fact", row.id),
         ));
     }
+    let with: Vec<String> = olds
+        .iter()
+        .filter(|o| o.deleted_at.is_none() && o.superseded_by.is_none())
+        .map(|o| o.id.clone())
+        .collect();
+    let held_before = row.status() == MemoryStatus::Quarantined
+        && row
+            .quarantine_reason
+            .as_deref()
+            .is_some_and(|r| r.contains(CONTRADICTION_HOLD_PREFIX));
     if with.is_empty() {
-        return w.set_conflicts(row.rowid, None);
+        w.set_conflicts(row.rowid, None)?;
+        if hold && held_before {
+            release(w, now, row, by)?;
+        }
+        return Ok(with);
     }
-    let ids = serde_json::to_string(with)
+    let ids = serde_json::to_string(&with)
         .map_err(|e| MemoryError::Conflict(format!("conflicts of {}: {e}", row.id)))?;
     w.set_conflicts(row.rowid, Some(&ids))?;
     w.ledger(
@@ -386,8 +419,15 @@ pub(crate) fn store(
         None,
         Some(json!({ "conflictsWith": with })),
     )?;
-    if hold && row.status() == MemoryStatus::Active && held_on_conflict(row.provenance()) {
-        let reason = hold_reason(with);
+    if !hold || !held_on_conflict(row.provenance()) {
+        return Ok(with);
+    }
+    let reason = match trust::gate(row.provenance(), &index_text(row)).reason {
+        Some(own) if held_before => format!("{own}; {}", hold_reason(&with)),
+        _ => hold_reason(&with),
+    };
+    let stale = held_before && row.quarantine_reason.as_deref() != Some(reason.as_str());
+    if row.status() == MemoryStatus::Active || stale {
         w.quarantine(row.rowid, &reason)?;
         w.ledger(
             now,
@@ -398,7 +438,82 @@ pub(crate) fn store(
             Some(json!({ "conflictsWith": with })),
         )?;
     }
-    Ok(())
+    Ok(with)
+}
+
+/// Releases fact `row`, held before its write for facts none of which is current any more
+/// ([`store`]): it stands as the trust gate decides on its provenance and text — active
+/// (a `release` ledger row naming the stale reason), or still quarantined for the gate's
+/// own reasons alone (a `quarantine` row with them).
+fn release(w: &mut (impl ItemWrites + ?Sized), now: i64, row: &ItemRow, by: Actor) -> Result<()> {
+    let stale = row.quarantine_reason.clone().unwrap_or_default();
+    let verdict = trust::gate(row.provenance(), &index_text(row));
+    let why = format!("no longer current: {stale}");
+    match verdict.reason {
+        None => {
+            w.release(row.rowid, now)?;
+            w.ledger(
+                now,
+                &row.id,
+                "release",
+                by,
+                Some(&why),
+                Some(json!({ "conflictsWith": [] })),
+            )
+        }
+        Some(own) => {
+            w.quarantine(row.rowid, &own)?;
+            w.ledger(
+                now,
+                &row.id,
+                "quarantine",
+                by,
+                Some(&own),
+                Some(json!({ "conflictsWith": [], "was": stale })),
+            )
+        }
+    }
+}
+
+/// Refuses the validation of fact `row` by any actor but a person (`by` not `user`: an
+/// agent the operator lets validate, MCP `--allow-validate`, or maintenance) while its
+/// conflicts wait for a decision — a contradiction held back by [`remember`], a held
+/// supersession of a person's fact ([`held_on_supersede`]) or one held until validated:
+/// validating it would make it an answer beside (or over) the fact it contradicts, which is
+/// the person's "keep both" decided by someone else. The fact stays as it is and the error
+/// says a person must decide. A record without an open conflict, and any record a person
+/// validates, pass.
+pub(crate) fn check_validator(row: &ItemRow, by: Actor) -> Result<()> {
+    let quarantined = row.status() == MemoryStatus::Quarantined;
+    if by == Actor::User || !quarantined || row.conflict_decision_json.is_some() {
+        return Ok(());
+    }
+    let with: Vec<String> = row
+        .conflicts_json
+        .as_deref()
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or_default();
+    if with.is_empty() {
+        return Ok(());
+    }
+    let reason = row.quarantine_reason.as_deref().unwrap_or_default();
+    let what = if reason.contains(SUPERSEDE_HOLD_PREFIX) {
+        SUPERSEDE_HOLD_PREFIX
+    } else if reason.contains(VALIDATION_HOLD_PREFIX) {
+        VALIDATION_HOLD_PREFIX
+    } else {
+        "contradicts"
+    };
+    Err(MemoryError::invalid(
+        "by",
+        format!(
+            "fact {} {what} {}: a person must decide (supersede the old one, keep both or \
+             reject it in the viewer); validating it is a person's act while its conflict is \
+             open, so it stays as it is",
+            row.id,
+            with.join(", ")
+        ),
+    ))
 }
 
 /// The open conflicts of fact `row`: the ids stored with it, none decided yet; refused

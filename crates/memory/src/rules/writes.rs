@@ -33,6 +33,10 @@ pub(crate) trait ItemWrites {
     fn set_success_count(&mut self, rowid: i64, count: i64, now: i64) -> Result<()>;
     /// Makes a quarantined row active from `now`.
     fn activate(&mut self, rowid: i64, now: i64) -> Result<()>;
+    /// Makes a row held for a reason that no longer holds active from `now`, clearing the
+    /// reason (a conflict hold whose contradicted facts went away before it was stored:
+    /// `rules::conflicts::store`); a validation keeps the reason, a release does not.
+    fn release(&mut self, rowid: i64, now: i64) -> Result<()>;
     /// Sets an insight's salience.
     fn set_salience(&mut self, rowid: i64, salience: i64, now: i64) -> Result<()>;
     /// Stores a fact's conflicts (`conflicts_json`, a JSON array; none: no conflict) and

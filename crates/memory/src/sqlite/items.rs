@@ -170,6 +170,14 @@ impl ItemWrites for ItemRows<'_> {
         Ok(())
     }
 
+    fn release(&mut self, rowid: i64, now: i64) -> Result<()> {
+        self.0.execute(
+            "UPDATE memory_items SET status = 'active', quarantine_reason = NULL, active_since = ?1, updated_at = ?1 WHERE rowid = ?2",
+            params![now, rowid],
+        )?;
+        Ok(())
+    }
+
     fn set_salience(&mut self, rowid: i64, salience: i64, now: i64) -> Result<()> {
         self.0.execute(
             "UPDATE memory_items SET salience = ?1, updated_at = ?2 WHERE rowid = ?3",

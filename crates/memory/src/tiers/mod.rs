@@ -155,7 +155,13 @@ impl<S: ItemStore + BlockStore + EntityStore> MemoryStore for S {
         reject_item(self, id, reason, by)
     }
 
-    fn store_conflicts(&self, id: &str, with: &[String], hold: bool, by: Actor) -> Result<()> {
+    fn store_conflicts(
+        &self,
+        id: &str,
+        with: &[String],
+        hold: bool,
+        by: Actor,
+    ) -> Result<Vec<String>> {
         store_conflicts(self, id, with, hold, by)
     }
 

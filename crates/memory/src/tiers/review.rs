@@ -20,7 +20,9 @@ pub(crate) fn get_item(store: &impl ItemStore, id: &str) -> Result<MemoryItem> {
     store.read_items(|db| load_record(db, id))?.to_item()
 }
 
-/// Re-checks a quarantined record and promotes it (`force`: past the trust gate).
+/// Re-checks a quarantined record and promotes it (`force`: past the trust gate); a fact
+/// whose conflicts wait for a person is refused for any other actor
+/// ([`crate::rules::conflicts::check_validator`]).
 pub(crate) fn validate_item(
     store: &impl ItemStore,
     id: &str,
@@ -29,6 +31,7 @@ pub(crate) fn validate_item(
 ) -> Result<MemoryItem> {
     store.write_items(|db, now| {
         let row = load_record(db, id)?;
+        conflicts::check_validator(&row, by)?;
         validate(db.writes(), now, &row, force, by)?;
         load_record(db, id)?.to_item()
     })
@@ -43,18 +46,26 @@ pub(crate) fn reject_item(store: &impl ItemStore, id: &str, reason: &str, by: Ac
     })
 }
 
-/// Stores `with` as fact `id`'s conflicts, quarantining a fact just remembered with
-/// `hold` ([`crate::rules::conflicts::store`]).
+/// Stores `with` as fact `id`'s conflicts, holding (or releasing) a fact just remembered
+/// with `hold` ([`crate::rules::conflicts::store`]); the rows of `with` are read in the
+/// same transaction, so a fact forgotten, rejected or superseded since it was found is
+/// left out. Answers the conflicts stored.
 pub(crate) fn store_conflicts(
     store: &impl ItemStore,
     id: &str,
     with: &[String],
     hold: bool,
     by: Actor,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     store.write_items(|db, now| {
         let row = load_record(db, id)?;
-        conflicts::store(db.writes(), now, &row, with, hold, by)
+        let mut olds = Vec::with_capacity(with.len());
+        for other in with {
+            if let Some(old) = db.load(other)? {
+                olds.push(old);
+            }
+        }
+        conflicts::store(db.writes(), now, &row, &olds, hold, by)
     })
 }
 

@@ -35,13 +35,13 @@ impl<S: ItemStore> Semantic<'_, S> {
 
 impl<S: ItemStore> SemanticMemory for Semantic<'_, S> {
     fn remember(&self, fact: NewFact) -> Result<Fact> {
-        let mut facts = self.remember_many(vec![fact])?;
+        let mut facts = self.remember_many_unchecked(vec![fact])?;
         facts
             .pop()
             .ok_or_else(|| MemoryError::Conflict("nothing was stored".to_owned()))
     }
 
-    fn remember_many(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
+    fn remember_many_unchecked(&self, facts: Vec<NewFact>) -> Result<Vec<Fact>> {
         let rows = facts.iter().map(fact_row).collect::<Result<Vec<_>>>()?;
         self.insert_rows(facts, rows)
     }

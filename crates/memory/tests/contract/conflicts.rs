@@ -455,6 +455,18 @@ pub fn contradicting_facts_not_a_persons_land_quarantined<S: MemoryStore>(
     assert_eq!(paris.trust.status, Some(MemoryStatus::Active));
     assert_eq!(paris.trust.quarantine_reason, None);
     assert_eq!(paris.conflicts_with, vec![oslo_id.clone()]);
+    // Nobody but a person validates the held fact: that would decide its conflict.
+    for by in [Actor::Agent, Actor::Maintenance] {
+        let refused = s.validate(&id, false, by).unwrap_err();
+        let says = format!("fact {id} contradicts {oslo_id}: a person must decide");
+        assert!(refused.to_string().contains(&says), "{refused}");
+    }
+    assert_eq!(
+        s.semantic().get(&id).unwrap().record.state,
+        RecordState::Quarantined
+    );
+    let hits = search(&s, "Ana lives");
+    assert!(hits.contains(&oslo_id) && !hits.contains(&id), "{hits:?}");
     // A person validates the held fact: active, its conflicts found again and left open.
     clock.advance(1000);
     let MemoryItem::Fact(mut validated) = s.validate(&id, false, Actor::User).unwrap() else {
@@ -707,7 +719,8 @@ pub fn supersession_held_only_over_a_persons_fact<S: MemoryStore>(
     assert_eq!(out.fact.record.state, RecordState::Tombstoned);
     assert_eq!(out.others[0].record.state, RecordState::Active);
 
-    // Validated (by an agent the operator lets validate), a held version stays a card.
+    // An agent (one the operator lets validate) or maintenance may not validate a held
+    // version: a person must decide; it stays quarantined and the person's fact answers.
     let cocoa = s
         .semantic()
         .supersede(
@@ -716,11 +729,27 @@ pub fn supersession_held_only_over_a_persons_fact<S: MemoryStore>(
             "changed",
         )
         .unwrap();
-    let mut validated = match s.validate(&cocoa.record.id, false, Actor::Agent).unwrap() {
+    for by in [Actor::Agent, Actor::Maintenance] {
+        let refused = s.validate(&cocoa.record.id, false, by).unwrap_err();
+        assert!(matches!(refused, MemoryError::Invalid { .. }), "{refused}");
+        let says = format!(
+            "fact {} would supersede a person's fact {}: a person must decide",
+            cocoa.record.id, tea.record.id
+        );
+        assert!(refused.to_string().contains(&says), "{refused}");
+    }
+    let held = s.semantic().get(&cocoa.record.id).unwrap();
+    assert_eq!(held.record.state, RecordState::Quarantined);
+    assert_eq!(
+        answers(&s, "cocoa tea", None, None),
+        vec![tea.record.id.clone()]
+    );
+    // Validated by a person, a held version stays a card.
+    let mut validated = match s.validate(&cocoa.record.id, false, Actor::User).unwrap() {
         MemoryItem::Fact(f) => f,
         other => panic!("{other:?}"),
     };
-    detect(&s, &mut validated, &[], Actor::Agent).unwrap();
+    detect(&s, &mut validated, &[], Actor::User).unwrap();
     let read = s.semantic().get(&cocoa.record.id).unwrap();
     assert_eq!(read.record.state, RecordState::Active);
     assert_eq!(

@@ -17,10 +17,12 @@ use crate::common::{HOUR, T0};
 mod conflicts;
 mod evidence;
 mod isolation;
+mod races;
 mod temporal;
 pub use conflicts::*;
 pub use evidence::*;
 pub use isolation::*;
+pub use races::*;
 pub use temporal::*;
 
 /// Generates the suite's tests for a store constructor `|Arc<ManualClock>| -> S`.
@@ -47,7 +49,9 @@ macro_rules! contract_suite {
             conflict_decided_as_rejection, contradicting_facts_not_a_persons_land_quarantined,
             conflicts_found_after_the_write_hold_it_too, supersession_of_a_persons_fact_is_held,
             supersession_held_only_over_a_persons_fact,
-            supersession_landing_quarantined_is_held);
+            supersession_landing_quarantined_is_held,
+            conflicts_stale_before_the_write_are_not_kept,
+            conflicts_stale_before_they_are_stored_are_dropped);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
@@ -371,7 +375,7 @@ pub fn facts_remember_search_forget<S: MemoryStore>(make: &dyn Fn(Arc<ManualCloc
     ));
     let many = s
         .semantic()
-        .remember_many(vec![fact("one fact"), fact("two facts")])
+        .remember_many_unchecked(vec![fact("one fact"), fact("two facts")])
         .unwrap();
     assert_eq!(many.len(), 2);
 }
@@ -945,7 +949,7 @@ pub fn filters_inside_the_queries<S: MemoryStore>(make: &dyn Fn(Arc<ManualClock>
         f.meta.tags = vec!["outdoors".into()];
         noise.push(f);
     }
-    s.semantic().remember_many(noise).unwrap();
+    s.semantic().remember_many_unchecked(noise).unwrap();
     clock.advance(HOUR);
     let mut mine = NewFact::new(
         Scope::user("u1").with_agent("planner").with_session("s9"),
@@ -1012,7 +1016,7 @@ pub fn filters_hold_beyond_the_best_matches<S: MemoryStore>(make: &dyn Fn(Arc<Ma
             )
         })
         .collect();
-    s.semantic().remember_many(noise).unwrap();
+    s.semantic().remember_many_unchecked(noise).unwrap();
     let mine: Vec<String> = (0..3)
         .map(|i| {
             s.semantic()
