@@ -265,11 +265,23 @@ impl IncrementalGraph {
 
     /// Reserves room for about `events` more events (a third of them become nodes).
     pub fn reserve(&mut self, events: usize) {
+        self.reserve_lists(events);
+        self.reserve_tables(events);
+    }
+
+    /// [`reserve`](Self::reserve)'s lists only (nodes, edges, the critical path's state): room
+    /// reserved and never used costs no memory, one short is copied when it grows.
+    pub(crate) fn reserve_lists(&mut self, events: usize) {
         self.g.nodes.reserve(events / 3);
         self.scratch.reserve(events / 3);
         self.g.edges.reserve(events);
-        self.seen.reserve(events);
         self.crit.reserve(events / 3);
+    }
+
+    /// [`reserve`](Self::reserve)'s hash tables only: a table reserved for more than it gets
+    /// has more buckets than it needs, and its inserts touch them all.
+    pub(crate) fn reserve_tables(&mut self, events: usize) {
+        self.seen.reserve(events);
         self.ids.reserve(events / 3);
         self.tool_by_call.reserve(events / 5);
         self.by_retry_key.reserve(events / 5);
