@@ -17,10 +17,12 @@ use crate::common::{HOUR, T0};
 mod conflicts;
 mod evidence;
 mod isolation;
+mod neighbours;
 mod temporal;
 pub use conflicts::*;
 pub use evidence::*;
 pub use isolation::*;
+pub use neighbours::*;
 pub use temporal::*;
 
 /// Generates the suite's tests for a store constructor `|Arc<ManualClock>| -> S`.
@@ -47,7 +49,8 @@ macro_rules! contract_suite {
             conflict_decided_as_rejection, contradicting_facts_not_a_persons_land_quarantined,
             conflicts_found_after_the_write_hold_it_too, supersession_of_a_persons_fact_is_held,
             supersession_held_only_over_a_persons_fact,
-            supersession_landing_quarantined_is_held);
+            supersession_landing_quarantined_is_held,
+            a_neighbour_turn_is_found_that_plain_search_misses);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]
