@@ -4,7 +4,9 @@
 //! experiments on the search (recall does not depend on the build).
 //!
 //! `cargo run -p mindgate-memory --example locomo_recall -- <locomo.json> [FEEDBACK]
-//! [NEIGHBOUR_WEIGHT,…] [NEIGHBOUR_WINDOW]` (one lexical and one hybrid run per weight).
+//! [NEIGHBOUR_WEIGHT,…] [NEIGHBOUR_WINDOW] [DUMP.jsonl]` (one lexical and one hybrid run
+//! per weight; with a dump file, every question's top 40 hybrid hits at the store's
+//! defaults and that window, as JSON lines, for offline analysis).
 
 use std::sync::Arc;
 
@@ -31,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let file = args
         .next()
-        .ok_or("usage: locomo_recall <locomo.json> [FEEDBACK]")?;
+        .ok_or("usage: locomo_recall <locomo.json> [FEEDBACK] [WEIGHT,…] [WINDOW] [DUMP]")?;
     let feedback: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
     let weights: Vec<Option<f64>> = match args.next() {
         Some(list) => list
@@ -41,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => vec![None],
     };
     let window: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
+    let dump_to: Option<String> = args.next();
     let conversations = locomo::load_file(std::path::Path::new(&file))?;
     let dir = tempfile::tempdir()?;
     let options = OpenOptions {
@@ -70,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &locomo::evaluate(&store, &conversations, SearchMode::Hybrid, &tuning)?,
         );
     }
-    if let Ok(path) = std::env::var("LOCOMO_DUMP") {
+    if let Some(path) = dump_to {
         dump(&store, &conversations, &path)?;
     }
     Ok(())
