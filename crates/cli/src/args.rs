@@ -501,6 +501,11 @@ pub struct LocomoArgs {
     /// [default: the store's].
     #[arg(long, value_name = "N,N", value_delimiter = ',')]
     pub feedback: Vec<usize>,
+    /// Share of a hit's score its session neighbours get (0 off); several
+    /// (comma-separated) compare runs; the latency figures use the first [default: the
+    /// store's, 0.5].
+    #[arg(long, value_name = "W,W", value_delimiter = ',')]
+    pub neighbour: Vec<f64>,
     /// Hybrid fusion: `rrf` (reciprocal rank) or `score` (min-max normalised scores); both
     /// (`rrf,score`) compare [default: the store's for the embedder].
     #[arg(long, value_name = "METHOD,METHOD", value_delimiter = ',')]

@@ -2,8 +2,8 @@
 //! benchmark's generator, builtin embedder), then times hybrid searches against it, so a
 //! profiler (`valgrind --tool=callgrind`, `perf`) sees searches and not the writes.
 //!
-//! `cargo run --release -p mindgate-memory --example search_latency -- <DB> [FACTS] [SEARCHES]`
-//! (defaults 100000 facts, 200 searches). `<DB>` is a file or a `postgres://` URL (the same
+//! `cargo run --release -p mindgate-memory --example search_latency -- <DB> [FACTS] [SEARCHES]
+//! [NEIGHBOUR_WEIGHT]` (defaults 100000 facts, 200 searches, the store's neighbour weight). `<DB>` is a file or a `postgres://` URL (the same
 //! measure on the PostgreSQL backend: give an empty database or schema, e.g.
 //! `…?options=-c%20search_path%3Dbench`). Delete the file (drop the schema) when done.
 
@@ -28,11 +28,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(100_000);
     let searches: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(200);
+    let defaults = MemoryConfig::default();
+    let neighbour_weight: f64 = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(defaults.neighbour_weight);
     let options = OpenOptions {
         embedder: Some(Arc::new(BuiltinEmbedder::default())),
         config: MemoryConfig {
             record_access: true,
-            ..MemoryConfig::default()
+            neighbour_weight,
+            ..defaults
         },
         ..OpenOptions::default()
     };

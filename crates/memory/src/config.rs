@@ -35,6 +35,13 @@ pub struct MemoryConfig {
     /// Lexical hits whose words expand the query for a second lexical pass
     /// ([`crate::feedback`]) when a search does not say; 0 turns the pass off.
     pub query_feedback: usize,
+    /// Share of a hit's score given to its neighbours in the same session when a search
+    /// does not say ([`crate::neighbours`], default [`crate::neighbours::DEFAULT_WEIGHT`]);
+    /// 0 turns neighbour context off.
+    pub neighbour_weight: f64,
+    /// Neighbours on each side of a hit that share its score (default
+    /// [`crate::neighbours::DEFAULT_WINDOW`]).
+    pub neighbour_window: usize,
 }
 
 impl Default for MemoryConfig {
@@ -49,6 +56,8 @@ impl Default for MemoryConfig {
             maintenance: MaintenanceConfig::default(),
             single_valued_predicates: Vec::new(),
             query_feedback: 0,
+            neighbour_weight: crate::neighbours::DEFAULT_WEIGHT,
+            neighbour_window: crate::neighbours::DEFAULT_WINDOW,
         }
     }
 }

@@ -47,6 +47,10 @@ pub struct SearchPlan {
     pub vector_weight: f64,
     /// Least cosine a vector candidate needs to enter the vector list.
     pub vector_floor: f64,
+    /// Share of a source's score its session neighbours get ([`crate::neighbours`]; 0 off).
+    pub neighbour_weight: f64,
+    /// Neighbours on each side of a source.
+    pub neighbour_window: usize,
     /// The filter every candidate passes.
     pub filter: Filter,
 }
@@ -110,6 +114,13 @@ impl SearchPlan {
                 "must be a number in [0, 1]",
             ));
         }
+        let neighbour_weight = o.neighbour_weight.unwrap_or(config.neighbour_weight);
+        if !neighbour_weight.is_finite() || !(0.0..=1.0).contains(&neighbour_weight) {
+            return Err(MemoryError::invalid(
+                "neighbourWeight",
+                "must be a number in [0, 1]",
+            ));
+        }
         Ok(Self {
             top_k,
             pool,
@@ -117,6 +128,8 @@ impl SearchPlan {
             fusion,
             vector_weight,
             vector_floor,
+            neighbour_weight,
+            neighbour_window: config.neighbour_window.min(crate::neighbours::MAX_WINDOW),
             filter,
         })
     }
@@ -184,6 +197,7 @@ pub struct Fused {
     lexical_norm: HashMap<i64, f64>,
     vector_norm: HashMap<i64, f64>,
     rrf: Option<HashMap<i64, f64>>,
+    neighbour: HashMap<i64, f64>,
 }
 
 impl Fused {
@@ -234,7 +248,17 @@ impl Fused {
             lexical: lex.into_iter().collect(),
             vector: vec.into_iter().collect(),
             rrf,
+            neighbour: HashMap::new(),
         }
+    }
+
+    /// Lends the neighbours of `links` (`(source, neighbour)` rowids) a share of their
+    /// sources' fused scores and re-sorts ([`crate::neighbours::share`]; signal
+    /// `neighbour`).
+    pub fn share_with_neighbours(&mut self, links: &[(i64, i64)], weight: f64) {
+        let (order, shares) = crate::neighbours::share(&self.order, links, weight);
+        self.order = order;
+        self.neighbour = shares;
     }
 
     /// Rowids of the fused candidates.
@@ -259,6 +283,9 @@ impl Fused {
         }
         if let Some(r) = self.rrf.as_ref().and_then(|m| m.get(&rowid)) {
             signals.insert("rrf".to_owned(), *r);
+        }
+        if let Some(n) = self.neighbour.get(&rowid) {
+            signals.insert("neighbour".to_owned(), *n);
         }
         signals.insert("fused".to_owned(), fused);
         signals

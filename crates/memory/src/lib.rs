@@ -23,6 +23,7 @@ pub(crate) mod hybrid;
 pub mod induction;
 pub mod lexical;
 pub mod maintenance;
+pub mod neighbours;
 pub(crate) mod parts;
 pub mod postgres;
 pub mod recall;

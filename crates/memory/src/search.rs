@@ -1,6 +1,7 @@
 //! The search pipeline, written once for every backend: the plan ([`SearchPlan`]), the
 //! query's embedding, the lexical and vector lists with the filter applied before the cut,
-//! the fusion and ranking ([`Fused`]), the one-hop entity expansion and the
+//! the fusion, the session neighbours' share ([`crate::neighbours`]) and the ranking
+//! ([`Fused`]), the one-hop entity expansion and the
 //! strengthen-on-access update ([`crate::recall`]). A backend answers the statements
 //! ([`SearchReads`]) on its locked connection: full text ranked its way (FTS5's BM25 or
 //! PostgreSQL's `ts_rank`), the filter checked by rowid, rows by rowid, the vector mirror's
@@ -41,6 +42,10 @@ pub(crate) trait SearchReads {
     fn fact_roots(&mut self, fact_id: &str) -> Result<Vec<String>>;
     /// Ids of the live facts linked to any entity of the root's group, in rowid order.
     fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>>;
+    /// The records remembered nearest before and after `rowid` (at most `window` on each
+    /// side, nearest first) by the same user, of the same kind, in the same session; none
+    /// when it has no session ([`crate::neighbours`]).
+    fn neighbours(&mut self, rowid: i64, window: usize) -> Result<Vec<i64>>;
     /// The rowid of a record id, if stored.
     fn rowid_of(&mut self, id: &str) -> Result<Option<i64>>;
     /// Strengthens `facts` recalled by `by` ([`crate::recall::strengthen`]), in one
@@ -95,7 +100,10 @@ pub(crate) fn search<R: SearchReads>(
         }
         _ => Vec::new(),
     };
-    let fused = Fused::new(&plan, lex, vec);
+    let mut fused = Fused::new(&plan, lex, vec);
+    if plan.neighbour_weight > 0.0 && plan.neighbour_window > 0 {
+        neighbour_pass(&mut reads, &plan, &mut fused)?;
+    }
     let rows = reads.load_rows(&fused.rowids())?;
     let (mut hits, facts) = fused.rank(&plan, o, &rows, now, store.config)?;
     if o.expand_entities.unwrap_or(false) {
@@ -133,6 +141,33 @@ fn feedback_pass(
     let expanded = feedback::expanded_query(query, &extra);
     let second = reads.lexical(&expanded, &plan.filter, plan.pool)?;
     Ok(feedback::fuse(&first, &second, plan.pool))
+}
+
+/// Neighbour context ([`crate::neighbours`]): the session neighbours of the best
+/// [`crate::neighbours::SOURCES`] fused candidates, admitted by the search's filter, get a
+/// share of their scores.
+fn neighbour_pass(
+    reads: &mut impl SearchReads,
+    plan: &SearchPlan,
+    fused: &mut Fused,
+) -> Result<()> {
+    let mut links: Vec<(i64, i64)> = Vec::new();
+    for &(source, score) in fused.order.iter().take(crate::neighbours::SOURCES) {
+        if score <= 0.0 {
+            continue;
+        }
+        for n in reads.neighbours(source, plan.neighbour_window)? {
+            links.push((source, n));
+        }
+    }
+    if links.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = links.iter().map(|l| l.1).collect();
+    let admitted = reads.admit(&plan.filter, &ids)?;
+    links.retain(|l| admitted.contains(&l.1));
+    fused.share_with_neighbours(&links, plan.neighbour_weight);
+    Ok(())
 }
 
 /// One-hop expansion: live facts sharing an entity with a fact hit, admitted by the same

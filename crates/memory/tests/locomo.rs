@@ -47,6 +47,8 @@ fn scores_evidence_recall_within_each_conversation() {
     assert_eq!(written, 8);
     let turn = store.semantic().get("mini-1:D2:2").unwrap();
     assert_eq!(turn.record.user_id, "mini-1");
+    // Each turn is remembered in its session, so its neighbours are the turns around it.
+    assert_eq!(turn.record.session_id.as_deref(), Some("mini-1:D2"));
     assert_eq!(
         turn.text,
         "[6:30 pm on 20 April, 2024] Ruth: We won our first regatta in Ghent."
@@ -86,6 +88,7 @@ fn scores_evidence_recall_within_each_conversation() {
                 vector_floor: None,
                 fusion: Some(fusion),
                 query_feedback,
+                neighbour_weight: None,
             };
             let hybrid = evaluate(&store, &convs, SearchMode::Hybrid, &tuning).unwrap();
             assert_eq!(

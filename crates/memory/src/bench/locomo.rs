@@ -184,8 +184,17 @@ pub fn turn_id(sample_id: &str, dia_id: &str) -> String {
     format!("{sample_id}:{dia_id}")
 }
 
-/// Stores every turn; answers `(facts written, seconds)`. With `with_context`, each turn is
-/// indexed with the turn it replies to as retrieval context (not part of its text).
+/// The scope of a turn: the conversation's user, and its session (`D<session>` of the
+/// dialog id), so a turn's neighbours in the session are the turns said around it
+/// ([`crate::neighbours`]).
+pub fn turn_scope(sample_id: &str, dia_id: &str) -> Scope {
+    let session = dia_id.split(':').next().unwrap_or(dia_id);
+    Scope::user(sample_id).with_session(format!("{sample_id}:{session}"))
+}
+
+/// Stores every turn in its session ([`turn_scope`]); answers `(facts written, seconds)`.
+/// With `with_context`, each turn is indexed with the turn it replies to as retrieval
+/// context (not part of its text).
 pub fn load_into<S: MemoryStore>(
     store: &S,
     conversations: &[Conversation],
@@ -201,7 +210,7 @@ pub fn load_into<S: MemoryStore>(
             .enumerate()
             .filter(|(_, t)| seen.insert(t.dia_id.clone()))
             .map(|(i, t)| {
-                let mut f = NewFact::new(Scope::user(conv.sample_id.clone()), turn_text(t));
+                let mut f = NewFact::new(turn_scope(&conv.sample_id, &t.dia_id), turn_text(t));
                 f.meta.id = Some(turn_id(&conv.sample_id, &t.dia_id));
                 if with_context && i > 0 {
                     let prev = &conv.turns[i - 1];
@@ -286,6 +295,8 @@ pub struct Tuning {
     pub vector_floor: Option<f64>,
     /// Lexical hits whose words expand the query ([`crate::feedback`]).
     pub query_feedback: Option<usize>,
+    /// Share of a hit's score its session neighbours get ([`crate::neighbours`]).
+    pub neighbour_weight: Option<f64>,
 }
 
 /// Evaluates one mode over every question of categories 1–4 with evidence.
@@ -310,6 +321,7 @@ pub fn evaluate<S: MemoryStore>(
             o.fusion = tuning.fusion;
             o.vector_floor = tuning.vector_floor;
             o.query_feedback = tuning.query_feedback;
+            o.neighbour_weight = tuning.neighbour_weight;
             let hits = store.search(&o)?;
             let want: HashSet<String> = q
                 .evidence

@@ -98,8 +98,12 @@ pub struct LatencyFigures {
     pub searches: usize,
 }
 
-/// Writes `facts` synthetic facts into user `bench`'s memory in batches of 1000:
-/// answers the facts written and the seconds taken.
+/// Facts per synthetic session (so a search's neighbour lookups, [`crate::neighbours`],
+/// find sessions of a conversation's size).
+pub const SESSION_FACTS: usize = 50;
+
+/// Writes `facts` synthetic facts into user `bench`'s memory in batches of 1000, in
+/// sessions of [`SESSION_FACTS`]: answers the facts written and the seconds taken.
 pub fn write_facts<S: MemoryStore>(
     store: &S,
     facts: usize,
@@ -109,8 +113,11 @@ pub fn write_facts<S: MemoryStore>(
     let mut written = 0;
     while written < facts {
         let n = (facts - written).min(1000);
-        let batch: Vec<NewFact> = (0..n)
-            .map(|_| NewFact::new(Scope::user("bench"), sentence(rng)))
+        let batch: Vec<NewFact> = (written..written + n)
+            .map(|i| {
+                let scope = Scope::user("bench").with_session(format!("s{}", i / SESSION_FACTS));
+                NewFact::new(scope, sentence(rng))
+            })
             .collect();
         written += store.semantic().remember_many_unchecked(batch)?.len();
     }

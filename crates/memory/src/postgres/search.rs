@@ -153,6 +153,17 @@ impl PgMemory {
     }
 }
 
+/// The nearest earlier records of a record's user, kind and session
+/// ([`SearchReads::neighbours`]).
+const NEIGHBOURS_BEFORE: &str = "SELECT n.rowid FROM memory_items h JOIN memory_items n \
+     ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
+     WHERE h.rowid = $1 AND n.rowid < $1 ORDER BY n.rowid DESC LIMIT $2";
+
+/// The nearest later ones.
+const NEIGHBOURS_AFTER: &str = "SELECT n.rowid FROM memory_items h JOIN memory_items n \
+     ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
+     WHERE h.rowid = $1 AND n.rowid > $1 ORDER BY n.rowid LIMIT $2";
+
 /// The PostgreSQL side of [`SearchReads`], on the store's connection.
 struct PgSearch<'a>(MutexGuard<'a, Client>);
 
@@ -188,6 +199,17 @@ impl SearchReads for PgSearch<'_> {
             .iter()
             .map(|r| Ok(r.try_get::<_, String>(0)?))
             .collect()
+    }
+
+    fn neighbours(&mut self, rowid: i64, window: usize) -> Result<Vec<i64>> {
+        let mut out = Vec::new();
+        let limit = window as i64;
+        for sql in [NEIGHBOURS_BEFORE, NEIGHBOURS_AFTER] {
+            for r in self.0.query(sql, &[&rowid, &limit])? {
+                out.push(r.try_get::<_, i64>(0)?);
+            }
+        }
+        Ok(out)
     }
 
     fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>> {

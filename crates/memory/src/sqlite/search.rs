@@ -142,6 +142,21 @@ impl SqliteMemory {
     }
 }
 
+/// The nearest earlier records of a record's user, kind and session
+/// ([`SearchReads::neighbours`]). `INDEXED BY` the session index: left to itself the
+/// planner walks the scope index over every record of the user (`user_id`, `kind`) and
+/// checks the session on each row.
+const NEIGHBOURS_BEFORE: &str = "SELECT n.rowid FROM memory_items h \
+     JOIN memory_items n INDEXED BY memory_items_session \
+     ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
+     WHERE h.rowid = ?1 AND n.rowid < ?1 ORDER BY n.rowid DESC LIMIT ?2";
+
+/// The nearest later ones.
+const NEIGHBOURS_AFTER: &str = "SELECT n.rowid FROM memory_items h \
+     JOIN memory_items n INDEXED BY memory_items_session \
+     ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
+     WHERE h.rowid = ?1 AND n.rowid > ?1 ORDER BY n.rowid LIMIT ?2";
+
 /// The SQLite side of [`SearchReads`], on the store's locked connection.
 struct SqliteSearch<'a>(MutexGuard<'a, Connection>);
 
@@ -177,6 +192,18 @@ impl SearchReads for SqliteSearch<'_> {
 
     fn facts_of_group(&mut self, root: &str) -> Result<Vec<String>> {
         facts_of_group(&self.0, root)
+    }
+
+    fn neighbours(&mut self, rowid: i64, window: usize) -> Result<Vec<i64>> {
+        let mut out = Vec::new();
+        for sql in [NEIGHBOURS_BEFORE, NEIGHBOURS_AFTER] {
+            let mut stmt = self.0.prepare_cached(sql)?;
+            let rows = stmt.query_map(params![rowid, window as i64], |r| r.get::<_, i64>(0))?;
+            for r in rows {
+                out.push(r?);
+            }
+        }
+        Ok(out)
     }
 
     fn rowid_of(&mut self, id: &str) -> Result<Option<i64>> {

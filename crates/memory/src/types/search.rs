@@ -116,6 +116,12 @@ pub struct MemorySearchOptions {
     #[serde(skip)]
     #[schemars(skip)]
     pub query_feedback: Option<usize>,
+    /// Share of a hit's score its neighbours get: the facts remembered just before and
+    /// after it in the same session ([`crate::neighbours`]; 0 off; default: the store's).
+    /// In-process only.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub neighbour_weight: Option<f64>,
     /// Who recalls: the returned facts are strengthened once per this principal per
     /// [`crate::recall::RECALL_WINDOW_MS`]; `None` (the default, and an unauthenticated
     /// read) changes nothing. Never read from a request body or query: the surface sets it

@@ -17,11 +17,13 @@ use crate::common::{HOUR, T0};
 mod conflicts;
 mod evidence;
 mod isolation;
+mod neighbours;
 mod races;
 mod temporal;
 pub use conflicts::*;
 pub use evidence::*;
 pub use isolation::*;
+pub use neighbours::*;
 pub use races::*;
 pub use temporal::*;
 
@@ -51,7 +53,8 @@ macro_rules! contract_suite {
             supersession_held_only_over_a_persons_fact,
             supersession_landing_quarantined_is_held,
             conflicts_stale_before_the_write_are_not_kept,
-            conflicts_stale_before_they_are_stored_are_dropped);
+            conflicts_stale_before_they_are_stored_are_dropped,
+            a_neighbour_turn_is_found_that_plain_search_misses);
     };
     (@tests $make:expr, $ready:expr; $($name:ident),+) => {$(
         #[test]

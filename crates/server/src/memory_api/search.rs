@@ -96,6 +96,7 @@ impl SearchQuery {
             decay: self.decay,
             expand_entities: self.expand_entities,
             query_feedback: None,
+            neighbour_weight: None,
             recall_by: caller.recall_by(),
         })
     }

@@ -34,6 +34,9 @@ struct Report {
     /// The query feedback the latency stores searched with (the first `--feedback`, else
     /// the store's default).
     latency_query_feedback: usize,
+    /// The neighbour weight the latency stores searched with (the first `--neighbour`,
+    /// else the store's default).
+    latency_neighbour_weight: f64,
 }
 
 /// Hybrid recall under one fusion setting (every knob resolved).
@@ -45,6 +48,7 @@ struct HybridRecall {
     vector_weight: f64,
     vector_floor: f64,
     query_feedback: usize,
+    neighbour_weight: f64,
     recall: ModeRecall,
 }
 
@@ -62,12 +66,16 @@ fn tunings(args: &LocomoArgs) -> Vec<Tuning> {
     for fusion in or_default(&args.fusion) {
         for candidate_pool in or_default(&args.pool) {
             for vector_weight in or_default(&args.vector_weight) {
-                for (vector_floor, query_feedback) in or_default(&args.vector_floor)
+                let floors_feedback = or_default(&args.vector_floor)
                     .into_iter()
-                    .flat_map(|f| or_default(&args.feedback).into_iter().map(move |q| (f, q)))
+                    .flat_map(|f| or_default(&args.feedback).into_iter().map(move |q| (f, q)));
+                let neighbours = or_default(&args.neighbour);
+                for ((vector_floor, query_feedback), neighbour_weight) in
+                    floors_feedback.flat_map(|fq| neighbours.iter().map(move |n| (fq, *n)))
                 {
                     out.push(Tuning {
                         query_feedback,
+                        neighbour_weight,
                         candidate_pool,
                         vector_weight,
                         fusion: fusion.map(|f| match f {
@@ -91,11 +99,13 @@ fn store_in(
     embedder: Option<Arc<dyn Embedder>>,
     record_access: bool,
     query_feedback: Option<usize>,
+    neighbour_weight: Option<f64>,
 ) -> anyhow::Result<Memory> {
     let defaults = MemoryConfig::default();
     let config = MemoryConfig {
         record_access,
         query_feedback: query_feedback.unwrap_or(defaults.query_feedback),
+        neighbour_weight: neighbour_weight.unwrap_or(defaults.neighbour_weight),
         ..defaults
     };
     let options = OpenOptions {
@@ -118,7 +128,15 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("reading {}", args.file.display()))?;
     let dir = tempfile::tempdir().context("creating a scratch directory")?;
     let postgres = args.postgres.as_deref();
-    let store = store_in(&dir, postgres, "locomo.db", embedder.clone(), false, None)?;
+    let store = store_in(
+        &dir,
+        postgres,
+        "locomo.db",
+        embedder.clone(),
+        false,
+        None,
+        None,
+    )?;
     let (turns, secs) = locomo::load_into(&store, &conversations, !args.no_context)?;
     let questions = conversations
         .iter()
@@ -129,6 +147,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         candidate_pool: args.pool.first().copied(),
         vector_floor: args.vector_floor.first().copied(),
         query_feedback: args.feedback.first().copied(),
+        neighbour_weight: args.neighbour.first().copied(),
         ..Tuning::default()
     };
     let lexical = locomo::evaluate(&store, &conversations, SearchMode::Lexical, &single)?;
@@ -153,6 +172,9 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
                 query_feedback: tuning
                     .query_feedback
                     .unwrap_or(store.config().query_feedback),
+                neighbour_weight: tuning
+                    .neighbour_weight
+                    .unwrap_or(store.config().neighbour_weight),
                 recall: locomo::evaluate(&store, &conversations, SearchMode::Hybrid, &tuning)?,
             });
         }
@@ -164,10 +186,24 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         .first()
         .copied()
         .unwrap_or(MemoryConfig::default().query_feedback);
+    let latency_neighbour_weight = args
+        .neighbour
+        .first()
+        .copied()
+        .unwrap_or(MemoryConfig::default().neighbour_weight);
     for (i, size) in args.sizes.iter().copied().filter(|s| *s > 0).enumerate() {
         let name = format!("synthetic-{i}.db");
         let feedback = Some(latency_query_feedback);
-        let store = store_in(&dir, postgres, &name, embedder.clone(), true, feedback)?;
+        let neighbours = Some(latency_neighbour_weight);
+        let store = store_in(
+            &dir,
+            postgres,
+            &name,
+            embedder.clone(),
+            true,
+            feedback,
+            neighbours,
+        )?;
         latency.push(synthetic::run(&store, size, args.searches.max(1), 7)?);
     }
     let report = Report {
@@ -183,6 +219,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
         hybrid,
         latency,
         latency_query_feedback,
+        latency_neighbour_weight,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -221,8 +258,12 @@ fn print_report(r: &Report) {
         };
         modes.push((
             format!(
-                "hybrid {method} p{} w{} f{} q{}",
-                h.candidate_pool, h.vector_weight, h.vector_floor, h.query_feedback
+                "hybrid {method} p{} w{} f{} q{} n{}",
+                h.candidate_pool,
+                h.vector_weight,
+                h.vector_floor,
+                h.query_feedback,
+                h.neighbour_weight
             ),
             &h.recall,
         ));
@@ -245,13 +286,14 @@ fn print_report(r: &Report) {
     );
     for l in &r.latency {
         println!(
-            "{} synthetic facts: write {:.0} facts/s; hybrid search p50 {:.2} ms, p95 {:.2} ms ({} searches, query embedding included, query feedback {})",
+            "{} synthetic facts: write {:.0} facts/s; hybrid search p50 {:.2} ms, p95 {:.2} ms ({} searches, query embedding included, query feedback {}, neighbour weight {})",
             l.facts,
             l.write_facts_per_sec,
             l.search_p50_ms,
             l.search_p95_ms,
             l.searches,
-            r.latency_query_feedback
+            r.latency_query_feedback,
+            r.latency_neighbour_weight
         );
     }
 }
