@@ -488,11 +488,7 @@ pub(crate) fn check_validator(row: &ItemRow, by: Actor) -> Result<()> {
     if by == Actor::User || !quarantined || row.conflict_decision_json.is_some() {
         return Ok(());
     }
-    let with: Vec<String> = row
-        .conflicts_json
-        .as_deref()
-        .and_then(|c| serde_json::from_str(c).ok())
-        .unwrap_or_default();
+    let with = row.conflicts_with();
     if with.is_empty() {
         return Ok(());
     }
@@ -536,11 +532,7 @@ pub(crate) fn open_conflicts(row: &ItemRow) -> Result<Vec<String>> {
             "the conflicts of fact {id} are already decided"
         )));
     }
-    let with: Vec<String> = row
-        .conflicts_json
-        .as_deref()
-        .and_then(|c| serde_json::from_str(c).ok())
-        .unwrap_or_default();
+    let with = row.conflicts_with();
     if with.is_empty() {
         return Err(MemoryError::Conflict(format!(
             "fact {id} has no open conflict"

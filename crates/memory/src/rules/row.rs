@@ -63,6 +63,15 @@ pub struct ItemRow {
 }
 
 impl ItemRow {
+    /// The ids of the facts this one was found to contradict (its stored `conflictsWith`;
+    /// none when nothing is stored or what is stored does not read as a list of ids).
+    pub fn conflicts_with(&self) -> Vec<String> {
+        self.conflicts_json
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or_default()
+    }
+
     /// The kind.
     pub fn kind(&self) -> Option<MemoryKind> {
         MemoryKind::parse(&self.kind)
@@ -151,11 +160,7 @@ impl ItemRow {
                     .get("context")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                conflicts_with: self
-                    .conflicts_json
-                    .as_deref()
-                    .and_then(|c| serde_json::from_str(c).ok())
-                    .unwrap_or_default(),
+                conflicts_with: self.conflicts_with(),
                 conflict_decision: self
                     .conflict_decision_json
                     .as_deref()
