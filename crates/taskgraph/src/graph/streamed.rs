@@ -65,10 +65,10 @@ impl StreamedBuild {
             ..BuildOptions::default()
         };
         let mut graph = IncrementalGraph::new(options);
-        // The hint is the most events the file's size suggests: the lists get that room
-        // (unused room costs nothing), the hash tables room for 3/4 of it (one reserved for
-        // 19 % more events than came had twice the buckets it needed, all touched: +7 MiB
-        // resident on the reference session; one reserved short grows once).
+        // The hint is the most events the file's size suggests (19 % high on the reference
+        // session): the lists get that room (unused room costs nothing), the hash tables
+        // room for 3/4 of it (a table reserved for more than it gets has more buckets than
+        // it needs, all touched by its inserts; one reserved short grows once).
         graph.reserve_lists(self.events_hint);
         graph.reserve_tables(self.events_hint / 4 * 3);
         Some(graph)
