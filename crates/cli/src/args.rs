@@ -1045,9 +1045,10 @@ pub struct McpArgs {
     #[arg(long, value_name = "PATH_OR_URL", value_parser = crate::db_arg::parse_memory_db)]
     pub memory_db: Option<mindgate_memory::MemoryDb>,
     /// Also offer `fact_validate` and `fact_reject`: the agent may then promote its own
-    /// quarantined memories, which defeats the quarantine (by default a person validates,
-    /// with `mindgate memory validate`, in the viewer's memory inspector or over HTTP with
-    /// the token).
+    /// quarantined memories, which defeats the quarantine (never one held for a person's
+    /// decision: a fact whose conflict with another is open is refused, a person must
+    /// decide) (by default a person validates, with `mindgate memory validate`, in the
+    /// viewer's memory inspector or over HTTP with the token).
     #[arg(long)]
     pub allow_validate: bool,
 }

@@ -3,7 +3,7 @@
 //! builtin --sizes ''` (lexical, then hybrid at the store's defaults), for quick
 //! experiments on the search (recall does not depend on the build).
 //!
-//! `cargo run -p mindgate-memory --example locomo_recall -- <locomo.json> [FEEDBACK]
+//! `cargo run -p mindgate-memory --example locomo_memory_recall -- <locomo.json> [FEEDBACK]
 //! [NEIGHBOUR_WEIGHT,…] [NEIGHBOUR_WINDOW] [DUMP.jsonl]` (one lexical and one hybrid run
 //! per weight; with a dump file, every question's top 40 hybrid hits at the store's
 //! defaults and that window, as JSON lines, for offline analysis).
@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let file = args
         .next()
-        .ok_or("usage: locomo_recall <locomo.json> [FEEDBACK] [WEIGHT,…] [WINDOW] [DUMP]")?;
+        .ok_or("usage: locomo_memory_recall <locomo.json> [FEEDBACK] [WEIGHT,…] [WINDOW] [DUMP]")?;
     let feedback: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
     let weights: Vec<Option<f64>> = match args.next() {
         Some(list) => list
