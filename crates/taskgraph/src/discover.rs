@@ -562,16 +562,7 @@ fn read_for_tree(
     loc: &SessionLocation,
     config: &DiscoveryConfig,
 ) -> Result<(Session, BuildOptions, Option<IncrementalGraph>)> {
-    // Room for the events of a zstd file (the graph is made only when one is read): decoded
-    // DSH lines run ~8× their zstd size and ~300–360 bytes an event.
-    let hint = match loc.agent {
-        Agent::Dsh => dsh_session_file(&loc.path)
-            .and_then(|f| fs::metadata(f).ok())
-            .or_else(|| fs::metadata(&loc.path).ok())
-            .map_or(0, |m| (m.len() as usize).saturating_mul(8) / 300),
-        _ => 0,
-    };
-    let mut stream = StreamedBuild::new(hint, loc.workspace.clone());
+    let mut stream = StreamedBuild::new(loc.workspace.clone());
     let (session, fed_whole) = read_session_feeding(&loc.path, loc.agent, &mut stream)?;
     let fed = stream.into_graph(fed_whole);
     let (modified_ms, _) = modified(loc);

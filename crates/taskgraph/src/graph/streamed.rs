@@ -20,7 +20,8 @@ use crate::text::workspace_slug;
 /// A root session's graph built while its events are read (see the module).
 pub(crate) struct StreamedBuild {
     graph: Option<IncrementalGraph>,
-    /// About how many events the session holds (room reserved up front).
+    /// About how many events the session holds, as the reader estimates (room reserved up
+    /// front).
     events_hint: usize,
     /// The workspace when the header names no working directory.
     fallback_workspace: Option<String>,
@@ -29,11 +30,11 @@ pub(crate) struct StreamedBuild {
 }
 
 impl StreamedBuild {
-    /// A build for a session of about `events_hint` events, found in `fallback_workspace`.
-    pub(crate) fn new(events_hint: usize, fallback_workspace: Option<String>) -> Self {
+    /// A build for a session found in `fallback_workspace`.
+    pub(crate) fn new(fallback_workspace: Option<String>) -> Self {
         Self {
             graph: None,
-            events_hint,
+            events_hint: 0,
             fallback_workspace,
             given_up: false,
         }
@@ -76,6 +77,10 @@ impl StreamedBuild {
 }
 
 impl EventSink for StreamedBuild {
+    fn expect(&mut self, events: usize) {
+        self.events_hint = events;
+    }
+
     fn feed(&mut self, events: &[Event]) {
         if self.given_up {
             return;
@@ -103,7 +108,7 @@ mod tests {
     /// it leaves, settled with the options a build after the read uses, and the session.
     fn streamed(jsonl: &[u8]) -> (Option<crate::graph::TaskGraph>, crate::session::Session) {
         let zstd = zstd_frames(jsonl, 5).unwrap();
-        let mut build = StreamedBuild::new(1_000, None);
+        let mut build = StreamedBuild::new(None);
         let (session, whole) = parse_zstd_feeding(&zstd, "s.jsonl.zstd", usize::MAX, &mut build)
             .expect("within the limit");
         let graph = build.into_graph(whole).map(|mut g| {

@@ -186,6 +186,10 @@ pub fn parse_zstd_limited(
 /// time: work on the events (the task graph's build) that runs beside the read instead of
 /// after it. See [`parse_zstd_feeding`].
 pub trait EventSink {
+    /// About how many events the session holds, as the reader estimates from the file's
+    /// size before the first [`feed`](Self::feed) (an upper estimate; room to reserve).
+    fn expect(&mut self, _events: usize) {}
+
     /// The events of the lines applied since the last call, in file order.
     fn feed(&mut self, events: &[Event]);
 }
@@ -213,7 +217,12 @@ fn parse_zstd_read<'f>(
     let mut warnings = Vec::new();
     // Decoded DSH lines run ~8× their zstd size and ~360 bytes an event: a capacity hint
     // with some room (a short one would double the vector at the end).
-    let mut reader = LineReader::new(file, true, bytes.len().saturating_mul(8) / 300);
+    let events_hint = bytes.len().saturating_mul(8) / 300;
+    let mut reader = LineReader::new(file, true, events_hint);
+    let mut sink = sink;
+    if let Some(sink) = sink.as_deref_mut() {
+        sink.expect(events_hint);
+    }
     reader.sink = sink;
     let rest = dsh_lines::read_frames(file, &mut reader, |frames| {
         for_each_zstd_frame(bytes, file, &mut warnings, limit, frames)
