@@ -374,7 +374,6 @@ impl IncrementalGraph {
             return false;
         }
         self.opts = options.clone();
-        self.g.meta.live = options.live;
         self.children_used = vec![false; options.children.len()];
         self.refresh();
         true
