@@ -50,6 +50,8 @@ export class RunPicker {
     this.runs = runs;
     const r = runs.find((x) => x.id === this.value);
     if (r && document.activeElement !== this.input) this.input.value = shown(r);
+    // Text typed before the runs arrived is matched against them now.
+    if (!this.list.hidden) this.open();
   }
 
   matches() {
