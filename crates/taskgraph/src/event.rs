@@ -5,6 +5,8 @@
 //! `{"seq": 12, "time_ms": 1787600000000, "type": "tool/call", "data": {…}}`, which is what
 //! the events API serves.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -34,7 +36,7 @@ impl Event {
 pub enum EventKind {
     /// Session header (first line of a DSH file, or synthesised by other readers).
     #[serde(rename = "session")]
-    Session(SessionStart),
+    Session(Box<SessionStart>),
     /// The session got (or changed) its title.
     #[serde(rename = "session/title")]
     Title {
@@ -124,16 +126,17 @@ pub enum EventKind {
         call_id: String,
         /// Tool name as the agent calls it.
         name: String,
-        /// Parsed arguments (a JSON string that does not parse stays a string).
-        arguments: Value,
+        /// Parsed arguments (a JSON string that does not parse stays a string); shared with
+        /// the graph's tool node, which keeps them without a copy.
+        arguments: Arc<Value>,
     },
     /// A tool call returned.
     #[serde(rename = "tool/result")]
     ToolResult {
         /// Call id of the call this answers.
         call_id: String,
-        /// Output as text.
-        output: String,
+        /// Output as text; shared with the graph's tool node, which keeps it without a copy.
+        output: Arc<str>,
         /// Whether the tool reported an error.
         is_error: bool,
     },
@@ -157,7 +160,7 @@ pub enum EventKind {
     },
     /// Describes a subagent spawned by a call; links the call to a child session when ids are known.
     #[serde(rename = "subagent/descriptor")]
-    SubagentDescriptor(SubagentDescriptor),
+    SubagentDescriptor(Box<SubagentDescriptor>),
 }
 
 impl EventKind {

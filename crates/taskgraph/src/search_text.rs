@@ -83,7 +83,7 @@ pub fn session_texts(session: &Session, graph: &TaskGraph) -> Vec<SessionText> {
                 call_id, output, ..
             } => (
                 TextKind::ToolOutput,
-                output.clone(),
+                output.to_string(),
                 places.by_call.get(call_id.as_str()).copied(),
             ),
             _ => continue,

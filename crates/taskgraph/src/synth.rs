@@ -18,13 +18,13 @@ pub fn session_events(n: usize) -> Vec<Event> {
         rng: 0x2545_f491_4f6c_dd1d,
         call_no: 0,
     };
-    s.push(EventKind::Session(SessionStart {
+    s.push(EventKind::Session(Box::new(SessionStart {
         id: "synthetic".into(),
         version: Some("1".into()),
         cwd: Some("/work/synthetic".into()),
         created_ms: Some(s.t),
         ..SessionStart::default()
-    }));
+    })));
     let mut turn = 0u32;
     while s.out.len() < n {
         turn += 1;
@@ -129,7 +129,7 @@ impl Synth {
                     step,
                     call_id: id.clone(),
                     name: name.clone(),
-                    arguments: args.clone(),
+                    arguments: args.clone().into(),
                 });
                 calls.push((id, name, args));
             }
@@ -143,7 +143,7 @@ impl Synth {
             }
             self.push(EventKind::ToolResult {
                 call_id: id,
-                output: format!("output of {}", self.call_no),
+                output: format!("output of {}", self.call_no).into(),
                 is_error: fail,
             });
         }

@@ -23,12 +23,12 @@ fn events_from(ops: &[Op]) -> Vec<Event> {
     let mut out = vec![Event::new(
         0,
         t,
-        EventKind::Session(mindgate_taskgraph::SessionStart {
+        EventKind::Session(Box::new(mindgate_taskgraph::SessionStart {
             id: "p".into(),
             cwd: Some("/x".into()),
             created_ms: Some(t),
             ..Default::default()
-        }),
+        })),
     )];
     for (seq, &(k, a, b, dt, flag)) in ops.iter().enumerate() {
         t += i64::from(dt);
@@ -56,9 +56,9 @@ fn events_from(ops: &[Op]) -> Vec<Event> {
                     [usize::from(b % 6)]
                 .into(),
                 arguments: if flag {
-                    json!({"command": "cargo test"})
+                    json!({"command": "cargo test"}).into()
                 } else {
-                    json!({"path": "a.rs"})
+                    json!({"path": "a.rs"}).into()
                 },
             },
             7 | 8 => EventKind::ToolResult {
@@ -97,10 +97,10 @@ fn events_from(ops: &[Op]) -> Vec<Event> {
                         call_id: None,
                     }
                 } else {
-                    EventKind::SubagentDescriptor(SubagentDescriptor {
+                    EventKind::SubagentDescriptor(Box::new(SubagentDescriptor {
                         call_id: Some(cid),
                         ..Default::default()
-                    })
+                    }))
                 }
             }
         };

@@ -422,10 +422,11 @@ pub struct ToolMeta {
     pub tool_name: String,
     /// First call id.
     pub call_id: String,
-    /// Arguments (parsed JSON).
-    pub arguments: Value,
-    /// Output of the last attempt (truncated to `BuildOptions::max_output_chars`).
-    pub output: Option<String>,
+    /// Arguments (parsed JSON), shared with the event that carried them.
+    pub arguments: Arc<Value>,
+    /// Output of the last attempt (truncated to `BuildOptions::max_output_chars`); shared
+    /// with the event that carried it when it was not cut.
+    pub output: Option<Arc<str>>,
     /// Error text of the last attempt when it failed.
     pub error: Option<String>,
     /// Every attempt, in order.

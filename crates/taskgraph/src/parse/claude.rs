@@ -244,7 +244,11 @@ impl ClaudeConverter {
     fn start(header: &SessionStart) -> Self {
         let t = header.created_ms.unwrap_or(0);
         ClaudeConverter {
-            events: vec![Event::new(0, t, EventKind::Session(header.clone()))],
+            events: vec![Event::new(
+                0,
+                t,
+                EventKind::Session(Box::new(header.clone())),
+            )],
             last_pushed: Some(0),
             last_time: t,
             last_input_time: t,
@@ -439,7 +443,7 @@ impl ClaudeConverter {
                             time,
                             EventKind::ToolResult {
                                 call_id: id.clone(),
-                                output: p.get("content").map(value_text).unwrap_or_default(),
+                                output: p.get("content").map(value_text).unwrap_or_default().into(),
                                 is_error: p
                                     .get("is_error")
                                     .and_then(Value::as_bool)
@@ -454,11 +458,11 @@ impl ClaudeConverter {
                             self.push(
                                 seq,
                                 time,
-                                EventKind::SubagentDescriptor(SubagentDescriptor {
+                                EventKind::SubagentDescriptor(Box::new(SubagentDescriptor {
                                     call_id: Some(id),
                                     session_id: Some(format!("agent-{agent}")),
                                     ..SubagentDescriptor::default()
-                                }),
+                                })),
                             );
                         }
                     } else if let Some(t) = str_field(p, &["text"]) {
@@ -579,7 +583,7 @@ impl ClaudeConverter {
                         step,
                         call_id: call_id.clone(),
                         name: name.clone(),
-                        arguments: input.clone(),
+                        arguments: input.clone().into(),
                     },
                 );
                 match name.as_str() {
@@ -598,13 +602,13 @@ impl ClaudeConverter {
                         self.push(
                             seq,
                             time,
-                            EventKind::SubagentDescriptor(SubagentDescriptor {
+                            EventKind::SubagentDescriptor(Box::new(SubagentDescriptor {
                                 call_id: Some(call_id),
                                 session_id: None,
                                 name: str_field(&input, &["subagent_type"]).map(str::to_owned),
                                 description: str_field(&input, &["description"]).map(str::to_owned),
                                 prompt: str_field(&input, &["prompt"]).map(str::to_owned),
-                            }),
+                            })),
                         )
                     }
                     _ => {}

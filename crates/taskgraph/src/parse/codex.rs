@@ -195,7 +195,7 @@ impl CodexConverter {
                     let t = h.created_ms.unwrap_or(time);
                     self.last_time = t;
                     self.last_input_time = t;
-                    self.push(line, t, EventKind::Session(h.clone()));
+                    self.push(line, t, EventKind::Session(Box::new(h.clone())));
                     self.header = Some(h);
                 }
             }
@@ -222,7 +222,7 @@ impl CodexConverter {
                 h.time,
                 EventKind::ToolResult {
                     call_id,
-                    output: h.output,
+                    output: h.output.into(),
                     is_error: false,
                 },
             );
@@ -501,7 +501,7 @@ impl CodexConverter {
                         step,
                         call_id: call_id.clone(),
                         name,
-                        arguments,
+                        arguments: arguments.into(),
                     },
                 );
                 if given_id.is_none() {
@@ -511,7 +511,7 @@ impl CodexConverter {
                         time,
                         EventKind::ToolResult {
                             call_id,
-                            output: status.to_owned(),
+                            output: status.to_owned().into(),
                             is_error: matches!(status, "failed" | "incomplete"),
                         },
                     );
@@ -577,12 +577,12 @@ impl CodexConverter {
             self.push(
                 seq,
                 time,
-                EventKind::SubagentDescriptor(SubagentDescriptor {
+                EventKind::SubagentDescriptor(Box::new(SubagentDescriptor {
                     call_id: Some(call_id.clone()),
                     session_id: Some(agent),
                     name: agent_type.clone(),
                     ..SubagentDescriptor::default()
-                }),
+                })),
             );
         }
         if let Some(c) = self.calls.get_mut(&call_id) {
@@ -593,7 +593,7 @@ impl CodexConverter {
             time,
             EventKind::ToolResult {
                 call_id,
-                output,
+                output: output.into(),
                 is_error,
             },
         );
@@ -614,7 +614,7 @@ impl CodexConverter {
             time,
             EventKind::ToolResult {
                 call_id: call_id.to_owned(),
-                output,
+                output: output.into(),
                 is_error: code != 0,
             },
         );

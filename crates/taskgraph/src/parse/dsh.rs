@@ -353,8 +353,11 @@ impl<'f> LineReader<'f> {
             self.last_time = header.created_ms.unwrap_or(0);
             self.session.id = header.id.clone();
             self.session.header = header.clone();
-            self.events
-                .push(Event::new(0, self.last_time, EventKind::Session(header)));
+            self.events.push(Event::new(
+                0,
+                self.last_time,
+                EventKind::Session(Box::new(header)),
+            ));
             return;
         }
         let Some(seq) = u64_field(v, &["seq"]) else {
@@ -621,7 +624,8 @@ fn convert(
                     data.get("arguments")
                         .or_else(|| data.get("args"))
                         .unwrap_or(&Value::Null),
-                ),
+                )
+                .into(),
             });
         }
         "tool/result" if !tool_results(data, &mut push) => {
@@ -668,7 +672,7 @@ fn tool_results(data: &Value, push: &mut impl FnMut(EventKind)) -> bool {
             any = true;
             push(EventKind::ToolResult {
                 call_id: id.to_owned(),
-                output: out,
+                output: out.into(),
                 is_error,
             });
         }
@@ -684,7 +688,7 @@ fn tool_results(data: &Value, push: &mut impl FnMut(EventKind)) -> bool {
                     .unwrap_or_default();
                 push(EventKind::ToolResult {
                     call_id: id.to_owned(),
-                    output: out,
+                    output: out.into(),
                     is_error: top_error.is_some()
                         || data
                             .get("isError")
@@ -759,13 +763,13 @@ fn llm_retry(ty: &str, data: &Value) -> Option<EventKind> {
 /// A `subagent/descriptor` line: the child session a tool call started.
 fn subagent_descriptor(data: &Value) -> EventKind {
     let d = data.get("descriptor").unwrap_or(data);
-    EventKind::SubagentDescriptor(SubagentDescriptor {
+    EventKind::SubagentDescriptor(Box::new(SubagentDescriptor {
         call_id: str_field(d, &["callId", "toolCallId"]).map(str::to_owned),
         session_id: str_field(d, &["sessionId", "childSession", "session"]).map(str::to_owned),
         name: str_field(d, &["name", "agent", "type"]).map(str::to_owned),
         description: str_field(d, &["description"]).map(str::to_owned),
         prompt: str_field(d, &["prompt", "task"]).map(str::to_owned),
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -426,7 +426,7 @@ pub(super) fn tool_call(d: ToolCall<'_>) -> Result<Vec<EventKind>, ()> {
         step: num(d.step),
         call_id: call_id.into_owned(),
         name: name.into_owned(),
-        arguments,
+        arguments: arguments.into(),
     }])
 }
 
@@ -458,7 +458,7 @@ pub(super) fn tool_result(d: ToolResult<'_>) -> Result<Vec<EventKind>, ()> {
         };
         out.push(EventKind::ToolResult {
             call_id: id.to_owned(),
-            output,
+            output: output.into(),
             is_error: p.is_error.unwrap_or(false),
         });
     }

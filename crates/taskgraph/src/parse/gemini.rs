@@ -88,7 +88,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Session {
     let mut events = vec![Event::new(
         1,
         start.created_ms.unwrap_or(0),
-        EventKind::Session(start.clone()),
+        EventKind::Session(Box::new(start.clone())),
     )];
     if let Some(summary) = str_field(&header, &["summary"]).filter(|s| !s.trim().is_empty()) {
         events.push(Event::new(

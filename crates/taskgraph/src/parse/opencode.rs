@@ -38,7 +38,11 @@ pub fn build(session_info: &Value, messages: &[MessageRecord]) -> Session {
     let start = header_of(session_info);
     let mut session = Session::new(start.id.clone(), Agent::OpenCode);
     let created = start.created_ms.unwrap_or(0);
-    let mut events = vec![Event::new(1, created, EventKind::Session(start.clone()))];
+    let mut events = vec![Event::new(
+        1,
+        created,
+        EventKind::Session(Box::new(start.clone())),
+    )];
     if let Some(title) = str_field(session_info, &["title"]).filter(|t| !t.trim().is_empty()) {
         events.push(Event::new(
             1,
@@ -227,16 +231,18 @@ fn call_of(p: &Value, message_failed: bool) -> Option<CallRecord> {
 fn side_event(p: &Value, call: &CallRecord) -> Option<EventKind> {
     let input = &call.arguments;
     match call.name.as_str() {
-        "task" => Some(EventKind::SubagentDescriptor(SubagentDescriptor {
-            call_id: Some(call.call_id.clone()),
-            session_id: p
-                .pointer("/state/metadata/sessionId")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            name: str_field(input, &["subagent_type"]).map(str::to_owned),
-            description: str_field(input, &["description"]).map(str::to_owned),
-            prompt: str_field(input, &["prompt"]).map(str::to_owned),
-        })),
+        "task" => Some(EventKind::SubagentDescriptor(Box::new(
+            SubagentDescriptor {
+                call_id: Some(call.call_id.clone()),
+                session_id: p
+                    .pointer("/state/metadata/sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                name: str_field(input, &["subagent_type"]).map(str::to_owned),
+                description: str_field(input, &["description"]).map(str::to_owned),
+                prompt: str_field(input, &["prompt"]).map(str::to_owned),
+            },
+        ))),
         "todowrite" => Some(EventKind::TodoWrite {
             todos: Todo::list_from_value(input),
             call_id: Some(call.call_id.clone()),

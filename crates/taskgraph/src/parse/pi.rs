@@ -198,7 +198,7 @@ fn header_event(line: u64, start: &SessionStart) -> Event {
     Event::new(
         line,
         start.created_ms.unwrap_or(0),
-        EventKind::Session(start.clone()),
+        EventKind::Session(Box::new(start.clone())),
     )
 }
 
@@ -317,7 +317,11 @@ impl Converter {
                         time,
                         EventKind::ToolResult {
                             call_id: call_id.to_owned(),
-                            output: msg.get("content").map(value_text).unwrap_or_default(),
+                            output: msg
+                                .get("content")
+                                .map(value_text)
+                                .unwrap_or_default()
+                                .into(),
                             is_error: msg.get("isError").and_then(Value::as_bool).unwrap_or(false),
                         },
                     );
@@ -401,7 +405,8 @@ impl Converter {
                         step,
                         call_id,
                         name: str_field(p, &["name"]).unwrap_or("tool").to_owned(),
-                        arguments: parse_arguments(p.get("arguments").unwrap_or(&Value::Null)),
+                        arguments: parse_arguments(p.get("arguments").unwrap_or(&Value::Null))
+                            .into(),
                     },
                 );
             }

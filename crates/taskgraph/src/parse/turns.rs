@@ -167,7 +167,7 @@ impl Turns {
                     step,
                     call_id: c.call_id.clone(),
                     name: c.name.clone(),
-                    arguments: c.arguments.clone(),
+                    arguments: c.arguments.clone().into(),
                 },
             );
         }
@@ -199,7 +199,7 @@ impl Turns {
                         end,
                         EventKind::ToolResult {
                             call_id: c.call_id,
-                            output,
+                            output: output.into(),
                             is_error,
                         },
                     );

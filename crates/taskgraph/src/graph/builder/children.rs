@@ -18,7 +18,7 @@ impl IncrementalGraph {
             self.scratch[i].explicit_child = Some(sid.clone());
         }
         if let Some(m) = self.tool_meta(i)
-            && let Value::Object(args) = &mut m.arguments
+            && let Value::Object(args) = Arc::make_mut(&mut m.arguments)
         {
             if let Some(desc) = &d.description {
                 args.entry("description")

@@ -4,6 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 

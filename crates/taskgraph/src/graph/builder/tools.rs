@@ -11,7 +11,7 @@ impl IncrementalGraph {
         step: u32,
         call_id: &str,
         name: &str,
-        args: &Value,
+        args: &Arc<Value>,
         t: i64,
         seq: u64,
     ) {
@@ -136,7 +136,7 @@ impl IncrementalGraph {
     pub(super) fn on_tool_result(
         &mut self,
         call_id: &str,
-        output: &str,
+        output: &Arc<str>,
         is_error: bool,
         t: i64,
         seq: u64,
@@ -151,10 +151,11 @@ impl IncrementalGraph {
         let max = self.opts.max_output_chars;
         // At most `max` bytes is at most `max` characters: no need to count them.
         let truncated = output.len() > max && output.chars().nth(max).is_some();
-        let text = if truncated {
-            truncate_chars(output, max)
+        // The event's text is kept as it is (shared, not copied) unless it is cut.
+        let text: Arc<str> = if truncated {
+            truncate_chars(output, max).into()
         } else {
-            output.to_owned()
+            Arc::clone(output)
         };
         let st = if is_error {
             Status::Failed
@@ -162,7 +163,7 @@ impl IncrementalGraph {
             Status::Success
         };
         if let Some(m) = self.tool_meta(i) {
-            let error = is_error.then(|| text.clone());
+            let error = is_error.then(|| text.to_string());
             m.error = error.clone();
             m.output = Some(text);
             m.output_truncated = truncated;
@@ -221,7 +222,7 @@ impl IncrementalGraph {
                 let meta = ToolMeta {
                     tool_name: "todo_write".into(),
                     call_id: String::new(),
-                    arguments: Value::Object(Map::new()),
+                    arguments: Value::Object(Map::new()).into(),
                     ..ToolMeta::default()
                 };
                 let mut buf = std::mem::take(&mut self.idbuf);
@@ -268,7 +269,7 @@ fn tool_node(
     nt: NodeType,
     name: &str,
     call_id: &str,
-    args: &Value,
+    args: &Arc<Value>,
     t: i64,
     seq: u64,
 ) -> (String, ToolMeta) {
@@ -283,7 +284,7 @@ fn tool_node(
             name.to_owned()
         },
         call_id: call_id.to_owned(),
-        arguments: args.clone(),
+        arguments: Arc::clone(args),
         attempts: vec![ToolAttempt {
             call_id: call_id.to_owned(),
             status: Status::Running,
