@@ -91,7 +91,7 @@ test('search as you type draws each hit with its provenance, status and signals'
   await hit.waitFor();
   const api = (await memApi(`/search?userId=${USER}&query=green%20tea&includeQuarantined=true`)).hits.find((h) => h.id === ids.tea);
   const drawn = await hit.locator('.mem-signal').evaluateAll((els) => els.map((e) => e.dataset.signal));
-  assert.deepEqual(drawn.sort(), Object.keys(api.signals).filter((k) => ['bm25Norm', 'vector', 'fused', 'trust', 'decay', 'hop'].includes(k)).sort());
+  assert.deepEqual(drawn.sort(), Object.keys(api.signals).filter((k) => ['bm25Norm', 'vector', 'fused', 'trust', 'decay', 'neighbour', 'hop'].includes(k)).sort());
   assert.ok(drawn.includes('bm25Norm') && drawn.includes('fused') && drawn.includes('trust'), drawn.join(','));
   assert.ok(api.signals.fused <= 1 && api.score <= 1, JSON.stringify(api));
   assert.match(await hit.locator('[data-signal="bm25Norm"]').getAttribute('title'), /\(bm25 [0-9.e-]+\)$/);
@@ -105,6 +105,44 @@ test('search as you type draws each hit with its provenance, status and signals'
   await page.getByLabel('Mode', { exact: true }).selectOption('');
   await page.locator('.mem-filters summary').click();
   await page.screenshot({ path: artifact('memory-search.png') });
+  await page.getByLabel('Search memory').fill('');
+});
+
+test('a turn found only through its session neighbour draws the session-neighbour bar, light and dark', async () => {
+  // Two turns of one conversation: the reply shares no word with the question.
+  const said = async (text) => (await remember({ sessionId: 'ferry-chat', text })).id;
+  ids.ask = await said('Ana: should we take the ferry to Bergen?');
+  ids.booked = await said('Bo: done, booked it for Friday at nine');
+  const q = 'ferry to Bergen';
+  const api = (await memApi(`/search?userId=${USER}&query=${encodeURIComponent(q)}&includeQuarantined=true`)).hits;
+  const booked = api.find((h) => h.id === ids.booked);
+  assert.ok(booked, JSON.stringify(api));
+  assert.ok(booked.signals.neighbour > 0 && booked.signals.bm25 === undefined && booked.signals.vector === undefined, JSON.stringify(booked.signals));
+  await page.getByLabel('Search memory').fill('');
+  await page.getByLabel('Search memory').pressSequentially(q);
+  await until(() => page.evaluate((want) => window.mindgateMemory.searchDrawn().query === want, q), { what: 'the search drawn' });
+  const hit = row(ids.booked);
+  await hit.waitFor();
+  const drawn = await hit.locator('.mem-signal').evaluateAll((els) => els.map((e) => e.dataset.signal));
+  assert.deepEqual(drawn.sort(), Object.keys(booked.signals).filter((k) => ['bm25Norm', 'vector', 'fused', 'trust', 'decay', 'neighbour', 'hop'].includes(k)).sort());
+  assert.ok(drawn.includes('neighbour') && !drawn.includes('bm25Norm'), drawn.join(','));
+  const bar = hit.locator('[data-signal="neighbour"]');
+  assert.equal(await bar.locator('.mem-signal-name').textContent(), 'session neighbour');
+  assert.equal(await bar.getAttribute('aria-label'), `session neighbour ${booked.signals.neighbour.toFixed(3)}`);
+  assert.match(await bar.getAttribute('title'), /^session neighbour: .*remembered next to it in the same session.*\. neighbour = [0-9.]+$/);
+  // The turn it was found through has no neighbour bar: it matched the words.
+  assert.equal(await row(ids.ask).locator('[data-signal="neighbour"]').count(), 0);
+  await page.screenshot({ path: artifact('memory-search-neighbour.png') });
+  const dark = await openPage(browser, srv.url('#/memory'), { colorScheme: 'dark' });
+  try {
+    await dark.page.getByLabel('Search memory').pressSequentially(q);
+    await until(() => dark.page.evaluate((want) => window.mindgateMemory.searchDrawn().query === want, q), { what: 'the search drawn (dark)' });
+    await dark.page.locator(`.mem-list-host:not([hidden]) .mem-row[data-id="${ids.booked}"] [data-signal="neighbour"]`).waitFor();
+    await dark.page.screenshot({ path: artifact('memory-search-neighbour-dark.png') });
+    assert.deepEqual(dark.errors, []);
+  } finally {
+    await dark.page.context().close();
+  }
   await page.getByLabel('Search memory').fill('');
 });
 

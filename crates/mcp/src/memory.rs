@@ -545,7 +545,7 @@ impl MindgateMcp {
     /// `fact_validate` (listed only with validation allowed).
     #[tool(
         name = "fact_validate",
-        description = "Promote a quarantined record to active after re-checking it (text that looks like an injected instruction is refused unless force).",
+        description = "Promote a quarantined record to active after re-checking it (text that looks like an injected instruction is refused unless force). A record held for a person's decision is refused, even with force, and stays quarantined: a fact that contradicts an active fact (an open conflict) or a new version held instead of superseding (an agent's new version of a person's fact, or a quarantined one of an active fact). A person decides those: supersede the old one, keep both or reject, in the viewer.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,

@@ -308,6 +308,21 @@ async fn validation_leaves_the_conflict_to_a_person(store: Arc<Memory>) {
         "{:?}",
         server.tool_names()
     );
+    // The tool says what it refuses before an agent tries.
+    let tools = server.tools();
+    let validate = tools
+        .iter()
+        .find(|t| t.name == "fact_validate")
+        .expect("fact_validate listed with --allow-validate");
+    let said = validate.description.as_deref().unwrap_or_default();
+    for want in [
+        "held for a person's decision is refused, even with force",
+        "contradicts an active fact (an open conflict)",
+        "an agent's new version of a person's fact",
+        "A person decides",
+    ] {
+        assert!(said.contains(want), "{want:?} missing from {said:?}");
+    }
     let seeded = store.0.clone().unwrap();
     let (window, oslo) = tokio::task::spawn_blocking(move || {
         let persons = |text: &str, predicate: &str, object: &str| {

@@ -204,6 +204,73 @@ mod postgres_only {
         assert!(a.search(&query).unwrap().is_empty());
     }
 
+    /// A store made by migration 3 (before the neighbour index) gets it from migration 4
+    /// when opened, and search answers as before.
+    #[test]
+    fn a_migration_3_store_gets_the_neighbour_index_and_answers_the_same() {
+        if !available() {
+            return;
+        }
+        let clock = Arc::new(ManualClock::at(common::T0));
+        let SchemaStore { store, schema } = make(clock.clone());
+        for (session, text, id) in [
+            ("trip", "Ada: should we take the ferry to Bergen?", "ask"),
+            ("work", "Bo: the quarterly numbers look fine", "work"),
+            ("trip", "Bo: done, booked it for Friday at nine", "booked"),
+            ("trip", "Ada: great, I will pack tonight", "pack"),
+        ] {
+            let mut f = NewFact::new(Scope::user("u1").with_session(session), text);
+            f.meta.id = Some(id.to_owned());
+            store.semantic().remember(f).unwrap();
+        }
+        let mut question = MemorySearchOptions::new("u1", "When is the ferry to Bergen?");
+        question.mode = Some(SearchMode::Lexical);
+        let hits = |s: &PgMemory| -> Vec<(String, String)> {
+            s.search(&question)
+                .unwrap()
+                .iter()
+                .map(|h| (h.record.id().to_owned(), format!("{:.9}", h.score)))
+                .collect()
+        };
+        let before = hits(&store);
+        let found: Vec<&str> = before.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(found, vec!["ask", "booked", "pack"]);
+        drop(store);
+
+        let mut client = mindgate_testkit::pg_client(schema.url());
+        let has_index = |client: &mut ::postgres::Client| {
+            client
+                .query_opt(
+                    "SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = 'memory_items_neighbours'",
+                    &[&schema.name()],
+                )
+                .unwrap()
+                .is_some()
+        };
+        // The schema as migration 3 left it: the same tables, no neighbour index.
+        client
+            .batch_execute(
+                "DROP INDEX memory_items_neighbours; DELETE FROM memory_schema WHERE version > 3;",
+            )
+            .unwrap();
+        assert!(!has_index(&mut client));
+
+        let store = PgMemory::connect(
+            &pg(schema.url()),
+            OpenOptions::default()
+                .clock(clock)
+                .embedder(Arc::new(common::TestEmbedder::new())),
+        )
+        .unwrap();
+        assert!(has_index(&mut client), "migration 4 adds the index");
+        let version: i64 = client
+            .query_one("SELECT MAX(version) FROM memory_schema", &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(version, mindgate_memory::postgres::SCHEMA_VERSION);
+        assert_eq!(hits(&store), before);
+    }
+
     #[test]
     fn a_scratch_store_drops_its_schema() {
         if !available() {

@@ -451,3 +451,71 @@ fn a_search_embeds_its_query_as_a_query() {
     );
     assert!(hits[0].signals["vector"] > 0.99, "{:?}", hits[0].signals);
 }
+
+/// Turns of one session and a stranger's, written through the store; the question that
+/// finds the booking only through its neighbour (as the contract case).
+fn write_turns(s: &SqliteMemory) -> MemorySearchOptions {
+    let turns = [
+        ("trip", "Ada: should we take the ferry to Bergen?", "ask"),
+        ("work", "Bo: the quarterly numbers look fine", "work"),
+        ("trip", "Bo: done, booked it for Friday at nine", "booked"),
+        ("trip", "Ada: great, I will pack tonight", "pack"),
+        ("trip", "Bo: pick up milk on the way home", "far"),
+    ];
+    for (session, text, id) in turns {
+        let mut f = NewFact::new(Scope::user("u").with_session(session), text);
+        f.meta.id = Some(id.to_owned());
+        s.semantic().remember(f).unwrap();
+    }
+    let mut o = MemorySearchOptions::new("u", "When is the ferry to Bergen?");
+    o.mode = Some(SearchMode::Lexical);
+    o
+}
+
+fn has_neighbour_index(path: &std::path::Path) -> bool {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'memory_items_neighbours'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+        == 1
+}
+
+#[test]
+fn a_schema_6_store_gets_the_neighbour_index_and_answers_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let clock = Arc::new(ManualClock::at(T0));
+    let hits = |s: &SqliteMemory, o: &MemorySearchOptions| -> Vec<(String, String)> {
+        s.search(o)
+            .unwrap()
+            .iter()
+            .map(|h| (h.record.id().to_owned(), format!("{:.9}", h.score)))
+            .collect()
+    };
+    let (question, before) = {
+        let s = SqliteMemory::open(&path, opts(clock.clone())).unwrap();
+        let question = write_turns(&s);
+        (question.clone(), hits(&s, &question))
+    };
+    let found: Vec<&str> = before.iter().map(|h| h.0.as_str()).collect();
+    assert_eq!(found, vec!["ask", "booked", "pack"]);
+    // The file as schema version 6 left it: the same tables, no neighbour index.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP INDEX memory_items_neighbours; PRAGMA user_version = 6;")
+        .unwrap();
+    assert!(!has_neighbour_index(&path));
+
+    let s = SqliteMemory::open(&path, opts(clock)).unwrap();
+    assert!(has_neighbour_index(&path), "migration 7 adds the index");
+    let v: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION);
+    assert_eq!(hits(&s, &question), before);
+}

@@ -162,8 +162,17 @@ ALTER TABLE memory_items ADD COLUMN conflicts_json JSONB;
 ALTER TABLE memory_items ADD COLUMN conflict_decision_json JSONB;
 "#;
 
+/// Migration 4: neighbour context's lookups (`crate::neighbours`), as SQLite's version 7:
+/// a record's nearest records of the same session, user and kind in write order, a
+/// bounded range of `(session_id, user_id, kind, rowid)` (the query in `search.rs` is a
+/// `LATERAL` join so that the planner can use it; without the index it walked the primary
+/// key from the record and filtered every row until it found a neighbour).
+const V4_NEIGHBOURS: &str = r#"
+CREATE INDEX memory_items_neighbours ON memory_items(session_id, user_id, kind, rowid) WHERE session_id IS NOT NULL;
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_RECALLS, V3_CONFLICTS];
+pub const MIGRATIONS: &[&str] = &[V1_SCHEMA, V2_RECALLS, V3_CONFLICTS, V4_NEIGHBOURS];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -154,15 +154,29 @@ impl PgMemory {
 }
 
 /// The nearest earlier records of a record's user, kind and session
-/// ([`SearchReads::neighbours`]).
-const NEIGHBOURS_BEFORE: &str = "SELECT n.rowid FROM memory_items h JOIN memory_items n \
-     ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
-     WHERE h.rowid = $1 AND n.rowid < $1 ORDER BY n.rowid DESC LIMIT $2";
+/// ([`SearchReads::neighbours`]): the `$2` entries of the neighbour index (`session_id`,
+/// `user_id`, `kind`, `rowid`: migration 4) just below the record's own, in index order,
+/// kept when they share its session, user and kind. Written as a row comparison ordered by
+/// every column of the index so that only that index can answer it, a bounded range read
+/// backwards from the record. As a join on the session (with the index or without) the
+/// planner walked the primary key from the record and filtered every row until it met the
+/// session: ≈ 90,000 rows for a record with no earlier neighbour in a 100k store.
+const NEIGHBOURS_BEFORE: &str = "SELECT n.rowid FROM memory_items h CROSS JOIN LATERAL \
+     (SELECT m.rowid, m.session_id, m.user_id, m.kind FROM memory_items m \
+     WHERE m.session_id IS NOT NULL \
+     AND (m.session_id, m.user_id, m.kind, m.rowid) < (h.session_id, h.user_id, h.kind, h.rowid) \
+     ORDER BY m.session_id DESC, m.user_id DESC, m.kind DESC, m.rowid DESC LIMIT $2) n \
+     WHERE h.rowid = $1 AND n.session_id = h.session_id AND n.user_id = h.user_id \
+     AND n.kind = h.kind ORDER BY n.rowid DESC";
 
 /// The nearest later ones.
-const NEIGHBOURS_AFTER: &str = "SELECT n.rowid FROM memory_items h JOIN memory_items n \
-     ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
-     WHERE h.rowid = $1 AND n.rowid > $1 ORDER BY n.rowid LIMIT $2";
+const NEIGHBOURS_AFTER: &str = "SELECT n.rowid FROM memory_items h CROSS JOIN LATERAL \
+     (SELECT m.rowid, m.session_id, m.user_id, m.kind FROM memory_items m \
+     WHERE m.session_id IS NOT NULL \
+     AND (m.session_id, m.user_id, m.kind, m.rowid) > (h.session_id, h.user_id, h.kind, h.rowid) \
+     ORDER BY m.session_id, m.user_id, m.kind, m.rowid LIMIT $2) n \
+     WHERE h.rowid = $1 AND n.session_id = h.session_id AND n.user_id = h.user_id \
+     AND n.kind = h.kind ORDER BY n.rowid";
 
 /// The PostgreSQL side of [`SearchReads`], on the store's connection.
 struct PgSearch<'a>(MutexGuard<'a, Client>);
@@ -261,5 +275,69 @@ impl RecallWrites for RecallRows<'_, '_> {
             &[&amount, &now, &rowids],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The neighbour lookups read the neighbour index (migration 4) as a bounded range from
+    /// the record, not the primary key filtered row by row, on a store of 20,000 records in
+    /// sessions of 1,000 whose record 10,000 is alone in its session (the worst case of the
+    /// join on the session: every row on one side of it read); at a session's edge they
+    /// stop.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn neighbour_lookups_are_a_range_of_the_neighbour_index() {
+        let Some(schema) = mindgate_testkit::PgSchema::create("mgplan") else {
+            return;
+        };
+        let mut client = mindgate_testkit::pg_client(schema.url());
+        crate::postgres::migrations::migrate(&mut client).unwrap();
+        client
+            .batch_execute(
+                "INSERT INTO memory_items (id, kind, user_id, session_id, text, created_at, search_text) \
+                 SELECT 'i' || g, 'semantic', 'u', \
+                 CASE WHEN g = 10000 THEN 'alone' ELSE 's' || (g / 1000) END, 't', 0, ''::tsvector \
+                 FROM generate_series(1, 20000) g; ANALYZE memory_items;",
+            )
+            .unwrap();
+        for sql in [NEIGHBOURS_BEFORE, NEIGHBOURS_AFTER] {
+            let plan: Vec<String> = client
+                .query(&format!("EXPLAIN {sql}"), &[&10_000i64, &2i64])
+                .unwrap()
+                .iter()
+                .map(|r| r.get::<_, String>(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("using memory_items_neighbours"), "{plan}");
+            assert!(
+                !plan.contains("memory_items_pkey on memory_items m"),
+                "{plan}"
+            );
+            let found = client.query(sql, &[&10_000i64, &2i64]).unwrap();
+            assert!(found.is_empty(), "alone in its session");
+        }
+        let near: Vec<i64> = client
+            .query(NEIGHBOURS_BEFORE, &[&5_500i64, &2i64])
+            .unwrap()
+            .iter()
+            .map(|r| r.get::<_, i64>(0))
+            .collect();
+        assert_eq!(near, vec![5_499, 5_498]);
+        // At a session's edge only its own records come back (record 2,000 opens session
+        // 2; 1,999 closes session 1).
+        let mut edge = |sql: &str, rowid: i64| -> Vec<i64> {
+            client
+                .query(sql, &[&rowid, &2i64])
+                .unwrap()
+                .iter()
+                .map(|r| r.get::<_, i64>(0))
+                .collect()
+        };
+        assert_eq!(edge(NEIGHBOURS_BEFORE, 2_000), Vec::<i64>::new());
+        assert_eq!(edge(NEIGHBOURS_AFTER, 1_999), Vec::<i64>::new());
+        assert_eq!(edge(NEIGHBOURS_AFTER, 2_000), vec![2_001, 2_002]);
     }
 }

@@ -18,9 +18,9 @@ use crate::transfer::{self, Cell, TransferReport, TransferTables};
 
 /// The table layout version of this backend's schema in SQLite's numbering (PostgreSQL
 /// migration 1 holds every table of SQLite schema version 4, migration 2 the recall table
-/// of version 5, migration 3 the conflict columns of version 6): what an export's header
-/// says and the newest an import reads.
-pub(crate) const LAYOUT_VERSION: i64 = 6;
+/// of version 5, migration 3 the conflict columns of version 6, migration 4 the neighbour
+/// index of version 7): what an export's header says and the newest an import reads.
+pub(crate) const LAYOUT_VERSION: i64 = 7;
 
 /// Columns derived from others, never exported.
 const DERIVED: &[&str] = &["search_text"];

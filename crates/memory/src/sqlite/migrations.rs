@@ -171,6 +171,15 @@ ALTER TABLE memory_items ADD COLUMN conflicts_json TEXT;
 ALTER TABLE memory_items ADD COLUMN conflict_decision_json TEXT;
 "#;
 
+/// Migration 7: neighbour context's lookups (`crate::neighbours`): a record's nearest
+/// records of the same session, user and kind in write order. SQLite ends every index
+/// with the rowid, so `(session_id, user_id, kind)` answers "the nearest rowids below or
+/// above this one" as a bounded range of the index; the session index
+/// (`session_id, sequence`) made it read every row of the session and sort them.
+const V7_NEIGHBOURS: &str = r#"
+CREATE INDEX memory_items_neighbours ON memory_items(session_id, user_id, kind) WHERE session_id IS NOT NULL;
+"#;
+
 /// Every migration, in order: index `i` brings the schema to version `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
     V1_CORE,
@@ -179,6 +188,7 @@ pub const MIGRATIONS: &[&str] = &[
     V4_ENTITY_VECTORS,
     V5_RECALLS,
     V6_CONFLICTS,
+    V7_NEIGHBOURS,
 ];
 
 /// The schema version this build writes.

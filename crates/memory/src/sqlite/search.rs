@@ -143,17 +143,18 @@ impl SqliteMemory {
 }
 
 /// The nearest earlier records of a record's user, kind and session
-/// ([`SearchReads::neighbours`]). `INDEXED BY` the session index: left to itself the
-/// planner walks the scope index over every record of the user (`user_id`, `kind`) and
-/// checks the session on each row.
+/// ([`SearchReads::neighbours`]). `INDEXED BY` the neighbour index (`session_id`,
+/// `user_id`, `kind`, then the rowid: migration 7), a bounded range read backwards from
+/// the record: left to itself the planner may walk the scope index over every record of
+/// the user (`user_id`, `kind`) and check the session on each row.
 const NEIGHBOURS_BEFORE: &str = "SELECT n.rowid FROM memory_items h \
-     JOIN memory_items n INDEXED BY memory_items_session \
+     JOIN memory_items n INDEXED BY memory_items_neighbours \
      ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
      WHERE h.rowid = ?1 AND n.rowid < ?1 ORDER BY n.rowid DESC LIMIT ?2";
 
 /// The nearest later ones.
 const NEIGHBOURS_AFTER: &str = "SELECT n.rowid FROM memory_items h \
-     JOIN memory_items n INDEXED BY memory_items_session \
+     JOIN memory_items n INDEXED BY memory_items_neighbours \
      ON n.session_id = h.session_id AND n.user_id = h.user_id AND n.kind = h.kind \
      WHERE h.rowid = ?1 AND n.rowid > ?1 ORDER BY n.rowid LIMIT ?2";
 
@@ -257,5 +258,33 @@ impl RecallWrites for RecallRows<'_, '_> {
             strengthen.execute(params![amount, now, rowid])?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The neighbour lookups read the neighbour index as a bounded range (a covering
+    /// index search that stops after `LIMIT` rows), never the whole session sorted.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn neighbour_lookups_are_a_range_of_the_neighbour_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::sqlite::migrations::migrate(&mut conn).unwrap();
+        for sql in [NEIGHBOURS_BEFORE, NEIGHBOURS_AFTER] {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let plan: Vec<String> = stmt
+                .query_map(params![1, 2], |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let plan = plan.join("\n");
+            assert!(
+                plan.contains("COVERING INDEX memory_items_neighbours (session_id=? AND user_id=? AND kind=? AND rowid"),
+                "{plan}"
+            );
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        }
     }
 }
