@@ -33,14 +33,19 @@ struct SchemaStore {
 
 fn make(clock: Arc<ManualClock>) -> SchemaStore {
     let schema = PgSchema::create("mgtest").expect("the test PostgreSQL");
-    let store = PgMemory::connect(
-        &pg(schema.url()),
+    let store = connect(schema.url(), clock);
+    SchemaStore { store, schema }
+}
+
+/// The store in the schema at `url`, opened (and migrated) with the test clock and embedder.
+fn connect(url: &str, clock: Arc<ManualClock>) -> PgMemory {
+    PgMemory::connect(
+        &pg(url),
         OpenOptions::default()
             .clock(clock)
             .embedder(Arc::new(common::TestEmbedder::new())),
     )
-    .unwrap();
-    SchemaStore { store, schema }
+    .unwrap()
 }
 
 impl MemoryStore for SchemaStore {
@@ -255,13 +260,7 @@ mod postgres_only {
             .unwrap();
         assert!(!has_index(&mut client));
 
-        let store = PgMemory::connect(
-            &pg(schema.url()),
-            OpenOptions::default()
-                .clock(clock)
-                .embedder(Arc::new(common::TestEmbedder::new())),
-        )
-        .unwrap();
+        let store = super::connect(schema.url(), clock);
         assert!(has_index(&mut client), "migration 4 adds the index");
         let version: i64 = client
             .query_one("SELECT MAX(version) FROM memory_schema", &[])
