@@ -91,7 +91,7 @@ fn dump(
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     for conv in conversations {
         for q in &conv.questions {
-            if !(1..=4).contains(&q.category) || q.evidence.is_empty() {
+            if !q.is_scored() {
                 continue;
             }
             let mut o = MemorySearchOptions::new(conv.sample_id.clone(), q.question.clone());

@@ -44,6 +44,14 @@ pub struct Question {
     pub evidence: Vec<String>,
 }
 
+impl Question {
+    /// Whether recall is scored on this question: categories 1–4 (5 is adversarial, its
+    /// answer is not in the conversation) with at least one evidence turn.
+    pub fn is_scored(&self) -> bool {
+        (1..=4).contains(&self.category) && !self.evidence.is_empty()
+    }
+}
+
 /// One conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
@@ -310,7 +318,7 @@ pub fn evaluate<S: MemoryStore>(
     let mut by: BTreeMap<u8, Sums> = BTreeMap::new();
     for conv in conversations {
         for q in &conv.questions {
-            if !(1..=4).contains(&q.category) || q.evidence.is_empty() {
+            if !q.is_scored() {
                 continue;
             }
             let mut o = MemorySearchOptions::new(conv.sample_id.clone(), q.question.clone());

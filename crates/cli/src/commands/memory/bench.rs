@@ -141,7 +141,7 @@ pub fn locomo(args: &LocomoArgs) -> anyhow::Result<ExitCode> {
     let questions = conversations
         .iter()
         .flat_map(|c| &c.questions)
-        .filter(|q| (1..=4).contains(&q.category) && !q.evidence.is_empty())
+        .filter(|q| q.is_scored())
         .count();
     let single = Tuning {
         candidate_pool: args.pool.first().copied(),
